@@ -1,0 +1,117 @@
+"""The methods METRO is compared with, trained by the same trainer on the same data.
+
+* ``erm``: logistic regression (unweighted), threshold 0.
+* ``koyejo1``: Koyejo et al. (2014), Alg. 1 — ERM, then the threshold that maximizes the metric on
+  the validation part.
+* ``koyejo2``: Koyejo et al. (2014), Alg. 2 — theta-weighted logistic losses over a grid of theta
+  (cost theta for a false positive, 1 - theta for a false negative), theta chosen on validation.
+* ``parambath``: Parambath et al. (2014) — the same theta grid plus a threshold theta' per theta,
+  the pair chosen on validation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from metro.device import resolve_device
+from metro.metrics import MetricSpec
+from metro.models import ModelSpec, StackedModel
+from metro.surrogates import get_surrogate
+from metro.thresholds import best_threshold
+from metro.trainer import TrainingConfig, fit_cost_sensitive, predict_scores
+
+__all__ = ["BASELINES", "BaselineResult", "fit_baseline", "theta_cost_tables"]
+
+BASELINES: tuple[str, ...] = ("erm", "koyejo1", "koyejo2", "parambath")
+
+
+@dataclass
+class BaselineResult:
+    method: str
+    model: StackedModel
+    threshold: float = 0.0
+    theta: float | None = None
+    validation_loss: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def predict(self, X: np.ndarray, *, device: str = "cpu") -> np.ndarray:
+        """Predictions in {0, 1}: positive when the score reaches the threshold."""
+        scores = predict_scores(self.model, X, device=device)[:, 0]
+        return (scores >= self.threshold).astype(np.int64)
+
+
+def theta_cost_tables(thetas: np.ndarray) -> np.ndarray:
+    """Cost tables [K, pred, true]: theta for a false positive, 1 - theta for a false negative."""
+    thetas = np.asarray(thetas, dtype=np.float64)
+    if thetas.ndim != 1 or np.any((thetas <= 0) | (thetas >= 1)):
+        raise ValueError("thetas must be a 1-D array of values strictly between 0 and 1")
+    costs = np.zeros((thetas.size, 2, 2))
+    costs[:, 1, 0] = thetas
+    costs[:, 0, 1] = 1.0 - thetas
+    return costs
+
+
+def fit_baseline(
+    method: str,
+    *,
+    spec: MetricSpec,
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_validation: np.ndarray | None,
+    y_validation: np.ndarray | None,
+    model: ModelSpec,
+    config: TrainingConfig,
+    n_thetas: int = 19,
+) -> BaselineResult:
+    if method not in BASELINES:
+        raise ValueError(f"unknown baseline {method!r}; expected one of {', '.join(BASELINES)}")
+    needs_validation = method != "erm"
+    if needs_validation and (X_validation is None or y_validation is None or len(y_validation) == 0):
+        raise ValueError(f"baseline {method!r} needs a validation split to choose its parameters")
+    if not isinstance(n_thetas, int) or n_thetas < 1:
+        raise ValueError("n_thetas must be a positive integer")
+    logistic = get_surrogate("logistic")
+    device = str(resolve_device(config.device))
+
+    if method in ("erm", "koyejo1"):
+        fit = fit_cost_sensitive(
+            X_train, y_train, theta_cost_tables(np.array([0.5])),
+            model=model, surrogate=logistic, config=config,
+        )
+        if method == "erm":
+            return BaselineResult(method=method, model=fit.model)
+        assert X_validation is not None and y_validation is not None
+        scores = predict_scores(fit.model, X_validation, device=device)[:, 0]
+        threshold, loss = best_threshold(spec, scores, y_validation)
+        return BaselineResult(
+            method=method, model=fit.model, threshold=threshold, validation_loss=loss
+        )
+
+    assert X_validation is not None and y_validation is not None
+    thetas = np.linspace(0.0, 1.0, n_thetas + 2)[1:-1]
+    fit = fit_cost_sensitive(
+        X_train, y_train, theta_cost_tables(thetas),
+        model=model, surrogate=logistic, config=config,
+    )
+    scores = predict_scores(fit.model, X_validation, device=device)
+    per_theta = []
+    for k in range(thetas.size):
+        if method == "koyejo2":
+            threshold = 0.0
+            loss = spec.loss(y_validation, (scores[:, k] >= 0).astype(np.int64))
+        else:
+            threshold, loss = best_threshold(spec, scores[:, k], y_validation)
+        per_theta.append((loss, k, threshold))
+    loss, k, threshold = min(per_theta)
+    return BaselineResult(
+        method=method,
+        model=fit.model.select([k]),
+        threshold=threshold,
+        theta=float(thetas[k]),
+        validation_loss=float(loss),
+        details={"thetas": thetas.tolist(), "validation_losses": [p[0] for p in per_theta]},
+    )
+

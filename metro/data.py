@@ -1,0 +1,888 @@
+"""Loading a user's data set into the one shape the rest of METRO trains on.
+
+Every source (a CSV or Parquet table, an NPZ of arrays, a built-in scikit-learn data set) ends as a
+:class:`Dataset`: float32 features, tabular ``(n, d)`` or channels-first images ``(n, C, H, W)``,
+and int64 labels in {0, 1} where 1 is the class whose metric (F1, Jaccard, ...) is optimised. The
+original label values are kept next to them so that results can be reported in the user's terms.
+
+Data arrive from people, often through an HTTP form, so every problem with them raises
+:class:`DataError` with a message meant to be shown as is: it names the column, row, value or
+limit at fault and never shows a path other than the one the user gave. Mistakes by the calling
+code (a bad ``max_rows``, fractions that do not add up) raise plain ``ValueError``/``TypeError``
+instead, because a user cannot fix them.
+
+This module is part of the pure algorithm library: it reads local files only and knows nothing of
+the web service, the database or the task queue. Restricting which files a request may read is
+done here anyway (``data_roots``), because only the code that opens the file can resolve symlinks
+at the moment it opens it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import urllib.parse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "BUILTIN_DATASETS",
+    "FORMATS",
+    "DataError",
+    "Dataset",
+    "Splits",
+    "load_dataset",
+    "parse_labels",
+    "split_indices",
+    "subset",
+]
+
+#: File extensions understood by :func:`load_dataset`, as shown in error messages.
+FORMATS = (".csv", ".csv.gz", ".parquet", ".npz")
+#: Names accepted after ``builtin://``.
+BUILTIN_DATASETS = ("breast_cancer", "digits", "synthetic")
+
+_MAX_SHOWN_VALUES = 5  # label values quoted in a message
+_MAX_SHOWN_COLUMNS = 10  # column names quoted in a message
+_MAX_REASON_CHARS = 200  # of a parser's own error message
+# Generous caps on what ``builtin://synthetic`` may be asked to allocate, so that a request cannot
+# exhaust the worker's memory before ``max_rows`` is even consulted.
+_SYNTHETIC_MAX_SAMPLES = 10_000_000
+_SYNTHETIC_MAX_FEATURES = 10_000
+_SYNTHETIC_MAX_VALUES = 200_000_000
+
+
+class DataError(ValueError):
+    """A problem with the user's data, with a message written for that user.
+
+    A subclass of ``ValueError`` so that library callers need not know about it, and a distinct
+    class so that the service can tell "your file is wrong" (a 4xx) from a bug (a 5xx).
+    """
+
+
+# --------------------------------------------------------------------------------------------------
+# Containers
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Features and binary labels, together with what is needed to explain them to the user.
+
+    ``eq=False`` because element-wise array comparison has no single truth value; compare the
+    arrays themselves. The constructor converts ``X``/``y`` to float32/int64 so that every model
+    sees one dtype, and checks the invariants that the loaders guarantee, so that a hand-built
+    Dataset cannot silently break them.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: tuple[str, ...] | None
+    positive_label: Any
+    negative_label: Any
+    source: str
+
+    def __post_init__(self) -> None:
+        X = np.asarray(self.X, dtype=np.float32)
+        y = np.asarray(self.y, dtype=np.int64)
+        if X.ndim not in (2, 4):
+            raise ValueError(f"X must be (n, d) or (n, C, H, W), got shape {X.shape}")
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
+        if y.size and not np.isin(y, (0, 1)).all():
+            raise ValueError("y must contain only 0 and 1")
+        names = self.feature_names
+        if names is not None:
+            names = tuple(str(name) for name in names)
+            if X.ndim != 2 or len(names) != X.shape[1]:
+                raise ValueError(f"{len(names)} feature names for X of shape {X.shape}")
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "feature_names", names)
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        """Input size of a flat model: images count every pixel of every channel."""
+        return math.prod(self.X.shape[1:])
+
+    @property
+    def is_image(self) -> bool:
+        return self.X.ndim == 4
+
+    @property
+    def n_positives(self) -> int:
+        return int(self.y.sum())
+
+    @property
+    def positive_fraction(self) -> float:
+        """The prior of the positive class; 0.0 for an empty subset rather than a division error."""
+        return self.n_positives / self.n_samples if self.n_samples else 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class Splits:
+    """Row indices of three disjoint parts that together cover the data set.
+
+    The validation part exists because METRO tunes a decision threshold (and early stopping) on
+    data the model was not fitted on; the test part stays untouched until the final report.
+    """
+
+    train: np.ndarray
+    validation: np.ndarray
+    test: np.ndarray
+
+
+def subset(ds: Dataset, idx: Any) -> Dataset:
+    """The rows ``idx`` of ``ds`` (integer indices or a boolean mask), labels kept aligned.
+
+    Negative indices are refused rather than wrapped around: they would come from an off-by-one
+    bug, never from a split.
+    """
+    index = np.asarray(idx)
+    if index.dtype == bool:
+        if index.shape != (ds.n_samples,):
+            raise ValueError(f"boolean mask of shape {index.shape} for {ds.n_samples} rows")
+        index = np.flatnonzero(index)
+    elif index.size == 0:
+        index = np.zeros(0, dtype=np.int64)
+    elif index.dtype.kind not in "iu" or index.ndim != 1:
+        raise TypeError("idx must be a one-dimensional array of integer indices or a boolean mask")
+    if index.size and (index.min() < 0 or index.max() >= ds.n_samples):
+        raise IndexError(
+            f"indices must be in [0, {ds.n_samples}), got {index.min()}..{index.max()}"
+        )
+    return replace(ds, X=ds.X[index], y=ds.y[index])
+
+
+# --------------------------------------------------------------------------------------------------
+# Labels
+
+
+def _scalar(value: Any) -> Any:
+    """A JSON-friendly python value: numpy scalars become int/float/str/bool."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    """Orders classes of mixed types (e.g. ``9`` and ``"not 9"``) without a TypeError."""
+    if isinstance(value, bool | int | float):
+        return (0, float(value))
+    if isinstance(value, str):
+        return (1, value)
+    return (2, repr(value))
+
+
+def _show(values: Sequence[Any], limit: int = _MAX_SHOWN_VALUES) -> str:
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return f"[{shown}, ...]" if len(values) > limit else f"[{shown}]"
+
+
+def _as_number(value: Any) -> float | None:
+    """The numeric reading of a label, so that ``"1"`` from an HTTP form matches a label ``1``."""
+    if isinstance(value, bool | int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
+def _default_positive(classes: list[Any]) -> Any | None:
+    """The positive class when the labels themselves say which one it is, else None.
+
+    Only encodings with an unambiguous "yes" qualify: {0, 1}, {-1, +1} and {False, True}, also
+    spelled as strings as a CSV may hold them. For anything else ("cat"/"dog", 2/4) choosing
+    silently would optimise the metric for the wrong class, so the user must say.
+    """
+    booleans = [_as_bool(c) for c in classes]
+    if None not in booleans and set(booleans) == {False, True}:
+        return classes[booleans.index(True)]
+    numbers = [_as_number(c) for c in classes]
+    if None not in numbers and set(numbers) in ({0.0, 1.0}, {-1.0, 1.0}):
+        return classes[numbers.index(1.0)]
+    return None
+
+
+def _match_positive(positive_label: Any, classes: list[Any]) -> Any:
+    if not isinstance(positive_label, str | bool | int | float | np.generic):
+        kind = type(positive_label).__name__
+        raise DataError(f"positive_label must be a string, number or boolean, got {kind}")
+    wanted = _scalar(positive_label)
+    exact = [c for c in classes if c == wanted and isinstance(c, bool) == isinstance(wanted, bool)]
+    if exact:
+        return exact[0]
+    # Values typed differently from the labels: "1" for 1, 1 for "1", "true" for True.
+    number, flag = _as_number(wanted), _as_bool(wanted)
+    loose = [
+        c
+        for c in classes
+        if (number is not None and _as_number(c) == number)
+        or (flag is not None and _as_bool(c) is flag)
+    ]
+    if len(loose) == 1:
+        return loose[0]
+    if len(loose) > 1:
+        raise DataError(f"positive_label {wanted!r} matches more than one label: {_show(loose)}")
+    raise DataError(f"positive_label {wanted!r} is not one of the labels {_show(classes)}")
+
+
+def parse_labels(
+    raw: np.ndarray | Sequence[Any], *, positive_label: Any = None
+) -> tuple[np.ndarray, Any, Any]:
+    """Map arbitrary binary labels to {0, 1}; returns ``(y, positive_label, negative_label)``.
+
+    The returned labels are the values as they occur in ``raw`` (as python scalars), not as the
+    caller spelled them, so that a user who sent ``"1"`` sees ``1`` reported back consistently.
+    Missing labels are refused rather than dropped: dropping rows would silently change the data
+    the user thinks they trained on.
+    """
+    arr = raw.to_numpy() if isinstance(raw, pd.Series) else np.asarray(raw)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise DataError(f"labels must be one-dimensional, got shape {arr.shape}")
+    missing = ~np.isfinite(arr) if arr.dtype.kind == "f" else np.asarray(pd.isna(arr), dtype=bool)
+    if missing.any():
+        raise DataError(
+            f"labels contain {int(missing.sum())} missing or non-finite values "
+            f"(first at row {int(np.argmax(missing))})"
+        )
+    codes, uniques = pd.factorize(arr)
+    classes = [_scalar(u) for u in uniques]
+    if len(classes) != 2:
+        shown = sorted(classes, key=_sort_key)
+        noun = "class" if len(classes) == 1 else "classes"
+        raise DataError(
+            f"labels must have exactly two classes; found {len(classes)} {noun}: {_show(shown)}"
+        )
+    if positive_label is None:
+        positive = _default_positive(classes)
+        if positive is None:
+            raise DataError(
+                "positive_label is required: the labels are "
+                f"{_show(sorted(classes, key=_sort_key))}"
+            )
+    else:
+        positive = _match_positive(positive_label, classes)
+    pos_code = classes.index(positive)
+    y = (np.asarray(codes) == pos_code).astype(np.int64)
+    return y, positive, classes[1 - pos_code]
+
+
+# --------------------------------------------------------------------------------------------------
+# Splits
+
+
+def _split_size(fraction: float, n: int) -> int:
+    # Rounded up like scikit-learn's test_size, so that a non-zero fraction always gets a row; the
+    # small tolerance keeps 0.3 * 10 = 3.0000000000000004 from becoming 4.
+    return math.ceil(fraction * n - 1e-9) if fraction > 0 else 0
+
+
+def _allocate_positives(sizes: list[int], n_pos: int, minimum: int, names: list[str]) -> list[int]:
+    """How many positives each split gets: proportional, within one of each split's exact share.
+
+    Largest-remainder rounding of the exact shares keeps every split's positive fraction as close
+    to the overall one as whole rows allow. Only when that would leave a split short of
+    ``minimum`` positives or negatives are single positives moved between splits, which
+    succeeds exactly when some allocation satisfies the minimum.
+    """
+    n = sum(sizes)
+    nonempty = [k for k, s in enumerate(sizes) if s > 0]
+    label = "/".join(names[k] for k in nonempty)
+    for k in nonempty:
+        if sizes[k] < 2 * minimum:
+            fix = (
+                "smaller validation and test fractions"
+                if names[k] == "train"
+                else f"a larger {names[k]}_fraction"
+            )
+            raise DataError(
+                f"the {names[k]} split would have {sizes[k]} rows, too few for at least "
+                f"{minimum} positive and {minimum} negative rows; use {fix} or a smaller "
+                "min_positives_per_split"
+            )
+    plural = "" if minimum == 1 else "s"
+    if n_pos < minimum * len(nonempty):
+        raise DataError(
+            f"too few positives ({n_pos}) for a {label} split with at least {minimum} "
+            f"positive{plural} in each split"
+        )
+    if n - n_pos < minimum * len(nonempty):
+        raise DataError(
+            f"too few negatives ({n - n_pos}) for a {label} split with at least {minimum} "
+            f"negative{plural} in each split"
+        )
+    quotas = [s * n_pos / n for s in sizes]
+    counts = [math.floor(q) for q in quotas]
+    by_remainder = sorted(range(len(sizes)), key=lambda k: counts[k] - quotas[k])
+    for k in by_remainder[: n_pos - sum(counts)]:
+        counts[k] += 1
+    lower = [minimum if s > 0 else 0 for s in sizes]
+    upper = [s - lo for s, lo in zip(sizes, lower, strict=True)]
+    for k in range(len(sizes)):
+        while counts[k] < lower[k]:  # take a positive from the split with most to spare
+            donor = max(
+                (j for j in range(len(sizes)) if counts[j] > lower[j]),
+                key=lambda j: counts[j] - quotas[j],
+            )
+            counts[donor] -= 1
+            counts[k] += 1
+        while counts[k] > upper[k]:  # too few negatives left: give a positive away
+            taker = min(
+                (j for j in range(len(sizes)) if counts[j] < upper[j]),
+                key=lambda j: counts[j] - quotas[j],
+            )
+            counts[taker] += 1
+            counts[k] -= 1
+    return counts
+
+
+def split_indices(
+    y: np.ndarray,
+    *,
+    validation_fraction: float = 0.25,
+    test_fraction: float = 0.2,
+    random_state: int | None = None,
+    min_positives_per_split: int = 1,
+) -> Splits:
+    """Stratified, seeded train/validation/test indices (sorted int64 arrays).
+
+    Stratified because METRO's metrics live on the positive class: with 5% positives an
+    unstratified split can leave a validation set with almost none, and the threshold tuned on it
+    is noise. Implemented directly rather than with two calls to scikit-learn's
+    ``train_test_split`` so that each split's positive count is within one row of its exact
+    share (rounding twice can compound the error), and so that an infeasible request is reported
+    with the numbers involved instead of scikit-learn's generic message. Fractions are of the
+    whole data set; the training split gets the rest. ``min_positives_per_split`` applies to
+    negatives as well, since a split with one class cannot score a threshold.
+    """
+    labels = np.asarray(y)
+    if labels.ndim != 1:
+        raise ValueError(f"y must be one-dimensional, got shape {labels.shape}")
+    if labels.size and not np.isin(labels, (0, 1)).all():
+        raise ValueError("y must contain only 0 and 1 (see parse_labels)")
+    for name, fraction in (
+        ("validation_fraction", validation_fraction),
+        ("test_fraction", test_fraction),
+    ):
+        if not isinstance(fraction, numbers.Real) or not 0 <= fraction < 1:
+            raise ValueError(f"{name} must be in [0, 1), got {fraction!r}")
+    if validation_fraction + test_fraction >= 1:
+        raise ValueError(
+            f"validation_fraction + test_fraction must be below 1, got "
+            f"{validation_fraction} + {test_fraction}"
+        )
+    if (
+        isinstance(min_positives_per_split, bool)
+        or not isinstance(min_positives_per_split, int)
+        or min_positives_per_split < 0
+    ):
+        raise ValueError(
+            f"min_positives_per_split must be a non-negative int, got {min_positives_per_split!r}"
+        )
+    n = int(labels.size)
+    n_val = _split_size(validation_fraction, n)
+    n_test = _split_size(test_fraction, n)
+    n_train = n - n_val - n_test
+    if n_train < 1:
+        raise DataError(
+            f"dataset has {n} rows, too few for a split with validation_fraction="
+            f"{validation_fraction} and test_fraction={test_fraction}"
+        )
+    sizes = [n_train, n_val, n_test]
+    positives = np.flatnonzero(labels == 1)
+    negatives = np.flatnonzero(labels == 0)
+    pos_counts = _allocate_positives(
+        sizes, positives.size, min_positives_per_split, ["train", "validation", "test"]
+    )
+    neg_counts = [s - p for s, p in zip(sizes, pos_counts, strict=True)]
+
+    rng = np.random.default_rng(random_state)
+    positives = rng.permutation(positives)
+    negatives = rng.permutation(negatives)
+    parts = []
+    pos_start = neg_start = 0
+    for n_pos, n_neg in zip(pos_counts, neg_counts, strict=True):
+        part = np.concatenate(
+            [positives[pos_start : pos_start + n_pos], negatives[neg_start : neg_start + n_neg]]
+        )
+        parts.append(np.sort(part).astype(np.int64))
+        pos_start += n_pos
+        neg_start += n_neg
+    return Splits(train=parts[0], validation=parts[1], test=parts[2])
+
+
+# --------------------------------------------------------------------------------------------------
+# Resolving a uri to a file
+
+
+def _resolve_path(uri: str, data_roots: Sequence[str | os.PathLike[str]] | None) -> tuple[str, str]:
+    """``(path as the user gave it, real path to open)``, enforcing ``data_roots``.
+
+    The containment check uses the fully resolved path, so neither ``..`` nor a symlink planted
+    inside a root can reach outside it, and it runs before the existence check, so that a request
+    cannot probe which files exist elsewhere on the machine.
+    """
+    given = uri
+    scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
+    if scheme == "file":
+        parts = urllib.parse.urlsplit(uri)
+        if parts.netloc not in ("", "localhost"):
+            raise DataError(f"file URIs must be absolute, as in file:///data/train.csv; got {uri}")
+        if parts.query or parts.fragment:
+            raise DataError(f"file URIs take no query or fragment; got {uri}")
+        given = urllib.parse.unquote(parts.path)
+    elif scheme:
+        raise DataError(
+            f"unsupported URI scheme '{scheme}://'; expected a local path, file:// or builtin://"
+        )
+    if not given:
+        raise DataError("the dataset path is empty")
+    real = os.path.realpath(given)
+    if data_roots is not None:
+        allowed = False
+        for root in data_roots:
+            real_root = os.path.realpath(root)
+            try:
+                allowed = os.path.commonpath([real, real_root]) == real_root
+            except ValueError:  # different drives on Windows
+                allowed = False
+            if allowed:
+                break
+        if not allowed:
+            raise DataError(f"path is outside the allowed data roots: {given}")
+    if not os.path.exists(real):
+        raise DataError(f"file not found: {given}")
+    if not os.path.isfile(real):
+        raise DataError(f"not a regular file: {given}")
+    return given, real
+
+
+def _format_of(path: str) -> str:
+    name = Path(path).name.lower()
+    if name.endswith(".csv.gz"):
+        return ".csv.gz"
+    suffix = Path(name).suffix
+    if suffix == ".pq":
+        return ".parquet"
+    if suffix in (".csv", ".parquet", ".npz"):
+        return suffix
+    shown = f"'{suffix}'" if suffix else "(no file extension)"
+    raise DataError(f"unknown format {shown}; expected one of {', '.join(FORMATS)}")
+
+
+def _reason(exc: BaseException, real: str, given: str) -> str:
+    """The parser's own explanation, shortened, with no trace of the resolved path."""
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else type(exc).__name__
+    if isinstance(exc, UnicodeDecodeError):
+        text = "the file is not UTF-8 text"
+    text = text.replace(real, given)
+    return text if len(text) <= _MAX_REASON_CHARS else text[: _MAX_REASON_CHARS - 3] + "..."
+
+
+def _check_rows(n_rows: int, max_rows: int | None, *, at_least: bool = False) -> None:
+    if n_rows == 0:
+        raise DataError("dataset has no rows")
+    if max_rows is not None and n_rows > max_rows:
+        count = f"at least {n_rows}" if at_least else str(n_rows)
+        raise DataError(f"dataset has {count} rows, more than the limit {max_rows}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Readers. Each returns (features, raw labels, feature names or None).
+
+_Loaded = tuple[np.ndarray, np.ndarray, "tuple[str, ...] | None"]
+
+
+def _read_csv(real: str, given: str, fmt: str, label_column: str, max_rows: int | None) -> _Loaded:
+    # Reads one row past the limit, so an oversized upload is refused without parsing all of it.
+    nrows = None if max_rows is None else max_rows + 1
+    try:
+        with open(real, "rb") as fh:
+            frame = pd.read_csv(
+                fh,
+                compression="gzip" if fmt == ".csv.gz" else None,
+                nrows=nrows,
+                low_memory=False,
+            )
+    except (ValueError, OSError, EOFError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"could not read {given} as CSV: {_reason(exc, real, given)}") from None
+    _check_rows(len(frame), max_rows, at_least=True)
+    return _from_table(frame, label_column)
+
+
+def _read_parquet(real: str, given: str, label_column: str, max_rows: int | None) -> _Loaded:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with open(real, "rb") as fh:
+            parquet = pq.ParquetFile(fh)
+            # The row count is in the footer: an oversized file is refused before it is read.
+            _check_rows(parquet.metadata.num_rows, max_rows)
+            frame = parquet.read().to_pandas()
+    except DataError:
+        raise
+    except (ValueError, OSError, pa.ArrowException) as exc:
+        raise DataError(f"could not read {given} as Parquet: {_reason(exc, real, given)}") from None
+    return _from_table(frame, label_column)
+
+
+def _from_table(frame: pd.DataFrame, label_column: str) -> _Loaded:
+    columns = [str(c) for c in frame.columns]
+    frame.columns = pd.Index(columns)
+    if label_column not in columns:
+        extra = f" ({len(columns)} in total)" if len(columns) > _MAX_SHOWN_COLUMNS else ""
+        raise DataError(
+            f"label column '{label_column}' not found; columns are "
+            f"{_show(columns, _MAX_SHOWN_COLUMNS)}{extra}"
+        )
+    duplicated = sorted({c for c in columns if columns.count(c) > 1})
+    if duplicated:
+        raise DataError(f"column names must be unique; '{duplicated[0]}' appears more than once")
+    features = [c for c in columns if c != label_column]
+    if not features:
+        raise DataError(
+            f"no feature columns: the table holds only the label column '{label_column}'"
+        )
+    values = []
+    for name in features:
+        column = frame[name]
+        if pd.api.types.is_bool_dtype(column) or (
+            pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_complex_dtype(column)
+        ):
+            values.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
+            continue
+        # Object columns whose every value is a number (Decimals, booleans with gaps, numeric
+        # strings) are still numeric data; anything else is a mistake worth naming.
+        numeric = pd.to_numeric(column, errors="coerce")
+        bad = column[numeric.isna() & column.notna()]
+        if len(bad) or pd.api.types.is_complex_dtype(numeric):
+            example = f" (e.g. value {_scalar(bad.iloc[0])!r})" if len(bad) else ""
+            raise DataError(f"feature column '{name}' is not numeric{example}")
+        values.append(numeric.to_numpy(dtype=np.float64, na_value=np.nan))
+    X = np.column_stack(values)
+    return X, frame[label_column].to_numpy(), tuple(features)
+
+
+def _read_npz(real: str, given: str, max_rows: int | None) -> _Loaded:
+    import zipfile
+
+    def fail(reason: str) -> DataError:
+        return DataError(f"could not read {given} as NPZ: {reason}")
+
+    try:
+        with open(real, "rb") as fh:
+            # np.load treats any unrecognised content as a pickle; say "not an archive" instead.
+            if fh.read(4)[:2] != b"PK":
+                raise fail("the file is not a zip archive of .npy arrays")
+            fh.seek(0)
+            # allow_pickle=False: an uploaded pickle would run arbitrary code when loaded.
+            with np.load(fh, allow_pickle=False) as archive:
+                names = list(archive.files)
+                if "X" not in names or "y" not in names:
+                    raise DataError(
+                        f"npz file must contain arrays 'X' and 'y'; found {_show(names, 10)}"
+                    )
+                y = archive["y"]  # small, and its length lets an oversized X be refused unread
+                if y.ndim == 2 and y.shape[1] == 1:
+                    y = y[:, 0]
+                if y.ndim != 1:
+                    raise DataError(f"array 'y' must be one-dimensional, got shape {y.shape}")
+                _check_rows(int(y.shape[0]), max_rows)
+                X = archive["X"]
+                raw_names = archive["feature_names"] if "feature_names" in names else None
+    except DataError:
+        raise
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise fail(
+                "arrays of Python objects are not accepted, only numbers and strings"
+            ) from None
+        raise fail(_reason(exc, real, given)) from None
+    except (OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        raise fail(_reason(exc, real, given)) from None
+
+    if X.dtype.kind not in "biuf":
+        raise DataError(f"array 'X' must be numeric, got dtype {X.dtype}")
+    if X.ndim not in (2, 3, 4):
+        raise DataError(
+            "array 'X' must have 2 (rows, features), 3 (N, H, W) or 4 (images) dimensions, "
+            f"got shape {X.shape}"
+        )
+    if X.shape[0] != y.shape[0]:
+        raise DataError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+    if X.ndim == 3:
+        X = X[:, None, :, :]
+    elif X.ndim == 4 and X.shape[3] in (1, 3, 4) and X.shape[1] not in (1, 3, 4):
+        # Channels-last (NHWC, as PIL/TensorFlow write them); the models are channels-first.
+        X = np.ascontiguousarray(X.transpose(0, 3, 1, 2))
+    feature_names = None
+    if raw_names is not None:
+        if X.ndim != 2:
+            raise DataError("feature_names is only supported for tabular X (rows, features)")
+        if raw_names.dtype.kind not in "US" or raw_names.shape != (X.shape[1],):
+            raise DataError(
+                f"feature_names must be {X.shape[1]} strings, one per column of X; "
+                f"got shape {raw_names.shape} of dtype {raw_names.dtype}"
+            )
+        feature_names = tuple(
+            n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n)
+            for n in raw_names.tolist()
+        )
+    return X, y, feature_names
+
+
+# --------------------------------------------------------------------------------------------------
+# Built-in data sets
+
+
+def _builtin(uri: str, max_rows: int | None) -> tuple[_Loaded, Any]:
+    """Returns the loaded arrays and the default positive label of a ``builtin://`` uri."""
+    parts = urllib.parse.urlsplit(uri)
+    name = parts.netloc
+    if parts.path not in ("", "/") or parts.fragment:
+        raise DataError(f"malformed builtin uri {uri!r}; expected builtin://NAME?key=value&...")
+    if name not in _BUILTINS:
+        raise DataError(
+            f"unknown builtin dataset '{name}'; expected one of {', '.join(BUILTIN_DATASETS)}"
+        )
+    params: dict[str, str] = {}
+    for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        if key in params:
+            raise DataError(f"builtin://{name}: parameter '{key}' is given twice")
+        params[key] = value
+    reader, allowed = _BUILTINS[name]
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        valid = ", ".join(allowed) if allowed else "none"
+        raise DataError(
+            f"builtin://{name}: unknown parameter '{unknown[0]}'; valid parameters: {valid}"
+        )
+    return reader(params, max_rows)
+
+
+def _int_param(
+    name: str, params: dict[str, str], key: str, default: int | None, low: int, high: int
+) -> int:
+    text = params.get(key)
+    if text is None:
+        if default is None:
+            raise DataError(f"builtin://{name} needs the parameter '{key}'")
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise DataError(f"builtin://{name}: {key} must be an integer, got '{text}'") from None
+    if not low <= value <= high:
+        raise DataError(f"builtin://{name}: {key} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _bool_param(name: str, params: dict[str, str], key: str) -> bool:
+    text = params.get(key, "false").strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no", ""):
+        return False
+    raise DataError(f"builtin://{name}: {key} must be true or false, got '{params[key]}'")
+
+
+def _breast_cancer(params: dict[str, str], max_rows: int | None) -> tuple[_Loaded, Any]:
+    """Malignant is the positive class although scikit-learn codes it 0.
+
+    It is the class a screening metric is about (recall on malignant tumours is what matters),
+    and it is the minority (212 of 569), which is where F1-type objectives differ from accuracy.
+    Labels are kept as the names, so ``positive_label="benign"`` still works.
+    """
+    from sklearn.datasets import load_breast_cancer
+
+    data = load_breast_cancer()
+    labels = np.asarray(data.target_names)[data.target]
+    names = tuple(str(n) for n in data.feature_names)
+    return (data.data, labels, names), "malignant"
+
+
+def _digits(params: dict[str, str], max_rows: int | None) -> tuple[_Loaded, Any]:
+    """One digit against the rest, or against one other digit (the other rows dropped)."""
+    from sklearn.datasets import load_digits
+
+    positive = _int_param("digits", params, "positive", None, 0, 9)
+    negative = None
+    if "negative" in params:
+        negative = _int_param("digits", params, "negative", None, 0, 9)
+        if negative == positive:
+            raise DataError(f"builtin://digits: negative must differ from positive ({positive})")
+    as_images = _bool_param("digits", params, "as_images")
+    data = load_digits()
+    X, target = data.data, data.target
+    if negative is None:
+        labels = np.full(target.shape, f"not {positive}", dtype=object)
+        labels[target == positive] = positive
+    else:
+        keep = np.isin(target, (positive, negative))
+        X, labels = X[keep], target[keep]
+    names = None if as_images else tuple(str(n) for n in data.feature_names)
+    if as_images:
+        X = X.reshape(-1, 1, 8, 8)
+    return (X, labels, names), positive
+
+
+def _synthetic(params: dict[str, str], max_rows: int | None) -> tuple[_Loaded, Any]:
+    """An imbalanced problem of chosen size, for trying METRO without any data of one's own."""
+    from sklearn.datasets import make_classification
+
+    name = "synthetic"
+    n_samples = _int_param(name, params, "n_samples", 2000, 1, _SYNTHETIC_MAX_SAMPLES)
+    n_features = _int_param(name, params, "n_features", 20, 2, _SYNTHETIC_MAX_FEATURES)
+    seed = _int_param(name, params, "seed", 0, 0, 2**32 - 1)
+    text = params.get("positive_fraction", "0.05")
+    try:
+        fraction = float(text)
+    except ValueError:
+        raise DataError(
+            f"builtin://{name}: positive_fraction must be a number, got '{text}'"
+        ) from None
+    if not 0 < fraction < 1:
+        raise DataError(
+            f"builtin://{name}: positive_fraction must be strictly between 0 and 1, got {text}"
+        )
+    if n_samples * n_features > _SYNTHETIC_MAX_VALUES:
+        raise DataError(
+            f"builtin://{name}: n_samples * n_features must be at most {_SYNTHETIC_MAX_VALUES}"
+        )
+    _check_rows(n_samples, max_rows)  # before generating, not after
+    n_informative = max(2, n_features // 2)
+    X, y = make_classification(
+        n_samples=n_samples,
+        n_features=n_features,
+        n_informative=n_informative,
+        # scikit-learn's default of 2 redundant features does not fit when n_features is tiny.
+        n_redundant=min(2, n_features - n_informative),
+        n_repeated=0,
+        weights=[1 - fraction, fraction],
+        flip_y=0.01,
+        class_sep=1.0,
+        random_state=seed,
+    )
+    return (X, y, tuple(f"x{i}" for i in range(n_features))), 1
+
+
+_BUILTINS: dict[
+    str, tuple[Callable[[dict[str, str], int | None], tuple[_Loaded, Any]], tuple[str, ...]]
+] = {
+    "breast_cancer": (_breast_cancer, ()),
+    "digits": (_digits, ("positive", "negative", "as_images")),
+    "synthetic": (_synthetic, ("n_samples", "n_features", "positive_fraction", "seed")),
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# Entry point
+
+
+def _float32_features(X: np.ndarray, feature_names: tuple[str, ...] | None) -> np.ndarray:
+    """Cast to float32, refusing NaN/inf (and values float32 cannot hold) with their location.
+
+    Refused rather than imputed: how to fill a gap is a modelling decision the user should make,
+    and a NaN reaching the optimiser turns every weight into NaN without saying why.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        X32 = np.asarray(X, dtype=np.float32)
+    bad = ~np.isfinite(X32)
+    n_bad = int(bad.sum())
+    if not n_bad:
+        return X32
+    first = np.unravel_index(int(np.argmax(bad)), bad.shape)
+    row = int(first[0])
+    if X32.ndim == 2:
+        col = int(first[1])
+        where = f"column '{feature_names[col]}'" if feature_names else f"column {col}"
+    else:
+        where = "channel {}, pixel ({}, {})".format(*(int(i) for i in first[1:]))
+    n_overflow = 0
+    if X.dtype.kind == "f" and X.dtype.itemsize > 4:
+        n_overflow = int((bad & np.isfinite(X)).sum())
+    too_large = f", {n_overflow} of them too large for float32" if n_overflow else ""
+    raise DataError(
+        f"features contain {n_bad} NaN or infinite values{too_large} (first at row {row}, {where})"
+    )
+
+
+def load_dataset(
+    uri: str,
+    *,
+    label_column: str = "y",
+    positive_label: Any = None,
+    data_roots: Sequence[str | os.PathLike[str]] | None = None,
+    max_rows: int | None = None,
+) -> Dataset:
+    """Load ``uri`` (a path, ``file://`` or ``builtin://`` uri) as a validated binary Dataset.
+
+    ``data_roots`` is the service's sandbox: when given, only files whose real path lies under
+    one of them may be read (``None`` means no restriction, for library use; built-ins need no
+    file and are always allowed). ``max_rows`` bounds the work one request can cause, and is
+    checked before a large file is parsed wherever the format allows. Rows of error messages are
+    counted from 0, excluding the header.
+    """
+    if not isinstance(uri, str):
+        raise TypeError(f"uri must be a string, got {type(uri).__name__}")
+    if not isinstance(label_column, str):
+        raise TypeError(f"label_column must be a string, got {type(label_column).__name__}")
+    if max_rows is not None and (
+        isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
+    ):
+        raise ValueError(f"max_rows must be a positive int or None, got {max_rows!r}")
+    if isinstance(data_roots, str | os.PathLike):
+        raise TypeError("data_roots must be a sequence of paths, not a single path")
+    if not uri.strip():
+        raise DataError("the dataset uri is empty")
+
+    if uri.lower().startswith("builtin://"):
+        (X, raw_y, names), default_positive = _builtin(uri, max_rows)
+        if positive_label is None:
+            positive_label = default_positive
+    else:
+        given, real = _resolve_path(uri, data_roots)
+        fmt = _format_of(given)
+        if fmt in (".csv", ".csv.gz"):
+            X, raw_y, names = _read_csv(real, given, fmt, label_column, max_rows)
+        elif fmt == ".parquet":
+            X, raw_y, names = _read_parquet(real, given, label_column, max_rows)
+        else:
+            X, raw_y, names = _read_npz(real, given, max_rows)
+
+    _check_rows(int(X.shape[0]), max_rows)
+    X32 = _float32_features(X, names)
+    y, positive, negative = parse_labels(raw_y, positive_label=positive_label)
+    return Dataset(
+        X=X32,
+        y=y,
+        feature_names=names,
+        positive_label=positive,
+        negative_label=negative,
+        source=uri,
+    )

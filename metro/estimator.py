@@ -1,0 +1,274 @@
+"""``MetroClassifier``: METRO as a scikit-learn estimator."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from metro.data import split_indices
+from metro.device import resolve_device
+from metro.metrics import Metric, MetricSpec, get_metric
+from metro.models import ModelSpec, StackedModel, get_model_spec
+from metro.search import SearchConfig, SearchResult, TraceStep, run_search
+from metro.search.solver import TrainerSolver
+from metro.surrogates import Surrogate, get_surrogate
+from metro.trainer import TrainingConfig, predict_scores
+
+__all__ = ["MetroClassifier"]
+
+
+class MetroClassifier(ClassifierMixin, BaseEstimator):
+    """A binary classifier trained to optimize a ratio metric (F-beta, Jaccard, ...) with METRO.
+
+    The lambda search trains cost-sensitive surrogate models for a sequence of lambdas and keeps
+    the one whose hypothesis does best on the metric (see :mod:`metro.search`).
+
+    Parameters
+    ----------
+    metric : str or MetricSpec, default="f1"
+        A preset name (``"f1"``, ``"f_beta"``, ``"jaccard"``, ``"precision"``, ``"recall"``,
+        ``"accuracy"``, ``"weighted_accuracy"``, ``"balanced_accuracy"``) or a spec.
+    metric_params : dict, optional
+        Parameters of the preset, e.g. ``{"beta": 0.5}`` for ``"f_beta"``.
+    surrogate : str, default="logistic"
+        One of the six surrogates of the paper's Table 1.
+    surrogate_params : dict, optional
+        ``{"k": ...}`` for ``"sigmoid"``, ``{"rho": ...}`` for ``"rho_margin"``.
+    model : str or ModelSpec, default="linear"
+        ``"linear"``, ``"mlp"`` or ``"cnn3"`` (for ``(n, C, H, W)`` inputs).
+    model_params : dict, optional
+        E.g. ``{"hidden": (64, 64)}`` for ``"mlp"``.
+    search : {"grid", "bisection", "dinkelbach"}, default="grid"
+    n_lambdas : int, default=21
+        Grid size.
+    epsilon, epsilon_m : float
+        Bisection/Dinkelbach bracket width and early-stop band on |l^lambda|.
+    max_steps : int, default=30
+    shift : {"minimal", "paper", "auto"}, default="minimal"
+        How cost tables are made non-negative (see :mod:`metro.costs`).
+    cv : int, optional
+        Choose lambda by stratified k-fold cross-validation (grid only) instead of a holdout.
+    validation_fraction : float, default=0.25
+        Holdout used to choose lambda when ``cv`` is None; 0 chooses on the training data (Alg. 3
+        on S).
+    refit : bool, default=True
+        Refit at the chosen lambda on all the data given to ``fit``.
+    training : dict or TrainingConfig, optional
+        Trainer settings (optimizer, epochs, learning rate, weight decay, device, ...).
+    pos_label : label, optional
+        The positive class; defaults to the greater of the two labels (``classes_[1]``).
+    random_state : int, optional
+        Seeds the split and the trainer.
+    callback : callable, optional
+        Called with each :class:`~metro.search.TraceStep` as the search proceeds; raising
+        ``metro.trainer.TrainingCancelled`` from it stops the fit.
+
+    Attributes
+    ----------
+    classes_, n_features_in_, metric_ (resolved on the training labels), model_ (the fitted
+    network, a stack of one), best_lambda_, lambda_star_, best_shift_, best_score_ (validation
+    metric of the chosen lambda, natural orientation), trace_ (list of TraceStep), n_fits_,
+    search_result_.
+    """
+
+    def __init__(
+        self,
+        *,
+        metric: str | Metric = "f1",
+        metric_params: Mapping[str, Any] | None = None,
+        surrogate: str | Surrogate = "logistic",
+        surrogate_params: Mapping[str, float] | None = None,
+        model: str | ModelSpec = "linear",
+        model_params: Mapping[str, Any] | None = None,
+        search: str = "grid",
+        n_lambdas: int = 21,
+        epsilon: float = 1e-3,
+        epsilon_m: float = 0.0,
+        max_steps: int = 30,
+        shift: str = "minimal",
+        cv: int | None = None,
+        validation_fraction: float = 0.25,
+        refit: bool = True,
+        training: Mapping[str, Any] | TrainingConfig | None = None,
+        pos_label: Any = None,
+        random_state: int | None = None,
+        callback: Callable[[TraceStep], None] | None = None,
+    ) -> None:
+        self.metric = metric
+        self.metric_params = metric_params
+        self.surrogate = surrogate
+        self.surrogate_params = surrogate_params
+        self.model = model
+        self.model_params = model_params
+        self.search = search
+        self.n_lambdas = n_lambdas
+        self.epsilon = epsilon
+        self.epsilon_m = epsilon_m
+        self.max_steps = max_steps
+        self.shift = shift
+        self.cv = cv
+        self.validation_fraction = validation_fraction
+        self.refit = refit
+        self.training = training
+        self.pos_label = pos_label
+        self.random_state = random_state
+        self.callback = callback
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+    # -- configuration, validated at the boundary ----------------------------------------------
+    def _metric(self) -> Metric:
+        return get_metric(self.metric, **dict(self.metric_params or {}))
+
+    def _surrogate(self) -> Surrogate:
+        return get_surrogate(self.surrogate, **dict(self.surrogate_params or {}))
+
+    def _model_spec(self) -> ModelSpec:
+        return get_model_spec(self.model, **dict(self.model_params or {}))
+
+    def _search_config(self) -> SearchConfig:
+        return SearchConfig(
+            strategy=self.search,
+            n_lambdas=self.n_lambdas,
+            epsilon=self.epsilon,
+            epsilon_m=self.epsilon_m,
+            max_steps=self.max_steps,
+            shift=self.shift,
+            cv=self.cv,
+            refit=self.refit,
+        )
+
+    def _training_config(self) -> TrainingConfig:
+        if isinstance(self.training, TrainingConfig):
+            config = self.training
+        elif self.training is None:
+            config = TrainingConfig()
+        elif isinstance(self.training, Mapping):
+            config = TrainingConfig.from_dict(dict(self.training))
+        else:
+            raise ValueError("training must be a dict or a TrainingConfig")
+        if self.random_state is not None:
+            config = TrainingConfig.from_dict({**config.to_dict(), "seed": int(self.random_state)})
+        return config
+
+    # -- fitting ---------------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any) -> MetroClassifier:
+        X, y = validate_data(self, X, y, allow_nd=True, dtype=np.float32, ensure_min_samples=2)
+        target_type = type_of_target(y, input_name="y")
+        if target_type not in ("binary", "multiclass"):
+            raise ValueError(f"MetroClassifier needs binary class labels; y is {target_type}")
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise ValueError(
+                "MetroClassifier needs exactly two classes in y; "
+                f"got {self.classes_.size} class(es): {self.classes_[:5].tolist()}"
+            )
+        pos = self.classes_[1] if self.pos_label is None else self.pos_label
+        if pos not in self.classes_:
+            raise ValueError(f"pos_label={pos!r} is not one of the classes {self.classes_.tolist()}")
+        self.pos_label_ = pos
+        self._negative_label = self.classes_[0] if pos == self.classes_[1] else self.classes_[1]
+        y01 = (y == pos).astype(np.int64)
+
+        if not 0.0 <= float(self.validation_fraction) < 1.0:
+            raise ValueError("validation_fraction must be in [0, 1)")
+        metric = self._metric()
+        spec = metric.resolve(y01)
+        surrogate = self._surrogate()
+        model_spec = self._model_spec()
+        model_spec.check_input(tuple(X.shape[1:]))
+        search = self._search_config()
+        training = self._training_config()
+
+        def solver(train: np.ndarray, val: np.ndarray | None) -> TrainerSolver:
+            return TrainerSolver(
+                spec,
+                X[train],
+                y01[train],
+                surrogate=surrogate,
+                model=model_spec,
+                config=training,
+                X_validation=None if val is None else X[val],
+                y_validation=None if val is None else y01[val],
+            )
+
+        everything = np.arange(y01.size)
+        fold_solvers: list[TrainerSolver] | None = None
+        if self.cv is not None:
+            if search.strategy != "grid" and spec.denominator_depends_on_predictions:
+                raise ValueError("cv is only available with search='grid'")
+            folds = StratifiedKFold(
+                n_splits=int(self.cv), shuffle=True, random_state=self.random_state
+            )
+            fold_solvers = [solver(tr, va) for tr, va in folds.split(np.zeros(y01.size), y01)]
+            main = fold_solvers[0]
+            refit_solver: TrainerSolver | None = solver(everything, None)
+        elif float(self.validation_fraction) > 0:
+            splits = split_indices(
+                y01,
+                validation_fraction=float(self.validation_fraction),
+                test_fraction=0.0,
+                random_state=self.random_state,
+            )
+            main = solver(splits.train, splits.validation)
+            refit_solver = solver(everything, None) if self.refit else None
+        else:
+            main = solver(everything, None)
+            refit_solver = None
+
+        result = run_search(
+            main,
+            config=search,
+            fold_solvers=fold_solvers,
+            refit_solver=refit_solver,
+            on_step=self.callback,
+        )
+        final = result.final if result.final is not None else result.best
+        owner = final.handle[0]
+        self.model_: StackedModel = owner.model(final)
+        self.metric_: MetricSpec = spec
+        self.search_result_: SearchResult = result
+        self.trace_: list[TraceStep] = result.trace
+        self.best_lambda_ = float(result.best_lambda)
+        self.lambda_star_ = float(result.lambda_star)
+        self.best_shift_ = result.best_shift
+        self.lambda_range_ = spec.lambda_range
+        self.n_fits_ = result.n_fits
+        self.best_score_ = spec.score_from_loss(result.best.selection_loss(spec))
+        self.device_ = str(resolve_device(training.device))
+        return self
+
+    # -- prediction ------------------------------------------------------------------------------
+    def decision_function(self, X: Any) -> np.ndarray:
+        """h(x): positive means the positive class (``pos_label_``)."""
+        check_is_fitted(self, "model_")
+        X = validate_data(self, X, reset=False, allow_nd=True, dtype=np.float32)
+        return predict_scores(self.model_, X, device=self.device_)[:, 0]
+
+    def predict(self, X: Any) -> np.ndarray:
+        positive = self.decision_function(X) >= 0
+        return np.where(positive, self.pos_label_, self._negative_label)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """The metric (natural orientation: F1 itself) of the predictions on (X, y)."""
+        if sample_weight is not None:
+            raise ValueError("MetroClassifier.score does not support sample_weight")
+        check_is_fitted(self, "model_")
+        y = np.asarray(y)
+        y_pred = self.predict(X)
+        return float(
+            self._metric().score(
+                (y == self.pos_label_).astype(np.int64), (y_pred == self.pos_label_).astype(np.int64)
+            )
+        )
+

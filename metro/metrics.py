@@ -1,0 +1,438 @@
+"""Metric specifications: a metric is a ratio of two linear functions of TP, FP, FN, TN.
+
+Following the paper, a metric is stated as a *loss* to minimize,
+
+    L(h) = E[a1 h y + a2 y + a3 h + a4] / E[b1 h y + b2 y + b3 h + b4],   h, y in {-1, +1},
+
+with coefficient vectors ``alpha`` and ``beta`` on the basis (h*y, y, h, 1). Everything here is
+derived from the four confusion cells (the paper swaps TN and FN in Section 3.1 and gives Jaccard's
+beta with wrong signs, see ERRATA), and every preset is tested against ``sklearn.metrics``.
+
+The cells, as fractions of the sample, in that basis (h_bar = (h+1)/2, y_bar = (y+1)/2):
+
+    TP = h_bar y_bar             = ( 1,  1,  1, 1) / 4
+    FP = h_bar (1 - y_bar)       = (-1, -1,  1, 1) / 4
+    FN = (1 - h_bar) y_bar       = (-1,  1, -1, 1) / 4
+    TN = (1 - h_bar)(1 - y_bar)  = ( 1, -1, -1, 1) / 4
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "CELLS",
+    "CELL_BASIS",
+    "MetricSpec",
+    "PriorDependentMetric",
+    "accuracy",
+    "balanced_accuracy",
+    "confusion_fractions",
+    "f1",
+    "f_beta",
+    "get_metric",
+    "jaccard",
+    "precision",
+    "recall",
+    "weighted_accuracy",
+]
+
+CELLS = ("tp", "fp", "fn", "tn")
+
+# Rows: tp, fp, fn, tn, const; columns: the paper's basis (h*y, y, h, 1).
+CELL_BASIS: dict[str, np.ndarray] = {
+    "tp": np.array([1.0, 1.0, 1.0, 1.0]) / 4,
+    "fp": np.array([-1.0, -1.0, 1.0, 1.0]) / 4,
+    "fn": np.array([-1.0, 1.0, -1.0, 1.0]) / 4,
+    "tn": np.array([1.0, -1.0, -1.0, 1.0]) / 4,
+    "const": np.array([0.0, 0.0, 0.0, 1.0]),
+}
+# The inverse map: a basis vector (h*y, y, h, 1) expressed on the cells. The four cells of one
+# example sum to one (the constant term is tp + fp + fn + tn), so a vector in the basis has a
+# unique expression as a linear function of the cell fractions.
+_BASIS_TO_CELLS = np.linalg.inv(np.stack([CELL_BASIS[c] for c in CELLS]))  # [4 basis, 4 cells]
+
+_ZERO_TOL = 1e-12
+
+
+def _as_binary(y: Any, name: str) -> np.ndarray:
+    """Labels as booleans, positive = True. Accepts {0,1}, {-1,+1} and booleans."""
+    arr = np.asarray(y)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype == bool:
+        return arr
+    if not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"{name} must be numeric labels in {{0, 1}} or {{-1, +1}}")
+    values = set(np.unique(arr).tolist())
+    if not values <= {0, 1} and not values <= {-1, 1}:
+        raise ValueError(
+            f"{name} must hold labels in {{0, 1}} or {{-1, +1}}, got {sorted(values)[:5]}"
+        )
+    return arr > 0
+
+
+def confusion_fractions(y_true: Any, y_pred: Any) -> np.ndarray:
+    """The confusion cells (tp, fp, fn, tn) as fractions of the sample."""
+    t = _as_binary(y_true, "y_true")
+    p = _as_binary(y_pred, "y_pred")
+    if t.shape != p.shape:
+        raise ValueError(f"y_true has {t.shape[0]} labels but y_pred has {p.shape[0]}")
+    if t.size == 0:
+        raise ValueError("cannot score an empty sample")
+    n = t.size
+    tp = np.count_nonzero(t & p)
+    fp = np.count_nonzero(~t & p)
+    fn = np.count_nonzero(t & ~p)
+    return np.array([tp, fp, fn, n - tp - fp - fn], dtype=np.float64) / n
+
+
+def _coeffs_from_mapping(cells: Mapping[str, float], what: str) -> np.ndarray:
+    unknown = set(cells) - set(CELL_BASIS)
+    if unknown:
+        raise ValueError(
+            f"{what} has unknown term(s) {sorted(unknown)}; use tp, fp, fn, tn and const"
+        )
+    vec = np.zeros(4)
+    for key, weight in cells.items():
+        w = float(weight)
+        if not math.isfinite(w):
+            raise ValueError(f"{what}[{key!r}] must be finite, got {weight!r}")
+        vec += w * CELL_BASIS[key]
+    return vec
+
+
+def _check_vector(v: Any, name: str) -> np.ndarray:
+    arr = np.asarray(v, dtype=np.float64)
+    if arr.shape != (4,):
+        raise ValueError(f"{name} must have exactly 4 coefficients, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {arr.tolist()}")
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class MetricSpec:
+    """A ratio metric as the paper's loss L = <alpha, phi> / <beta, phi>, minimized.
+
+    ``greater_is_better`` says how :meth:`score` reports it: presets are stated so that the loss is
+    minus the metric (``loss = -F1``), and ``score`` returns the metric itself (F1). A raw spec is a
+    loss and scores as its loss.
+
+    ``zero_division`` is the *score* reported when numerator and denominator are both zero (for
+    instance precision when nothing is predicted positive), as in ``sklearn.metrics``.
+
+    The constructor normalizes signs so that the denominator is non-negative on every prediction,
+    and rejects specs whose denominator changes sign, is identically zero, or is zero where the
+    numerator is not (an infinite loss).
+    """
+
+    alpha: np.ndarray
+    beta: np.ndarray
+    name: str = "custom"
+    greater_is_better: bool = False
+    zero_division: float = 0.0
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        alpha = _check_vector(self.alpha, "alpha")
+        beta = _check_vector(self.beta, "beta")
+        if not np.any(np.abs(alpha) > _ZERO_TOL):
+            raise ValueError("alpha is all zeros: the metric would be constant")
+        den_cells = beta @ _BASIS_TO_CELLS
+        if not np.any(np.abs(den_cells) > _ZERO_TOL):
+            raise ValueError("beta is all zeros: the denominator would be identically zero")
+        # The denominator is linear in the cell fractions, which live on the simplex; its sign on
+        # every possible prediction is decided at the four vertices (all-TP, all-FP, ...).
+        if np.all(den_cells <= _ZERO_TOL):
+            alpha, beta, den_cells = -alpha, -beta, -den_cells
+        if np.any(den_cells < -_ZERO_TOL):
+            raise ValueError(
+                "the denominator changes sign across predictions "
+                f"(on tp, fp, fn, tn it weighs {np.round(den_cells, 6).tolist()}); "
+                "a ratio metric needs a denominator of one sign"
+            )
+        num_cells = alpha @ _BASIS_TO_CELLS
+        bad = [
+            c
+            for c, d, a in zip(CELLS, den_cells, num_cells, strict=True)
+            if abs(d) <= _ZERO_TOL and abs(a) > _ZERO_TOL
+        ]
+        if bad:
+            raise ValueError(
+                "the denominator can be zero where the numerator is not "
+                f"(when every example is {'/'.join(b.upper() for b in bad)}), "
+                "which makes the loss infinite"
+            )
+        if not math.isfinite(float(self.zero_division)):
+            raise ValueError("zero_division must be finite")
+        object.__setattr__(self, "alpha", alpha)
+        object.__setattr__(self, "beta", beta)
+        object.__setattr__(self, "zero_division", float(self.zero_division))
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_confusion(
+        cls,
+        *,
+        numerator: Mapping[str, float],
+        denominator: Mapping[str, float],
+        greater_is_better: bool = True,
+        name: str = "custom",
+        zero_division: float = 0.0,
+        params: Mapping[str, Any] | None = None,
+    ) -> MetricSpec:
+        """A metric numerator/denominator over the cells, e.g. F1 is
+        ``numerator={"tp": 2}, denominator={"tp": 2, "fp": 1, "fn": 1}``.
+
+        With ``greater_is_better`` (the default) the ratio is a score to maximize and the loss is
+        its negative; otherwise the ratio itself is the loss.
+        """
+        num = _coeffs_from_mapping(numerator, "numerator")
+        den = _coeffs_from_mapping(denominator, "denominator")
+        sign = -1.0 if greater_is_better else 1.0
+        return cls(
+            alpha=sign * num,
+            beta=den,
+            name=name,
+            greater_is_better=greater_is_better,
+            zero_division=zero_division,
+            params=dict(params or {}),
+        )
+
+    def resolve(self, y: Any = None) -> MetricSpec:
+        """This spec (a concrete spec needs no class prior)."""
+        return self
+
+    # -- views ----------------------------------------------------------------------------------
+    @property
+    def numerator_cells(self) -> np.ndarray:
+        """Numerator of the loss as weights on (tp, fp, fn, tn)."""
+        return np.asarray(self.alpha @ _BASIS_TO_CELLS)
+
+    @property
+    def denominator_cells(self) -> np.ndarray:
+        """Denominator as weights on (tp, fp, fn, tn); non-negative by construction."""
+        return np.asarray(self.beta @ _BASIS_TO_CELLS)
+
+    @property
+    def denominator_depends_on_predictions(self) -> bool:
+        """False when beta1 = beta3 = 0: the denominator is fixed by the labels, so lambda* is
+        not needed and a single cost-sensitive fit optimizes the metric exactly."""
+        return bool(abs(self.beta[0]) > _ZERO_TOL or abs(self.beta[2]) > _ZERO_TOL)
+
+    @property
+    def lambda_range(self) -> tuple[float, float]:
+        """[lambda_min, lambda_max]: the loss is linear-fractional on the simplex of cell
+        fractions, so its extremes are ratios at the vertices with a positive denominator."""
+        den = self.denominator_cells
+        num = self.numerator_cells
+        ratios = [n / d for n, d in zip(num, den, strict=True) if d > _ZERO_TOL]
+        return float(min(ratios)), float(max(ratios))
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def loss_from_fractions(self, cells: np.ndarray) -> float:
+        cells = np.asarray(cells, dtype=np.float64)
+        num = float(self.numerator_cells @ cells)
+        den = float(self.denominator_cells @ cells)
+        if abs(den) <= _ZERO_TOL:
+            return -self.zero_division if self.greater_is_better else self.zero_division
+        return num / den
+
+    def loss(self, y_true: Any, y_pred: Any) -> float:
+        """The paper's L on a sample (a loss: smaller is better)."""
+        return self.loss_from_fractions(confusion_fractions(y_true, y_pred))
+
+    def score(self, y_true: Any, y_pred: Any) -> float:
+        """The metric in its natural orientation (F1 itself for the F1 preset)."""
+        loss = self.loss(y_true, y_pred)
+        return -loss if self.greater_is_better else loss
+
+    def score_from_loss(self, loss: float) -> float:
+        return -loss if self.greater_is_better else loss
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "alpha": self.alpha.tolist(),
+            "beta": self.beta.tolist(),
+            "greater_is_better": self.greater_is_better,
+            "zero_division": self.zero_division,
+            "params": dict(self.params),
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"MetricSpec(name={self.name!r}, alpha={np.round(self.alpha, 6).tolist()}, "
+            f"beta={np.round(self.beta, 6).tolist()}, greater_is_better={self.greater_is_better})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MetricSpec):
+            return NotImplemented
+        return (
+            np.allclose(self.alpha, other.alpha)
+            and np.allclose(self.beta, other.beta)
+            and self.greater_is_better == other.greater_is_better
+            and self.zero_division == other.zero_division
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.name, tuple(np.round(self.alpha, 12)), tuple(np.round(self.beta, 12))))
+
+
+@dataclass(frozen=True)
+class PriorDependentMetric:
+    """A metric whose coefficients depend on the class prior p = P(y = +1), such as balanced
+    accuracy. It resolves against labels: the training labels when fitting, the evaluated labels
+    when scoring (which is what ``sklearn.metrics.balanced_accuracy_score`` does)."""
+
+    name: str
+    build: Callable[[float], MetricSpec]
+    greater_is_better: bool = True
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def resolve(self, y: Any) -> MetricSpec:
+        if y is None:
+            raise ValueError(f"metric {self.name!r} depends on the class prior: pass labels")
+        t = _as_binary(y, "y")
+        if t.size == 0:
+            raise ValueError("cannot resolve a prior-dependent metric on an empty sample")
+        prior = float(np.mean(t))
+        if prior <= 0.0 or prior >= 1.0:
+            raise ValueError(
+                f"metric {self.name!r} needs both classes in the labels (positive fraction {prior})"
+            )
+        return self.build(prior)
+
+    def loss(self, y_true: Any, y_pred: Any) -> float:
+        return self.resolve(y_true).loss(y_true, y_pred)
+
+    def score(self, y_true: Any, y_pred: Any) -> float:
+        return self.resolve(y_true).score(y_true, y_pred)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "prior_dependent": True, "params": dict(self.params)}
+
+
+Metric = MetricSpec | PriorDependentMetric
+
+
+# -- presets -----------------------------------------------------------------------------------
+def f_beta(beta: float = 1.0) -> MetricSpec:
+    """F-beta = (1 + b^2) TP / ((1 + b^2) TP + b^2 FN + FP)."""
+    b = float(beta)
+    if not math.isfinite(b) or b <= 0:
+        raise ValueError(f"beta must be a positive number, got {beta!r}")
+    b2 = b * b
+    return MetricSpec.from_confusion(
+        numerator={"tp": 1 + b2},
+        denominator={"tp": 1 + b2, "fn": b2, "fp": 1.0},
+        name="f1" if b == 1.0 else f"f_beta({b:g})",
+        params={"beta": b},
+    )
+
+
+def f1() -> MetricSpec:
+    return f_beta(1.0)
+
+
+def jaccard() -> MetricSpec:
+    """Jaccard (IoU of the positive class) = TP / (TP + FP + FN)."""
+    return MetricSpec.from_confusion(
+        numerator={"tp": 1.0}, denominator={"tp": 1.0, "fp": 1.0, "fn": 1.0}, name="jaccard"
+    )
+
+
+def precision() -> MetricSpec:
+    """Precision = TP / (TP + FP); 0/0 (nothing predicted positive) scores ``zero_division``."""
+    return MetricSpec.from_confusion(
+        numerator={"tp": 1.0}, denominator={"tp": 1.0, "fp": 1.0}, name="precision"
+    )
+
+
+def recall() -> MetricSpec:
+    """Recall = TP / (TP + FN); its denominator does not depend on the predictions."""
+    return MetricSpec.from_confusion(
+        numerator={"tp": 1.0}, denominator={"tp": 1.0, "fn": 1.0}, name="recall"
+    )
+
+
+def accuracy() -> MetricSpec:
+    return MetricSpec.from_confusion(
+        numerator={"tp": 1.0, "tn": 1.0}, denominator={"const": 1.0}, name="accuracy"
+    )
+
+
+def weighted_accuracy(
+    w_tp: float = 1.0, w_tn: float = 1.0, w_fp: float = 1.0, w_fn: float = 1.0
+) -> MetricSpec:
+    """WA = (w_tp TP + w_tn TN) / (w_tp TP + w_tn TN + w_fp FP + w_fn FN), weights >= 0."""
+    weights = {"w_tp": w_tp, "w_tn": w_tn, "w_fp": w_fp, "w_fn": w_fn}
+    for key, w in weights.items():
+        if not math.isfinite(float(w)) or float(w) < 0:
+            raise ValueError(f"{key} must be a non-negative number, got {w!r}")
+    if float(w_tp) == 0 and float(w_tn) == 0:
+        raise ValueError("w_tp and w_tn cannot both be zero: the metric would be constant")
+    return MetricSpec.from_confusion(
+        numerator={"tp": w_tp, "tn": w_tn},
+        denominator={"tp": w_tp, "tn": w_tn, "fp": w_fp, "fn": w_fn},
+        name="weighted_accuracy",
+        params={k: float(v) for k, v in weights.items()},
+    )
+
+
+def balanced_accuracy() -> PriorDependentMetric:
+    """Balanced accuracy (the AM measure) = TP / (2p) + TN / (2(1 - p)), p the positive
+    fraction: linear in the cells once p is known, so its denominator is constant."""
+
+    def build(prior: float) -> MetricSpec:
+        return MetricSpec.from_confusion(
+            numerator={"tp": 0.5 / prior, "tn": 0.5 / (1.0 - prior)},
+            denominator={"const": 1.0},
+            name="balanced_accuracy",
+            params={"prior": prior},
+        )
+
+    return PriorDependentMetric(name="balanced_accuracy", build=build)
+
+
+_PRESETS: dict[str, Callable[..., Metric]] = {
+    "f1": f1,
+    "f_beta": f_beta,
+    "fbeta": f_beta,
+    "jaccard": jaccard,
+    "precision": precision,
+    "recall": recall,
+    "accuracy": accuracy,
+    "weighted_accuracy": weighted_accuracy,
+    "balanced_accuracy": balanced_accuracy,
+}
+PRESET_NAMES = tuple(sorted(set(_PRESETS) - {"fbeta"}))
+
+
+def get_metric(metric: str | Metric, **params: Any) -> Metric:
+    """A metric from a preset name (with its parameters) or a spec passed through."""
+    if isinstance(metric, MetricSpec | PriorDependentMetric):
+        if params:
+            raise ValueError("parameters can only be given with a preset name")
+        return metric
+    if not isinstance(metric, str):
+        raise ValueError(
+            f"metric must be a preset name or a MetricSpec, got {type(metric).__name__}"
+        )
+    try:
+        factory = _PRESETS[metric.lower()]
+    except KeyError:
+        raise ValueError(
+            f"unknown metric {metric!r}; presets are {', '.join(PRESET_NAMES)}"
+        ) from None
+    try:
+        return factory(**params)
+    except TypeError as exc:
+        raise ValueError(f"bad parameters for metric {metric!r}: {exc}") from None

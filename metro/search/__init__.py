@@ -1,0 +1,86 @@
+"""Lambda searches: grid with validation (Alg. 3), bisection (Alg. 2) and Dinkelbach.
+
+Each search works on any :class:`LambdaSolver` (the trainer-backed one for real models, the exact
+finite one for checking the theory) and records a trace of every lambda it fitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from metro.search.base import (
+    Candidate,
+    LambdaSolver,
+    SearchResult,
+    StepCallback,
+    TraceStep,
+    cells_from_predictions,
+    lambda_bounds,
+)
+from metro.search.bisection import bisection_search, max_bisection_steps
+from metro.search.config import STRATEGIES, SearchConfig
+from metro.search.dinkelbach import dinkelbach_search
+from metro.search.finite import FiniteHypothesisSolver, threshold_predictions
+from metro.search.grid import grid_lambdas, grid_search
+
+__all__ = [
+    "STRATEGIES",
+    "Candidate",
+    "FiniteHypothesisSolver",
+    "LambdaSolver",
+    "SearchConfig",
+    "SearchResult",
+    "StepCallback",
+    "TraceStep",
+    "bisection_search",
+    "cells_from_predictions",
+    "dinkelbach_search",
+    "grid_lambdas",
+    "grid_search",
+    "lambda_bounds",
+    "max_bisection_steps",
+    "run_search",
+    "threshold_predictions",
+]
+
+
+def run_search(
+    solver: LambdaSolver,
+    *,
+    config: SearchConfig,
+    fold_solvers: Sequence[LambdaSolver] | None = None,
+    refit_solver: LambdaSolver | None = None,
+    on_step: StepCallback | None = None,
+) -> SearchResult:
+    """Run the configured search.
+
+    When the metric's denominator does not depend on the predictions (beta1 = beta3 = 0, e.g.
+    accuracy, recall, balanced accuracy), every lambda gives the same cost-sensitive problem up to
+    a constant, so a single fit is exact and no search runs (strategy ``"exact"``).
+    ``fold_solvers`` are used by the grid for cross-validation instead of ``solver``.
+    """
+    spec = solver.spec
+    if not spec.denominator_depends_on_predictions:
+        lo, hi = lambda_bounds(spec, config)
+        return grid_search(
+            list(fold_solvers) if fold_solvers else [solver],
+            config=config,
+            refit_solver=refit_solver,
+            on_step=on_step,
+            lambdas=grid_lambdas(lo, hi, 1),
+            strategy="exact",
+        )
+    if config.strategy == "grid":
+        return grid_search(
+            list(fold_solvers) if fold_solvers else [solver],
+            config=config,
+            refit_solver=refit_solver,
+            on_step=on_step,
+        )
+    if fold_solvers:
+        raise ValueError("cross-validation (cv) is only available with the grid strategy")
+    if config.strategy == "bisection":
+        return bisection_search(
+            solver, config=config, refit_solver=refit_solver, on_step=on_step
+        )
+    return dinkelbach_search(solver, config=config, refit_solver=refit_solver, on_step=on_step)

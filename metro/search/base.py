@@ -1,0 +1,206 @@
+"""What every lambda search shares: the solver interface, fitted candidates, the trace."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from metro.costs import empirical_l_lambda
+from metro.metrics import MetricSpec
+from metro.search.config import SearchConfig
+
+__all__ = [
+    "Candidate",
+    "LambdaSolver",
+    "SearchResult",
+    "StepCallback",
+    "TraceStep",
+    "cells_from_predictions",
+    "lambda_bounds",
+    "shifts_for",
+]
+
+
+def cells_from_predictions(y: np.ndarray, predictions: np.ndarray) -> np.ndarray:
+    """Confusion fractions for K prediction vectors at once.
+
+    ``y`` is [n] in {0, 1}; ``predictions`` is [n, K] boolean (True = positive); returns [K, 4]
+    rows (tp, fp, fn, tn).
+    """
+    t = np.asarray(y).astype(bool)[:, None]
+    p = np.asarray(predictions).astype(bool)
+    n = t.shape[0]
+    tp = np.count_nonzero(p & t, axis=0)
+    fp = np.count_nonzero(p & ~t, axis=0)
+    fn = np.count_nonzero(~p & t, axis=0)
+    tn = n - tp - fp - fn
+    return np.stack([tp, fp, fn, tn], axis=1).astype(np.float64) / n
+
+
+@dataclass
+class Candidate:
+    """One fitted hypothesis h_lambda with what the searches need to judge it."""
+
+    lam: float
+    shift: str
+    train_cells: np.ndarray
+    validation_cells: np.ndarray | None = None
+    surrogate_loss: float = math.nan
+    handle: Any = None  # solver-specific key to retrieve the fitted model
+    fold: int | None = None
+
+    def train_loss(self, spec: MetricSpec) -> float:
+        return spec.loss_from_fractions(self.train_cells)
+
+    def validation_loss(self, spec: MetricSpec) -> float | None:
+        if self.validation_cells is None:
+            return None
+        return spec.loss_from_fractions(self.validation_cells)
+
+    def selection_loss(self, spec: MetricSpec) -> float:
+        """The loss used to choose among candidates: validation when there is one, else the
+        training sample's (Alg. 3 on S)."""
+        val = self.validation_loss(spec)
+        return self.train_loss(spec) if val is None else val
+
+    def l_lambda(self, spec: MetricSpec) -> float:
+        return float(empirical_l_lambda(spec, self.lam, self.train_cells)[0])
+
+
+class LambdaSolver(Protocol):
+    """Fits h_lambda for given lambdas (several at once where it can) and judges them."""
+
+    spec: MetricSpec
+
+    def solve(
+        self, lambdas: np.ndarray, *, shift: str, warm_start: Candidate | None = None
+    ) -> list[Candidate]: ...
+
+
+@dataclass
+class TraceStep:
+    """One point of the search: a lambda and how the hypothesis fitted for it did.
+
+    Metric values are in the metric's natural orientation (F1, not -F1). ``seconds`` is the wall
+    time of the fit that produced the step divided by the number of lambdas fitted together.
+    """
+
+    step: int
+    lam: float
+    shift: str
+    surrogate_loss: float
+    l_lambda: float
+    train_metric: float
+    validation_metric: float | None
+    seconds: float
+    fold: int | None = None
+    bracket: tuple[float, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["bracket"] = list(self.bracket) if self.bracket is not None else None
+        return {
+            k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for k, v in d.items()
+        }
+
+
+StepCallback = Callable[[TraceStep], None]
+
+
+@dataclass
+class SearchResult:
+    strategy: str
+    best: Candidate
+    trace: list[TraceStep] = field(default_factory=list)
+    n_fits: int = 0
+    # The model to use: the refit at the chosen lambda when there was one, else ``best``.
+    final: Candidate | None = None
+    # The last bracket [a, b] known to hold lambda* (bisection and Dinkelbach).
+    bracket: tuple[float, float] | None = None
+
+    @property
+    def best_lambda(self) -> float:
+        """The lambda at which the chosen hypothesis was fitted."""
+        return self.best.lam
+
+    @property
+    def lambda_star(self) -> float:
+        """The search's estimate of lambda*: the middle of the final bracket for bisection and
+        Dinkelbach (within epsilon / 2 of lambda* when the signs were right), the chosen grid
+        point otherwise."""
+        if self.bracket is not None:
+            return (self.bracket[0] + self.bracket[1]) / 2.0
+        return self.best.lam
+
+    @property
+    def best_shift(self) -> str:
+        return self.best.shift
+
+
+def lambda_bounds(spec: MetricSpec, config: SearchConfig) -> tuple[float, float]:
+    lo, hi = spec.lambda_range
+    if config.lambda_min is not None:
+        lo = config.lambda_min
+    if config.lambda_max is not None:
+        hi = config.lambda_max
+    if not lo < hi:
+        raise ValueError(f"empty lambda interval [{lo}, {hi}]")
+    return float(lo), float(hi)
+
+
+def shifts_for(config: SearchConfig) -> tuple[str, ...]:
+    return ("minimal", "paper") if config.shift == "auto" else (config.shift,)
+
+
+class TraceRecorder:
+    """Numbers the steps, turns candidates into trace points and reports them as they come."""
+
+    def __init__(self, spec: MetricSpec, on_step: StepCallback | None) -> None:
+        self.spec = spec
+        self.on_step = on_step
+        self.steps: list[TraceStep] = []
+        self.n_fits = 0
+
+    def record(
+        self,
+        candidates: Sequence[Candidate],
+        seconds: float,
+        *,
+        bracket: tuple[float, float] | None = None,
+    ) -> None:
+        self.n_fits += 1
+        per = seconds / max(len(candidates), 1)
+        for cand in candidates:
+            val = cand.validation_loss(self.spec)
+            step = TraceStep(
+                step=len(self.steps),
+                lam=float(cand.lam),
+                shift=cand.shift,
+                surrogate_loss=float(cand.surrogate_loss),
+                l_lambda=cand.l_lambda(self.spec),
+                train_metric=self.spec.score_from_loss(cand.train_loss(self.spec)),
+                validation_metric=None if val is None else self.spec.score_from_loss(val),
+                seconds=per,
+                fold=cand.fold,
+                bracket=bracket,
+            )
+            self.steps.append(step)
+            if self.on_step is not None:
+                self.on_step(step)
+
+
+def best_of(spec: MetricSpec, candidates: Sequence[Candidate]) -> Candidate:
+    """Lowest selection loss; ties go to the lower training loss, then the earlier candidate."""
+    if not candidates:
+        raise ValueError("no candidates to choose from")
+
+    def key(item: tuple[int, Candidate]) -> tuple[float, float, int]:
+        i, c = item
+        return (c.selection_loss(spec), c.train_loss(spec), i)
+
+    return min(enumerate(candidates), key=key)[1]

@@ -1,0 +1,81 @@
+"""Bisection on the sign of the empirical l^lambda (the paper's Alg. 2)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from metro.search.base import (
+    Candidate,
+    LambdaSolver,
+    SearchResult,
+    StepCallback,
+    TraceRecorder,
+    best_of,
+    lambda_bounds,
+    shifts_for,
+)
+from metro.search.config import SearchConfig
+
+__all__ = ["bisection_search", "max_bisection_steps"]
+
+
+def max_bisection_steps(lo: float, hi: float, epsilon: float) -> int:
+    """ceil(log2((hi - lo) / epsilon)): the halvings needed to bring [lo, hi] to width epsilon."""
+    return max(1, int(np.ceil(np.log2((hi - lo) / epsilon))))
+
+
+def bisection_search(
+    solver: LambdaSolver,
+    *,
+    config: SearchConfig,
+    refit_solver: LambdaSolver | None = None,
+    on_step: StepCallback | None = None,
+) -> SearchResult:
+    """Halve [a, b] around lambda* using the sign of l^lambda(h_lambda) on the training sample.
+
+    Theorem 5.1: min_h E_S[l^lambda] has the sign of lambda* - lambda, so a positive value moves
+    ``a`` up and a negative one moves ``b`` down; |l^lambda| <= epsilon_m stops early. Any fitted h
+    also gives lambda* <= L_S(h), which can only tighten ``b`` (it never excludes lambda*).
+    """
+    spec = solver.spec
+    lo, hi = lambda_bounds(spec, config)
+    recorder = TraceRecorder(spec, on_step)
+    visited: list[Candidate] = []
+    final_bracket = (lo, hi)
+    for shift in shifts_for(config):
+        a, b = lo, hi
+        previous: Candidate | None = None
+        for _ in range(config.max_steps):
+            lam = (a + b) / 2.0
+            started = time.perf_counter()
+            cand = solver.solve(np.array([lam]), shift=shift, warm_start=previous)[0]
+            recorder.record([cand], time.perf_counter() - started, bracket=(a, b))
+            visited.append(cand)
+            previous = cand
+            value = cand.l_lambda(spec)
+            ratio = cand.train_loss(spec)
+            if a <= ratio < b:
+                b = ratio
+            if value > config.epsilon_m:
+                a = lam
+            elif value < -config.epsilon_m:
+                b = min(b, lam)
+            else:
+                a = b = lam  # |l^lambda| within epsilon_m: lambda is taken as lambda*
+                break
+            if b - a <= config.epsilon:
+                break
+        final_bracket = (a, b)
+    best = visited[-1] if config.selection == "last" else best_of(spec, visited)
+    result = SearchResult(
+        strategy="bisection", best=best, trace=recorder.steps, bracket=final_bracket
+    )
+    if refit_solver is not None:
+        started = time.perf_counter()
+        final = refit_solver.solve(np.array([best.lam]), shift=best.shift, warm_start=best)[0]
+        recorder.record([final], time.perf_counter() - started)
+        result.final = final
+    result.n_fits = recorder.n_fits
+    return result

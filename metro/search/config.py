@@ -1,0 +1,98 @@
+"""Settings of the lambda search, validated once at the boundary."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+__all__ = ["SELECTIONS", "SHIFT_CHOICES", "STRATEGIES", "SearchConfig"]
+
+STRATEGIES: tuple[str, ...] = ("grid", "bisection", "dinkelbach")
+SHIFT_CHOICES: tuple[str, ...] = ("minimal", "paper", "auto")
+SELECTIONS: tuple[str, ...] = ("best", "last")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """How lambda is searched.
+
+    * ``grid`` (Alg. 3): ``n_lambdas`` evenly spaced values over [lambda_min, lambda_max], trained
+      at once, chosen by the metric on a validation split (or ``cv`` folds); optional ``refit`` at
+      the chosen lambda on all training data.
+    * ``bisection`` (Alg. 2): halve [a, b] by the sign of the empirical l^lambda of the fitted
+      model, stop when b - a <= ``epsilon`` or when |l^lambda| <= ``epsilon_m``.
+    * ``dinkelbach``: lambda_{k+1} = L_S(h_k), kept inside the bisection bracket.
+
+    ``shift`` picks the cost shift (see :mod:`metro.costs`); ``"auto"`` tries both and lets the
+    validation metric choose. ``selection`` says which fitted model bisection and Dinkelbach
+    return: ``"best"`` on the validation metric among all visited lambdas, or ``"last"`` (the
+    paper's choice).
+    """
+
+    strategy: str = "grid"
+    n_lambdas: int = 21
+    epsilon: float = 1e-3
+    epsilon_m: float = 0.0
+    max_steps: int = 30
+    shift: str = "minimal"
+    cv: int | None = None
+    refit: bool = True
+    selection: str = "best"
+    lambda_min: float | None = None
+    lambda_max: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(
+                f"unknown search strategy {self.strategy!r}; "
+                f"expected one of {', '.join(STRATEGIES)}"
+            )
+        if self.shift not in SHIFT_CHOICES:
+            raise ValueError(
+                f"unknown shift {self.shift!r}; expected one of {', '.join(SHIFT_CHOICES)}"
+            )
+        if self.selection not in SELECTIONS:
+            raise ValueError(
+                f"unknown selection {self.selection!r}; expected one of {', '.join(SELECTIONS)}"
+            )
+        _int_at_least("n_lambdas", self.n_lambdas, 1, 1001)
+        _int_at_least("max_steps", self.max_steps, 1, 200)
+        if self.cv is not None:
+            _int_at_least("cv", self.cv, 2, 20)
+        if not _finite(self.epsilon) or self.epsilon <= 0:
+            raise ValueError(f"epsilon must be a positive number, got {self.epsilon!r}")
+        if not _finite(self.epsilon_m) or self.epsilon_m < 0:
+            raise ValueError(f"epsilon_m must be a non-negative number, got {self.epsilon_m!r}")
+        for name in ("lambda_min", "lambda_max"):
+            value = getattr(self, name)
+            if value is not None and not _finite(value):
+                raise ValueError(f"{name} must be finite, got {value!r}")
+        if (
+            self.lambda_min is not None
+            and self.lambda_max is not None
+            and self.lambda_min >= self.lambda_max
+        ):
+            raise ValueError("lambda_min must be smaller than lambda_max")
+        if not isinstance(self.refit, bool):
+            raise ValueError("refit must be true or false")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SearchConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown search setting(s) {sorted(unknown)}")
+        return cls(**data)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _int_at_least(name: str, value: Any, low: int, high: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer between {low} and {high}, got {value!r}")

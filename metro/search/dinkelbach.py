@@ -1,0 +1,82 @@
+"""Dinkelbach's iteration lambda_{k+1} = L_S(h_k), kept inside the bisection bracket."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from metro.search.base import (
+    Candidate,
+    LambdaSolver,
+    SearchResult,
+    StepCallback,
+    TraceRecorder,
+    best_of,
+    lambda_bounds,
+    shifts_for,
+)
+from metro.search.config import SearchConfig
+
+__all__ = ["dinkelbach_search"]
+
+
+def dinkelbach_search(
+    solver: LambdaSolver,
+    *,
+    config: SearchConfig,
+    refit_solver: LambdaSolver | None = None,
+    on_step: StepCallback | None = None,
+) -> SearchResult:
+    """With an exact minimizer, lambda_{k+1} = L_S(h_k) decreases to lambda* superlinearly. Fits
+    are inexact, so the iteration also keeps the bracket of Alg. 2 (L_S(h) bounds lambda* from
+    above; a positive l^lambda bounds it from below) and falls back to the midpoint whenever the
+    update would leave it — an inexact fit then costs a bisection step, never divergence.
+    """
+    spec = solver.spec
+    lo, hi = lambda_bounds(spec, config)
+    recorder = TraceRecorder(spec, on_step)
+    visited: list[Candidate] = []
+    final_bracket = (lo, hi)
+    for shift in shifts_for(config):
+        a, b = lo, hi
+        lam = (a + b) / 2.0
+        previous: Candidate | None = None
+        for _ in range(config.max_steps):
+            started = time.perf_counter()
+            cand = solver.solve(np.array([lam]), shift=shift, warm_start=previous)[0]
+            recorder.record([cand], time.perf_counter() - started, bracket=(a, b))
+            visited.append(cand)
+            previous = cand
+            value = cand.l_lambda(spec)
+            ratio = cand.train_loss(spec)
+            if a <= ratio < b:
+                b = ratio
+            if value > config.epsilon_m:
+                a = max(a, lam)
+            elif value < -config.epsilon_m:
+                b = min(b, lam)
+            else:
+                a = b = lam  # |l^lambda| within epsilon_m: lambda is taken as lambda*
+                break
+            if b - a <= config.epsilon:
+                break
+            # The update lands on b whenever it tightened the bracket, so b itself is allowed.
+            proposal = ratio
+            if not a < proposal <= b:
+                proposal = (a + b) / 2.0
+            elif abs(proposal - lam) <= config.epsilon:
+                break
+            lam = proposal
+        final_bracket = (a, b)
+    best = visited[-1] if config.selection == "last" else best_of(spec, visited)
+    result = SearchResult(
+        strategy="dinkelbach", best=best, trace=recorder.steps, bracket=final_bracket
+    )
+    if refit_solver is not None:
+        started = time.perf_counter()
+        final = refit_solver.solve(np.array([best.lam]), shift=best.shift, warm_start=best)[0]
+        recorder.record([final], time.perf_counter() - started)
+        result.final = final
+    result.n_fits = recorder.n_fits
+    return result

@@ -1,0 +1,101 @@
+"""The solver that fits real models: K lambdas become K cost tables trained in one pass."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from metro.costs import cost_tables
+from metro.device import resolve_device
+from metro.metrics import MetricSpec
+from metro.models import ModelSpec, StackedModel
+from metro.search.base import Candidate, cells_from_predictions
+from metro.surrogates import Surrogate
+from metro.trainer import TrainingConfig, TrainingEvent, fit_cost_sensitive, predict_scores
+
+__all__ = ["TrainerSolver"]
+
+
+class TrainerSolver:
+    """Fits h_lambda with :func:`metro.trainer.fit_cost_sensitive` on a training part and judges
+    each fit by its confusion cells there and on an optional validation part.
+
+    Predictions are sign(h) with sign(0) = +1, as in the paper. Fitted stacks are kept so the
+    chosen candidate's model can be taken out with :meth:`model`.
+    """
+
+    def __init__(
+        self,
+        spec: MetricSpec,
+        X: np.ndarray,
+        y: np.ndarray,
+        *,
+        surrogate: Surrogate,
+        model: ModelSpec,
+        config: TrainingConfig,
+        X_validation: np.ndarray | None = None,
+        y_validation: np.ndarray | None = None,
+        on_event: Callable[[TrainingEvent], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.X = X
+        self.y = np.asarray(y)
+        self.X_validation = X_validation
+        self.y_validation = None if y_validation is None else np.asarray(y_validation)
+        self.surrogate = surrogate
+        self.model_spec = model
+        self.config = config
+        self.on_event = on_event
+        self._stacks: dict[int, StackedModel] = {}
+
+    def solve(
+        self, lambdas: np.ndarray, *, shift: str, warm_start: Candidate | None = None
+    ) -> list[Candidate]:
+        lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
+        costs = cost_tables(self.spec, lambdas, shift=shift)
+        init: ModelSpec | StackedModel = self.model_spec
+        if warm_start is not None and warm_start.handle is not None:
+            init = self.model(warm_start)
+        fit = fit_cost_sensitive(
+            self.X,
+            self.y,
+            costs,
+            model=init,
+            surrogate=self.surrogate,
+            config=self.config,
+            callback=self.on_event,
+        )
+        key = len(self._stacks)
+        self._stacks[key] = fit.model
+        train_cells = self._cells(fit.model, self.X, self.y)
+        val_cells = (
+            None
+            if self.X_validation is None or self.y_validation is None
+            else self._cells(fit.model, self.X_validation, self.y_validation)
+        )
+        return [
+            Candidate(
+                lam=float(lam),
+                shift=shift,
+                train_cells=train_cells[k],
+                validation_cells=None if val_cells is None else val_cells[k],
+                surrogate_loss=float(fit.surrogate_loss[k]),
+                handle=(self, key, k),
+            )
+            for k, lam in enumerate(lambdas)
+        ]
+
+    def model(self, candidate: Candidate) -> StackedModel:
+        """The single model (a stack of one) fitted for ``candidate``."""
+        handle: Any = candidate.handle
+        if not (isinstance(handle, tuple) and len(handle) == 3):
+            raise ValueError("candidate was not produced by a TrainerSolver")
+        owner, key, k = handle
+        return owner._stacks[key].select([k])
+
+    def _cells(self, model: StackedModel, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        scores = predict_scores(model, X, device=str(resolve_device(self.config.device)))
+        return cells_from_predictions(y, scores >= 0)
+

@@ -1,0 +1,126 @@
+"""The margin-based functions Phi of the paper's Table 1 and the cost-sensitive surrogate
+
+    L_Phi(h, x, y) = C(+1, y) Phi(-h(x)) + C(-1, y) Phi(h(x)).
+
+Each Phi is non-increasing and upper-bounds 1[t <= 0]; each is written to stay finite and keep a
+useful gradient for large |h| in float32 (softplus for the logistic, a linear tail for the
+exponential).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["SURROGATES", "Surrogate", "cost_sensitive_loss", "get_surrogate"]
+
+# Beyond this margin the exponential continues along its tangent: exp(30) ~ 1e13 is far past any
+# useful loss value, and the tangent keeps the function convex, non-increasing and finite.
+_EXP_CAP = 30.0
+
+
+def _exponential(t: torch.Tensor) -> torch.Tensor:
+    z = -t
+    capped = torch.clamp(z, max=_EXP_CAP)
+    return torch.exp(capped) * (1.0 + torch.clamp(z - _EXP_CAP, min=0.0))
+
+
+def _logistic(t: torch.Tensor) -> torch.Tensor:
+    return F.softplus(-t)
+
+
+def _quadratic(t: torch.Tensor) -> torch.Tensor:
+    return torch.clamp(1.0 - t, min=0.0) ** 2
+
+
+def _hinge(t: torch.Tensor) -> torch.Tensor:
+    return torch.clamp(1.0 - t, min=0.0)
+
+
+@dataclass(frozen=True)
+class Surrogate:
+    """A named Phi with its parameters (``k`` for sigmoid, ``rho`` for rho-margin)."""
+
+    name: str
+    params: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.name not in SURROGATES:
+            raise ValueError(
+                f"unknown surrogate {self.name!r}; expected one of {', '.join(SURROGATES)}"
+            )
+        allowed = _PARAMS[self.name]
+        unknown = set(self.params) - set(allowed)
+        if unknown:
+            raise ValueError(
+                f"surrogate {self.name!r} takes no parameter(s) {sorted(unknown)}"
+                + (f"; it takes {', '.join(allowed)}" if allowed else "")
+            )
+        for key, value in self.params.items():
+            v = float(value)
+            if not math.isfinite(v) or v <= 0:
+                raise ValueError(
+                    f"surrogate parameter {key} must be a positive number, got {value!r}"
+                )
+
+    @property
+    def convex(self) -> bool:
+        return self.name in ("exponential", "logistic", "quadratic", "hinge")
+
+    def phi(self, t: torch.Tensor) -> torch.Tensor:
+        if self.name == "sigmoid":
+            k = float(self.params.get("k", 1.0))
+            return 1.0 - torch.tanh(k * t)
+        if self.name == "rho_margin":
+            rho = float(self.params.get("rho", 1.0))
+            return torch.clamp(1.0 - t / rho, min=0.0, max=1.0)
+        return _PHI[self.name](t)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, **{k: float(v) for k, v in self.params.items()}}
+
+
+_PHI: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "exponential": _exponential,
+    "logistic": _logistic,
+    "quadratic": _quadratic,
+    "hinge": _hinge,
+}
+_PARAMS: dict[str, tuple[str, ...]] = {
+    "exponential": (),
+    "logistic": (),
+    "quadratic": (),
+    "hinge": (),
+    "sigmoid": ("k",),
+    "rho_margin": ("rho",),
+}
+SURROGATES: tuple[str, ...] = tuple(_PARAMS)
+
+
+def get_surrogate(surrogate: str | Surrogate, **params: float) -> Surrogate:
+    if isinstance(surrogate, Surrogate):
+        if params:
+            raise ValueError("parameters can only be given with a surrogate name")
+        return surrogate
+    if not isinstance(surrogate, str):
+        raise ValueError(f"surrogate must be a name or a Surrogate, got {type(surrogate).__name__}")
+    return Surrogate(surrogate.lower().replace("-", "_"), dict(params))
+
+
+def cost_sensitive_loss(
+    surrogate: Surrogate,
+    scores: torch.Tensor,
+    cost_pos: torch.Tensor,
+    cost_neg: torch.Tensor,
+) -> torch.Tensor:
+    """Elementwise C(+1, y) Phi(-h) + C(-1, y) Phi(h).
+
+    ``scores`` are h(x) for K models, [n, K]; ``cost_pos``/``cost_neg`` are the costs of predicting
+    +1 / -1 for each example and model, broadcastable to [n, K].
+    """
+    return cost_pos * surrogate.phi(-scores) + cost_neg * surrogate.phi(scores)

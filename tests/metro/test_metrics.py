@@ -1,0 +1,660 @@
+"""Tests of metro.metrics: presets against scikit-learn, the paper's (alpha, beta) form, the ERRATA's
+cell basis and vectors, validation, sign normalization and lambda_range."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from sklearn import metrics as skm
+
+from metro.metrics import (
+    CELL_BASIS,
+    CELLS,
+    MetricSpec,
+    PriorDependentMetric,
+    accuracy,
+    balanced_accuracy,
+    confusion_fractions,
+    f1,
+    f_beta,
+    get_metric,
+    jaccard,
+    precision,
+    recall,
+    weighted_accuracy,
+)
+
+SETTINGS = settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+APPROX = {"abs": 1e-9}
+
+ENCODINGS = ("01", "pm1", "bool", "float01")
+
+
+def encode(y01: np.ndarray, encoding: str) -> np.ndarray:
+    """A {0,1} label vector in one of the encodings the metrics accept."""
+    y01 = np.asarray(y01, dtype=np.int64)
+    if encoding == "01":
+        return y01
+    if encoding == "pm1":
+        return 2 * y01 - 1
+    if encoding == "bool":
+        return y01.astype(bool)
+    if encoding == "float01":
+        return y01.astype(np.float64)
+    raise AssertionError(encoding)
+
+
+def _bits(value: int, n: int) -> np.ndarray:
+    return np.array([(value >> i) & 1 for i in range(n)], dtype=np.int64)
+
+
+@st.composite
+def samples(draw, min_size: int = 1, max_size: int = 200):
+    """(y_true, y_pred) in {0,1} as int arrays, plus an encoding for each."""
+    n = draw(st.integers(min_size, max_size))
+    y = _bits(draw(st.integers(0, 2**n - 1)), n)
+    p = _bits(draw(st.integers(0, 2**n - 1)), n)
+    enc_true = draw(st.sampled_from(ENCODINGS))
+    enc_pred = draw(st.sampled_from(ENCODINGS))
+    return y, p, enc_true, enc_pred
+
+
+def sk(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(fn(*args, **kwargs))
+
+
+def cells_of(y01: np.ndarray, p01: np.ndarray) -> np.ndarray:
+    """(tp, fp, fn, tn) fractions computed independently of the module."""
+    y = np.asarray(y01, dtype=bool)
+    p = np.asarray(p01, dtype=bool)
+    n = y.size
+    return np.array(
+        [np.sum(y & p), np.sum(~y & p), np.sum(y & ~p), np.sum(~y & ~p)], dtype=np.float64
+    ) / n
+
+
+def phi_basis(h_pm: np.ndarray, y_pm: np.ndarray) -> np.ndarray:
+    """The paper's basis (h*y, y, h, 1) per example, [n, 4]."""
+    h = np.asarray(h_pm, dtype=np.float64)
+    y = np.asarray(y_pm, dtype=np.float64)
+    return np.stack([h * y, y, h, np.ones_like(h)], axis=1)
+
+
+# -- presets against scikit-learn ------------------------------------------------------------
+
+SKLEARN_PRESETS = {
+    "f1": (f1, lambda y, p: skm.f1_score(y, p, zero_division=0)),
+    "jaccard": (jaccard, lambda y, p: skm.jaccard_score(y, p, zero_division=0)),
+    "precision": (precision, lambda y, p: skm.precision_score(y, p, zero_division=0)),
+    "recall": (recall, lambda y, p: skm.recall_score(y, p, zero_division=0)),
+    "accuracy": (accuracy, skm.accuracy_score),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SKLEARN_PRESETS))
+@SETTINGS
+@given(data=samples())
+def test_preset_matches_sklearn(name, data):
+    y, p, et, ep = data
+    factory, reference = SKLEARN_PRESETS[name]
+    spec = factory()
+    expected = sk(reference, y, p)
+    yt, yp = encode(y, et), encode(p, ep)
+    assert spec.score(yt, yp) == pytest.approx(expected, **APPROX)
+    assert spec.loss(yt, yp) == pytest.approx(-expected, **APPROX)
+    assert spec.loss(yt, yp) == -spec.score(yt, yp)
+    # the same preset through the registry
+    via_registry = get_metric(name)
+    assert via_registry.score(yt, yp) == pytest.approx(expected, **APPROX)
+
+
+@SETTINGS
+@given(data=samples(), b=st.floats(0.1, 5.0))
+def test_f_beta_matches_sklearn(data, b):
+    y, p, et, ep = data
+    spec = f_beta(b)
+    expected = sk(skm.fbeta_score, y, p, beta=b, zero_division=0)
+    yt, yp = encode(y, et), encode(p, ep)
+    assert spec.score(yt, yp) == pytest.approx(expected, **APPROX)
+    assert spec.loss(yt, yp) == -spec.score(yt, yp)
+    assert get_metric("f_beta", beta=b).score(yt, yp) == pytest.approx(expected, **APPROX)
+    assert get_metric("fbeta", beta=b).score(yt, yp) == pytest.approx(expected, **APPROX)
+
+
+def test_f_beta_of_one_is_f1():
+    assert f_beta(1.0) == f1()
+    assert f1().name == "f1"
+
+
+@SETTINGS
+@given(data=samples())
+def test_balanced_accuracy_matches_sklearn_or_raises(data):
+    y, p, et, ep = data
+    metric = balanced_accuracy()
+    assert isinstance(metric, PriorDependentMetric)
+    yt, yp = encode(y, et), encode(p, ep)
+    if 0 < y.sum() < y.size:
+        expected = sk(skm.balanced_accuracy_score, y, p)
+        assert metric.score(yt, yp) == pytest.approx(expected, **APPROX)
+        assert metric.loss(yt, yp) == pytest.approx(-expected, **APPROX)
+        resolved = metric.resolve(yt)
+        assert resolved.score(yt, yp) == pytest.approx(expected, **APPROX)
+        assert resolved.params["prior"] == pytest.approx(y.mean(), **APPROX)
+    else:
+        with pytest.raises(ValueError, match="both classes"):
+            metric.score(yt, yp)
+        with pytest.raises(ValueError, match="both classes"):
+            metric.loss(yt, yp)
+        with pytest.raises(ValueError, match="both classes"):
+            metric.resolve(yt)
+
+
+def test_balanced_accuracy_needs_labels():
+    with pytest.raises(ValueError, match="class prior"):
+        balanced_accuracy().resolve(None)
+    with pytest.raises(ValueError, match="empty"):
+        balanced_accuracy().resolve(np.array([], dtype=np.int64))
+
+
+weights = st.one_of(st.just(0.0), st.floats(0.01, 10.0))
+
+
+@SETTINGS
+@given(data=samples(), w=st.tuples(weights, weights, weights, weights))
+def test_weighted_accuracy_matches_confusion_matrix(data, w):
+    y, p, et, ep = data
+    w_tp, w_tn, w_fp, w_fn = w
+    if w_tp == 0 and w_tn == 0:
+        with pytest.raises(ValueError, match="both be zero"):
+            weighted_accuracy(w_tp, w_tn, w_fp, w_fn)
+        return
+    spec = weighted_accuracy(w_tp, w_tn, w_fp, w_fn)
+    tn, fp, fn, tp = skm.confusion_matrix(y, p, labels=[0, 1]).ravel()
+    num = w_tp * tp + w_tn * tn
+    den = num + w_fp * fp + w_fn * fn
+    expected = num / den if den > 0 else 0.0
+    yt, yp = encode(y, et), encode(p, ep)
+    assert spec.score(yt, yp) == pytest.approx(expected, **APPROX)
+    assert spec.loss(yt, yp) == -spec.score(yt, yp)
+    via_registry = get_metric("weighted_accuracy", w_tp=w_tp, w_tn=w_tn, w_fp=w_fp, w_fn=w_fn)
+    assert via_registry.score(yt, yp) == pytest.approx(expected, **APPROX)
+
+
+def test_weighted_accuracy_with_unit_weights_is_accuracy():
+    assert weighted_accuracy() == accuracy()
+    # (w_tp, w_tn, w_fp, w_fn) = (1, 0, 1, 0) is precision, (1, 0, 0, 1) is recall
+    assert weighted_accuracy(1, 0, 1, 0) == precision()
+    assert weighted_accuracy(1, 0, 0, 1) == recall()
+
+
+@pytest.mark.parametrize("factory", [f1, jaccard, precision, recall, accuracy, weighted_accuracy])
+def test_presets_are_scores_to_maximize(factory):
+    spec = factory()
+    assert spec.greater_is_better
+    assert spec.zero_division == 0.0
+    y = np.array([1, 1, 0, 0, 1])
+    p = np.array([1, 0, 0, 1, 1])
+    assert spec.loss(y, p) == -spec.score(y, p)
+    assert spec.score_from_loss(spec.loss(y, p)) == spec.score(y, p)
+
+
+def test_perfect_and_all_wrong_predictions():
+    y = np.array([1, 0, 1, 1, 0])
+    for spec in (f1(), jaccard(), precision(), recall(), accuracy(), f_beta(2.0)):
+        assert spec.score(y, y) == pytest.approx(1.0, **APPROX)
+        assert spec.score(y, 1 - y) == pytest.approx(0.0, **APPROX)
+    assert balanced_accuracy().score(y, y) == pytest.approx(1.0, **APPROX)
+    assert balanced_accuracy().score(y, 1 - y) == pytest.approx(0.0, **APPROX)
+
+
+def test_zero_division_is_reported_as_the_score():
+    spec = MetricSpec.from_confusion(
+        numerator={"tp": 1}, denominator={"tp": 1, "fp": 1}, zero_division=1.0
+    )
+    y = np.array([1, 0, 1])
+    nothing = np.zeros(3, dtype=np.int64)
+    assert spec.score(y, nothing) == 1.0
+    assert spec.loss(y, nothing) == -1.0
+    # sklearn agrees
+    assert spec.score(y, nothing) == sk(skm.precision_score, y, nothing, zero_division=1.0)
+
+
+# -- confusion_fractions and label handling ------------------------------------------------------
+
+
+@SETTINGS
+@given(data=samples())
+def test_confusion_fractions_match_confusion_matrix(data):
+    y, p, et, ep = data
+    tn, fp, fn, tp = skm.confusion_matrix(y, p, labels=[0, 1]).ravel()
+    got = confusion_fractions(encode(y, et), encode(p, ep))
+    np.testing.assert_allclose(got, np.array([tp, fp, fn, tn]) / y.size, atol=1e-15)
+    assert got.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("y_true", "y_pred", "match"),
+    [
+        ([0, 1, 2], [0, 1, 1], "labels in"),
+        ([0, 1, 1], [-1, 0, 1], "labels in"),
+        ([[0, 1]], [[0, 1]], "one-dimensional"),
+        ([0, 1, 1], [0, 1], "labels but y_pred has"),
+        ([], [], "empty"),
+        (["a", "b"], ["a", "b"], "numeric"),
+        ([0.5, 1.0], [0, 1], "labels in"),
+    ],
+)
+def test_bad_labels_raise(y_true, y_pred, match):
+    with pytest.raises(ValueError, match=match):
+        f1().score(np.asarray(y_true), np.asarray(y_pred))
+
+
+# -- the paper's (alpha, beta) form and the ERRATA --------------------------------------------
+
+ERRATA_CELLS = {
+    "tp": np.array([1, 1, 1, 1]) / 4,
+    "fp": np.array([-1, -1, 1, 1]) / 4,
+    "fn": np.array([-1, 1, -1, 1]) / 4,
+    "tn": np.array([1, -1, -1, 1]) / 4,
+}
+
+
+def test_cell_basis_is_the_errata_table():
+    assert CELLS == ("tp", "fp", "fn", "tn")
+    for cell, vec in ERRATA_CELLS.items():
+        np.testing.assert_array_equal(CELL_BASIS[cell], vec)
+    np.testing.assert_array_equal(CELL_BASIS["const"], [0, 0, 0, 1])
+
+
+@SETTINGS
+@given(data=samples())
+def test_cell_basis_reproduces_counts(data):
+    y, p, _, _ = data
+    phi = phi_basis(2 * p - 1, 2 * y - 1)
+    expected = cells_of(y, p)
+    for i, cell in enumerate(CELLS):
+        # per example, the basis combination is exactly the cell's indicator
+        indicator = phi @ CELL_BASIS[cell]
+        np.testing.assert_allclose(indicator, indicator.round(), atol=1e-15)
+        assert indicator.mean() == pytest.approx(expected[i], abs=1e-12)
+    assert (phi @ CELL_BASIS["const"]).mean() == 1.0
+
+
+@pytest.mark.parametrize(
+    ("spec", "alpha", "beta"),
+    [
+        (f_beta(0.5), -(5 / 16) * np.ones(4), [0, 1 / 8, 1 / 2, 5 / 8]),
+        (f1(), -(1 / 2) * np.ones(4), [0, 1 / 2, 1 / 2, 1]),
+        (f_beta(2.0), -(5 / 4) * np.ones(4), [0, 2, 1 / 2, 5 / 2]),
+        (jaccard(), -(1 / 4) * np.ones(4), [-1 / 4, 1 / 4, 1 / 4, 3 / 4]),
+    ],
+    ids=["f0.5", "f1", "f2", "jaccard"],
+)
+def test_alpha_beta_match_errata(spec, alpha, beta):
+    np.testing.assert_allclose(spec.alpha, alpha, atol=1e-15)
+    np.testing.assert_allclose(spec.beta, beta, atol=1e-15)
+
+
+@SETTINGS
+@given(b=st.floats(0.1, 5.0))
+def test_f_beta_vectors_match_errata(b):
+    b2 = b * b
+    spec = f_beta(b)
+    np.testing.assert_allclose(spec.alpha, -((1 + b2) / 4) * np.ones(4), atol=1e-12)
+    np.testing.assert_allclose(spec.beta, [0, b2 / 2, 1 / 2, (b2 + 1) / 2], atol=1e-12)
+
+
+def test_jaccard_beta_is_not_the_papers_typo():
+    # The paper's (1/4, 1/4, -1/4, 3/4) is 1 - FP.
+    typo = np.array([1, 1, -1, 3]) / 4
+    one_minus_fp = np.array([0, 0, 0, 1]) - ERRATA_CELLS["fp"]
+    np.testing.assert_allclose(typo, one_minus_fp)
+    assert not np.allclose(jaccard().beta, typo)
+
+
+def _all_specs_for(y01: np.ndarray):
+    specs = [f1(), f_beta(0.5), f_beta(3.0), jaccard(), precision(), recall(), accuracy()]
+    specs.append(weighted_accuracy(2.0, 0.5, 1.0, 3.0))
+    if 0 < y01.sum() < y01.size:
+        specs.append(balanced_accuracy().resolve(y01))
+    return specs
+
+
+@SETTINGS
+@given(data=samples())
+def test_paper_ratio_form_equals_loss(data):
+    y, p, _, _ = data
+    h_pm, y_pm = 2 * p - 1, 2 * y - 1
+    phi = phi_basis(h_pm, y_pm)
+    for spec in _all_specs_for(y):
+        num = float(np.mean(phi @ spec.alpha))
+        den = float(np.mean(phi @ spec.beta))
+        if abs(den) > 1e-12:
+            assert den > 0  # sign-normalized
+            assert spec.loss(y_pm, h_pm) == pytest.approx(num / den, **APPROX)
+        else:
+            assert spec.loss(y_pm, h_pm) == pytest.approx(-spec.zero_division, **APPROX)
+        # numerator_cells / denominator_cells are the same linear forms on the cell fractions
+        cells = cells_of(y, p)
+        assert spec.numerator_cells @ cells == pytest.approx(num, abs=1e-12)
+        assert spec.denominator_cells @ cells == pytest.approx(den, abs=1e-12)
+
+
+# -- from_confusion round trip and validation ----------------------------------------------------
+
+cell_weights = st.dictionaries(
+    st.sampled_from(("tp", "fp", "fn", "tn", "const")), st.integers(-3, 3), max_size=5
+)
+
+
+def _cell_vector(mapping) -> np.ndarray:
+    vec = np.zeros(4)
+    for key, w in mapping.items():
+        if key == "const":
+            vec += w
+        else:
+            vec[CELLS.index(key)] += w
+    return vec
+
+
+@SETTINGS
+@given(num=cell_weights, den=cell_weights, gib=st.booleans())
+def test_from_confusion_round_trip_and_exact_validation(num, den, gib):
+    num_vec, den_vec = _cell_vector(num), _cell_vector(den)
+    valid = (
+        np.any(num_vec != 0)
+        and np.any(den_vec != 0)
+        and (np.all(den_vec >= 0) or np.all(den_vec <= 0))
+        and not np.any((den_vec == 0) & (num_vec != 0))
+    )
+    if not valid:
+        with pytest.raises(ValueError):
+            MetricSpec.from_confusion(numerator=num, denominator=den, greater_is_better=gib)
+        return
+    spec = MetricSpec.from_confusion(numerator=num, denominator=den, greater_is_better=gib)
+    flip = -1.0 if np.all(den_vec <= 0) else 1.0
+    sign = -1.0 if gib else 1.0
+    np.testing.assert_allclose(spec.numerator_cells, flip * sign * num_vec, atol=1e-12)
+    np.testing.assert_allclose(spec.denominator_cells, flip * den_vec, atol=1e-12)
+    assert np.all(spec.denominator_cells >= -1e-12)
+    assert spec.greater_is_better == gib
+    # the score is the ratio as written, whatever the sign normalization did
+    rng = np.random.default_rng(abs(hash((tuple(num_vec), tuple(den_vec)))) % 2**32)
+    for _ in range(5):
+        y = rng.integers(0, 2, size=20)
+        p = rng.integers(0, 2, size=20)
+        c = cells_of(y, p)
+        d = den_vec @ c
+        if abs(d) > 1e-9:
+            ratio = (num_vec @ c) / d
+            assert spec.score(y, p) == pytest.approx(ratio, **APPROX)
+            assert spec.loss(y, p) == pytest.approx(sign * ratio, **APPROX)
+
+
+def test_from_confusion_f1_is_the_preset():
+    spec = MetricSpec.from_confusion(
+        numerator={"tp": 2}, denominator={"tp": 2, "fp": 1, "fn": 1}, name="mine"
+    )
+    assert spec == f1()
+    np.testing.assert_allclose(spec.numerator_cells, [-2, 0, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(spec.denominator_cells, [2, 1, 1, 0], atol=1e-15)
+
+
+def test_const_term_is_every_cell():
+    spec = MetricSpec.from_confusion(
+        numerator={"tp": 1, "tn": 1}, denominator={"const": 1}, greater_is_better=False
+    )
+    np.testing.assert_allclose(spec.numerator_cells, [1, 0, 0, 1], atol=1e-15)
+    np.testing.assert_allclose(spec.denominator_cells, [1, 1, 1, 1], atol=1e-15)
+    np.testing.assert_allclose(spec.beta, [0, 0, 0, 1], atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"alpha": [1, 2, 3], "beta": [0, 0, 0, 1]}, "exactly 4 coefficients"),
+        ({"alpha": [1, 0, 0, 0], "beta": [0, 0, 0, 1, 0]}, "exactly 4 coefficients"),
+        ({"alpha": [[1, 0, 0, 0]], "beta": [0, 0, 0, 1]}, "exactly 4 coefficients"),
+        ({"alpha": [np.nan, 0, 0, 1], "beta": [0, 0, 0, 1]}, "finite"),
+        ({"alpha": [1, 0, 0, 1], "beta": [0, np.inf, 0, 1]}, "finite"),
+        ({"alpha": [0, 0, 0, 0], "beta": [0, 0, 0, 1]}, "alpha is all zeros"),
+        ({"alpha": [1, 0, 0, 1], "beta": [0, 0, 0, 0]}, "beta is all zeros"),
+        ({"alpha": [1, 0, 0, 1], "beta": [0, 0, 0, 1], "zero_division": np.nan}, "zero_division"),
+    ],
+)
+def test_metric_spec_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        MetricSpec(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("numerator", "denominator", "match"),
+    [
+        ({"tp": 1}, {"tp": 1, "fp": -1}, "changes sign"),
+        ({"tp": 1}, {"tn": 2, "fn": -1}, "changes sign"),
+        ({"tn": 1}, {"tp": 1}, "zero where the numerator is not"),
+        ({"tp": 1, "fp": 1}, {"tp": 1, "fn": 1}, "zero where the numerator is not"),
+        ({"tp": 1}, {"tpp": 1}, "unknown term"),
+        ({"TP": 1}, {"tp": 1}, "unknown term"),
+        ({"tp": float("nan")}, {"tp": 1}, "finite"),
+        ({"tp": 1}, {"tp": float("inf")}, "finite"),
+        ({"tp": 0}, {"tp": 1}, "alpha is all zeros"),
+        ({"tp": 1}, {"tp": 1, "fp": -1, "fn": 0, "tn": 0, "const": 0}, "changes sign"),
+        ({"tp": 1}, {"tp": 1, "tn": -1}, "changes sign"),
+        ({"tp": 1}, {"fp": 2, "const": -1}, "changes sign"),
+        ({"tp": 1}, {}, "beta is all zeros"),
+    ],
+)
+def test_from_confusion_validation(numerator, denominator, match):
+    with pytest.raises(ValueError, match=match):
+        MetricSpec.from_confusion(numerator=numerator, denominator=denominator)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"w_tp": -1.0}, "w_tp must be a non-negative number"),
+        ({"w_tn": -0.1}, "w_tn must be a non-negative number"),
+        ({"w_fp": -1e-9}, "w_fp must be a non-negative number"),
+        ({"w_fn": -5}, "w_fn must be a non-negative number"),
+        ({"w_fn": float("nan")}, "w_fn must be a non-negative number"),
+        ({"w_fp": float("inf")}, "w_fp must be a non-negative number"),
+        ({"w_tp": 0.0, "w_tn": 0.0}, "both be zero"),
+    ],
+)
+def test_weighted_accuracy_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        weighted_accuracy(**kwargs)
+
+
+@pytest.mark.parametrize("b", [0.0, -1.0, -0.5, float("nan"), float("inf"), float("-inf")])
+def test_f_beta_rejects_non_positive_beta(b):
+    with pytest.raises(ValueError, match="beta must be a positive number"):
+        f_beta(b)
+    with pytest.raises(ValueError, match="beta must be a positive number"):
+        get_metric("f_beta", beta=b)
+
+
+def test_get_metric_errors_and_passthrough():
+    with pytest.raises(ValueError, match="unknown metric"):
+        get_metric("f2")
+    with pytest.raises(ValueError, match="unknown metric"):
+        get_metric("roc_auc")
+    with pytest.raises(ValueError, match="bad parameters"):
+        get_metric("f1", beta=2.0)
+    with pytest.raises(ValueError, match="bad parameters"):
+        get_metric("jaccard", foo=1)
+    with pytest.raises(ValueError, match="preset name or a MetricSpec"):
+        get_metric(3)
+    spec = jaccard()
+    assert get_metric(spec) is spec
+    ba = balanced_accuracy()
+    assert get_metric(ba) is ba
+    with pytest.raises(ValueError, match="only be given with a preset name"):
+        get_metric(spec, beta=2.0)
+    # names are case-insensitive
+    assert get_metric("F1") == f1()
+    assert get_metric("Jaccard") == jaccard()
+
+
+arrays4 = st.lists(
+    st.floats(-5, 5, allow_nan=False).map(lambda v: round(v, 3)), min_size=4, max_size=4
+)
+
+
+@SETTINGS
+@given(a=arrays4, b=arrays4, data=samples(max_size=50))
+def test_sign_normalization(a, b, data):
+    a, b = np.array(a), np.array(b)
+    try:
+        spec = MetricSpec(alpha=a, beta=b)
+    except ValueError:
+        with pytest.raises(ValueError):
+            MetricSpec(alpha=-a, beta=-b)
+        return
+    flipped = MetricSpec(alpha=-a, beta=-b)
+    assert flipped == spec
+    np.testing.assert_allclose(flipped.alpha, spec.alpha)
+    np.testing.assert_allclose(flipped.beta, spec.beta)
+    assert np.all(spec.denominator_cells >= -1e-12)
+    y, p, et, ep = data
+    yt, yp = encode(y, et), encode(p, ep)
+    assert flipped.loss(yt, yp) == spec.loss(yt, yp)
+    # the sign normalization never changes the value of the ratio where it is defined
+    phi = phi_basis(2 * p - 1, 2 * y - 1)
+    den = float(np.mean(phi @ b))
+    if abs(den) > 1e-9:
+        assert spec.loss(yt, yp) == pytest.approx(float(np.mean(phi @ a)) / den, **APPROX)
+
+
+def test_sign_normalization_of_a_preset():
+    spec = jaccard()
+    neg = MetricSpec(alpha=-spec.alpha, beta=-spec.beta, greater_is_better=True)
+    assert neg == spec
+    np.testing.assert_allclose(neg.beta, spec.beta)
+    y = np.array([1, 0, 1, 1, 0, 0])
+    p = np.array([1, 1, 0, 1, 0, 0])
+    assert neg.loss(y, p) == spec.loss(y, p)
+
+
+def test_equality_and_hash():
+    assert f1() == f1()
+    assert hash(f1()) == hash(f1())
+    assert f1() != jaccard()
+    assert f1() != f_beta(2.0)
+    gib = MetricSpec.from_confusion(numerator={"tp": 1}, denominator={"tp": 1, "fp": 1})
+    not_gib = MetricSpec(alpha=gib.alpha, beta=gib.beta, greater_is_better=False)
+    assert gib != not_gib
+    d = f1().to_dict()
+    assert d["alpha"] == f1().alpha.tolist() and d["greater_is_better"] is True
+
+
+# -- lambda_range and denominator_depends_on_predictions -----------------------------------------
+
+
+@SETTINGS
+@given(data=samples(), b=st.floats(0.1, 5.0))
+def test_lambda_range_contains_every_loss(data, b):
+    y, p, et, ep = data
+    yt, yp = encode(y, et), encode(p, ep)
+    for spec in _all_specs_for(y) + [f_beta(b)]:
+        lo, hi = spec.lambda_range
+        assert lo <= hi
+        loss = spec.loss(yt, yp)
+        assert lo - 1e-12 <= loss <= hi + 1e-12, (spec, loss, (lo, hi))
+
+
+@SETTINGS
+@given(data=samples(), w=st.tuples(weights, weights, weights, weights))
+@example(data=(np.array([1, 0]), np.array([0, 1]), "01", "01"), w=(1.0, 1.0, 0.0, 0.0))
+def test_lambda_range_contains_every_weighted_accuracy_loss(data, w):
+    """Every weighted-accuracy spec that can be built must keep its losses, including the
+    zero_division value where the denominator vanishes, inside lambda_range (the bisection over
+    lambda searches there)."""
+    y, p, et, ep = data
+    try:
+        spec = weighted_accuracy(*w)
+    except ValueError:
+        return
+    lo, hi = spec.lambda_range
+    loss = spec.loss(encode(y, et), encode(p, ep))
+    assert lo - 1e-12 <= loss <= hi + 1e-12, (w, loss, (lo, hi))
+
+
+@pytest.mark.parametrize("factory", [f1, jaccard, lambda: f_beta(0.5), lambda: f_beta(3.0)])
+def test_lambda_range_is_tight_for_f_and_jaccard(factory):
+    spec = factory()
+    assert spec.lambda_range == pytest.approx((-1.0, 0.0), abs=1e-12)
+    y = np.array([1, 0, 1, 0])
+    assert spec.loss(y, y) == pytest.approx(-1.0, abs=1e-12)
+    assert spec.loss(y, 1 - y) == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("factory", [precision, recall, accuracy])
+def test_lambda_range_of_other_presets(factory):
+    assert factory().lambda_range == pytest.approx((-1.0, 0.0), abs=1e-12)
+
+
+@SETTINGS
+@given(n=st.integers(1, 8), y_bits=st.integers(0, 255))
+def test_lambda_range_brute_force_f1_jaccard(n, y_bits):
+    """Over all predictions on a tiny sample, the losses stay in the range."""
+    y = np.array([(y_bits >> i) & 1 for i in range(n)])
+    for spec in (f1(), jaccard()):
+        lo, hi = spec.lambda_range
+        losses = [spec.loss(y, np.array(p)) for p in itertools.product((0, 1), repeat=n)]
+        assert lo - 1e-12 <= min(losses) and max(losses) <= hi + 1e-12
+
+
+def test_balanced_accuracy_lambda_range_holds_its_losses():
+    y = np.array([1, 0, 0, 0, 0])
+    spec = balanced_accuracy().resolve(y)
+    lo, hi = spec.lambda_range
+    for p in itertools.product((0, 1), repeat=5):
+        assert lo - 1e-12 <= spec.loss(y, np.array(p)) <= hi + 1e-12
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (accuracy(), False),
+        (recall(), False),
+        (balanced_accuracy().resolve(np.array([1, 0, 0])), False),
+        (weighted_accuracy(1, 1, 1, 1), False),
+        (weighted_accuracy(1, 0, 0, 1), False),  # recall
+        (f1(), True),
+        (f_beta(0.5), True),
+        (jaccard(), True),
+        (precision(), True),
+        (weighted_accuracy(1, 0, 1, 0), True),  # precision
+        (weighted_accuracy(2, 1, 1, 3), True),
+    ],
+    ids=[
+        "accuracy",
+        "recall",
+        "balanced_accuracy",
+        "wa_equal",
+        "wa_recall",
+        "f1",
+        "f0.5",
+        "jaccard",
+        "precision",
+        "wa_precision",
+        "wa_unequal",
+    ],
+)
+def test_denominator_depends_on_predictions(spec, expected):
+    assert spec.denominator_depends_on_predictions is expected
+    # cross-check: the denominator is fixed by the labels iff it weighs tp = fn and fp = tn
+    d = spec.denominator_cells
+    fixed_by_labels = np.isclose(d[0], d[2]) and np.isclose(d[1], d[3])
+    assert bool(fixed_by_labels) == (not expected)
