@@ -164,9 +164,12 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     # -- fitting ---------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any) -> MetroClassifier:
         X, y = validate_data(self, X, y, allow_nd=True, dtype=np.float32, ensure_min_samples=2)
-        target_type = type_of_target(y, input_name="y")
-        if target_type not in ("binary", "multiclass"):
-            raise ValueError(f"MetroClassifier needs binary class labels; y is {target_type}")
+        target_type = type_of_target(y, input_name="y", raise_unknown=True)
+        if target_type != "binary":
+            raise ValueError(
+                "Only binary classification is supported. "
+                f"The type of the target is {target_type}."
+            )
         self.classes_ = np.unique(y)
         if self.classes_.size != 2:
             raise ValueError(

@@ -1,5 +1,5 @@
-"""Tests of metro.metrics: presets against scikit-learn, the paper's (alpha, beta) form, the ERRATA's
-cell basis and vectors, validation, sign normalization and lambda_range."""
+"""Tests of metro.metrics: presets against scikit-learn, the paper's (alpha, beta) form, the
+ERRATA's cell basis and vectors, validation, sign normalization and lambda_range."""
 
 from __future__ import annotations
 
@@ -29,9 +29,7 @@ from metro.metrics import (
     weighted_accuracy,
 )
 
-SETTINGS = settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 APPROX = {"abs": 1e-9}
 
 ENCODINGS = ("01", "pm1", "bool", "float01")
@@ -77,9 +75,10 @@ def cells_of(y01: np.ndarray, p01: np.ndarray) -> np.ndarray:
     y = np.asarray(y01, dtype=bool)
     p = np.asarray(p01, dtype=bool)
     n = y.size
-    return np.array(
-        [np.sum(y & p), np.sum(~y & p), np.sum(y & ~p), np.sum(~y & ~p)], dtype=np.float64
-    ) / n
+    return (
+        np.array([np.sum(y & p), np.sum(~y & p), np.sum(y & ~p), np.sum(~y & ~p)], dtype=np.float64)
+        / n
+    )
 
 
 def phi_basis(h_pm: np.ndarray, y_pm: np.ndarray) -> np.ndarray:
@@ -546,6 +545,23 @@ def test_sign_normalization_of_a_preset():
     assert neg.loss(y, p) == spec.loss(y, p)
 
 
+@pytest.mark.parametrize("scale", [1e-13, 1e-10, 1e-6, 1.0, 1e6, 1e10])
+def test_scaling_numerator_and_denominator_changes_nothing(scale):
+    """A ratio metric is invariant to scaling all its weights: weighted accuracy with weights
+    (c, 0, c, 0) is precision for every c > 0, and must score like it on every sample."""
+    y = np.zeros(200, dtype=np.int64)
+    p = np.zeros(200, dtype=np.int64)
+    y[:3] = 1
+    p[0] = 1  # 1 TP out of 200 examples: precision 1, recall 1/3
+    spec = weighted_accuracy(scale, 0.0, scale, 0.0)
+    assert spec.score(y, p) == pytest.approx(precision().score(y, p), **APPROX)
+    assert spec.lambda_range == pytest.approx(precision().lambda_range, abs=1e-12)
+    scaled_recall = MetricSpec.from_confusion(
+        numerator={"tp": scale}, denominator={"tp": scale, "fn": scale}
+    )
+    assert scaled_recall.score(y, p) == pytest.approx(1 / 3, **APPROX)
+
+
 def test_equality_and_hash():
     assert f1() == f1()
     assert hash(f1()) == hash(f1())
@@ -566,7 +582,7 @@ def test_equality_and_hash():
 def test_lambda_range_contains_every_loss(data, b):
     y, p, et, ep = data
     yt, yp = encode(y, et), encode(p, ep)
-    for spec in _all_specs_for(y) + [f_beta(b)]:
+    for spec in [*_all_specs_for(y), f_beta(b)]:
         lo, hi = spec.lambda_range
         assert lo <= hi
         loss = spec.loss(yt, yp)

@@ -1,0 +1,466 @@
+"""Hypothesis sets: K independent models stacked so that one pass over the data serves all K.
+
+A METRO search fits one cost-sensitive model per lambda. The K models of a :class:`StackedModel`
+share nothing but their input: every parameter has one slice per model, so the K fits stay
+independent (the gradient of a sum of per-model losses with respect to model k's slice is the
+gradient of model k's own loss), while the data is read once per batch for all of them.
+
+Layouts (per-model shape, stacked with K in front unless noted):
+
+* ``linear``: ``weight`` [d, K] (K last, so ``z @ weight`` is one GEMM), ``bias`` [K].
+* ``mlp``: ``hidden{i}_weight`` [K, d_in, d_out], ``hidden{i}_bias`` [K, d_out], then
+  ``out_weight`` [K, d_last], ``out_bias`` [K]; evaluated with batched matrix products.
+* ``cnn3``: ``conv{1,2,3}_weight`` [K, c_out, c_in, 3, 3], ``conv{1,2,3}_bias`` [K, c_out],
+  ``head_weight`` [K, c3], ``head_bias`` [K].
+
+Input standardization is part of the model (buffers ``mean`` and ``std``, per feature for
+flattened inputs and per channel for images), so a saved model scores raw inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+__all__ = ["MODEL_KINDS", "ModelSpec", "StackedModel", "build_model", "get_model_spec"]
+
+MODEL_KINDS: tuple[str, ...] = ("linear", "mlp", "cnn3")
+
+# Two max-pools of 2 halve the image twice; a side under 4 would pool to nothing.
+_MIN_IMAGE_SIDE = 4
+# Rows per chunk when computing the standardization statistics (bounds the float64 copy).
+_STATS_CHUNK_ROWS = 8192
+# How K conv stacks are evaluated, by device type. Measured on CPU (2 cores, K=8, 64 images
+# 3x32x32, channels 32/64/128, forward+backward): a loop over the K models 270 ms, one grouped
+# convolution per layer (groups=K) 380 ms, torch.func.vmap (which also lowers to grouped
+# convolutions) 540 ms; with channels_last the grouped/vmap paths were 2-5x slower still.
+# oneDNN's grouped kernels are not tuned for this shape, so a loop of dense convolutions wins on
+# CPU. The loop also makes model k of a stack bit-identical to a K=1 model on CPU.
+_CNN_STACKING: dict[str, str] = {"cpu": "loop", "cuda": "loop"}
+
+
+def _sizes(value: Any, field_name: str) -> tuple[int, ...]:
+    """A non-empty tuple of positive ints, or a ValueError naming the field."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+        raise ValueError(f"{field_name} must be a sequence of positive integers, got {value!r}")
+    sizes: list[int] = []
+    for v in value:
+        if isinstance(v, bool):
+            raise ValueError(f"{field_name} must hold positive integers, got {v!r}")
+        try:
+            size = operator.index(v)
+        except TypeError:
+            raise ValueError(f"{field_name} must hold positive integers, got {v!r}") from None
+        if size <= 0:
+            raise ValueError(f"{field_name} must hold positive integers, got {size}")
+        sizes.append(size)
+    if not sizes:
+        raise ValueError(f"{field_name} must not be empty")
+    return tuple(sizes)
+
+
+def _input_shape(value: Any) -> tuple[int, ...]:
+    try:
+        return _sizes(value, "input_shape")
+    except ValueError as exc:
+        raise ValueError(f"{exc} (the shape of one example, without the batch dimension)") from None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The hypothesis set: its kind and sizes (``hidden`` is used by mlp, ``channels`` by cnn3)."""
+
+    kind: str = "linear"
+    hidden: tuple[int, ...] = (64,)
+    channels: tuple[int, int, int] = (32, 64, 128)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, str) or self.kind not in MODEL_KINDS:
+            raise ValueError(
+                f"unknown model kind {self.kind!r}; expected one of {', '.join(MODEL_KINDS)}"
+            )
+        object.__setattr__(self, "hidden", _sizes(self.hidden, "hidden"))
+        channels = _sizes(self.channels, "channels")
+        if len(channels) != 3:
+            raise ValueError(
+                f"channels must have exactly 3 sizes (one per conv layer), got {list(channels)}"
+            )
+        object.__setattr__(self, "channels", channels)
+
+    def check_input(self, input_shape: tuple[int, ...]) -> None:
+        """Raise ValueError unless examples of this shape fit the model: cnn3 needs (C, H, W)
+        images with sides of at least 4; linear and mlp flatten any shape."""
+        shape = _input_shape(input_shape)
+        if self.kind != "cnn3":
+            return
+        if len(shape) != 3:
+            raise ValueError(
+                f"model kind 'cnn3' needs image inputs of shape (C, H, W), got {shape}"
+            )
+        if min(shape[1:]) < _MIN_IMAGE_SIDE:
+            raise ValueError(
+                f"model kind 'cnn3' needs images of at least {_MIN_IMAGE_SIDE}x{_MIN_IMAGE_SIDE} "
+                f"(it max-pools twice), got {shape[1]}x{shape[2]}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "hidden": list(self.hidden), "channels": list(self.channels)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ModelSpec:
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a model spec must be a mapping, got {type(data).__name__}")
+        unknown = set(data) - {"kind", "hidden", "channels"}
+        if unknown:
+            raise ValueError(f"unknown model spec field(s) {sorted(unknown)}")
+        return cls(**dict(data))
+
+
+def get_model_spec(kind: str | ModelSpec, **params: Any) -> ModelSpec:
+    """A ModelSpec from a kind name and its sizes, or the given spec unchanged."""
+    if isinstance(kind, ModelSpec):
+        if params:
+            raise ValueError("sizes can only be given with a model kind name")
+        return kind
+    if not isinstance(kind, str):
+        raise ValueError(f"model must be a kind name or a ModelSpec, got {type(kind).__name__}")
+    unknown = set(params) - {"hidden", "channels"}
+    if unknown:
+        raise ValueError(f"model kind {kind!r} takes no parameter(s) {sorted(unknown)}")
+    return ModelSpec(kind.lower(), **params)
+
+
+def _per_model_shapes(spec: ModelSpec, input_shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    """Parameter name -> shape of one model's slice, in a fixed order (the init order)."""
+    if spec.kind == "linear":
+        return {"weight": (math.prod(input_shape),), "bias": ()}
+    if spec.kind == "mlp":
+        shapes: dict[str, tuple[int, ...]] = {}
+        d_in = math.prod(input_shape)
+        for i, d_out in enumerate(spec.hidden):
+            shapes[f"hidden{i}_weight"] = (d_in, d_out)
+            shapes[f"hidden{i}_bias"] = (d_out,)
+            d_in = d_out
+        shapes["out_weight"] = (d_in,)
+        shapes["out_bias"] = ()
+        return shapes
+    c_in = input_shape[0]
+    shapes = {}
+    for i, c_out in enumerate(spec.channels, start=1):
+        shapes[f"conv{i}_weight"] = (c_out, c_in, 3, 3)
+        shapes[f"conv{i}_bias"] = (c_out,)
+        c_in = c_out
+    shapes["head_weight"] = (c_in,)
+    shapes["head_bias"] = ()
+    return shapes
+
+
+def _fan_in(name: str, shapes: Mapping[str, tuple[int, ...]]) -> int:
+    """Inputs per unit of the layer that owns ``name`` (for PyTorch's default init bound)."""
+    weight_shape = shapes[name.removesuffix("bias").removesuffix("weight") + "weight"]
+    if len(weight_shape) == 4:  # conv: c_in * 3 * 3
+        return math.prod(weight_shape[1:])
+    return weight_shape[0]
+
+
+class StackedModel(torch.nn.Module):
+    """K independent models evaluated together; ``forward(x)`` returns scores h(x), [n, K].
+
+    Build one with :func:`build_model` (initialized, with input statistics) or
+    :meth:`from_tensors` (saved weights); the constructor makes a zero-initialized stack.
+    """
+
+    mean: Tensor
+    std: Tensor
+
+    def __init__(self, spec: ModelSpec, input_shape: tuple[int, ...], n_models: int) -> None:
+        super().__init__()
+        if not isinstance(spec, ModelSpec):
+            raise ValueError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+        shape = _input_shape(input_shape)
+        spec.check_input(shape)
+        if isinstance(n_models, bool) or not isinstance(n_models, int) or n_models < 1:
+            raise ValueError(f"n_models must be a positive integer, got {n_models!r}")
+        self.spec = spec
+        self.input_shape = shape
+        self.n_models = n_models
+        self._shapes = _per_model_shapes(spec, shape)
+        for name in self._shapes:
+            stacked = torch.zeros(self._stacked_shape(name))
+            self.register_parameter(name, torch.nn.Parameter(stacked))
+        n_stats = shape[0] if spec.kind == "cnn3" else math.prod(shape)
+        self.register_buffer("mean", torch.zeros(n_stats))
+        self.register_buffer("std", torch.ones(n_stats))
+
+    # -- layout ---------------------------------------------------------------------------------
+    def _stacked_shape(self, name: str) -> tuple[int, ...]:
+        if self.spec.kind == "linear" and name == "weight":
+            return (*self._shapes[name], self.n_models)
+        return (self.n_models, *self._shapes[name])
+
+    def per_model_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Parameter name -> shape of one model's slice."""
+        return dict(self._shapes)
+
+    def unstack(self, name: str, tensor: Tensor) -> Tensor:
+        """A tensor laid out like parameter ``name``, viewed as [K, *per-model shape]."""
+        if self.spec.kind == "linear" and name == "weight":
+            return tensor.transpose(0, 1)
+        return tensor
+
+    def restack(self, name: str, per_model: Tensor) -> Tensor:
+        """Inverse of :meth:`unstack`: [K', *per-model shape] -> the layout of ``name``."""
+        if self.spec.kind == "linear" and name == "weight":
+            return per_model.transpose(0, 1)
+        return per_model
+
+    @staticmethod
+    def is_weight(name: str) -> bool:
+        """Weights take weight decay; biases (and the mean/std buffers) do not."""
+        return name.endswith("weight")
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def standardize(self, x: Tensor) -> Tensor:
+        """(x - mean) / std; flattened to [n, d] for linear/mlp, [n, C, H, W] for cnn3."""
+        if tuple(x.shape[1:]) != self.input_shape:
+            raise ValueError(
+                f"inputs must have shape [n, {', '.join(map(str, self.input_shape))}], "
+                f"got {list(x.shape)}"
+            )
+        if self.spec.kind == "cnn3":
+            return (x - self.mean[:, None, None]) / self.std[:, None, None]
+        return (x.flatten(1) - self.mean) / self.std
+
+    def forward(self, x: Tensor, *, standardized: bool = False) -> Tensor:
+        """Scores [n, K]. ``standardized=True`` means x is already ``self.standardize(x)``
+        (lets a trainer standardize a resident training set once, or augment after it)."""
+        z = x if standardized else self.standardize(x)
+        if self.spec.kind == "linear":
+            p = dict(self.named_parameters())
+            return torch.addmm(p["bias"], z, p["weight"])
+        if self.spec.kind == "mlp":
+            return self._mlp(z)
+        if _CNN_STACKING.get(z.device.type, "loop") == "grouped":
+            return self._cnn_grouped(z)
+        return self._cnn_loop(z)
+
+    def _mlp(self, z: Tensor) -> Tensor:
+        params = dict(self.named_parameters())
+        # [n, d] @ [K, d, h] broadcasts to one batched GEMM; activations stay [K, n, h] so every
+        # later layer is a plain bmm (measured faster on CPU than einsum or torch.func.vmap).
+        a = torch.relu(torch.matmul(z, params["hidden0_weight"]) + params["hidden0_bias"][:, None])
+        for i in range(1, len(self.spec.hidden)):
+            w, b = params[f"hidden{i}_weight"], params[f"hidden{i}_bias"]
+            a = torch.relu(torch.baddbmm(b[:, None, :], a, w))
+        out = torch.baddbmm(params["out_bias"][:, None, None], a, params["out_weight"][:, :, None])
+        return out.squeeze(2).transpose(0, 1)
+
+    def _cnn_loop(self, z: Tensor) -> Tensor:
+        p = dict(self.named_parameters())
+
+        def conv(a: Tensor, layer: int, k: int) -> Tensor:
+            w, b = p[f"conv{layer}_weight"][k], p[f"conv{layer}_bias"][k]
+            return F.relu(F.conv2d(a, w, b, padding=1))
+
+        scores = []
+        for k in range(self.n_models):
+            a = F.max_pool2d(conv(z, 1, k), 2)
+            a = F.max_pool2d(conv(a, 2, k), 2)
+            a = conv(a, 3, k)
+            scores.append(a.mean(dim=(2, 3)) @ p["head_weight"][k] + p["head_bias"][k])
+        return torch.stack(scores, dim=1)
+
+    def _cnn_grouped(self, z: Tensor) -> Tensor:
+        p = dict(self.named_parameters())
+        K = self.n_models
+        # The first layer sees the same input for every model: one dense convolution with K*c1
+        # outputs equals a grouped one on the input repeated K times, without the repeat.
+        a = F.conv2d(z, p["conv1_weight"].flatten(0, 1), p["conv1_bias"].flatten(), padding=1)
+        a = F.max_pool2d(F.relu(a), 2)
+        a = F.conv2d(
+            a, p["conv2_weight"].flatten(0, 1), p["conv2_bias"].flatten(), padding=1, groups=K
+        )
+        a = F.max_pool2d(F.relu(a), 2)
+        a = F.conv2d(
+            a, p["conv3_weight"].flatten(0, 1), p["conv3_bias"].flatten(), padding=1, groups=K
+        )
+        pooled = F.relu(a).mean(dim=(2, 3)).view(z.shape[0], K, -1)
+        return (pooled * p["head_weight"]).sum(-1) + p["head_bias"]
+
+    # -- copies and serialization ---------------------------------------------------------------
+    def select(self, indices: Sequence[int]) -> StackedModel:
+        """A new stack (a copy) holding the models at ``indices``, in that order; repeats allowed
+        (``select([0] * K)`` broadcasts one model to K copies)."""
+        if isinstance(indices, str | bytes) or not isinstance(indices, Sequence | np.ndarray):
+            raise ValueError(f"indices must be a sequence of model indices, got {indices!r}")
+        idx: list[int] = []
+        for i in indices:
+            try:
+                j = operator.index(i)
+            except TypeError:
+                raise ValueError(f"model indices must be integers, got {i!r}") from None
+            if not -self.n_models <= j < self.n_models:
+                raise ValueError(f"model index {j} out of range for a stack of {self.n_models}")
+            idx.append(j % self.n_models)
+        if not idx:
+            raise ValueError("select needs at least one model index")
+        ref = self.mean
+        new = StackedModel(self.spec, self.input_shape, len(idx)).to(ref.device, ref.dtype)
+        index = torch.tensor(idx, device=ref.device)
+        with torch.no_grad():
+            new.mean.copy_(self.mean)
+            new.std.copy_(self.std)
+            for name, param in self.named_parameters():
+                chosen = self.unstack(name, param).index_select(0, index)
+                getattr(new, name).copy_(new.restack(name, chosen))
+        return new.train(self.training)
+
+    def tensors(self) -> dict[str, Tensor]:
+        """Every parameter and buffer as a contiguous CPU tensor (a copy), for safetensors."""
+        return {
+            name: t.detach().to("cpu", copy=True).contiguous()
+            for name, t in self.state_dict().items()
+        }
+
+    @classmethod
+    def from_tensors(
+        cls,
+        spec: ModelSpec | Mapping[str, Any],
+        input_shape: tuple[int, ...],
+        tensors: Mapping[str, Tensor | np.ndarray],
+    ) -> StackedModel:
+        """Rebuild a stack from :meth:`tensors` output (the exact inverse)."""
+        model_spec = spec if isinstance(spec, ModelSpec) else ModelSpec.from_dict(spec)
+        shape = _input_shape(input_shape)
+        model_spec.check_input(shape)
+        if not isinstance(tensors, Mapping):
+            raise ValueError(
+                f"tensors must be a mapping of name -> tensor, got {type(tensors).__name__}"
+            )
+        expected = [*_per_model_shapes(model_spec, shape), "mean", "std"]
+        missing = set(expected) - set(tensors)
+        unknown = set(tensors) - set(expected)
+        if missing or unknown:
+            raise ValueError(
+                f"tensors do not match a {model_spec.kind} model: "
+                f"missing {sorted(missing)}, unexpected {sorted(unknown)}"
+            )
+        # The last bias holds one scalar per model in every kind.
+        last_bias = torch.as_tensor(tensors[expected[-3]])
+        if last_bias.ndim != 1 or last_bias.numel() < 1:
+            raise ValueError(f"{expected[-3]} must be a 1-D tensor with one entry per model")
+        model = cls(model_spec, shape, int(last_bias.numel()))
+        state = model.state_dict()
+        with torch.no_grad():
+            for name in expected:
+                value = torch.as_tensor(tensors[name])
+                if not value.is_floating_point():
+                    raise ValueError(f"tensor {name!r} must be floating point, got {value.dtype}")
+                if tuple(value.shape) != tuple(state[name].shape):
+                    raise ValueError(
+                        f"tensor {name!r} has shape {list(value.shape)}, "
+                        f"expected {list(state[name].shape)}"
+                    )
+                state[name].copy_(value)
+        return model.eval()
+
+    def extra_repr(self) -> str:
+        return f"kind={self.spec.kind!r}, input_shape={self.input_shape}, n_models={self.n_models}"
+
+
+def _as_tensor(X: np.ndarray | Tensor) -> Tensor:
+    if isinstance(X, Tensor):
+        return X.detach()
+    arr = np.asarray(X)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"X must hold real numbers, got dtype {arr.dtype}")
+    return torch.from_numpy(np.ascontiguousarray(arr))
+
+
+def _feature_stats(X: Tensor, *, per_channel: bool) -> tuple[Tensor, Tensor]:
+    """Mean and (population) std per feature or per channel, in float64, two passes over row
+    chunks so a large image set is never copied whole. A feature whose values are all equal gets
+    std 1: comparing min and max is exact, where a computed variance of a constant float32 column
+    is only zero up to round-off."""
+    n = X.shape[0]
+
+    def rows(start: int) -> Tensor:
+        chunk = X[start : start + _STATS_CHUNK_ROWS].to(torch.float64)
+        if per_channel:  # [m, C, H, W] -> [m * H * W, C]
+            return chunk.transpose(0, 1).reshape(chunk.shape[1], -1).T
+        return chunk.reshape(chunk.shape[0], -1)
+
+    total: Tensor | None = None
+    lo: Tensor | None = None
+    hi: Tensor | None = None
+    count = 0
+    for start in range(0, n, _STATS_CHUNK_ROWS):
+        r = rows(start)
+        count += r.shape[0]
+        s, mn, mx = r.sum(0), r.amin(0), r.amax(0)
+        total = s if total is None else total + s
+        lo = mn if lo is None else torch.minimum(lo, mn)
+        hi = mx if hi is None else torch.maximum(hi, mx)
+    assert total is not None and lo is not None and hi is not None
+    mean = total / count
+    sq = torch.zeros_like(mean)
+    for start in range(0, n, _STATS_CHUNK_ROWS):
+        sq += (rows(start) - mean).square().sum(0)
+    std = torch.sqrt(sq / count).to(torch.float32)
+    std = torch.where((hi == lo) | (std == 0), torch.ones_like(std), std)
+    return mean.to(torch.float32).cpu(), std.cpu()
+
+
+def build_model(
+    spec: ModelSpec,
+    *,
+    input_shape: tuple[int, ...],
+    n_models: int,
+    X_stats: np.ndarray | Tensor | None = None,
+    seed: int = 0,
+) -> StackedModel:
+    """A freshly initialized stack of ``n_models`` identical models.
+
+    Every model gets the same initial parameters (model k equals a K=1 model built with the same
+    seed), so the K fits of a search differ only by their cost tables and stay comparable.
+    Linear models start at zero (the problem is convex); mlp and cnn3 layers use PyTorch's
+    default init, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn from a generator seeded with
+    ``seed`` (the global RNG is not touched). ``X_stats`` ([n, *input_shape]) sets the
+    standardization; without it the model sees raw inputs (mean 0, std 1).
+    """
+    if not isinstance(spec, ModelSpec):
+        raise ValueError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    model = StackedModel(spec, input_shape, n_models)
+    if spec.kind != "linear":
+        gen = torch.Generator().manual_seed(int(seed))
+        shapes = model.per_model_shapes()
+        with torch.no_grad():
+            for name, shape in shapes.items():
+                bound = 1.0 / math.sqrt(_fan_in(name, shapes))
+                one = (torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound
+                stacked = one.to(torch.float32).expand(n_models, *shape)
+                getattr(model, name).copy_(model.restack(name, stacked))
+    if X_stats is not None:
+        X = _as_tensor(X_stats)
+        if X.ndim < 2 or tuple(X.shape[1:]) != model.input_shape or X.shape[0] < 1:
+            raise ValueError(
+                f"X_stats must have shape [n >= 1, {', '.join(map(str, model.input_shape))}], "
+                f"got {list(X.shape)}"
+            )
+        if X.is_floating_point() and not bool(torch.isfinite(X).all()):
+            raise ValueError("X_stats must be finite (found NaN or infinity)")
+        mean, std = _feature_stats(X, per_channel=spec.kind == "cnn3")
+        with torch.no_grad():
+            model.mean.copy_(mean)
+            model.std.copy_(std)
+    return model

@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.metrics import f1_score, fbeta_score, jaccard_score
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from metro import MetricSpec, MetroClassifier, f_beta
+from metro.trainer import TrainingCancelled
+
+FAST = {"max_iter": 60}
+
+
+def _data(n=600, seed=0, weight=0.15):
+    X, y = make_classification(
+        n_samples=n, n_features=8, n_informative=4, weights=[1 - weight, weight],
+        flip_y=0.02, random_state=seed,
+    )
+    return X.astype(np.float32), y
+
+
+def test_fit_predict_and_fitted_attributes():
+    X, y = _data()
+    clf = MetroClassifier(metric="f1", n_lambdas=11, random_state=0, training=FAST).fit(X, y)
+    lo, hi = clf.lambda_range_
+    assert lo <= clf.best_lambda_ <= hi
+    assert clf.n_features_in_ == 8
+    assert list(clf.classes_) == [0, 1]
+    # 11 grid points then the refit on all the data
+    assert len(clf.trace_) == 12
+    assert [s.step for s in clf.trace_] == list(range(12))
+    pred = clf.predict(X)
+    assert set(np.unique(pred)) <= {0, 1}
+    assert clf.score(X, y) == pytest.approx(f1_score(y, pred))
+    assert clf.decision_function(X).shape == (600,)
+    # the chosen lambda is the grid point with the best validation F1
+    grid = clf.trace_[:-1]
+    assert clf.best_score_ == pytest.approx(max(s.validation_metric for s in grid))
+
+
+def test_metro_beats_unweighted_logistic_on_f1_for_imbalanced_data():
+    X, y = _data(n=2000, seed=1, weight=0.08)
+    Xte, yte = X[1000:], y[1000:]
+    metro = MetroClassifier(metric="f1", random_state=0).fit(X[:1000], y[:1000])
+    erm = MetroClassifier(metric="accuracy", random_state=0).fit(X[:1000], y[:1000])
+    assert f1_score(yte, metro.predict(Xte)) > f1_score(yte, erm.predict(Xte))
+
+
+@pytest.mark.parametrize("search", ["grid", "bisection", "dinkelbach"])
+def test_every_strategy_runs_and_records_its_trace(search):
+    X, y = _data(seed=2)
+    steps = []
+    clf = MetroClassifier(
+        metric="jaccard", search=search, n_lambdas=7, epsilon=0.05, random_state=0,
+        training=FAST, callback=steps.append,
+    ).fit(X, y)
+    assert steps == clf.trace_
+    assert clf.search_result_.strategy == search
+    assert 0.0 <= clf.score(X, y) <= 1.0
+    assert clf.score(X, y) == pytest.approx(jaccard_score(y, clf.predict(X)))
+    if search != "grid":
+        a, b = clf.search_result_.bracket
+        assert a <= b
+
+
+def test_string_labels_and_pos_label():
+    X, y = _data(seed=3)
+    labels = np.where(y == 1, "fraud", "ok")
+    clf = MetroClassifier(metric="f_beta", metric_params={"beta": 2.0}, pos_label="fraud",
+                          n_lambdas=5, random_state=0, training=FAST).fit(X, labels)
+    pred = clf.predict(X)
+    assert set(np.unique(pred)) <= {"fraud", "ok"}
+    assert clf.score(X, labels) == pytest.approx(fbeta_score(labels, pred, beta=2.0, pos_label="fraud"))
+
+
+def test_metric_spec_object_and_cross_validation():
+    X, y = _data(seed=4)
+    spec = MetricSpec.from_confusion(numerator={"tp": 1.0}, denominator={"tp": 1, "fp": 1, "fn": 1})
+    clf = MetroClassifier(metric=spec, cv=3, n_lambdas=5, random_state=0, training=FAST).fit(X, y)
+    # 3 folds x 5 lambdas, then the refit
+    assert len(clf.trace_) == 16
+    assert {s.fold for s in clf.trace_[:-1]} == {0, 1, 2}
+
+
+def test_prediction_independent_denominator_needs_one_fit():
+    X, y = _data(seed=5)
+    clf = MetroClassifier(metric="balanced_accuracy", random_state=0, training=FAST).fit(X, y)
+    assert clf.search_result_.strategy == "exact"
+    assert len(clf.trace_) == 2  # the fit, then the refit
+
+
+def test_shift_auto_tries_both_shifts():
+    X, y = _data(seed=6)
+    clf = MetroClassifier(metric="f1", shift="auto", n_lambdas=5, random_state=0, training=FAST)
+    clf.fit(X, y)
+    assert {s.shift for s in clf.trace_} == {"minimal", "paper"}
+    assert clf.best_shift_ in {"minimal", "paper"}
+
+
+def test_reproducible_with_random_state():
+    X, y = _data(seed=7)
+    a = MetroClassifier(n_lambdas=5, random_state=3, training=FAST).fit(X, y)
+    b = clone(a).fit(X, y)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-5, atol=1e-6)
+    assert a.best_lambda_ == b.best_lambda_
+
+
+def test_cancellation_from_the_callback():
+    X, y = _data(seed=8)
+
+    def stop(step):
+        raise TrainingCancelled("stop")
+
+    with pytest.raises(TrainingCancelled):
+        MetroClassifier(search="bisection", callback=stop, training=FAST).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"metric": "nope"}, "unknown metric 'nope'"),
+        ({"surrogate": "nope"}, "unknown surrogate 'nope'"),
+        ({"search": "nope"}, "unknown search strategy 'nope'"),
+        ({"model": "cnn3"}, "cnn3"),
+        ({"validation_fraction": 1.0}, "validation_fraction"),
+        ({"metric": "f_beta", "metric_params": {"beta": -1}}, "beta must be a positive number"),
+        ({"n_lambdas": 0}, "n_lambdas"),
+        ({"shift": "sideways"}, "unknown shift"),
+        ({"search": "bisection", "cv": 3}, "cv is only available"),
+    ],
+)
+def test_bad_parameters_are_clear_value_errors(params, message):
+    X, y = _data(n=200, seed=9)
+    with pytest.raises(ValueError, match=message):
+        MetroClassifier(**params).fit(X, y)
+
+
+def test_more_than_two_classes_is_refused():
+    X, _ = _data(n=90)
+    y = np.repeat([0, 1, 2], 30)
+    with pytest.raises(ValueError, match="exactly two classes|binary"):
+        MetroClassifier().fit(X, y)
+
+
+def test_f_beta_preset_matches_spec_passed_directly():
+    X, y = _data(seed=10)
+    a = MetroClassifier(metric="f_beta", metric_params={"beta": 0.5}, n_lambdas=5,
+                        random_state=0, training=FAST).fit(X, y)
+    b = MetroClassifier(metric=f_beta(0.5), n_lambdas=5, random_state=0, training=FAST).fit(X, y)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+@parametrize_with_checks(
+    [MetroClassifier(n_lambdas=3, random_state=0, training={"max_iter": 30})],
+    expected_failed_checks=lambda est: {
+        "check_sample_weight_equivalence_on_dense_data": "sample weights are not supported",
+    },
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metro.metrics import f1, f_beta, jaccard, precision
+from metro.thresholds import best_threshold, losses_at_all_thresholds
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.integers(-5, 5), st.booleans()), min_size=1, max_size=40),
+    which=st.sampled_from([f1(), f_beta(0.5), jaccard(), precision()]),
+)
+def test_vectorized_losses_equal_brute_force(data, which):
+    scores = np.array([s for s, _ in data], dtype=float)
+    y = np.array([int(b) for _, b in data])
+    thresholds, losses = losses_at_all_thresholds(which, scores, y)
+    for t, loss in zip(thresholds, losses, strict=True):
+        assert loss == pytest.approx(which.loss(y, (scores >= t).astype(int)), abs=1e-12)
+    # every distinct prediction vector a threshold can make is covered
+    assert len(thresholds) == len(np.unique(scores)) + 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.floats(-3, 3), st.booleans()), min_size=2, max_size=40),
+)
+def test_best_threshold_reproduces_its_loss_and_is_optimal(data):
+    spec = f1()
+    scores = np.array([s for s, _ in data])
+    y = np.array([int(b) for _, b in data])
+    threshold, loss = best_threshold(spec, scores, y)
+    assert spec.loss(y, (scores >= threshold).astype(int)) == pytest.approx(loss, abs=1e-12)
+    _, losses = losses_at_all_thresholds(spec, scores, y)
+    assert loss == pytest.approx(losses.min())
+
+
+def test_threshold_errors():
+    with pytest.raises(ValueError, match="empty"):
+        best_threshold(f1(), np.array([]), np.array([]))
+    with pytest.raises(ValueError, match="scores has 2 values but y has 1"):
+        best_threshold(f1(), np.array([0.1, 0.2]), np.array([1]))
