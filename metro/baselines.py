@@ -65,6 +65,39 @@ def fit_baseline(
     model: ModelSpec,
     config: TrainingConfig,
     n_thetas: int = 19,
+    X_refit: np.ndarray | None = None,
+    y_refit: np.ndarray | None = None,
+) -> BaselineResult:
+    """Fit one baseline. ``X_refit``/``y_refit`` (typically train + validation) give it the same
+    data budget as METRO's refit: the chosen theta is retrained there, warm-started, and the
+    chosen threshold kept."""
+    result = _fit_baseline(
+        method, spec=spec, X_train=X_train, y_train=y_train, X_validation=X_validation,
+        y_validation=y_validation, model=model, config=config, n_thetas=n_thetas,
+    )
+    if X_refit is None or y_refit is None:
+        return result
+    theta = 0.5 if result.theta is None else result.theta
+    refit = fit_cost_sensitive(
+        X_refit, y_refit, theta_cost_tables(np.array([theta])),
+        model=result.model, surrogate=get_surrogate("logistic"), config=config,
+    )
+    result.model = refit.model
+    result.details["refit"] = True
+    return result
+
+
+def _fit_baseline(
+    method: str,
+    *,
+    spec: MetricSpec,
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_validation: np.ndarray | None,
+    y_validation: np.ndarray | None,
+    model: ModelSpec,
+    config: TrainingConfig,
+    n_thetas: int,
 ) -> BaselineResult:
     if method not in BASELINES:
         raise ValueError(f"unknown baseline {method!r}; expected one of {', '.join(BASELINES)}")

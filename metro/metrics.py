@@ -138,20 +138,24 @@ class MetricSpec:
     greater_is_better: bool = False
     zero_division: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
+    _tol: float = field(default=0.0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         alpha = _check_vector(self.alpha, "alpha")
         beta = _check_vector(self.beta, "beta")
-        if not np.any(np.abs(alpha) > _ZERO_TOL):
+        if not np.any(alpha != 0):
             raise ValueError("alpha is all zeros: the metric would be constant")
-        den_cells = beta @ _BASIS_TO_CELLS
-        if not np.any(np.abs(den_cells) > _ZERO_TOL):
+        if not np.any(beta != 0):
             raise ValueError("beta is all zeros: the denominator would be identically zero")
+        # Zero is judged relative to the coefficients' size, so scaling alpha and beta together
+        # (which leaves the metric unchanged) never changes a decision below.
+        tol = _ZERO_TOL * max(float(np.abs(alpha).max()), float(np.abs(beta).max()))
+        den_cells = beta @ _BASIS_TO_CELLS
         # The denominator is linear in the cell fractions, which live on the simplex; its sign on
         # every possible prediction is decided at the four vertices (all-TP, all-FP, ...).
-        if np.all(den_cells <= _ZERO_TOL):
+        if np.all(den_cells <= tol):
             alpha, beta, den_cells = -alpha, -beta, -den_cells
-        if np.any(den_cells < -_ZERO_TOL):
+        if np.any(den_cells < -tol):
             raise ValueError(
                 "the denominator changes sign across predictions "
                 f"(on tp, fp, fn, tn it weighs {np.round(den_cells, 6).tolist()}); "
@@ -161,7 +165,7 @@ class MetricSpec:
         bad = [
             c
             for c, d, a in zip(CELLS, den_cells, num_cells, strict=True)
-            if abs(d) <= _ZERO_TOL and abs(a) > _ZERO_TOL
+            if abs(d) <= tol and abs(a) > tol
         ]
         if bad:
             raise ValueError(
@@ -171,8 +175,11 @@ class MetricSpec:
             )
         if not math.isfinite(float(self.zero_division)):
             raise ValueError("zero_division must be finite")
+        if np.ptp([n / d for n, d in zip(num_cells, den_cells, strict=True) if d > tol]) <= tol:
+            raise ValueError("the metric is constant on every prediction: nothing to optimize")
         object.__setattr__(self, "alpha", alpha)
         object.__setattr__(self, "beta", beta)
+        object.__setattr__(self, "_tol", tol)
         object.__setattr__(self, "zero_division", float(self.zero_division))
 
     # -- construction -------------------------------------------------------------------------
@@ -224,7 +231,7 @@ class MetricSpec:
     def denominator_depends_on_predictions(self) -> bool:
         """False when beta1 = beta3 = 0: the denominator is fixed by the labels, so lambda* is
         not needed and a single cost-sensitive fit optimizes the metric exactly."""
-        return bool(abs(self.beta[0]) > _ZERO_TOL or abs(self.beta[2]) > _ZERO_TOL)
+        return bool(abs(self.beta[0]) > self._tol or abs(self.beta[2]) > self._tol)
 
     @property
     def lambda_range(self) -> tuple[float, float]:
@@ -232,7 +239,10 @@ class MetricSpec:
         fractions, so its extremes are ratios at the vertices with a positive denominator."""
         den = self.denominator_cells
         num = self.numerator_cells
-        ratios = [n / d for n, d in zip(num, den, strict=True) if d > _ZERO_TOL]
+        ratios = [n / d for n, d in zip(num, den, strict=True) if d > self._tol]
+        if np.any(den <= self._tol):
+            # 0/0 on a face of the simplex scores zero_division: that loss is reachable too
+            ratios.append(-self.zero_division if self.greater_is_better else self.zero_division)
         return float(min(ratios)), float(max(ratios))
 
     # -- evaluation -----------------------------------------------------------------------------
@@ -240,7 +250,7 @@ class MetricSpec:
         cells = np.asarray(cells, dtype=np.float64)
         num = float(self.numerator_cells @ cells)
         den = float(self.denominator_cells @ cells)
-        if abs(den) <= _ZERO_TOL:
+        if abs(den) <= self._tol:
             return -self.zero_division if self.greater_is_better else self.zero_division
         return num / den
 
@@ -379,6 +389,8 @@ def weighted_accuracy(
             raise ValueError(f"{key} must be a non-negative number, got {w!r}")
     if float(w_tp) == 0 and float(w_tn) == 0:
         raise ValueError("w_tp and w_tn cannot both be zero: the metric would be constant")
+    if float(w_fp) == 0 and float(w_fn) == 0:
+        raise ValueError("w_fp and w_fn cannot both be zero: the metric would be constant (1)")
     return MetricSpec.from_confusion(
         numerator={"tp": w_tp, "tn": w_tn},
         denominator={"tp": w_tp, "tn": w_tn, "fp": w_fp, "fn": w_fn},

@@ -4,7 +4,9 @@
 
 Each Phi is non-increasing and upper-bounds 1[t <= 0]; each is written to stay finite and keep a
 useful gradient for large |h| in float32 (softplus for the logistic, a linear tail for the
-exponential).
+exponential). The logistic is taken in base 2, log2(1 + e^-t): Table 1 writes the natural log,
+whose value at 0 is log 2 < 1, so it would not bound the 0-1 loss; the constant factor 1/log 2
+changes nothing but the loss's scale relative to weight decay.
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ def _exponential(t: torch.Tensor) -> torch.Tensor:
     return torch.exp(capped) * (1.0 + torch.clamp(z - _EXP_CAP, min=0.0))
 
 
+_LN2 = math.log(2.0)
+
+
 def _logistic(t: torch.Tensor) -> torch.Tensor:
-    return F.softplus(-t)
+    return F.softplus(-t) / _LN2
 
 
 def _quadratic(t: torch.Tensor) -> torch.Tensor:

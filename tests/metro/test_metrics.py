@@ -172,7 +172,7 @@ weights = st.one_of(st.just(0.0), st.floats(0.01, 10.0))
 def test_weighted_accuracy_matches_confusion_matrix(data, w):
     y, p, et, ep = data
     w_tp, w_tn, w_fp, w_fn = w
-    if w_tp == 0 and w_tn == 0:
+    if (w_tp == 0 and w_tn == 0) or (w_fp == 0 and w_fn == 0):
         with pytest.raises(ValueError, match="both be zero"):
             weighted_accuracy(w_tp, w_tn, w_fp, w_fn)
         return
@@ -375,6 +375,10 @@ def test_from_confusion_round_trip_and_exact_validation(num, den, gib):
         and (np.all(den_vec >= 0) or np.all(den_vec <= 0))
         and not np.any((den_vec == 0) & (num_vec != 0))
     )
+    if valid:
+        # a ratio equal at every vertex with a positive denominator is constant: refused
+        ratios = [n / d for n, d in zip(num_vec, den_vec, strict=True) if d != 0]
+        valid = np.ptp(ratios) > 1e-9
     if not valid:
         with pytest.raises(ValueError):
             MetricSpec.from_confusion(numerator=num, denominator=den, greater_is_better=gib)
@@ -674,3 +678,10 @@ def test_denominator_depends_on_predictions(spec, expected):
     d = spec.denominator_cells
     fixed_by_labels = np.isclose(d[0], d[2]) and np.isclose(d[1], d[3])
     assert bool(fixed_by_labels) == (not expected)
+
+
+def test_constant_metrics_are_refused():
+    with pytest.raises(ValueError, match="constant"):
+        MetricSpec.from_confusion(numerator={"tp": 1, "fn": 1}, denominator={"tp": 1, "fn": 1})
+    with pytest.raises(ValueError, match="constant"):
+        weighted_accuracy(1, 1, 0, 0)

@@ -39,7 +39,7 @@ def reference_phi(name: str, params: dict, t: np.ndarray) -> np.ndarray:
     if name == "exponential":
         return np.exp(-t)
     if name == "logistic":
-        return np.log1p(np.exp(-t))
+        return np.log1p(np.exp(-t)) / np.log(2)
     if name == "quadratic":
         return np.maximum(1 - t, 0) ** 2
     if name == "hinge":
@@ -82,14 +82,11 @@ def test_phi_upper_bounds_the_zero_one_loss(name, params):
     v = phi_of(name, params, t)
     indicator = (t <= 0).to(torch.float64)
     if name == "logistic":
-        # Table 1's logistic is log(1 + e^-t) with the natural log: Phi(0) = log 2 < 1, so it
-        # bounds 1[t <= 0] only up to the factor 1/log 2 (log base 2 would bound it exactly).
+        # base 2, so that Phi(0) = 1 exactly and the bound is tight at the origin
         assert phi_of(name, params, torch.tensor(0.0, dtype=torch.float64)).item() == (
-            pytest.approx(math.log(2), abs=1e-15)
+            pytest.approx(1.0, abs=1e-15)
         )
-        assert torch.all(v / math.log(2) >= indicator - 1e-12)
-    else:
-        assert torch.all(v >= indicator)
+    assert torch.all(v >= indicator)
     assert torch.all(v >= 0)
 
 
@@ -108,11 +105,13 @@ def test_logistic_is_log1p_exp_where_finite():
     finite = np.isfinite(expected)
     assert finite.sum() > 10000
     got64 = phi_of("logistic", {}, torch.tensor(t, dtype=torch.float64)).numpy()
-    np.testing.assert_allclose(got64[finite], expected[finite], rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(
+        got64[finite], expected[finite] / np.log(2), rtol=1e-9, atol=1e-300
+    )
     # float32 over the float32-representable part
     t32 = np.linspace(-80, 80, 1601)
     got32 = phi_of("logistic", {}, torch.tensor(t32, dtype=torch.float32)).numpy()
-    np.testing.assert_allclose(got32, np.log1p(np.exp(-t32)), rtol=1e-5, atol=1e-30)
+    np.testing.assert_allclose(got32, np.log1p(np.exp(-t32)) / np.log(2), rtol=1e-5, atol=1e-30)
 
 
 def test_exponential_is_exp_for_t_at_least_minus_20():

@@ -1,0 +1,236 @@
+"""One experiment: METRO and the baselines on the same splits, scored on validation and test.
+
+This is what a training job runs (the service's worker calls it) and what the benchmarks and the
+``metro demo`` command run, so the numbers people read come from the code that trains their
+models. Each repeat draws its own stratified train/validation/test split and trainer seed; no
+selection step ever sees the test split.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from metro.baselines import BASELINES, fit_baseline
+from metro.data import Dataset, split_indices
+from metro.device import resolve_device
+from metro.metrics import Metric, MetricSpec
+from metro.models import ModelSpec, StackedModel
+from metro.search import SearchConfig, SearchResult, TraceStep, cells_from_predictions, run_search
+from metro.search.solver import TrainerSolver
+from metro.surrogates import Surrogate
+from metro.trainer import TrainingConfig, predict_scores
+
+__all__ = ["METHODS", "ExperimentResult", "FittedMethod", "MethodScore", "run_experiment"]
+
+METHODS: tuple[str, ...] = ("metro", *BASELINES)
+
+
+@dataclass
+class MethodScore:
+    method: str
+    repeat: int
+    split: str  # "validation" | "test"
+    value: float  # the metric, natural orientation
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    lam: float | None = None
+    threshold: float = 0.0
+    theta: float | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class FittedMethod:
+    """A trained model and the rule that turns its score into a label."""
+
+    method: str
+    repeat: int
+    model: StackedModel
+    threshold: float = 0.0
+    lam: float | None = None
+    shift: str | None = None
+
+
+@dataclass
+class ExperimentResult:
+    metric: MetricSpec
+    scores: list[MethodScore] = field(default_factory=list)
+    traces: dict[int, list[TraceStep]] = field(default_factory=dict)
+    searches: dict[int, SearchResult] = field(default_factory=dict)
+    fitted: list[FittedMethod] = field(default_factory=list)
+
+    def summary(self, split: str = "test") -> dict[str, tuple[float, float, int]]:
+        """method -> (mean, standard deviation, number of repeats) of the metric on ``split``."""
+        out: dict[str, tuple[float, float, int]] = {}
+        for method in dict.fromkeys(s.method for s in self.scores):
+            values = [s.value for s in self.scores if s.method == method and s.split == split]
+            if values:
+                std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+                out[method] = (float(np.mean(values)), std, len(values))
+        return out
+
+    def model_for(self, method: str = "metro", repeat: int = 0) -> FittedMethod:
+        for fitted in self.fitted:
+            if fitted.method == method and fitted.repeat == repeat:
+                return fitted
+        raise KeyError(f"no fitted model for method {method!r}, repeat {repeat}")
+
+
+def run_experiment(
+    dataset: Dataset,
+    *,
+    metric: Metric,
+    surrogate: Surrogate,
+    model: ModelSpec,
+    search: SearchConfig,
+    training: TrainingConfig,
+    baselines: Sequence[str] = (),
+    repeats: int = 1,
+    seed: int = 0,
+    validation_fraction: float = 0.25,
+    test_fraction: float = 0.2,
+    on_step: Callable[[int, TraceStep], None] | None = None,
+    on_method: Callable[[int, str], None] | None = None,
+) -> ExperimentResult:
+    """Run METRO (and ``baselines``) ``repeats`` times on fresh splits of ``dataset``.
+
+    ``on_step(repeat, step)`` reports every lambda of METRO's search as it completes;
+    ``on_method(repeat, method)`` is called before each method starts. Both may raise
+    ``metro.trainer.TrainingCancelled`` to stop.
+    """
+    unknown = [b for b in baselines if b not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline(s) {unknown}; expected any of {', '.join(BASELINES)}")
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or not 1 <= repeats <= 100:
+        raise ValueError("repeats must be an integer between 1 and 100")
+    if baselines and validation_fraction <= 0:
+        raise ValueError("baselines need a validation split (validation_fraction > 0)")
+    model.check_input(tuple(dataset.X.shape[1:]))
+    X, y = dataset.X, dataset.y
+    device = str(resolve_device(training.device))
+    result: ExperimentResult | None = None
+
+    for repeat in range(repeats):
+        splits = split_indices(
+            y,
+            validation_fraction=validation_fraction,
+            test_fraction=test_fraction,
+            random_state=seed + repeat,
+        )
+        tr, va, te = splits.train, splits.validation, splits.test
+        dev = np.sort(np.concatenate([tr, va]))
+        spec = metric.resolve(y[tr])
+        if result is None:
+            result = ExperimentResult(metric=spec)
+        config = TrainingConfig.from_dict({**training.to_dict(), "seed": training.seed + repeat})
+        has_val = va.size > 0
+
+        def solver(
+            idx: np.ndarray, val: np.ndarray | None, spec: MetricSpec = spec,
+            config: TrainingConfig = config,
+        ) -> TrainerSolver:
+            return TrainerSolver(
+                spec, X[idx], y[idx], surrogate=surrogate, model=model, config=config,
+                X_validation=None if val is None else X[val],
+                y_validation=None if val is None else y[val],
+            )
+
+        if on_method is not None:
+            on_method(repeat, "metro")
+        started = time.perf_counter()
+        main = solver(tr, va if has_val else None)
+        refit = solver(dev, None) if (search.refit and has_val) else None
+        search_result = run_search(
+            main,
+            config=search,
+            refit_solver=refit,
+            on_step=None if on_step is None else (lambda step, r=repeat: on_step(r, step)),
+        )
+        final = search_result.final or search_result.best
+        metro_model = final.handle[0].model(final)
+        seconds = time.perf_counter() - started
+        result.traces[repeat] = search_result.trace
+        result.searches[repeat] = search_result
+        fitted = FittedMethod(
+            method="metro", repeat=repeat, model=metro_model, lam=search_result.lambda_star,
+            shift=search_result.best_shift,
+        )
+        result.fitted.append(fitted)
+        _score(result, spec, fitted, X, y, va, te, device, seconds, theta=None)
+
+        for method in baselines:
+            if on_method is not None:
+                on_method(repeat, method)
+            started = time.perf_counter()
+            base = fit_baseline(
+                method, spec=spec, X_train=X[tr], y_train=y[tr], X_validation=X[va],
+                y_validation=y[va], model=model, config=config,
+                X_refit=X[dev] if search.refit else None, y_refit=y[dev] if search.refit else None,
+            )
+            seconds = time.perf_counter() - started
+            fitted = FittedMethod(
+                method=method, repeat=repeat, model=base.model, threshold=base.threshold
+            )
+            result.fitted.append(fitted)
+            _score(result, spec, fitted, X, y, va, te, device, seconds, theta=base.theta)
+    assert result is not None
+    return result
+
+
+def _score(
+    result: ExperimentResult,
+    spec: MetricSpec,
+    fitted: FittedMethod,
+    X: np.ndarray,
+    y: np.ndarray,
+    va: np.ndarray,
+    te: np.ndarray,
+    device: str,
+    seconds: float,
+    *,
+    theta: float | None,
+) -> None:
+    for split, idx in (("validation", va), ("test", te)):
+        if idx.size == 0:
+            continue
+        scores = predict_scores(fitted.model, X[idx], device=device)[:, 0]
+        cells = cells_from_predictions(y[idx], (scores >= fitted.threshold)[:, None])[0]
+        counts = np.rint(cells * idx.size).astype(int)
+        loss = spec.loss_from_fractions(cells)
+        result.scores.append(
+            MethodScore(
+                method=fitted.method,
+                repeat=fitted.repeat,
+                split=split,
+                value=spec.score_from_loss(loss),
+                tp=int(counts[0]),
+                fp=int(counts[1]),
+                fn=int(counts[2]),
+                tn=int(counts[3]),
+                lam=fitted.lam,
+                threshold=fitted.threshold,
+                theta=theta,
+                seconds=seconds,
+            )
+        )
+
+
+def describe(result: ExperimentResult) -> dict[str, Any]:
+    """A JSON-friendly summary: per method, mean/std on each split."""
+    out: dict[str, Any] = {}
+    for split in ("validation", "test"):
+        for method, (mean, std, n) in result.summary(split).items():
+            out.setdefault(method, {})[split] = {
+                "mean": mean,
+                "std": std if math.isfinite(std) else None,
+                "repeats": n,
+            }
+    return out
