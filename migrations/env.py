@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from alembic import context
 
-from service.db.base import Base
 from service.db import models  # noqa: F401  (registers the tables on Base.metadata)
+from service.db.base import Base
 from service.db.session import make_engine
 
 config = context.config

@@ -1,0 +1,1 @@
+"""The HTTP layer: routes, dependencies, middleware and the only place errors become HTTP."""

@@ -1,0 +1,137 @@
+"""ASGI middleware: request body size limits and Prometheus request metrics.
+
+Both are plain ASGI (not BaseHTTPMiddleware) so that streamed request and response bodies pass
+through without being buffered.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.config import Settings
+from service.observability import Metrics
+
+# Multipart framing (boundaries, part headers, form fields) around an uploaded file.
+_MULTIPART_OVERHEAD = 64 * 1024
+
+
+class _BodyTooLargeError(Exception):
+    pass
+
+
+class BodySizeLimitMiddleware:
+    """Refuse bodies over the limit with 413, before they are read when Content-Length says so,
+    else as soon as the streamed bytes pass it (chunked uploads have no Content-Length)."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+
+    def _limit(self, scope: Scope) -> int:
+        if scope["method"] == "POST" and scope["path"].rstrip("/") == "/v1/datasets":
+            return self.settings.max_upload_bytes + _MULTIPART_OVERHEAD
+        return self.settings.max_request_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self._limit(scope)
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > limit:
+                    await self._reject(scope, send, limit)
+                    return
+        received = 0
+        started = False
+        exceeded = False
+
+        async def limited_receive() -> Message:
+            nonlocal received, exceeded
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    exceeded = True
+                    raise _BodyTooLargeError
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if exceeded:
+                # The app may have turned our exception into its own error response (FastAPI
+                # answers a failed body read with 400); answer 413 instead, once.
+                if message["type"] == "http.response.start" and not started:
+                    started = True
+                    await self._reject(scope, send, limit)
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, guarded_send)
+        except _BodyTooLargeError:
+            if not started:
+                await self._reject(scope, send, limit)
+
+    async def _reject(self, scope: Scope, send: Send, limit: int) -> None:
+        body = json.dumps(
+            {
+                "type": self.settings.problem_type_base + "too-large",
+                "title": "Content too large",
+                "status": 413,
+                "detail": f"the request body exceeds the limit of {limit} bytes",
+                "instance": scope["path"],
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/problem+json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+class MetricsMiddleware:
+    """Count requests and time them, labelled by route *template* (``/v1/jobs/{job_id}``), never
+    the raw path, so ids do not explode the number of series."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = {"code": 500}
+        start = time.perf_counter()
+
+        async def capture(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, capture)
+        finally:
+            route: Any = scope.get("route")
+            template = getattr(route, "path", None) or "<unmatched>"
+            self.metrics.observe_request(
+                scope["method"], template, status["code"], time.perf_counter() - start
+            )

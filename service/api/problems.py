@@ -1,0 +1,178 @@
+"""RFC 9457 problem details: the one error format of the API.
+
+Every error response is ``application/problem+json`` with ``type``, ``title``, ``status`` and a
+``detail`` written for the client; validation errors add ``errors: [{loc, msg, type}]``. Domain
+exceptions from the lower layers are mapped here, and anything unexpected becomes a bare 500:
+the exception is logged server-side, and neither its text, a traceback nor a path reaches the
+client.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from service.artifacts import ArtifactError
+from service.errors import (
+    ConflictError,
+    FetchError,
+    IdempotencyKeyReusedError,
+    InvalidInputError,
+    NotFoundError,
+    NotReadyError,
+    PayloadTooLargeError,
+    UnsafeURLError,
+    UnsupportedFormatError,
+)
+
+logger = logging.getLogger("service.api")
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+# Titles of request-schema errors, by route name, so a bad job says "Invalid job" whether the
+# library or the schema caught it.
+_VALIDATION_TITLES = {
+    "submit_job": "Invalid job",
+    "upload_dataset": "Invalid dataset",
+    "predict": "Invalid prediction request",
+}
+
+
+class ProblemFieldError(BaseModel):
+    loc: list[str | int] = Field(description='Where the error is, e.g. ["body", "metric"]')
+    msg: str
+    type: str
+
+
+class Problem(BaseModel):
+    type: str = Field(description="A URI identifying the kind of problem")
+    title: str
+    status: int
+    detail: str | None = None
+    instance: str | None = Field(default=None, description="The request path")
+    errors: list[ProblemFieldError] | None = None
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The ``responses=`` entry of a route declaring its problem statuses; the OpenAPI
+    post-processing in :mod:`service.api.openapi` files them under application/problem+json."""
+    return {
+        status: {"model": Problem, "description": HTTPStatus(status).phrase} for status in statuses
+    }
+
+
+def problem(
+    request: Request,
+    status: int,
+    slug: str,
+    title: str,
+    detail: str | None = None,
+    *,
+    errors: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    base = request.app.state.settings.problem_type_base
+    body = Problem(
+        type=base + slug,
+        title=title,
+        status=status,
+        detail=detail,
+        instance=request.url.path,
+        errors=[ProblemFieldError(**e) for e in errors] if errors is not None else None,
+    )
+    return JSONResponse(
+        body.model_dump(exclude_none=True),
+        status_code=status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers=headers,
+    )
+
+
+def _route_name(request: Request) -> str | None:
+    route = request.scope.get("route")
+    return getattr(route, "name", None)
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # Only loc/msg/type: pydantic's "input" and "ctx" would echo the request back.
+        errors = [
+            {
+                "loc": list(e.get("loc", ())),
+                "msg": str(e.get("msg", "")),
+                "type": str(e.get("type", "")),
+            }
+            for e in exc.errors()
+        ]
+        title = _VALIDATION_TITLES.get(_route_name(request) or "", "Invalid request")
+        return problem(request, 422, "validation", title, "the request is not valid", errors=errors)
+
+    @app.exception_handler(InvalidInputError)
+    async def _invalid(request: Request, exc: InvalidInputError) -> JSONResponse:
+        errors = [{"loc": list(e.loc), "msg": e.msg, "type": e.type} for e in exc.errors]
+        return problem(request, 422, "validation", exc.title, str(exc), errors=errors)
+
+    @app.exception_handler(NotFoundError)
+    async def _not_found(request: Request, exc: NotFoundError) -> JSONResponse:
+        return problem(request, 404, "not-found", "Not found", str(exc))
+
+    @app.exception_handler(NotReadyError)
+    async def _not_ready(request: Request, exc: NotReadyError) -> JSONResponse:
+        return problem(request, 409, "not-ready", "Not ready", str(exc))
+
+    @app.exception_handler(ConflictError)
+    async def _conflict(request: Request, exc: ConflictError) -> JSONResponse:
+        return problem(request, 409, "conflict", "Conflict", str(exc))
+
+    @app.exception_handler(IdempotencyKeyReusedError)
+    async def _key_reused(request: Request, exc: IdempotencyKeyReusedError) -> JSONResponse:
+        return problem(request, 422, "idempotency-key-reused", "Idempotency-Key reused", str(exc))
+
+    @app.exception_handler(PayloadTooLargeError)
+    async def _too_large(request: Request, exc: PayloadTooLargeError) -> JSONResponse:
+        return problem(request, 413, "too-large", "Content too large", str(exc))
+
+    @app.exception_handler(UnsupportedFormatError)
+    async def _unsupported(request: Request, exc: UnsupportedFormatError) -> JSONResponse:
+        return problem(request, 415, "unsupported-format", "Unsupported format", str(exc))
+
+    @app.exception_handler(UnsafeURLError)
+    async def _unsafe(request: Request, exc: UnsafeURLError) -> JSONResponse:
+        return problem(request, 422, "unsafe-url", "URL refused", str(exc))
+
+    @app.exception_handler(FetchError)
+    async def _fetch(request: Request, exc: FetchError) -> JSONResponse:
+        return problem(request, 502, "fetch-failed", "Download failed", str(exc))
+
+    @app.exception_handler(ArtifactError)
+    async def _artifact(request: Request, exc: ArtifactError) -> JSONResponse:
+        logger.error("model artifact error on %s: %s", request.url.path, exc)
+        return problem(
+            request,
+            500,
+            "artifact-unavailable",
+            "Model unavailable",
+            "the model's stored files could not be used; the operators have been notified",
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        phrase = HTTPStatus(exc.status_code).phrase
+        detail = exc.detail if isinstance(exc.detail, str) and exc.detail != phrase else None
+        slug = phrase.lower().replace(" ", "-").replace("'", "")
+        return problem(request, exc.status_code, slug, phrase, detail, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unhandled error on %s %s", request.method, request.url.path)
+        return problem(
+            request, 500, "internal", "Internal Server Error", "an unexpected error occurred"
+        )

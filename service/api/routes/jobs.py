@@ -1,0 +1,169 @@
+"""/v1/jobs: submit, list, read, cancel, trace and result."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Request, Response
+
+from service.api.deps import PrincipalDep, SessionDep, SettingsDep
+from service.api.problems import problem_responses
+from service.api.routes._paging import CursorQuery, LimitQuery, page_size
+from service.crud import jobs as crud
+from service.datasets.uris import check_dataset
+from service.errors import InvalidInputError
+from service.job_spec import INVALID_JOB, normalize_job_spec
+from service.job_states import JobState
+from service.results import build_job_result
+from service.schemas.common import Page
+from service.schemas.jobs import JobCreate, JobOut, JobResult, LambdaStepOut
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=JobOut,
+    summary="Submit a training job",
+    responses={
+        200: {
+            "model": JobOut,
+            "description": "The job an earlier request with this Idempotency-Key created",
+        },
+        201: {
+            "headers": {"Location": {"description": "URL of the job", "schema": {"type": "string"}}}
+        },
+        **problem_responses(401, 413, 422),
+    },
+)
+def submit_job(
+    body: JobCreate,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            min_length=1,
+            max_length=255,
+            description="Retries with the same key return the same job (200) instead of a new one. "
+            "The same key with a different body is a 422.",
+        ),
+    ] = None,
+) -> JobOut:
+    """The whole spec is validated now, by the ``metro`` library itself: an invalid metric,
+    unknown surrogate or bad parameter is a 422 naming the field, never a job that fails later."""
+    errors = []
+    spec = None
+    try:
+        spec = normalize_job_spec(body)
+    except InvalidInputError as exc:
+        errors += exc.errors
+    try:
+        checked = check_dataset(
+            session,
+            principal.tenant_id,
+            body.dataset,
+            data_roots=settings.data_roots,
+            resolver=request.app.state.resolver,
+        )
+    except InvalidInputError as exc:
+        errors += exc.errors
+    if errors or spec is None:
+        raise InvalidInputError(INVALID_JOB, errors)
+    spec["dataset"]["uri"] = checked.uri
+    job, created = crud.submit_job(
+        session,
+        tenant_id=principal.tenant_id,
+        spec=spec,
+        dataset_uri=checked.uri,
+        dataset_id=checked.dataset_id,
+        idempotency_key=idempotency_key,
+    )
+    response.status_code = 201 if created else 200
+    response.headers["Location"] = str(request.url_for("get_job", job_id=str(job.id)))
+    return JobOut.model_validate(job)
+
+
+@router.get(
+    "",
+    response_model=Page[JobOut],
+    summary="List jobs, newest first",
+    responses=problem_responses(401, 422),
+)
+def list_jobs(
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    state: Annotated[JobState | None, Query(description="Only jobs in this state")] = None,
+    cursor: CursorQuery = None,
+    limit: LimitQuery = None,
+) -> Page[JobOut]:
+    rows, next_cursor = crud.list_jobs(
+        session, principal.tenant_id, state=state, cursor=cursor, limit=page_size(limit, settings)
+    )
+    return Page[JobOut](items=[JobOut.model_validate(r) for r in rows], next_cursor=next_cursor)
+
+
+@router.get(
+    "/{job_id}",
+    response_model=JobOut,
+    summary="Get a job",
+    responses=problem_responses(401, 404, 422),
+)
+def get_job(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> JobOut:
+    return JobOut.model_validate(crud.get_job(session, principal.tenant_id, job_id))
+
+
+@router.post(
+    "/{job_id}/cancel",
+    response_model=JobOut,
+    summary="Cancel a job",
+    responses=problem_responses(401, 404, 409, 422),
+)
+def cancel_job(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> JobOut:
+    """A queued job is cancelled at once; a running one goes to ``cancelling`` until its worker
+    stops. Cancelling again is harmless; cancelling a finished job is a 409."""
+    return JobOut.model_validate(crud.cancel_job(session, principal.tenant_id, job_id))
+
+
+@router.get(
+    "/{job_id}/trace",
+    response_model=Page[LambdaStepOut],
+    summary="The lambda search trace of a job",
+    responses=problem_responses(401, 404, 422),
+)
+def get_job_trace(
+    job_id: uuid.UUID,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    cursor: CursorQuery = None,
+    limit: LimitQuery = None,
+) -> Page[LambdaStepOut]:
+    rows, next_cursor = crud.list_trace(
+        session, principal.tenant_id, job_id, cursor=cursor, limit=page_size(limit, settings)
+    )
+    return Page[LambdaStepOut](
+        items=[LambdaStepOut.model_validate(r) for r in rows], next_cursor=next_cursor
+    )
+
+
+@router.get(
+    "/{job_id}/result",
+    response_model=JobResult,
+    response_model_by_alias=True,
+    summary="Final metrics of a succeeded job",
+    responses=problem_responses(401, 404, 409, 422),
+)
+def get_job_result(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> JobResult:
+    """lambda*, the metric on validation and test splits with confusion counts for every repeat,
+    and mean/std per method (METRO and the requested baselines side by side). 409 until the job
+    has succeeded."""
+    job, rows = crud.get_result_rows(session, principal.tenant_id, job_id)
+    return build_job_result(job, rows)

@@ -1,0 +1,141 @@
+"""/v1/models: read trained models, download them, predict with them."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
+
+from service import artifacts, inference
+from service.api.deps import PrincipalDep, SessionDep, SettingsDep
+from service.api.problems import problem_responses
+from service.api.routes._paging import CursorQuery, LimitQuery, page_size
+from service.crud import models as crud
+from service.db.models import Model
+from service.errors import NotFoundError
+from service.schemas.common import Page
+from service.schemas.models import ModelOut, PredictRequest, PredictResponse
+
+router = APIRouter(prefix="/v1/models", tags=["models"])
+
+_DOWNLOADS = {
+    "safetensors": (artifacts.WEIGHTS_FILE, "application/octet-stream"),
+    "onnx": (artifacts.ONNX_FILE, "application/onnx"),
+}
+
+
+def _model_out(model: Model) -> ModelOut:
+    formats: list[Literal["safetensors", "onnx"]] = ["safetensors"]
+    if model.has_onnx:
+        formats.append("onnx")
+    return ModelOut(
+        id=model.id,
+        job_id=model.job_id,
+        formats=formats,
+        sha256=model.sha256,
+        manifest=model.manifest,
+        created_at=model.created_at,
+    )
+
+
+@router.get(
+    "",
+    response_model=Page[ModelOut],
+    summary="List models, newest first",
+    responses=problem_responses(401, 422),
+)
+def list_models(
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    cursor: CursorQuery = None,
+    limit: LimitQuery = None,
+) -> Page[ModelOut]:
+    rows, next_cursor = crud.list_models(
+        session, principal.tenant_id, cursor=cursor, limit=page_size(limit, settings)
+    )
+    return Page[ModelOut](items=[_model_out(r) for r in rows], next_cursor=next_cursor)
+
+
+@router.get(
+    "/{model_id}",
+    response_model=ModelOut,
+    summary="Get a model and its manifest",
+    responses=problem_responses(401, 404, 422),
+)
+def get_model(model_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> ModelOut:
+    return _model_out(crud.get_model(session, principal.tenant_id, model_id))
+
+
+@router.get(
+    "/{model_id}/download",
+    summary="Download the model file",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "The model file",
+            "content": {
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+                "application/onnx": {"schema": {"type": "string", "format": "binary"}},
+            },
+        },
+        **problem_responses(401, 404, 422),
+    },
+)
+def download_model(
+    model_id: uuid.UUID,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    format: Annotated[Literal["safetensors", "onnx"], Query()] = "safetensors",
+) -> StreamingResponse:
+    model = crud.get_model(session, principal.tenant_id, model_id)
+    name, media_type = _DOWNLOADS[format]
+    uri = artifacts.resolve_artifact_uri(settings.artifacts_uri, model.artifact_uri)
+    if (format == "onnx" and not model.has_onnx) or not artifacts.exists(uri, name):
+        raise NotFoundError(f"{format} file of model", model_id)
+    headers = {
+        "Content-Disposition": f'attachment; filename="model-{model_id}{name[name.index(".") :]}"'
+    }
+    if format == "safetensors":
+        headers["ETag"] = f'"{model.sha256}"'
+    return StreamingResponse(artifacts.iter_file(uri, name), media_type=media_type, headers=headers)
+
+
+@router.post(
+    "/{model_id}/predict",
+    response_model=PredictResponse,
+    summary="Score rows",
+    responses=problem_responses(401, 404, 413, 422),
+)
+def predict(
+    model_id: uuid.UUID,
+    body: PredictRequest,
+    request: Request,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+) -> PredictResponse:
+    """Rows are checked (count, width, names, finite values) before scoring. Loaded models are
+    cached per process, keyed by model id and weights digest."""
+    model = crud.get_model(session, principal.tenant_id, model_id)
+    uri = artifacts.resolve_artifact_uri(settings.artifacts_uri, model.artifact_uri)
+    metrics = request.app.state.metrics
+
+    def load():  # type: ignore[no-untyped-def]
+        metrics.model_loads.inc()
+        return inference.load_model(uri, model.sha256)
+
+    loaded = request.app.state.model_cache.get((model.id, model.sha256), load)
+    matrix = inference.rows_to_matrix(
+        loaded,
+        instances=body.instances,
+        columns=body.columns,
+        data=body.data,
+        max_rows=settings.max_predict_rows,
+    )
+    scores, labels = inference.predict(loaded, matrix)
+    metrics.predictions.inc(len(scores))
+    return PredictResponse(model_id=model.id, scores=scores, labels=labels)

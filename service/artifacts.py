@@ -1,0 +1,61 @@
+"""The artifact store: where workers put trained models and the API reads them back.
+
+``METRO_ARTIFACTS_URI`` is a local directory by default or any fsspec URL (``s3://bucket/prefix``
+with s3fs installed, ``memory://`` in tests). A model's ``artifact_uri`` is either a full URL or
+a path relative to that root; both go through fsspec so the code does not care which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import fsspec
+
+from service.errors import ServiceError
+
+WEIGHTS_FILE = "model.safetensors"
+MANIFEST_FILE = "manifest.json"
+ONNX_FILE = "model.onnx"
+_CHUNK = 1024 * 1024
+
+
+class ArtifactError(ServiceError):
+    """A model's files are missing or corrupt: a server-side fault, not the client's."""
+
+
+def _has_scheme(uri: str) -> bool:
+    return "://" in uri
+
+
+def resolve_artifact_uri(artifacts_root: str, artifact_uri: str) -> str:
+    if _has_scheme(artifact_uri) or artifact_uri.startswith("/"):
+        return artifact_uri
+    return artifacts_root.rstrip("/") + "/" + artifact_uri
+
+
+def _fs_path(model_uri: str, name: str) -> tuple[Any, str]:
+    fs, root = fsspec.core.url_to_fs(model_uri)
+    return fs, root.rstrip("/") + "/" + name
+
+
+def read_bytes(model_uri: str, name: str) -> bytes:
+    fs, path = _fs_path(model_uri, name)
+    try:
+        with fs.open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise ArtifactError(f"artifact file {name} is missing") from None
+
+
+def exists(model_uri: str, name: str) -> bool:
+    fs, path = _fs_path(model_uri, name)
+    return bool(fs.exists(path))
+
+
+def iter_file(model_uri: str, name: str) -> Iterator[bytes]:
+    """Stream a file in chunks (downloads do not load a large model into memory)."""
+    fs, path = _fs_path(model_uri, name)
+    with fs.open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            yield chunk

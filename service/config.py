@@ -1,0 +1,67 @@
+"""The one settings object of the service, read from ``METRO_*`` environment variables.
+
+Every component receives a :class:`Settings` instance (the app keeps it on ``app.state``) rather
+than reading the environment itself, so tests build the app with explicit settings and nothing
+depends on the process environment after start-up.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+# The embedded default keeps all state under ./var, so a plain `metro serve` works without any
+# external service; production sets METRO_DATABASE_URL / METRO_BROKER_URL.
+_VAR_DIR = Path("var")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="METRO_", env_file=".env", extra="ignore")
+
+    database_url: str = f"sqlite:///{_VAR_DIR / 'metro.db'}"
+    # None means "embedded": a SQLAlchemy-backed kombu transport on a SQLite file next to the
+    # database (see ``effective_broker_url``), so that no broker process is needed.
+    broker_url: str | None = None
+    artifacts_uri: str = str(_VAR_DIR / "artifacts")
+    upload_dir: Path = _VAR_DIR / "uploads"
+    # Directories whose files a job may name with file:// URIs. Empty means file:// is refused.
+    # NoDecode: the environment variable is a comma-separated list, not JSON.
+    data_roots: Annotated[list[Path], NoDecode] = Field(default_factory=list)
+
+    # Limits. Each bounds the work or memory one request can cause.
+    max_upload_bytes: int = 256 * 1024 * 1024
+    max_request_body_bytes: int = 16 * 1024 * 1024
+    max_predict_rows: int = 10_000
+    default_page_size: int = 50
+    max_page_size: int = 200
+    max_fetch_bytes: int = 256 * 1024 * 1024  # https:// datasets downloaded for a worker
+    fetch_timeout_seconds: float = 30.0
+    max_fetch_redirects: int = 5
+    model_cache_size: int = 16  # loaded models kept in memory per process
+    readiness_timeout_seconds: float = 2.0
+
+    # RFC 9457 "type" URIs are this base plus a short slug (validation, not-found, ...).
+    problem_type_base: str = "https://metro.example/problems/"
+
+    @field_validator("data_roots", mode="before")
+    @classmethod
+    def _split_roots(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @property
+    def effective_broker_url(self) -> str:
+        if self.broker_url:
+            return self.broker_url
+        return f"sqla+sqlite:///{_VAR_DIR / 'broker.db'}"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The settings of this process, read once from the environment."""
+    return Settings()

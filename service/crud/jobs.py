@@ -1,0 +1,204 @@
+"""Jobs: submission (idempotent), reads, cancellation, and the trace/result rows of a job."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from service.crud.pagination import decode_cursor, encode_cursor, newest_first_page
+from service.db.base import utcnow
+from service.db.models import Job, LambdaStep, MetricResult
+from service.errors import (
+    ConflictError,
+    FieldError,
+    IdempotencyKeyReusedError,
+    InvalidInputError,
+    NotFoundError,
+    NotReadyError,
+)
+from service.job_spec import spec_hash
+from service.job_states import JobState
+
+
+def submit_job(
+    session: Session,
+    *,
+    tenant_id: uuid.UUID,
+    spec: dict[str, Any],
+    dataset_uri: str,
+    dataset_id: uuid.UUID | None,
+    idempotency_key: str | None,
+) -> tuple[Job, bool]:
+    """Create a queued job, or return the job an earlier submission with the same
+    ``idempotency_key`` created. Returns ``(job, created)``.
+
+    The key is scoped to the tenant. Reusing it with a *different* normalized spec raises
+    :class:`IdempotencyKeyReusedError` (the API answers 422, as the IETF Idempotency-Key draft
+    recommends); the spec is compared after normalization, so spelling out a default is the
+    same request.
+    """
+    request_hash = spec_hash(spec)
+    if idempotency_key is not None:
+        existing = _by_idempotency_key(session, tenant_id, idempotency_key)
+        if existing is not None:
+            return _replayed(existing, request_hash), False
+    job = Job(
+        tenant_id=tenant_id,
+        spec=spec,
+        dataset_uri=dataset_uri,
+        dataset_id=dataset_id,
+        idempotency_key=idempotency_key,
+        request_hash=request_hash,
+        state=JobState.QUEUED.value,
+    )
+    session.add(job)
+    try:
+        session.commit()
+    except IntegrityError:
+        # Two concurrent requests with one key: the unique constraint let exactly one insert win.
+        session.rollback()
+        if idempotency_key is None:
+            raise
+        existing = _by_idempotency_key(session, tenant_id, idempotency_key)
+        if existing is None:
+            raise
+        return _replayed(existing, request_hash), False
+    return job, True
+
+
+def _by_idempotency_key(session: Session, tenant_id: uuid.UUID, key: str) -> Job | None:
+    return session.scalar(select(Job).where(Job.tenant_id == tenant_id, Job.idempotency_key == key))
+
+
+def _replayed(job: Job, request_hash: str) -> Job:
+    if job.request_hash != request_hash:
+        raise IdempotencyKeyReusedError(
+            "this Idempotency-Key was already used for a different job submission"
+        )
+    return job
+
+
+def get_job(
+    session: Session, tenant_id: uuid.UUID, job_id: uuid.UUID, *, lock: bool = False
+) -> Job:
+    stmt = select(Job).where(Job.id == job_id, Job.tenant_id == tenant_id)
+    if lock:
+        stmt = stmt.with_for_update()  # serializes with a worker claiming the same row
+    job = session.scalar(stmt)
+    if job is None:
+        raise NotFoundError("job", job_id)
+    return job
+
+
+def list_jobs(
+    session: Session,
+    tenant_id: uuid.UUID,
+    *,
+    state: JobState | None,
+    cursor: str | None,
+    limit: int,
+) -> tuple[list[Job], str | None]:
+    stmt = select(Job).where(Job.tenant_id == tenant_id)
+    if state is not None:
+        stmt = stmt.where(Job.state == state.value)
+    return newest_first_page(session, stmt, Job, cursor, limit)
+
+
+def cancel_job(session: Session, tenant_id: uuid.UUID, job_id: uuid.UUID) -> Job:
+    """Cancel at once if queued; ask the worker to stop if running; repeatable."""
+    job = get_job(session, tenant_id, job_id, lock=True)
+    state = JobState(job.state)
+    now = utcnow()
+    if state is JobState.QUEUED:
+        job.state = JobState.CANCELLED.value
+        job.cancel_requested = True
+        job.finished_at = now
+    elif state is JobState.RUNNING:
+        job.state = JobState.CANCELLING.value
+        job.cancel_requested = True
+    elif state in (JobState.CANCELLING, JobState.CANCELLED):
+        session.rollback()  # already asked: cancelling twice is not an error
+        return job
+    else:
+        session.rollback()
+        raise ConflictError(f"job {job_id} has already {state.value}; it cannot be cancelled")
+    job.updated_at = now
+    session.commit()
+    return job
+
+
+def list_trace(
+    session: Session,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID,
+    *,
+    cursor: str | None,
+    limit: int,
+) -> tuple[list[LambdaStep], str | None]:
+    """Lambda steps in search order, ``(repeat, step)`` ascending; the cursor is the last key, so
+    steps a running worker appends show up on later pages, never twice."""
+    get_job(session, tenant_id, job_id)
+    stmt = select(LambdaStep).where(LambdaStep.job_id == job_id)
+    if cursor is not None:
+        repeat, step = decode_cursor(cursor, 2)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (repeat, step)):
+            raise InvalidInputError(
+                "Invalid cursor",
+                [FieldError(("query", "cursor"), "cursor is not one this API returned")],
+            )
+        stmt = stmt.where(
+            or_(
+                LambdaStep.repeat > repeat,
+                and_(LambdaStep.repeat == repeat, LambdaStep.step > step),
+            )
+        )
+    stmt = stmt.order_by(LambdaStep.repeat, LambdaStep.step).limit(limit + 1)
+    rows = list(session.scalars(stmt))
+    if len(rows) <= limit:
+        return rows, None
+    rows = rows[:limit]
+    return rows, encode_cursor([rows[-1].repeat, rows[-1].step])
+
+
+def get_result_rows(
+    session: Session, tenant_id: uuid.UUID, job_id: uuid.UUID
+) -> tuple[Job, list[MetricResult]]:
+    job = get_job(session, tenant_id, job_id)
+    if job.state != JobState.SUCCEEDED.value:
+        raise NotReadyError(
+            f"job {job_id} is {job.state}; its result is available once it has succeeded"
+        )
+    rows = session.scalars(
+        select(MetricResult)
+        .where(MetricResult.job_id == job_id)
+        .order_by(MetricResult.method, MetricResult.repeat, MetricResult.split)
+    )
+    return job, list(rows)
+
+
+# -- writes used by the workers (and by tests to stand in for them) -------------------------
+
+
+def record_lambda_step(session: Session, job_id: uuid.UUID, **fields: Any) -> bool:
+    """Insert one trace point; False (and no change) if ``(job, repeat, step)`` is already there,
+    which makes a retried write after a lost acknowledgement harmless."""
+    try:
+        with session.begin_nested():
+            session.add(LambdaStep(job_id=job_id, **fields))
+    except IntegrityError:
+        return False
+    return True
+
+
+def record_metric_result(session: Session, job_id: uuid.UUID, **fields: Any) -> bool:
+    """Insert one final metric row; False if that (method, repeat, split) is already recorded."""
+    try:
+        with session.begin_nested():
+            session.add(MetricResult(job_id=job_id, **fields))
+    except IntegrityError:
+        return False
+    return True

@@ -1,0 +1,50 @@
+"""Trained models. Workers register them (``register_model``); the API only reads them."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.crud.pagination import newest_first_page
+from service.db.models import Model
+from service.errors import NotFoundError
+
+
+def register_model(
+    session: Session,
+    *,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID | None,
+    artifact_uri: str,
+    sha256: str,
+    manifest: dict[str, Any],
+    has_onnx: bool = False,
+) -> Model:
+    model = Model(
+        tenant_id=tenant_id,
+        job_id=job_id,
+        artifact_uri=artifact_uri,
+        sha256=sha256,
+        manifest=manifest,
+        has_onnx=has_onnx,
+    )
+    session.add(model)
+    session.commit()
+    return model
+
+
+def get_model(session: Session, tenant_id: uuid.UUID, model_id: uuid.UUID) -> Model:
+    model = session.scalar(select(Model).where(Model.id == model_id, Model.tenant_id == tenant_id))
+    if model is None:
+        raise NotFoundError("model", model_id)
+    return model
+
+
+def list_models(
+    session: Session, tenant_id: uuid.UUID, *, cursor: str | None, limit: int
+) -> tuple[list[Model], str | None]:
+    stmt = select(Model).where(Model.tenant_id == tenant_id)
+    return newest_first_page(session, stmt, Model, cursor, limit)

@@ -1,0 +1,54 @@
+"""Tenants and API keys."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from service.db.models import ApiKey, Tenant
+from service.security import display_prefix, hash_api_key
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: every tenant-scoped query takes ``tenant_id`` from here."""
+
+    tenant_id: uuid.UUID
+    tenant_name: str
+    api_key_id: uuid.UUID
+
+
+def get_or_create_tenant(session: Session, name: str) -> Tenant:
+    tenant = session.scalar(select(Tenant).where(Tenant.name == name))
+    if tenant is not None:
+        return tenant
+    tenant = Tenant(name=name)
+    try:
+        with session.begin_nested():  # another process may create the same tenant meanwhile
+            session.add(tenant)
+    except IntegrityError:
+        tenant = session.scalars(select(Tenant).where(Tenant.name == name)).one()
+    return tenant
+
+
+def add_api_key(session: Session, tenant_id: uuid.UUID, key: str) -> ApiKey:
+    api_key = ApiKey(tenant_id=tenant_id, key_hash=hash_api_key(key), prefix=display_prefix(key))
+    session.add(api_key)
+    session.flush()
+    return api_key
+
+
+def authenticate(session: Session, key: str) -> Principal | None:
+    row = session.execute(
+        select(ApiKey.id, Tenant.id, Tenant.name)
+        .join(Tenant, Tenant.id == ApiKey.tenant_id)
+        .where(ApiKey.key_hash == hash_api_key(key), ApiKey.revoked_at.is_(None))
+    ).first()
+    if row is None:
+        return None
+    key_id, tenant_id, tenant_name = row
+    return Principal(tenant_id=tenant_id, tenant_name=tenant_name, api_key_id=key_id)

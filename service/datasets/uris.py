@@ -1,0 +1,141 @@
+"""Checking the dataset URI of a job at submission, per scheme.
+
+``dataset://<id>``  an upload of the same tenant (another tenant's id is "not found");
+``builtin://name``  a data set shipped with metro (``metro.data.BUILTIN_DATASETS``);
+``file:///path``    only under METRO_DATA_ROOTS, after resolving symlinks and ``..``;
+``s3://bucket/key`` accepted by shape; the worker reads it through fsspec (needs ``s3fs``);
+``https://...``     host checked against private addresses now, and again at download time
+                    (:mod:`service.datasets.fetch`).
+Anything else is refused. All failures are InvalidInputError at ``body.dataset.uri``.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.orm import Session
+
+from service.crud.datasets import get_dataset
+from service.datasets.fetch import Resolver, check_https_url
+from service.datasets.uploads import file_format
+from service.errors import (
+    FieldError,
+    InvalidInputError,
+    NotFoundError,
+    UnsafeURLError,
+    UnsupportedFormatError,
+)
+from service.schemas.jobs import DatasetRef
+
+_URI_LOC = ("body", "dataset", "uri")
+
+
+@dataclass(frozen=True)
+class CheckedDataset:
+    uri: str
+    dataset_id: uuid.UUID | None
+
+
+def _invalid(msg: str, loc: tuple[str, ...] = _URI_LOC) -> InvalidInputError:
+    return InvalidInputError("Invalid job", [FieldError(loc, msg)])
+
+
+def check_dataset(
+    session: Session,
+    tenant_id: uuid.UUID,
+    dataset: DatasetRef,
+    *,
+    data_roots: Sequence[Path],
+    resolver: Resolver,
+) -> CheckedDataset:
+    uri = dataset.uri.strip()
+    scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
+    if scheme == "dataset":
+        return _check_upload(session, tenant_id, uri, dataset.label_column)
+    if scheme == "builtin":
+        from metro.data import BUILTIN_DATASETS
+
+        name = urllib.parse.urlsplit(uri).netloc.lower()
+        if name not in BUILTIN_DATASETS:
+            raise _invalid(
+                f"unknown built-in dataset {name!r}; expected one of {', '.join(BUILTIN_DATASETS)}"
+            )
+        return CheckedDataset(uri=uri, dataset_id=None)
+    if scheme in ("file", ""):
+        return CheckedDataset(uri=_check_local(uri, scheme, data_roots), dataset_id=None)
+    if scheme == "s3":
+        parts = urllib.parse.urlsplit(uri)
+        if not parts.netloc or parts.path in ("", "/"):
+            raise _invalid("s3 URIs must name a bucket and a key, as in s3://bucket/data.csv")
+        _check_format(parts.path)
+        return CheckedDataset(uri=uri, dataset_id=None)
+    if scheme == "https":
+        try:
+            check_https_url(uri, resolver)
+        except UnsafeURLError as exc:
+            raise _invalid(str(exc)) from None
+        _check_format(urllib.parse.urlsplit(uri).path)
+        return CheckedDataset(uri=uri, dataset_id=None)
+    raise _invalid(
+        f"unsupported URI scheme {scheme + '://'!r}; use dataset://, builtin://, file://, s3:// "
+        "or https://"
+    )
+
+
+def _check_upload(
+    session: Session, tenant_id: uuid.UUID, uri: str, label_column: str
+) -> CheckedDataset:
+    ident = urllib.parse.urlsplit(uri).netloc
+    try:
+        dataset_id = uuid.UUID(ident)
+        row = get_dataset(session, tenant_id, dataset_id)
+    except (ValueError, NotFoundError):
+        raise _invalid(f"no dataset {ident!r}; upload it with POST /v1/datasets first") from None
+    if row.columns is not None and row.format != ".npz" and label_column not in row.columns:
+        raise _invalid(
+            f"label column {label_column!r} is not a column of dataset {ident}",
+            ("body", "dataset", "label_column"),
+        )
+    return CheckedDataset(uri=f"dataset://{dataset_id}", dataset_id=dataset_id)
+
+
+def _check_local(uri: str, scheme: str, data_roots: Sequence[Path]) -> str:
+    if not data_roots:
+        raise _invalid("local files are not enabled on this server (no data roots configured)")
+    if scheme == "file":
+        parts = urllib.parse.urlsplit(uri)
+        if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
+            raise _invalid("file URIs must be absolute, as in file:///data/train.csv")
+        path = urllib.parse.unquote(parts.path)
+    else:
+        path = uri
+    if not os.path.isabs(path):
+        raise _invalid("local paths must be absolute")
+    real = os.path.realpath(path)
+    # Containment is checked on the resolved path (no escape through '..' or a symlink) and
+    # before existence, so that a request cannot probe for files outside the roots.
+    if not any(_within(real, os.path.realpath(root)) for root in data_roots):
+        raise _invalid(f"{path} is outside the allowed data roots")
+    if not os.path.isfile(real):
+        raise _invalid(f"file not found: {path}")
+    _check_format(path)
+    return f"file://{urllib.parse.quote(path)}"
+
+
+def _within(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
+
+
+def _check_format(path: str) -> None:
+    try:
+        file_format(path)
+    except UnsupportedFormatError as exc:
+        raise _invalid(str(exc)) from None

@@ -1,0 +1,1 @@
+"""Persistence: the SQLAlchemy models, engine/session factories and the migration helpers."""

@@ -1,0 +1,190 @@
+"""SQLAlchemy 2 models: tenants and API keys, datasets, jobs, lambda steps, metric results and
+trained models. Every tenant-owned table carries ``tenant_id`` so that each query can be scoped.
+
+Timestamps are set by Python (not server defaults) so that SQLite and PostgreSQL hold the same
+values and cursor pagination on ``(created_at, id)`` behaves identically on both.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from service.db.base import Base, PortableJSON, utcnow
+from service.job_states import JobState
+
+_JOB_STATES = ", ".join(f"'{s.value}'" for s in JobState)
+METHODS = ("metro", "erm", "koyejo1", "koyejo2", "parambath")
+SPLITS = ("validation", "test")
+
+
+class Tenant(Base):
+    __tablename__ = "tenants"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    api_keys: Mapped[list[ApiKey]] = relationship(back_populates="tenant")
+
+
+class ApiKey(Base):
+    """Only a SHA-256 of the key is stored; see :mod:`service.security` for why that suffices."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # The first characters of the key, so an operator can tell keys apart without the secret.
+    prefix: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    tenant: Mapped[Tenant] = relationship(back_populates="api_keys")
+
+
+class Dataset(Base):
+    __tablename__ = "datasets"
+    __table_args__ = (Index("ix_datasets_tenant_created", "tenant_id", "created_at", "id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    filename: Mapped[str] = mapped_column(String(255))
+    format: Mapped[str] = mapped_column(String(16))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+    # Where the bytes live (under METRO_UPLOAD_DIR); internal, never returned to clients.
+    storage_path: Mapped[str] = mapped_column(Text)
+    n_rows: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    n_columns: Mapped[int | None] = mapped_column(Integer, default=None)
+    columns: Mapped[list[str] | None] = mapped_column(PortableJSON, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    @property
+    def uri(self) -> str:
+        return f"dataset://{self.id}"
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+    __table_args__ = (
+        CheckConstraint(f"state IN ({_JOB_STATES})", name="state"),
+        CheckConstraint("progress >= 0 AND progress <= 1", name="progress"),
+        # One key per tenant; NULLs (no header) do not collide on either backend.
+        UniqueConstraint("tenant_id", "idempotency_key"),
+        Index("ix_jobs_tenant_created", "tenant_id", "created_at", "id"),
+        # What a worker polls: the oldest queued jobs, and expired leases.
+        Index("ix_jobs_state_created", "state", "created_at"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    state: Mapped[str] = mapped_column(String(16), default=JobState.QUEUED.value)
+    # The normalized spec: every default filled in, as the workers will run it.
+    spec: Mapped[dict[str, Any]]
+    dataset_uri: Mapped[str] = mapped_column(Text)
+    dataset_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("datasets.id", ondelete="SET NULL"), default=None
+    )
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), default=None)
+    # SHA-256 of the normalized spec, to tell a retried submission from a reused key.
+    request_hash: Mapped[str] = mapped_column(String(64))
+
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    max_attempts: Mapped[int] = mapped_column(Integer, default=3)
+    lease_owner: Mapped[str | None] = mapped_column(String(255), default=None)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    current_lambda: Mapped[float | None] = mapped_column(Float, default=None)
+    best_lambda: Mapped[float | None] = mapped_column(Float, default=None)
+    failure_reason: Mapped[str | None] = mapped_column(Text, default=None)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    started_at: Mapped[datetime | None] = mapped_column(default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class LambdaStep(Base):
+    """One point of the lambda search. Unique per (job, repeat, step) so that a worker retrying a
+    write after a lost acknowledgement cannot record the same point twice."""
+
+    __tablename__ = "lambda_steps"
+    __table_args__ = (UniqueConstraint("job_id", "repeat", "step"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    repeat: Mapped[int] = mapped_column(Integer)
+    step: Mapped[int] = mapped_column(Integer)
+    fold: Mapped[int | None] = mapped_column(Integer, default=None)
+    method: Mapped[str] = mapped_column(String(32), default="metro")
+    lambda_: Mapped[float] = mapped_column("lambda", Float)
+    shift: Mapped[float | None] = mapped_column(Float, default=None)
+    surrogate_loss: Mapped[float | None] = mapped_column(Float, default=None)
+    l_lambda: Mapped[float | None] = mapped_column(Float, default=None)
+    train_metric: Mapped[float | None] = mapped_column(Float, default=None)
+    validation_metric: Mapped[float | None] = mapped_column(Float, default=None)
+    seconds: Mapped[float | None] = mapped_column(Float, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class MetricResult(Base):
+    """The final metric of one method on one split of one repeat, with its confusion counts."""
+
+    __tablename__ = "metric_results"
+    __table_args__ = (
+        UniqueConstraint("job_id", "method", "repeat", "split"),
+        CheckConstraint(f"split IN ({', '.join(repr(s) for s in SPLITS)})", name="split"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    method: Mapped[str] = mapped_column(String(32))
+    repeat: Mapped[int] = mapped_column(Integer)
+    split: Mapped[str] = mapped_column(String(16))
+    metric_value: Mapped[float] = mapped_column(Float)
+    tp: Mapped[int] = mapped_column(BigInteger)
+    fp: Mapped[int] = mapped_column(BigInteger)
+    fn: Mapped[int] = mapped_column(BigInteger)
+    tn: Mapped[int] = mapped_column(BigInteger)
+    lambda_: Mapped[float | None] = mapped_column("lambda", Float, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Model(Base):
+    """A trained model: a directory (or object-store prefix) in the artifact store holding
+    ``model.safetensors`` and ``manifest.json`` (see :mod:`service.inference`)."""
+
+    __tablename__ = "models"
+    __table_args__ = (Index("ix_models_tenant_created", "tenant_id", "created_at", "id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    job_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("jobs.id", ondelete="SET NULL"), default=None
+    )
+    artifact_uri: Mapped[str] = mapped_column(Text)
+    format: Mapped[str] = mapped_column(String(32), default="safetensors")
+    has_onnx: Mapped[bool] = mapped_column(Boolean, default=False)
+    sha256: Mapped[str] = mapped_column(String(64))
+    manifest: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -1,0 +1,81 @@
+"""The app factory: ``create_app(settings)`` for tests and the CLI, ``service.main:app`` for
+uvicorn. Building the app creates an engine (no connection yet) and runs no migration."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from service.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware
+from service.api.openapi import install_openapi, operation_id
+from service.api.problems import install_problem_handlers
+from service.api.routes import datasets, health, jobs, models
+from service.config import Settings, get_settings
+from service.datasets.fetch import system_resolver
+from service.db.session import make_engine, make_sessionmaker
+from service.inference import ModelCache
+from service.observability import Metrics
+
+API_VERSION = "1.0.0"
+
+_TAGS = [
+    {"name": "jobs", "description": "Submit training jobs and read their progress and results"},
+    {"name": "datasets", "description": "Upload data to train on"},
+    {"name": "models", "description": "Trained models: manifest, download and prediction"},
+    {"name": "health", "description": "Liveness, readiness and metrics"},
+]
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    engine = make_engine(settings.database_url)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        engine.dispose()
+
+    app = FastAPI(
+        title="METRO training service",
+        version=API_VERSION,
+        description="Train binary classifiers that optimize the ratio metric you report "
+        "(F-beta, Jaccard, ...). Authenticate with `Authorization: Bearer <api key>`; "
+        "errors are RFC 9457 problem+json.",
+        openapi_tags=_TAGS,
+        generate_unique_id_function=operation_id,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.sessionmaker = make_sessionmaker(engine)
+    app.state.model_cache = ModelCache(settings.model_cache_size)
+    app.state.metrics = Metrics()
+    # How https:// dataset hosts are resolved for the SSRF check; tests swap in a fake.
+    app.state.resolver = system_resolver
+
+    install_problem_handlers(app)
+    for router in (jobs.router, datasets.router, models.router, health.router):
+        app.include_router(router)
+    # Added last = outermost: the size limit applies before anything reads the body, and the
+    # metrics see every response, the 413s included.
+    app.add_middleware(BodySizeLimitMiddleware, settings=settings)
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    install_openapi(app)
+    return app
+
+
+_app: FastAPI | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``service.main:app`` for uvicorn, built on first access rather than at import, so that
+    importing this module (tests, the CLI) has no side effect."""
+    global _app
+    if name == "app":
+        if _app is None:
+            _app = create_app()
+        return _app
+    raise AttributeError(name)

@@ -1,0 +1,1 @@
+"""Pydantic request/response schemas (the HTTP contract), separate from the ORM models."""

@@ -1,0 +1,241 @@
+"""Job submission and job views.
+
+The submission schema describes the shape (types, which fields exist) for OpenAPI clients; the
+*meaning* of the values (is this a valid metric, does this surrogate take ``k``) is decided by
+the ``metro`` library in :mod:`service.job_spec`, so the service and the library cannot disagree.
+That is also why the sections accept extra keys: a parameter the library learns is usable
+without a service release, and a misspelt one is still refused, by the library.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+from service.job_states import JobState
+
+BaselineName = Literal["erm", "koyejo1", "koyejo2", "parambath"]
+LabelValue = bool | int | float | str
+
+
+class PresetMetric(BaseModel):
+    """A named metric and its parameters, e.g. ``{"preset": "f_beta", "beta": 2}``."""
+
+    model_config = ConfigDict(
+        extra="allow", json_schema_extra={"examples": [{"preset": "f_beta", "beta": 1.0}]}
+    )
+    preset: str = Field(description="f1, f_beta, jaccard, precision, recall, accuracy, ...")
+
+
+class CoefficientMetric(BaseModel):
+    """The paper's loss L = <alpha, phi> / <beta, phi> on the basis (h*y, y, h, 1)."""
+
+    model_config = ConfigDict(extra="forbid")
+    alpha: list[float] = Field(min_length=4, max_length=4)
+    beta: list[float] = Field(min_length=4, max_length=4)
+    greater_is_better: bool = False
+    zero_division: float = 0.0
+    name: str = Field(default="custom", max_length=100)
+
+
+class ConfusionMetric(BaseModel):
+    """A ratio of weighted confusion cells, e.g. F1 = {tp: 2} / {tp: 2, fp: 1, fn: 1}."""
+
+    model_config = ConfigDict(extra="forbid")
+    numerator: dict[str, float]
+    denominator: dict[str, float]
+    greater_is_better: bool = True
+    zero_division: float = 0.0
+    name: str = Field(default="custom", max_length=100)
+
+
+def _metric_form(value: Any) -> str | None:
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if not isinstance(value, dict):
+        return None
+    if "preset" in value:
+        return "preset"
+    if "numerator" in value or "denominator" in value:
+        return "confusion"
+    if "alpha" in value or "beta" in value:
+        return "coefficients"
+    return None
+
+
+MetricIn = Annotated[
+    Annotated[PresetMetric, Tag("preset")]
+    | Annotated[CoefficientMetric, Tag("coefficients")]
+    | Annotated[ConfusionMetric, Tag("confusion")],
+    Discriminator(
+        _metric_form,
+        custom_error_type="metric_form",
+        custom_error_message=(
+            "metric must be an object with 'preset', with 'alpha' and 'beta', "
+            "or with 'numerator' and 'denominator'"
+        ),
+    ),
+]
+
+
+class DatasetRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    uri: str = Field(
+        min_length=1,
+        max_length=2048,
+        description="dataset://<id> (an upload), file:///... under a data root, builtin://name, "
+        "s3://bucket/key or https://host/path",
+    )
+    label_column: str = Field(default="y", min_length=1, max_length=255)
+    positive_label: LabelValue | None = Field(
+        default=None, description="The label value of the positive class; inferred when omitted"
+    )
+
+
+class SurrogateIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(
+        default="logistic",
+        description="logistic, exponential, quadratic, hinge, sigmoid (k) or rho_margin (rho)",
+    )
+
+
+class ModelIn(BaseModel):
+    """Fields left out take the library's defaults."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: Literal["linear", "mlp", "cnn3"] = "linear"
+    hidden: list[int] | None = None
+    channels: list[int] | None = None
+
+
+class SearchIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    strategy: Literal["grid", "bisection", "dinkelbach"] | None = None
+    n_lambdas: int | None = None
+    epsilon: float | None = None
+    epsilon_m: float | None = None
+    max_steps: int | None = None
+    shift: str | None = None
+    cv: int | None = None
+    refit: bool | None = None
+    selection: str | None = None
+    lambda_min: float | None = None
+    lambda_max: float | None = None
+
+
+class TrainingIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    optimizer: Literal["auto", "lbfgs", "sgd"] | None = None
+    max_iter: int | None = None
+    tol: float | None = None
+    weight_decay: float | None = None
+    lr: float | None = None
+    momentum: float | None = None
+    batch_size: int | None = None
+    epochs: int | None = None
+    augment: bool | None = None
+    device: str | None = None
+    mixed_precision: bool | None = None
+    seed: int | None = None
+
+
+class JobCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "metric": {"preset": "f_beta", "beta": 1.0},
+                    "dataset": {"uri": "builtin://breast_cancer"},
+                    "surrogate": {"name": "logistic"},
+                    "search": {"strategy": "grid", "n_lambdas": 21},
+                }
+            ]
+        },
+    )
+    metric: MetricIn
+    dataset: DatasetRef
+    surrogate: SurrogateIn = Field(default_factory=SurrogateIn)
+    model: ModelIn = Field(default_factory=ModelIn)
+    search: SearchIn = Field(default_factory=SearchIn)
+    training: TrainingIn = Field(default_factory=TrainingIn)
+    repeats: int = Field(default=1, ge=1, le=100)
+    baselines: list[BaselineName] = Field(default_factory=list, max_length=4)
+
+
+class JobOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    state: JobState
+    spec: dict[str, Any] = Field(description="The normalized spec, every default filled in")
+    dataset_uri: str
+    progress: float = Field(ge=0, le=1)
+    current_lambda: float | None
+    best_lambda: float | None
+    attempts: int
+    failure_reason: str | None
+    cancel_requested: bool
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class LambdaStepOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True, populate_by_name=True)
+
+    repeat: int
+    step: int
+    fold: int | None
+    method: str
+    lambda_: float = Field(alias="lambda")
+    shift: float | None
+    surrogate_loss: float | None
+    l_lambda: float | None
+    train_metric: float | None
+    validation_metric: float | None
+    seconds: float | None
+
+
+class ConfusionCounts(BaseModel):
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+
+class MetricRun(BaseModel):
+    """One method on one split of one repeat."""
+
+    method: str
+    repeat: int
+    split: Literal["validation", "test"]
+    value: float
+    lambda_: float | None = Field(alias="lambda")
+    confusion: ConfusionCounts
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class MethodSummary(BaseModel):
+    """Mean and sample standard deviation (n - 1) over repeats; std is null for one repeat."""
+
+    method: str
+    split: Literal["validation", "test"]
+    n: int
+    mean: float
+    std: float | None
+
+
+class JobResult(BaseModel):
+    job_id: uuid.UUID
+    metric: str
+    greater_is_better: bool
+    lambda_star: float | None
+    summary: list[MethodSummary]
+    runs: list[MetricRun]

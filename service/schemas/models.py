@@ -1,0 +1,50 @@
+"""Trained-model views and the prediction contract."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+LabelValue = bool | int | float | str
+
+
+class ModelOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    job_id: uuid.UUID | None
+    formats: list[Literal["safetensors", "onnx"]]
+    sha256: str = Field(description="SHA-256 of model.safetensors")
+    manifest: dict[str, Any] = Field(
+        description="Architecture, metric, lambda*, feature count and names, weights sha256"
+    )
+    created_at: datetime
+
+
+class PredictRequest(BaseModel):
+    """Either ``instances`` (rows in the model's feature order) or ``columns`` + ``data`` (rows
+    whose values are reordered by name to the model's features)."""
+
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"instances": [[0.1, 2.0, 3.5]]}]}
+    )
+    instances: list[list[float]] | None = None
+    columns: list[str] | None = None
+    data: list[list[float]] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> PredictRequest:
+        if self.instances is not None and (self.columns is not None or self.data is not None):
+            raise ValueError("give either 'instances' or 'columns' and 'data', not both")
+        if self.instances is None and (self.columns is None or self.data is None):
+            raise ValueError("give 'instances', or both 'columns' and 'data'")
+        return self
+
+
+class PredictResponse(BaseModel):
+    model_id: uuid.UUID
+    scores: list[float] = Field(description="Real-valued scores h(x); larger means more positive")
+    labels: list[LabelValue] = Field(description="Predicted labels, in the training data's terms")

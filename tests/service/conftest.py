@@ -1,0 +1,290 @@
+"""Fixtures for the service tests: a throw-away PostgreSQL database (migrated with Alembic), one
+app and client for the whole session, and a fresh tenant per test so tests never see each
+other's rows (which is itself the tenant scoping under test)."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import select
+
+from service.admin import create_api_key
+from service.config import Settings
+from service.crud.models import register_model
+from service.db.migrate import upgrade
+from service.db.models import Job, Tenant
+from service.main import create_app
+
+# Starlette now prefers the httpx2 package for its TestClient; plain httpx still works, and the
+# service itself uses httpx (service.datasets.fetch), so the notice is noise here.
+warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+from fastapi.testclient import TestClient  # noqa: E402
+
+PG_ADMIN_DSN = os.environ.get("METRO_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def _pg_url(dbname: str) -> str:
+    base = PG_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://", 1)
+    return f"{base}/{dbname}"
+
+
+@pytest.fixture(scope="session")
+def create_pg_database() -> Iterator[Callable[[], str]]:
+    """Factory of empty databases named metro_test_<hex>, all dropped at the end."""
+    created: list[str] = []
+
+    def make() -> str:
+        name = f"metro_test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        created.append(name)
+        return _pg_url(name)
+
+    yield make
+    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as conn:
+        for name in created:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def database_url(create_pg_database: Callable[[], str]) -> str:
+    url = create_pg_database()
+    upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def service_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("service")
+    dirs = {name: root / name for name in ("artifacts", "uploads", "data")}
+    for d in dirs.values():
+        d.mkdir()
+    return dirs
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str, service_dirs: dict[str, Path]) -> Settings:
+    return Settings(
+        database_url=database_url,
+        broker_url="redis://127.0.0.1:6379/0",
+        artifacts_uri=str(service_dirs["artifacts"]),
+        upload_dir=service_dirs["uploads"],
+        data_roots=[service_dirs["data"]],
+        max_upload_bytes=64 * 1024,
+        max_request_body_bytes=512 * 1024,
+        max_predict_rows=100,
+        default_page_size=20,
+        max_page_size=50,
+        readiness_timeout_seconds=1.0,
+        _env_file=None,  # type: ignore[call-arg]
+    )
+
+
+FAKE_DNS: dict[str, list[str]] = {}
+
+
+def fake_resolver(host: str, port: int) -> list[str]:
+    """Tests never touch the real DNS: unknown names do not resolve."""
+    from service.errors import UnsafeURLError
+
+    if host not in FAKE_DNS:
+        raise UnsafeURLError(f"the host {host!r} does not resolve")
+    return FAKE_DNS[host]
+
+
+@pytest.fixture(scope="session")
+def app(settings: Settings) -> Any:
+    application = create_app(settings)
+    application.state.resolver = fake_resolver
+    return application
+
+
+@pytest.fixture(scope="session")
+def client(app: Any) -> Iterator[TestClient]:
+    # raise_server_exceptions=False: see the 500 response a real client would get.
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c
+
+
+@dataclass
+class TenantCtx:
+    name: str
+    key: str
+    id: uuid.UUID
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+@pytest.fixture
+def make_tenant(app: Any) -> Callable[[], TenantCtx]:
+    def make() -> TenantCtx:
+        name = f"tenant-{uuid.uuid4().hex[:8]}"
+        with app.state.sessionmaker() as session:
+            key = create_api_key(session, name)
+            tenant_id = session.scalars(select(Tenant.id).where(Tenant.name == name)).one()
+        return TenantCtx(name=name, key=key, id=tenant_id)
+
+    return make
+
+
+@pytest.fixture
+def tenant(make_tenant: Callable[[], TenantCtx]) -> TenantCtx:
+    return make_tenant()
+
+
+@pytest.fixture
+def other_tenant(make_tenant: Callable[[], TenantCtx]) -> TenantCtx:
+    return make_tenant()
+
+
+def job_body(**overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "metric": {"preset": "f1"},
+        "dataset": {"uri": "builtin://breast_cancer"},
+    }
+    body.update(overrides)
+    return body
+
+
+@pytest.fixture
+def submit(client: TestClient) -> Callable[..., dict[str, Any]]:
+    def do(t: TenantCtx, **overrides: Any) -> dict[str, Any]:
+        r = client.post("/v1/jobs", json=job_body(**overrides), headers=t.headers)
+        assert r.status_code == 201, r.text
+        return r.json()
+
+    return do
+
+
+@pytest.fixture
+def set_job(app: Any) -> Callable[..., None]:
+    """Stand in for a worker: change job columns directly."""
+
+    def do(job_id: str, **fields: Any) -> None:
+        with app.state.sessionmaker() as session:
+            job = session.get(Job, uuid.UUID(job_id))
+            assert job is not None
+            for key, value in fields.items():
+                setattr(job, key, value)
+            session.commit()
+
+    return do
+
+
+def write_linear_artifact(
+    directory: Path,
+    weight: list[float],
+    bias: float,
+    *,
+    feature_names: list[str] | None = None,
+    mean: list[float] | None = None,
+    std: list[float] | None = None,
+    onnx: bool = False,
+) -> tuple[Path, str, dict[str, Any]]:
+    """A tiny linear model in the artifact format documented in service/inference.py."""
+    import hashlib
+
+    import torch
+    from safetensors.torch import save_file
+
+    d = len(weight)
+    directory.mkdir(parents=True, exist_ok=True)
+    tensors = {
+        "weight": torch.tensor(weight, dtype=torch.float32).reshape(d, 1),
+        "bias": torch.tensor([bias], dtype=torch.float32),
+        "mean": torch.tensor(mean or [0.0] * d, dtype=torch.float32),
+        "std": torch.tensor(std or [1.0] * d, dtype=torch.float32),
+    }
+    save_file(tensors, str(directory / "model.safetensors"))
+    digest = hashlib.sha256((directory / "model.safetensors").read_bytes()).hexdigest()
+    manifest = {
+        "format_version": 1,
+        "architecture": {"kind": "linear"},
+        "n_features": d,
+        "feature_names": feature_names,
+        "metric": {"preset": "f1", "name": "f1", "greater_is_better": True},
+        "lambda_star": -0.42,
+        "threshold": 0.0,
+        "labels": {"positive": "yes", "negative": "no"},
+        "weights_sha256": digest,
+    }
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    if onnx:
+        (directory / "model.onnx").write_bytes(b"fake-onnx-bytes")
+    return directory, digest, manifest
+
+
+def write_mlp_artifact(
+    directory: Path, d: int, hidden: int, seed: int = 0
+) -> tuple[Path, str, dict[str, Any], Any]:
+    import hashlib
+
+    import torch
+    from safetensors.torch import save_file
+
+    gen = torch.Generator().manual_seed(seed)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(d, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1)
+    )
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen))
+    directory.mkdir(parents=True, exist_ok=True)
+    tensors = {
+        "layers.0.weight": net[0].weight.detach().clone(),
+        "layers.0.bias": net[0].bias.detach().clone(),
+        "layers.1.weight": net[2].weight.detach().clone(),
+        "layers.1.bias": net[2].bias.detach().clone(),
+        "mean": torch.zeros(d),
+        "std": torch.ones(d),
+    }
+    save_file(tensors, str(directory / "model.safetensors"))
+    digest = hashlib.sha256((directory / "model.safetensors").read_bytes()).hexdigest()
+    manifest = {
+        "format_version": 1,
+        "architecture": {"kind": "mlp", "hidden": [hidden], "activation": "relu"},
+        "n_features": d,
+        "feature_names": None,
+        "metric": {"preset": "jaccard"},
+        "lambda_star": 0.1,
+        "weights_sha256": digest,
+    }
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    return directory, digest, manifest, net
+
+
+@pytest.fixture
+def add_model(app: Any, service_dirs: dict[str, Path]) -> Callable[..., dict[str, Any]]:
+    """Write a linear artifact and register it for a tenant, as a worker would."""
+
+    def do(
+        t: TenantCtx, weight: list[float] | None = None, bias: float = 0.0, **kwargs: Any
+    ) -> dict[str, Any]:
+        rel = f"models/{uuid.uuid4().hex}"
+        _, digest, manifest = write_linear_artifact(
+            service_dirs["artifacts"] / rel, weight or [1.0, -1.0, 0.5], bias, **kwargs
+        )
+        with app.state.sessionmaker() as session:
+            model = register_model(
+                session,
+                tenant_id=t.id,
+                job_id=None,
+                artifact_uri=rel,
+                sha256=digest,
+                manifest=manifest,
+                has_onnx=bool(kwargs.get("onnx")),
+            )
+        return {"id": str(model.id), "sha256": digest, "dir": service_dirs["artifacts"] / rel}
+
+    return do

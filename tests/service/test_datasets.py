@@ -1,0 +1,132 @@
+"""POST/GET /v1/datasets, and jobs that use an uploaded dataset."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import uuid
+
+import numpy as np
+import pytest
+
+from tests.service.conftest import job_body
+
+CSV = b"a,b,label\n1.0,2.0,yes\n3.0,4.0,no\n5.0,6.0,yes\n"
+
+
+def _upload(client, tenant, content=CSV, filename="train.csv", **form):
+    return client.post(
+        "/v1/datasets",
+        files={"file": (filename, content, "application/octet-stream")},
+        data=form,
+        headers=tenant.headers,
+    )
+
+
+def test_upload_records_sha256_shape_and_returns_uri(client, tenant, service_dirs):
+    r = _upload(client, tenant)
+    assert r.status_code == 201, r.text
+    ds = r.json()
+    assert ds["uri"] == f"dataset://{ds['id']}"
+    assert ds["sha256"] == hashlib.sha256(CSV).hexdigest()
+    assert ds["size_bytes"] == len(CSV)
+    assert (ds["n_rows"], ds["n_columns"], ds["columns"]) == (3, 3, ["a", "b", "label"])
+    assert ds["format"] == ".csv" and ds["filename"] == "train.csv"
+    assert "storage_path" not in ds and str(service_dirs["uploads"]) not in r.text
+    assert r.headers["location"].endswith(f"/v1/datasets/{ds['id']}")
+    got = client.get(r.headers["location"], headers=tenant.headers)
+    assert got.status_code == 200 and got.json() == ds
+
+
+def test_upload_validated_with_metro_when_label_column_given(client, tenant):
+    r = _upload(client, tenant, label_column="label", positive_label="yes")
+    assert r.status_code == 201, r.text
+    assert r.json()["n_rows"] == 3 and r.json()["n_columns"] == 2
+    bad = _upload(client, tenant, label_column="nope")
+    assert bad.status_code == 422
+    assert bad.json()["errors"][0]["loc"] == ["body", "file"]
+    assert "label column 'nope' not found" in bad.json()["errors"][0]["msg"]
+    assert "/" not in bad.json()["errors"][0]["msg"].split("columns are")[0]  # no internal path
+
+
+def test_upload_parquet_and_npz(client, tenant):
+    import pandas as pd
+
+    buf = io.BytesIO()
+    pd.DataFrame({"x1": [1.0, 2.0], "y": [0, 1]}).to_parquet(buf)
+    r = _upload(client, tenant, buf.getvalue(), "d.parquet")
+    assert r.status_code == 201, r.text
+    assert r.json()["n_rows"] == 2 and r.json()["columns"] == ["x1", "y"]
+    buf = io.BytesIO()
+    np.savez(buf, X=np.zeros((5, 4)), y=np.array([0, 1, 0, 1, 1]))
+    r = _upload(client, tenant, buf.getvalue(), "d.npz")
+    assert r.status_code == 201, r.text
+    assert (r.json()["n_rows"], r.json()["n_columns"], r.json()["columns"]) == (5, 4, None)
+
+
+@pytest.mark.parametrize(
+    ("content", "filename", "status"),
+    [
+        (b"MZ\x90\x00", "evil.exe", 415),
+        (b"", "empty.csv", 422),
+        (b"\x00\x01not-a-parquet", "x.parquet", 422),
+        (b"not a zip", "x.npz", 422),
+    ],
+)
+def test_upload_refusals(client, tenant, content, filename, status):
+    r = _upload(client, tenant, content, filename)
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert client.get("/v1/datasets", headers=tenant.headers).json()["items"] == []
+
+
+def test_upload_over_the_cap_is_413_and_leaves_nothing(client, tenant, settings, service_dirs):
+    big = b"a,y\n" + b"1,0\n" * (settings.max_upload_bytes // 4 + 10)
+    r = _upload(client, tenant, big)
+    assert r.status_code == 413
+    assert r.json()["status"] == 413
+    tenant_dir = service_dirs["uploads"] / str(tenant.id)
+    assert not tenant_dir.exists() or list(tenant_dir.iterdir()) == []
+
+
+def test_upload_without_file_is_422(client, tenant):
+    r = client.post("/v1/datasets", data={"label_column": "y"}, headers=tenant.headers)
+    assert r.status_code == 422
+    assert r.json()["title"] == "Invalid dataset"
+
+
+def test_list_and_get(client, tenant):
+    ids = [_upload(client, tenant).json()["id"] for _ in range(3)]
+    page = client.get("/v1/datasets", params={"limit": 2}, headers=tenant.headers).json()
+    assert [d["id"] for d in page["items"]] == ids[::-1][:2]
+    rest = client.get(
+        "/v1/datasets", params={"cursor": page["next_cursor"]}, headers=tenant.headers
+    ).json()
+    assert [d["id"] for d in rest["items"]] == [ids[0]] and rest["next_cursor"] is None
+    assert client.get(f"/v1/datasets/{uuid.uuid4()}", headers=tenant.headers).status_code == 404
+
+
+def test_job_on_an_uploaded_dataset(client, tenant):
+    ds = _upload(client, tenant).json()
+    r = client.post(
+        "/v1/jobs",
+        json=job_body(dataset={"uri": ds["uri"], "label_column": "label", "positive_label": "yes"}),
+        headers=tenant.headers,
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["dataset_uri"] == ds["uri"]
+    assert r.json()["spec"]["dataset"]["positive_label"] == "yes"
+    # A label column the upload does not have is refused at submission.
+    r = client.post(
+        "/v1/jobs",
+        json=job_body(dataset={"uri": ds["uri"], "label_column": "nope"}),
+        headers=tenant.headers,
+    )
+    assert r.status_code == 422
+    assert r.json()["errors"][0]["loc"] == ["body", "dataset", "label_column"]
+
+
+def test_upload_with_numeric_labels_and_a_string_positive_label(client, tenant):
+    r = _upload(client, tenant, b"x,y\n0.5,1\n0.1,0\n0.9,1\n", label_column="y", positive_label="1")
+    assert r.status_code == 201, r.text
+    assert r.json()["columns"] == ["x", "y"]

@@ -1,0 +1,65 @@
+"""/healthz, /readyz and /metrics."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.config import Settings
+from service.main import create_app
+
+
+def _redis_up() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
+
+
+def test_healthz(client):
+    r = client.get("/healthz")
+    assert r.status_code == 200 and r.json() == {"status": "ok"}
+
+
+@pytest.mark.skipif(not _redis_up(), reason="no Redis at 127.0.0.1:6379")
+def test_readyz_with_postgres_and_redis(client):
+    r = client.get("/readyz")
+    assert r.status_code == 200, r.text
+    assert r.json() == {"status": "ready", "checks": {"database": "ok", "broker": "ok"}}
+
+
+def _app_with(settings: Settings, **changes) -> TestClient:
+    return TestClient(create_app(settings.model_copy(update=changes)))
+
+
+def test_readyz_with_the_embedded_sqla_broker(settings, tmp_path):
+    with _app_with(settings, broker_url=f"sqla+sqlite:///{tmp_path / 'broker.db'}") as c:
+        r = c.get("/readyz")
+    assert r.status_code == 200 and r.json()["checks"]["broker"] == "ok"
+
+
+def test_readyz_reports_an_unreachable_broker_and_database(settings):
+    with _app_with(
+        settings,
+        broker_url="redis://127.0.0.1:1/0",
+        database_url="postgresql+psycopg://postgres@127.0.0.1:1/none",
+    ) as c:
+        r = c.get("/readyz")
+    assert r.status_code == 503
+    assert r.json() == {
+        "status": "not ready",
+        "checks": {"database": "unreachable", "broker": "unreachable"},
+    }
+    assert "127.0.0.1" not in r.text
+
+
+def test_metrics_count_requests_by_route_template(client, tenant):
+    client.get(f"/v1/jobs/{'0' * 8}-0000-0000-0000-{'0' * 12}", headers=tenant.headers)
+    r = client.get("/metrics")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    text = r.text
+    assert "metro_http_requests_total" in text
+    assert 'route="/v1/jobs/{job_id}"' in text and "00000000-0000" not in text

@@ -1,0 +1,472 @@
+"""POST/GET /v1/jobs, cancel, trace and result."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from service.crud.jobs import record_lambda_step, record_metric_result
+from tests.service.conftest import job_body
+
+
+def test_submit_returns_201_location_and_normalized_spec(client, tenant):
+    r = client.post("/v1/jobs", json=job_body(), headers=tenant.headers)
+    assert r.status_code == 201
+    job = r.json()
+    assert r.headers["location"].endswith(f"/v1/jobs/{job['id']}")
+    assert job["state"] == "queued"
+    assert job["progress"] == 0.0 and job["attempts"] == 0
+    spec = job["spec"]
+    # Defaults filled in from the library's own objects.
+    assert spec["surrogate"] == {"name": "logistic"}
+    assert spec["search"]["strategy"] == "grid" and spec["search"]["n_lambdas"] == 21
+    assert spec["model"]["kind"] == "linear"
+    assert spec["training"]["optimizer"] == "auto"
+    assert spec["metric"] == {"preset": "f1"}
+    assert spec["metric_info"] == {"name": "f1", "greater_is_better": True}
+    assert spec["repeats"] == 1 and spec["baselines"] == []
+    assert client.get(r.headers["location"], headers=tenant.headers).json()["id"] == job["id"]
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        {"preset": "f_beta", "beta": 2.0},
+        {"preset": "jaccard"},
+        {"preset": "balanced_accuracy"},
+        {"alpha": [-0.5, -0.5, -0.5, -0.5], "beta": [0.25, 0.75, 0.75, 1.25]},
+        {"numerator": {"tp": 2}, "denominator": {"tp": 2, "fp": 1, "fn": 1}},
+    ],
+)
+def test_submit_accepts_every_metric_form(client, tenant, metric):
+    r = client.post("/v1/jobs", json=job_body(metric=metric), headers=tenant.headers)
+    assert r.status_code == 201, r.text
+
+
+def test_submit_with_all_sections(client, tenant):
+    body = job_body(
+        surrogate={"name": "sigmoid", "k": 2.0},
+        model={"kind": "mlp", "hidden": [32, 16]},
+        search={"strategy": "bisection", "epsilon": 0.01},
+        training={"optimizer": "sgd", "epochs": 3, "seed": 7},
+        repeats=3,
+        baselines=["erm", "koyejo1", "koyejo2", "parambath"],
+    )
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    spec = r.json()["spec"]
+    assert spec["surrogate"] == {"name": "sigmoid", "k": 2.0}
+    assert spec["model"]["hidden"] == [32, 16]
+    assert spec["search"]["strategy"] == "bisection" and spec["search"]["epsilon"] == 0.01
+    assert spec["training"]["epochs"] == 3 and spec["training"]["lr"] == 0.02
+    assert spec["repeats"] == 3 and len(spec["baselines"]) == 4
+
+
+def _errors(r) -> list[dict[str, Any]]:
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    body = r.json()
+    assert body["status"] == 422 and body["type"].endswith("/validation")
+    return body["errors"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "loc"),
+    [
+        ({"metric": {"preset": "nonsense"}}, ["body", "metric"]),
+        ({"metric": {"preset": "f_beta", "beta": -1}}, ["body", "metric", "beta"]),
+        ({"metric": {"alpha": [1, 1, 1, 1], "beta": [0, 0, 0, 0]}}, ["body", "metric", "beta"]),
+        (
+            {"metric": {"numerator": {"tq": 1}, "denominator": {"tp": 1}}},
+            ["body", "metric", "numerator"],
+        ),
+        ({"surrogate": {"name": "magic"}}, ["body", "surrogate"]),
+        ({"surrogate": {"name": "hinge", "k": 3}}, ["body", "surrogate", "k"]),
+        ({"search": {"n_lambdas": 0}}, ["body", "search", "n_lambdas"]),
+        ({"search": {"shift": "sideways"}}, ["body", "search", "shift"]),
+        ({"search": {"lambda_min": 1.0, "lambda_max": 0.0}}, ["body", "search"]),
+        ({"training": {"lr": -1}}, ["body", "training", "lr"]),
+        ({"model": {"kind": "mlp", "hidden": [0]}}, ["body", "model", "hidden"]),
+        ({"baselines": ["erm", "erm"]}, ["body", "baselines"]),
+    ],
+)
+def test_invalid_spec_is_422_naming_the_field(client, tenant, overrides, loc):
+    r = client.post("/v1/jobs", json=job_body(**overrides), headers=tenant.headers)
+    errors = _errors(r)
+    assert r.json()["title"] == "Invalid job"
+    assert [e["loc"] for e in errors] == [loc], errors
+    assert all(e["msg"] for e in errors)
+    # Nothing was created.
+    assert client.get("/v1/jobs", headers=tenant.headers).json()["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "loc_prefix"),
+    [
+        ({"dataset": {"uri": "builtin://breast_cancer"}}, ["body", "metric"]),  # missing
+        ({"metric": {"preset": "f1"}}, ["body", "dataset"]),
+        ({"metric": {"what": 1}, "dataset": {"uri": "builtin://digits"}}, ["body", "metric"]),
+        (job_body(model={"kind": "transformer"}), ["body", "model", "kind"]),
+        (job_body(repeats=0), ["body", "repeats"]),
+        (job_body(baselines=["nope"]), ["body", "baselines", 0]),
+        (job_body(unknown_field=1), ["body", "unknown_field"]),
+    ],
+)
+def test_schema_errors_are_problem_json(client, tenant, body, loc_prefix):
+    errors = _errors(client.post("/v1/jobs", json=body, headers=tenant.headers))
+    assert any(e["loc"][: len(loc_prefix)] == loc_prefix for e in errors), errors
+
+
+def test_several_invalid_sections_are_all_reported(client, tenant):
+    body = job_body(
+        metric={"preset": "nope"}, surrogate={"name": "nope"}, dataset={"uri": "ftp://x/y.csv"}
+    )
+    locs = [e["loc"] for e in _errors(client.post("/v1/jobs", json=body, headers=tenant.headers))]
+    assert ["body", "metric"] in locs and ["body", "surrogate"] in locs
+    assert ["body", "dataset", "uri"] in locs
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "builtin://no_such_set",
+        "ftp://example.com/x.csv",
+        "http://example.com/x.csv",
+        "file:///etc/passwd",
+        "/etc/passwd",
+        "relative/path.csv",
+        "s3://bucket-only",
+        "s3://bucket/data.exe",
+        "dataset://not-a-uuid",
+        f"dataset://{uuid.uuid4()}",
+    ],
+)
+def test_bad_dataset_uri_is_422(client, tenant, uri):
+    body = job_body(dataset={"uri": uri})
+    errors = _errors(client.post("/v1/jobs", json=body, headers=tenant.headers))
+    assert errors[0]["loc"] == ["body", "dataset", "uri"]
+
+
+def test_file_uri_under_a_data_root(client, tenant, service_dirs):
+    path = service_dirs["data"] / "train.csv"
+    path.write_text("a,b,y\n1,2,0\n3,4,1\n")
+    r = client.post(
+        "/v1/jobs", json=job_body(dataset={"uri": f"file://{path}"}), headers=tenant.headers
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["dataset_uri"] == f"file://{path}"
+    # A symlink inside the root pointing outside it is refused.
+    link = service_dirs["data"] / "escape.csv"
+    if not link.exists():
+        link.symlink_to("/etc/hostname")
+    errors = _errors(
+        client.post(
+            "/v1/jobs", json=job_body(dataset={"uri": f"file://{link}"}), headers=tenant.headers
+        )
+    )
+    assert "outside" in errors[0]["msg"]
+    # ".." cannot climb out either, and the message does not reveal whether the file exists.
+    sneaky = f"file://{service_dirs['data']}/../../../../etc/passwd"
+    errors = _errors(
+        client.post("/v1/jobs", json=job_body(dataset={"uri": sneaky}), headers=tenant.headers)
+    )
+    assert "outside" in errors[0]["msg"]
+
+
+def test_s3_uri_accepted_by_shape(client, tenant):
+    r = client.post(
+        "/v1/jobs",
+        json=job_body(dataset={"uri": "s3://bucket/path/train.parquet"}),
+        headers=tenant.headers,
+    )
+    assert r.status_code == 201, r.text
+
+
+# -- idempotency ------------------------------------------------------------------------------
+
+
+def test_idempotent_submission_returns_the_same_job(client, tenant):
+    headers = {**tenant.headers, "Idempotency-Key": "retry-me-1"}
+    first = client.post("/v1/jobs", json=job_body(), headers=headers)
+    assert first.status_code == 201
+    # A retry, spelling out a default this time: the same request after normalization.
+    again = client.post("/v1/jobs", json=job_body(surrogate={"name": "logistic"}), headers=headers)
+    assert again.status_code == 200
+    assert again.json()["id"] == first.json()["id"]
+    assert again.headers["location"] == first.headers["location"]
+    assert len(client.get("/v1/jobs", headers=tenant.headers).json()["items"]) == 1
+
+
+def test_idempotency_key_reused_with_another_body_is_422(client, tenant):
+    headers = {**tenant.headers, "Idempotency-Key": "retry-me-2"}
+    assert client.post("/v1/jobs", json=job_body(), headers=headers).status_code == 201
+    r = client.post("/v1/jobs", json=job_body(metric={"preset": "jaccard"}), headers=headers)
+    assert r.status_code == 422
+    assert r.json()["type"].endswith("/idempotency-key-reused")
+
+
+def test_idempotency_keys_are_per_tenant(client, tenant, other_tenant):
+    a = client.post("/v1/jobs", json=job_body(), headers={**tenant.headers, "Idempotency-Key": "k"})
+    b = client.post(
+        "/v1/jobs", json=job_body(), headers={**other_tenant.headers, "Idempotency-Key": "k"}
+    )
+    assert a.status_code == b.status_code == 201
+    assert a.json()["id"] != b.json()["id"]
+
+
+def test_concurrent_submissions_with_one_key_make_one_job(client, tenant):
+    from concurrent.futures import ThreadPoolExecutor
+
+    headers = {**tenant.headers, "Idempotency-Key": "race"}
+    with ThreadPoolExecutor(8) as pool:
+        responses = list(
+            pool.map(lambda _: client.post("/v1/jobs", json=job_body(), headers=headers), range(8))
+        )
+    assert sorted(r.status_code for r in responses) == [200] * 7 + [201]
+    assert len({r.json()["id"] for r in responses}) == 1
+
+
+def test_empty_idempotency_key_is_422(client, tenant):
+    r = client.post("/v1/jobs", json=job_body(), headers={**tenant.headers, "Idempotency-Key": ""})
+    assert r.status_code == 422
+
+
+# -- reading and listing ----------------------------------------------------------------------
+
+
+def test_get_unknown_job_is_404_problem(client, tenant):
+    r = client.get(f"/v1/jobs/{uuid.uuid4()}", headers=tenant.headers)
+    assert r.status_code == 404
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["type"].endswith("/not-found")
+
+
+def test_malformed_job_id_is_422(client, tenant):
+    assert client.get("/v1/jobs/not-a-uuid", headers=tenant.headers).status_code == 422
+
+
+def test_list_filters_by_state(client, tenant, submit, set_job):
+    a, b = submit(tenant), submit(tenant)
+    set_job(b["id"], state="running")
+    running = client.get("/v1/jobs", params={"state": "running"}, headers=tenant.headers).json()
+    assert [j["id"] for j in running["items"]] == [b["id"]]
+    queued = client.get("/v1/jobs", params={"state": "queued"}, headers=tenant.headers).json()
+    assert [j["id"] for j in queued["items"]] == [a["id"]]
+    assert (
+        client.get("/v1/jobs", params={"state": "bogus"}, headers=tenant.headers).status_code == 422
+    )
+
+
+def test_pagination_is_stable_while_rows_are_inserted(client, tenant, submit):
+    original = [submit(tenant)["id"] for _ in range(7)]
+    expected = list(reversed(original))  # newest first
+    seen: list[str] = []
+    page = client.get("/v1/jobs", params={"limit": 3}, headers=tenant.headers).json()
+    seen += [j["id"] for j in page["items"]]
+    while page["next_cursor"]:
+        submit(tenant)  # a new job arrives between page fetches
+        page = client.get(
+            "/v1/jobs", params={"limit": 3, "cursor": page["next_cursor"]}, headers=tenant.headers
+        ).json()
+        seen += [j["id"] for j in page["items"]]
+    assert seen == expected
+
+
+def test_pagination_limit_is_capped_and_cursor_validated(client, tenant, submit):
+    for _ in range(3):
+        submit(tenant)
+    r = client.get("/v1/jobs", params={"limit": 10_000}, headers=tenant.headers)
+    assert r.status_code == 200 and len(r.json()["items"]) == 3
+    assert client.get("/v1/jobs", params={"limit": 0}, headers=tenant.headers).status_code == 422
+    for bad in ("garbage", "W10", "WyJ4IiwieSJd"):  # not base64 JSON / wrong length / bad values
+        r = client.get("/v1/jobs", params={"cursor": bad}, headers=tenant.headers)
+        assert r.status_code == 422, bad
+        assert r.json()["errors"][0]["loc"] == ["query", "cursor"]
+
+
+# -- cancel -----------------------------------------------------------------------------------
+
+
+def test_cancel_queued_job_is_immediate_and_repeatable(client, tenant, submit):
+    job = submit(tenant)
+    r = client.post(f"/v1/jobs/{job['id']}/cancel", headers=tenant.headers)
+    assert r.status_code == 200
+    assert r.json()["state"] == "cancelled" and r.json()["finished_at"] is not None
+    again = client.post(f"/v1/jobs/{job['id']}/cancel", headers=tenant.headers)
+    assert again.status_code == 200 and again.json()["state"] == "cancelled"
+
+
+def test_cancel_running_job_asks_the_worker(client, tenant, submit, set_job):
+    job = submit(tenant)
+    set_job(job["id"], state="running")
+    r = client.post(f"/v1/jobs/{job['id']}/cancel", headers=tenant.headers)
+    assert r.json()["state"] == "cancelling" and r.json()["cancel_requested"] is True
+
+
+@pytest.mark.parametrize("state", ["succeeded", "failed"])
+def test_cancel_finished_job_is_409(client, tenant, submit, set_job, state):
+    job = submit(tenant)
+    set_job(job["id"], state=state)
+    r = client.post(f"/v1/jobs/{job['id']}/cancel", headers=tenant.headers)
+    assert r.status_code == 409
+    assert r.headers["content-type"].startswith("application/problem+json")
+
+
+def test_cancel_unknown_job_is_404(client, tenant):
+    assert client.post(f"/v1/jobs/{uuid.uuid4()}/cancel", headers=tenant.headers).status_code == 404
+
+
+# -- trace and result ---------------------------------------------------------------------------
+
+
+def _add_trace(app, job_id: str, repeats: int, steps: int) -> None:
+    with app.state.sessionmaker() as session:
+        for repeat in range(repeats):
+            for step in range(steps):
+                assert record_lambda_step(
+                    session,
+                    uuid.UUID(job_id),
+                    repeat=repeat,
+                    step=step,
+                    lambda_=-1 + step / 10,
+                    shift=0.0,
+                    surrogate_loss=0.5,
+                    l_lambda=0.01 * step,
+                    train_metric=0.8,
+                    validation_metric=0.7,
+                    seconds=0.1,
+                    method="metro",
+                )
+        session.commit()
+
+
+def test_trace_pages_in_search_order_and_ignores_duplicate_writes(client, app, tenant, submit):
+    job = submit(tenant)
+    _add_trace(app, job["id"], repeats=2, steps=4)
+    with app.state.sessionmaker() as session:
+        # A worker retrying a write it already made: no duplicate point.
+        assert not record_lambda_step(session, uuid.UUID(job["id"]), repeat=0, step=0, lambda_=9.0)
+        session.commit()
+    seen = []
+    params: dict[str, Any] = {"limit": 3}
+    while True:
+        page = client.get(
+            f"/v1/jobs/{job['id']}/trace", params=params, headers=tenant.headers
+        ).json()
+        seen += [(p["repeat"], p["step"], p["lambda"]) for p in page["items"]]
+        if not page["next_cursor"]:
+            break
+        params["cursor"] = page["next_cursor"]
+    assert [(r, s) for r, s, _ in seen] == [(r, s) for r in range(2) for s in range(4)]
+    assert seen[0][2] == -1.0
+    assert (
+        client.get(
+            f"/v1/jobs/{job['id']}/trace", params={"cursor": "WyJhIiwiYiJd"}, headers=tenant.headers
+        ).status_code
+        == 422
+    )
+
+
+def test_trace_of_unknown_job_is_404(client, tenant):
+    assert client.get(f"/v1/jobs/{uuid.uuid4()}/trace", headers=tenant.headers).status_code == 404
+
+
+def test_result_is_409_until_succeeded(client, tenant, submit):
+    job = submit(tenant)
+    r = client.get(f"/v1/jobs/{job['id']}/result", headers=tenant.headers)
+    assert r.status_code == 409 and r.json()["type"].endswith("/not-ready")
+
+
+def test_result_with_repeats_and_baselines(client, app, tenant, submit, set_job):
+    job = submit(tenant, repeats=3, baselines=["erm"])
+    values = {"metro": [0.8, 0.9, 0.85], "erm": [0.7, 0.7, 0.7]}
+    with app.state.sessionmaker() as session:
+        for method, vals in values.items():
+            for repeat, value in enumerate(vals):
+                for split in ("validation", "test"):
+                    assert record_metric_result(
+                        session,
+                        uuid.UUID(job["id"]),
+                        method=method,
+                        repeat=repeat,
+                        split=split,
+                        metric_value=value,
+                        tp=10,
+                        fp=2,
+                        fn=3,
+                        tn=85,
+                        lambda_=-0.4 if method == "metro" else None,
+                    )
+        assert not record_metric_result(
+            session,
+            uuid.UUID(job["id"]),
+            method="erm",
+            repeat=0,
+            split="test",
+            metric_value=0.0,
+            tp=0,
+            fp=0,
+            fn=0,
+            tn=0,
+        )
+        session.commit()
+    set_job(job["id"], state="succeeded", best_lambda=-0.4, progress=1.0)
+    r = client.get(f"/v1/jobs/{job['id']}/result", headers=tenant.headers)
+    assert r.status_code == 200, r.text
+    result = r.json()
+    assert result["lambda_star"] == -0.4 and result["metric"] == "f1"
+    assert [(s["method"], s["split"]) for s in result["summary"]] == [
+        ("metro", "validation"),
+        ("metro", "test"),
+        ("erm", "validation"),
+        ("erm", "test"),
+    ]
+    metro_test = result["summary"][1]
+    assert metro_test["n"] == 3
+    assert metro_test["mean"] == pytest.approx(0.85)
+    assert metro_test["std"] == pytest.approx(0.05)
+    assert result["summary"][3]["std"] == pytest.approx(0.0)
+    assert len(result["runs"]) == 12
+    run = result["runs"][0]
+    assert run["confusion"] == {"tp": 10, "fp": 2, "fn": 3, "tn": 85}
+    assert "lambda" in run
+
+
+def test_result_of_unknown_job_is_404(client, tenant):
+    assert client.get(f"/v1/jobs/{uuid.uuid4()}/result", headers=tenant.headers).status_code == 404
+
+
+def test_validation_uses_the_library_objects():
+    """The service builds the very objects the workers run, so the two cannot disagree."""
+    from metro.metrics import MetricSpec
+    from metro.models import ModelSpec
+    from metro.search.config import SearchConfig
+    from metro.surrogates import Surrogate
+    from metro.trainer import TrainingConfig
+    from service import job_spec
+
+    assert isinstance(job_spec.build_metric({"preset": "jaccard"}), MetricSpec)
+    assert isinstance(job_spec.build_surrogate({"name": "hinge"}), Surrogate)
+    assert isinstance(job_spec.build_search({}), SearchConfig)
+    assert isinstance(job_spec.build_model_spec({"kind": "mlp", "hidden": [8]}), ModelSpec)
+    assert isinstance(job_spec.build_training_config({"epochs": 2}), TrainingConfig)
+
+
+def test_stored_spec_rebuilds_the_same_objects(client, tenant):
+    """What a worker reads back (the normalized spec) rebuilds to the submitted configuration."""
+    from service import job_spec
+
+    body = job_body(
+        metric={"preset": "f_beta", "beta": 0.5},
+        model={"kind": "mlp", "hidden": [8, 4]},
+        search={"strategy": "dinkelbach"},
+        training={"epochs": 5},
+    )
+    spec = client.post("/v1/jobs", json=body, headers=tenant.headers).json()["spec"]
+    assert job_spec.build_metric(spec["metric"]).name == "f_beta(0.5)"
+    assert job_spec.build_model_spec(spec["model"]).hidden == (8, 4)
+    assert job_spec.build_search(spec["search"]).strategy == "dinkelbach"
+    assert job_spec.build_training_config(spec["training"]).epochs == 5
+    assert job_spec.build_surrogate(spec["surrogate"]).name == "logistic"

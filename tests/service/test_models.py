@@ -1,0 +1,207 @@
+"""GET /v1/models, download, and predict."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import uuid
+
+import numpy as np
+import pytest
+
+from service.crud.models import register_model
+from tests.service.conftest import write_mlp_artifact
+
+
+def test_get_and_list_models(client, tenant, add_model):
+    a = add_model(tenant)
+    b = add_model(tenant, feature_names=["x", "y", "z"], onnx=True)
+    listed = client.get("/v1/models", headers=tenant.headers).json()
+    assert [m["id"] for m in listed["items"]] == [b["id"], a["id"]]
+    r = client.get(f"/v1/models/{b['id']}", headers=tenant.headers)
+    assert r.status_code == 200
+    model = r.json()
+    assert model["sha256"] == b["sha256"] and model["formats"] == ["safetensors", "onnx"]
+    manifest = model["manifest"]
+    assert manifest["architecture"] == {"kind": "linear"}
+    assert manifest["n_features"] == 3 and manifest["feature_names"] == ["x", "y", "z"]
+    assert manifest["lambda_star"] == -0.42 and manifest["weights_sha256"] == b["sha256"]
+    assert client.get(f"/v1/models/{uuid.uuid4()}", headers=tenant.headers).status_code == 404
+
+
+def test_download_safetensors_and_onnx(client, tenant, add_model):
+    m = add_model(tenant, onnx=True)
+    r = client.get(f"/v1/models/{m['id']}/download", headers=tenant.headers)
+    assert r.status_code == 200
+    assert hashlib.sha256(r.content).hexdigest() == m["sha256"]
+    assert r.headers["etag"] == f'"{m["sha256"]}"'
+    assert "attachment" in r.headers["content-disposition"]
+    r = client.get(
+        f"/v1/models/{m['id']}/download", params={"format": "onnx"}, headers=tenant.headers
+    )
+    assert r.status_code == 200 and r.content == b"fake-onnx-bytes"
+
+
+def test_download_failures(client, tenant, add_model):
+    m = add_model(tenant)
+    r = client.get(
+        f"/v1/models/{m['id']}/download", params={"format": "onnx"}, headers=tenant.headers
+    )
+    assert r.status_code == 404 and r.headers["content-type"].startswith("application/problem+json")
+    r = client.get(
+        f"/v1/models/{m['id']}/download", params={"format": "pickle"}, headers=tenant.headers
+    )
+    assert r.status_code == 422
+    assert (
+        client.get(f"/v1/models/{uuid.uuid4()}/download", headers=tenant.headers).status_code == 404
+    )
+
+
+def test_predict_instances(client, tenant, add_model):
+    m = add_model(tenant, weight=[1.0, -1.0, 0.5], bias=0.25)
+    rows = [[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0]]
+    r = client.post(
+        f"/v1/models/{m['id']}/predict", json={"instances": rows}, headers=tenant.headers
+    )
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["scores"] == pytest.approx([1.25, -1.75, 0.25])
+    assert out["labels"] == ["yes", "no", "yes"]
+    assert out["model_id"] == m["id"]
+
+
+def test_predict_standardizes_and_reorders_named_columns(client, tenant, add_model):
+    m = add_model(
+        tenant,
+        weight=[2.0, 1.0],
+        bias=0.0,
+        feature_names=["a", "b"],
+        mean=[1.0, 0.0],
+        std=[2.0, 1.0],
+    )
+    r = client.post(
+        f"/v1/models/{m['id']}/predict",
+        json={"columns": ["b", "a"], "data": [[3.0, 5.0]]},
+        headers=tenant.headers,
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["scores"] == pytest.approx([2.0 * (5.0 - 1.0) / 2.0 + 3.0])
+
+
+def test_predict_mlp_matches_torch(client, app, tenant, service_dirs):
+    import torch
+
+    rel = f"models/{uuid.uuid4().hex}"
+    _, digest, manifest, net = write_mlp_artifact(service_dirs["artifacts"] / rel, d=4, hidden=8)
+    with app.state.sessionmaker() as session:
+        model = register_model(
+            session,
+            tenant_id=tenant.id,
+            job_id=None,
+            artifact_uri=rel,
+            sha256=digest,
+            manifest=manifest,
+        )
+    x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+    r = client.post(
+        f"/v1/models/{model.id}/predict", json={"instances": x.tolist()}, headers=tenant.headers
+    )
+    assert r.status_code == 200, r.text
+    with torch.no_grad():
+        expected = net(torch.from_numpy(x)).reshape(-1).tolist()
+    assert r.json()["scores"] == pytest.approx(expected, rel=1e-5, abs=1e-5)
+    assert set(r.json()["labels"]) <= {0, 1}
+
+
+@pytest.mark.parametrize(
+    ("body", "loc"),
+    [
+        ({"instances": []}, ["body", "instances"]),
+        ({"instances": [[1.0, 2.0, 3.0], [1.0, 2.0]]}, ["body", "instances", 1]),
+        ({"columns": ["a", "b"], "data": [[1.0, 2.0]]}, ["body", "columns"]),
+        ({"instances": [[1.0, 2.0, 3.0]] * 101}, ["body", "instances"]),
+        ({"instances": [[1.0, 2.0, 1e39]]}, ["body", "instances", 0, 2]),
+    ],
+)
+def test_predict_row_validation(client, tenant, add_model, body, loc):
+    m = add_model(tenant)
+    r = client.post(f"/v1/models/{m['id']}/predict", json=body, headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == loc
+    assert r.json()["title"] == "Invalid prediction request"
+
+
+def test_predict_refuses_nan_and_infinity(client, tenant, add_model):
+    m = add_model(tenant)
+    for token in ("NaN", "Infinity", "-Infinity"):
+        raw = f'{{"instances": [[1.0, 2.0, 3.0], [1.0, {token}, 3.0]]}}'
+        r = client.post(
+            f"/v1/models/{m['id']}/predict",
+            content=raw,
+            headers={**tenant.headers, "Content-Type": "application/json"},
+        )
+        assert r.status_code == 422, r.text
+        assert r.json()["errors"][0]["loc"] == ["body", "instances", 1, 1]
+
+
+def test_predict_named_columns_must_match(client, tenant, add_model):
+    m = add_model(tenant, feature_names=["x", "y", "z"])
+    for columns in (["x", "y"], ["x", "y", "q"], ["x", "x", "y"]):
+        r = client.post(
+            f"/v1/models/{m['id']}/predict",
+            json={"columns": columns, "data": [[1.0] * len(columns)]},
+            headers=tenant.headers,
+        )
+        assert r.status_code == 422, columns
+    both = {"instances": [[1.0, 2.0, 3.0]], "columns": ["x"], "data": [[1.0]]}
+    assert (
+        client.post(f"/v1/models/{m['id']}/predict", json=both, headers=tenant.headers).status_code
+        == 422
+    )
+    assert (
+        client.post(f"/v1/models/{m['id']}/predict", json={}, headers=tenant.headers).status_code
+        == 422
+    )
+
+
+def test_loaded_models_are_cached(client, app, tenant, add_model):
+    m = add_model(tenant)
+    loads = app.state.metrics.model_loads
+    before = loads._value.get()
+    for _ in range(5):
+        r = client.post(
+            f"/v1/models/{m['id']}/predict",
+            json={"instances": [[1.0, 2.0, 3.0]]},
+            headers=tenant.headers,
+        )
+        assert r.status_code == 200
+    assert loads._value.get() == before + 1
+
+
+def test_corrupt_artifact_is_500_without_internals(client, tenant, add_model, service_dirs):
+    m = add_model(tenant)
+    (m["dir"] / "model.safetensors").write_bytes(b"tampered")
+    r = client.post(
+        f"/v1/models/{m['id']}/predict",
+        json={"instances": [[1.0, 2.0, 3.0]]},
+        headers=tenant.headers,
+    )
+    assert r.status_code == 500
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert str(service_dirs["artifacts"]) not in r.text and "Traceback" not in r.text
+    assert "sha256" not in r.text
+
+
+def test_predict_unknown_model_is_404(client, tenant):
+    r = client.post(
+        f"/v1/models/{uuid.uuid4()}/predict", json={"instances": [[1.0]]}, headers=tenant.headers
+    )
+    assert r.status_code == 404
+
+
+def test_manifest_round_trips_through_json(tenant, add_model):
+    m = add_model(tenant)
+    manifest = json.loads((m["dir"] / "manifest.json").read_text())
+    assert manifest["weights_sha256"] == m["sha256"]
+    assert not math.isnan(manifest["lambda_star"])

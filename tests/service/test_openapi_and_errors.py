@@ -1,0 +1,129 @@
+"""The OpenAPI document, and the problem+json contract of errors."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from fastapi import APIRouter
+from fastapi.testclient import TestClient
+from openapi_spec_validator import validate
+
+from service.main import create_app
+
+
+def test_openapi_document_is_valid(client):
+    r = client.get("/openapi.json")
+    assert r.status_code == 200
+    validate(r.json())
+
+
+def test_operation_ids_are_stable_and_unique(client):
+    spec = client.get("/openapi.json").json()
+    ids = [op["operationId"] for item in spec["paths"].values() for op in item.values()]
+    assert len(ids) == len(set(ids))
+    assert {
+        "jobs-submit_job",
+        "jobs-list_jobs",
+        "jobs-get_job",
+        "jobs-cancel_job",
+        "jobs-get_job_trace",
+        "jobs-get_job_result",
+        "datasets-upload_dataset",
+        "datasets-list_datasets",
+        "datasets-get_dataset",
+        "models-list_models",
+        "models-get_model",
+        "models-download_model",
+        "models-predict",
+        "health-healthz",
+        "health-readyz",
+        "health-metrics",
+    } <= set(ids)
+
+
+def test_errors_are_declared_as_problem_json(client):
+    spec = client.get("/openapi.json").json()
+    for path, item in spec["paths"].items():
+        if not path.startswith("/v1/"):
+            continue
+        for method, op in item.items():
+            responses = op["responses"]
+            assert "401" in responses and "422" in responses, (method, path)
+            for status, response in responses.items():
+                if status[0] in "45":
+                    assert list(response["content"]) == ["application/problem+json"], (path, status)
+    assert spec["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    for path, item in spec["paths"].items():
+        for op in item.values():
+            assert bool(op.get("security")) == path.startswith("/v1/"), path
+    assert "HTTPValidationError" not in spec["components"]["schemas"]
+
+
+def test_unknown_route_and_method_are_problem_json(client):
+    r = client.get("/v1/nothing-here")
+    assert r.status_code == 404 and r.headers["content-type"].startswith("application/problem+json")
+    r = client.delete("/v1/jobs")
+    assert r.status_code == 405 and r.json()["status"] == 405
+
+
+def test_request_body_limit(client, tenant, settings):
+    big = b'{"metric": {"preset": "f1"}, "pad": "' + b"x" * settings.max_request_body_bytes + b'"}'
+    r = client.post(
+        "/v1/jobs", content=big, headers={**tenant.headers, "Content-Type": "application/json"}
+    )
+    assert r.status_code == 413
+    assert r.headers["content-type"].startswith("application/problem+json")
+
+    def chunks():  # no Content-Length: the streamed bytes are counted instead
+        yield b'{"pad": "'
+        for _ in range(settings.max_request_body_bytes // 65536 + 2):
+            yield b"x" * 65536
+        yield b'"}'
+
+    r = client.post(
+        "/v1/jobs", content=chunks(), headers={**tenant.headers, "Content-Type": "application/json"}
+    )
+    assert r.status_code == 413
+
+
+def test_malformed_json_is_422_problem(client, tenant):
+    r = client.post(
+        "/v1/jobs",
+        content=b"{not json",
+        headers={**tenant.headers, "Content-Type": "application/json"},
+    )
+    assert r.status_code == 422 and r.json()["type"].endswith("/validation")
+
+
+def test_unexpected_errors_leak_nothing(settings):
+    app = create_app(settings)
+    boom = APIRouter()
+
+    @boom.get("/boom")
+    def explode() -> None:
+        raise RuntimeError(f"secret at {__file__} password=hunter2")
+
+    app.include_router(boom)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        r = c.get("/boom")
+    assert r.status_code == 500
+    assert r.headers["content-type"].startswith("application/problem+json")
+    body = r.text
+    for leak in ("Traceback", "hunter2", "RuntimeError", __file__, "/work", ".py"):
+        assert leak not in body
+    assert r.json() == {
+        "type": settings.problem_type_base + "internal",
+        "title": "Internal Server Error",
+        "status": 500,
+        "detail": "an unexpected error occurred",
+        "instance": "/boom",
+    }
+
+
+@pytest.mark.parametrize("path", ["/v1/jobs/{id}", "/v1/models/{id}", "/v1/datasets/{id}"])
+def test_problem_bodies_have_the_rfc9457_members(client, tenant, path):
+    r = client.get(path.format(id=uuid.uuid4()), headers=tenant.headers)
+    body = r.json()
+    assert set(body) >= {"type", "title", "status", "detail", "instance"}
+    assert body["status"] == r.status_code == 404

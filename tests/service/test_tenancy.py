@@ -1,0 +1,98 @@
+"""Every route is scoped by tenant: another tenant's rows are 404, and a key is required."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.service.conftest import job_body
+
+
+@pytest.fixture
+def victim(client, app, make_tenant, submit, add_model, set_job):
+    """A tenant owning one of everything, including a succeeded job with a result."""
+    owner = make_tenant()
+    job = submit(owner)
+    set_job(job["id"], state="succeeded")
+    ds = client.post(
+        "/v1/datasets", files={"file": ("t.csv", b"a,y\n1,0\n2,1\n")}, headers=owner.headers
+    )
+    assert ds.status_code == 201
+    model = add_model(owner)
+    return {"owner": owner, "job": job["id"], "dataset": ds.json()["id"], "model": model["id"]}
+
+
+def _routes(v):
+    return [
+        ("GET", f"/v1/jobs/{v['job']}", None),
+        ("POST", f"/v1/jobs/{v['job']}/cancel", None),
+        ("GET", f"/v1/jobs/{v['job']}/trace", None),
+        ("GET", f"/v1/jobs/{v['job']}/result", None),
+        ("GET", f"/v1/datasets/{v['dataset']}", None),
+        ("GET", f"/v1/models/{v['model']}", None),
+        ("GET", f"/v1/models/{v['model']}/download", None),
+        ("POST", f"/v1/models/{v['model']}/predict", {"instances": [[1.0, 2.0, 3.0]]}),
+    ]
+
+
+def test_owner_can_reach_everything(client, victim):
+    for method, path, body in _routes(victim):
+        if path.endswith("/cancel"):
+            continue  # the job has succeeded; cancel is 409 for the owner
+        r = client.request(method, path, json=body, headers=victim["owner"].headers)
+        assert r.status_code == 200, (path, r.text)
+
+
+def test_other_tenant_gets_404_on_every_route(client, victim, other_tenant):
+    for method, path, body in _routes(victim):
+        r = client.request(method, path, json=body, headers=other_tenant.headers)
+        assert r.status_code == 404, (method, path, r.status_code)
+        assert r.json()["type"].endswith("/not-found")
+
+
+def test_other_tenant_lists_are_empty(client, victim, other_tenant):
+    for path in ("/v1/jobs", "/v1/datasets", "/v1/models"):
+        assert client.get(path, headers=other_tenant.headers).json()["items"] == []
+
+
+def test_other_tenants_dataset_uri_is_refused(client, victim, other_tenant):
+    body = job_body(dataset={"uri": f"dataset://{victim['dataset']}"})
+    r = client.post("/v1/jobs", json=body, headers=other_tenant.headers)
+    assert r.status_code == 422
+    assert r.json()["errors"][0]["loc"] == ["body", "dataset", "uri"]
+
+
+@pytest.mark.parametrize(
+    "auth", [None, "Bearer", "Bearer wrong-key", "Basic dXNlcjpwYXNz", "metro_x"]
+)
+def test_every_v1_route_needs_a_valid_key(client, victim, auth):
+    headers = {"Authorization": auth} if auth else {}
+    routes = [
+        *_routes(victim),
+        ("GET", "/v1/jobs", None),
+        ("GET", "/v1/datasets", None),
+        ("GET", "/v1/models", None),
+        ("POST", "/v1/jobs", job_body()),
+        ("POST", "/v1/datasets", None),
+    ]
+    for method, path, body in routes:
+        r = client.request(method, path, json=body, headers=headers)
+        assert r.status_code == 401, (method, path, r.status_code)
+        assert r.headers["www-authenticate"] == "Bearer"
+        assert r.headers["content-type"].startswith("application/problem+json")
+
+
+def test_revoked_key_is_refused(client, app, make_tenant):
+    from datetime import UTC, datetime
+
+    from sqlalchemy import update
+
+    from service.db.models import ApiKey
+
+    t = make_tenant()
+    assert client.get("/v1/jobs", headers=t.headers).status_code == 200
+    with app.state.sessionmaker() as session:
+        session.execute(
+            update(ApiKey).where(ApiKey.tenant_id == t.id).values(revoked_at=datetime.now(UTC))
+        )
+        session.commit()
+    assert client.get("/v1/jobs", headers=t.headers).status_code == 401
