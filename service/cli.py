@@ -70,10 +70,10 @@ def create_key(
     """Create an API key for a tenant and print it (it is shown only once)."""
     from service.admin import create_api_key
     from service.config import get_settings
-    from service.db.session import make_session_factory
+    from service.db.session import make_engine, make_sessionmaker
 
     settings = get_settings()
-    factory = make_session_factory(settings.database_url)
+    factory = make_sessionmaker(make_engine(settings.database_url))
     with factory() as session:
         key = create_api_key(session, tenant)
         session.commit()
@@ -84,22 +84,32 @@ def create_key(
 def demo(
     dataset: Annotated[str, typer.Option(help="Dataset URI.")] = "builtin://breast_cancer",
     metric: Annotated[str, typer.Option(help="Metric preset.")] = "f1",
+    repeats: Annotated[int, typer.Option(help="Fresh splits to average over.")] = 3,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
-    """Fit METRO and the baselines on a dataset and print the test metric side by side."""
-    from metro.comparison import compare_methods
+    """Fit METRO and the baselines locally (no service) and print test metrics side by side."""
+    from metro import SearchConfig, TrainingConfig, get_metric, get_surrogate
+    from metro.baselines import BASELINES
+    from metro.data import load_dataset
+    from metro.experiment import run_experiment
+    from metro.models import ModelSpec
 
     try:
-        rows = compare_methods(dataset=dataset, metric=metric, seed=seed)
+        ds = load_dataset(dataset)
+        result = run_experiment(
+            ds, metric=get_metric(metric), surrogate=get_surrogate("logistic"),
+            model=ModelSpec(), search=SearchConfig(), training=TrainingConfig(),
+            baselines=BASELINES, repeats=repeats, seed=seed,
+        )
     except ValueError as exc:
         _fail(str(exc))
         return
-    table = Table(title=f"{metric} on {dataset} (test split, seed {seed})")
+    table = Table(title=f"{metric} on {dataset}: test split, {repeats} repeat(s)")
     table.add_column("method")
-    table.add_column(metric, justify="right")
-    table.add_column("seconds", justify="right")
-    for name, value, seconds in rows:
-        table.add_row(name, f"{value:.4f}", f"{seconds:.2f}")
+    table.add_column("mean", justify="right")
+    table.add_column("std", justify="right")
+    for method, (mean, std, _) in result.summary("test").items():
+        table.add_row(method, f"{mean:.4f}", f"{std:.4f}")
     console.print(table)
 
 
