@@ -50,7 +50,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     epsilon, epsilon_m : float
         Bisection/Dinkelbach bracket width and early-stop band on |l^lambda|.
     max_steps : int, default=30
-    shift : {"minimal", "paper", "auto"}, default="minimal"
+    shift : {"minimal", "paper", "auto"}, default="auto"
         How cost tables are made non-negative (see :mod:`metro.costs`).
     cv : int, optional
         Choose lambda by stratified k-fold cross-validation (grid only) instead of a holdout.
@@ -91,7 +91,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         epsilon: float = 1e-3,
         epsilon_m: float = 0.0,
         max_steps: int = 30,
-        shift: str = "minimal",
+        shift: str = "auto",
         cv: int | None = None,
         validation_fraction: float = 0.25,
         refit: bool = True,

@@ -35,7 +35,7 @@ class SearchConfig:
     epsilon: float = 1e-3
     epsilon_m: float = 0.0
     max_steps: int = 30
-    shift: str = "minimal"
+    shift: str = "auto"
     cv: int | None = None
     refit: bool = True
     selection: str = "best"

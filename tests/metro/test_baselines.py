@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from metro.baselines import BASELINES, fit_baseline, theta_cost_tables
+from metro.metrics import f1, f_beta
+from metro.models import ModelSpec
+from metro.trainer import TrainingConfig, predict_scores
+
+CONFIG = TrainingConfig(max_iter=80)
+
+
+def _split(seed=0):
+    X, y = make_classification(
+        n_samples=900, n_features=6, n_informative=3, weights=[0.85, 0.15], random_state=seed
+    )
+    X = X.astype(np.float32)
+    return X[:450], y[:450], X[450:], y[450:]
+
+
+def test_theta_cost_tables():
+    costs = theta_cost_tables(np.array([0.2, 0.5]))
+    assert costs.shape == (2, 2, 2)
+    # [k, pred, true]: false positive costs theta, false negative costs 1 - theta
+    assert costs[0, 1, 0] == pytest.approx(0.2) and costs[0, 0, 1] == pytest.approx(0.8)
+    assert costs[:, 0, 0].sum() == 0 and costs[:, 1, 1].sum() == 0
+    with pytest.raises(ValueError, match="strictly between 0 and 1"):
+        theta_cost_tables(np.array([0.0]))
+
+
+@pytest.mark.parametrize("method", BASELINES)
+def test_each_baseline_fits_and_predicts(method):
+    Xtr, ytr, Xva, yva = _split()
+    result = fit_baseline(
+        method, spec=f1(), X_train=Xtr, y_train=ytr, X_validation=Xva, y_validation=yva,
+        model=ModelSpec(), config=CONFIG,
+    )
+    pred = result.predict(Xva)
+    assert pred.shape == yva.shape and set(np.unique(pred)) <= {0, 1}
+    if method != "erm":
+        # the validation loss it reports is the loss of its own predictions there
+        assert result.validation_loss == pytest.approx(f1().loss(yva, pred))
+    if method in ("koyejo2", "parambath"):
+        assert 0 < result.theta < 1
+
+
+def test_koyejo1_threshold_is_validation_optimal_for_erm_scores():
+    Xtr, ytr, Xva, yva = _split(1)
+    spec = f_beta(0.5)
+    k1 = fit_baseline("koyejo1", spec=spec, X_train=Xtr, y_train=ytr, X_validation=Xva,
+                      y_validation=yva, model=ModelSpec(), config=CONFIG)
+    erm = fit_baseline("erm", spec=spec, X_train=Xtr, y_train=ytr, X_validation=None,
+                       y_validation=None, model=ModelSpec(), config=CONFIG)
+    scores = predict_scores(erm.model, Xva)[:, 0]
+    best = min(spec.loss(yva, (scores >= t).astype(int)) for t in np.r_[np.unique(scores), np.inf])
+    assert k1.validation_loss == pytest.approx(best)
+    assert spec.loss(yva, k1.predict(Xva)) <= spec.loss(yva, erm.predict(Xva)) + 1e-12
+
+
+def test_parambath_is_at_least_as_good_as_koyejo2_on_validation():
+    Xtr, ytr, Xva, yva = _split(2)
+    kw = dict(spec=f1(), X_train=Xtr, y_train=ytr, X_validation=Xva, y_validation=yva,
+              model=ModelSpec(), config=CONFIG)
+    k2 = fit_baseline("koyejo2", **kw)
+    pb = fit_baseline("parambath", **kw)
+    assert pb.validation_loss <= k2.validation_loss + 1e-12
+
+
+def test_refit_keeps_theta_and_threshold():
+    Xtr, ytr, Xva, yva = _split(3)
+    X_all, y_all = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
+    kw = dict(spec=f1(), X_train=Xtr, y_train=ytr, X_validation=Xva, y_validation=yva,
+              model=ModelSpec(), config=CONFIG)
+    plain = fit_baseline("parambath", **kw)
+    refit = fit_baseline("parambath", **kw, X_refit=X_all, y_refit=y_all)
+    assert refit.theta == plain.theta and refit.threshold == plain.threshold
+    assert refit.details["refit"] is True
+    assert not np.allclose(predict_scores(refit.model, Xva), predict_scores(plain.model, Xva))
+
+
+def test_baseline_errors():
+    Xtr, ytr, _, _ = _split()
+    with pytest.raises(ValueError, match="unknown baseline 'svm'"):
+        fit_baseline("svm", spec=f1(), X_train=Xtr, y_train=ytr, X_validation=None,
+                     y_validation=None, model=ModelSpec(), config=CONFIG)
+    with pytest.raises(ValueError, match="needs a validation split"):
+        fit_baseline("koyejo1", spec=f1(), X_train=Xtr, y_train=ytr, X_validation=None,
+                     y_validation=None, model=ModelSpec(), config=CONFIG)

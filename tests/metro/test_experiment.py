@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from metro import SearchConfig, TrainingConfig, f1, get_surrogate
+from metro.data import load_dataset
+from metro.experiment import run_experiment
+from metro.models import ModelSpec
+from metro.trainer import TrainingCancelled, predict_scores
+
+DATA = "builtin://synthetic?n_samples=1200&n_features=6&positive_fraction=0.2&seed=1"
+
+
+def _run(**kw):
+    ds = load_dataset(DATA)
+    args = dict(
+        metric=f1(), surrogate=get_surrogate("logistic"), model=ModelSpec(),
+        search=SearchConfig(n_lambdas=5, shift="minimal"), training=TrainingConfig(max_iter=50),
+    )
+    args.update(kw)
+    return ds, run_experiment(ds, **args)
+
+
+def test_scores_are_the_metric_of_the_saved_models_on_each_split():
+    ds, result = _run(baselines=["erm", "koyejo1"], repeats=2)
+    assert {(s.method, s.repeat, s.split) for s in result.scores} == {
+        (m, r, split) for m in ("metro", "erm", "koyejo1") for r in (0, 1)
+        for split in ("validation", "test")
+    }
+    for s in result.scores:
+        assert s.tp + s.fp + s.fn + s.tn in (240, 300)  # 20% test, 25% validation of 1200
+        assert s.value == pytest.approx(2 * s.tp / (2 * s.tp + s.fp + s.fn))
+    summary = result.summary("test")
+    assert set(summary) == {"metro", "erm", "koyejo1"}
+    assert summary["metro"][2] == 2
+    fitted = result.model_for("metro", 1)
+    assert fitted.model.n_models == 1
+    with pytest.raises(KeyError):
+        result.model_for("parambath", 0)
+
+
+def test_steps_are_reported_live_and_match_the_trace():
+    seen = []
+    _, result = _run(on_step=lambda r, step: seen.append((r, step)))
+    assert [s for _, s in seen] == result.traces[0]
+    assert len(result.traces[0]) == 6  # 5 grid points and the refit
+
+
+def test_same_seed_same_result_and_different_repeats_differ():
+    _, a = _run(repeats=2, seed=4)
+    _, b = _run(repeats=2, seed=4)
+    assert [s.value for s in a.scores] == [s.value for s in b.scores]
+    X = load_dataset(DATA).X
+    np.testing.assert_allclose(
+        predict_scores(a.model_for("metro", 0).model, X),
+        predict_scores(b.model_for("metro", 0).model, X),
+    )
+
+
+def test_cancellation_and_validation():
+    def stop(repeat, step):
+        raise TrainingCancelled("user asked")
+
+    with pytest.raises(TrainingCancelled):
+        _run(on_step=stop)
+    with pytest.raises(ValueError, match="unknown baseline"):
+        _run(baselines=["nope"])
+    with pytest.raises(ValueError, match="repeats"):
+        _run(repeats=0)
+    with pytest.raises(ValueError, match="cnn3"):
+        _run(model=ModelSpec(kind="cnn3"))
