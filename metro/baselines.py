@@ -102,7 +102,8 @@ def _fit_baseline(
     if method not in BASELINES:
         raise ValueError(f"unknown baseline {method!r}; expected one of {', '.join(BASELINES)}")
     needs_validation = method != "erm"
-    if needs_validation and (X_validation is None or y_validation is None or len(y_validation) == 0):
+    missing = X_validation is None or y_validation is None or len(y_validation) == 0
+    if needs_validation and missing:
         raise ValueError(f"baseline {method!r} needs a validation split to choose its parameters")
     if not isinstance(n_thetas, int) or n_thetas < 1:
         raise ValueError("n_thetas must be a positive integer")

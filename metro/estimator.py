@@ -178,7 +178,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             )
         pos = self.classes_[1] if self.pos_label is None else self.pos_label
         if pos not in self.classes_:
-            raise ValueError(f"pos_label={pos!r} is not one of the classes {self.classes_.tolist()}")
+            raise ValueError(
+                f"pos_label={pos!r} is not one of the classes {self.classes_.tolist()}"
+            )
         self.pos_label_ = pos
         self._negative_label = self.classes_[0] if pos == self.classes_[1] else self.classes_[1]
         y01 = (y == pos).astype(np.int64)
@@ -267,11 +269,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             raise ValueError("MetroClassifier.score does not support sample_weight")
         check_is_fitted(self, "model_")
-        y = np.asarray(y)
-        y_pred = self.predict(X)
-        return float(
-            self._metric().score(
-                (y == self.pos_label_).astype(np.int64), (y_pred == self.pos_label_).astype(np.int64)
-            )
-        )
+        truth = (np.asarray(y) == self.pos_label_).astype(np.int64)
+        predicted = (self.predict(X) == self.pos_label_).astype(np.int64)
+        return float(self._metric().score(truth, predicted))
 

@@ -23,7 +23,7 @@ def _run(**kw):
 
 
 def test_scores_are_the_metric_of_the_saved_models_on_each_split():
-    ds, result = _run(baselines=["erm", "koyejo1"], repeats=2)
+    _, result = _run(baselines=["erm", "koyejo1"], repeats=2)
     assert {(s.method, s.repeat, s.split) for s in result.scores} == {
         (m, r, split) for m in ("metro", "erm", "koyejo1") for r in (0, 1)
         for split in ("validation", "test")

@@ -21,7 +21,9 @@ from metro.search import (
     threshold_predictions,
 )
 
-SPECS = [f_beta(1.0), f_beta(0.5), f_beta(2.0), jaccard(), precision(), weighted_accuracy(1, 2, 3, 1)]
+SPECS = [
+    f_beta(1.0), f_beta(0.5), f_beta(2.0), jaccard(), precision(), weighted_accuracy(1, 2, 3, 1)
+]
 
 
 def _problem(seed: int, n: int = 60) -> tuple[np.ndarray, np.ndarray]:
@@ -86,7 +88,8 @@ def test_bisection_sign_decisions_follow_the_oracle():
     for step in result.trace:
         a, b = step.bracket
         assert a - 1e-12 <= solver.lambda_star <= b + 1e-12
-        assert np.sign(step.l_lambda) == np.sign(solver.lambda_star - step.lam) or step.l_lambda == 0
+        expected = np.sign(solver.lambda_star - step.lam)
+        assert np.sign(step.l_lambda) == expected or step.l_lambda == 0
 
 
 def test_grid_picks_the_best_validation_point():

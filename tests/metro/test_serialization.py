@@ -1,0 +1,130 @@
+"""metro.serialization: safetensors + manifest + ONNX, verified on load, for every model kind."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import numpy as np
+import pytest
+import torch
+
+from metro.models import ModelSpec, build_model
+from metro.serialization import (
+    FORMAT_VERSION,
+    ModelFormatError,
+    load_model,
+    predict_labels,
+    read_manifest,
+    save_model,
+)
+
+KINDS = [
+    (ModelSpec("linear"), (6,)),
+    (ModelSpec("mlp", hidden=(8, 4)), (6,)),
+    (ModelSpec("cnn3", channels=(4, 6, 8)), (3, 8, 8)),
+]
+
+
+def _model(spec, shape, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(2.0, 3.0, size=(32, *shape)).astype(np.float32)
+    model = build_model(spec, input_shape=shape, n_models=1, X_stats=X, seed=seed)
+    with torch.no_grad():  # linear models start at zero: give them weights worth checking
+        for p in model.parameters():
+            p.add_(torch.from_numpy(rng.normal(size=tuple(p.shape)).astype(np.float32)))
+    return model.eval(), X
+
+
+@pytest.mark.parametrize(("spec", "shape"), KINDS, ids=[s.kind for s, _ in KINDS])
+def test_round_trip_and_onnx_agree_with_torch(tmp_path, spec, shape):
+    import onnxruntime as ort
+
+    model, X = _model(spec, shape)
+    names = [f"f{i}" for i in range(shape[0])] if len(shape) == 1 else None
+    manifest = save_model(
+        tmp_path / "m",
+        model,
+        manifest={
+            "metric": {"preset": "f1"},
+            "lambda_star": np.float64(-0.25),
+            "threshold": 0.5,
+            "labels": {"positive": "yes", "negative": "no"},
+            "feature_names": names,
+            "job_id": "abc",
+        },
+    )
+    files = sorted(p.name for p in (tmp_path / "m").iterdir())
+    assert files == ["manifest.json", "model.onnx", "model.safetensors"]
+    assert manifest["format_version"] == FORMAT_VERSION
+    assert manifest["architecture"] == spec.to_dict()
+    assert manifest["input_shape"] == list(shape)
+    assert manifest["n_features"] == int(np.prod(shape))
+    assert manifest["lambda_star"] == -0.25 and manifest["threshold"] == 0.5
+    assert manifest["job_id"] == "abc" and manifest["feature_names"] == names
+    assert json.loads((tmp_path / "m" / "manifest.json").read_text()) == manifest
+
+    loaded, read = load_model(tmp_path / "m", expected_sha256=manifest["weights_sha256"])
+    assert read == manifest
+    for name, tensor in model.tensors().items():
+        assert torch.equal(loaded.tensors()[name], tensor), name
+
+    x = X[:9]
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x)).numpy()
+        assert np.array_equal(loaded(torch.from_numpy(x)).numpy(), expected)
+    session = ort.InferenceSession(str(tmp_path / "m" / "model.onnx"))
+    (out,) = session.run(None, {"x": x})
+    assert out.shape == (9, 1)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    (one,) = session.run(None, {"x": x[:1]})  # the batch dimension is dynamic
+    np.testing.assert_allclose(one, expected[:1], rtol=1e-5, atol=1e-5)
+
+
+def test_fsspec_target_and_no_onnx():
+    model, _ = _model(ModelSpec("linear"), (3,))
+    url = f"memory://metro-test-{uuid.uuid4().hex}/model"
+    manifest = save_model(url, model, onnx=False)
+    assert manifest["onnx_sha256"] is None
+    assert manifest["labels"] == {"positive": 1, "negative": 0} and manifest["threshold"] == 0.0
+    loaded, _ = load_model(url)
+    assert torch.equal(loaded.weight, model.weight)
+
+
+def test_tampered_weights_and_wrong_digest_are_refused(tmp_path):
+    model, _ = _model(ModelSpec("linear"), (3,))
+    manifest = save_model(tmp_path, model, onnx=False)
+    with pytest.raises(ModelFormatError, match="sha256"):
+        load_model(tmp_path, expected_sha256="0" * 64)
+    data = bytearray((tmp_path / "model.safetensors").read_bytes())
+    data[-1] ^= 1
+    (tmp_path / "model.safetensors").write_bytes(bytes(data))
+    with pytest.raises(ModelFormatError, match="sha256"):
+        load_model(tmp_path)
+    (tmp_path / "model.safetensors").unlink()
+    with pytest.raises(ModelFormatError, match="missing"):
+        load_model(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "format_version": 1}))
+    with pytest.raises(ModelFormatError, match="format_version"):
+        read_manifest(tmp_path)
+
+
+def test_refuses_stacks_bad_fields_and_computed_keys(tmp_path):
+    stack = build_model(ModelSpec("linear"), input_shape=(3,), n_models=2)
+    with pytest.raises(ValueError, match="one model"):
+        save_model(tmp_path, stack)
+    one = stack.select([0])
+    with pytest.raises(ValueError, match="computed"):
+        save_model(tmp_path, one, manifest={"weights_sha256": "x"})
+    with pytest.raises(ValueError, match="feature names"):
+        save_model(tmp_path, one, manifest={"feature_names": ["a"]})
+    with pytest.raises(ValueError, match="threshold"):
+        save_model(tmp_path, one, manifest={"threshold": float("nan")})
+    with pytest.raises(ValueError, match="labels"):
+        save_model(tmp_path, one, manifest={"labels": {"yes": 1}})
+    assert not (tmp_path / "manifest.json").exists()
+
+
+def test_decision_rule_is_score_at_least_threshold():
+    assert predict_labels(np.array([-1.0, 0.0, 0.5]), 0.0).tolist() == [False, True, True]
+    assert predict_labels(np.array([0.49, 0.5]), 0.5).tolist() == [False, True]
