@@ -23,7 +23,8 @@ def _data(n=600, seed=0, weight=0.15):
 
 def test_fit_predict_and_fitted_attributes():
     X, y = _data()
-    clf = MetroClassifier(metric="f1", n_lambdas=11, random_state=0, training=FAST).fit(X, y)
+    clf = MetroClassifier(metric="f1", n_lambdas=11, shift="minimal", random_state=0, training=FAST)
+    clf.fit(X, y)
     lo, hi = clf.lambda_range_
     assert lo <= clf.best_lambda_ <= hi
     assert clf.n_features_in_ == 8
@@ -79,7 +80,8 @@ def test_string_labels_and_pos_label():
 def test_metric_spec_object_and_cross_validation():
     X, y = _data(seed=4)
     spec = MetricSpec.from_confusion(numerator={"tp": 1.0}, denominator={"tp": 1, "fp": 1, "fn": 1})
-    clf = MetroClassifier(metric=spec, cv=3, n_lambdas=5, random_state=0, training=FAST).fit(X, y)
+    clf = MetroClassifier(metric=spec, cv=3, n_lambdas=5, shift="minimal", random_state=0,
+                          training=FAST).fit(X, y)
     # 3 folds x 5 lambdas, then the refit
     assert len(clf.trace_) == 16
     assert {s.fold for s in clf.trace_[:-1]} == {0, 1, 2}
@@ -89,7 +91,7 @@ def test_prediction_independent_denominator_needs_one_fit():
     X, y = _data(seed=5)
     clf = MetroClassifier(metric="balanced_accuracy", random_state=0, training=FAST).fit(X, y)
     assert clf.search_result_.strategy == "exact"
-    assert len(clf.trace_) == 2  # the fit, then the refit
+    assert len(clf.trace_) == 3  # one fit per shift (auto tries both), then the refit
 
 
 def test_shift_auto_tries_both_shifts():
