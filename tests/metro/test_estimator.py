@@ -5,7 +5,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.metrics import f1_score, fbeta_score, jaccard_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import estimator_checks_generator
 
 from metro import MetricSpec, MetroClassifier, f_beta
 from metro.trainer import TrainingCancelled
@@ -155,11 +155,19 @@ def test_f_beta_preset_matches_spec_passed_directly():
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
 
-@parametrize_with_checks(
-    [MetroClassifier(n_lambdas=3, random_state=0, training={"max_iter": 30})],
-    expected_failed_checks=lambda est: {
-        "check_sample_weight_equivalence_on_dense_data": "sample weights are not supported",
-    },
-)
+def _sklearn_checks():
+    """scikit-learn's estimator checks, less the array-API one (it needs SCIPY_ARRAY_API set and
+    torch tensors as input, which is not what this estimator takes)."""
+    estimator = MetroClassifier(n_lambdas=3, random_state=0, training={"max_iter": 30})
+    expected = {"check_sample_weight_equivalence_on_dense_data": "sample weights are not supported"}
+    for est, check in estimator_checks_generator(
+        estimator, legacy=True, expected_failed_checks=expected, mark="xfail"
+    ):
+        name = getattr(check, "func", check).__name__
+        if name != "check_array_api_input":
+            yield pytest.param(est, check, id=name)
+
+
+@pytest.mark.parametrize(("estimator", "check"), list(_sklearn_checks()))
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

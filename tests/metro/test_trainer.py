@@ -594,7 +594,7 @@ def test_fit_result_fields() -> None:
     assert next(fit.model.parameters()).device.type == "cpu"
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@pytest.mark.gpu
 def test_cuda_fit_matches_cpu_roughly() -> None:
     X, y = _images(n=64)
     config = dict(epochs=3, batch_size=16, augment=True)
