@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,16 +18,31 @@ from typing import Any
 import numpy as np
 
 from metro.baselines import BASELINES, fit_baseline
-from metro.data import Dataset, split_indices
+from metro.data import Dataset, Splits, split_indices
 from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec
 from metro.models import ModelSpec, StackedModel
-from metro.search import SearchConfig, SearchResult, TraceStep, cells_from_predictions, run_search
+from metro.search import (
+    LambdaSolver,
+    SearchConfig,
+    SearchResult,
+    TraceStep,
+    cells_from_predictions,
+    run_search,
+)
 from metro.search.solver import TrainerSolver
 from metro.surrogates import Surrogate
 from metro.trainer import TrainingConfig, predict_scores
 
-__all__ = ["METHODS", "ExperimentResult", "FittedMethod", "MethodScore", "run_experiment"]
+__all__ = [
+    "METHODS",
+    "ExperimentResult",
+    "FittedMethod",
+    "MethodScore",
+    "RepeatSetup",
+    "prepare_repeat",
+    "run_experiment",
+]
 
 METHODS: tuple[str, ...] = ("metro", *BASELINES)
 
@@ -84,6 +100,71 @@ class ExperimentResult:
         raise KeyError(f"no fitted model for method {method!r}, repeat {repeat}")
 
 
+@dataclass(frozen=True)
+class RepeatSetup:
+    """What one repeat of an experiment trains on: its split, the metric resolved on its training
+    part and its trainer config (seeded per repeat). :meth:`solver` builds the search's solvers,
+    so that a process fitting part of a search elsewhere (a worker sharing a grid) fits exactly
+    what :func:`run_experiment` would."""
+
+    dataset: Dataset
+    repeat: int
+    splits: Splits
+    spec: MetricSpec
+    config: TrainingConfig
+    surrogate: Surrogate
+    model: ModelSpec
+
+    @property
+    def has_validation(self) -> bool:
+        return self.splits.validation.size > 0
+
+    def solver(self, role: str) -> TrainerSolver:
+        """``"main"``: fit on the training part, judge on validation (when there is one);
+        ``"refit"``: fit on training + validation, the final fit at the chosen lambda."""
+        X, y = self.dataset.X, self.dataset.y
+        tr, va = self.splits.train, self.splits.validation
+        if role == "main":
+            idx, val = tr, (va if self.has_validation else None)
+        elif role == "refit":
+            idx, val = np.sort(np.concatenate([tr, va])), None
+        else:
+            raise ValueError(f"unknown solver role {role!r}; expected 'main' or 'refit'")
+        return TrainerSolver(
+            self.spec, X[idx], y[idx], surrogate=self.surrogate, model=self.model,
+            config=self.config, X_validation=None if val is None else X[val],
+            y_validation=None if val is None else y[val],
+        )  # fmt: skip
+
+
+def prepare_repeat(
+    dataset: Dataset,
+    *,
+    metric: Metric,
+    surrogate: Surrogate,
+    model: ModelSpec,
+    training: TrainingConfig,
+    repeat: int,
+    seed: int = 0,
+    validation_fraction: float = 0.25,
+    test_fraction: float = 0.2,
+) -> RepeatSetup:
+    """Repeat ``repeat`` of :func:`run_experiment`: split seeded ``seed + repeat``, metric
+    resolved on the training part, trainer seed ``training.seed + repeat``."""
+    splits = split_indices(
+        dataset.y,
+        validation_fraction=validation_fraction,
+        test_fraction=test_fraction,
+        random_state=seed + repeat,
+    )
+    spec = metric.resolve(dataset.y[splits.train])
+    config = TrainingConfig.from_dict({**training.to_dict(), "seed": training.seed + repeat})
+    return RepeatSetup(
+        dataset=dataset, repeat=repeat, splits=splits, spec=spec, config=config,
+        surrogate=surrogate, model=model,
+    )  # fmt: skip
+
+
 def run_experiment(
     dataset: Dataset,
     *,
@@ -99,12 +180,15 @@ def run_experiment(
     test_fraction: float = 0.2,
     on_step: Callable[[int, TraceStep], None] | None = None,
     on_method: Callable[[int, str], None] | None = None,
+    wrap_solver: Callable[[RepeatSetup, str, TrainerSolver], LambdaSolver] | None = None,
 ) -> ExperimentResult:
     """Run METRO (and ``baselines``) ``repeats`` times on fresh splits of ``dataset``.
 
     ``on_step(repeat, step)`` reports every lambda of METRO's search as it completes;
     ``on_method(repeat, method)`` is called before each method starts. Both may raise
-    ``metro.trainer.TrainingCancelled`` to stop.
+    ``metro.trainer.TrainingCancelled`` to stop. ``wrap_solver(setup, role, solver)`` may put
+    a solver of its own around each of METRO's solvers (``role`` is ``"main"`` or ``"refit"``),
+    e.g. to reuse fits saved by an interrupted run; it must return the same candidates.
     """
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
@@ -119,40 +203,31 @@ def run_experiment(
     result: ExperimentResult | None = None
 
     for repeat in range(repeats):
-        splits = split_indices(
-            y,
-            validation_fraction=validation_fraction,
+        setup = prepare_repeat(
+            dataset, metric=metric, surrogate=surrogate, model=model, training=training,
+            repeat=repeat, seed=seed, validation_fraction=validation_fraction,
             test_fraction=test_fraction,
-            random_state=seed + repeat,
-        )
-        tr, va, te = splits.train, splits.validation, splits.test
+        )  # fmt: skip
+        tr, va, te = setup.splits.train, setup.splits.validation, setup.splits.test
         dev = np.sort(np.concatenate([tr, va]))
-        spec = metric.resolve(y[tr])
+        spec, config = setup.spec, setup.config
         if result is None:
             result = ExperimentResult(metric=spec)
-        config = TrainingConfig.from_dict({**training.to_dict(), "seed": training.seed + repeat})
-        has_val = va.size > 0
 
-        def solver(
-            idx: np.ndarray, val: np.ndarray | None, spec: MetricSpec = spec,
-            config: TrainingConfig = config,
-        ) -> TrainerSolver:
-            return TrainerSolver(
-                spec, X[idx], y[idx], surrogate=surrogate, model=model, config=config,
-                X_validation=None if val is None else X[val],
-                y_validation=None if val is None else y[val],
-            )
+        def solver(role: str, setup: RepeatSetup = setup) -> LambdaSolver:
+            inner = setup.solver(role)
+            return inner if wrap_solver is None else wrap_solver(setup, role, inner)
 
         if on_method is not None:
             on_method(repeat, "metro")
         started = time.perf_counter()
-        main = solver(tr, va if has_val else None)
-        refit = solver(dev, None) if (search.refit and has_val) else None
+        main = solver("main")
+        refit = solver("refit") if (search.refit and setup.has_validation) else None
         search_result = run_search(
             main,
             config=search,
             refit_solver=refit,
-            on_step=None if on_step is None else (lambda step, r=repeat: on_step(r, step)),
+            on_step=None if on_step is None else partial(on_step, repeat),
         )
         final = search_result.final or search_result.best
         metro_model = final.handle[0].model(final)

@@ -7,7 +7,7 @@ needs the parts of the stack it uses.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -36,20 +36,131 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     migrate: Annotated[bool, typer.Option(help="Upgrade the database schema first.")] = True,
+    worker: Annotated[
+        bool | None,
+        typer.Option(
+            "--worker/--no-worker",
+            help="Also run a worker (with the reconciler's beat) beside the API. The default is "
+            "yes on the embedded defaults (no METRO_DATABASE_URL and no METRO_BROKER_URL).",
+        ),
+    ] = None,
 ) -> None:
-    """Run the HTTP API (embedded defaults: SQLite under ./var, no external services)."""
+    """Run the HTTP API; on the embedded defaults (SQLite and a SQLite-backed broker under
+    ./var, no external services), a worker too, in one process group."""
     import uvicorn
 
     from service.config import get_settings
     from service.db.migrate import upgrade
 
     settings = get_settings()
+    if worker is None:  # embedded: the local SQLite broker, which only a local worker can share
+        worker = not settings.broker_url
     if migrate:
         upgrade(settings.database_url)
+    supervisor = _EmbeddedWorker() if worker else None
+    if supervisor is not None:
+        supervisor.start()  # after the migration, so that the worker finds the schema
     console.print(
-        f"METRO API on http://{host}:{port}  (docs at /docs, database {settings.database_url})"
+        f"METRO API on http://{host}:{port}  (docs at /docs, database {settings.database_url}"
+        + (", with a worker)" if worker else ")")
     )
-    uvicorn.run("service.main:app", host=host, port=port, log_level="info")
+    try:
+        uvicorn.run("service.main:app", host=host, port=port, log_level="info")
+    finally:
+        if supervisor is not None:
+            supervisor.stop()
+
+
+class _EmbeddedWorker:
+    """``metro worker --beat`` as a child process (same process group: a Ctrl-C reaches both),
+    restarted if it dies, stopped with the API."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._stopping = threading.Event()
+        self._child: Any = None
+        self._thread = threading.Thread(target=self._run, name="embedded-worker", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        import subprocess
+
+        while not self._stopping.is_set():
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", "service.cli", "worker", "--beat"]
+            )
+            code = self._child.wait()
+            if self._stopping.is_set():
+                return
+            err_console.print(f"[bold red]the embedded worker exited ({code}); restarting it[/]")
+            self._stopping.wait(5)
+
+    def stop(self) -> None:
+        import subprocess
+
+        self._stopping.set()
+        child = self._child
+        if child is not None and child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        self._thread.join(timeout=5)
+
+
+@app.command("worker")
+def worker_cmd(
+    queues: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated queues (default: gpu,cpu with a GPU, else cpu)."),
+    ] = None,
+    beat: Annotated[
+        bool, typer.Option(help="Also run the reconciler's beat (run exactly one per system).")
+    ] = False,
+    gpu: Annotated[
+        int | None,
+        typer.Option(help="Use only this GPU (one worker process per GPU)."),
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Worker node name.")] = None,
+    loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
+) -> None:
+    """Run a worker: one process, one job at a time (the solo pool never forks, so CUDA is safe)."""
+    import os
+    import socket
+
+    if gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)  # before anything imports torch
+    from service.config import get_settings
+    from worker.queue import queue_names
+
+    settings = get_settings()
+    names = queue_names(settings)
+    if queues is None:
+        os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # no CUDA init to ask
+        import torch
+
+        wanted = ["gpu", "cpu"] if torch.cuda.is_available() else ["cpu"]
+    else:
+        wanted = [q.strip() for q in queues.split(",") if q.strip()]
+    unknown = [q for q in wanted if q not in ("cpu", "gpu")]
+    if unknown:
+        _fail(f"unknown queue(s) {unknown}; expected cpu and/or gpu")
+    from worker.celery_app import app as celery_app
+
+    node = name or f"metro-{os.getpid()}@{socket.gethostname()}"
+    argv = [
+        "worker", "--pool=solo", "--concurrency=1", f"--hostname={node}",
+        f"--loglevel={loglevel}",
+        "--queues=" + ",".join([names["control"]] + [names[q] for q in wanted]),
+        "--without-gossip", "--without-mingle",
+    ]  # fmt: skip
+    if beat:
+        argv.append("--beat")
+    celery_app.worker_main(argv)
 
 
 @app.command("migrate")
@@ -115,3 +226,7 @@ def demo(
 
 def main() -> None:  # pragma: no cover - console entry point
     sys.exit(app())
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m service.cli` (the embedded worker)
+    main()

@@ -44,6 +44,25 @@ class Settings(BaseSettings):
     model_cache_size: int = 16  # loaded models kept in memory per process
     readiness_timeout_seconds: float = 2.0
 
+    # Workers (see worker/). A job's lease is renewed every heartbeat; a job whose lease has
+    # expired (its worker died) is re-queued by the reconciler, up to the job's max_attempts.
+    lease_seconds: float = 60.0
+    heartbeat_seconds: float = 10.0
+    reconcile_seconds: float = 60.0  # how often Celery beat runs the reconciler
+    # A queued job with no message in the broker for this long gets a new one.
+    requeue_after_seconds: float = 60.0
+    # Redelivery of an unacknowledged message (a worker that vanished) after this long: longer
+    # than the longest job, since the reconciler, not the broker, recovers lost jobs.
+    visibility_timeout_seconds: float = 7 * 24 * 3600.0
+    # Lambdas per grid shard: the unit of resume and of sharing a grid between workers. Fixed
+    # per job at its first claim, so every worker splits the grid the same way.
+    grid_shard_size: int = 8
+    # Minimum seconds between two saved trainer checkpoints of one fit (0 disables them).
+    checkpoint_seconds: float = 60.0
+    # Prefix of queue names and broker keys, to share one Redis between deployments (or tests).
+    queue_prefix: str = ""
+    max_dataset_rows: int = 5_000_000
+
     # RFC 9457 "type" URIs are this base plus a short slug (validation, not-found, ...).
     problem_type_base: str = "https://metro.example/problems/"
 
@@ -56,9 +75,18 @@ class Settings(BaseSettings):
 
     @property
     def effective_broker_url(self) -> str:
+        """``broker_url``, or the embedded default: kombu's SQLAlchemy transport on a SQLite
+        file beside the SQLite database (``var/broker.db``), which needs no broker process."""
         if self.broker_url:
             return self.broker_url
-        return f"sqla+sqlite:///{_VAR_DIR / 'broker.db'}"
+        directory = _VAR_DIR
+        if self.database_url.startswith("sqlite"):
+            from sqlalchemy import make_url
+
+            database = make_url(self.database_url).database
+            if database and database != ":memory:" and not database.startswith("file:"):
+                directory = Path(database).parent
+        return f"sqla+sqlite:///{directory / 'broker.db'}"
 
 
 @lru_cache(maxsize=1)

@@ -1,29 +1,12 @@
 """Loading trained models from the artifact store and scoring rows with them.
 
-Model artifact format, version 1 (what workers write and ``metro.serialization`` must match)
-----------------------------------------------------------------------------------------------
-A model is a directory or object-store prefix holding
+Models are written and read by :mod:`metro.serialization` (the one home of the format:
+``model.safetensors`` + ``manifest.json`` with the weights' sha256 + ``model.onnx``), so every
+model kind the library trains (linear, mlp, cnn3) can be served. A request row is the flattened
+input (``n_features`` = the product of ``input_shape``) and is reshaped to the model's input.
 
-``model.safetensors``
-    A flat dict of float32 tensors (``safetensors.torch.save_file``). ``d`` is the number of
-    features:
-
-    * every kind: ``mean`` [d] and ``std`` [d] (std > 0); the model sees ``(x - mean) / std``.
-    * ``kind: "linear"``: ``weight`` [d, 1] and ``bias`` [1]; ``score = z @ weight + bias``.
-    * ``kind: "mlp"``: ``layers.{i}.weight`` [out_i, in_i] and ``layers.{i}.bias`` [out_i] for
-      i = 0..L (``torch.nn.Linear`` layout), ``in_0 = d``, ``out_L = 1``, ReLU between layers.
-``manifest.json``
-    ``{"format_version": 1,
-       "architecture": {"kind": "linear"} | {"kind": "mlp", "hidden": [64], "activation": "relu"},
-       "n_features": d, "feature_names": [..d names..] | null,
-       "metric": {...normalized metric spec of the job...}, "lambda_star": float | null,
-       "threshold": 0.0, "labels": {"positive": <label>, "negative": <label>},
-       "weights_sha256": "<hex SHA-256 of model.safetensors>"}``
-    Unknown keys are kept and shown to clients (``GET /v1/models/{id}``).
-``model.onnx`` (optional)
-    The same function exported to ONNX, input ``[n, d]`` float32, output ``[n, 1]`` scores.
-
-A row is labelled positive when its score is strictly greater than ``threshold``.
+A row is labelled positive when its score is at least ``threshold`` (``score >= threshold``, the
+paper's sign(0) = +1), exactly as the library and the workers decide.
 
 The loaded-model cache is keyed by ``(model id, weights sha256)``: a model row never changes its
 weights, and if it ever did the new digest would miss the cache instead of serving stale weights.
@@ -31,8 +14,6 @@ weights, and if it ever did the new digest would miss the cache instead of servi
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import threading
 import uuid
@@ -43,22 +24,19 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
-from service import artifacts
 from service.artifacts import ArtifactError
 from service.errors import FieldError, InvalidInputError
 
-FORMAT_VERSION = 1
-SUPPORTED_KINDS = ("linear", "mlp")
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 INVALID_ROWS = "Invalid prediction request"
 
 
 @dataclass(frozen=True)
 class LoadedModel:
-    module: nn.Module
+    module: torch.nn.Module
     manifest: dict[str, Any]
+    input_shape: tuple[int, ...]
     n_features: int
     feature_names: tuple[str, ...] | None
     threshold: float
@@ -66,83 +44,23 @@ class LoadedModel:
     negative_label: Any
 
 
-class _Standardized(nn.Module):
-    def __init__(self, mean: torch.Tensor, std: torch.Tensor, body: nn.Module) -> None:
-        super().__init__()
-        self.register_buffer("mean", mean)
-        self.register_buffer("std", std)
-        self.body = body
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.body((x - self.mean) / self.std)
-
-
-def build_module(manifest: dict[str, Any], tensors: dict[str, torch.Tensor]) -> nn.Module:
-    """The scoring module (``forward(x [n, d]) -> [n, 1]``) for a version-1 artifact."""
-    arch = manifest.get("architecture") or {}
-    kind = arch.get("kind")
-    d = int(manifest["n_features"])
-    mean, std = tensors["mean"].float(), tensors["std"].float()
-    if mean.shape != (d,) or std.shape != (d,) or not bool((std > 0).all()):
-        raise ArtifactError("mean/std tensors do not match the manifest")
-    if kind == "linear":
-        weight, bias = tensors["weight"].float(), tensors["bias"].float()
-        if weight.shape != (d, 1) or bias.shape != (1,):
-            raise ArtifactError("linear weight/bias shapes do not match the manifest")
-        layer = nn.Linear(d, 1)
-        with torch.no_grad():
-            layer.weight.copy_(weight.T)
-            layer.bias.copy_(bias)
-        body: nn.Module = layer
-    elif kind == "mlp":
-        layers: list[nn.Module] = []
-        i, in_features = 0, d
-        while f"layers.{i}.weight" in tensors:
-            w, b = tensors[f"layers.{i}.weight"].float(), tensors[f"layers.{i}.bias"].float()
-            if w.ndim != 2 or w.shape[1] != in_features or b.shape != (w.shape[0],):
-                raise ArtifactError(f"mlp layer {i} has inconsistent shapes")
-            linear = nn.Linear(w.shape[1], w.shape[0])
-            with torch.no_grad():
-                linear.weight.copy_(w)
-                linear.bias.copy_(b)
-            layers += [linear, nn.ReLU()]
-            in_features, i = w.shape[0], i + 1
-        if not layers or in_features != 1:
-            raise ArtifactError("an mlp must end in a layer with one output")
-        body = nn.Sequential(*layers[:-1])  # no activation after the output layer
-    else:
-        raise ArtifactError(f"unsupported model kind {kind!r}")
-    module = _Standardized(mean, std, body)
-    module.eval()
-    return module
-
-
 def load_model(model_uri: str, expected_sha256: str) -> LoadedModel:
-    """Read, verify and build a model from its artifact directory."""
-    from safetensors.torch import load as load_safetensors
+    """Read, verify (sha256 against the manifest and the database) and build a model."""
+    from metro.serialization import ModelFormatError
+    from metro.serialization import load_model as load_saved
 
-    weights = artifacts.read_bytes(model_uri, artifacts.WEIGHTS_FILE)
-    digest = hashlib.sha256(weights).hexdigest()
     try:
-        manifest = json.loads(artifacts.read_bytes(model_uri, artifacts.MANIFEST_FILE))
-    except json.JSONDecodeError:
-        raise ArtifactError("manifest.json is not valid JSON") from None
-    # Both the database row and the manifest name the digest; a mismatch means a partial write
-    # or tampering, and serving predictions from unknown weights would be worse than failing.
-    if digest != expected_sha256 or manifest.get("weights_sha256") != digest:
-        raise ArtifactError("model.safetensors does not match its recorded sha256")
-    if manifest.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
-        raise ArtifactError(f"unsupported artifact format_version {manifest.get('format_version')}")
-    try:
-        tensors = load_safetensors(weights)
-        module = build_module(manifest, tensors)
-    except KeyError as exc:
-        raise ArtifactError(f"tensor {exc} is missing") from None
+        module, manifest = load_saved(model_uri, expected_sha256=expected_sha256)
+    except ModelFormatError as exc:
+        raise ArtifactError(str(exc)) from None
+    except OSError:
+        raise ArtifactError("the model files could not be read") from None
     names = manifest.get("feature_names")
     labels = manifest.get("labels") or {}
     return LoadedModel(
         module=module,
         manifest=manifest,
+        input_shape=tuple(module.input_shape),
         n_features=int(manifest["n_features"]),
         feature_names=tuple(names) if names is not None else None,
         threshold=float(manifest.get("threshold", 0.0)),
@@ -238,10 +156,11 @@ def rows_to_matrix(
 
 
 def predict(model: LoadedModel, matrix: np.ndarray) -> tuple[list[float], list[Any]]:
+    x = torch.from_numpy(matrix).reshape(matrix.shape[0], *model.input_shape)
     with torch.inference_mode():
-        scores = model.module(torch.from_numpy(matrix)).reshape(-1).numpy()
+        scores = model.module(x)[:, 0].numpy()
     labels = [
-        model.positive_label if s > model.threshold else model.negative_label
+        model.positive_label if s >= model.threshold else model.negative_label
         for s in scores.tolist()
     ]
     # A score can overflow float32 only with absurd weights; JSON cannot carry inf, so clip.

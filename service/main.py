@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from service.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware
 from service.api.openapi import install_openapi, operation_id
 from service.api.problems import install_problem_handlers
-from service.api.routes import datasets, health, jobs, models
+from service.api.routes import dashboard, datasets, health, jobs, models
 from service.config import Settings, get_settings
 from service.datasets.fetch import system_resolver
 from service.db.session import make_engine, make_sessionmaker
@@ -57,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.resolver = system_resolver
 
     install_problem_handlers(app)
-    for router in (jobs.router, datasets.router, models.router, health.router):
+    for router in (jobs.router, datasets.router, models.router, health.router, dashboard.router):
         app.include_router(router)
     # Added last = outermost: the size limit applies before anything reads the body, and the
     # metrics see every response, the 413s included.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,7 +13,13 @@ from metro.metrics import MetricSpec
 from metro.models import ModelSpec, StackedModel
 from metro.search.base import Candidate, cells_from_predictions
 from metro.surrogates import Surrogate
-from metro.trainer import TrainingConfig, TrainingEvent, fit_cost_sensitive, predict_scores
+from metro.trainer import (
+    FitResult,
+    TrainingConfig,
+    TrainingEvent,
+    fit_cost_sensitive,
+    predict_scores,
+)
 
 __all__ = ["TrainerSolver"]
 
@@ -54,11 +60,26 @@ class TrainerSolver:
         self, lambdas: np.ndarray, *, shift: str, warm_start: Candidate | None = None
     ) -> list[Candidate]:
         lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
+        fit = self.fit(lambdas, shift=shift, warm_start=warm_start)
+        return self.adopt(fit.model, lambdas, shift=shift, surrogate_loss=fit.surrogate_loss)
+
+    def fit(
+        self,
+        lambdas: np.ndarray,
+        *,
+        shift: str,
+        warm_start: Candidate | None = None,
+        resume_from: Mapping[str, Any] | None = None,
+        checkpoint_every: int | None = None,
+    ) -> FitResult:
+        """The training half of :meth:`solve`: one stacked fit for ``lambdas`` (optionally
+        resumed from, or checkpointing to, a trainer checkpoint), without judging it."""
+        lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
         costs = cost_tables(self.spec, lambdas, shift=shift)
         init: ModelSpec | StackedModel = self.model_spec
         if warm_start is not None and warm_start.handle is not None:
             init = self.model(warm_start)
-        fit = fit_cost_sensitive(
+        return fit_cost_sensitive(
             self.X,
             self.y,
             costs,
@@ -66,14 +87,33 @@ class TrainerSolver:
             surrogate=self.surrogate,
             config=self.config,
             callback=self.on_event,
+            resume_from=resume_from,
+            checkpoint_every=checkpoint_every,
         )
+
+    def adopt(
+        self,
+        model: StackedModel,
+        lambdas: np.ndarray,
+        *,
+        shift: str,
+        surrogate_loss: Sequence[float] | np.ndarray,
+    ) -> list[Candidate]:
+        """The judging half of :meth:`solve`: candidates for a stack fitted for ``lambdas`` (by
+        :meth:`fit`, here or in another process, and possibly saved and loaded in between)."""
+        lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
+        if model.n_models != lambdas.size or len(surrogate_loss) != lambdas.size:
+            raise ValueError(
+                f"{lambdas.size} lambdas but a stack of {model.n_models} models and "
+                f"{len(surrogate_loss)} surrogate losses"
+            )
         key = len(self._stacks)
-        self._stacks[key] = fit.model
-        train_cells = self._cells(fit.model, self.X, self.y)
+        self._stacks[key] = model
+        train_cells = self._cells(model, self.X, self.y)
         val_cells = (
             None
             if self.X_validation is None or self.y_validation is None
-            else self._cells(fit.model, self.X_validation, self.y_validation)
+            else self._cells(model, self.X_validation, self.y_validation)
         )
         return [
             Candidate(
@@ -81,7 +121,7 @@ class TrainerSolver:
                 shift=shift,
                 train_cells=train_cells[k],
                 validation_cells=None if val_cells is None else val_cells[k],
-                surrogate_loss=float(fit.surrogate_loss[k]),
+                surrogate_loss=float(surrogate_loss[k]),
                 handle=(self, key, k),
             )
             for k, lam in enumerate(lambdas)

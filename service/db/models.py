@@ -111,6 +111,11 @@ class Job(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(255), default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
     heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
+    # When a message for this job was last handed to the broker (the reconciler re-sends one for
+    # a queued job that has none); and the grid shard size fixed at the first claim, so every
+    # attempt and every worker splits the lambda grid the same way.
+    enqueued_at: Mapped[datetime | None] = mapped_column(default=None)
+    shard_size: Mapped[int | None] = mapped_column(Integer, default=None)
 
     progress: Mapped[float] = mapped_column(Float, default=0.0)
     current_lambda: Mapped[float | None] = mapped_column(Float, default=None)
@@ -138,13 +143,50 @@ class LambdaStep(Base):
     fold: Mapped[int | None] = mapped_column(Integer, default=None)
     method: Mapped[str] = mapped_column(String(32), default="metro")
     lambda_: Mapped[float] = mapped_column("lambda", Float)
-    shift: Mapped[float | None] = mapped_column(Float, default=None)
+    # The cost shift of the fit ("minimal" or "paper", see metro.costs).
+    shift: Mapped[str | None] = mapped_column(String(16), default=None)
     surrogate_loss: Mapped[float | None] = mapped_column(Float, default=None)
     l_lambda: Mapped[float | None] = mapped_column(Float, default=None)
     train_metric: Mapped[float | None] = mapped_column(Float, default=None)
     validation_metric: Mapped[float | None] = mapped_column(Float, default=None)
     seconds: Mapped[float | None] = mapped_column(Float, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class JobFit(Base):
+    """One fit of a job's lambda search: a shard of the grid, or one step of a sequential search.
+
+    ``key`` names it by its place in the search (``r<repeat>/<role>/c<call>/s<shard>``), so a
+    restarted job finds the fits it already has (its weights are in the artifact store under
+    ``artifact``) instead of recomputing them, and several workers can share one grid search by
+    claiming shards with a lease (compare-and-set on ``state`` and ``lease_expires_at``).
+    """
+
+    __tablename__ = "job_fits"
+    __table_args__ = (
+        UniqueConstraint("job_id", "key"),
+        CheckConstraint("state IN ('pending', 'running', 'done')", name="state"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(128))
+    repeat: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(16))
+    shift: Mapped[str] = mapped_column(String(16))
+    lambdas: Mapped[list[float]] = mapped_column(PortableJSON)
+    # Grid shards have no warm start and can be fitted by any worker; sequential steps cannot.
+    shareable: Mapped[bool] = mapped_column(Boolean, default=False)
+    state: Mapped[str] = mapped_column(String(16), default="pending")
+    lease_owner: Mapped[str | None] = mapped_column(String(255), default=None)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    artifact: Mapped[str | None] = mapped_column(Text, default=None)
+    sha256: Mapped[str | None] = mapped_column(String(64), default=None)
+    surrogate_loss: Mapped[list[float] | None] = mapped_column(PortableJSON, default=None)
+    seconds: Mapped[float | None] = mapped_column(Float, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
 
 class MetricResult(Base):
@@ -172,7 +214,7 @@ class MetricResult(Base):
 
 class Model(Base):
     """A trained model: a directory (or object-store prefix) in the artifact store holding
-    ``model.safetensors`` and ``manifest.json`` (see :mod:`service.inference`)."""
+    ``model.safetensors``, ``manifest.json`` and ``model.onnx`` (see :mod:`metro.serialization`)."""
 
     __tablename__ = "models"
     __table_args__ = (Index("ix_models_tenant_created", "tenant_id", "created_at", "id"),)

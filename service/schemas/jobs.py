@@ -194,7 +194,7 @@ class LambdaStepOut(BaseModel):
     fold: int | None
     method: str
     lambda_: float = Field(alias="lambda")
-    shift: float | None
+    shift: str | None = Field(description="The cost shift of the fit: minimal or paper")
     surrogate_loss: float | None
     l_lambda: float | None
     train_metric: float | None

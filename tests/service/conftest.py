@@ -4,7 +4,6 @@ other's rows (which is itself the tenant scoping under test)."""
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 import warnings
@@ -101,10 +100,33 @@ def fake_resolver(host: str, port: int) -> list[str]:
     return FAKE_DNS[host]
 
 
+class FakeJobQueue:
+    """Stands in for the broker: records what the API sends (the worker tests use a real one),
+    and checks that the job is committed before its message leaves."""
+
+    def __init__(self, sessionmaker: Any) -> None:
+        self.sessionmaker = sessionmaker
+        self.sent: list[str] = []
+        self.fail = False
+
+    def enqueue(self, job_id: Any, spec: dict[str, Any]) -> None:
+        if self.fail:
+            raise ConnectionError("broker down")
+        with self.sessionmaker() as session:  # another session: sees only committed rows
+            assert session.get(Job, job_id) is not None, "enqueued before the commit"
+        self.sent.append(str(job_id))
+
+    def mark_enqueued(self, sessionmaker: Any, job_id: Any) -> None:
+        from worker.queue import JobQueue
+
+        JobQueue.mark_enqueued(self, sessionmaker, job_id)  # type: ignore[arg-type]
+
+
 @pytest.fixture(scope="session")
 def app(settings: Settings) -> Any:
     application = create_app(settings)
     application.state.resolver = fake_resolver
+    application.state.job_queue = FakeJobQueue(application.state.sessionmaker)
     return application
 
 
@@ -191,82 +213,59 @@ def write_linear_artifact(
     mean: list[float] | None = None,
     std: list[float] | None = None,
     onnx: bool = False,
+    threshold: float = 0.0,
 ) -> tuple[Path, str, dict[str, Any]]:
-    """A tiny linear model in the artifact format documented in service/inference.py."""
-    import hashlib
-
+    """A tiny linear model written the way workers write them (metro.serialization)."""
     import torch
-    from safetensors.torch import save_file
+
+    from metro.models import ModelSpec, StackedModel
+    from metro.serialization import save_model
 
     d = len(weight)
-    directory.mkdir(parents=True, exist_ok=True)
-    tensors = {
-        "weight": torch.tensor(weight, dtype=torch.float32).reshape(d, 1),
-        "bias": torch.tensor([bias], dtype=torch.float32),
-        "mean": torch.tensor(mean or [0.0] * d, dtype=torch.float32),
-        "std": torch.tensor(std or [1.0] * d, dtype=torch.float32),
-    }
-    save_file(tensors, str(directory / "model.safetensors"))
-    digest = hashlib.sha256((directory / "model.safetensors").read_bytes()).hexdigest()
-    manifest = {
-        "format_version": 1,
-        "architecture": {"kind": "linear"},
-        "n_features": d,
-        "feature_names": feature_names,
-        "metric": {"preset": "f1", "name": "f1", "greater_is_better": True},
-        "lambda_star": -0.42,
-        "threshold": 0.0,
-        "labels": {"positive": "yes", "negative": "no"},
-        "weights_sha256": digest,
-    }
-    (directory / "manifest.json").write_text(json.dumps(manifest))
-    if onnx:
-        (directory / "model.onnx").write_bytes(b"fake-onnx-bytes")
-    return directory, digest, manifest
+    model = StackedModel(ModelSpec("linear"), input_shape=(d,), n_models=1)
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor(weight).reshape(d, 1))
+        model.bias.fill_(bias)
+        model.mean.copy_(torch.tensor(mean or [0.0] * d))
+        model.std.copy_(torch.tensor(std or [1.0] * d))
+    manifest = save_model(
+        directory,
+        model.eval(),
+        manifest={
+            "feature_names": feature_names,
+            "metric": {"preset": "f1", "name": "f1", "greater_is_better": True},
+            "lambda_star": -0.42,
+            "threshold": threshold,
+            "labels": {"positive": "yes", "negative": "no"},
+        },
+        onnx=onnx,
+    )
+    return directory, manifest["weights_sha256"], manifest
 
 
 def write_mlp_artifact(
     directory: Path, d: int, hidden: int, seed: int = 0
 ) -> tuple[Path, str, dict[str, Any], Any]:
-    import hashlib
-
     import torch
-    from safetensors.torch import save_file
+
+    from metro.models import ModelSpec, build_model
+    from metro.serialization import save_model
 
     gen = torch.Generator().manual_seed(seed)
-    net = torch.nn.Sequential(
-        torch.nn.Linear(d, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1)
-    )
+    model = build_model(ModelSpec("mlp", hidden=(hidden,)), input_shape=(d,), n_models=1, seed=seed)
     with torch.no_grad():
-        for p in net.parameters():
+        for p in model.parameters():
             p.copy_(torch.randn(p.shape, generator=gen))
-    directory.mkdir(parents=True, exist_ok=True)
-    tensors = {
-        "layers.0.weight": net[0].weight.detach().clone(),
-        "layers.0.bias": net[0].bias.detach().clone(),
-        "layers.1.weight": net[2].weight.detach().clone(),
-        "layers.1.bias": net[2].bias.detach().clone(),
-        "mean": torch.zeros(d),
-        "std": torch.ones(d),
-    }
-    save_file(tensors, str(directory / "model.safetensors"))
-    digest = hashlib.sha256((directory / "model.safetensors").read_bytes()).hexdigest()
-    manifest = {
-        "format_version": 1,
-        "architecture": {"kind": "mlp", "hidden": [hidden], "activation": "relu"},
-        "n_features": d,
-        "feature_names": None,
-        "metric": {"preset": "jaccard"},
-        "lambda_star": 0.1,
-        "weights_sha256": digest,
-    }
-    (directory / "manifest.json").write_text(json.dumps(manifest))
-    return directory, digest, manifest, net
+    manifest = save_model(
+        directory, model.eval(), manifest={"metric": {"preset": "jaccard"}, "lambda_star": 0.1},
+        onnx=False,
+    )  # fmt: skip
+    return directory, manifest["weights_sha256"], manifest, model
 
 
 @pytest.fixture
 def add_model(app: Any, service_dirs: dict[str, Path]) -> Callable[..., dict[str, Any]]:
-    """Write a linear artifact and register it for a tenant, as a worker would."""
+    """Write a linear model and register it for a tenant, as a worker would."""
 
     def do(
         t: TenantCtx, weight: list[float] | None = None, bias: float = 0.0, **kwargs: Any

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from service.crud.jobs import record_lambda_step, record_metric_result
+from service.db.models import Job
 from tests.service.conftest import job_body
 
 
@@ -331,7 +332,7 @@ def _add_trace(app, job_id: str, repeats: int, steps: int) -> None:
                     repeat=repeat,
                     step=step,
                     lambda_=-1 + step / 10,
-                    shift=0.0,
+                    shift="minimal",
                     surrogate_loss=0.5,
                     l_lambda=0.01 * step,
                     train_metric=0.8,
@@ -470,3 +471,32 @@ def test_stored_spec_rebuilds_the_same_objects(client, tenant):
     assert job_spec.build_search(spec["search"]).strategy == "dinkelbach"
     assert job_spec.build_training_config(spec["training"]).epochs == 5
     assert job_spec.build_surrogate(spec["surrogate"]).name == "logistic"
+
+
+# -- hand-off to the workers ----------------------------------------------------------------------
+
+
+def test_submission_enqueues_once_after_commit(client, app, tenant):
+    queue = app.state.job_queue
+    headers = {**tenant.headers, "Idempotency-Key": f"enqueue-{uuid.uuid4().hex}"}
+    r = client.post("/v1/jobs", json=job_body(), headers=headers)
+    assert r.status_code == 201
+    job_id = r.json()["id"]
+    assert queue.sent.count(job_id) == 1  # and the fake checked the row was committed first
+    assert client.post("/v1/jobs", json=job_body(), headers=headers).status_code == 200
+    assert queue.sent.count(job_id) == 1  # a replay is the same job: no second message
+    with app.state.sessionmaker() as session:
+        assert session.get(Job, uuid.UUID(job_id)).enqueued_at is not None
+
+
+def test_broker_down_still_accepts_the_job(client, app, tenant):
+    """The job is in the database; the reconciler sends its message when the broker is back."""
+    queue = app.state.job_queue
+    queue.fail = True
+    try:
+        r = client.post("/v1/jobs", json=job_body(), headers=tenant.headers)
+    finally:
+        queue.fail = False
+    assert r.status_code == 201 and r.json()["state"] == "queued"
+    with app.state.sessionmaker() as session:
+        assert session.get(Job, uuid.UUID(r.json()["id"])).enqueued_at is None

@@ -13,7 +13,10 @@ from service.db.base import Base
 from service.main import create_app
 from tests.service.conftest import job_body
 
-TABLES = {"tenants", "api_keys", "datasets", "jobs", "lambda_steps", "metric_results", "models"}
+TABLES = {
+    "tenants", "api_keys", "datasets", "jobs", "lambda_steps", "metric_results", "models",
+    "job_fits",
+}  # fmt: skip
 
 
 def _tables(url: str) -> set[str]:
@@ -30,7 +33,7 @@ def test_postgres_upgrade_from_empty_and_downgrade_to_base(create_pg_database):
     assert migrate.current(url) is None
     migrate.upgrade(url)
     assert _tables(url) == TABLES | {"alembic_version"}
-    assert migrate.current(url) == "0001"
+    assert migrate.current(url) == "0002"
     migrate.downgrade(url, "base")
     assert _tables(url) == {"alembic_version"}
     assert migrate.current(url) is None

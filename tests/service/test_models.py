@@ -24,7 +24,8 @@ def test_get_and_list_models(client, tenant, add_model):
     model = r.json()
     assert model["sha256"] == b["sha256"] and model["formats"] == ["safetensors", "onnx"]
     manifest = model["manifest"]
-    assert manifest["architecture"] == {"kind": "linear"}
+    assert manifest["architecture"]["kind"] == "linear"
+    assert manifest["input_shape"] == [3] and manifest["format_version"] == 2
     assert manifest["n_features"] == 3 and manifest["feature_names"] == ["x", "y", "z"]
     assert manifest["lambda_star"] == -0.42 and manifest["weights_sha256"] == b["sha256"]
     assert client.get(f"/v1/models/{uuid.uuid4()}", headers=tenant.headers).status_code == 404
@@ -40,7 +41,8 @@ def test_download_safetensors_and_onnx(client, tenant, add_model):
     r = client.get(
         f"/v1/models/{m['id']}/download", params={"format": "onnx"}, headers=tenant.headers
     )
-    assert r.status_code == 200 and r.content == b"fake-onnx-bytes"
+    assert r.status_code == 200 and r.content == (m["dir"] / "model.onnx").read_bytes()
+    assert r.content[:2] != b"" and len(r.content) > 100
 
 
 def test_download_failures(client, tenant, add_model):
@@ -205,3 +207,54 @@ def test_manifest_round_trips_through_json(tenant, add_model):
     manifest = json.loads((m["dir"] / "manifest.json").read_text())
     assert manifest["weights_sha256"] == m["sha256"]
     assert not math.isnan(manifest["lambda_star"])
+
+
+def test_score_equal_to_threshold_is_positive(client, tenant, add_model):
+    """The decision rule is score >= threshold (the paper's sign(0) = +1), as in the library."""
+    m = add_model(tenant, weight=[1.0, 0.0, 0.0], bias=0.0)
+    r = client.post(
+        f"/v1/models/{m['id']}/predict",
+        json={"instances": [[0.0, 5.0, 5.0], [-1e-3, 0.0, 0.0]]},
+        headers=tenant.headers,
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["scores"] == [0.0, pytest.approx(-1e-3)]
+    assert r.json()["labels"] == ["yes", "no"]
+
+
+def test_predict_cnn3_with_flattened_rows(client, app, tenant, service_dirs):
+    """Image models take rows of C*H*W values, reshaped to the model's input."""
+    import torch
+
+    from metro.models import ModelSpec, build_model
+    from metro.serialization import save_model
+
+    shape = (2, 4, 4)
+    model = build_model(
+        ModelSpec("cnn3", channels=(3, 4, 5)), input_shape=shape, n_models=1, seed=1
+    )
+    rel = f"models/{uuid.uuid4().hex}"
+    manifest = save_model(service_dirs["artifacts"] / rel, model.eval(), onnx=False)
+    with app.state.sessionmaker() as session:
+        row = register_model(
+            session,
+            tenant_id=tenant.id,
+            job_id=None,
+            artifact_uri=rel,
+            sha256=manifest["weights_sha256"],
+            manifest=manifest,
+        )
+    x = np.random.default_rng(0).normal(size=(3, *shape)).astype(np.float32)
+    r = client.post(
+        f"/v1/models/{row.id}/predict",
+        json={"instances": x.reshape(3, -1).tolist()},
+        headers=tenant.headers,
+    )
+    assert r.status_code == 200, r.text
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x))[:, 0].tolist()
+    assert r.json()["scores"] == pytest.approx(expected, rel=1e-5, abs=1e-6)
+    bad = client.post(
+        f"/v1/models/{row.id}/predict", json={"instances": [[0.0] * 5]}, headers=tenant.headers
+    )
+    assert bad.status_code == 422

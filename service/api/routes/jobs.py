@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
 
@@ -20,6 +21,28 @@ from service.schemas.common import Page
 from service.schemas.jobs import JobCreate, JobOut, JobResult, LambdaStepOut
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+logger = logging.getLogger(__name__)
+
+
+def _job_queue(request: Request) -> Any:
+    """The app's handle on the broker (``app.state.job_queue``; tests put a fake there)."""
+    queue = getattr(request.app.state, "job_queue", None)
+    if queue is None:
+        from worker.queue import JobQueue
+
+        queue = request.app.state.job_queue = JobQueue(request.app.state.settings)
+    return queue
+
+
+def _enqueue(request: Request, job: Any) -> None:
+    """Send the committed job to the workers. A broker that is down does not fail the request:
+    the job is in the database, and the reconciler sends its message later."""
+    queue = _job_queue(request)
+    try:
+        queue.enqueue(job.id, job.spec)
+        queue.mark_enqueued(request.app.state.sessionmaker, job.id)
+    except Exception:
+        logger.warning("job %s is queued but its message could not be sent yet", job.id)
 
 
 @router.post(
@@ -85,6 +108,8 @@ def submit_job(
         dataset_id=checked.dataset_id,
         idempotency_key=idempotency_key,
     )
+    if created:  # after the commit, so a worker never receives a job it cannot read
+        _enqueue(request, job)
     response.status_code = 201 if created else 200
     response.headers["Location"] = str(request.url_for("get_job", job_id=str(job.id)))
     return JobOut.model_validate(job)

@@ -1,0 +1,294 @@
+"""Saved models: one directory (or object-store prefix) per model, no pickles anywhere.
+
+A saved model is three files:
+
+``model.safetensors``
+    :meth:`StackedModel.tensors` of a stack of one model (float32, the stacked layout of
+    :mod:`metro.models`, ``mean``/``std`` standardization buffers included).
+``model.onnx``
+    The same scoring function exported to ONNX: input ``x`` ``[n, *input_shape]`` float32,
+    output ``score`` ``[n, 1]``; optional (``onnx=False``), recorded in the manifest.
+``manifest.json``
+    ``format_version``, ``architecture`` (``ModelSpec.to_dict()``), ``input_shape``,
+    ``n_features``, ``feature_names``, ``metric``, ``lambda_star``, ``threshold``, ``labels``
+    (``{"positive": ..., "negative": ...}``), ``weights_sha256`` (of ``model.safetensors``),
+    ``onnx_sha256`` (or null) and any extra keys the caller gives. It is written last, so a
+    directory with a manifest is complete.
+
+The decision rule is ``score >= threshold`` -> positive label (the paper's sign(0) = +1).
+
+The target is a local directory or any fsspec URL (``s3://bucket/prefix``, ``memory://x``);
+fsspec is imported only for URLs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import tempfile
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from metro.models import ModelSpec, StackedModel
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MANIFEST_FILE",
+    "ONNX_FILE",
+    "WEIGHTS_FILE",
+    "ModelFormatError",
+    "export_onnx",
+    "load_model",
+    "predict_labels",
+    "read_manifest",
+    "save_model",
+]
+
+FORMAT_VERSION = 2
+WEIGHTS_FILE = "model.safetensors"
+MANIFEST_FILE = "manifest.json"
+ONNX_FILE = "model.onnx"
+_ONNX_OPSET = 18
+# Keys save_model computes itself; a caller's value for them is refused rather than ignored.
+_COMPUTED = (
+    "format_version", "architecture", "input_shape", "n_features", "weights_sha256", "onnx_sha256",
+)  # fmt: skip
+
+
+class ModelFormatError(ValueError):
+    """The files are missing, corrupt, of another format version, or do not match."""
+
+
+# -- storage: a local directory or an fsspec URL --------------------------------------------------
+def _is_url(target: str | os.PathLike[str]) -> bool:
+    return isinstance(target, str) and "://" in target and not target.startswith("file://")
+
+
+def _local(target: str | os.PathLike[str]) -> Path:
+    text = os.fspath(target)
+    return Path(text[len("file://") :] if text.startswith("file://") else text)
+
+
+def _write(target: str | os.PathLike[str], name: str, data: bytes) -> None:
+    if _is_url(target):
+        import fsspec
+
+        fs, root = fsspec.core.url_to_fs(str(target))
+        fs.makedirs(root, exist_ok=True)
+        fs.pipe_file(root.rstrip("/") + "/" + name, data)  # one PUT: atomic on object stores
+        return
+    directory = _local(target)
+    directory.mkdir(parents=True, exist_ok=True)
+    # Write beside the destination and rename, so a reader never sees half a file.
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, directory / name)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read(target: str | os.PathLike[str], name: str) -> bytes:
+    try:
+        if _is_url(target):
+            import fsspec
+
+            fs, root = fsspec.core.url_to_fs(str(target))
+            with fs.open(root.rstrip("/") + "/" + name, "rb") as fh:
+                return bytes(fh.read())
+        return (_local(target) / name).read_bytes()
+    except FileNotFoundError:
+        raise ModelFormatError(f"{name} is missing") from None
+
+
+# -- JSON -----------------------------------------------------------------------------------------
+def _jsonable(value: Any, where: str) -> Any:
+    """Plain JSON values (numpy scalars and tuples converted); NaN and infinity become null,
+    since JSON has no spelling for them."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [
+            _jsonable(v, f"{where}[]")
+            for v in (value.tolist() if isinstance(value, np.ndarray) else value)
+        ]
+    raise ValueError(f"manifest field {where} is not JSON-serializable ({type(value).__name__})")
+
+
+# -- ONNX -----------------------------------------------------------------------------------------
+class _Scorer(torch.nn.Module):
+    def __init__(self, model: StackedModel) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x)
+
+
+def export_onnx(model: StackedModel) -> bytes:
+    """The model as ONNX bytes: input ``x`` [n, *input_shape] float32, output ``score`` [n, K].
+
+    Uses the TorchScript-based exporter (a fraction of a second, no extra packages); falls back
+    to the torch.export-based one when that is unavailable.
+    """
+    scorer = _Scorer(model.select(list(range(model.n_models))).to("cpu", torch.float32).eval())
+    example = (torch.zeros(2, *model.input_shape),)
+    buf = io.BytesIO()
+    export: Any = torch.onnx.export  # (typed for paths; it writes to file objects as well)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            export(
+                scorer, example, buf, input_names=["x"], output_names=["score"],
+                dynamic_axes={"x": {0: "n"}, "score": {0: "n"}}, opset_version=_ONNX_OPSET,
+                dynamo=False,
+            )  # fmt: skip
+        except Exception:
+            buf = io.BytesIO()
+            export(
+                scorer, example, buf, input_names=["x"], output_names=["score"],
+                dynamic_shapes=({0: torch.export.Dim("n")},), opset_version=_ONNX_OPSET,
+                dynamo=True, verbose=False,
+            )  # fmt: skip
+    return buf.getvalue()
+
+
+# -- save / load ----------------------------------------------------------------------------------
+def save_model(
+    target: str | os.PathLike[str],
+    model: StackedModel,
+    *,
+    manifest: Mapping[str, Any] | None = None,
+    onnx: bool = True,
+) -> dict[str, Any]:
+    """Write ``model`` (a stack of one) to ``target`` and return the full manifest.
+
+    ``manifest`` gives the descriptive fields (``metric``, ``lambda_star``, ``threshold``,
+    ``labels``, ``feature_names``) and any extras; the structural ones (format version,
+    architecture, shapes, digests) are computed here.
+    """
+    from safetensors.torch import save as save_safetensors
+
+    if not isinstance(model, StackedModel):
+        raise ValueError(f"model must be a StackedModel, got {type(model).__name__}")
+    if model.n_models != 1:
+        raise ValueError(
+            f"save_model saves one model; this stack holds {model.n_models} "
+            "(take one out with model.select([k]))"
+        )
+    given = dict(manifest or {})
+    clash = sorted(set(given) & set(_COMPUTED))
+    if clash:
+        raise ValueError(f"manifest fields {clash} are computed by save_model; do not pass them")
+    threshold = given.pop("threshold", 0.0)
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int | float | np.number)
+        or not (math.isfinite(float(threshold)))
+    ):
+        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+    n_features = math.prod(model.input_shape)
+    names = given.pop("feature_names", None)
+    if names is not None:
+        names = [str(n) for n in names]
+        if len(names) != n_features or len(model.input_shape) != 1:
+            raise ValueError(
+                f"{len(names)} feature names for a model taking inputs of shape {model.input_shape}"
+            )
+    labels = given.pop("labels", None) or {"positive": 1, "negative": 0}
+    if not isinstance(labels, Mapping) or set(labels) != {"positive", "negative"}:
+        raise ValueError("labels must be a mapping with exactly 'positive' and 'negative'")
+
+    weights = save_safetensors(model.tensors())
+    digest = hashlib.sha256(weights).hexdigest()
+    onnx_bytes = export_onnx(model) if onnx else None
+    full: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "architecture": model.spec.to_dict(),
+        "input_shape": list(model.input_shape),
+        "n_features": n_features,
+        "feature_names": names,
+        "metric": given.pop("metric", None),
+        "lambda_star": given.pop("lambda_star", None),
+        "threshold": float(threshold),
+        "labels": {"positive": labels["positive"], "negative": labels["negative"]},
+        "weights_sha256": digest,
+        "onnx_sha256": None if onnx_bytes is None else hashlib.sha256(onnx_bytes).hexdigest(),
+        **given,
+    }
+    full = _jsonable(full, "manifest")
+    text = json.dumps(full, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    _write(target, WEIGHTS_FILE, weights)
+    if onnx_bytes is not None:
+        _write(target, ONNX_FILE, onnx_bytes)
+    _write(target, MANIFEST_FILE, text.encode())  # last: its presence means the model is complete
+    return full
+
+
+def read_manifest(target: str | os.PathLike[str]) -> dict[str, Any]:
+    try:
+        manifest = json.loads(_read(target, MANIFEST_FILE))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ModelFormatError(f"{MANIFEST_FILE} is not valid JSON") from None
+    if not isinstance(manifest, dict):
+        raise ModelFormatError(f"{MANIFEST_FILE} is not a JSON object")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ModelFormatError(
+            f"unsupported model format_version {version!r} (this version reads {FORMAT_VERSION})"
+        )
+    return manifest
+
+
+def load_model(
+    target: str | os.PathLike[str], *, expected_sha256: str | None = None
+) -> tuple[StackedModel, dict[str, Any]]:
+    """Read, verify and rebuild a saved model: ``(model in eval mode, manifest)``.
+
+    The weights' SHA-256 must equal the manifest's ``weights_sha256`` (and ``expected_sha256``
+    when given, e.g. the digest a database recorded): a mismatch means a partial write or
+    tampering, and is a :class:`ModelFormatError` rather than predictions from unknown weights.
+    """
+    from safetensors import SafetensorError
+    from safetensors.torch import load as load_safetensors
+
+    manifest = read_manifest(target)
+    weights = _read(target, WEIGHTS_FILE)
+    digest = hashlib.sha256(weights).hexdigest()
+    if digest != manifest.get("weights_sha256") or (
+        expected_sha256 is not None and digest != expected_sha256
+    ):
+        raise ModelFormatError(f"{WEIGHTS_FILE} does not match its recorded sha256")
+    try:
+        tensors = load_safetensors(weights)
+        spec = ModelSpec.from_dict(manifest["architecture"])
+        shape = tuple(int(s) for s in manifest["input_shape"])
+        model = StackedModel.from_tensors(spec, shape, tensors)
+    except (KeyError, TypeError, ValueError, SafetensorError) as exc:
+        raise ModelFormatError(f"the saved model is inconsistent: {exc}") from None
+    if model.n_models != 1:
+        raise ModelFormatError(f"a saved model holds one model, this one {model.n_models}")
+    if int(manifest.get("n_features", -1)) != math.prod(shape):
+        raise ModelFormatError("n_features does not match input_shape")
+    return model, manifest
+
+
+def predict_labels(scores: np.ndarray, threshold: float = 0.0) -> np.ndarray:
+    """The decision rule of every saved model: positive where ``score >= threshold``."""
+    return np.asarray(scores) >= threshold

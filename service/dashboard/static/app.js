@@ -1,0 +1,944 @@
+// METRO dashboard: vanilla JS, no framework, no chart library, nothing from a CDN.
+//
+// Every value comes from the public /v1 JSON API, called with the user's API key exactly as any
+// client calls it. The key is asked once and kept in sessionStorage (this tab, this session);
+// a link may hand it over once as a URL fragment, #key=..., which never reaches a server and is
+// removed from the address bar at once.
+(function () {
+  'use strict';
+
+  const ROOT = document.body.dataset.root || '';
+  const KEY_STORAGE = 'metro.apiKey';
+  const STATES = ['queued', 'running', 'cancelling', 'succeeded', 'failed', 'cancelled'];
+  const ACTIVE_STATES = new Set(['queued', 'running', 'cancelling']);
+  const POLL_MS = 2000;
+  const PAGE_LIMIT = 200; // the server lowers it to its own maximum
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const REPEAT_COLORS = ['#2563eb', '#0d9488', '#9333ea', '#db2777', '#65a30d', '#ea580c',
+    '#0891b2', '#4f46e5'];
+  const CHOSEN_COLOR = '#d97706';
+  const METHOD_LABELS = {
+    metro: 'METRO', erm: 'ERM', koyejo1: 'Koyejo et al. (1)', koyejo2: 'Koyejo et al. (2)',
+    parambath: 'Parambath et al.',
+  };
+
+  const view = document.getElementById('view');
+  const login = document.getElementById('login');
+  const loginForm = document.getElementById('login-form');
+  const loginError = document.getElementById('login-error');
+  const keyInput = document.getElementById('api-key');
+  const signOut = document.getElementById('sign-out');
+  const announcer = document.getElementById('announce');
+
+  // ---------------------------------------------------------------- DOM helpers
+
+  function setAttrs(el, attrs) {
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name === 'text') el.textContent = value;
+      else if (name.startsWith('on') && typeof value === 'function') {
+        el.addEventListener(name.slice(2), value);
+      } else el.setAttribute(name, value === true ? '' : String(value));
+    }
+  }
+
+  function appendAll(el, children) {
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      el.append(child instanceof Node ? child : String(child));
+    }
+  }
+
+  // Text always goes in as text nodes: nothing from the API is ever parsed as HTML.
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    setAttrs(el, attrs);
+    appendAll(el, children);
+    return el;
+  }
+
+  function svg(tag, attrs, ...children) {
+    const el = document.createElementNS(SVG_NS, tag);
+    setAttrs(el, attrs);
+    appendAll(el, children);
+    return el;
+  }
+
+  function announce(message) {
+    if (announcer.textContent !== message) announcer.textContent = message;
+  }
+
+  // ---------------------------------------------------------------- formatting
+
+  function fmtNum(x, digits = 4) {
+    if (x === null || x === undefined || Number.isNaN(x)) return '—';
+    if (!Number.isFinite(x)) return String(x);
+    const a = Math.abs(x);
+    if (a !== 0 && (a >= 1e5 || a < 1e-3)) return x.toExponential(2);
+    return x.toFixed(digits);
+  }
+
+  function fmtLambda(x) {
+    if (x === null || x === undefined) return '—';
+    const a = Math.abs(x);
+    if (a !== 0 && (a >= 1e5 || a < 1e-3)) return x.toExponential(3);
+    return String(Number(x.toPrecision(4)));
+  }
+
+  function fmtCount(n) {
+    return n === null || n === undefined ? '—' : Number(n).toLocaleString('en-US');
+  }
+
+  function parseTime(iso) {
+    if (!iso) return null;
+    return new Date(/([zZ]|[+-]\d\d:?\d\d)$/.test(iso) ? iso : iso + 'Z');
+  }
+
+  function timeEl(iso) {
+    const d = parseTime(iso);
+    if (!d) return '—';
+    const text = d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+    return h('time', { datetime: d.toISOString(), title: d.toISOString() }, text);
+  }
+
+  function fmtDuration(startIso, endIso) {
+    const start = parseTime(startIso);
+    if (!start) return '—';
+    const end = parseTime(endIso) || new Date();
+    let s = Math.max(0, Math.round((end - start) / 1000));
+    const hours = Math.floor(s / 3600);
+    const minutes = Math.floor((s % 3600) / 60);
+    s %= 60;
+    if (hours) return `${hours} h ${minutes} min`;
+    if (minutes) return `${minutes} min ${s} s`;
+    return `${s} s`;
+  }
+
+  function methodLabel(method) {
+    return METHOD_LABELS[method] || method;
+  }
+
+  function metricName(spec) {
+    const info = (spec && spec.metric_info) || {};
+    const metric = (spec && spec.metric) || {};
+    return info.name || metric.preset || metric.name || 'custom';
+  }
+
+  function stateBadge(state) {
+    return h('span', { class: `badge state-${state}` }, state);
+  }
+
+  function progressBar(fraction, state, label) {
+    const pct = Math.round(Math.max(0, Math.min(1, fraction || 0)) * 1000) / 10;
+    const fill = h('div', { class: 'progress-fill' });
+    fill.style.width = pct + '%';
+    const bar = h('div', {
+      class: `progress state-${state}`, role: 'progressbar', 'aria-label': label,
+      'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': pct,
+    }, fill);
+    return h('div', { class: 'progress-wrap' }, bar,
+      h('span', { class: 'progress-text' }, `${Number.isInteger(pct) ? pct : pct.toFixed(1)} %`));
+  }
+
+  // ---------------------------------------------------------------- the API key and the API
+
+  class AuthRequired extends Error {}
+
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  function captureKeyFromFragment() {
+    if (!location.hash) return;
+    const params = new URLSearchParams(location.hash.slice(1));
+    if (!params.has('key')) return;
+    const key = params.get('key').trim();
+    if (key) sessionStorage.setItem(KEY_STORAGE, key);
+    params.delete('key');
+    const rest = params.toString();
+    history.replaceState(history.state, '',
+      location.pathname + location.search + (rest ? '#' + rest : ''));
+  }
+
+  function apiKey() {
+    return sessionStorage.getItem(KEY_STORAGE);
+  }
+
+  async function apiFetch(path, method = 'GET') {
+    const key = apiKey();
+    if (!key) throw new AuthRequired('');
+    const response = await fetch(ROOT + path, {
+      method,
+      headers: { Authorization: 'Bearer ' + key, Accept: 'application/json' },
+      cache: 'no-store',
+      credentials: 'omit',
+    });
+    if (response.status === 401) {
+      sessionStorage.removeItem(KEY_STORAGE);
+      throw new AuthRequired('That API key was not accepted. Check it and try again.');
+    }
+    if (!response.ok) {
+      let message = `${response.status} ${response.statusText}`;
+      try {
+        const problem = await response.json(); // RFC 9457 problem+json
+        message = problem.detail || problem.title || message;
+      } catch (_) { /* not JSON */ }
+      throw new ApiError(response.status, message);
+    }
+    return response;
+  }
+
+  async function api(path, method = 'GET') {
+    return (await apiFetch(path, method)).json();
+  }
+
+  function withQuery(path, params) {
+    const query = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined && v !== '') query.set(k, v);
+    const qs = query.toString();
+    return qs ? `${path}${path.includes('?') ? '&' : '?'}${qs}` : path;
+  }
+
+  // Every page of a cursor-paginated list.
+  async function apiAll(path, stop) {
+    const items = [];
+    let cursor = null;
+    for (let i = 0; i < 10000; i += 1) {
+      const page = await api(withQuery(path, { limit: PAGE_LIMIT, cursor }));
+      items.push(...page.items);
+      cursor = page.next_cursor;
+      if (!cursor || (stop && stop(page.items))) break;
+    }
+    return items;
+  }
+
+  // ---------------------------------------------------------------- polling
+
+  let pollTimer = null;
+  let pendingPoll = null;
+
+  function stopPolling() {
+    if (pollTimer !== null) clearTimeout(pollTimer);
+    pollTimer = null;
+    pendingPoll = null;
+  }
+
+  // One refresh at a time; a hidden tab waits until it is shown again.
+  function schedulePoll(fn) {
+    stopPolling();
+    pollTimer = setTimeout(() => {
+      pollTimer = null;
+      if (document.hidden) pendingPoll = fn;
+      else guard(fn);
+    }, POLL_MS);
+  }
+
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden && pendingPoll) {
+      const fn = pendingPoll;
+      pendingPoll = null;
+      guard(fn);
+    }
+  });
+
+  async function guard(fn) {
+    try {
+      await fn();
+    } catch (err) {
+      if (err instanceof AuthRequired) showLogin(err.message);
+      else showError(err);
+    }
+  }
+
+  function showError(err) {
+    stopPolling();
+    const status = err instanceof ApiError ? err.status : null;
+    const title = status === 404 ? 'Not found' : 'Something went wrong';
+    const detail = status === 404
+      ? `${err.message}. It may not exist, or it belongs to another tenant than this API key's.`
+      : (err && err.message) || String(err);
+    view.replaceChildren(h('section', { class: 'card notice notice-error', role: 'alert' },
+      h('h1', {}, title), h('p', {}, detail),
+      h('p', {}, h('a', { href: `${ROOT}/dashboard/` }, '← Back to the job list'))));
+  }
+
+  // ---------------------------------------------------------------- sign-in
+
+  function showLogin(message) {
+    stopPolling();
+    view.replaceChildren();
+    document.title = 'Sign in · METRO';
+    login.hidden = false;
+    signOut.hidden = true;
+    loginError.textContent = message || '';
+    keyInput.focus();
+  }
+
+  loginForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const key = keyInput.value.trim();
+    if (!key) return;
+    sessionStorage.setItem(KEY_STORAGE, key);
+    keyInput.value = '';
+    start();
+  });
+
+  signOut.addEventListener('click', () => {
+    sessionStorage.removeItem(KEY_STORAGE);
+    showLogin('The API key was removed from this tab.');
+  });
+
+  // ---------------------------------------------------------------- the job list
+
+  async function listPage() {
+    document.title = 'Jobs · METRO';
+    const url = new URL(location.href);
+    const state = { filter: url.searchParams.get('state') || '', jobs: [], pages: 1, cursor: null };
+
+    const filter = h('select', { id: 'state-filter', name: 'state' },
+      h('option', { value: '' }, 'All states'),
+      STATES.map((s) => h('option', { value: s }, s)));
+    filter.value = STATES.includes(state.filter) ? state.filter : '';
+    const updated = h('span', { class: 'muted small', id: 'list-updated' });
+    const tableHost = h('div', { class: 'table-wrap' });
+    const more = h('button', { type: 'button', class: 'button', hidden: true }, 'Load more');
+
+    filter.addEventListener('change', () => {
+      state.filter = filter.value;
+      const u = new URL(location.href);
+      if (state.filter) u.searchParams.set('state', state.filter);
+      else u.searchParams.delete('state');
+      history.replaceState(history.state, '', u);
+      state.pages = 1;
+      guard(refresh);
+    });
+    more.addEventListener('click', () => {
+      state.pages += 1;
+      guard(refresh);
+    });
+
+    view.replaceChildren(
+      h('div', { class: 'page-head' },
+        h('div', {}, h('h1', {}, 'Jobs'),
+          h('p', { class: 'muted' }, 'Training jobs of this API key\'s tenant, newest first.')),
+        h('div', { class: 'toolbar' },
+          h('label', { for: 'state-filter' }, 'State'), filter,
+          h('button', { type: 'button', class: 'button', onclick: () => guard(refresh) }, 'Refresh'),
+          updated)),
+      h('section', { class: 'card flush', 'aria-label': 'Job list' }, tableHost,
+        h('div', { class: 'table-foot' }, more)));
+
+    // Re-reads as many pages as are shown, so a refresh never drops rows the user loaded.
+    async function refresh() {
+      const jobs = [];
+      let cursor = null;
+      for (let page = 0; page < state.pages; page += 1) {
+        const body = await api(withQuery('/v1/jobs', { state: state.filter, cursor }));
+        jobs.push(...body.items);
+        cursor = body.next_cursor;
+        if (!cursor) break;
+      }
+      state.jobs = jobs;
+      state.cursor = cursor;
+      drawTable();
+      more.hidden = !cursor;
+      updated.textContent = 'Updated ' + new Date().toLocaleTimeString();
+      const active = jobs.filter((j) => ACTIVE_STATES.has(j.state)).length;
+      if (active) {
+        updated.textContent += ` · refreshing while ${active} job${active > 1 ? 's are' : ' is'} active`;
+        schedulePoll(refresh);
+      } else stopPolling();
+    }
+
+    function drawTable() {
+      if (!state.jobs.length) {
+        tableHost.replaceChildren(h('div', { class: 'empty' },
+          h('p', {}, state.filter ? `No ${state.filter} jobs.` : 'No jobs yet.'),
+          h('p', { class: 'muted' }, 'Submit one with ', h('code', {}, 'POST /v1/jobs'), ' or ',
+            h('code', {}, 'metro submit'), '.')));
+        return;
+      }
+      const rows = state.jobs.map((job) => h('tr', { 'data-job-id': job.id, 'data-state': job.state },
+        h('td', {}, h('a', { class: 'mono', href: `${ROOT}/dashboard/jobs/${job.id}`, title: job.id },
+          job.id.slice(0, 8))),
+        h('td', {}, stateBadge(job.state)),
+        h('td', { class: 'col-progress' }, progressBar(job.progress, job.state, `Progress of job ${job.id.slice(0, 8)}`)),
+        h('td', {}, metricName(job.spec)),
+        h('td', { class: 'truncate', title: job.dataset_uri }, job.dataset_uri),
+        h('td', { class: 'num' }, fmtLambda(job.best_lambda)),
+        h('td', { class: 'num' }, job.attempts),
+        h('td', {}, timeEl(job.created_at)),
+        h('td', { class: 'num' }, job.started_at ? fmtDuration(job.started_at, job.finished_at) : '—')));
+      tableHost.replaceChildren(h('table', { class: 'table', id: 'jobs-table' },
+        h('caption', { class: 'sr-only' }, 'Jobs, newest first'),
+        h('thead', {}, h('tr', {},
+          ['Job', 'State', 'Progress', 'Metric', 'Dataset'].map((t) => h('th', { scope: 'col' }, t)),
+          h('th', { scope: 'col', class: 'num' }, 'Best ', h('span', { class: 'nt' }, 'λ')),
+          h('th', { scope: 'col', class: 'num' }, 'Attempts'),
+          h('th', { scope: 'col' }, 'Created'),
+          h('th', { scope: 'col', class: 'num' }, 'Run time'))),
+        h('tbody', {}, rows)));
+    }
+
+    await refresh();
+  }
+
+  // ---------------------------------------------------------------- the job page
+
+  async function jobPage(jobId) {
+    document.title = `Job ${jobId.slice(0, 8)} · METRO`;
+    const head = h('div', { class: 'page-head' });
+    const overview = h('section', { class: 'card', 'aria-labelledby': 'overview-title' });
+    const spec = h('section', { class: 'card', 'aria-labelledby': 'spec-title' });
+    const trace = h('section', { class: 'card span-2', id: 'trace', 'aria-labelledby': 'trace-title' });
+    const results = h('section', { class: 'card span-2', id: 'results', 'aria-labelledby': 'results-title' });
+    const model = h('section', { class: 'card span-2', id: 'model', 'aria-labelledby': 'model-title' });
+    view.replaceChildren(
+      h('nav', { class: 'breadcrumb', 'aria-label': 'Breadcrumb' },
+        h('a', { href: `${ROOT}/dashboard/` }, 'Jobs'), h('span', { 'aria-hidden': 'true' }, ' / '),
+        h('span', { class: 'mono', 'aria-current': 'page' }, jobId)),
+      head, h('div', { class: 'grid' }, overview, spec, trace, results, model));
+
+    let finalDrawn = false;
+    let specDrawn = false;
+    let lastState = null;
+
+    async function tick() {
+      const [job, steps] = await Promise.all([
+        api(`/v1/jobs/${jobId}`), apiAll(`/v1/jobs/${jobId}/trace`),
+      ]);
+      document.body.dataset.jobState = job.state;
+      document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
+      if (lastState !== null && lastState !== job.state) announce(`The job is now ${job.state}.`);
+      lastState = job.state;
+      drawHead(head, job, tick);
+      drawOverview(overview, job, steps);
+      if (!specDrawn) {
+        drawSpec(spec, job);
+        specDrawn = true;
+      }
+      drawTrace(trace, job, steps);
+      if (job.state === 'succeeded' && !finalDrawn) {
+        const [result, found] = await Promise.all([api(`/v1/jobs/${jobId}/result`), findModel(job)]);
+        drawResults(results, result);
+        drawModel(model, found, job);
+        finalDrawn = true;
+      } else if (!finalDrawn) {
+        drawPending(results, 'results-title', 'Results', job);
+        drawModel(model, null, job);
+      }
+      if (ACTIVE_STATES.has(job.state)) schedulePoll(tick);
+      else stopPolling();
+      document.body.dataset.ready = 'true';
+    }
+
+    await tick();
+  }
+
+  // The job's model: models are listed newest first and made after their job, so paging stops
+  // at the first model older than the job.
+  async function findModel(job) {
+    const created = parseTime(job.created_at);
+    const models = await apiAll('/v1/models',
+      (items) => items.some((m) => m.job_id === job.id)
+        || (items.length && parseTime(items[items.length - 1].created_at) < created));
+    return models.find((m) => m.job_id === job.id) || null;
+  }
+
+  function drawHead(el, job, refresh) {
+    const actions = h('div', { class: 'toolbar' });
+    if (ACTIVE_STATES.has(job.state) && job.state !== 'cancelling') {
+      actions.append(h('button', {
+        type: 'button', class: 'button danger',
+        onclick: () => guard(async () => {
+          if (!window.confirm('Cancel this job?')) return;
+          await api(`/v1/jobs/${job.id}/cancel`, 'POST');
+          await refresh();
+        }),
+      }, 'Cancel job'));
+    }
+    if (ACTIVE_STATES.has(job.state)) {
+      actions.append(h('span', { class: 'live', title: `Refreshed every ${POLL_MS / 1000} s` },
+        h('span', { class: 'live-dot', 'aria-hidden': 'true' }), 'Live'));
+    }
+    el.replaceChildren(
+      h('div', {},
+        h('h1', {}, 'Job ', h('span', { class: 'mono', title: job.id }, job.id.slice(0, 8)), ' ',
+          stateBadge(job.state)),
+        h('p', { class: 'muted' }, `${metricName(job.spec)} on `, h('code', {}, job.dataset_uri))),
+      actions);
+  }
+
+  function dl(pairs) {
+    return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([term, value]) => [
+      h('dt', {}, term), h('dd', {}, value),
+    ]));
+  }
+
+  function drawOverview(el, job, steps) {
+    const running = ACTIVE_STATES.has(job.state);
+    const children = [
+      h('h2', { id: 'overview-title' }, 'Progress'),
+      progressBar(job.progress, job.state, 'Job progress'),
+    ];
+    if (job.state === 'failed' && job.failure_reason) {
+      children.push(h('div', { class: 'notice notice-error', role: 'alert' },
+        h('strong', {}, 'Failed: '), job.failure_reason));
+    }
+    children.push(dl([
+      ['State', stateBadge(job.state)],
+      running && ['Current λ', h('span', { class: 'num' }, fmtLambda(job.current_lambda))],
+      [running ? 'Best λ so far' : 'Chosen λ*', h('span', { class: 'num', id: 'best-lambda' }, fmtLambda(job.best_lambda))],
+      ['Trace steps', String(steps.length)],
+      ['Attempts', String(job.attempts)],
+      ['Created', timeEl(job.created_at)],
+      ['Started', timeEl(job.started_at)],
+      ['Finished', timeEl(job.finished_at)],
+      ['Run time', job.started_at ? fmtDuration(job.started_at, job.finished_at) : '—'],
+    ]));
+    el.replaceChildren(...children);
+  }
+
+  function drawSpec(el, job) {
+    const s = job.spec || {};
+    const search = s.search || {};
+    const model = s.model || {};
+    const surrogate = s.surrogate || {};
+    const training = s.training || {};
+    const extra = (obj, skip) => Object.entries(obj)
+      .filter(([k, v]) => !skip.includes(k) && v !== null && v !== undefined)
+      .map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : v}`).join(', ');
+    let modelText = model.kind || 'linear';
+    if (model.kind === 'mlp' && model.hidden) modelText += ` (hidden ${model.hidden.join('×')})`;
+    if (model.kind === 'cnn3' && model.channels) modelText += ` (channels ${model.channels.join('/')})`;
+    let searchText = search.strategy || '—';
+    if (search.strategy === 'grid' && search.n_lambdas) searchText += `, ${search.n_lambdas} lambdas`;
+    if (search.cv) searchText += `, ${search.cv}-fold CV`;
+    el.replaceChildren(
+      h('h2', { id: 'spec-title' }, 'Specification'),
+      dl([
+        ['Metric', `${metricName(s)}${s.metric_info && s.metric_info.greater_is_better === false ? ' (lower is better)' : ''}`],
+        ['Dataset', h('code', {}, job.dataset_uri)],
+        ['Surrogate', [surrogate.name || 'logistic', extra(surrogate, ['name'])].filter(Boolean).join(': ')],
+        ['Model', modelText],
+        ['Search', searchText],
+        ['Training', [training.optimizer, training.device && `device ${training.device}`].filter(Boolean).join(', ') || '—'],
+        ['Repeats', String(s.repeats || 1)],
+        ['Baselines', (s.baselines || []).length ? s.baselines.map(methodLabel).join(', ') : 'none'],
+      ]),
+      h('details', { class: 'raw' }, h('summary', {}, 'Normalized spec (JSON)'),
+        h('pre', {}, JSON.stringify(s, null, 2))));
+  }
+
+  function drawPending(el, titleId, title, job) {
+    const text = {
+      queued: 'The job is waiting for a worker.',
+      running: 'Available when the job has succeeded.',
+      cancelling: 'The job is being cancelled.',
+      failed: 'The job failed: there are no results.',
+      cancelled: 'The job was cancelled: there are no results.',
+    }[job.state] || '';
+    el.replaceChildren(h('h2', { id: titleId }, title), h('p', { class: 'muted' }, text));
+  }
+
+  // ---------------------------------------------------------------- the lambda trace
+
+  function extent(values) {
+    const finite = values.filter((v) => v !== null && v !== undefined && Number.isFinite(v));
+    if (!finite.length) return [0, 1];
+    let lo = Math.min(...finite);
+    let hi = Math.max(...finite);
+    if (lo === hi) {
+      const d = Math.abs(lo) * 0.1 || 0.5;
+      return [lo - d, hi + d];
+    }
+    const pad = (hi - lo) * 0.06;
+    lo -= pad;
+    hi += pad;
+    return [lo, hi];
+  }
+
+  function niceStep(lo, hi, count) {
+    const raw = (hi - lo) / count;
+    const mag = 10 ** Math.floor(Math.log10(raw));
+    const r = raw / mag;
+    return (r >= 7.5 ? 10 : r >= 3.5 ? 5 : r >= 1.5 ? 2 : 1) * mag;
+  }
+
+  function ticks(lo, hi, count) {
+    const step = niceStep(lo, hi, count);
+    const out = [];
+    for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
+      out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+    }
+    const decimals = Math.max(0, -Math.floor(Math.log10(step)));
+    const big = Math.max(Math.abs(lo), Math.abs(hi));
+    const label = (v) => (big >= 1e5 || decimals > 4 ? v.toExponential(1) : v.toFixed(decimals));
+    return out.map((v) => ({ value: v, label: label(v) }));
+  }
+
+  function sameLambda(a, b) {
+    return a !== null && b !== null && Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+  }
+
+  function drawTrace(el, job, steps) {
+    const running = ACTIVE_STATES.has(job.state);
+    const name = metricName(job.spec);
+    const chosen = job.best_lambda;
+    const children = [
+      h('div', { class: 'card-head' },
+        h('h2', { id: 'trace-title' }, 'Lambda search'),
+        h('span', { class: 'muted small' }, `${steps.length} step${steps.length === 1 ? '' : 's'}`)),
+    ];
+    if (!steps.length) {
+      children.push(h('p', { class: 'muted' }, running
+        ? 'No lambda has been fitted yet; points appear here as the search runs.'
+        : 'This job recorded no lambda steps.'));
+      el.replaceChildren(...children);
+      return;
+    }
+    const repeats = [...new Set(steps.map((s) => s.repeat))].sort((a, b) => a - b);
+    const colorOf = (repeat) => REPEAT_COLORS[repeats.indexOf(repeat) % REPEAT_COLORS.length];
+    children.push(tracePlot(steps, chosen, name, colorOf, running));
+
+    const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' });
+    if (repeats.length > 1) {
+      for (const r of repeats) {
+        const swatch = h('span', { class: 'swatch', 'aria-hidden': 'true' });
+        swatch.style.background = colorOf(r);
+        legend.append(h('li', {}, swatch, `repeat ${r}`));
+      }
+    }
+    if (steps.some((s) => s.validation_metric === null && s.train_metric !== null)) {
+      legend.append(h('li', {}, h('span', { class: 'swatch hollow', 'aria-hidden': 'true' }),
+        `hollow: train ${name} (no validation value)`));
+    }
+    if (chosen !== null && chosen !== undefined) {
+      legend.append(h('li', {}, h('span', { class: 'swatch chosen', 'aria-hidden': 'true' }),
+        running ? `best λ so far = ${fmtLambda(chosen)}` : `chosen λ* = ${fmtLambda(chosen)}`));
+    }
+    if (legend.childElementCount) children.push(legend);
+
+    const hasFolds = steps.some((s) => s.fold !== null);
+    children.push(h('details', { class: 'raw' },
+      h('summary', {}, 'The trace as a table'),
+      h('div', { class: 'table-wrap' }, h('table', { class: 'table compact', id: 'trace-table' },
+        h('thead', {}, h('tr', {},
+          ['Repeat', 'Step'].concat(hasFolds ? ['Fold'] : [])
+            .concat(['λ', 'Shift', 'Surrogate loss', 'l^λ', `Train ${name}`, `Validation ${name}`, 'Seconds'])
+            .map((t) => h('th', { scope: 'col', class: t === 'Shift' ? null : 'num' },
+              t.includes('λ') ? h('span', { class: 'nt' }, t) : t)))),
+        h('tbody', {}, steps.map((s) => h('tr', { class: sameLambda(s.lambda, chosen) ? 'is-chosen' : null },
+          h('td', { class: 'num' }, s.repeat), h('td', { class: 'num' }, s.step),
+          hasFolds ? h('td', { class: 'num' }, s.fold === null ? '—' : s.fold) : null,
+          h('td', { class: 'num' }, fmtLambda(s.lambda)), h('td', {}, s.shift || '—'),
+          h('td', { class: 'num' }, fmtNum(s.surrogate_loss)), h('td', { class: 'num' }, fmtNum(s.l_lambda)),
+          h('td', { class: 'num' }, fmtNum(s.train_metric)), h('td', { class: 'num' }, fmtNum(s.validation_metric)),
+          h('td', { class: 'num' }, fmtNum(s.seconds, 2)))))))));
+    el.replaceChildren(...children);
+  }
+
+  // Two panels sharing the lambda axis: the validation metric (top) and the surrogate loss
+  // (bottom), one point per trace step, lines joining the steps of one repeat (and fold), and
+  // the chosen lambda as a dashed vertical line across both.
+  function tracePlot(steps, chosen, name, colorOf, running) {
+    const W = 800;
+    const M = { left: 70, right: 24, top: 30, bottom: 46 };
+    const P1 = 200;
+    const GAP = 30;
+    const P2 = 140;
+    const H = M.top + P1 + GAP + P2 + M.bottom;
+    const innerW = W - M.left - M.right;
+    const top1 = M.top;
+    const top2 = M.top + P1 + GAP;
+
+    const metricOf = (s) => (s.validation_metric !== null ? s.validation_metric : s.train_metric);
+    const hasChosen = chosen !== null && chosen !== undefined;
+    const xDom = extent(steps.map((s) => s.lambda).concat(hasChosen ? [chosen] : []));
+    const y1Dom = extent(steps.map(metricOf));
+    const y2Dom = extent(steps.map((s) => s.surrogate_loss));
+    const x = (v) => M.left + ((v - xDom[0]) / (xDom[1] - xDom[0])) * innerW;
+    const y1 = (v) => top1 + P1 - ((v - y1Dom[0]) / (y1Dom[1] - y1Dom[0])) * P1;
+    const y2 = (v) => top2 + P2 - ((v - y2Dom[0]) / (y2Dom[1] - y2Dom[0])) * P2;
+    const finite = (v) => v !== null && v !== undefined && Number.isFinite(v);
+
+    const desc = `${name} and surrogate loss against lambda for ${steps.length} steps`
+      + (hasChosen ? `; ${running ? 'best lambda so far' : 'chosen lambda'} ${fmtLambda(chosen)}` : '');
+    const root = svg('svg', {
+      class: 'trace-plot', id: 'trace-plot', viewBox: `0 0 ${W} ${H}`, role: 'img',
+      'aria-labelledby': 'trace-plot-title trace-plot-desc', 'data-steps': steps.length,
+      preserveAspectRatio: 'xMidYMid meet',
+    },
+    svg('title', { id: 'trace-plot-title' }, `Lambda trace: ${name} and surrogate loss`),
+    svg('desc', { id: 'trace-plot-desc' }, desc));
+
+    const xTicks = ticks(xDom[0], xDom[1], 8);
+    const panel = (top, height, dom, label, yOf) => {
+      const g = svg('g', { class: 'panel' });
+      g.append(svg('rect', { class: 'panel-bg', x: M.left, y: top, width: innerW, height }));
+      for (const t of xTicks) {
+        g.append(svg('line', { class: 'grid', x1: x(t.value), x2: x(t.value), y1: top, y2: top + height }));
+      }
+      for (const t of ticks(dom[0], dom[1], height > 160 ? 5 : 4)) {
+        g.append(svg('line', { class: 'grid', x1: M.left, x2: M.left + innerW, y1: yOf(t.value), y2: yOf(t.value) }));
+        g.append(svg('text', { class: 'tick', x: M.left - 8, y: yOf(t.value), 'text-anchor': 'end', 'dominant-baseline': 'middle' }, t.label));
+      }
+      g.append(svg('rect', { class: 'panel-frame', x: M.left, y: top, width: innerW, height }));
+      g.append(svg('text', {
+        class: 'axis-label', 'text-anchor': 'middle',
+        transform: `translate(${16} ${top + height / 2}) rotate(-90)`,
+      }, label));
+      return g;
+    };
+    const anyValidation = steps.some((s) => s.validation_metric !== null);
+    root.append(panel(top1, P1, y1Dom, anyValidation ? `validation ${name}` : `train ${name}`, y1));
+    root.append(panel(top2, P2, y2Dom, 'surrogate loss', y2));
+    for (const t of xTicks) {
+      root.append(svg('text', { class: 'tick', x: x(t.value), y: top2 + P2 + 18, 'text-anchor': 'middle' }, t.label));
+    }
+    root.append(svg('text', { class: 'axis-label', x: M.left + innerW / 2, y: H - 8, 'text-anchor': 'middle' }, 'λ'));
+
+    // Lines: the steps of one (method, repeat, fold), in lambda order.
+    const groups = new Map();
+    for (const s of steps) {
+      const key = `${s.method}|${s.repeat}|${s.fold === null ? '' : s.fold}`;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(s);
+    }
+    const lines = svg('g', { class: 'lines' });
+    for (const group of groups.values()) {
+      const sorted = group.slice().sort((a, b) => a.lambda - b.lambda);
+      const color = colorOf(sorted[0].repeat);
+      for (const [valueOf, yOf] of [[metricOf, y1], [(s) => s.surrogate_loss, y2]]) {
+        const pts = sorted.filter((s) => finite(valueOf(s)));
+        if (pts.length < 2) continue;
+        const d = pts.map((s, i) => `${i ? 'L' : 'M'}${x(s.lambda).toFixed(1)},${yOf(valueOf(s)).toFixed(1)}`).join(' ');
+        lines.append(svg('path', { class: 'series-line', d, stroke: color }));
+      }
+    }
+    root.append(lines);
+
+    // The chosen lambda, under the points.
+    if (hasChosen) {
+      const cx = x(chosen);
+      const label = `${running ? 'best so far' : 'λ*'} = ${fmtLambda(chosen)}`;
+      const anchor = cx > M.left + innerW * 0.85 ? 'end' : cx < M.left + innerW * 0.15 ? 'start' : 'middle';
+      root.append(svg('g', { class: 'chosen-lambda', id: 'chosen-lambda', 'data-lambda': chosen },
+        svg('line', { x1: cx, x2: cx, y1: top1 - 4, y2: top2 + P2, stroke: CHOSEN_COLOR }),
+        svg('text', { x: cx, y: top1 - 10, 'text-anchor': anchor, fill: CHOSEN_COLOR }, label)));
+    }
+
+    const points = svg('g', { class: 'points' });
+    for (const s of steps) {
+      const color = colorOf(s.repeat);
+      const where = `repeat ${s.repeat}, step ${s.step}${s.fold !== null ? `, fold ${s.fold}` : ''}`;
+      const m = metricOf(s);
+      const isChosen = hasChosen && sameLambda(s.lambda, chosen);
+      if (finite(m)) {
+        if (isChosen) {
+          points.append(svg('circle', { class: 'chosen-halo', cx: x(s.lambda), cy: y1(m), r: 8, stroke: CHOSEN_COLOR }));
+        }
+        const train = s.validation_metric === null;
+        points.append(svg('circle', {
+          class: `pt pt-metric${train ? ' is-train' : ''}`, cx: x(s.lambda), cy: y1(m), r: 4,
+          fill: train ? '#ffffff' : color, stroke: color,
+          'data-lambda': s.lambda, 'data-repeat': s.repeat, 'data-step': s.step,
+          'data-value': m, 'data-chosen': isChosen ? 'true' : null,
+        }, svg('title', {}, `λ = ${fmtLambda(s.lambda)}: ${train ? 'train' : 'validation'} ${name} ${fmtNum(m)} (${where})`)));
+      }
+      if (finite(s.surrogate_loss)) {
+        points.append(svg('circle', {
+          class: 'pt pt-loss', cx: x(s.lambda), cy: y2(s.surrogate_loss), r: 3.5,
+          fill: color, stroke: color,
+          'data-lambda': s.lambda, 'data-repeat': s.repeat, 'data-step': s.step,
+          'data-value': s.surrogate_loss,
+        }, svg('title', {}, `λ = ${fmtLambda(s.lambda)}: surrogate loss ${fmtNum(s.surrogate_loss)} (${where})`)));
+      }
+    }
+    root.append(points);
+    return h('figure', { class: 'plot' }, root);
+  }
+
+  // ---------------------------------------------------------------- results
+
+  function drawResults(el, result) {
+    const children = [h('div', { class: 'card-head' },
+      h('h2', { id: 'results-title' }, 'Results'),
+      h('span', { class: 'muted small' },
+        `${result.metric}, ${result.greater_is_better ? 'higher' : 'lower'} is better · λ* = ${fmtLambda(result.lambda_star)}`))];
+    if (!result.summary.length) {
+      children.push(h('p', { class: 'muted' }, 'This job recorded no metric values.'));
+      el.replaceChildren(...children);
+      return;
+    }
+    children.push(h('div', { class: 'results-grid' },
+      h('div', {}, h('h3', {}, 'Methods'), methodsTable(result)),
+      h('div', {}, h('h3', {}, 'Confusion matrix'), confusionBlock(result))));
+    el.replaceChildren(...children);
+  }
+
+  function methodsTable(result) {
+    const methods = [];
+    const byMethod = new Map();
+    for (const row of result.summary) {
+      if (!byMethod.has(row.method)) {
+        byMethod.set(row.method, {});
+        methods.push(row.method);
+      }
+      byMethod.get(row.method)[row.split] = row;
+    }
+    const testMeans = methods.map((m) => (byMethod.get(m).test || {}).mean).filter((v) => v !== undefined);
+    const best = testMeans.length
+      ? (result.greater_is_better ? Math.max(...testMeans) : Math.min(...testMeans)) : null;
+    const lambdaOf = (method) => {
+      const values = result.runs.filter((r) => r.method === method && r.split === 'test' && r.lambda !== null)
+        .map((r) => r.lambda);
+      return values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
+    };
+    const cell = (row, key) => h('td', { class: 'num' }, row ? fmtNum(row[key]) : '—');
+    return h('div', { class: 'table-wrap' }, h('table', { class: 'table', id: 'methods-table' },
+      h('caption', { class: 'sr-only' }, `${result.metric}: mean and standard deviation over repeats, per method and split`),
+      h('thead', {},
+        h('tr', {},
+          h('th', { scope: 'col', rowspan: 2 }, 'Method'),
+          h('th', { scope: 'colgroup', colspan: 2, class: 'group' }, 'Validation'),
+          h('th', { scope: 'colgroup', colspan: 2, class: 'group' }, 'Test'),
+          h('th', { scope: 'col', rowspan: 2, class: 'num' }, h('span', { class: 'nt' }, 'λ')),
+          h('th', { scope: 'col', rowspan: 2, class: 'num' }, 'Repeats')),
+        h('tr', {}, ['mean', 'std', 'mean', 'std'].map((t) => h('th', { scope: 'col', class: 'num' }, t)))),
+      h('tbody', {}, methods.map((method) => {
+        const rows = byMethod.get(method);
+        const isBest = rows.test && best !== null && rows.test.mean === best;
+        return h('tr', { 'data-method': method, class: isBest ? 'is-best' : null },
+          h('th', { scope: 'row' }, methodLabel(method),
+            isBest ? h('span', { class: 'tag', title: 'Best test mean' }, 'best') : null),
+          cell(rows.validation, 'mean'), cell(rows.validation, 'std'),
+          cell(rows.test, 'mean'), cell(rows.test, 'std'),
+          h('td', { class: 'num' }, fmtLambda(lambdaOf(method))),
+          h('td', { class: 'num' }, String((rows.test || rows.validation).n)));
+      }))));
+  }
+
+  function confusionBlock(result) {
+    const methods = [...new Set(result.runs.map((r) => r.method))];
+    const order = result.summary.map((s) => s.method);
+    methods.sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    const repeats = [...new Set(result.runs.map((r) => r.repeat))].sort((a, b) => a - b);
+    const splits = ['test', 'validation'].filter((s) => result.runs.some((r) => r.split === s));
+    const select = (id, label, options, value) => {
+      const el = h('select', { id }, options.map(([v, t]) => h('option', { value: v }, t)));
+      el.value = String(value);
+      return [h('label', { for: id }, label), el];
+    };
+    const [methodLabelEl, methodSel] = select('cm-method', 'Method', methods.map((m) => [m, methodLabel(m)]),
+      methods.includes('metro') ? 'metro' : methods[0]);
+    const [splitLabelEl, splitSel] = select('cm-split', 'Split', splits.map((s) => [s, s]), splits[0]);
+    const [repeatLabelEl, repeatSel] = select('cm-repeat', 'Repeat', repeats.map((r) => [r, `repeat ${r}`]), repeats[0]);
+    const host = h('div', {});
+    const controls = h('div', { class: 'toolbar wrap' }, methodLabelEl, methodSel, splitLabelEl, splitSel,
+      repeats.length > 1 ? [repeatLabelEl, repeatSel] : null);
+
+    function draw() {
+      const run = result.runs.find((r) => r.method === methodSel.value && r.split === splitSel.value
+        && String(r.repeat) === repeatSel.value);
+      if (!run) {
+        host.replaceChildren(h('p', { class: 'muted' }, 'No value for this choice.'));
+        return;
+      }
+      const c = run.confusion;
+      const total = c.tp + c.fp + c.fn + c.tn;
+      const pct = (n) => (total ? `${((100 * n) / total).toFixed(1)} %` : '');
+      const box = (key, label, n, good) => h('td', { class: `cm-cell ${good ? 'cm-good' : 'cm-bad'}`, 'data-cell': key },
+        h('span', { class: 'cm-count' }, fmtCount(n)),
+        h('span', { class: 'cm-label' }, `${label} · ${pct(n)}`));
+      host.replaceChildren(
+        h('table', { class: 'confusion', id: 'confusion-matrix', 'data-method': run.method, 'data-split': run.split, 'data-repeat': run.repeat },
+          h('caption', { class: 'sr-only' }, `Confusion matrix of ${methodLabel(run.method)}, ${run.split} split, repeat ${run.repeat}`),
+          h('thead', {}, h('tr', {}, h('td', {}),
+            h('th', { scope: 'col' }, 'Predicted positive'), h('th', { scope: 'col' }, 'Predicted negative'))),
+          h('tbody', {},
+            h('tr', {}, h('th', { scope: 'row' }, 'Actual positive'),
+              box('tp', 'TP', c.tp, true), box('fn', 'FN', c.fn, false)),
+            h('tr', {}, h('th', { scope: 'row' }, 'Actual negative'),
+              box('fp', 'FP', c.fp, false), box('tn', 'TN', c.tn, true)))),
+        h('p', { class: 'muted small' }, `${result.metric} = ${fmtNum(run.value)}`,
+          run.lambda !== null ? ` at λ = ${fmtLambda(run.lambda)}` : '', ` · ${fmtCount(total)} examples`));
+    }
+    for (const sel of [methodSel, splitSel, repeatSel]) sel.addEventListener('change', draw);
+    draw();
+    return h('div', {}, controls, host);
+  }
+
+  // ---------------------------------------------------------------- model
+
+  function drawModel(el, model, job) {
+    const children = [h('h2', { id: 'model-title' }, 'Model')];
+    if (!model) {
+      children.push(h('p', { class: 'muted' }, job.state === 'succeeded'
+        ? 'No model was registered for this job.'
+        : 'The trained model can be downloaded here once the job has succeeded.'));
+      el.replaceChildren(...children);
+      return;
+    }
+    const manifest = model.manifest || {};
+    const arch = manifest.architecture || {};
+    const downloads = h('div', { class: 'toolbar wrap downloads' });
+    for (const format of model.formats) {
+      const href = `${ROOT}/v1/models/${model.id}/download?format=${encodeURIComponent(format)}`;
+      const link = h('a', {
+        class: 'button primary download', href, 'data-format': format,
+        download: `model-${model.id}.${format}`,
+      }, `Download ${format === 'onnx' ? 'ONNX' : 'safetensors'}`);
+      // The download needs the Bearer key, which a plain link cannot send: fetch it, then save.
+      link.addEventListener('click', (event) => {
+        event.preventDefault();
+        guard(async () => {
+          link.setAttribute('aria-busy', 'true');
+          try {
+            const response = await apiFetch(`/v1/models/${model.id}/download?format=${encodeURIComponent(format)}`);
+            const disposition = response.headers.get('Content-Disposition') || '';
+            const match = /filename="([^"]+)"/.exec(disposition);
+            const url = URL.createObjectURL(await response.blob());
+            const a = h('a', { href: url, download: match ? match[1] : link.getAttribute('download') });
+            document.body.append(a);
+            a.click();
+            a.remove();
+            setTimeout(() => URL.revokeObjectURL(url), 10000);
+          } finally {
+            link.removeAttribute('aria-busy');
+          }
+        });
+      });
+      downloads.append(link);
+    }
+    children.push(dl([
+      ['Model ID', h('code', { id: 'model-id' }, model.id)],
+      ['Architecture', arch.kind ? `${arch.kind}${arch.hidden && arch.kind === 'mlp' ? ` (hidden ${arch.hidden.join('×')})` : ''}` : '—'],
+      ['Features', manifest.n_features !== undefined ? String(manifest.n_features) : '—'],
+      ['λ*', fmtLambda(manifest.lambda_star)],
+      ['SHA-256', h('code', { class: 'hash', title: model.sha256 }, model.sha256)],
+      ['Created', timeEl(model.created_at)],
+    ]), downloads);
+    el.replaceChildren(...children);
+  }
+
+  // ---------------------------------------------------------------- start
+
+  function start() {
+    login.hidden = true;
+    if (!apiKey()) {
+      showLogin('');
+      return;
+    }
+    signOut.hidden = false;
+    const path = location.pathname.slice(ROOT.length);
+    const match = /^\/dashboard\/jobs\/([0-9a-fA-F-]{36})\/?$/.exec(path);
+    guard(() => (match ? jobPage(match[1].toLowerCase()) : listPage()));
+  }
+
+  captureKeyFromFragment();
+  start();
+}());

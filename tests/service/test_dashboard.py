@@ -1,0 +1,467 @@
+"""The dashboard in a real browser: a live server (uvicorn in a subprocess, on the test
+database) and headless Chromium (Debian's ``chromium``; ``.ci/run`` installs it when missing).
+
+A finished job with a lambda trace, metric results and a model is written through the CRUD layer,
+as a worker writes it; Chromium loads the pages with the API key in the URL fragment (the page
+moves it to sessionStorage), and the test reads the DOM Chromium dumps after the page's scripts
+have run: one plot point per trace step, the chosen lambda marked, the confusion matrix, the
+methods table and the download links. Screenshots go to ``test-output/dashboard/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from service.config import Settings
+from service.crud.jobs import record_lambda_step, record_metric_result, submit_job
+from service.crud.models import register_model
+from service.db.base import utcnow
+from service.db.models import Job
+from service.job_spec import normalize_job_spec
+from service.job_states import JobState
+from service.schemas.jobs import JobCreate
+from tests.service.conftest import TenantCtx, write_linear_artifact
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTPUT_DIR = ROOT / "test-output" / "dashboard"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--virtual-time-budget=5000",
+]
+
+LAMBDAS = [-1.0 + 0.25 * i for i in range(9)]
+CHOSEN = -0.25
+REPEATS = 2
+# (method, repeat, split) -> (value, tp, fp, fn, tn)
+RESULTS = {
+    ("metro", 0, "validation"): (0.9512, 40, 2, 2, 70),
+    ("metro", 0, "test"): (0.9437, 67, 5, 3, 39),
+    ("metro", 1, "validation"): (0.9610, 41, 1, 2, 70),
+    ("metro", 1, "test"): (0.9301, 65, 4, 6, 39),
+    ("erm", 0, "validation"): (0.9302, 40, 4, 2, 68),
+    ("erm", 0, "test"): (0.9155, 65, 7, 5, 37),
+    ("erm", 1, "validation"): (0.9250, 39, 4, 3, 68),
+    ("erm", 1, "test"): (0.9020, 64, 8, 6, 36),
+    ("koyejo1", 0, "validation"): (0.9400, 40, 3, 2, 69),
+    ("koyejo1", 0, "test"): (0.9200, 66, 6, 5, 37),
+    ("koyejo1", 1, "validation"): (0.9371, 40, 3, 3, 68),
+    ("koyejo1", 1, "test"): (0.9105, 64, 7, 6, 37),
+}
+
+
+def _chromium_path() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.fail(
+            "Chromium is not installed; the dashboard test needs it. Install Debian's package "
+            "(`apt-get install -y chromium`); `.ci/run` does this when /usr/bin/chromium is missing.",
+            pytrace=False,
+        )
+    return path
+
+
+# -- a minimal DOM of Chromium's --dump-dom output ------------------------------------------
+
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+         "track", "wbr"}  # fmt: skip
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict[str, str]
+    children: list[Node | str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text for c in self.children)
+
+    @property
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+    def iter(self) -> Iterator[Node]:
+        yield self
+        for c in self.children:
+            if isinstance(c, Node):
+                yield from c.iter()
+
+    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list[Node]:
+        return [
+            n
+            for n in self.iter()
+            if (tag is None or n.tag == tag)
+            and (cls is None or cls in n.classes)
+            and all(n.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items())
+        ]
+
+    def find(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> Node:
+        found = self.find_all(tag, cls, **attrs)
+        assert found, f"no <{tag or '*'} class={cls} {attrs}> in the page"
+        return found[0]
+
+
+class _TreeBuilder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {})
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = Node(tag, {k: v or "" for k, v in attrs})
+        self.stack[-1].children.append(node)
+        if tag not in _VOID:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.stack[-1].children.append(Node(tag, {k: v or "" for k, v in attrs}))
+
+    def handle_endtag(self, tag: str) -> None:
+        for i in range(len(self.stack) - 1, 0, -1):
+            if self.stack[i].tag == tag:
+                del self.stack[i:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1].children.append(data)
+
+
+def parse_dom(html: str) -> Node:
+    builder = _TreeBuilder()
+    builder.feed(html)
+    builder.close()
+    return builder.root
+
+
+# -- the live server and the browser --------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def live_server(
+    settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """``uvicorn service.main:app`` on a free loopback port, configured by METRO_* variables
+    as a deployment is, on the same database and artifact store as the test's own app."""
+    workdir = tmp_path_factory.mktemp("dashboard-server")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METRO_")}
+    env.update(
+        METRO_DATABASE_URL=settings.database_url,
+        METRO_BROKER_URL=str(settings.broker_url),
+        METRO_ARTIFACTS_URI=settings.artifacts_uri,
+        METRO_UPLOAD_DIR=str(settings.upload_dir),
+        PYTHONPATH=str(ROOT),
+    )
+    log_path = workdir / "uvicorn.log"
+    port = _free_port()
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "service.main:app", "--host", "127.0.0.1",
+             "--port", str(port), "--log-level", "warning"],
+            cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"uvicorn exited ({proc.returncode}):\n{log_path.read_text()}")
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"uvicorn did not start in 30 s:\n{log_path.read_text()}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Browser:
+    def __init__(self, tmp_path: Path) -> None:
+        self.executable = _chromium_path()
+        self.tmp_path = tmp_path
+        self.runs = 0
+
+    def _run(self, url: str, *args: str) -> subprocess.CompletedProcess[str]:
+        self.runs += 1
+        profile = self.tmp_path / f"chromium-profile-{self.runs}"
+        cmd = [self.executable, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, url]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=45, check=False)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"chromium did not finish in 45 s: {' '.join(cmd)}")
+        assert out.returncode == 0, f"chromium failed ({out.returncode}):\n{out.stderr[-3000:]}"
+        return out
+
+    def dom(self, url: str) -> tuple[str, Node]:
+        html = self._run(url, "--window-size=1280,1000", "--dump-dom").stdout
+        assert "<html" in html, "chromium dumped no DOM"
+        return html, parse_dom(html)
+
+    def screenshot(self, url: str, path: Path, height: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        self._run(url, f"--window-size=1280,{height}", f"--screenshot={path}")
+        assert path.is_file(), f"chromium wrote no screenshot at {path}"
+
+
+def cells_of(row: Node) -> list[str]:
+    return [c.text for c in row.find_all("td")]
+
+
+def _assert_real_png(path: Path, width: int, height: int) -> None:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    assert int.from_bytes(data[16:20], "big") == width
+    assert int.from_bytes(data[20:24], "big") == height
+    assert len(data) > 40_000, f"a {len(data)}-byte screenshot is suspiciously plain"
+    from PIL import Image
+
+    with Image.open(path) as image:
+        colors = image.convert("RGB").getcolors(maxcolors=1 << 20)
+    assert colors is None or len(colors) > 200, "the screenshot is nearly one color"
+
+
+# -- the data a worker would have written ---------------------------------------------------
+
+
+def _metric_at(lam: float, repeat: int) -> float:
+    return 0.95 - 0.6 * (lam - CHOSEN) ** 2 - 0.01 * repeat
+
+
+def _seed(app: Any, tenant: TenantCtx, artifacts: Path) -> dict[str, Any]:
+    spec = normalize_job_spec(
+        JobCreate.model_validate(
+            {
+                "metric": {"preset": "f1"},
+                "dataset": {"uri": "builtin://breast_cancer"},
+                "search": {"strategy": "grid", "n_lambdas": len(LAMBDAS)},
+                "repeats": REPEATS,
+                "baselines": ["erm", "koyejo1"],
+            }
+        )
+    )
+    now = utcnow()
+    rel = f"models/{uuid.uuid4().hex}"
+    _, digest, manifest = write_linear_artifact(
+        artifacts / rel, [0.8, -1.2, 0.3], 0.1, feature_names=["a", "b", "c"], onnx=True
+    )
+    manifest["lambda_star"] = CHOSEN  # (the helper writes its own value)
+    with app.state.sessionmaker() as session:
+        running, _ = submit_job(
+            session, tenant_id=tenant.id, spec=spec, dataset_uri="builtin://breast_cancer",
+            dataset_id=None, idempotency_key=None,
+        )  # fmt: skip
+        job, _ = submit_job(
+            session, tenant_id=tenant.id, spec=spec, dataset_uri="builtin://breast_cancer",
+            dataset_id=None, idempotency_key=None,
+        )  # fmt: skip
+        for repeat in range(REPEATS):
+            for step, lam in enumerate(LAMBDAS):
+                assert record_lambda_step(
+                    session, job.id, repeat=repeat, step=step, lambda_=lam, shift="minimal",
+                    surrogate_loss=0.35 + 0.2 * abs(lam) + 0.02 * repeat,
+                    l_lambda=0.1 * lam, train_metric=_metric_at(lam, repeat) + 0.01,
+                    validation_metric=_metric_at(lam, repeat), seconds=0.05,
+                )  # fmt: skip
+        for step, lam in enumerate(LAMBDAS[:3]):
+            assert record_lambda_step(
+                session, running.id, repeat=0, step=step, lambda_=lam, shift="minimal",
+                surrogate_loss=0.4, l_lambda=0.0, train_metric=0.5, validation_metric=0.5,
+                seconds=0.05,
+            )  # fmt: skip
+        for (method, repeat, split), (value, tp, fp, fn, tn) in RESULTS.items():
+            assert record_metric_result(
+                session, job.id, method=method, repeat=repeat, split=split, metric_value=value,
+                tp=tp, fp=fp, fn=fn, tn=tn, lambda_=CHOSEN if method == "metro" else None,
+            )  # fmt: skip
+        job_row = session.get(Job, job.id)
+        assert job_row is not None
+        job_row.state = JobState.SUCCEEDED.value
+        job_row.progress = 1.0
+        job_row.best_lambda = CHOSEN
+        job_row.current_lambda = LAMBDAS[-1]
+        job_row.attempts = 1
+        job_row.created_at = now - timedelta(seconds=120)
+        job_row.started_at = now - timedelta(seconds=95)
+        job_row.finished_at = now
+        running_row = session.get(Job, running.id)
+        assert running_row is not None
+        running_row.state = JobState.RUNNING.value
+        running_row.progress = 0.4
+        running_row.current_lambda = 0.5
+        running_row.best_lambda = 0.25
+        running_row.attempts = 1
+        running_row.created_at = now - timedelta(seconds=60)
+        running_row.started_at = now - timedelta(seconds=20)
+        session.commit()
+        model = register_model(
+            session, tenant_id=tenant.id, job_id=job.id, artifact_uri=rel, sha256=digest,
+            manifest=manifest, has_onnx=True,
+        )  # fmt: skip
+        return {"job": str(job.id), "running": str(running.id), "model": str(model.id),
+                "sha256": digest}  # fmt: skip
+
+
+# -- the test -------------------------------------------------------------------------------
+
+
+@pytest.mark.timeout(60)
+def test_dashboard_job_page_and_list_in_headless_chromium(
+    app: Any, tenant: TenantCtx, service_dirs: dict[str, Path], live_server: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    browser = Browser(tmp_path)  # fails at once, with the fix, when chromium is missing
+    ids = _seed(app, tenant, service_dirs["artifacts"])
+    job_url = f"{live_server}/dashboard/jobs/{ids['job']}#key={tenant.key}"
+
+    html, dom = browser.dom(job_url)
+    body = dom.find("body")
+    assert body.attrs.get("data-ready") == "true", "the job page did not finish loading"
+    assert body.attrs.get("data-job-state") == "succeeded"
+    assert body.attrs.get("data-refreshes") == "1", "a finished job's page must not poll"
+    assert tenant.key not in html, "the API key must not be written into the page"
+    assert dom.find(id="login").attrs.get("hidden") is not None, "the page asked for a key again"
+
+    # The plot: one point per trace step in each panel, at the steps' lambdas.
+    n_steps = len(LAMBDAS) * REPEATS
+    plot = dom.find("svg", id="trace-plot")
+    assert plot.attrs["data-steps"] == str(n_steps)
+    metric_points = plot.find_all("circle", cls="pt-metric")
+    loss_points = plot.find_all("circle", cls="pt-loss")
+    assert len(metric_points) == n_steps and len(loss_points) == n_steps
+    expected = Counter(lam for lam in LAMBDAS for _ in range(REPEATS))
+    assert Counter(float(p.attrs["data-lambda"]) for p in metric_points) == expected
+    assert Counter(float(p.attrs["data-lambda"]) for p in loss_points) == expected
+    for p in metric_points:
+        value = _metric_at(float(p.attrs["data-lambda"]), int(p.attrs["data-repeat"]))
+        assert math.isclose(float(p.attrs["data-value"]), value, rel_tol=1e-12)
+    # ... each with its position in the plot, and the two repeats in two colors.
+    assert len({(p.attrs["cx"], p.attrs["cy"]) for p in metric_points}) == n_steps
+    assert len({p.attrs["fill"] for p in metric_points}) == REPEATS
+
+    # The chosen lambda: a marker line, and the points at it singled out (one per repeat).
+    chosen = plot.find("g", id="chosen-lambda")
+    assert float(chosen.attrs["data-lambda"]) == CHOSEN
+    assert "λ* = -0.25" in chosen.text
+    marked = [p for p in metric_points if p.attrs.get("data-chosen") == "true"]
+    assert [float(p.attrs["data-lambda"]) for p in marked] == [CHOSEN] * REPEATS
+    assert len(plot.find_all("circle", cls="chosen-halo")) == REPEATS
+    assert dom.find(id="best-lambda").text == "-0.25"
+
+    # The confusion matrix: METRO on the test split of the first repeat, by default.
+    matrix = dom.find("table", id="confusion-matrix")
+    assert (matrix.attrs["data-method"], matrix.attrs["data-split"]) == ("metro", "test")
+    _, tp, fp, fn, tn = RESULTS[("metro", 0, "test")]
+    for cell, count in {"tp": tp, "fp": fp, "fn": fn, "tn": tn}.items():
+        assert matrix.find("td", data_cell=cell).find(cls="cm-count").text == str(count)
+
+    # The methods table: mean and sample standard deviation over the repeats, METRO first.
+    table = dom.find("table", id="methods-table")
+    rows = table.find("tbody").find_all("tr")
+    assert [r.attrs["data-method"] for r in rows] == ["metro", "erm", "koyejo1"]
+    for row in rows:
+        method = row.attrs["data-method"]
+        cells = cells_of(row)
+        want = []
+        for split in ("validation", "test"):
+            values = [RESULTS[(method, r, split)][0] for r in range(REPEATS)]
+            want += [f"{statistics.fmean(values):.4f}", f"{statistics.stdev(values):.4f}"]
+        assert cells[:4] == want, (method, cells)
+        assert cells[5] == str(REPEATS)
+    assert "best" in rows[0].find("th").text  # METRO has the best test mean here
+    assert cells_of(rows[0])[4] == "-0.25"  # METRO's lambda column
+
+    # The model: its id and a download link per format, which serves the model's bytes.
+    assert dom.find(id="model-id").text == ids["model"]
+    links = {a.attrs["data-format"]: a.attrs["href"] for a in dom.find_all("a", cls="download")}
+    assert links == {
+        fmt: f"/v1/models/{ids['model']}/download?format={fmt}" for fmt in ("safetensors", "onnx")
+    }
+    r = httpx.get(live_server + links["safetensors"], headers=tenant.headers, timeout=10)
+    assert r.status_code == 200 and hashlib.sha256(r.content).hexdigest() == ids["sha256"]
+
+    # A screenshot of the page, for a person to look at.
+    shot = OUTPUT_DIR / "job.png"
+    browser.screenshot(job_url, shot, height=2300)
+    _assert_real_png(shot, 1280, 2300)
+
+    # The job list: both jobs with their states and progress.
+    list_url = f"{live_server}/dashboard/#key={tenant.key}"
+    _, dom = browser.dom(list_url)
+    rows = {
+        r.attrs["data-job-id"]: r for r in dom.find("table", id="jobs-table").find_all("tr")
+        if "data-job-id" in r.attrs
+    }  # fmt: skip
+    assert set(rows) == {ids["job"], ids["running"]}
+    assert rows[ids["job"]].attrs["data-state"] == "succeeded"
+    assert rows[ids["running"]].attrs["data-state"] == "running"
+    progress = rows[ids["running"]].find("div", cls="progress")
+    assert progress.attrs["role"] == "progressbar" and progress.attrs["aria-valuenow"] == "40"
+    assert rows[ids["job"]].find("a").attrs["href"] == f"/dashboard/jobs/{ids['job']}"
+    assert "refreshing while 1 job is active" in dom.find(id="list-updated").text
+    browser.screenshot(list_url, OUTPUT_DIR / "list.png", height=700)
+    _assert_real_png(OUTPUT_DIR / "list.png", 1280, 700)
+
+    # A running job's page keeps refreshing, and shows the trace so far.
+    _, dom = browser.dom(f"{live_server}/dashboard/jobs/{ids['running']}#key={tenant.key}")
+    body = dom.find("body")
+    assert body.attrs["data-job-state"] == "running"
+    assert int(body.attrs["data-refreshes"]) >= 2, "the running job's page did not refresh"
+    assert len(dom.find_all("circle", cls="pt-metric")) == 3
+    assert "best so far = 0.25" in dom.find("g", id="chosen-lambda").text
+    assert dom.find_all(cls="live"), "no live indicator"
+    assert [b.text for b in dom.find_all("button", cls="danger")] == ["Cancel job"]
+    assert "once the job has succeeded" in dom.find(id="model").text
+    browser.screenshot(
+        f"{live_server}/dashboard/jobs/{ids['running']}#key={tenant.key}",
+        OUTPUT_DIR / "running.png", height=1400,
+    )  # fmt: skip
+    _assert_real_png(OUTPUT_DIR / "running.png", 1280, 1400)
+
+    # Without a key, the page asks for one and shows nothing else.
+    _, dom = browser.dom(f"{live_server}/dashboard/jobs/{ids['job']}")
+    assert dom.find(id="login").attrs.get("hidden") is None
+    assert not dom.find_all("svg", id="trace-plot")
+    browser.screenshot(f"{live_server}/dashboard/", OUTPUT_DIR / "sign-in.png", height=700)

@@ -1,0 +1,75 @@
+"""``metro serve`` on the embedded defaults (what ``make run`` starts): no METRO_* settings, so
+SQLite and kombu's SQLAlchemy transport under ./var, the API and a worker in one process group,
+and nothing else running. A job submitted over HTTP is trained and its model served."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+
+from tests.worker.conftest import SMALL_JOB, free_port, wait_until
+
+
+def test_metro_serve_embedded_trains_a_job(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METRO_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    port = free_port()
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "serve", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+
+        def healthy() -> bool:
+            assert serve.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                return httpx.get(f"{base}/healthz", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_until(healthy, 60, "metro serve to answer")
+        key = subprocess.run(
+            [sys.executable, "-m", "service.cli", "admin", "create-key", "--tenant", "me"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        headers = {"Authorization": f"Bearer {key}"}
+        r = httpx.post(f"{base}/v1/jobs", json=SMALL_JOB, headers=headers, timeout=10)
+        assert r.status_code == 201, r.text
+        job_url = f"{base}/v1/jobs/{r.json()['id']}"
+
+        def finished() -> dict | None:
+            job = httpx.get(job_url, headers=headers, timeout=5).json()
+            return job if job["state"] in ("succeeded", "failed", "cancelled") else None
+
+        try:
+            job = wait_until(finished, 120, "the job to finish", 0.2)
+        except AssertionError:
+            raise AssertionError((tmp_path / "serve.log").read_text()[-5000:]) from None
+        assert job["state"] == "succeeded", job
+        assert httpx.get(f"{base}/readyz", timeout=5).status_code == 200
+        models = httpx.get(f"{base}/v1/models", headers=headers, timeout=5).json()["items"]
+        assert [m["job_id"] for m in models] == [job["id"]]
+        assert (tmp_path / "var" / "metro.db").exists() and (
+            tmp_path / "var" / "broker.db"
+        ).exists()
+        assert (
+            tmp_path / "var" / "artifacts" / "jobs" / job["id"] / "model" / "model.onnx"
+        ).exists()
+    finally:
+        if serve.poll() is None:
+            serve.send_signal(signal.SIGINT)  # Ctrl-C: uvicorn stops, then its worker child
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                serve.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(serve.pid, signal.SIGKILL)  # whatever is left of the group
+        serve.wait(timeout=10)
+        log.close()
+    time.sleep(0.2)

@@ -1,0 +1,228 @@
+"""End to end through real workers: submit, train, trace, result, model, prediction; duplicate
+deliveries; cancellation; failures with their reason; two workers sharing one grid."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import numpy as np
+import pytest
+
+from tests.worker.conftest import SMALL_JOB, Cluster, wait_until
+
+
+def test_end_to_end(pair: Cluster):
+    started = time.monotonic()
+    job_id = pair.submit()
+    first = wait_until(lambda: pair.trace(job_id), 60, "the first lambda step", 0.02)
+    to_first_step = time.monotonic() - started
+    job = pair.wait_state(job_id)
+    assert job["state"] == "succeeded", job
+    assert job["progress"] == 1.0 and job["attempts"] == 1 and job["failure_reason"] is None
+    assert first[0]["step"] == 0
+
+    trace = pair.trace(job_id)
+    # 5 grid points then the refit at the chosen lambda, each once, in order.
+    assert [s["step"] for s in trace] == list(range(6))
+    assert {s["shift"] for s in trace} == {"minimal"}
+    assert all(s["validation_metric"] is not None for s in trace[:5])
+
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    assert result["lambda_star"] == job["best_lambda"]
+    splits = {(r["method"], r["split"]) for r in result["runs"]}
+    assert splits == {("metro", "validation"), ("metro", "test")}
+    test_run = next(r for r in result["runs"] if r["split"] == "test")
+    assert test_run["value"] > 0.9
+    assert sum(test_run["confusion"].values()) == 114
+
+    # The same numbers as the library's own run_experiment with the job's settings (the grid
+    # was fitted in shards of 3 lambdas: equal up to float round-off).
+    from metro.data import load_dataset
+    from metro.experiment import run_experiment
+    from service.job_spec import (
+        build_metric,
+        build_model_spec,
+        build_search,
+        build_surrogate,
+        build_training_config,
+    )  # fmt: skip
+
+    spec = job["spec"]
+    training = build_training_config(spec["training"])
+    direct = run_experiment(
+        load_dataset("builtin://breast_cancer"), metric=build_metric(spec["metric"]),
+        surrogate=build_surrogate(spec["surrogate"]), model=build_model_spec(spec["model"]),
+        search=build_search(spec["search"]), training=training, seed=training.seed,
+    )  # fmt: skip
+    assert direct.searches[0].lambda_star == pytest.approx(result["lambda_star"])
+    assert [s.lam for s in direct.traces[0]] == pytest.approx([s["lambda"] for s in trace])
+    assert [s.validation_metric for s in direct.traces[0][:5]] == pytest.approx(
+        [s["validation_metric"] for s in trace[:5]]
+    )
+
+    # The model: registered once, loadable, predicts like the manifest says, exports ONNX.
+    models = pair.client.get("/v1/models", headers=pair.headers).json()["items"]
+    mine = [m for m in models if m["job_id"] == job_id]
+    assert len(mine) == 1 and mine[0]["formats"] == ["safetensors", "onnx"]
+    manifest = mine[0]["manifest"]
+    assert manifest["architecture"]["kind"] == "linear" and manifest["n_features"] == 30
+    assert manifest["lambda_star"] == result["lambda_star"] and manifest["threshold"] == 0.0
+    assert manifest["labels"] == {"positive": "malignant", "negative": "benign"} or set(
+        manifest["labels"]
+    ) == {"positive", "negative"}
+    data = load_dataset("builtin://breast_cancer")
+    r = pair.client.post(
+        f"/v1/models/{mine[0]['id']}/predict",
+        json={"instances": data.X[:50].tolist()},
+        headers=pair.headers,
+    )
+    assert r.status_code == 200, r.text
+    labels = r.json()["labels"]
+    truth = [data.positive_label if v else data.negative_label for v in data.y[:50]]
+    assert np.mean([a == b for a, b in zip(labels, truth, strict=True)]) > 0.9
+    onnx = pair.client.get(
+        f"/v1/models/{mine[0]['id']}/download", params={"format": "onnx"}, headers=pair.headers
+    )
+    assert onnx.status_code == 200 and len(onnx.content) > 100
+    print(f"\nsubmit -> first lambda step: {to_first_step:.2f}s")
+
+
+def test_duplicate_delivery_runs_once(pair: Cluster):
+    """The same message three times (a redelivery, a reconciler resend): one attempt, one trace,
+    one model; the other copies find the job held or finished and are acknowledged."""
+    from worker.queue import RUN_JOB, JobQueue, queue_for, run_task_id
+
+    job_id = pair.submit()
+    queue = JobQueue(pair.settings)
+    task_id = run_task_id(job_id)
+    for _ in range(3):
+        queue.app.send_task(
+            RUN_JOB, args=[job_id], task_id=task_id, queue=queue_for(SMALL_JOB, pair.settings)
+        )
+    job = pair.wait_state(job_id)
+    assert job["state"] == "succeeded" and job["attempts"] == 1
+    wait_until(
+        lambda: sum(w.log().count(task_id) for w in pair.workers) >= 6, 30,
+        "the duplicates to be acknowledged",
+    )  # fmt: skip
+    assert sum(w.log().count(f"job {job_id} is not claimable") for w in pair.workers) >= 3
+    assert [s[1] for s in pair.steps(job_id)] == list(range(6))
+    assert len(pair.models(job_id)) == 1 and len(pair.results(job_id)) == 2
+
+
+def test_cancel_a_running_job(pair: Cluster):
+    """Cancellation is noticed between epochs of a long fit, well before it would end."""
+    long_job = {
+        **SMALL_JOB,
+        "model": {"kind": "mlp", "hidden": [16]},
+        "search": {"strategy": "grid", "n_lambdas": 2, "shift": "minimal"},
+        "training": {"optimizer": "sgd", "epochs": 200_000, "batch_size": 64},
+    }
+    job_id = pair.submit(long_job)
+    pair.wait_state(job_id, ("running",))
+    time.sleep(0.5)  # well inside the first fit
+    r = pair.client.post(f"/v1/jobs/{job_id}/cancel", headers=pair.headers)
+    assert r.status_code == 200 and r.json()["state"] in ("cancelling", "cancelled")
+    started = time.monotonic()
+    job = pair.wait_state(job_id, timeout=20)
+    assert job["state"] == "cancelled", job
+    assert time.monotonic() - started < 10
+    assert pair.models(job_id) == [] and pair.results(job_id) == []
+    # Both workers are free again.
+    ids = [pair.submit(), pair.submit()]
+    assert [pair.wait_state(j)["state"] for j in ids] == ["succeeded", "succeeded"]
+
+
+@pytest.mark.parametrize(
+    ("csv", "label_column", "reason"),
+    [
+        ("a,b,label\n1,2,0\n3,4,1\n", "y", "label column 'y' not found"),
+        ("a,y\n" + "".join(f"{i},0\n" for i in range(40)), "y", "exactly two classes"),
+        ("a,y\n" + "x,1\n" * 20 + "2,0\n" * 20, "y", "is not numeric"),
+    ],
+    ids=["no-label-column", "one-class", "text-feature"],
+)
+def test_broken_dataset_fails_with_its_reason_and_next_job_succeeds(
+    pair: Cluster, csv: str, label_column: str, reason: str
+):
+    path = pair.data_dir / f"broken-{uuid.uuid4().hex[:8]}.csv"
+    path.write_text(csv)
+    bad = pair.submit(
+        {**SMALL_JOB, "dataset": {"uri": f"file://{path}", "label_column": label_column}}
+    )
+    good = pair.submit()
+    failed = pair.wait_state(bad)
+    assert failed["state"] == "failed"
+    assert reason in failed["failure_reason"], failed["failure_reason"]
+    assert "Traceback" not in failed["failure_reason"] and 'File "' not in failed["failure_reason"]
+    assert failed["attempts"] == 1  # a data error is final: no retry
+    assert pair.wait_state(good)["state"] == "succeeded"
+
+
+def test_two_workers_share_a_grid_and_match_one_worker(pair: Cluster):
+    """A grid of 12 lambdas in shards of 3: the idle worker helps; the gathered trace, metrics
+    and model are exactly those of the same job run by a single worker."""
+    body = {
+        **SMALL_JOB,
+        "model": {"kind": "mlp", "hidden": [16]},
+        "search": {"strategy": "grid", "n_lambdas": 12, "shift": "minimal"},
+        "training": {"optimizer": "sgd", "epochs": 15, "batch_size": 128},
+    }
+    shared = pair.submit(body)
+    assert pair.wait_state(shared, timeout=120)["state"] == "succeeded"
+    fits = pair.fits(shared)
+    assert sorted(f.key for f in fits if f.shareable) == [f"r0/main/c0/s{i}" for i in range(4)]
+    helped = sum(
+        int(line.rsplit("with ", 1)[1].split()[0])
+        for w in pair.workers
+        for line in w.log().splitlines()
+        if f"helped job {shared} with" in line
+    )
+    assert helped >= 1, "the second worker took no shard"
+
+    # The same job again, run by one worker alone (in this process, help requests unheard).
+    alone = _insert_job(pair, body)
+    ctx = _solo_context(pair)
+    from worker.runner import run_job
+
+    assert run_job(alone, ctx) == "succeeded"
+    assert _numbers(pair.steps(alone)) == _numbers(pair.steps(shared))
+    assert _numbers(pair.results(alone)) == _numbers(pair.results(shared))
+    (m1,), (m2,) = pair.models(shared), pair.models(alone)
+    assert m1.sha256 == m2.sha256  # bit-identical weights
+
+
+def _numbers(rows):
+    return [tuple(v for v in row) for row in rows]
+
+
+def _insert_job(cluster: Cluster, body: dict) -> str:
+    """A queued job written straight to the database (no message is sent for it)."""
+    from sqlalchemy import select
+
+    from service.crud.jobs import submit_job
+    from service.job_spec import normalize_job_spec
+    from service.schemas.jobs import JobCreate
+
+    spec = normalize_job_spec(JobCreate.model_validate(body))
+    with cluster.app.state.sessionmaker() as session:
+        key = cluster.headers["Authorization"].split()[1]
+        from service.db.models import ApiKey
+        from service.security import hash_api_key
+
+        tenant_id = session.scalar(
+            select(ApiKey.tenant_id).where(ApiKey.key_hash == hash_api_key(key))
+        )
+        job, _ = submit_job(
+            session, tenant_id=tenant_id, spec=spec, dataset_uri=spec["dataset"]["uri"],
+            dataset_id=None, idempotency_key=None,
+        )  # fmt: skip
+        return str(job.id)
+
+
+def _solo_context(cluster: Cluster):
+    from worker.context import WorkerContext
+
+    settings = cluster.settings.model_copy(update={"queue_prefix": cluster.prefix + "solo."})
+    return WorkerContext(settings, cluster.app.state.engine, cluster.app.state.sessionmaker)

@@ -1,0 +1,98 @@
+"""The claim's compare-and-set and the reconciler, against the real PostgreSQL (no workers)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import update
+
+from service.db.base import utcnow
+from service.db.models import Job
+from tests.worker.test_pipeline import _insert_job, _solo_context
+from worker import store
+from worker.reconcile import reconcile
+
+
+class FakeQueue:
+    def __init__(self, live: set[str] | None = None) -> None:
+        self.live = live
+        self.sent: list[str] = []
+
+    def live_job_ids(self) -> set[str] | None:
+        return self.live
+
+    def enqueue(self, job_id, spec, countdown=None) -> None:
+        self.sent.append(str(job_id))
+
+
+def _set(cluster, job_id: str, **values) -> None:
+    with cluster.app.state.sessionmaker() as session:
+        session.execute(update(Job).where(Job.id == uuid.UUID(job_id)).values(**values))
+        session.commit()
+
+
+def test_claim_is_a_compare_and_set(make_cluster):
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    body = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}}
+    job_id = uuid.UUID(_insert_job(cluster, body))
+    first = store.claim_job(ctx, job_id, "worker-1")
+    assert first is not None and first.attempts == 1 and first.shard_size == 8
+    assert store.claim_job(ctx, job_id, "worker-2") is None  # held: a duplicate exits
+    assert store.renew_job_lease(ctx, job_id, "worker-1") == (True, False)
+    assert store.renew_job_lease(ctx, job_id, "worker-2") == (False, False)
+    # The holder stalls past its lease: another worker may take the job, and the first one's
+    # writes are refused from then on.
+    _set(cluster, str(job_id), lease_expires_at=utcnow() - timedelta(seconds=1))
+    second = store.claim_job(ctx, job_id, "worker-2")
+    assert second is not None and second.attempts == 2
+    assert not store.fail_job(ctx, job_id, "worker-1", "stale writer")
+    assert store.renew_job_lease(ctx, job_id, "worker-1") == (False, False)
+    assert store.fail_job(ctx, job_id, "worker-2", "done")
+    assert store.claim_job(ctx, job_id, "worker-3") is None  # finished
+    assert store.claim_job(ctx, uuid.uuid4(), "worker-3") is None  # unknown
+
+
+def test_reconciler_requeues_fails_and_resends(make_cluster):
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    body = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}}
+    expired = utcnow() - timedelta(seconds=5)
+    lost = _insert_job(cluster, body)  # its worker died: lease expired, attempts left
+    _set(cluster, lost, state="running", attempts=1, lease_owner="dead", lease_expires_at=expired)
+    spent = _insert_job(cluster, body)  # died on its last attempt
+    _set(cluster, spent, state="running", attempts=3, lease_owner="dead", lease_expires_at=expired)
+    stopping = _insert_job(cluster, body)  # asked to cancel, then its worker died
+    _set(
+        cluster, stopping, state="cancelling", cancel_requested=True, attempts=1,
+        lease_owner="dead", lease_expires_at=expired,
+    )  # fmt: skip
+    alive = _insert_job(cluster, body)  # a healthy running job is left alone
+    _set(cluster, alive, state="running", attempts=1, lease_owner="w",
+         lease_expires_at=utcnow() + timedelta(minutes=5))  # fmt: skip
+    old = utcnow() - timedelta(minutes=5)
+    orphan = _insert_job(cluster, body)  # queued, its message lost
+    _set(cluster, orphan, enqueued_at=old)
+    waiting = _insert_job(cluster, body)  # queued, its message still in the broker
+    _set(cluster, waiting, enqueued_at=old)
+    fresh = _insert_job(cluster, body)  # just submitted: its message may be on its way
+    _set(cluster, fresh, enqueued_at=utcnow())
+
+    queue = FakeQueue(live={waiting})
+    counts = reconcile(ctx, queue)  # type: ignore[arg-type]
+    assert counts == {"requeued": 1, "failed": 1, "cancelled": 1, "resent": 1}
+    assert sorted(queue.sent) == sorted([lost, orphan])
+    states = {j: cluster.job(j) for j in (lost, spent, stopping, alive, orphan, waiting, fresh)}
+    assert states[lost]["state"] == "queued"
+    assert states[spent]["state"] == "failed"
+    assert "stopped responding" in states[spent]["failure_reason"]
+    assert states[stopping]["state"] == "cancelled"
+    assert [states[j]["state"] for j in (alive, orphan, waiting, fresh)] == [
+        "running", "queued", "queued", "queued",
+    ]  # fmt: skip
+
+    # A second pass right away changes nothing (the resent job is fresh again).
+    again = FakeQueue(live={waiting})
+    assert reconcile(ctx, again) == {"requeued": 0, "failed": 0, "cancelled": 0, "resent": 0}  # type: ignore[arg-type]
+    assert again.sent == []

@@ -1,0 +1,124 @@
+"""Crashes: a worker killed with SIGKILL in the middle of a search, and a Redis restart that
+loses every queued message. The database is the source of truth; nothing is lost or repeated."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+
+import pytest
+import redis
+
+from tests.worker.conftest import SMALL_JOB, free_port, wait_until
+from tests.worker.test_pipeline import _insert_job, _numbers, _solo_context
+from worker.queue import JobQueue
+
+# Sequential steps (bisection) with a fit long enough to be killed in the middle of.
+BISECTION_JOB = {
+    **SMALL_JOB,
+    "model": {"kind": "mlp", "hidden": [16]},
+    "search": {"strategy": "bisection", "max_steps": 6, "epsilon": 1e-6, "shift": "minimal"},
+    "training": {"optimizer": "sgd", "epochs": 12, "batch_size": 256},
+}
+
+
+def test_kill_9_mid_search_then_a_new_worker_finishes_it(make_cluster):
+    cluster = make_cluster(checkpoint_seconds=0.05)
+    first = cluster.start_worker("first", beat=True)
+    job_id = cluster.submit(BISECTION_JOB)
+    wait_until(lambda: len(cluster.steps(job_id)) >= 3, 90, "three lambda steps", 0.02)
+    first.kill9()
+    killed_at = len(cluster.steps(job_id))
+    assert cluster.job(job_id)["state"] == "running"  # the dead worker's lease has not expired
+
+    second = cluster.start_worker("second", beat=True)
+    job = cluster.wait_state(job_id, timeout=120)
+    assert job["state"] == "succeeded", job
+    assert job["attempts"] == 2
+
+    steps = cluster.steps(job_id)
+    assert [s[1] for s in steps] == list(range(len(steps)))  # none missing, none twice
+    assert len(steps) > killed_at
+    # Finished fits were loaded, not recomputed: every fit was claimed once, except the one
+    # in progress at the kill (resumed from its last trainer checkpoint).
+    attempts = sorted(f.attempts for f in cluster.fits(job_id))
+    assert attempts.count(2) <= 1 and set(attempts) <= {1, 2}
+    reused = [
+        line for line in second.log().splitlines() if f"job {job_id}: " in line and "reused" in line
+    ]
+    assert reused and int(reused[0].split(", ")[1].split()[0]) >= killed_at
+
+    # The same result as an uninterrupted run of the same job with the same seed.
+    alone = _insert_job(cluster, BISECTION_JOB)
+    from worker.runner import run_job
+
+    assert run_job(alone, _solo_context(cluster)) == "succeeded"
+    assert _numbers(cluster.steps(alone)) == _numbers(steps)
+    assert _numbers(cluster.results(alone)) == _numbers(cluster.results(job_id))
+    assert cluster.models(alone)[0].sha256 == cluster.models(job_id)[0].sha256
+
+
+@pytest.fixture
+def private_redis(tmp_path):
+    """A redis-server of this test's own (no persistence, like the machine's), restartable."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+
+    def start() -> subprocess.Popen:
+        proc = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(tmp_path)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        client = redis.Redis(port=port)
+        wait_until(lambda: _pings(client), 10, "redis-server to start")
+        return proc
+
+    state = {"proc": start()}
+
+    def restart() -> None:
+        state["proc"].kill()
+        state["proc"].wait(timeout=10)
+        state["proc"] = start()
+
+    yield f"redis://127.0.0.1:{port}/0", restart
+    state["proc"].kill()
+    state["proc"].wait(timeout=10)
+
+
+def _pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
+
+
+def test_redis_restart_with_queued_jobs_loses_none(make_cluster, private_redis):
+    url, restart_redis = private_redis
+    cluster = make_cluster(broker_url=url)
+    worker = cluster.start_worker("w", beat=True)
+    # A long job keeps the worker busy while three more wait in Redis.
+    busy = cluster.submit(
+        {**SMALL_JOB, "model": {"kind": "mlp", "hidden": [16]},
+         "training": {"optimizer": "sgd", "epochs": 100_000, "batch_size": 128}}
+    )  # fmt: skip
+    cluster.wait_state(busy, ("running",))
+    queued = [cluster.submit() for _ in range(3)]
+    broker = JobQueue(cluster.settings)
+    assert broker.live_job_ids() == set(queued)  # waiting (the running job's was delivered)
+    restart_redis()  # every message is gone
+    assert broker.live_job_ids() == set()
+    started = time.monotonic()
+    # The running job goes on through the restart (its worker reconnects when it is done).
+    assert cluster.job(busy)["state"] == "running"
+    cancel = cluster.client.post(f"/v1/jobs/{busy}/cancel", headers=cluster.headers)
+    assert cancel.status_code == 200
+    assert cluster.wait_state(busy, timeout=30)["state"] == "cancelled"
+    for job_id in queued:
+        assert cluster.wait_state(job_id, timeout=90)["state"] == "succeeded"
+    assert all(cluster.job(j)["attempts"] == 1 for j in queued)
+    assert "resent" in worker.log()
+    print(f"\nall jobs done {time.monotonic() - started:.1f}s after the restart")

@@ -1,0 +1,84 @@
+"""The artifact store on S3 (``METRO_ARTIFACTS_URI=s3://...``), against a real S3-compatible
+server started here: moto in server mode on a free port."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+
+from tests.worker.conftest import SMALL_JOB, free_port, wait_until
+
+pytest.importorskip("s3fs")
+pytest.importorskip("moto")
+
+
+@pytest.fixture
+def s3_server(monkeypatch, tmp_path):
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    endpoint = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        try:
+            urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1)
+            return True
+        except OSError:
+            return False
+
+    try:
+        wait_until(up, 30, "the S3 server")
+        env = {
+            "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint,
+        }  # fmt: skip
+        for key, value in env.items():  # this process (the API) reads models from S3 too
+            monkeypatch.setenv(key, value)
+        import fsspec
+
+        fs = fsspec.filesystem("s3", skip_instance_cache=True)
+        fs.mkdir("metro-models")
+        yield env, fs
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_models_and_fits_go_to_s3(make_cluster, s3_server):
+    env, fs = s3_server
+    cluster = make_cluster(artifacts_uri="s3://metro-models/prod", extra_env=env)
+    cluster.start_worker("s3")
+    job_id = cluster.submit(
+        {**SMALL_JOB, "search": {"strategy": "grid", "n_lambdas": 4, "shift": "minimal"}}
+    )
+    job = cluster.wait_state(job_id)
+    assert job["state"] == "succeeded", job
+
+    (model,) = cluster.models(job_id)
+    assert model.artifact_uri == f"jobs/{job_id}/model"
+    fs.invalidate_cache()
+    files = sorted(p.rsplit("/", 1)[1] for p in fs.ls(f"metro-models/prod/jobs/{job_id}/model"))
+    assert files == ["manifest.json", "model.onnx", "model.safetensors"]
+
+    def fits_removed() -> bool:  # the search's intermediate fits go once the job has succeeded
+        fs.invalidate_cache()
+        return not fs.exists(f"metro-models/prod/jobs/{job_id}/fits")
+
+    wait_until(fits_removed, 15, "the fits to be cleaned up")
+
+    # The API reads the model back from S3: manifest, download, prediction.
+    r = cluster.client.get(f"/v1/models/{model.id}/download", headers=cluster.headers)
+    assert r.status_code == 200 and r.headers["etag"] == f'"{model.sha256}"'
+    from metro.data import load_dataset
+
+    X = load_dataset("builtin://breast_cancer").X[:5].tolist()
+    r = cluster.client.post(
+        f"/v1/models/{model.id}/predict", json={"instances": X}, headers=cluster.headers
+    )
+    assert r.status_code == 200, r.text
+    assert len(r.json()["scores"]) == 5

@@ -1,0 +1,85 @@
+"""Where workers put files: under ``METRO_ARTIFACTS_URI`` (a local directory or any fsspec URL,
+``s3://bucket/prefix`` for workers on several machines).
+
+``jobs/<job id>/model/``            the trained model (metro.serialization)
+``jobs/<job id>/fits/<key>.safetensors``  a fitted stack of the search (resume, shared grids)
+``jobs/<job id>/fits/<key>.ckpt.*``  the last trainer checkpoint of a fit in progress
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+from service.artifacts import resolve_artifact_uri
+
+logger = logging.getLogger(__name__)
+
+
+def _is_url(uri: str) -> bool:
+    return "://" in uri and not uri.startswith("file://")
+
+
+def model_path(job_id: uuid.UUID) -> str:
+    return f"jobs/{job_id}/model"
+
+
+def fit_path(job_id: uuid.UUID, key: str, suffix: str = ".safetensors") -> str:
+    return f"jobs/{job_id}/fits/{key.replace('/', '_')}{suffix}"
+
+
+def full_uri(root: str, rel: str) -> str:
+    return resolve_artifact_uri(root, rel)
+
+
+def put_bytes(root: str, rel: str, data: bytes) -> None:
+    uri = full_uri(root, rel)
+    if _is_url(uri):
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(uri)
+        fs.pipe_file(path, data)
+        return
+    path = Path(uri.removeprefix("file://"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def get_bytes(root: str, rel: str) -> bytes | None:
+    """The file's bytes, or None if it does not exist."""
+    uri = full_uri(root, rel)
+    try:
+        if _is_url(uri):
+            import fsspec
+
+            fs, path = fsspec.core.url_to_fs(uri)
+            with fs.open(path, "rb") as fh:
+                return bytes(fh.read())
+        return Path(uri.removeprefix("file://")).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def remove_tree(root: str, rel: str) -> None:
+    """Best effort: delete a job's intermediate files once it has finished."""
+    uri = full_uri(root, rel)
+    try:
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(uri)
+        fs.invalidate_cache()
+        fs.rm(path, recursive=True)
+    except FileNotFoundError:
+        pass
+    except Exception:  # leftovers cost storage, not correctness
+        logger.warning("could not remove %s", rel, exc_info=True)

@@ -1,0 +1,73 @@
+"""What a worker process shares between its tasks: settings, the database engine, a name.
+
+Built lazily on first use inside the worker process (never at import), so that a process that
+forks before its first task never inherits a database connection.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from service.config import Settings, get_settings
+from service.db.base import utcnow
+from service.db.session import make_engine, make_sessionmaker
+
+
+@dataclass
+class WorkerContext:
+    settings: Settings
+    engine: Engine
+    sessionmaker: sessionmaker[Session]
+    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+
+    def new_token(self) -> str:
+        """A lease owner for one attempt: unique even when one process runs a job twice."""
+        return f"{self.name}:{uuid.uuid4().hex[:12]}"
+
+    def session(self) -> Session:
+        return self.sessionmaker()
+
+
+def db_now(session: Session) -> datetime:
+    """The database's clock (PostgreSQL), so that every worker compares leases against one
+    clock whatever its own says; SQLite (one machine by construction) uses this machine's."""
+    if session.get_bind().dialect.name == "postgresql":
+        value = session.scalar(select(func.clock_timestamp()))
+        assert value is not None
+        return value
+    return utcnow()
+
+
+_lock = threading.Lock()
+_context: WorkerContext | None = None
+
+
+def get_context(settings: Settings | None = None) -> WorkerContext:
+    global _context
+    with _lock:
+        if _context is None:
+            settings = settings or get_settings()
+            engine = (
+                make_engine(settings.database_url, pool_size=4, max_overflow=4)
+                if not (settings.database_url.startswith("sqlite"))
+                else make_engine(settings.database_url)
+            )
+            _context = WorkerContext(settings, engine, make_sessionmaker(engine))
+        return _context
+
+
+def reset_context() -> None:
+    """Forget the process' context (tests, or after a fork)."""
+    global _context
+    with _lock:
+        if _context is not None:
+            _context.engine.dispose()
+        _context = None

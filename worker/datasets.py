@@ -1,0 +1,115 @@
+"""Turning a job's dataset URI into a :class:`metro.data.Dataset`.
+
+``builtin://`` and ``file://`` (under METRO_DATA_ROOTS) go straight to ``metro.data``;
+``dataset://<id>`` is the tenant's upload; ``s3://`` is copied through fsspec and ``https://``
+downloaded under the SSRF policy of :mod:`service.datasets.fetch`, both into a temporary file
+with a size cap. Loaded datasets are kept (two per process), so a worker helping with a grid or
+resuming a job does not parse the same file again.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import urllib.parse
+import uuid
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from metro.data import DataError, Dataset, load_dataset
+from service.datasets.uploads import file_format
+from service.db.models import Dataset as DatasetRow
+from service.errors import ServiceError
+from worker.context import WorkerContext
+
+_CACHE_SIZE = 2
+_cache: OrderedDict[tuple[str, str, str, str], Dataset] = OrderedDict()
+_lock = threading.Lock()
+
+
+def load_job_dataset(ctx: WorkerContext, tenant_id: uuid.UUID, dataset: dict[str, Any]) -> Dataset:
+    uri = str(dataset["uri"])
+    label_column = str(dataset.get("label_column") or "y")
+    positive = dataset.get("positive_label")
+    key = (str(tenant_id), uri, label_column, repr(positive))
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    loaded = _load(ctx, tenant_id, uri, label_column, positive)
+    with _lock:
+        _cache[key] = loaded
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return loaded
+
+
+def _load(
+    ctx: WorkerContext, tenant_id: uuid.UUID, uri: str, label_column: str, positive: Any
+) -> Dataset:
+    settings = ctx.settings
+    scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
+    common: dict[str, Any] = {
+        "label_column": label_column, "positive_label": positive,
+        "max_rows": settings.max_dataset_rows,
+    }  # fmt: skip
+    if scheme == "builtin":
+        return load_dataset(uri, **common)
+    if scheme in ("file", ""):
+        return load_dataset(uri, data_roots=[str(r) for r in settings.data_roots], **common)
+    if scheme == "dataset":
+        with ctx.session() as session:
+            try:
+                ident = uuid.UUID(urllib.parse.urlsplit(uri).netloc)
+            except ValueError:
+                raise DataError(f"no dataset {uri}") from None
+            row = session.get(DatasetRow, ident)
+            if row is None or row.tenant_id != tenant_id:
+                raise DataError(f"the uploaded dataset {uri} no longer exists")
+            path = Path(row.storage_path)
+        return load_dataset(str(path), data_roots=[str(path.parent)], **common)
+    if scheme in ("s3", "https"):
+        with tempfile.TemporaryDirectory(prefix="metro-data-") as tmp:
+            name = Path(urllib.parse.urlsplit(uri).path).name or "data"
+            try:
+                file_format(name)
+            except ServiceError as exc:
+                raise DataError(str(exc)) from None
+            local = Path(tmp) / name
+            if scheme == "s3":
+                _copy_s3(uri, local, settings.max_fetch_bytes)
+            else:
+                from service.datasets.fetch import fetch_https
+
+                try:
+                    fetch_https(
+                        uri, local, max_bytes=settings.max_fetch_bytes,
+                        timeout=settings.fetch_timeout_seconds,
+                        max_redirects=settings.max_fetch_redirects,
+                    )  # fmt: skip
+                except ServiceError as exc:
+                    raise DataError(f"could not download the dataset: {exc}") from None
+            loaded = load_dataset(str(local), data_roots=[tmp], **common)
+            # Name the data by its URI, not the temporary file, in messages and manifests.
+            return Dataset(
+                X=loaded.X, y=loaded.y, feature_names=loaded.feature_names,
+                positive_label=loaded.positive_label, negative_label=loaded.negative_label,
+                source=uri,
+            )  # fmt: skip
+    raise DataError(f"unsupported dataset URI scheme in {uri!r}")
+
+
+def _copy_s3(uri: str, destination: Path, max_bytes: int) -> None:
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(uri)
+        size = fs.size(path)
+        if size is not None and size > max_bytes:
+            raise DataError(f"the dataset is {size} bytes, more than the limit of {max_bytes}")
+        fs.get_file(path, str(destination))
+    except FileNotFoundError:
+        raise DataError(f"dataset not found: {uri}") from None
+    except PermissionError:
+        raise DataError(f"access to {uri} was denied") from None

@@ -1,0 +1,289 @@
+"""The fits of a job's lambda search, recorded so that no finished fit is ever computed twice.
+
+Every ``solve`` call of a METRO search becomes one or more *fits*, each a row of ``job_fits``
+keyed by its place in the search (``r<repeat>/<role>/c<call>/s<shard>``) with its fitted stack
+in the artifact store:
+
+* a grid (many lambdas, no warm start) is split into shards of ``shard_size`` lambdas, fixed per
+  job at its first claim. Any worker may fit a shard (helpers are asked for with ``help_job``
+  messages), each claiming it with a lease; the job's own worker fits what nobody else has taken
+  and waits for the rest, taking over any shard whose lease expires. The shards are the same
+  whoever fits them, so the gathered grid (one trace, one best model) equals a one-worker run;
+* a sequential step (bisection, Dinkelbach, the final refit) is one fit of one lambda, made by
+  the job's own worker.
+
+After a crash the search is replayed from the start: fits already done are loaded instead of
+trained (so every decision of the search, which depends only on them, repeats exactly), and a
+fit that was in progress resumes from its last trainer checkpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from metro.experiment import RepeatSetup
+from metro.models import StackedModel
+from metro.search.base import Candidate
+from metro.search.solver import TrainerSolver
+from metro.trainer import FitResult, TrainingEvent
+from worker import artifacts, store
+from worker.context import WorkerContext
+from worker.lease import Lease
+
+logger = logging.getLogger(__name__)
+
+_POLL_SECONDS = 0.2
+# Trainer checkpoints are taken every this many optimizer steps (and saved at most every
+# METRO_CHECKPOINT_SECONDS). Only SGD fits are checkpointed: resuming one repeats the
+# uninterrupted fit bit for bit (checked on CPU and CUDA), which L-BFGS's resume does not do at
+# present (its curvature state comes back slightly different), and an interrupted L-BFGS fit is
+# short enough to redo from the start.
+_CHECKPOINT_EVERY = {"sgd": 1}
+
+
+class FitStoreError(RuntimeError):
+    """A recorded fit does not match what the search asks for now (the job's spec or the code
+    changed under it): resuming would mix two different searches."""
+
+
+def fit_key(repeat: int, role: str, call: int, shard: int) -> str:
+    return f"r{repeat}/{role}/c{call}/s{shard}"
+
+
+class FitRunner:
+    """Trains one recorded fit (claim held by the caller) and stores its stack, with trainer
+    checkpoints on the way; shared by the job's worker and the helpers."""
+
+    def __init__(self, ctx: WorkerContext, job_id: uuid.UUID, lease: Lease) -> None:
+        self.ctx = ctx
+        self.job_id = job_id
+        self.lease = lease
+        self.root = ctx.settings.artifacts_uri
+
+    def train(
+        self,
+        inner: TrainerSolver,
+        key: str,
+        lambdas: np.ndarray,
+        *,
+        shift: str,
+        warm_start: Candidate | None,
+        on_event: Callable[[TrainingEvent], None] | None = None,
+    ) -> FitResult:
+        started = time.perf_counter()
+        optimizer = inner.config.resolve_optimizer(inner.model_spec)
+        every = (
+            _CHECKPOINT_EVERY.get(optimizer) if self.ctx.settings.checkpoint_seconds > 0 else None
+        )
+        resume = self._load_checkpoint(key) if every is not None else None
+        if resume is not None:
+            logger.info(
+                "fit %s of job %s resumes from its checkpoint at step %s",
+                key, self.job_id, resume["scalars"].get("step"),
+            )  # fmt: skip
+        last_saved = time.monotonic()
+
+        def callback(event: TrainingEvent) -> None:
+            nonlocal last_saved
+            self.lease.check()
+            if on_event is not None:
+                on_event(event)
+            if (
+                event.checkpoint is not None
+                and time.monotonic() - last_saved >= self.ctx.settings.checkpoint_seconds
+            ):
+                self._save_checkpoint(key, event.checkpoint)
+                last_saved = time.monotonic()
+
+        self.lease.hold_fit(key)
+        inner.on_event = callback
+        try:
+            try:
+                fit = inner.fit(
+                    lambdas, shift=shift, warm_start=warm_start, resume_from=resume,
+                    checkpoint_every=every,
+                )  # fmt: skip
+            except ValueError:
+                if resume is None:
+                    raise
+                # A checkpoint of another fit (the trainer refuses it): start this one afresh.
+                logger.warning("checkpoint of fit %s does not match; refitting", key)
+                fit = inner.fit(lambdas, shift=shift, warm_start=warm_start, checkpoint_every=every)
+        finally:
+            inner.on_event = None
+            self.lease.hold_fit(None)
+        from safetensors.torch import save as save_safetensors
+
+        data = save_safetensors(fit.model.tensors())
+        rel = artifacts.fit_path(self.job_id, key)
+        artifacts.put_bytes(self.root, rel, data)
+        store.complete_fit(
+            self.ctx, self.job_id, key, artifact=rel, sha256=hashlib.sha256(data).hexdigest(),
+            surrogate_loss=[float(v) for v in fit.surrogate_loss],
+            seconds=time.perf_counter() - started,
+        )  # fmt: skip
+        return fit
+
+    def load(self, row: store.FitRow, inner: TrainerSolver) -> StackedModel:
+        from safetensors.torch import load as load_safetensors
+
+        data = artifacts.get_bytes(self.root, row.artifact or "")
+        if data is None or hashlib.sha256(data).hexdigest() != row.sha256:
+            raise FitStoreError(f"the stored weights of fit {row.key} are missing or corrupt")
+        return StackedModel.from_tensors(
+            inner.model_spec, tuple(inner.X.shape[1:]), load_safetensors(data)
+        )
+
+    # -- trainer checkpoints: tensors as safetensors, scalars as JSON ---------------------------
+    def _save_checkpoint(self, key: str, checkpoint: dict[str, Any]) -> None:
+        from safetensors.torch import save as save_safetensors
+
+        try:
+            tensors = {k: v.detach().cpu().contiguous() for k, v in checkpoint["tensors"].items()}
+            artifacts.put_bytes(
+                self.root, artifacts.fit_path(self.job_id, key, ".ckpt.safetensors"),
+                save_safetensors(tensors),
+            )  # fmt: skip
+            artifacts.put_bytes(
+                self.root, artifacts.fit_path(self.job_id, key, ".ckpt.json"),
+                json.dumps(checkpoint["scalars"]).encode(),
+            )  # fmt: skip
+        except Exception:
+            logger.warning("could not save a checkpoint of fit %s", key, exc_info=True)
+
+    def _load_checkpoint(self, key: str) -> dict[str, Any] | None:
+        from safetensors.torch import load as load_safetensors
+
+        try:
+            scalars = artifacts.get_bytes(
+                self.root, artifacts.fit_path(self.job_id, key, ".ckpt.json")
+            )
+            tensors = artifacts.get_bytes(
+                self.root, artifacts.fit_path(self.job_id, key, ".ckpt.safetensors")
+            )
+            if scalars is None or tensors is None:
+                return None
+            loaded: dict[str, torch.Tensor] = load_safetensors(tensors)
+            return {"tensors": loaded, "scalars": json.loads(scalars)}
+        except Exception:
+            logger.warning("could not read the checkpoint of fit %s", key, exc_info=True)
+            return None
+
+
+class FitLedger:
+    """Hands :func:`metro.experiment.run_experiment` solvers that go through the recorded fits."""
+
+    def __init__(
+        self,
+        ctx: WorkerContext,
+        job_id: uuid.UUID,
+        token: str,
+        lease: Lease,
+        *,
+        shard_size: int,
+        request_help: Callable[[int], None],
+        on_fit_done: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.job_id = job_id
+        self.token = token
+        self.lease = lease
+        self.shard_size = max(1, int(shard_size))
+        self.request_help = request_help
+        self.on_fit_done = on_fit_done
+        self.runner = FitRunner(ctx, job_id, lease)
+        self._calls: dict[tuple[int, str], int] = defaultdict(int)
+        self.trained = 0  # fits this attempt trained
+        self.loaded = 0  # fits this attempt found done
+
+    def wrap(self, setup: RepeatSetup, role: str, inner: TrainerSolver) -> RecordedSolver:
+        return RecordedSolver(self, setup, role, inner)
+
+    def next_call(self, repeat: int, role: str) -> int:
+        call = self._calls[(repeat, role)]
+        self._calls[(repeat, role)] += 1
+        return call
+
+
+class RecordedSolver:
+    """A LambdaSolver whose every fit is recorded, resumable and (for grids) shareable."""
+
+    def __init__(
+        self, ledger: FitLedger, setup: RepeatSetup, role: str, inner: TrainerSolver
+    ) -> None:
+        self.ledger = ledger
+        self.setup = setup
+        self.role = role
+        self.inner = inner
+        self.spec = inner.spec
+
+    def solve(
+        self, lambdas: np.ndarray, *, shift: str, warm_start: Candidate | None = None
+    ) -> list[Candidate]:
+        ledger, ctx = self.ledger, self.ledger.ctx
+        lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
+        call = ledger.next_call(self.setup.repeat, self.role)
+        shareable = warm_start is None and lambdas.size > 1
+        size = ledger.shard_size if shareable else lambdas.size
+        chunks = [lambdas[i : i + size] for i in range(0, lambdas.size, size)]
+        keys = [fit_key(self.setup.repeat, self.role, call, i) for i in range(len(chunks))]
+        rows = store.ensure_fits(
+            ctx, ledger.job_id,
+            [
+                {"key": k, "repeat": self.setup.repeat, "role": self.role, "shift": shift,
+                 "lambdas": [float(v) for v in c], "shareable": shareable}
+                for k, c in zip(keys, chunks, strict=True)
+            ],
+        )  # fmt: skip
+        for key, chunk in zip(keys, chunks, strict=True):
+            row = rows[key]
+            if row.shift != shift or not np.array_equal(np.asarray(row.lambdas), chunk):
+                raise FitStoreError(
+                    f"fit {key} was recorded for other lambdas; the job's search changed"
+                )
+        open_shards = sum(1 for k in keys if rows[k].state != "done")
+        if shareable and open_shards > 1:
+            ledger.request_help(open_shards - 1)
+
+        done: dict[str, list[Candidate]] = {}
+        while len(done) < len(keys):
+            progressed = False
+            for key, chunk in zip(keys, chunks, strict=True):
+                if key in done:
+                    continue
+                ledger.lease.check()
+                row = store.get_fit(ctx, ledger.job_id, key)
+                assert row is not None
+                if row.state == "done":
+                    model = ledger.runner.load(row, self.inner)
+                    assert row.surrogate_loss is not None
+                    done[key] = self.inner.adopt(
+                        model, chunk, shift=shift, surrogate_loss=row.surrogate_loss
+                    )
+                    ledger.loaded += 1
+                elif store.claim_fit(ctx, ledger.job_id, key, ledger.token):
+                    fit = ledger.runner.train(
+                        self.inner, key, chunk, shift=shift, warm_start=warm_start
+                    )
+                    done[key] = self.inner.adopt(
+                        fit.model, chunk, shift=shift, surrogate_loss=fit.surrogate_loss
+                    )
+                    ledger.trained += 1
+                else:
+                    continue  # another worker holds it: come back to it
+                progressed = True
+                if ledger.on_fit_done is not None:
+                    ledger.on_fit_done(self.setup.repeat, chunk.size)
+            if not progressed:
+                time.sleep(_POLL_SECONDS)
+        return [cand for key in keys for cand in done[key]]

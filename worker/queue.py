@@ -1,0 +1,175 @@
+"""Sending jobs to the broker, and finding which jobs have a message waiting there.
+
+The database is the source of truth: the API commits a job, then sends its message; the
+reconciler sends another for a queued job that has none (a lost message, a broker restart), and
+duplicates are harmless because a worker claims a job with a compare-and-set.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.parse
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from service.config import Settings
+
+logger = logging.getLogger(__name__)
+
+RUN_JOB = "metro.run_job"
+HELP_JOB = "metro.help_job"
+RECONCILE = "metro.reconcile"
+# kombu's Redis transport keeps one list per priority step of a queue ("<queue>\x06\x16<p>").
+_PRIORITY_SEP = "\x06\x16"
+_PRIORITY_STEPS = (0, 3, 6, 9)
+# A broker that is down must not hold an API request for long: the reconciler resends.
+_SEND_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+
+
+def queue_names(settings: Settings) -> dict[str, str]:
+    p = settings.queue_prefix
+    return {"cpu": f"{p}cpu", "gpu": f"{p}gpu", "control": f"{p}control"}
+
+
+def queue_for(spec: dict[str, Any], settings: Settings) -> str:
+    """Jobs that ask for CUDA go to the gpu queue; the rest to the cpu queue (which GPU workers
+    also serve, running ``device: auto`` jobs on their GPU)."""
+    device = str((spec.get("training") or {}).get("device", "auto"))
+    return queue_names(settings)["gpu" if device.startswith("cuda") else "cpu"]
+
+
+def run_task_id(job_id: uuid.UUID | str) -> str:
+    return f"job-{job_id}-{uuid.uuid4().hex[:8]}"
+
+
+def job_id_of_task(task_id: str) -> str | None:
+    if task_id.startswith("job-") and len(task_id) == len("job-") + 36 + 9:
+        return task_id[4:40]
+    return None
+
+
+class JobQueue:
+    """The API's and the reconciler's handle on the broker (a Celery app built on first use)."""
+
+    def __init__(self, settings: Settings, celery_app: Any = None) -> None:
+        self.settings = settings
+        self._app = celery_app
+
+    @property
+    def app(self) -> Any:
+        if self._app is None:
+            from worker.celery_app import make_celery
+
+            self._app = make_celery(self.settings)
+        return self._app
+
+    def enqueue(
+        self, job_id: uuid.UUID | str, spec: dict[str, Any], *, countdown: float | None = None
+    ) -> None:
+        self.app.send_task(
+            RUN_JOB,
+            args=[str(job_id)],
+            queue=queue_for(spec, self.settings),
+            task_id=run_task_id(job_id),
+            countdown=countdown,
+            retry_policy=_SEND_RETRY,
+        )
+
+    def mark_enqueued(self, sessionmaker: Any, job_id: uuid.UUID | str) -> None:
+        from sqlalchemy import update
+
+        from service.db.base import utcnow
+        from service.db.models import Job
+
+        with sessionmaker() as session:
+            session.execute(
+                update(Job)
+                .where(Job.id == uuid.UUID(str(job_id)))
+                .values(enqueued_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
+            session.commit()
+
+    def request_help(self, job_id: uuid.UUID | str, spec: dict[str, Any], count: int) -> None:
+        for _ in range(count):
+            self.app.send_task(
+                HELP_JOB,
+                args=[str(job_id)],
+                queue=queue_for(spec, self.settings),
+                task_id=f"help-{job_id}-{uuid.uuid4().hex[:8]}",
+                retry_policy=_SEND_RETRY,
+            )
+
+    def live_job_ids(self) -> set[str] | None:
+        """Ids of jobs with a run message waiting in the broker, or None when this transport
+        cannot be inspected. Delivered messages do not count: a worker claims its job within
+        moments of receiving it, so a job still queued long after is one whose message died
+        with its worker (an unacknowledged message only comes back after the visibility
+        timeout) and needs a new one."""
+        url = self.settings.effective_broker_url
+        scheme = urllib.parse.urlsplit(url).scheme.lower()
+        try:
+            if scheme in ("redis", "rediss"):
+                return self._live_redis(url)
+            if scheme.startswith("sqla+"):
+                return self._live_sqla(url.split("+", 1)[1])
+        except Exception:
+            logger.warning("could not inspect the broker's queues", exc_info=True)
+        return None
+
+    def _queues(self) -> list[str]:
+        names = queue_names(self.settings)
+        return [names["cpu"], names["gpu"]]
+
+    def _live_redis(self, url: str) -> set[str]:
+        import redis
+
+        prefix = self.settings.queue_prefix
+        client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        try:
+            raw: list[bytes] = []
+            for queue in self._queues():
+                for step in _PRIORITY_STEPS:
+                    name = queue if step == 0 else f"{queue}{_PRIORITY_SEP}{step}"
+                    raw.extend(client.lrange(prefix + name, 0, -1))
+        finally:
+            client.close()
+        return _job_ids(raw)
+
+    def _live_sqla(self, url: str) -> set[str]:
+        from sqlalchemy import inspect, text
+
+        from service.db.session import make_engine
+
+        engine = make_engine(url)
+        try:
+            with engine.connect() as conn:
+                tables = set(inspect(conn).get_table_names())
+                if not {"kombu_queue", "kombu_message"} <= tables:
+                    return set()
+                rows = (
+                    conn.execute(text("SELECT payload FROM kombu_message WHERE visible"))
+                    .scalars()
+                    .all()
+                )
+        finally:
+            engine.dispose()
+        return _job_ids(r.encode() if isinstance(r, str) else r for r in rows)
+
+
+def _job_ids(payloads: Iterable[bytes]) -> set[str]:
+    found: set[str] = set()
+    for payload in payloads:
+        try:
+            message = json.loads(payload)
+        except ValueError:
+            continue
+        headers = message.get("headers") or {}
+        task_id = headers.get("id")
+        if headers.get("task") == RUN_JOB and isinstance(task_id, str):
+            job_id = job_id_of_task(task_id)
+            if job_id:
+                found.add(job_id)
+    return found

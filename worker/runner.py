@@ -1,0 +1,351 @@
+"""One attempt at one job: claim, train, record, finish.
+
+1. **Claim** the job with a lease (compare-and-set on its state and lease expiry): a duplicate
+   or stale message finds the job held or finished and returns at once.
+2. A **heartbeat** thread renews the lease and notices cancellation (:mod:`worker.lease`).
+3. Load the dataset, rebuild the spec's ``metro`` objects, and run
+   :func:`metro.experiment.run_experiment` (METRO's search, the baselines, the repeats). Each
+   lambda step is upserted as it completes, with the progress; cancellation is checked between
+   steps and between epochs. The search's fits go through :mod:`worker.fits`, which makes them
+   resumable after a crash and lets other workers share a grid.
+4. Save the METRO model (repeat 0) with :mod:`metro.serialization` to the artifact store, then in
+   one transaction record the metric results, the model row and ``succeeded``.
+
+Errors in the data or the spec end the job ``failed`` with the library's own message (never a
+traceback); a transient error (database, network, storage) gives the job back to the queue while
+attempts remain; anything else fails it with a generic reason and logs the traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import uuid
+from typing import Any
+
+import torch
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from metro.data import DataError
+from metro.experiment import ExperimentResult, run_experiment
+from metro.search import TraceStep
+from metro.search.bisection import max_bisection_steps
+from metro.serialization import save_model
+from metro.trainer import TrainingCancelled
+from service.job_spec import (
+    build_metric,
+    build_model_spec,
+    build_search,
+    build_surrogate,
+    build_training_config,
+)
+from service.job_states import JobState
+from worker import artifacts, store
+from worker.context import WorkerContext, get_context
+from worker.datasets import load_job_dataset
+from worker.fits import FitLedger, FitStoreError
+from worker.lease import Lease, LeaseLost
+from worker.queue import JobQueue
+
+logger = logging.getLogger(__name__)
+
+MODEL_NAMESPACE = uuid.UUID("6f1c0f0e-8d0a-4a53-9a5e-6d3c2f1b7a10")
+# Errors worth another attempt: the database or the network went away for a while.
+TRANSIENT = (OperationalError, ConnectionError, TimeoutError)
+_RETRY_COUNTDOWN_SECONDS = 5.0
+_PROGRESS_EVERY_SECONDS = 0.5
+
+
+class SpecError(ValueError):
+    """The stored spec cannot be rebuilt (it was valid at submission: the library changed)."""
+
+
+def build_objects(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec's ``metro`` objects (the same builders that validated it at submission)."""
+    try:
+        return {
+            "metric": build_metric(spec["metric"]),
+            "surrogate": build_surrogate(spec["surrogate"]),
+            "model": build_model_spec(spec["model"]),
+            "search": build_search(spec["search"]),
+            "training": build_training_config(spec["training"]),
+        }
+    except (KeyError, ValueError, TypeError) as exc:
+        raise SpecError(f"invalid job spec: {_message(exc)}") from None
+
+
+def run_job(job_id: str, ctx: WorkerContext | None = None) -> str:
+    """Run one job; returns what happened ("succeeded", "failed", "cancelled", "retry",
+    "lost", or "skipped" for a job that was not claimable)."""
+    ctx = ctx or get_context()
+    try:
+        ident = uuid.UUID(str(job_id))
+    except ValueError:
+        logger.warning("ignoring a message for an invalid job id %r", job_id)
+        return "skipped"
+    token = ctx.new_token()
+    job = store.claim_job(ctx, ident, token)
+    if job is None:
+        logger.info("job %s is not claimable (held elsewhere, finished or unknown)", ident)
+        return "skipped"
+    logger.info("job %s: attempt %d of %d as %s", ident, job.attempts, job.max_attempts, token)
+    with Lease(ctx, ident, token, holds_job=True) as lease:
+        outcome = JobRun(ctx, job, token, lease).execute()
+    logger.info("job %s: %s", ident, outcome)
+    return outcome
+
+
+class Progress:
+    """Progress in [0, 1): lambda steps of METRO's search, then one unit per baseline, over the
+    repeats. The number of steps of bisection and Dinkelbach is estimated from epsilon."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        search = spec.get("search") or {}
+        shifts = 2 if search.get("shift") == "auto" else 1
+        refit = 1 if search.get("refit", True) else 0
+        if search.get("strategy", "grid") == "grid":
+            steps = shifts * int(search.get("n_lambdas", 21))
+        else:
+            eps = float(search.get("epsilon", 1e-3))
+            steps = shifts * min(int(search.get("max_steps", 30)), max_bisection_steps(0, 2, eps))
+        self.metro_units = steps + refit
+        self.baselines = len(spec.get("baselines") or [])
+        self.repeats = int(spec.get("repeats", 1))
+        self.value = 0.0
+
+    def at(self, repeat: int, units_done: float) -> float:
+        per_repeat = self.metro_units + self.baselines
+        value = (repeat * per_repeat + units_done) / (self.repeats * per_repeat)
+        self.value = max(self.value, min(value, 0.99))
+        return self.value
+
+
+class JobRun:
+    def __init__(self, ctx: WorkerContext, job: store.ClaimedJob, token: str, lease: Lease) -> None:
+        self.ctx = ctx
+        self.job = job
+        self.token = token
+        self.lease = lease
+        self.queue = JobQueue(ctx.settings)
+        self.progress = Progress(job.spec)
+        info = job.spec.get("metric_info") or {}
+        self.greater_is_better = bool(info.get("greater_is_better", True))
+        self.best: tuple[float, float] | None = None  # (metric, lambda)
+        self.steps_in_repeat: dict[int, int] = {}
+        self.lambdas_fitted: dict[int, int] = {}
+        self.progress_written = 0.0
+
+    # -- outcome handling -------------------------------------------------------------------------
+    def execute(self) -> str:
+        try:
+            return self._run()
+        except TrainingCancelled:
+            store.cancel_held_job(self.ctx, self.job.id, self.token)
+            return JobState.CANCELLED.value
+        except LeaseLost:
+            return "lost"
+        except (DataError, SpecError, FitStoreError) as exc:
+            return self._fail(_message(exc))
+        except torch.cuda.OutOfMemoryError:
+            return self._fail(
+                "out of GPU memory: use a smaller batch_size or model, or fewer lambdas at once"
+            )
+        except MemoryError:
+            return self._fail("out of memory: the dataset or model is too large for this worker")
+        except TRANSIENT as exc:
+            return self._retry(exc)
+        except DBAPIError as exc:
+            logger.exception("job %s: database error", self.job.id)
+            return self._retry(exc)
+        except (ValueError, TypeError) as exc:
+            # The library's validation: a parameter that does not fit this data (a cnn3 on
+            # tabular data, a split too small for the classes...), said in its own words.
+            return self._fail(_message(exc))
+        except OSError as exc:
+            logger.warning("job %s: I/O error", self.job.id, exc_info=True)
+            return self._retry(exc)
+        except Exception as exc:
+            logger.exception("job %s failed with an unexpected error", self.job.id)
+            return self._fail(f"internal error ({type(exc).__name__}); see the worker's log")
+
+    def _fail(self, reason: str) -> str:
+        logger.info("job %s failed: %s", self.job.id, reason)
+        store.fail_job(self.ctx, self.job.id, self.token, reason)
+        return JobState.FAILED.value
+
+    def _retry(self, exc: BaseException) -> str:
+        if self.job.attempts >= self.job.max_attempts:
+            return self._fail(
+                f"gave up after {self.job.attempts} attempts; the last one failed with "
+                f"{type(exc).__name__} (a database, network or storage error)"
+            )
+        try:
+            if store.release_job(self.ctx, self.job.id, self.token):
+                self.queue.enqueue(self.job.id, self.job.spec, countdown=_RETRY_COUNTDOWN_SECONDS)
+        except Exception:
+            # The lease expires and the reconciler re-queues the job.
+            logger.warning("job %s: could not give it back to the queue", self.job.id)
+        return "retry"
+
+    # -- the work -----------------------------------------------------------------------------
+    def _run(self) -> str:
+        spec = self.job.spec
+        objects = build_objects(spec)
+        training = objects["training"]
+        dataset = load_job_dataset(self.ctx, self.job.tenant_id, spec["dataset"])
+        self.lease.check()
+        ledger = FitLedger(
+            self.ctx, self.job.id, self.token, self.lease, shard_size=self.job.shard_size,
+            request_help=lambda n: self.queue.request_help(self.job.id, spec, n),
+            on_fit_done=self._on_fit_done,
+        )  # fmt: skip
+        result = run_experiment(
+            dataset,
+            metric=objects["metric"],
+            surrogate=objects["surrogate"],
+            model=objects["model"],
+            search=objects["search"],
+            training=training,
+            baselines=tuple(spec.get("baselines") or ()),
+            repeats=int(spec.get("repeats", 1)),
+            seed=training.seed,
+            on_step=self._on_step,
+            on_method=self._on_method,
+            wrap_solver=ledger.wrap,
+        )
+        logger.info(
+            "job %s: %d fits trained, %d reused from earlier attempts or other workers",
+            self.job.id, ledger.trained, ledger.loaded,
+        )  # fmt: skip
+        self.lease.check()
+        return self._finish(result, dataset)
+
+    def _on_fit_done(self, repeat: int, n_lambdas: int) -> None:
+        """Progress while a grid's shards come in (its steps are reported when all are in)."""
+        self.lambdas_fitted[repeat] = self.lambdas_fitted.get(repeat, 0) + n_lambdas
+        now = time.monotonic()
+        if now - self.progress_written < _PROGRESS_EVERY_SECONDS:
+            return
+        self.progress_written = now
+        units = min(self.lambdas_fitted[repeat], self.progress.metro_units)
+        value = self.progress.at(repeat, units)
+        if not store.set_progress(self.ctx, self.job.id, self.token, value):
+            raise LeaseLost(str(self.job.id))
+
+    def _on_method(self, repeat: int, method: str) -> None:
+        self.lease.check()
+        if method != "metro":
+            done = self.progress.metro_units + (self.job.spec.get("baselines") or []).index(method)
+            if not store.set_progress(
+                self.ctx, self.job.id, self.token, self.progress.at(repeat, done)
+            ):
+                raise LeaseLost(str(self.job.id))
+
+    def _on_step(self, repeat: int, step: TraceStep) -> None:
+        self.lease.check()
+        data = step.to_dict()
+        judged = (
+            data["validation_metric"]
+            if data["validation_metric"] is not None
+            else (data["train_metric"])
+        )
+        if judged is not None and data["fold"] is None:
+            better = self.best is None or (
+                judged > self.best[0] if self.greater_is_better else judged < self.best[0]
+            )
+            if better:
+                self.best = (judged, data["lam"])
+        self.steps_in_repeat[repeat] = max(self.steps_in_repeat.get(repeat, 0), step.step + 1)
+        row = {
+            "repeat": repeat,
+            "step": data["step"],
+            "fold": data["fold"],
+            "method": "metro",
+            "lambda_": data["lam"],
+            "shift": data["shift"],
+            "surrogate_loss": data["surrogate_loss"],
+            "l_lambda": data["l_lambda"],
+            "train_metric": data["train_metric"],
+            "validation_metric": data["validation_metric"],
+            "seconds": data["seconds"],
+        }
+        units = min(self.steps_in_repeat[repeat], self.progress.metro_units)
+        if not store.record_step(
+            self.ctx, self.job.id, self.token, row,
+            progress=self.progress.at(repeat, units),
+            best_lambda=None if self.best is None else self.best[1],
+        ):  # fmt: skip
+            raise LeaseLost(str(self.job.id))
+
+    def _finish(self, result: ExperimentResult, dataset: Any) -> str:
+        spec = self.job.spec
+        metric_rows = [
+            {
+                "method": s.method,
+                "repeat": s.repeat,
+                "split": s.split,
+                "metric_value": s.value,
+                "tp": s.tp,
+                "fp": s.fp,
+                "fn": s.fn,
+                "tn": s.tn,
+                "lambda_": None if s.lam is None or not math.isfinite(s.lam) else s.lam,
+            }
+            for s in result.scores
+        ]
+        fitted = result.model_for("metro", 0)
+        scores = {s.split: s.value for s in result.scores if s.method == "metro" and s.repeat == 0}
+        info = spec.get("metric_info") or {}
+        manifest = {
+            "metric": {**spec["metric"], **info},
+            "lambda_star": fitted.lam,
+            "threshold": fitted.threshold,
+            "labels": {"positive": dataset.positive_label, "negative": dataset.negative_label},
+            "feature_names": list(dataset.feature_names)
+            if dataset.feature_names is not None and dataset.X.ndim == 2
+            else None,
+            "job_id": str(self.job.id),
+            "shift": fitted.shift,
+            "surrogate": spec.get("surrogate"),
+            "search": (spec.get("search") or {}).get("strategy"),
+            "scores": scores,
+            "dataset": spec["dataset"]["uri"],
+        }
+        rel = artifacts.model_path(self.job.id)
+        target = artifacts.full_uri(self.ctx.settings.artifacts_uri, rel)
+        try:
+            full = save_model(target, fitted.model, manifest=manifest)
+        except (RuntimeError, ValueError, ImportError) as exc:
+            # An exporter failure must not cost the trained model: keep it without ONNX.
+            logger.warning("job %s: ONNX export failed (%s); saving without it", self.job.id, exc)
+            full = save_model(target, fitted.model, manifest=manifest, onnx=False)
+        model_row = {
+            "id": uuid.uuid5(MODEL_NAMESPACE, f"{self.job.id}/metro/0"),
+            "tenant_id": self.job.tenant_id,
+            "job_id": self.job.id,
+            "artifact_uri": rel,
+            "format": "safetensors",
+            "has_onnx": full["onnx_sha256"] is not None,
+            "sha256": full["weights_sha256"],
+            "manifest": full,
+        }
+        lam = fitted.lam if fitted.lam is not None and math.isfinite(fitted.lam) else None
+        outcome = store.succeed_job(
+            self.ctx, self.job.id, self.token, metric_rows=metric_rows, model_row=model_row,
+            best_lambda=lam,
+        )  # fmt: skip
+        if outcome == "lost":
+            return "lost"
+        artifacts.remove_tree(self.ctx.settings.artifacts_uri, f"jobs/{self.job.id}/fits")
+        return outcome
+
+
+def _message(exc: BaseException) -> str:
+    """The exception's own message, one line, bounded (the library's messages are written for
+    users; tracebacks and reprs are not)."""
+    text = str(exc).strip()
+    if isinstance(exc, KeyError) and text.startswith("'"):
+        text = f"missing field {text}"
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line[:1000]

@@ -1,0 +1,27 @@
+"""Celery tasks: each takes a job id and calls one function."""
+
+from __future__ import annotations
+
+from worker.celery_app import app
+from worker.queue import HELP_JOB, RECONCILE, RUN_JOB
+
+
+@app.task(name=RUN_JOB, ignore_result=True)
+def run_job(job_id: str) -> str:
+    from worker.runner import run_job as run
+
+    return run(job_id)
+
+
+@app.task(name=HELP_JOB, ignore_result=True)
+def help_job(job_id: str) -> str:
+    from worker.helper import help_job as help_with
+
+    return help_with(job_id)
+
+
+@app.task(name=RECONCILE, ignore_result=True)
+def reconcile() -> dict[str, int]:
+    from worker.reconcile import reconcile as run
+
+    return run()
