@@ -82,7 +82,8 @@ def _chromium_path() -> str:
     if path is None:
         pytest.fail(
             "Chromium is not installed; the dashboard test needs it. Install Debian's package "
-            "(`apt-get install -y chromium`); `.ci/run` does this when /usr/bin/chromium is missing.",
+            "(`apt-get install -y chromium`); `.ci/run` does this when /usr/bin/chromium is "
+            "missing.",
             pytrace=False,
         )
     return path
@@ -171,9 +172,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def live_server(
-    settings: Settings, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
+def live_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``uvicorn service.main:app`` on a free loopback port, configured by METRO_* variables
     as a deployment is, on the same database and artifact store as the test's own app."""
     workdir = tmp_path_factory.mktemp("dashboard-server")
@@ -235,9 +234,14 @@ class Browser:
         return out
 
     def dom(self, url: str) -> tuple[str, Node]:
-        html = self._run(url, "--window-size=1280,1000", "--dump-dom").stdout
-        assert "<html" in html, "chromium dumped no DOM"
-        return html, parse_dom(html)
+        out = self._run(url, "--window-size=1280,1000", "--enable-logging=stderr", "--dump-dom")
+        errors = [line for line in out.stderr.splitlines() if "Uncaught" in line]
+        assert not errors, "the page's script failed:\n" + "\n".join(errors)
+        assert "<html" in out.stdout, "chromium dumped no DOM"
+        dom = parse_dom(out.stdout)
+        body = dom.find("body").attrs
+        assert "data-csp-violations" not in body, f"CSP blocked {body.get('data-csp-last')}"
+        return out.stdout, dom
 
     def screenshot(self, url: str, path: Path, height: int) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -305,6 +309,10 @@ def _seed(app: Any, tenant: TenantCtx, artifacts: Path) -> dict[str, Any]:
                     l_lambda=0.1 * lam, train_metric=_metric_at(lam, repeat) + 0.01,
                     validation_metric=_metric_at(lam, repeat), seconds=0.05,
                 )  # fmt: skip
+        failed, _ = submit_job(
+            session, tenant_id=tenant.id, spec=spec, dataset_uri="builtin://breast_cancer",
+            dataset_id=None, idempotency_key=None,
+        )  # fmt: skip
         for step, lam in enumerate(LAMBDAS[:3]):
             assert record_lambda_step(
                 session, running.id, repeat=0, step=step, lambda_=lam, shift="minimal",
@@ -335,12 +343,20 @@ def _seed(app: Any, tenant: TenantCtx, artifacts: Path) -> dict[str, Any]:
         running_row.attempts = 1
         running_row.created_at = now - timedelta(seconds=60)
         running_row.started_at = now - timedelta(seconds=20)
+        failed_row = session.get(Job, failed.id)
+        assert failed_row is not None
+        failed_row.state = JobState.FAILED.value
+        failed_row.attempts = 3
+        failed_row.failure_reason = "the dataset has no column 'y'"
+        failed_row.started_at = now - timedelta(seconds=5)
+        failed_row.finished_at = now
         session.commit()
         model = register_model(
             session, tenant_id=tenant.id, job_id=job.id, artifact_uri=rel, sha256=digest,
             manifest=manifest, has_onnx=True,
         )  # fmt: skip
-        return {"job": str(job.id), "running": str(running.id), "model": str(model.id),
+        return {"job": str(job.id), "running": str(running.id), "failed": str(failed.id),
+                "model": str(model.id),
                 "sha256": digest}  # fmt: skip
 
 
@@ -434,7 +450,8 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
         r.attrs["data-job-id"]: r for r in dom.find("table", id="jobs-table").find_all("tr")
         if "data-job-id" in r.attrs
     }  # fmt: skip
-    assert set(rows) == {ids["job"], ids["running"]}
+    assert set(rows) == {ids["job"], ids["running"], ids["failed"]}
+    assert rows[ids["failed"]].attrs["data-state"] == "failed"
     assert rows[ids["job"]].attrs["data-state"] == "succeeded"
     assert rows[ids["running"]].attrs["data-state"] == "running"
     progress = rows[ids["running"]].find("div", cls="progress")
@@ -459,6 +476,13 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
         OUTPUT_DIR / "running.png", height=1400,
     )  # fmt: skip
     _assert_real_png(OUTPUT_DIR / "running.png", 1280, 1400)
+
+    # A failed job: the reason, no trace, no results, and no polling.
+    _, dom = browser.dom(f"{live_server}/dashboard/jobs/{ids['failed']}#key={tenant.key}")
+    assert dom.find("body").attrs["data-refreshes"] == "1"
+    assert "the dataset has no column 'y'" in dom.find(cls="notice-error").text
+    assert "recorded no lambda steps" in dom.find(id="trace").text
+    assert "The job failed" in dom.find(id="results").text
 
     # Without a key, the page asks for one and shows nothing else.
     _, dom = browser.dom(f"{live_server}/dashboard/jobs/{ids['job']}")

@@ -939,6 +939,14 @@
     guard(() => (match ? jobPage(match[1].toLowerCase()) : listPage()));
   }
 
+  // Anything the Content-Security-Policy blocks is counted where a test (or a person in the
+  // inspector) can see it: the page must need no inline style or script.
+  document.addEventListener('securitypolicyviolation', (event) => {
+    const body = document.body.dataset;
+    body.cspViolations = String(Number(body.cspViolations || 0) + 1);
+    body.cspLast = `${event.violatedDirective}: ${event.blockedURI || 'inline'}`;
+  });
+
   captureKeyFromFragment();
   start();
 }());

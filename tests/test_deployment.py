@@ -1,0 +1,326 @@
+"""docker-compose.yml and the Dockerfile agree with the code.
+
+Docker itself is not run (the CI machines have no Docker engine): the compose file is parsed
+with PyYAML and checked against what the code reads: its commands parse as real ``metro``
+subcommands and options (the typer app itself parses them), every ``METRO_*`` variable is a
+field of :class:`service.config.Settings` and the values load into it, the required settings
+point at the compose services, artifacts and uploads are volumes shared by the API and the
+workers, every long-running service has a health check, and the GPU worker reserves a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+import yaml
+
+from service.cli import app as cli_app
+from service.config import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE_FILE = ROOT / "docker-compose.yml"
+DOCKERFILE = ROOT / "Dockerfile"
+
+APP_SERVICES = ("migrate", "api", "worker-gpu", "worker-cpu")
+LONG_RUNNING = ("postgres", "redis", "api", "worker-gpu", "worker-cpu")
+WORKERS = ("worker-gpu", "worker-cpu")
+REQUIRED_SETTINGS = ("database_url", "broker_url", "artifacts_uri")
+
+_INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}")
+
+
+def interpolate(value: str) -> str:
+    """Compose's ``${VAR:-default}`` with nothing set: the default (or empty)."""
+    return _INTERPOLATION.sub(lambda m: m.group(2) or "", value)
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return yaml.safe_load(COMPOSE_FILE.read_text())
+
+
+@pytest.fixture(scope="module")
+def services(compose: dict[str, Any]) -> dict[str, Any]:
+    return compose["services"]
+
+
+def environment(service: dict[str, Any]) -> dict[str, str]:
+    env = service.get("environment") or {}
+    if isinstance(env, list):
+        env = dict(item.split("=", 1) for item in env)
+    return {k: interpolate(str(v)) for k, v in env.items()}
+
+
+def command(service: dict[str, Any]) -> list[str]:
+    cmd = service["command"]
+    return shlex.split(cmd) if isinstance(cmd, str) else [str(part) for part in cmd]
+
+
+def volume_mounts(service: dict[str, Any]) -> dict[str, str]:
+    """container path -> source (a named volume or a host path), short or long syntax."""
+    mounts = {}
+    for volume in service.get("volumes") or []:
+        if isinstance(volume, str):
+            source, target = interpolate(volume).split(":")[:2]
+        else:
+            source, target = volume["source"], volume["target"]
+        mounts[target] = source
+    return mounts
+
+
+def metro_cli() -> Any:
+    """The click group typer builds from ``service.cli.app`` (typer may vendor its own click,
+    so this is duck-typed: ``commands`` and each command's ``make_context``)."""
+    group = typer.main.get_command(cli_app)
+    assert hasattr(group, "commands")
+    return group
+
+
+# -- compose: the services and their commands -------------------------------------------------
+
+
+def test_compose_has_the_services(services: dict[str, Any]) -> None:
+    assert set(services) >= {"postgres", "redis", *APP_SERVICES}
+    for name in APP_SERVICES:
+        build = services[name]["build"]
+        assert (ROOT / build["context"] / build.get("dockerfile", "Dockerfile")).resolve() == (
+            DOCKERFILE
+        )
+        assert "TORCH_VARIANT" in build["args"]
+    # One image for every role.
+    assert len({services[name]["image"] for name in APP_SERVICES}) == 1
+    assert services["worker-cpu"]["profiles"] == ["cpu"]
+    assert all("profiles" not in services[n] for n in ("postgres", "redis", "migrate", "api"))
+    assert "profiles" not in services["worker-gpu"]
+
+
+def test_commands_are_real_metro_subcommands_and_options(services: dict[str, Any]) -> None:
+    """Each command is parsed by the ``metro`` CLI itself (typer/click): an unknown subcommand,
+    option or value fails here as it would in the container."""
+    group = metro_cli()
+    expected = {
+        "migrate": "migrate", "api": "serve", "worker-gpu": "worker", "worker-cpu": "worker",
+    }  # fmt: skip
+    parsed = {}
+    for name, subcommand in expected.items():
+        args = command(services[name])
+        assert args[0] == subcommand, f"{name} runs `metro {args[0]}`"
+        cmd = group.commands.get(args[0])
+        assert cmd is not None, f"{name}: `metro {args[0]}` is not a command of the CLI"
+        try:
+            ctx = cmd.make_context(args[0], args[1:])
+        except Exception as exc:  # click's UsageError & co.
+            message = getattr(exc, "format_message", lambda e=exc: str(e))()
+            pytest.fail(f"{name}: `metro {' '.join(args)}` does not parse: {message}")
+        parsed[name] = ctx.params
+
+    assert parsed["api"]["host"] == "0.0.0.0"
+    assert parsed["api"]["migrate"] is False, "the API must not migrate: the migrate service does"
+    assert parsed["api"]["worker"] is False, "the API container runs no embedded worker"
+    assert set(parsed["worker-gpu"]["queues"].split(",")) >= {"gpu"}
+    assert parsed["worker-cpu"]["queues"].split(",") == ["cpu"]
+    # The reconciler's beat runs in exactly one service.
+    assert [n for n in WORKERS if parsed[n]["beat"]] == ["worker-gpu"]
+
+    # The published port and the health check reach the port the API listens on.
+    port = parsed["api"]["port"]
+    assert any(str(p).endswith(f":{port}") for p in services["api"]["ports"])
+    assert f"127.0.0.1:{port}/" in " ".join(services["api"]["healthcheck"]["test"])
+
+
+def test_migrate_runs_once_before_the_api_and_workers(services: dict[str, Any]) -> None:
+    assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert services["migrate"].get("restart", "no") == "no"
+    for name in ("api", *WORKERS):
+        depends = services[name]["depends_on"]
+        assert depends["migrate"]["condition"] == "service_completed_successfully", name
+        assert depends["postgres"]["condition"] == "service_healthy", name
+        assert depends["redis"]["condition"] == "service_healthy", name
+
+
+# -- compose: the environment against the settings ----------------------------------------------
+
+
+def test_every_metro_variable_is_a_setting(services: dict[str, Any]) -> None:
+    fields = set(Settings.model_fields)
+    for name, service in services.items():
+        for var in environment(service):
+            if var.startswith("METRO_"):
+                assert var.removeprefix("METRO_").lower() in fields, (
+                    f"{name} sets {var}, which service.config.Settings does not read"
+                )
+
+
+def test_required_settings_point_at_the_compose_services(
+    services: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pg = environment(services["postgres"])
+    for name in APP_SERVICES:
+        env = environment(services[name])
+        required = REQUIRED_SETTINGS if name != "migrate" else ("database_url",)
+        for setting in required:
+            assert f"METRO_{setting.upper()}" in env, f"{name} does not set METRO_{setting.upper()}"
+        # The values load into the Settings the code reads (types, list parsing...).
+        for var in list(os.environ):
+            if var.startswith("METRO_"):
+                monkeypatch.delenv(var)
+        for var, value in env.items():
+            monkeypatch.setenv(var, value)
+        settings = Settings(_env_file=None)  # type: ignore[call-arg]
+
+        db = urllib.parse.urlsplit(settings.database_url)
+        assert db.scheme == "postgresql+psycopg" and db.hostname == "postgres", name
+        assert (db.username, db.password, db.path.lstrip("/")) == (
+            pg["POSTGRES_USER"], pg["POSTGRES_PASSWORD"], pg["POSTGRES_DB"],
+        ), name  # fmt: skip
+        if name == "migrate":
+            continue
+        broker = urllib.parse.urlsplit(settings.effective_broker_url)
+        assert (broker.scheme, broker.hostname) == ("redis", "redis"), name
+        assert settings.artifacts_uri.startswith("/"), "artifacts must go to an absolute path"
+
+
+def test_artifacts_and_uploads_are_volumes_shared_by_api_and_workers(
+    compose: dict[str, Any], services: dict[str, Any]
+) -> None:
+    named = set(compose.get("volumes") or {})
+    for setting in ("METRO_ARTIFACTS_URI", "METRO_UPLOAD_DIR"):
+        sources = set()
+        for name in ("api", *WORKERS):
+            path = environment(services[name])[setting]
+            mounts = volume_mounts(services[name])
+            assert path in mounts, f"{name}: {setting}={path} is not on a volume"
+            sources.add(mounts[path])
+        assert len(sources) == 1 and sources <= named, f"{setting} is not one named volume"
+    # Same paths everywhere (a job names an uploaded file by its path).
+    for setting in ("METRO_ARTIFACTS_URI", "METRO_UPLOAD_DIR", "METRO_DATABASE_URL"):
+        assert len({environment(services[n])[setting] for n in ("api", *WORKERS)}) == 1
+    assert volume_mounts(services["postgres"])["/var/lib/postgresql/data"] in named
+    assert volume_mounts(services["redis"])["/data"] in named
+
+
+def test_health_checks(services: dict[str, Any]) -> None:
+    for name in LONG_RUNNING:
+        check = services[name].get("healthcheck")
+        assert check and check.get("test") and not check.get("disable"), f"{name}: no health check"
+    assert "pg_isready" in " ".join(services["postgres"]["healthcheck"]["test"])
+    assert "ping" in services["redis"]["healthcheck"]["test"]
+    assert "/readyz" in " ".join(services["api"]["healthcheck"]["test"])
+    api_check = services["api"]["healthcheck"]["test"]
+    compile(api_check[api_check.index("-c") + 1], "<api healthcheck>", "exec")
+
+
+@pytest.fixture
+def database_url() -> str:
+    """The test machine's PostgreSQL (see tests/service/conftest.py); only SELECT 1 is run."""
+    dsn = os.environ.get("METRO_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+    return dsn.replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+@pytest.fixture
+def redis_url() -> str:
+    return "redis://127.0.0.1:6379/15"
+
+
+def test_worker_health_check_runs(
+    services: dict[str, Any], database_url: str, redis_url: str
+) -> None:
+    """The workers' check is Python run by the image's interpreter; run it here, on the test
+    database and Redis, and once more with a database that is down."""
+    test = services["worker-gpu"]["healthcheck"]["test"]
+    assert test[:3] == ["CMD", "python", "-c"]
+    code = test[3]
+    env = {
+        "PATH": "/usr/bin:/bin", "METRO_DATABASE_URL": database_url, "METRO_BROKER_URL": redis_url,
+        "PYTHONPATH": str(ROOT),
+    }  # fmt: skip
+    ok = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr.decode()[-2000:]
+    env["METRO_DATABASE_URL"] = "postgresql+psycopg://nobody@127.0.0.1:1/none"
+    down = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60)
+    assert down.returncode == 1, down.stderr.decode()[-2000:]
+
+
+def test_gpu_worker_reserves_a_gpu(services: dict[str, Any]) -> None:
+    devices = services["worker-gpu"]["deploy"]["resources"]["reservations"]["devices"]
+    assert any(d["driver"] == "nvidia" and "gpu" in d["capabilities"] for d in devices)
+    assert "deploy" not in services["worker-cpu"], "the CPU worker must not need a GPU"
+
+
+# -- the Dockerfile ---------------------------------------------------------------------------
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            keyword, _, rest = line.partition(" ")
+            out.append((keyword.upper(), rest.strip()))
+    return out
+
+
+def final_stage(instructions: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    last_from = max(i for i, (k, _) in enumerate(instructions) if k == "FROM")
+    return instructions[last_from:]
+
+
+def test_dockerfile_torch_build_argument() -> None:
+    instructions = dockerfile_instructions()
+    args = dict(
+        rest.split("=", 1) if "=" in rest else (rest, "") for k, rest in instructions if k == "ARG"
+    )
+    assert args["TORCH_VARIANT"] == "cpu"
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    deps = [d.replace(" ", "") for d in pyproject["project"]["dependencies"]]
+    pins = [d for d in deps if d.startswith("torch==")]
+    assert pins and args["TORCH_VERSION"] == pins[0].split("==")[1], "Docker torch != pyproject"
+    installs = [rest for k, rest in instructions if k == "RUN" and "pip install" in rest]
+    assert any(
+        "download.pytorch.org/whl/${TORCH_VARIANT}" in r and "torch==${TORCH_VERSION}" in r
+        for r in installs
+    ), "the torch wheel index does not follow TORCH_VARIANT"
+
+
+def test_dockerfile_entrypoint_user_and_environment() -> None:
+    instructions = dockerfile_instructions()
+    final = final_stage(instructions)
+    entrypoints = [rest for k, rest in final if k == "ENTRYPOINT"]
+    assert entrypoints and yaml.safe_load(entrypoints[-1]) == ["metro"]
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"]["metro"] == "service.cli:app"
+    cmd = yaml.safe_load([rest for k, rest in final if k == "CMD"][-1])
+    assert cmd[0] in metro_cli().commands
+    users = [rest for k, rest in final if k == "USER"]
+    assert users and users[-1].split(":")[0] not in ("root", "0"), "the image must not run as root"
+    # ENV lines: every METRO_* variable is a setting.
+    fields = set(Settings.model_fields)
+    for k, rest in final:
+        if k == "ENV":
+            for var in re.findall(r"\b(METRO_[A-Z0-9_]+)=", rest):
+                assert var.removeprefix("METRO_").lower() in fields, var
+
+
+def test_dockerfile_copies_what_exists_and_dockerignore_keeps_it() -> None:
+    ignored = {
+        line.strip().rstrip("/")
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    for keyword, rest in dockerfile_instructions():
+        if keyword == "COPY" and "--from=" not in rest:
+            *sources, _dest = rest.split()
+            for source in sources:
+                assert (ROOT / source).exists(), f"COPY {source}: no such path"
+                assert source not in ignored, f"COPY {source}, but .dockerignore drops it"
