@@ -7,10 +7,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint typecheck clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev]' -e clients/python
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -1,4 +1,5 @@
-"""The ``metro`` command: run the service, manage it, and try the library.
+"""The ``metro`` command: run the service, manage it, and try the library; the commands that use
+a running service (``submit``, ``watch``, ``result``, ...) are in :mod:`service.cli_client`.
 
 Heavy imports happen inside each command so that ``metro --help`` is instant and a command only
 needs the parts of the stack it uses.
@@ -222,6 +223,15 @@ def demo(
     for method, (mean, std, _) in result.summary("test").items():
         table.add_row(method, f"{mean:.4f}", f"{std:.4f}")
     console.print(table)
+
+
+def _register_client_commands() -> None:
+    from service import cli_client
+
+    cli_client.register(app)
+
+
+_register_client_commands()
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -22,10 +22,16 @@ __all__ = ["grid_lambdas", "grid_search"]
 
 
 def grid_lambdas(lo: float, hi: float, n: int) -> np.ndarray:
-    """``n`` evenly spaced values over [lo, hi], both ends included; the midpoint when n == 1."""
-    if n == 1:
-        return np.array([(lo + hi) / 2.0])
-    return np.linspace(lo, hi, n)
+    """``n`` evenly spaced values strictly inside [lo, hi] (spacing (hi - lo) / (n + 1)).
+
+    The ends are left out on purpose: they are the losses of trivial predictions (every example
+    in one cell), and there the cost-sensitive problem degenerates — for an F-measure at
+    lambda_max = 0 a false positive costs nothing, so the fit predicts everything positive. Such
+    a point is never the one chosen, yet it is the slowest of the grid to fit.
+    """
+    if n < 1:
+        raise ValueError("a grid needs at least one lambda")
+    return np.linspace(lo, hi, n + 2)[1:-1]
 
 
 def grid_search(

@@ -2,7 +2,9 @@
 
 FastAPI files every ``responses=`` model under ``application/json``; errors are served as
 ``application/problem+json``, so the document is rewritten once to say so (generated clients
-then parse error bodies correctly).
+then parse error bodies correctly). File fields also get ``format: binary`` beside 3.1's
+``contentMediaType``, for generators that only know the former. The committed client in
+``clients/python`` is generated from this document (``clients/generate.py``).
 """
 
 from __future__ import annotations
@@ -17,10 +19,21 @@ from service.api.problems import PROBLEM_MEDIA_TYPE
 
 
 def operation_id(route: APIRoute) -> str:
-    """``<tag>-<function name>``, e.g. ``jobs-submit_job``: stable across releases (no path or
-    method in it), and clean method names in generated clients."""
-    tag = route.tags[0] if route.tags else "default"
-    return f"{tag}-{route.name}"
+    """The route function's name, e.g. ``submit_job`` or ``get_job_result``: stable across
+    releases (no path or method in it), and the method name a generated client gets as it is
+    (``metro_client.api.jobs.submit_job``; the tag already groups the operations). The names are
+    unique across the API: :func:`install_openapi` refuses a document where two collide."""
+    return route.name
+
+
+def _mark_binary_fields(schema: dict[str, Any]) -> None:
+    """Add ``format: binary`` beside OpenAPI 3.1's ``contentMediaType`` on file fields (the
+    upload's ``file``). Both say "a file"; generators that only know the 3.0 spelling
+    (openapi-python-client among them) would otherwise type the field as a ``str``."""
+    for component in schema.get("components", {}).get("schemas", {}).values():
+        for prop in component.get("properties", {}).values():
+            if prop.get("type") == "string" and "contentMediaType" in prop:
+                prop.setdefault("format", "binary")
 
 
 def install_openapi(app: FastAPI) -> None:
@@ -34,13 +47,22 @@ def install_openapi(app: FastAPI) -> None:
             routes=app.routes,
             tags=app.openapi_tags,
         )
-        for path_item in schema.get("paths", {}).values():
-            for operation in path_item.values():
+        seen: dict[str, str] = {}
+        for path, path_item in schema.get("paths", {}).items():
+            for method, operation in path_item.items():
+                where = f"{method.upper()} {path}"
+                if operation["operationId"] in seen:
+                    raise RuntimeError(
+                        f"operationId {operation['operationId']!r} of {where} is already used "
+                        f"by {seen[operation['operationId']]}: rename one route function"
+                    )
+                seen[operation["operationId"]] = where
                 for status, response in operation.get("responses", {}).items():
                     content = response.get("content", {})
                     ref = content.get("application/json", {}).get("schema", {}).get("$ref", "")
                     if status[0] in "45" and ref.endswith("/Problem"):
                         content[PROBLEM_MEDIA_TYPE] = content.pop("application/json")
+        _mark_binary_fields(schema)
         app.openapi_schema = schema
         return schema
 

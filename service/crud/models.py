@@ -44,7 +44,14 @@ def get_model(session: Session, tenant_id: uuid.UUID, model_id: uuid.UUID) -> Mo
 
 
 def list_models(
-    session: Session, tenant_id: uuid.UUID, *, cursor: str | None, limit: int
+    session: Session,
+    tenant_id: uuid.UUID,
+    *,
+    cursor: str | None,
+    limit: int,
+    job_id: uuid.UUID | None = None,
 ) -> tuple[list[Model], str | None]:
     stmt = select(Model).where(Model.tenant_id == tenant_id)
+    if job_id is not None:
+        stmt = stmt.where(Model.job_id == job_id)
     return newest_first_page(session, stmt, Model, cursor, limit)

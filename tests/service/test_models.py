@@ -31,6 +31,23 @@ def test_get_and_list_models(client, tenant, add_model):
     assert client.get(f"/v1/models/{uuid.uuid4()}", headers=tenant.headers).status_code == 404
 
 
+def test_list_models_of_a_job(client, app, tenant, other_tenant, submit, add_model):
+    job = submit(tenant)
+    add_model(tenant)  # no job
+    with app.state.sessionmaker() as session:
+        model = register_model(
+            session, tenant_id=tenant.id, job_id=uuid.UUID(job["id"]), artifact_uri="models/x",
+            sha256="0" * 64, manifest={},
+        )  # fmt: skip
+    listed = client.get("/v1/models", params={"job_id": job["id"]}, headers=tenant.headers).json()
+    assert [m["id"] for m in listed["items"]] == [str(model.id)]
+    assert listed["items"][0]["job_id"] == job["id"]
+    theirs = client.get("/v1/models", params={"job_id": job["id"]}, headers=other_tenant.headers)
+    assert theirs.status_code == 200 and theirs.json()["items"] == []
+    bad = client.get("/v1/models", params={"job_id": "nope"}, headers=tenant.headers)
+    assert bad.status_code == 422
+
+
 def test_download_safetensors_and_onnx(client, tenant, add_model):
     m = add_model(tenant, onnx=True)
     r = client.get(f"/v1/models/{m['id']}/download", headers=tenant.headers)

@@ -23,22 +23,22 @@ def test_operation_ids_are_stable_and_unique(client):
     ids = [op["operationId"] for item in spec["paths"].values() for op in item.values()]
     assert len(ids) == len(set(ids))
     assert {
-        "jobs-submit_job",
-        "jobs-list_jobs",
-        "jobs-get_job",
-        "jobs-cancel_job",
-        "jobs-get_job_trace",
-        "jobs-get_job_result",
-        "datasets-upload_dataset",
-        "datasets-list_datasets",
-        "datasets-get_dataset",
-        "models-list_models",
-        "models-get_model",
-        "models-download_model",
-        "models-predict",
-        "health-healthz",
-        "health-readyz",
-        "health-metrics",
+        "submit_job",
+        "list_jobs",
+        "get_job",
+        "cancel_job",
+        "get_job_trace",
+        "get_job_result",
+        "upload_dataset",
+        "list_datasets",
+        "get_dataset",
+        "list_models",
+        "get_model",
+        "download_model",
+        "predict",
+        "healthz",
+        "readyz",
+        "metrics",
     } <= set(ids)
 
 

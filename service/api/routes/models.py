@@ -50,11 +50,18 @@ def list_models(
     session: SessionDep,
     principal: PrincipalDep,
     settings: SettingsDep,
+    job_id: Annotated[
+        uuid.UUID | None, Query(description="Only the model(s) trained by this job")
+    ] = None,
     cursor: CursorQuery = None,
     limit: LimitQuery = None,
 ) -> Page[ModelOut]:
     rows, next_cursor = crud.list_models(
-        session, principal.tenant_id, cursor=cursor, limit=page_size(limit, settings)
+        session,
+        principal.tenant_id,
+        cursor=cursor,
+        limit=page_size(limit, settings),
+        job_id=job_id,
     )
     return Page[ModelOut](items=[_model_out(r) for r in rows], next_cursor=next_cursor)
 

@@ -1,0 +1,87 @@
+"""Regenerate the Python client from the service's OpenAPI document.
+
+    python clients/generate.py                  # writes clients/openapi.json and clients/python/
+    python clients/generate.py --output-dir D   # writes D/openapi.json and D/python/ instead
+
+The document is built in-process from ``service.main:create_app()`` (no server, no database
+connection), written as ``openapi.json``, and handed to openapi-python-client with the settings
+in ``openapi-python-client.yaml`` beside this file. The output depends only on the code, that
+settings file and the generator's version (pinned in the dev extras), so
+``tests/clients/test_generated_client.py`` can regenerate it and demand the committed copy be
+identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CONFIG = HERE / "openapi-python-client.yaml"
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document exactly as ``GET /openapi.json`` serves it."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from service.config import Settings
+    from service.main import create_app
+
+    # Explicit settings: nothing in the document depends on them, and neither the environment
+    # nor a .env file should be read to produce it. The engine is created but never connected.
+    app = create_app(Settings(database_url="sqlite://", _env_file=None))  # type: ignore[call-arg]
+    return app.openapi()
+
+
+def write_document(path: Path) -> None:
+    text = json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8", newline="\n")
+
+
+def generate(output_dir: Path) -> None:
+    """Write ``output_dir/openapi.json`` and the client project ``output_dir/python``."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    document = output_dir / "openapi.json"
+    write_document(document)
+    target = output_dir / "python"
+    # The generator's post-hooks run ``ruff`` from PATH: use the one beside this interpreter
+    # (the pinned dev tool), whether or not the virtual environment is activated.
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    with tempfile.TemporaryDirectory() as scratch:
+        # Generate outside any other project, so that ruff sees only the generated
+        # pyproject.toml's settings, wherever output_dir is.
+        staged = Path(scratch) / "python"
+        command = [
+            sys.executable, "-m", "openapi_python_client", "generate",
+            "--path", str(document), "--config", str(CONFIG), "--meta", "setup",
+            "--output-path", str(staged), "--overwrite", "--fail-on-warning",
+        ]  # fmt: skip
+        done = subprocess.run(command, env=env, cwd=scratch, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.stderr.write(done.stdout + done.stderr)
+            raise SystemExit(f"openapi-python-client failed ({done.returncode})")
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(staged, target, ignore=shutil.ignore_patterns(".ruff_cache", "__pycache__"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--output-dir", type=Path, default=HERE, help="where openapi.json and python/ go"
+    )
+    args = parser.parse_args()
+    generate(args.output_dir.resolve())
+    print(f"wrote {args.output_dir / 'openapi.json'} and {args.output_dir / 'python'}")
+
+
+if __name__ == "__main__":
+    main()

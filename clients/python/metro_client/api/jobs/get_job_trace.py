@@ -1,0 +1,218 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+from uuid import UUID
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.lambda_step_page import LambdaStepPage
+from ...models.problem import Problem
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    job_id: UUID,
+    *,
+    cursor: None | str | Unset = UNSET,
+    limit: int | None | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    json_cursor: None | str | Unset
+    if isinstance(cursor, Unset):
+        json_cursor = UNSET
+    else:
+        json_cursor = cursor
+    params["cursor"] = json_cursor
+
+    json_limit: int | None | Unset
+    if isinstance(limit, Unset):
+        json_limit = UNSET
+    else:
+        json_limit = limit
+    params["limit"] = json_limit
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/jobs/{job_id}/trace".format(
+            job_id=quote(str(job_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> LambdaStepPage | Problem | None:
+    if response.status_code == 200:
+        response_200 = LambdaStepPage.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[LambdaStepPage | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    job_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    cursor: None | str | Unset = UNSET,
+    limit: int | None | Unset = UNSET,
+) -> Response[LambdaStepPage | Problem]:
+    """The lambda search trace of a job
+
+    Args:
+        job_id (UUID):
+        cursor (None | str | Unset): The next_cursor of the previous page
+        limit (int | None | Unset): Page size; values above the server's maximum are lowered to it
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[LambdaStepPage | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+        cursor=cursor,
+        limit=limit,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    job_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    cursor: None | str | Unset = UNSET,
+    limit: int | None | Unset = UNSET,
+) -> LambdaStepPage | Problem | None:
+    """The lambda search trace of a job
+
+    Args:
+        job_id (UUID):
+        cursor (None | str | Unset): The next_cursor of the previous page
+        limit (int | None | Unset): Page size; values above the server's maximum are lowered to it
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        LambdaStepPage | Problem
+    """
+
+    return sync_detailed(
+        job_id=job_id,
+        client=client,
+        cursor=cursor,
+        limit=limit,
+    ).parsed
+
+
+async def asyncio_detailed(
+    job_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    cursor: None | str | Unset = UNSET,
+    limit: int | None | Unset = UNSET,
+) -> Response[LambdaStepPage | Problem]:
+    """The lambda search trace of a job
+
+    Args:
+        job_id (UUID):
+        cursor (None | str | Unset): The next_cursor of the previous page
+        limit (int | None | Unset): Page size; values above the server's maximum are lowered to it
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[LambdaStepPage | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+        cursor=cursor,
+        limit=limit,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    job_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    cursor: None | str | Unset = UNSET,
+    limit: int | None | Unset = UNSET,
+) -> LambdaStepPage | Problem | None:
+    """The lambda search trace of a job
+
+    Args:
+        job_id (UUID):
+        cursor (None | str | Unset): The next_cursor of the previous page
+        limit (int | None | Unset): Page size; values above the server's maximum are lowered to it
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        LambdaStepPage | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            job_id=job_id,
+            client=client,
+            cursor=cursor,
+            limit=limit,
+        )
+    ).parsed

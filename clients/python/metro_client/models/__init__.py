@@ -1,0 +1,89 @@
+"""Contains all the data models used in inputs/outputs"""
+
+from .baseline import Baseline
+from .coefficient_metric import CoefficientMetric
+from .confusion_counts import ConfusionCounts
+from .confusion_metric import ConfusionMetric
+from .confusion_metric_denominator import ConfusionMetricDenominator
+from .confusion_metric_numerator import ConfusionMetricNumerator
+from .dataset import Dataset
+from .dataset_page import DatasetPage
+from .dataset_ref import DatasetRef
+from .download_format import DownloadFormat
+from .health import Health
+from .job import Job
+from .job_create import JobCreate
+from .job_page import JobPage
+from .job_result import JobResult
+from .job_spec import JobSpec
+from .job_state import JobState
+from .lambda_step import LambdaStep
+from .lambda_step_page import LambdaStepPage
+from .method_summary import MethodSummary
+from .metric_run import MetricRun
+from .model import Model
+from .model_format import ModelFormat
+from .model_kind import ModelKind
+from .model_manifest import ModelManifest
+from .model_page import ModelPage
+from .model_spec import ModelSpec
+from .optimizer import Optimizer
+from .predict_request import PredictRequest
+from .predict_response import PredictResponse
+from .preset_metric import PresetMetric
+from .problem import Problem
+from .problem_field_error import ProblemFieldError
+from .readiness import Readiness
+from .readiness_checks import ReadinessChecks
+from .readiness_status import ReadinessStatus
+from .search_spec import SearchSpec
+from .search_strategy import SearchStrategy
+from .split import Split
+from .surrogate_spec import SurrogateSpec
+from .training_spec import TrainingSpec
+from .upload_dataset_body import UploadDatasetBody
+
+__all__ = (
+    "Baseline",
+    "CoefficientMetric",
+    "ConfusionCounts",
+    "ConfusionMetric",
+    "ConfusionMetricDenominator",
+    "ConfusionMetricNumerator",
+    "Dataset",
+    "DatasetPage",
+    "DatasetRef",
+    "DownloadFormat",
+    "Health",
+    "Job",
+    "JobCreate",
+    "JobPage",
+    "JobResult",
+    "JobSpec",
+    "JobState",
+    "LambdaStep",
+    "LambdaStepPage",
+    "MethodSummary",
+    "MetricRun",
+    "Model",
+    "ModelFormat",
+    "ModelKind",
+    "ModelManifest",
+    "ModelPage",
+    "ModelSpec",
+    "Optimizer",
+    "PredictRequest",
+    "PredictResponse",
+    "PresetMetric",
+    "Problem",
+    "ProblemFieldError",
+    "Readiness",
+    "ReadinessChecks",
+    "ReadinessStatus",
+    "SearchSpec",
+    "SearchStrategy",
+    "Split",
+    "SurrogateSpec",
+    "TrainingSpec",
+    "UploadDatasetBody",
+)

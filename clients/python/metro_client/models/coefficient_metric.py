@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="CoefficientMetric")
+
+
+@_attrs_define
+class CoefficientMetric:
+    """The paper's loss L = <alpha, phi> / <beta, phi> on the basis (h*y, y, h, 1)."""
+
+    alpha: list[float]
+    beta: list[float]
+    greater_is_better: bool | Unset = False
+    zero_division: float | Unset = 0.0
+    name: str | Unset = "custom"
+
+    def to_dict(self) -> dict[str, Any]:
+        alpha = self.alpha
+
+        beta = self.beta
+
+        greater_is_better = self.greater_is_better
+
+        zero_division = self.zero_division
+
+        name = self.name
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "alpha": alpha,
+                "beta": beta,
+            }
+        )
+        if greater_is_better is not UNSET:
+            field_dict["greater_is_better"] = greater_is_better
+        if zero_division is not UNSET:
+            field_dict["zero_division"] = zero_division
+        if name is not UNSET:
+            field_dict["name"] = name
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        alpha = cast(list[float], d.pop("alpha"))
+
+        beta = cast(list[float], d.pop("beta"))
+
+        greater_is_better = d.pop("greater_is_better", UNSET)
+
+        zero_division = d.pop("zero_division", UNSET)
+
+        name = d.pop("name", UNSET)
+
+        coefficient_metric = cls(
+            alpha=alpha,
+            beta=beta,
+            greater_is_better=greater_is_better,
+            zero_division=zero_division,
+            name=name,
+        )
+
+        return coefficient_metric

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="DatasetRef")
+
+
+@_attrs_define
+class DatasetRef:
+    uri: str
+    """ dataset://<id> (an upload), file:///... under a data root, builtin://name, s3://bucket/key or
+    https://host/path """
+    label_column: str | Unset = "y"
+    positive_label: bool | float | int | None | str | Unset = UNSET
+    """ The label value of the positive class; inferred when omitted """
+
+    def to_dict(self) -> dict[str, Any]:
+        uri = self.uri
+
+        label_column = self.label_column
+
+        positive_label: bool | float | int | None | str | Unset
+        if isinstance(self.positive_label, Unset):
+            positive_label = UNSET
+        else:
+            positive_label = self.positive_label
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "uri": uri,
+            }
+        )
+        if label_column is not UNSET:
+            field_dict["label_column"] = label_column
+        if positive_label is not UNSET:
+            field_dict["positive_label"] = positive_label
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        uri = d.pop("uri")
+
+        label_column = d.pop("label_column", UNSET)
+
+        def _parse_positive_label(data: object) -> bool | float | int | None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | float | int | None | str | Unset, data)
+
+        positive_label = _parse_positive_label(d.pop("positive_label", UNSET))
+
+        dataset_ref = cls(
+            uri=uri,
+            label_column=label_column,
+            positive_label=positive_label,
+        )
+
+        return dataset_ref

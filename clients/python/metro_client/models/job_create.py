@@ -1,0 +1,189 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..models.baseline import Baseline, check_baseline
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.coefficient_metric import CoefficientMetric
+    from ..models.confusion_metric import ConfusionMetric
+    from ..models.dataset_ref import DatasetRef
+    from ..models.model_spec import ModelSpec
+    from ..models.preset_metric import PresetMetric
+    from ..models.search_spec import SearchSpec
+    from ..models.surrogate_spec import SurrogateSpec
+    from ..models.training_spec import TrainingSpec
+
+
+T = TypeVar("T", bound="JobCreate")
+
+
+@_attrs_define
+class JobCreate:
+    metric: CoefficientMetric | ConfusionMetric | PresetMetric
+    dataset: DatasetRef
+    surrogate: SurrogateSpec | Unset = UNSET
+    model: ModelSpec | Unset = UNSET
+    """ Fields left out take the library's defaults. """
+    search: SearchSpec | Unset = UNSET
+    training: TrainingSpec | Unset = UNSET
+    repeats: int | Unset = 1
+    baselines: list[Baseline] | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.coefficient_metric import CoefficientMetric  # noqa: PLC0415
+        from ..models.preset_metric import PresetMetric  # noqa: PLC0415
+
+        metric: dict[str, Any]
+        if isinstance(self.metric, PresetMetric):
+            metric = self.metric.to_dict()
+        elif isinstance(self.metric, CoefficientMetric):
+            metric = self.metric.to_dict()
+        else:
+            metric = self.metric.to_dict()
+
+        dataset = self.dataset.to_dict()
+
+        surrogate: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.surrogate, Unset):
+            surrogate = self.surrogate.to_dict()
+
+        model: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.model, Unset):
+            model = self.model.to_dict()
+
+        search: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.search, Unset):
+            search = self.search.to_dict()
+
+        training: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.training, Unset):
+            training = self.training.to_dict()
+
+        repeats = self.repeats
+
+        baselines: list[str] | Unset = UNSET
+        if not isinstance(self.baselines, Unset):
+            baselines = []
+            for baselines_item_data in self.baselines:
+                baselines_item: str = baselines_item_data
+                baselines.append(baselines_item)
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "metric": metric,
+                "dataset": dataset,
+            }
+        )
+        if surrogate is not UNSET:
+            field_dict["surrogate"] = surrogate
+        if model is not UNSET:
+            field_dict["model"] = model
+        if search is not UNSET:
+            field_dict["search"] = search
+        if training is not UNSET:
+            field_dict["training"] = training
+        if repeats is not UNSET:
+            field_dict["repeats"] = repeats
+        if baselines is not UNSET:
+            field_dict["baselines"] = baselines
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.coefficient_metric import CoefficientMetric  # noqa: PLC0415
+        from ..models.confusion_metric import ConfusionMetric  # noqa: PLC0415
+        from ..models.dataset_ref import DatasetRef  # noqa: PLC0415
+        from ..models.model_spec import ModelSpec  # noqa: PLC0415
+        from ..models.preset_metric import PresetMetric  # noqa: PLC0415
+        from ..models.search_spec import SearchSpec  # noqa: PLC0415
+        from ..models.surrogate_spec import SurrogateSpec  # noqa: PLC0415
+        from ..models.training_spec import TrainingSpec  # noqa: PLC0415
+
+        d = dict(src_dict)
+
+        def _parse_metric(data: object) -> CoefficientMetric | ConfusionMetric | PresetMetric:
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                metric_type_0 = PresetMetric.from_dict(data)
+
+                return metric_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                metric_type_1 = CoefficientMetric.from_dict(data)
+
+                return metric_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            metric_type_2 = ConfusionMetric.from_dict(data)
+
+            return metric_type_2
+
+        metric = _parse_metric(d.pop("metric"))
+
+        dataset = DatasetRef.from_dict(d.pop("dataset"))
+
+        _surrogate = d.pop("surrogate", UNSET)
+        surrogate: SurrogateSpec | Unset
+        if isinstance(_surrogate, Unset):
+            surrogate = UNSET
+        else:
+            surrogate = SurrogateSpec.from_dict(_surrogate)
+
+        _model = d.pop("model", UNSET)
+        model: ModelSpec | Unset
+        if isinstance(_model, Unset):
+            model = UNSET
+        else:
+            model = ModelSpec.from_dict(_model)
+
+        _search = d.pop("search", UNSET)
+        search: SearchSpec | Unset
+        if isinstance(_search, Unset):
+            search = UNSET
+        else:
+            search = SearchSpec.from_dict(_search)
+
+        _training = d.pop("training", UNSET)
+        training: TrainingSpec | Unset
+        if isinstance(_training, Unset):
+            training = UNSET
+        else:
+            training = TrainingSpec.from_dict(_training)
+
+        repeats = d.pop("repeats", UNSET)
+
+        _baselines = d.pop("baselines", UNSET)
+        baselines: list[Baseline] | Unset = UNSET
+        if _baselines is not UNSET:
+            baselines = []
+            for baselines_item_data in _baselines:
+                baselines_item = check_baseline(baselines_item_data)
+
+                baselines.append(baselines_item)
+
+        job_create = cls(
+            metric=metric,
+            dataset=dataset,
+            surrogate=surrogate,
+            model=model,
+            search=search,
+            training=training,
+            repeats=repeats,
+            baselines=baselines,
+        )
+
+        return job_create

@@ -1,0 +1,269 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.search_strategy import SearchStrategy, check_search_strategy
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="SearchSpec")
+
+
+@_attrs_define
+class SearchSpec:
+    strategy: None | SearchStrategy | Unset = UNSET
+    n_lambdas: int | None | Unset = UNSET
+    epsilon: float | None | Unset = UNSET
+    epsilon_m: float | None | Unset = UNSET
+    max_steps: int | None | Unset = UNSET
+    shift: None | str | Unset = UNSET
+    cv: int | None | Unset = UNSET
+    refit: bool | None | Unset = UNSET
+    selection: None | str | Unset = UNSET
+    lambda_min: float | None | Unset = UNSET
+    lambda_max: float | None | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        strategy: None | str | Unset
+        if isinstance(self.strategy, Unset):
+            strategy = UNSET
+        elif isinstance(self.strategy, str):
+            strategy = self.strategy
+        else:
+            strategy = self.strategy
+
+        n_lambdas: int | None | Unset
+        if isinstance(self.n_lambdas, Unset):
+            n_lambdas = UNSET
+        else:
+            n_lambdas = self.n_lambdas
+
+        epsilon: float | None | Unset
+        if isinstance(self.epsilon, Unset):
+            epsilon = UNSET
+        else:
+            epsilon = self.epsilon
+
+        epsilon_m: float | None | Unset
+        if isinstance(self.epsilon_m, Unset):
+            epsilon_m = UNSET
+        else:
+            epsilon_m = self.epsilon_m
+
+        max_steps: int | None | Unset
+        if isinstance(self.max_steps, Unset):
+            max_steps = UNSET
+        else:
+            max_steps = self.max_steps
+
+        shift: None | str | Unset
+        if isinstance(self.shift, Unset):
+            shift = UNSET
+        else:
+            shift = self.shift
+
+        cv: int | None | Unset
+        if isinstance(self.cv, Unset):
+            cv = UNSET
+        else:
+            cv = self.cv
+
+        refit: bool | None | Unset
+        if isinstance(self.refit, Unset):
+            refit = UNSET
+        else:
+            refit = self.refit
+
+        selection: None | str | Unset
+        if isinstance(self.selection, Unset):
+            selection = UNSET
+        else:
+            selection = self.selection
+
+        lambda_min: float | None | Unset
+        if isinstance(self.lambda_min, Unset):
+            lambda_min = UNSET
+        else:
+            lambda_min = self.lambda_min
+
+        lambda_max: float | None | Unset
+        if isinstance(self.lambda_max, Unset):
+            lambda_max = UNSET
+        else:
+            lambda_max = self.lambda_max
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if strategy is not UNSET:
+            field_dict["strategy"] = strategy
+        if n_lambdas is not UNSET:
+            field_dict["n_lambdas"] = n_lambdas
+        if epsilon is not UNSET:
+            field_dict["epsilon"] = epsilon
+        if epsilon_m is not UNSET:
+            field_dict["epsilon_m"] = epsilon_m
+        if max_steps is not UNSET:
+            field_dict["max_steps"] = max_steps
+        if shift is not UNSET:
+            field_dict["shift"] = shift
+        if cv is not UNSET:
+            field_dict["cv"] = cv
+        if refit is not UNSET:
+            field_dict["refit"] = refit
+        if selection is not UNSET:
+            field_dict["selection"] = selection
+        if lambda_min is not UNSET:
+            field_dict["lambda_min"] = lambda_min
+        if lambda_max is not UNSET:
+            field_dict["lambda_max"] = lambda_max
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+
+        def _parse_strategy(data: object) -> None | SearchStrategy | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                strategy_type_0 = check_search_strategy(data)
+
+                return strategy_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SearchStrategy | Unset, data)
+
+        strategy = _parse_strategy(d.pop("strategy", UNSET))
+
+        def _parse_n_lambdas(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        n_lambdas = _parse_n_lambdas(d.pop("n_lambdas", UNSET))
+
+        def _parse_epsilon(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        epsilon = _parse_epsilon(d.pop("epsilon", UNSET))
+
+        def _parse_epsilon_m(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        epsilon_m = _parse_epsilon_m(d.pop("epsilon_m", UNSET))
+
+        def _parse_max_steps(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        max_steps = _parse_max_steps(d.pop("max_steps", UNSET))
+
+        def _parse_shift(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        shift = _parse_shift(d.pop("shift", UNSET))
+
+        def _parse_cv(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        cv = _parse_cv(d.pop("cv", UNSET))
+
+        def _parse_refit(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        refit = _parse_refit(d.pop("refit", UNSET))
+
+        def _parse_selection(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        selection = _parse_selection(d.pop("selection", UNSET))
+
+        def _parse_lambda_min(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        lambda_min = _parse_lambda_min(d.pop("lambda_min", UNSET))
+
+        def _parse_lambda_max(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        lambda_max = _parse_lambda_max(d.pop("lambda_max", UNSET))
+
+        search_spec = cls(
+            strategy=strategy,
+            n_lambdas=n_lambdas,
+            epsilon=epsilon,
+            epsilon_m=epsilon_m,
+            max_steps=max_steps,
+            shift=shift,
+            cv=cv,
+            refit=refit,
+            selection=selection,
+            lambda_min=lambda_min,
+            lambda_max=lambda_max,
+        )
+
+        search_spec.additional_properties = d
+        return search_spec
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

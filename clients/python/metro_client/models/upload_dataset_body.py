@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from io import BytesIO
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from .. import types
+from ..types import UNSET, File, Unset
+
+T = TypeVar("T", bound="UploadDatasetBody")
+
+
+@_attrs_define
+class UploadDatasetBody:
+    file: File
+    """ The data file """
+    label_column: None | str | Unset = UNSET
+    """ When given, the file is loaded as a job will load it and refused now if that would fail """
+    positive_label: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        file = self.file.to_tuple()
+
+        label_column: None | str | Unset
+        if isinstance(self.label_column, Unset):
+            label_column = UNSET
+        else:
+            label_column = self.label_column
+
+        positive_label: None | str | Unset
+        if isinstance(self.positive_label, Unset):
+            positive_label = UNSET
+        else:
+            positive_label = self.positive_label
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "file": file,
+            }
+        )
+        if label_column is not UNSET:
+            field_dict["label_column"] = label_column
+        if positive_label is not UNSET:
+            field_dict["positive_label"] = positive_label
+
+        return field_dict
+
+    def to_multipart(self) -> types.RequestFiles:
+        files: types.RequestFiles = []
+
+        files.append(("file", self.file.to_tuple()))
+
+        if not isinstance(self.label_column, Unset):
+            if isinstance(self.label_column, str):
+                files.append(("label_column", (None, str(self.label_column).encode(), "text/plain")))
+            else:
+                files.append(("label_column", (None, str(self.label_column).encode(), "text/plain")))
+
+        if not isinstance(self.positive_label, Unset):
+            if isinstance(self.positive_label, str):
+                files.append(("positive_label", (None, str(self.positive_label).encode(), "text/plain")))
+            else:
+                files.append(("positive_label", (None, str(self.positive_label).encode(), "text/plain")))
+
+        for prop_name, prop in self.additional_properties.items():
+            files.append((prop_name, (None, str(prop).encode(), "text/plain")))
+
+        return files
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        file = File(payload=BytesIO(d.pop("file")))
+
+        def _parse_label_column(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        label_column = _parse_label_column(d.pop("label_column", UNSET))
+
+        def _parse_positive_label(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        positive_label = _parse_positive_label(d.pop("positive_label", UNSET))
+
+        upload_dataset_body = cls(
+            file=file,
+            label_column=label_column,
+            positive_label=positive_label,
+        )
+
+        upload_dataset_body.additional_properties = d
+        return upload_dataset_body
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,755 @@
+"""The ``metro`` commands that talk to a running service: ``upload``, ``submit``, ``watch``,
+``cancel``, ``result``, ``download`` and ``predict``.
+
+They go through the generated client (``clients/python``, package ``metro_client``) like any
+program using the API would, so the CLI exercises the same contract. The server address and the
+API key come from ``--url`` / ``--api-key`` or ``METRO_URL`` / ``METRO_API_KEY``. Every failure
+(an HTTP problem, an unreachable server, a bad file) ends the command with one line on stderr
+and exit code 1, never a traceback; ``watch`` also exits 1 when the job fails or is cancelled.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+err_console = Console(stderr=True)
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+TERMINAL_STATES = ("succeeded", "failed", "cancelled")
+
+UrlOption = Annotated[
+    str,
+    typer.Option(
+        "--url", envvar="METRO_URL", help="Base URL of the METRO API.", rich_help_panel="Server"
+    ),
+]
+KeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="METRO_API_KEY",
+        help="API key (see `metro admin create-key`).",
+        show_default=False,
+        rich_help_panel="Server",
+    ),
+]
+
+
+class CliError(Exception):
+    """A failure to report as one line (``error: ...``) and exit code 1."""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_line_errors(func: F) -> F:
+    """Turn every failure of a command into one line on stderr and exit code 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import os
+
+        try:
+            return func(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except CliError as exc:
+            _fail(str(exc))
+        except KeyboardInterrupt:
+            _fail("interrupted", code=130)
+        except Exception as exc:  # a bug, or something unforeseen: still no traceback
+            if isinstance(exc, ModuleNotFoundError) and (exc.name or "").startswith("metro_client"):
+                _fail("the metro_client package is not installed: pip install -e clients/python")
+            if os.environ.get("METRO_DEBUG"):
+                raise
+            _fail(f"unexpected {type(exc).__name__}: {_flat(str(exc))} (METRO_DEBUG=1 shows more)")
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _flat(text: str, limit: int = 500) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    err_console.print(
+        f"[bold red]error:[/] {_flat(message, 2000)}", highlight=False, soft_wrap=True
+    )
+    raise typer.Exit(code)
+
+
+# -- talking to the API ---------------------------------------------------------------------------
+def problem_message(status: int, content: bytes) -> str:
+    """One line from an RFC 9457 problem body (title, detail, the fields at fault), or from
+    whatever else the server (or a proxy in front of it) answered."""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        text = content.decode("utf-8", "replace").strip()
+        return f"HTTP {status}" + (f": {_flat(text, 200)}" if text else "")
+    title = str(body.get("title") or f"HTTP {status}")
+    parts = []
+    for error in body.get("errors") or []:
+        loc = [str(p) for p in error.get("loc", []) if p not in ("body", "query", "path")]
+        parts.append(f"{'.'.join(loc) or 'request'}: {error.get('msg', '')}")
+    detail = "; ".join(parts) if parts else str(body.get("detail") or "")
+    return f"{title} ({status})" + (f": {detail}" if detail else "")
+
+
+class Api:
+    """The generated client, with errors raised as :class:`CliError`."""
+
+    def __init__(self, url: str, api_key: str | None, timeout: float = 60.0) -> None:
+        if not api_key:
+            raise CliError(
+                "no API key: pass --api-key or set METRO_API_KEY "
+                "(an operator creates one with `metro admin create-key --tenant NAME`)"
+            )
+        try:
+            import httpx
+            from metro_client import AuthenticatedClient
+        except ImportError:
+            raise CliError(
+                "the metro_client package is not installed: pip install -e clients/python"
+            ) from None
+        self.url = url.rstrip("/")
+        self.client = AuthenticatedClient(
+            base_url=self.url, token=api_key, timeout=httpx.Timeout(timeout)
+        )
+
+    def call(self, endpoint: Any, *args: Any, **kwargs: Any) -> Any:
+        """``endpoint.sync_detailed(...)``; the parsed body of a 2xx answer, or a CliError."""
+        import httpx
+
+        try:
+            response = endpoint.sync_detailed(*args, client=self.client, **kwargs)
+        except httpx.ConnectError as exc:
+            raise CliError(f"cannot reach the METRO API at {self.url} ({exc})") from None
+        except httpx.TimeoutException:
+            raise CliError(f"the METRO API at {self.url} did not answer in time") from None
+        except httpx.HTTPError as exc:
+            raise CliError(f"request to {self.url} failed: {exc}") from None
+        except ValueError as exc:  # a body that is not the documented JSON (a proxy's page)
+            raise CliError(
+                f"the server at {self.url} answered something unexpected: {exc}"
+            ) from None
+        status = int(response.status_code)
+        if 200 <= status < 300 and response.parsed is not None:
+            return response.parsed
+        raise CliError(problem_message(status, response.content))
+
+    def job(self, job_id: str) -> Any:
+        from metro_client.api.jobs import get_job
+
+        return self.call(get_job, _uuid(job_id, "job"))
+
+    def trace(self, job_id: str) -> list[Any]:
+        from metro_client.api.jobs import get_job_trace
+
+        return list(self._pages(get_job_trace, _uuid(job_id, "job")))
+
+    def job_model(self, job_id: str) -> Any | None:
+        from metro_client.api.models import list_models
+
+        page = self.call(list_models, job_id=_uuid(job_id, "job"), limit=1)
+        return page.items[0] if page.items else None
+
+    def _pages(self, endpoint: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        from metro_client.types import UNSET
+
+        cursor: Any = UNSET
+        while True:
+            page = self.call(endpoint, *args, cursor=cursor, limit=200, **kwargs)
+            yield from page.items
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+
+def _uuid(value: str, what: str) -> Any:
+    import uuid
+
+    try:
+        return uuid.UUID(value.strip())
+    except ValueError:
+        raise CliError(f"{value!r} is not a {what} id (a UUID)") from None
+
+
+def _is_unset(value: Any) -> bool:
+    from metro_client.types import Unset
+
+    return isinstance(value, Unset)
+
+
+# -- upload ---------------------------------------------------------------------------------------
+def _upload(api: Api, path: Path, label_column: str | None, positive_label: Any) -> Any:
+    from metro_client.api.datasets import upload_dataset
+    from metro_client.models import UploadDatasetBody
+    from metro_client.types import UNSET, File
+
+    with path.open("rb") as handle:
+        body = UploadDatasetBody(
+            file=File(payload=handle, file_name=path.name),
+            label_column=label_column if label_column is not None else UNSET,
+            positive_label=str(positive_label) if positive_label is not None else UNSET,
+        )
+        return api.call(upload_dataset, body=body)
+
+
+@one_line_errors
+def upload(
+    path: Annotated[Path, typer.Argument(help="CSV, CSV.gz, Parquet or NPZ file.")],
+    label_column: Annotated[
+        str | None,
+        typer.Option(help="Check now that a job can load the file with this label column."),
+    ] = None,
+    positive_label: Annotated[
+        str | None, typer.Option(help="The positive class's label (checked with --label-column).")
+    ] = None,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Upload a dataset and print its dataset:// URI (to use in jobs)."""
+    if not path.is_file():
+        raise CliError(f"no such file: {path}")
+    dataset = _upload(Api(url, api_key), path, label_column, positive_label)
+    err_console.print(
+        f"uploaded {path.name}: {dataset.n_rows} rows, {dataset.n_columns} columns, "
+        f"sha256 {dataset.sha256}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    typer.echo(dataset.uri)
+
+
+# -- submit ---------------------------------------------------------------------------------------
+def _scalar(text: str) -> Any:
+    """A command-line value as JSON when it parses (numbers, true, null, lists), else text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _read_job_file(path: str) -> dict[str, Any]:
+    import sys
+
+    import yaml
+
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot read the job file {path}: {exc.strerror or exc}") from None
+    try:
+        spec = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise CliError(f"the job file {path} is not valid JSON/YAML: {exc}") from None
+    if not isinstance(spec, dict):
+        raise CliError(f"the job file {path} must hold an object (a mapping of fields)")
+    return spec
+
+
+def _set_path(spec: dict[str, Any], dotted: str, value: Any) -> None:
+    keys = dotted.split(".")
+    node = spec
+    for key in keys[:-1]:
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            raise CliError(f"--set {dotted}: {key!r} is not an object in the job")
+        node = child
+    node[keys[-1]] = value
+
+
+def _lost_keys(sent: Any, kept: Any, path: str = "") -> list[str]:
+    """Keys of ``sent`` that the generated model dropped (fields the API does not have)."""
+    if not isinstance(sent, dict) or not isinstance(kept, dict):
+        return []
+    lost = []
+    for key, value in sent.items():
+        where = f"{path}{key}"
+        if key not in kept:
+            lost.append(where)
+        else:
+            lost += _lost_keys(value, kept[key], where + ".")
+    return lost
+
+
+def build_job(spec: dict[str, Any]) -> Any:
+    """The generated ``JobCreate`` for a job spec, refusing fields the API does not know (the
+    generated models would silently drop them)."""
+    from metro_client import models
+
+    for required in ("metric", "dataset"):
+        if required not in spec:
+            raise CliError(f"the job has no {required}: give --{required} or a job file with one")
+    sections = {
+        "dataset": models.DatasetRef, "surrogate": models.SurrogateSpec,
+        "model": models.ModelSpec, "search": models.SearchSpec, "training": models.TrainingSpec,
+    }  # fmt: skip
+    failures = (KeyError, TypeError, ValueError, AttributeError)
+    for key in ("metric", *sections):
+        if key in spec and not isinstance(spec[key], dict):
+            raise CliError(f"job field {key!r} must be an object, not {spec[key]!r}")
+    if not ({"preset"} <= spec["metric"].keys() or {"alpha", "beta"} <= spec["metric"].keys()
+            or {"numerator", "denominator"} <= spec["metric"].keys()):  # fmt: skip
+        raise CliError(
+            "job field 'metric' needs 'preset', or 'alpha' and 'beta', or 'numerator' and "
+            "'denominator'"
+        )
+    for key, section in sections.items():  # first section by section, to name the culprit
+        try:
+            if key in spec:
+                section.from_dict(spec[key])
+        except failures as exc:
+            raise CliError(f"job field {key!r}: {str(exc) or type(exc).__name__}") from None
+    try:
+        job = models.JobCreate.from_dict(spec)
+        kept = job.to_dict()
+    except failures as exc:
+        raise CliError(
+            f"the job does not have the API's shape: {str(exc) or type(exc).__name__}"
+        ) from None
+    lost = _lost_keys(spec, kept)
+    if lost:
+        raise CliError(f"unknown field(s) in the job: {', '.join(lost)}")
+    return job
+
+
+@one_line_errors
+def submit(
+    job_file: Annotated[
+        str | None,
+        typer.Option(
+            "--file", "-f", help="A JSON or YAML job spec ('-' reads stdin); flags override it."
+        ),
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            "-d",
+            help="Dataset URI (dataset://, builtin://, file://, s3://, https://) or a local "
+            "file, which is uploaded first.",
+        ),
+    ] = None,
+    label_column: Annotated[str | None, typer.Option(help="The label column.")] = None,
+    positive_label: Annotated[
+        str | None, typer.Option(help='The positive class\'s label (JSON: 1, true, "yes").')
+    ] = None,
+    metric: Annotated[
+        str | None, typer.Option("--metric", "-m", help="Metric preset: f1, f_beta, jaccard, ...")
+    ] = None,
+    beta: Annotated[float | None, typer.Option(help="beta of the f_beta metric.")] = None,
+    surrogate: Annotated[str | None, typer.Option(help="Surrogate loss, e.g. logistic.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model kind: linear, mlp or cnn3.")] = None,
+    strategy: Annotated[
+        str | None, typer.Option(help="Lambda search: grid, bisection or dinkelbach.")
+    ] = None,
+    n_lambdas: Annotated[int | None, typer.Option(help="Grid size.")] = None,
+    max_iter: Annotated[int | None, typer.Option(help="Training iterations per fit.")] = None,
+    repeats: Annotated[int | None, typer.Option(help="Fresh splits to average over.")] = None,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(help="A baseline to run too (repeatable): erm, koyejo1, koyejo2, parambath."),
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="FIELD=VALUE",
+            help="Any field by its dotted path, the value as JSON or text "
+            "(e.g. --set search.shift=minimal). Repeatable.",
+        ),
+    ] = None,
+    idempotency_key: Annotated[
+        str | None, typer.Option(help="Retries with the same key return the same job.")
+    ] = None,
+    watch_: Annotated[
+        bool, typer.Option("--watch", help="Then follow the job, as `metro watch` does.")
+    ] = False,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Submit a training job and print its id."""
+    from metro_client.api.jobs import submit_job
+    from metro_client.types import UNSET
+
+    spec = _read_job_file(job_file) if job_file else {}
+    api = Api(url, api_key)
+    flags: dict[str, Any] = {
+        "dataset.label_column": label_column,
+        "dataset.positive_label": None if positive_label is None else _scalar(positive_label),
+        "surrogate.name": surrogate,
+        "model.kind": model,
+        "search.strategy": strategy,
+        "search.n_lambdas": n_lambdas,
+        "training.max_iter": max_iter,
+        "training.seed": seed,
+        "repeats": repeats,
+        "baselines": baseline or None,
+    }
+    if metric is not None:
+        spec["metric"] = {"preset": metric}
+    if beta is not None:
+        _set_path(spec, "metric.beta", beta)
+    if dataset is not None:
+        local = Path(dataset)
+        if "://" not in dataset and local.is_file():
+            ds = spec.get("dataset") if isinstance(spec.get("dataset"), dict) else {}
+            uploaded = _upload(
+                api,
+                local,
+                label_column or ds.get("label_column"),
+                positive_label if positive_label is not None else ds.get("positive_label"),
+            )
+            err_console.print(
+                f"uploaded {local.name} as {uploaded.uri}", highlight=False, soft_wrap=True
+            )
+            dataset = uploaded.uri
+        _set_path(spec, "dataset.uri", dataset)
+    for dotted, value in flags.items():
+        if value is not None:
+            _set_path(spec, dotted, value)
+    for item in set_ or []:
+        field, sep, value = item.partition("=")
+        if not sep or not field:
+            raise CliError(f"--set {item!r}: expected FIELD=VALUE")
+        _set_path(spec, field.strip(), _scalar(value))
+    job = api.call(
+        submit_job,
+        body=build_job(spec),
+        idempotency_key=idempotency_key if idempotency_key else UNSET,
+    )
+    typer.echo(str(job.id))
+    if watch_:
+        _watch(api, str(job.id), interval=1.0, timeout=None)
+
+
+# -- watch ----------------------------------------------------------------------------------------
+def _best_metric(steps: list[Any], greater_is_better: bool) -> float | None:
+    """The best metric of the search so far, judged as the worker judges it: the validation
+    metric (the training one without a validation split) of each non-CV step."""
+    best: float | None = None
+    for s in steps:
+        if not _is_unset(s.fold) and s.fold is not None:
+            continue
+        value = s.validation_metric if s.validation_metric is not None else s.train_metric
+        if value is None or _is_unset(value) or not math.isfinite(value):
+            continue
+        if best is None or (value > best if greater_is_better else value < best):
+            best = value
+    return best
+
+
+def _elapsed(job: Any) -> float:
+    """Seconds the job has run (by the server's clock for a finished job)."""
+
+    def aware(moment: datetime) -> datetime:
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+    if job.started_at is None:
+        return 0.0
+    end = aware(job.finished_at) if job.finished_at is not None else datetime.now(UTC)
+    return max(0.0, (end - aware(job.started_at)).total_seconds())
+
+
+def _fmt(value: float | None, spec: str = ".4g") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _metric_info(job: Any) -> tuple[str, bool]:
+    spec = job.spec.to_dict() if hasattr(job.spec, "to_dict") else dict(job.spec)
+    info = spec.get("metric_info") or {}
+    return str(info.get("name", "metric")), bool(info.get("greater_is_better", True))
+
+
+def _watch(api: Api, job_id: str, *, interval: float, timeout: float | None) -> None:
+    try:
+        job = _follow(api, job_id, interval=interval, timeout=timeout)
+    except KeyboardInterrupt:
+        _fail(f"stopped watching; job {job_id} goes on (`metro watch {job_id}` follows it)", 130)
+    if job.state == "failed":
+        _fail(f"job {job_id} failed: {job.failure_reason or 'no reason recorded'}")
+    if job.state == "cancelled":
+        _fail(f"job {job_id} was cancelled")
+    model = api.job_model(job_id)
+    console.print(
+        f"job {job_id} succeeded in {_elapsed(job):.1f}s: λ* = {_fmt(job.best_lambda)}"
+        + (f", model {model.id}" if model is not None else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) -> Any:
+    """Poll the job under a live progress bar until it ends; return its last state."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn
+    from rich.text import Text
+
+    job = api.job(job_id)
+    name, greater = _metric_info(job)
+
+    class StateColumn(SpinnerColumn):  # a spinner while the job runs, then ✓ or ✗
+        def render(self, task: Any) -> Any:
+            mark = task.fields.get("mark")
+            return (
+                Text(mark, style="green" if mark == "✓" else "red")
+                if mark
+                else super().render(task)
+            )
+
+    columns = (
+        StateColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("λ {task.fields[lam]}"),
+        TextColumn("best {task.fields[best]}"),
+        TextColumn("{task.fields[elapsed]}"),
+    )
+    started = time.monotonic()
+    seen_update = None
+    best: float | None = None
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("", total=1.0, lam="-", best="-", elapsed="", mark="")
+        while True:
+            if job.updated_at != seen_update:  # the trace only changes with the job row
+                seen_update = job.updated_at
+                best = _best_metric(api.trace(job_id), greater)
+            at = "" if job.best_lambda is None else f" at λ {_fmt(job.best_lambda)}"
+            progress.update(
+                task,
+                completed=1.0 if job.state == "succeeded" else job.progress,
+                description=f"{job_id[:8]} {job.state}",
+                lam=_fmt(job.current_lambda),
+                best=f"{name} {_fmt(best, '.4f')}{at}",
+                elapsed=f"{_elapsed(job):.1f}s",
+                mark="" if job.state not in TERMINAL_STATES
+                else "✓" if job.state == "succeeded" else "✗",
+            )  # fmt: skip
+            if job.state in TERMINAL_STATES:
+                return job
+            if timeout is not None and time.monotonic() - started > timeout:
+                progress.stop()
+                raise CliError(f"job {job_id} is still {job.state} after {timeout:g}s")
+            time.sleep(interval)
+            job = api.job(job_id)
+
+
+@one_line_errors
+def watch(
+    job: Annotated[str, typer.Argument(help="The job id.")],
+    interval: Annotated[float, typer.Option(help="Seconds between polls.", min=0.1)] = 1.0,
+    timeout: Annotated[
+        float | None, typer.Option(help="Give up (exit 1) after this many seconds.")
+    ] = None,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Follow a job live: progress, current lambda, best metric so far, elapsed time.
+
+    Exits 0 when the job succeeds, 1 when it fails (printing its failure reason) or is
+    cancelled."""
+    _watch(Api(url, api_key), job, interval=interval, timeout=timeout)
+
+
+@one_line_errors
+def cancel(
+    job: Annotated[str, typer.Argument(help="The job id.")],
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Cancel a job: a queued one at once, a running one after its current lambda step."""
+    from metro_client.api.jobs import cancel_job
+
+    state = Api(url, api_key).call(cancel_job, _uuid(job, "job")).state
+    console.print(f"job {job} is {state}", highlight=False, soft_wrap=True)
+
+
+# -- result ---------------------------------------------------------------------------------------
+def result_table(result: Any) -> Table:
+    """Methods side by side (one column each), one row per split: mean ± std over repeats,
+    the best method of each split in bold."""
+    summary = list(result.summary)
+    methods = list(dict.fromkeys(s.method for s in summary))
+    splits = [s for s in ("validation", "test") if any(x.split == s for x in summary)]
+    n = max((s.n for s in summary), default=0)
+    title = f"{result.metric} ({'higher' if result.greater_is_better else 'lower'} is better)"
+    title += f", λ* = {_fmt(result.lambda_star)}" if result.lambda_star is not None else ""
+    table = Table(title=title, caption=f"mean ± std over {n} repeat(s)" if n > 1 else None)
+    table.add_column("split")
+    for method in methods:
+        table.add_column(method, justify="right")
+    for split in splits:
+        cells = {s.method: s for s in summary if s.split == split}
+        means = [c.mean for c in cells.values()]
+        best = (max if result.greater_is_better else min)(means) if means else None
+        row = [split]
+        for method in methods:
+            cell = cells.get(method)
+            if cell is None:
+                row.append("-")
+                continue
+            text = f"{cell.mean:.4f}"
+            if cell.std is not None and not _is_unset(cell.std):
+                text += f" ± {cell.std:.4f}"
+            row.append(f"[bold]{text}[/]" if cell.mean == best and len(methods) > 1 else text)
+        table.add_row(*row)
+    return table
+
+
+@one_line_errors
+def result(
+    job: Annotated[str, typer.Argument(help="The job id.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the raw result as JSON.")] = False,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Final metrics of a job: METRO and its baselines side by side, mean ± std per split."""
+    from metro_client.api.jobs import get_job_result
+
+    api = Api(url, api_key)
+    res = api.call(get_job_result, _uuid(job, "job"))
+    if as_json:
+        typer.echo(json.dumps(res.to_dict(), indent=2))
+        return
+    console.print(result_table(res))
+    model = api.job_model(job)
+    if model is not None:
+        console.print(f"model {model.id}", highlight=False, soft_wrap=True)
+
+
+# -- download -------------------------------------------------------------------------------------
+@one_line_errors
+def download(
+    model: Annotated[str, typer.Argument(help="The model id.")],
+    format_: Annotated[
+        str, typer.Option("--format", help="safetensors (weights) or onnx.")
+    ] = "safetensors",
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Where to write it (default: model-<id>.<format>)."),
+    ] = None,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Download a model file (its SHA-256 checked against the manifest)."""
+    from metro_client.api.models import download_model, get_model
+
+    if format_ not in ("safetensors", "onnx"):
+        raise CliError(f"--format must be safetensors or onnx, not {format_!r}")
+    api = Api(url, api_key)
+    model_id = _uuid(model, "model")
+    info = api.call(get_model, model_id)
+    manifest = info.manifest.to_dict()
+    expected = manifest.get("weights_sha256" if format_ == "safetensors" else "onnx_sha256")
+    file = api.call(download_model, model_id, format_=format_)
+    data = file.payload.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if expected and digest != expected:
+        raise CliError(f"the downloaded {format_} file's sha256 {digest} is not the manifest's")
+    target = output or Path(f"model-{model_id}.{format_}")
+    if target.is_dir():
+        target = target / f"model-{model_id}.{format_}"
+    try:
+        target.write_bytes(data)
+    except OSError as exc:
+        raise CliError(f"cannot write {target}: {exc.strerror or exc}") from None
+    console.print(
+        f"wrote {target} ({len(data)} bytes, sha256 {digest})", highlight=False, soft_wrap=True
+    )
+
+
+# -- predict --------------------------------------------------------------------------------------
+@one_line_errors
+def predict(
+    model: Annotated[str, typer.Argument(help="The model id.")],
+    input_: Annotated[
+        Path,
+        typer.Option(
+            "--input",
+            "-i",
+            help="CSV with a header row; with the model's feature names, those columns are "
+            "used (others, like a label, are ignored); without, every column in order.",
+        ),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="CSV to write: score,label per input row.")
+    ],
+    batch_size: Annotated[
+        int, typer.Option(help="Rows per request (at most the server's limit).", min=1)
+    ] = 1000,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Score the rows of a CSV file: one score and label per row."""
+    import csv
+
+    import pandas as pd
+    from metro_client.api.models import get_model
+    from metro_client.api.models import predict as predict_endpoint
+    from metro_client.models import PredictRequest
+
+    api = Api(url, api_key)
+    model_id = _uuid(model, "model")
+    manifest = api.call(get_model, model_id).manifest.to_dict()
+    try:
+        frame = pd.read_csv(input_)
+    except FileNotFoundError:
+        raise CliError(f"no such file: {input_}") from None
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read {input_} as CSV: {exc}") from None
+    names = manifest.get("feature_names")
+    if names:
+        missing = [n for n in names if n not in frame.columns]
+        if missing:
+            raise CliError(f"{input_} lacks the model's feature column(s) {missing[:10]}")
+        frame = frame[list(names)]
+    for column in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            raise CliError(f"column {column!r} of {input_} is not numeric")
+    rows = frame.to_numpy(dtype=float).tolist()
+    scores: list[float] = []
+    labels: list[Any] = []
+    for start in range(0, len(rows), batch_size):
+        batch = rows[start : start + batch_size]
+        if names:
+            body = PredictRequest(columns=list(names), data=batch)
+        else:
+            body = PredictRequest(instances=batch)
+        try:
+            answer = api.call(predict_endpoint, model_id, body=body)
+        except CliError as exc:
+            raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
+        scores += answer.scores
+        labels += answer.labels
+    try:
+        with output.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["score", "label"])
+            writer.writerows(zip(scores, labels, strict=True))
+    except OSError as exc:
+        raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
+    err_console.print(f"scored {len(scores)} rows into {output}", highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    for command in (upload, submit, watch, cancel, result, download, predict):
+        app.command(command.__name__, rich_help_panel="Using a server")(command)

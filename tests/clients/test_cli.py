@@ -1,0 +1,151 @@
+"""The ``metro`` commands that use a server (submit, watch, result, download, predict), run as a
+person runs them: separate processes against the live server and worker."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.clients.conftest import ROOT, Live, write_training_csv
+
+
+def metro(live: Live | None, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+          timeout: float = 120) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    environment = dict(live.env if live else {**os.environ, "COLUMNS": "200"})
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "service.cli", *args], cwd=cwd or ROOT, env=environment,
+        capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess[str], *fragments: str) -> str:
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def manifest(live: Live, model_id: str) -> dict:
+    r = httpx.get(
+        f"{live.url}/v1/models/{model_id}", headers={"Authorization": f"Bearer {live.api_key}"}
+    )
+    assert r.status_code == 200, r.text
+    return r.json()["manifest"]
+
+
+def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> None:
+    train = write_training_csv(tmp_path / "train.csv", seed=1)
+    done = metro(
+        live, "submit", "--dataset", str(train), "--label-column", "y", "--positive-label", "1",
+        "--metric", "f1", "--n-lambdas", "3", "--max-iter", "20", "--repeats", "2",
+        "--baseline", "erm", "--set", "search.shift=minimal",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    job_id = done.stdout.strip()
+    assert str(uuid.UUID(job_id)) == job_id  # the id alone on stdout, for $(metro submit ...)
+    assert "uploaded train.csv as dataset://" in done.stderr
+
+    watched = metro(live, "watch", job_id, "--interval", "0.2", "--timeout", "90")
+    assert watched.returncode == 0, watched.stdout + watched.stderr
+    assert "succeeded" in watched.stdout and "best f1 " in watched.stdout
+    model_id = watched.stdout.strip().rsplit("model ", 1)[1].strip()
+
+    table = metro(live, "result", job_id)
+    assert table.returncode == 0, table.stderr
+    header = next(line for line in table.stdout.splitlines() if "split" in line)
+    assert header.index("metro") < header.index("erm")  # methods side by side
+    for split in ("validation", "test"):
+        row = next(line for line in table.stdout.splitlines() if split in line)
+        assert row.count("±") == 2, row  # mean ± std for both methods, two repeats
+    assert "f1 (higher is better)" in table.stdout and f"model {model_id}" in table.stdout
+    raw = json.loads(metro(live, "result", job_id, "--json").stdout)
+    assert {s["method"] for s in raw["summary"]} == {"metro", "erm"}
+
+    info = manifest(live, model_id)
+    weights = tmp_path / "weights.safetensors"
+    got = metro(live, "download", model_id, "--output", str(weights))
+    assert got.returncode == 0, got.stderr
+    assert hashlib.sha256(weights.read_bytes()).hexdigest() == info["weights_sha256"]
+    got = metro(live, "download", model_id, "--format", "onnx", cwd=tmp_path)
+    assert got.returncode == 0, got.stderr
+    onnx_file = tmp_path / f"model-{model_id}.onnx"
+    assert hashlib.sha256(onnx_file.read_bytes()).hexdigest() == info["onnx_sha256"]
+
+    # Rows with the label column too, and the features in another order: the model's
+    # feature columns are picked by name.
+    rows = tmp_path / "rows.csv"
+    lines = train.read_text().splitlines()[:8]
+    rows.write_text("\n".join(",".join(reversed(line.split(","))) for line in lines) + "\n")
+    scores = tmp_path / "scores.csv"
+    got = metro(live, "predict", model_id, "--input", str(rows), "--output", str(scores))
+    assert got.returncode == 0, got.stderr
+    with scores.open() as handle:
+        written = list(csv.DictReader(handle))
+    assert len(written) == 7  # one per input row
+    assert all(float(r["score"]) == pytest.approx(float(r["score"])) for r in written)
+    assert {r["label"] for r in written} <= {"0", "1"}
+
+
+def test_a_failing_job_makes_watch_exit_nonzero_with_its_reason(live: Live, tmp_path: Path) -> None:
+    broken = live.data_dir / f"no-label-{uuid.uuid4().hex[:6]}.csv"
+    broken.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(40)))
+    job_file = tmp_path / "job.yaml"
+    job_file.write_text(
+        "metric: {preset: jaccard}\n"
+        f"dataset: {{uri: 'file://{broken}'}}\n"
+        "search: {strategy: grid, n_lambdas: 3}\n"
+        "training: {max_iter: 10}\n"
+    )
+    done = metro(live, "submit", "--file", str(job_file), "--watch")
+    line = assert_one_line_error(done, "failed: label column 'y' not found")
+    job_id = done.stdout.strip().splitlines()[0]
+    assert job_id in line
+    again = metro(live, "watch", job_id)
+    assert_one_line_error(again, "label column 'y' not found")
+    assert_one_line_error(metro(live, "cancel", job_id), "Conflict (409)")  # it is over
+
+
+def test_errors_are_one_line(live: Live, tmp_path: Path) -> None:
+    absent = str(uuid.uuid4())
+    # A bad key, from the flag (which wins over METRO_API_KEY).
+    assert_one_line_error(metro(live, "result", absent, "--api-key", "nope"), "401")
+    assert_one_line_error(metro(live, "watch", absent), "Not found (404)", absent)
+    # A job the API refuses names the field.
+    assert_one_line_error(
+        metro(live, "submit", "-d", "builtin://breast_cancer", "--metric", "no_such_metric"),
+        "Invalid job (422)", "metric",
+    )  # fmt: skip
+    assert_one_line_error(
+        metro(live, "submit", "-d", "builtin://breast_cancer", "-m", "f1", "--set", "serach={}"),
+        "unknown field(s) in the job: serach",
+    )  # fmt: skip
+    assert_one_line_error(metro(live, "download", "not-an-id"), "not a model id")
+    # Uploads: the URI alone on stdout; a file a job could not load is refused at once.
+    train = write_training_csv(tmp_path / "t.csv")
+    up = metro(live, "upload", str(train), "--label-column", "y")
+    assert up.returncode == 0 and up.stdout.startswith("dataset://"), up.stderr
+    assert "240 rows" in up.stderr
+    assert_one_line_error(
+        metro(live, "upload", str(train), "--label-column", "target"), "(422)", "target"
+    )
+    assert_one_line_error(
+        metro(live, "predict", absent, "-i", str(tmp_path / "none.csv"), "-o", "x.csv"), "404"
+    )
+    # Unreachable, or no key at all.
+    assert_one_line_error(
+        metro(live, "result", absent, "--url", "http://127.0.0.1:9"), "cannot reach"
+    )
+    assert_one_line_error(metro(None, "result", absent, env={"METRO_API_KEY": ""}), "no API key")

@@ -1,0 +1,202 @@
+"""The generated Python client (clients/python): it is exactly what the generator makes from the
+current API, its names read naturally, and it drives a live server end to end on its own."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import io
+import pkgutil
+import re
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.clients.conftest import ROOT, Live, write_training_csv
+
+CLIENTS = ROOT / "clients"
+# Made by installing or running the client, not by the generator.
+_NOT_GENERATED = {"__pycache__", ".ruff_cache", "build", "dist"}
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    files = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if path.is_dir() or any(
+            part in _NOT_GENERATED or part.endswith(".egg-info") for part in rel.parts
+        ):
+            continue
+        files[rel.as_posix()] = path.read_bytes().replace(b"\r\n", b"\n")
+    return files
+
+
+def test_committed_client_is_what_the_generator_makes(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(CLIENTS / "generate.py"), "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    fix = "regenerate it with `python clients/generate.py` and commit the result"
+    committed_doc = (CLIENTS / "openapi.json").read_bytes().replace(b"\r\n", b"\n")
+    assert committed_doc == (tmp_path / "openapi.json").read_bytes(), (
+        f"clients/openapi.json is not the API's current OpenAPI document: {fix}"
+    )
+    committed, generated = _tree(CLIENTS / "python"), _tree(tmp_path / "python")
+    only_committed = sorted(set(committed) - set(generated))
+    only_generated = sorted(set(generated) - set(committed))
+    changed = sorted(k for k in set(committed) & set(generated) if committed[k] != generated[k])
+    assert not (only_committed or only_generated or changed), (
+        f"clients/python has drifted from the API ({fix}): extra {only_committed}, "
+        f"missing {only_generated}, changed {changed}"
+    )
+
+
+def test_names_read_naturally() -> None:
+    import metro_client.api as api
+    import metro_client.models as models
+
+    operations = set()
+    for tag in pkgutil.iter_modules(api.__path__):
+        package = importlib.import_module(f"metro_client.api.{tag.name}")
+        operations |= {f"{tag.name}.{op.name}" for op in pkgutil.iter_modules(package.__path__)}
+    assert {
+        "jobs.submit_job", "jobs.list_jobs", "jobs.get_job", "jobs.cancel_job",
+        "jobs.get_job_trace", "jobs.get_job_result", "datasets.upload_dataset",
+        "datasets.list_datasets", "datasets.get_dataset", "models.list_models",
+        "models.get_model", "models.download_model", "models.predict", "health.healthz",
+        "health.readyz", "health.metrics",
+    } == operations  # fmt: skip
+    for name in models.__all__:
+        # None of FastAPI's schema names (JobOut, Page_JobOut_, Body_upload_dataset, ...)
+        assert not re.search(r"^(Body|Page)|(Out|In|Type\d+|Item)$", name), name
+    for name in ("Job", "JobCreate", "JobPage", "Dataset", "Model", "LambdaStep", "Problem"):
+        assert name in models.__all__
+
+
+def test_end_to_end_with_only_the_generated_client(live: Live, tmp_path: Path) -> None:
+    from metro_client.api.datasets import get_dataset, upload_dataset
+    from metro_client.api.health import readyz
+    from metro_client.api.jobs import get_job, get_job_result, get_job_trace, list_jobs, submit_job
+    from metro_client.api.models import download_model, get_model, list_models, predict
+    from metro_client.models import (
+        DatasetRef,
+        JobCreate,
+        ModelSpec,
+        PredictRequest,
+        PresetMetric,
+        Problem,
+        SearchSpec,
+        TrainingSpec,
+        UploadDatasetBody,
+    )
+    from metro_client.types import File
+
+    csv = write_training_csv(tmp_path / "train.csv")
+    with live.client() as client:
+        assert readyz.sync(client=client).status == "ready"
+
+        # Upload a dataset.
+        with csv.open("rb") as handle:
+            body = UploadDatasetBody(
+                file=File(payload=handle, file_name="train.csv"), label_column="y"
+            )
+            dataset = upload_dataset.sync(client=client, body=body)
+        assert not isinstance(dataset, Problem), dataset
+        assert dataset.uri == f"dataset://{dataset.id}" and dataset.n_rows == 240
+        assert dataset.sha256 == hashlib.sha256(csv.read_bytes()).hexdigest()
+        assert get_dataset.sync(dataset.id, client=client).columns == ["a", "b", "c", "d", "y"]
+
+        # Submit a job; the same Idempotency-Key returns the same job.
+        metric = PresetMetric(preset="f_beta")
+        metric["beta"] = 1.0  # presets take their parameters as extra fields
+        spec = JobCreate(
+            metric=metric,
+            dataset=DatasetRef(uri=dataset.uri, label_column="y", positive_label=1),
+            model=ModelSpec(kind="linear"),
+            search=SearchSpec(strategy="grid", n_lambdas=4, shift="minimal"),
+            training=TrainingSpec(max_iter=30),
+            baselines=["erm"],
+        )
+        key = uuid.uuid4().hex
+        created = submit_job.sync_detailed(client=client, body=spec, idempotency_key=key)
+        assert created.status_code == 201, created.content
+        assert created.headers["Location"].endswith(f"/v1/jobs/{created.parsed.id}")
+        job = created.parsed
+        again = submit_job.sync_detailed(client=client, body=spec, idempotency_key=key)
+        assert again.status_code == 200 and again.parsed.id == job.id
+
+        # Poll it.
+        deadline = time.monotonic() + 60
+        while job.state not in ("succeeded", "failed", "cancelled"):
+            assert time.monotonic() < deadline, f"job still {job.state}"
+            time.sleep(0.1)
+            job = get_job.sync(job.id, client=client)
+        assert job.state == "succeeded", job.failure_reason
+        assert job.progress == 1.0 and job.best_lambda is not None
+        assert job.spec["search"]["n_lambdas"] == 4
+        listed = list_jobs.sync(client=client, state="succeeded")
+        assert job.id in [j.id for j in listed.items]
+
+        # The trace, two steps a page.
+        steps, cursor = [], None
+        while True:
+            page = get_job_trace.sync(job.id, client=client, limit=2, cursor=cursor)
+            steps += page.items
+            if not page.next_cursor:
+                break
+            cursor = page.next_cursor
+        assert len(steps) >= 4 and [s.step for s in steps] == list(range(len(steps)))
+        assert all(s.method == "metro" for s in steps)
+        assert sum(s.validation_metric is not None for s in steps) >= 4  # (a refit step has none)
+        assert job.best_lambda in {s.lambda_ for s in steps}
+
+        # The result: METRO and the baseline on both splits.
+        result = get_job_result.sync(job.id, client=client)
+        assert result.metric == "f1" and result.lambda_star == job.best_lambda  # f_beta, beta 1
+        assert {(s.method, s.split) for s in result.summary} == {
+            (m, split) for m in ("metro", "erm") for split in ("validation", "test")
+        }
+        for run in result.runs:
+            c = run.confusion
+            assert 0 <= run.value <= 1 and c.tp + c.fp + c.fn + c.tn > 0
+
+        # The model: manifest, both downloads with their digests.
+        (model,) = list_models.sync(client=client, job_id=job.id).items
+        model = get_model.sync(model.id, client=client)
+        manifest = model.manifest.to_dict()
+        assert manifest["feature_names"] == ["a", "b", "c", "d"]
+        assert model.formats == ["safetensors", "onnx"]
+        weights = download_model.sync(model.id, client=client, format_="safetensors")
+        assert hashlib.sha256(weights.payload.read()).hexdigest() == model.sha256
+        onnx_file = download_model.sync(model.id, client=client, format_="onnx")
+        onnx_bytes = onnx_file.payload.read()
+        assert hashlib.sha256(onnx_bytes).hexdigest() == manifest["onnx_sha256"]
+
+        # Predict, by position and by name (columns reordered by the server).
+        rows = np.loadtxt(csv, delimiter=",", skiprows=1)[:5, :4]
+        by_position = predict.sync(
+            model.id, client=client, body=PredictRequest(instances=rows.tolist())
+        )
+        by_name = predict.sync(
+            model.id, client=client,
+            body=PredictRequest(columns=["d", "c", "b", "a"], data=rows[:, ::-1].tolist()),
+        )  # fmt: skip
+        assert len(by_position.scores) == 5 and set(by_position.labels) <= {0, 1}
+        assert by_name.scores == pytest.approx(by_position.scores, abs=1e-6)
+        ort = pytest.importorskip("onnxruntime")
+        session = ort.InferenceSession(io.BytesIO(onnx_bytes).getvalue())
+        (onnx_scores,) = session.run(None, {session.get_inputs()[0].name: rows.astype(np.float32)})
+        assert onnx_scores[:, 0] == pytest.approx(by_position.scores, abs=1e-4)
+
+        # Errors come back as parsed problems.
+        missing = get_job.sync_detailed(uuid.uuid4(), client=client)
+        assert missing.status_code == 404 and isinstance(missing.parsed, Problem)
+        bad = predict.sync(model.id, client=client, body=PredictRequest(instances=[[1.0, 2.0]]))
+        assert isinstance(bad, Problem) and bad.status == 422
+        assert bad.errors[0].loc == ["body", "instances", 0]
