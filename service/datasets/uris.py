@@ -45,6 +45,21 @@ def _invalid(msg: str, loc: tuple[str, ...] = _URI_LOC) -> InvalidInputError:
     return InvalidInputError("Invalid job", [FieldError(loc, msg)])
 
 
+# Built-ins are checked by loading them, with a row cap so that a large synthetic set is judged by
+# its parameters (the cap is checked before any data is generated) instead of being built here.
+_BUILTIN_CHECK_ROWS = 5_000
+
+
+def _check_builtin(uri: str, positive_label: object) -> None:
+    from metro.data import DataError, load_dataset
+
+    try:
+        load_dataset(uri, positive_label=positive_label, max_rows=_BUILTIN_CHECK_ROWS)
+    except DataError as exc:
+        if "more than the limit" not in str(exc):
+            raise _invalid(str(exc)) from None
+
+
 def check_dataset(
     session: Session,
     tenant_id: uuid.UUID,
@@ -58,13 +73,7 @@ def check_dataset(
     if scheme == "dataset":
         return _check_upload(session, tenant_id, uri, dataset.label_column)
     if scheme == "builtin":
-        from metro.data import BUILTIN_DATASETS
-
-        name = urllib.parse.urlsplit(uri).netloc.lower()
-        if name not in BUILTIN_DATASETS:
-            raise _invalid(
-                f"unknown built-in dataset {name!r}; expected one of {', '.join(BUILTIN_DATASETS)}"
-            )
+        _check_builtin(uri, dataset.positive_label)
         return CheckedDataset(uri=uri, dataset_id=None)
     if scheme in ("file", ""):
         return CheckedDataset(uri=_check_local(uri, scheme, data_roots), dataset_id=None)

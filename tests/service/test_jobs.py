@@ -500,3 +500,22 @@ def test_broker_down_still_accepts_the_job(client, app, tenant):
     assert r.status_code == 201 and r.json()["state"] == "queued"
     with app.state.sessionmaker() as session:
         assert session.get(Job, uuid.UUID(r.json()["id"])).enqueued_at is None
+
+
+def test_builtin_dataset_parameters_are_checked_at_submission(client, tenant):
+    bad = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://digits"}}
+    response = client.post("/v1/jobs", json=bad, headers=tenant.headers)
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["loc"][:2] == ["body", "dataset"]
+    assert "positive" in response.text
+    wrong_label = {
+        "metric": {"preset": "f1"},
+        "dataset": {"uri": "builtin://breast_cancer", "positive_label": "cat"},
+    }
+    assert client.post("/v1/jobs", json=wrong_label, headers=tenant.headers).status_code == 422
+    # a large synthetic set is judged by its parameters, not generated at submission
+    big = {
+        "metric": {"preset": "f1"},
+        "dataset": {"uri": "builtin://synthetic?n_samples=200000&positive_fraction=0.1"},
+    }
+    assert client.post("/v1/jobs", json=big, headers=tenant.headers).status_code == 201
