@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 import time
-from functools import partial
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
