@@ -109,7 +109,8 @@ def test_grid_picks_the_best_validation_point():
         spec, y, threshold_predictions(x), y_validation=yv, predictions_validation=preds_v
     )
     steps = []
-    result = grid_search([solver], config=SearchConfig(n_lambdas=11, shift="minimal"), on_step=steps.append)
+    config = SearchConfig(n_lambdas=11, shift="minimal")
+    result = grid_search([solver], config=config, on_step=steps.append)
     assert len(steps) == 11
     best_val = max(s.validation_metric for s in steps)
     assert result.best.validation_loss(spec) == pytest.approx(-best_val)
