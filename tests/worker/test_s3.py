@@ -7,12 +7,12 @@ import subprocess
 import sys
 import urllib.request
 
+# s3fs is a runtime dependency and moto a test one: both are installed by `make test`.
+import moto  # noqa: F401
 import pytest
+import s3fs  # noqa: F401
 
 from tests.worker.conftest import SMALL_JOB, free_port, wait_until
-
-pytest.importorskip("s3fs")
-pytest.importorskip("moto")
 
 
 @pytest.fixture
