@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -204,3 +205,39 @@ def best_of(spec: MetricSpec, candidates: Sequence[Candidate]) -> Candidate:
         return (c.selection_loss(spec), c.train_loss(spec), i)
 
     return min(enumerate(candidates), key=key)[1]
+
+
+def update_bracket(
+    spec: MetricSpec, cand: Candidate, a: float, b: float, epsilon_m: float
+) -> tuple[float, float, bool]:
+    """The bracket [a, b] around lambda* after fitting ``cand`` at ``cand.lam``, and whether
+    |l^lambda| <= epsilon_m stopped the search (then lambda is taken as lambda*).
+
+    Theorem 5.1: a positive l^lambda moves ``a`` up, a negative one moves ``b`` down. Any fitted h
+    also gives lambda* <= L_S(h), which can only tighten ``b`` (it never excludes lambda*).
+    """
+    lam = cand.lam
+    value = cand.l_lambda(spec)
+    ratio = cand.train_loss(spec)
+    if a <= ratio < b:
+        b = ratio
+    if value > epsilon_m:
+        return max(a, lam), b, False
+    if value < -epsilon_m:
+        return a, min(b, lam), False
+    return lam, lam, True
+
+
+def refit_chosen(
+    result: SearchResult, refit_solver: LambdaSolver | None, recorder: TraceRecorder
+) -> SearchResult:
+    """Refit the chosen lambda on all the data (warm-started from the chosen fit), record it,
+    and close the result."""
+    if refit_solver is not None:
+        started = time.perf_counter()
+        best = result.best
+        final = refit_solver.solve(np.array([best.lam]), shift=best.shift, warm_start=best)[0]
+        recorder.record([final], time.perf_counter() - started)
+        result.final = final
+    result.n_fits = recorder.n_fits
+    return result

@@ -14,7 +14,9 @@ from metro.search.base import (
     TraceRecorder,
     best_of,
     lambda_bounds,
+    refit_chosen,
     shifts_for,
+    update_bracket,
 )
 from metro.search.config import SearchConfig
 
@@ -35,9 +37,8 @@ def bisection_search(
 ) -> SearchResult:
     """Halve [a, b] around lambda* using the sign of l^lambda(h_lambda) on the training sample.
 
-    Theorem 5.1: min_h E_S[l^lambda] has the sign of lambda* - lambda, so a positive value moves
-    ``a`` up and a negative one moves ``b`` down; |l^lambda| <= epsilon_m stops early. Any fitted h
-    also gives lambda* <= L_S(h), which can only tighten ``b`` (it never excludes lambda*).
+    The bracket moves by :func:`~metro.search.base.update_bracket`; |l^lambda| <= epsilon_m stops
+    early.
     """
     spec = solver.spec
     lo, hi = lambda_bounds(spec, config)
@@ -54,16 +55,8 @@ def bisection_search(
             recorder.record([cand], time.perf_counter() - started, bracket=(a, b))
             visited.append(cand)
             previous = cand
-            value = cand.l_lambda(spec)
-            ratio = cand.train_loss(spec)
-            if a <= ratio < b:
-                b = ratio
-            if value > config.epsilon_m:
-                a = lam
-            elif value < -config.epsilon_m:
-                b = min(b, lam)
-            else:
-                a = b = lam  # |l^lambda| within epsilon_m: lambda is taken as lambda*
+            a, b, converged = update_bracket(spec, cand, a, b, config.epsilon_m)
+            if converged:
                 break
             if b - a <= config.epsilon:
                 break
@@ -72,10 +65,4 @@ def bisection_search(
     result = SearchResult(
         strategy="bisection", best=best, trace=recorder.steps, bracket=final_bracket
     )
-    if refit_solver is not None:
-        started = time.perf_counter()
-        final = refit_solver.solve(np.array([best.lam]), shift=best.shift, warm_start=best)[0]
-        recorder.record([final], time.perf_counter() - started)
-        result.final = final
-    result.n_fits = recorder.n_fits
-    return result
+    return refit_chosen(result, refit_solver, recorder)

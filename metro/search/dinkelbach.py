@@ -14,7 +14,9 @@ from metro.search.base import (
     TraceRecorder,
     best_of,
     lambda_bounds,
+    refit_chosen,
     shifts_for,
+    update_bracket,
 )
 from metro.search.config import SearchConfig
 
@@ -48,21 +50,13 @@ def dinkelbach_search(
             recorder.record([cand], time.perf_counter() - started, bracket=(a, b))
             visited.append(cand)
             previous = cand
-            value = cand.l_lambda(spec)
-            ratio = cand.train_loss(spec)
-            if a <= ratio < b:
-                b = ratio
-            if value > config.epsilon_m:
-                a = max(a, lam)
-            elif value < -config.epsilon_m:
-                b = min(b, lam)
-            else:
-                a = b = lam  # |l^lambda| within epsilon_m: lambda is taken as lambda*
+            a, b, converged = update_bracket(spec, cand, a, b, config.epsilon_m)
+            if converged:
                 break
             if b - a <= config.epsilon:
                 break
             # The update lands on b whenever it tightened the bracket, so b itself is allowed.
-            proposal = ratio
+            proposal = cand.train_loss(spec)
             if not a < proposal <= b:
                 proposal = (a + b) / 2.0
             elif abs(proposal - lam) <= config.epsilon:
@@ -73,10 +67,4 @@ def dinkelbach_search(
     result = SearchResult(
         strategy="dinkelbach", best=best, trace=recorder.steps, bracket=final_bracket
     )
-    if refit_solver is not None:
-        started = time.perf_counter()
-        final = refit_solver.solve(np.array([best.lam]), shift=best.shift, warm_start=best)[0]
-        recorder.record([final], time.perf_counter() - started)
-        result.final = final
-    result.n_fits = recorder.n_fits
-    return result
+    return refit_chosen(result, refit_solver, recorder)

@@ -14,6 +14,7 @@ from metro.search.base import (
     StepCallback,
     TraceRecorder,
     lambda_bounds,
+    refit_chosen,
     shifts_for,
 )
 from metro.search.config import SearchConfig
@@ -82,10 +83,4 @@ def grid_search(
             order += 1
     best = min(ranking, key=lambda row: row[:3])[3]
     result = SearchResult(strategy=strategy, best=best, trace=recorder.steps)
-    if refit_solver is not None:
-        started = time.perf_counter()
-        final = refit_solver.solve(np.array([best.lam]), shift=best.shift, warm_start=best)[0]
-        recorder.record([final], time.perf_counter() - started)
-        result.final = final
-    result.n_fits = recorder.n_fits
-    return result
+    return refit_chosen(result, refit_solver, recorder)
