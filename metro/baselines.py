@@ -21,7 +21,7 @@ from metro.metrics import MetricSpec
 from metro.models import ModelSpec, StackedModel
 from metro.surrogates import get_surrogate
 from metro.thresholds import best_threshold
-from metro.trainer import TrainingConfig, fit_cost_sensitive, predict_scores
+from metro.trainer import FitResult, TrainingConfig, fit_cost_sensitive, predict_scores
 
 __all__ = ["BASELINES", "BaselineResult", "fit_baseline", "theta_cost_tables"]
 
@@ -69,8 +69,8 @@ def fit_baseline(
     y_refit: np.ndarray | None = None,
 ) -> BaselineResult:
     """Fit one baseline. ``X_refit``/``y_refit`` (typically train + validation) give it the same
-    data budget as METRO's refit: the chosen theta is retrained there, warm-started, and the
-    chosen threshold kept."""
+    data budget as METRO's refit: the chosen theta is retrained there (warm-started where
+    ``config.uses_warm_start`` says so, as METRO's refit is) and the chosen threshold kept."""
     result = _fit_baseline(
         method, spec=spec, X_train=X_train, y_train=y_train, X_validation=X_validation,
         y_validation=y_validation, model=model, config=config, n_thetas=n_thetas,
@@ -80,8 +80,10 @@ def fit_baseline(
     theta = 0.5 if result.theta is None else result.theta
     refit = fit_cost_sensitive(
         X_refit, y_refit, theta_cost_tables(np.array([theta])),
-        model=result.model, surrogate=get_surrogate("logistic"), config=config,
-    )
+        model=result.model if config.uses_warm_start(model) else model,
+        surrogate=get_surrogate("logistic"), config=config,
+    )  # fmt: skip
+    _check_fit(refit, f"{method}'s refit")
     result.model = refit.model
     result.details["refit"] = True
     return result
@@ -115,6 +117,7 @@ def _fit_baseline(
             X_train, y_train, theta_cost_tables(np.array([0.5])),
             model=model, surrogate=logistic, config=config,
         )
+        _check_fit(fit, method)
         if method == "erm":
             return BaselineResult(method=method, model=fit.model)
         assert X_validation is not None and y_validation is not None
@@ -133,12 +136,16 @@ def _fit_baseline(
     scores = predict_scores(fit.model, X_validation, device=device)
     per_theta = []
     for k in range(thetas.size):
+        if fit.diverged[k]:
+            continue
         if method == "koyejo2":
             threshold = 0.0
             loss = spec.loss(y_validation, (scores[:, k] >= 0).astype(np.int64))
         else:
             threshold, loss = best_threshold(spec, scores[:, k], y_validation)
         per_theta.append((loss, k, threshold))
+    if not per_theta:
+        _check_fit(fit, method)
     loss, k, threshold = min(per_theta)
     return BaselineResult(
         method=method,
@@ -149,3 +156,11 @@ def _fit_baseline(
         details={"thetas": thetas.tolist(), "validation_losses": [p[0] for p in per_theta]},
     )
 
+
+
+def _check_fit(fit: FitResult, what: str) -> None:
+    if fit.diverged.any():
+        raise ValueError(
+            f"{what} diverged: the training loss ended non-finite, or higher than both where it "
+            "started and the loss of scoring every example 0. Lower training.lr"
+        )

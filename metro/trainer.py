@@ -31,7 +31,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from functools import partial
 from typing import Any
 
@@ -56,6 +56,7 @@ __all__ = [
 ]
 
 OPTIMIZERS: tuple[str, ...] = ("auto", "lbfgs", "sgd")
+WARM_STARTS: tuple[str, ...] = ("auto", "always", "never")
 _DEVICE_RE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 _CHECKPOINT_FORMAT = 1
 # Config fields that shape the optimization trajectory; a checkpoint only resumes a fit that
@@ -121,7 +122,15 @@ def _check_bool(name: str, value: Any) -> bool:
 class TrainingConfig:
     """How to fit. ``optimizer="auto"`` picks L-BFGS for linear models and SGD otherwise;
     ``max_iter``/``tol`` drive L-BFGS, the SGD fields follow the paper (lr 0.02, batch 1024,
-    weight decay 1e-4, Nesterov momentum 0.9, cosine decay over 100 epochs)."""
+    weight decay 1e-4, Nesterov momentum 0.9, cosine decay over 100 epochs).
+
+    ``warm_start`` says whether a search may start a fit from an earlier one (bisection's next
+    step, the final refit): ``"auto"`` does so for L-BFGS only, where it saves iterations and
+    ends at the same optimum of a convex problem. An SGD fit runs its fixed number of epochs
+    anyway, so a warm start saves nothing there; it restarts the learning-rate schedule at its
+    peak on a model whose margins are already large (which made the exponential surrogate
+    diverge) and gives later fits more training than earlier ones, so ``"auto"`` starts every SGD
+    fit from the same seeded initialization."""
 
     optimizer: str = "auto"
     max_iter: int = 200
@@ -135,11 +144,16 @@ class TrainingConfig:
     device: str = "auto"
     mixed_precision: bool = True
     seed: int = 0
+    warm_start: str = "auto"
 
     def __post_init__(self) -> None:
         if not isinstance(self.optimizer, str) or self.optimizer not in OPTIMIZERS:
             raise ValueError(
                 f"unknown optimizer {self.optimizer!r}; expected one of {', '.join(OPTIMIZERS)}"
+            )
+        if not isinstance(self.warm_start, str) or self.warm_start not in WARM_STARTS:
+            raise ValueError(
+                f"unknown warm_start {self.warm_start!r}; expected one of {', '.join(WARM_STARTS)}"
             )
         if not isinstance(self.device, str) or not _DEVICE_RE.match(self.device):
             raise ValueError(
@@ -164,6 +178,12 @@ class TrainingConfig:
         if self.optimizer != "auto":
             return self.optimizer
         return "lbfgs" if spec.kind == "linear" else "sgd"
+
+    def uses_warm_start(self, spec: ModelSpec) -> bool:
+        """Whether a fit of ``spec`` offered an earlier fit as its start should take it."""
+        if self.warm_start != "auto":
+            return self.warm_start == "always"
+        return self.resolve_optimizer(spec) == "lbfgs"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -197,11 +217,20 @@ class TrainingEvent:
 
 @dataclass
 class FitResult:
+    """``surrogate_loss`` is each model's final mean training surrogate loss (no weight decay),
+    +inf where that model's fit diverged; ``diverged`` marks those models (see
+    :func:`fit_cost_sensitive`)."""
+
     model: StackedModel  # on CPU, eval mode
-    surrogate_loss: np.ndarray  # [K] final mean training surrogate loss, no weight decay
+    surrogate_loss: np.ndarray  # [K]
     n_steps: int
     seconds: float
     checkpoint: dict[str, Any] | None
+    diverged: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # [K]
+
+    def __post_init__(self) -> None:
+        if self.diverged.size == 0:
+            self.diverged = ~np.isfinite(np.asarray(self.surrogate_loss, dtype=np.float64))
 
 
 # -- input validation ---------------------------------------------------------------------------
@@ -902,7 +931,8 @@ def _fit_sgd(
     emit: _Emit,
     checkpoint_every: int | None,
     make_checkpoint: _MakeCheckpoint,
-) -> tuple[Tensor, int, dict[str, Any] | None]:
+) -> tuple[Tensor, int, dict[str, Any] | None, Tensor]:
+    """Returns the final losses, the epochs run, the last checkpoint and which models diverged."""
     n, K = X.shape[0], model.n_models
     params = dict(model.named_parameters())
     decayed = [p for name, p in params.items() if model.is_weight(name)]
@@ -927,9 +957,17 @@ def _fit_sgd(
                 optimizer.state[p]["momentum_buffer"] = buf.to(device, torch.float32).clone()
     if step > config.epochs:
         raise ValueError(f"the checkpoint is at epoch {step}, past the {config.epochs} configured")
+    amp = config.mixed_precision and device.type == "cuda"
+    # The loss before the first epoch, the reference for divergence (kept in checkpoints so that
+    # a resumed fit judges itself as the uninterrupted one would).
+    if resume is not None and "initial_loss" in resume[0]:
+        initial = resume[0]["initial_loss"].to(device, torch.float64)
+    else:
+        model.eval()
+        initial = _mean_loss(model, X, y, table, surrogate, device=device, amp=amp)
 
     def state_now() -> dict[str, Tensor]:
-        out = {}
+        out = {"initial_loss": initial}
         for name, p in params.items():
             buf = optimizer.state.get(p, {}).get("momentum_buffer")
             if buf is not None:
@@ -939,7 +977,6 @@ def _fit_sgd(
     batch = config.batch_size
     per_epoch = math.ceil(n / batch)
     total = config.epochs * per_epoch
-    amp = config.mixed_precision and device.type == "cuda"
     images = X.ndim == 4
     last_checkpoint: dict[str, Any] | None = None
     model.train()
@@ -984,7 +1021,8 @@ def _fit_sgd(
     final = _mean_loss(model, X, y, table, surrogate, device=device, amp=amp)
     if checkpoint_every is not None:
         last_checkpoint = make_checkpoint(step, state_now())
-    return final, step, last_checkpoint
+    reference = torch.maximum(initial, _zero_score_loss(y, table, surrogate))
+    return final, step, last_checkpoint, _diverged(final, reference)
 
 
 @torch.no_grad()
@@ -1100,15 +1138,37 @@ def fit_cost_sensitive(
     }  # fmt: skip
     if optimizer_name == "lbfgs":
         losses, steps, checkpoint = _fit_lbfgs(y=y_dev, table=table, **common)
+        diverged = ~torch.isfinite(losses)
     else:
-        losses, steps, checkpoint = _fit_sgd(y=y_dev, table=table, **common)
+        losses, steps, checkpoint, diverged = _fit_sgd(y=y_dev, table=table, **common)
+    loss_np = losses.detach().cpu().double().numpy()
+    diverged_np = diverged.cpu().numpy()
+    loss_np[diverged_np] = math.inf
     return FitResult(
         model=stack.to("cpu").eval(),
-        surrogate_loss=losses.detach().cpu().double().numpy(),
+        surrogate_loss=loss_np,
         n_steps=steps,
         seconds=time.perf_counter() - started,
         checkpoint=checkpoint,
+        diverged=diverged_np,
     )
+
+
+def _zero_score_loss(y: Tensor, table: Tensor, surrogate: Surrogate) -> Tensor:
+    """[K] mean training surrogate loss of the model that scores every example 0."""
+    zeros = torch.zeros(y.shape[0], table.shape[-1], device=y.device)
+    return _loss_matrix(surrogate, zeros, table[y]).sum(0, dtype=torch.float64) / y.shape[0]
+
+
+def _diverged(final: Tensor, reference: Tensor) -> Tensor:
+    """[K] which SGD fits blew up: a final loss that is not finite, or more than 1% above both
+    the loss the fit started from and that of the all-zero scorer. An SGD run that merely
+    trained too little still ends below its start, and one that minimized loss + weight decay
+    ends below the zero scorer (whose regularized objective is its loss); SGD's noise at the
+    end of a cosine schedule is far below 1%. (L-BFGS needs no such check: its line search never
+    accepts a step that raises the objective.)"""
+    final = final.double()
+    return ~torch.isfinite(final) | ((reference > 0) & (final > 1.01 * reference))
 
 
 @torch.no_grad()

@@ -6,6 +6,7 @@ the job; it only finds out and stops.
 
 from __future__ import annotations
 
+import math
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -266,12 +267,22 @@ class FitRow:
 
 
 def _fit_row(f: JobFit) -> FitRow:
+    losses = None if f.surrogate_loss is None else [_loss_in(v) for v in f.surrogate_loss]
     return FitRow(
         key=f.key, repeat=f.repeat, role=f.role, shift=f.shift, lambdas=list(f.lambdas),
         shareable=f.shareable, state=f.state, lease_owner=f.lease_owner,
         lease_expires_at=f.lease_expires_at, artifact=f.artifact, sha256=f.sha256,
-        surrogate_loss=None if f.surrogate_loss is None else list(f.surrogate_loss),
+        surrogate_loss=losses,
     )  # fmt: skip
+
+
+# A diverged fit's loss is +inf (metro's convention); JSON has no infinity, so it is stored null.
+def _loss_out(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _loss_in(value: float | None) -> float:
+    return math.inf if value is None else float(value)
 
 
 def ensure_fits(
@@ -380,7 +391,7 @@ def complete_fit(
                 state="done",
                 artifact=artifact,
                 sha256=sha256,
-                surrogate_loss=surrogate_loss,
+                surrogate_loss=[_loss_out(v) for v in surrogate_loss],
                 seconds=seconds,
                 lease_owner=None,
                 lease_expires_at=None,

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from metro.search.base import (
     Candidate,
+    DivergedError,
     LambdaSolver,
     SearchResult,
     StepCallback,
@@ -26,6 +27,7 @@ from metro.search.grid import grid_lambdas, grid_search
 __all__ = [
     "STRATEGIES",
     "Candidate",
+    "DivergedError",
     "FiniteHypothesisSolver",
     "LambdaSolver",
     "SearchConfig",

@@ -16,6 +16,7 @@ from metro.search.config import SearchConfig
 
 __all__ = [
     "Candidate",
+    "DivergedError",
     "LambdaSolver",
     "SearchResult",
     "StepCallback",
@@ -53,6 +54,8 @@ class Candidate:
     surrogate_loss: float = math.nan
     handle: Any = None  # solver-specific key to retrieve the fitted model
     fold: int | None = None
+    # The fit blew up (see metro.trainer.fit_cost_sensitive): its model is never chosen.
+    diverged: bool = False
 
     def train_loss(self, spec: MetricSpec) -> float:
         return spec.loss_from_fractions(self.train_cells)
@@ -195,10 +198,37 @@ class TraceRecorder:
                 self.on_step(step)
 
 
+class DivergedError(ValueError):
+    """Every fit a search could choose from diverged, or a step it depends on did."""
+
+
+def diverged_error(candidates: Sequence[Candidate], what: str) -> DivergedError:
+    lams = ", ".join(f"{c.lam:.4g} ({c.shift})" for c in candidates[:5])
+    more = f" and {len(candidates) - 5} more" if len(candidates) > 5 else ""
+    return DivergedError(
+        f"{what} diverged at lambda {lams}{more}: the training loss ended non-finite, or higher "
+        "than both where it started and the loss of scoring every example 0. Lower "
+        "training.lr, or use a surrogate with bounded gradients (logistic, hinge) instead of "
+        "an exponential or quadratic one"
+    )
+
+
+def check_converged(candidates: Sequence[Candidate], what: str) -> None:
+    """Raise :class:`DivergedError` when a fit the search cannot do without diverged."""
+    bad = [c for c in candidates if c.diverged]
+    if bad:
+        raise diverged_error(bad, what)
+
+
 def best_of(spec: MetricSpec, candidates: Sequence[Candidate]) -> Candidate:
-    """Lowest selection loss; ties go to the lower training loss, then the earlier candidate."""
+    """Lowest selection loss among the fits that did not diverge; ties go to the lower training
+    loss, then the earlier candidate."""
     if not candidates:
         raise ValueError("no candidates to choose from")
+    usable = [c for c in candidates if not c.diverged]
+    if not usable:
+        raise diverged_error(candidates, "every fit")
+    candidates = usable
 
     def key(item: tuple[int, Candidate]) -> tuple[float, float, int]:
         i, c = item
@@ -216,6 +246,8 @@ def update_bracket(
     Theorem 5.1: a positive l^lambda moves ``a`` up, a negative one moves ``b`` down. Any fitted h
     also gives lambda* <= L_S(h), which can only tighten ``b`` (it never excludes lambda*).
     """
+    # The sign of l^lambda says where lambda* is only for a model that actually minimized.
+    check_converged([cand], "the fit that decides the next lambda")
     lam = cand.lam
     value = cand.l_lambda(spec)
     ratio = cand.train_loss(spec)
@@ -231,13 +263,14 @@ def update_bracket(
 def refit_chosen(
     result: SearchResult, refit_solver: LambdaSolver | None, recorder: TraceRecorder
 ) -> SearchResult:
-    """Refit the chosen lambda on all the data (warm-started from the chosen fit), record it,
-    and close the result."""
+    """Refit the chosen lambda on all the data (offered the chosen fit as a warm start, which the
+    solver may decline), record it, and close the result."""
     if refit_solver is not None:
         started = time.perf_counter()
         best = result.best
         final = refit_solver.solve(np.array([best.lam]), shift=best.shift, warm_start=best)[0]
         recorder.record([final], time.perf_counter() - started)
+        check_converged([final], "the refit on all the data")
         result.final = final
     result.n_fits = recorder.n_fits
     return result

@@ -13,6 +13,7 @@ from metro.search.base import (
     SearchResult,
     StepCallback,
     TraceRecorder,
+    diverged_error,
     lambda_bounds,
     refit_chosen,
     shifts_for,
@@ -73,14 +74,21 @@ def grid_search(
     # Rank each (shift, lambda) by its validation loss averaged over the folds; ties go to the
     # lower mean training loss, then to the earlier grid point. Fold 0's fit represents it.
     # (Surrogate losses at different lambdas are on different cost tables: not comparable.)
+    # A lambda whose fit diverged in any fold is out (its trace steps stay, loss null).
     ranking: list[tuple[float, float, int, Candidate]] = []
     order = 0
     for per_fold in by_shift.values():
         for i in range(len(lambdas)):
+            if any(fold[i].diverged for fold in per_fold):
+                order += 1
+                continue
             mean_loss = float(np.mean([fold[i].selection_loss(spec) for fold in per_fold]))
             train_loss = float(np.mean([fold[i].train_loss(spec) for fold in per_fold]))
             ranking.append((mean_loss, train_loss, order, per_fold[0][i]))
             order += 1
+    if not ranking:
+        everything = [c for per_fold in by_shift.values() for fold in per_fold for c in fold]
+        raise diverged_error(everything, "every fit of the grid")
     best = min(ranking, key=lambda row: row[:3])[3]
     result = SearchResult(strategy=strategy, best=best, trace=recorder.steps)
     return refit_chosen(result, refit_solver, recorder)

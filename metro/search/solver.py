@@ -77,7 +77,12 @@ class TrainerSolver:
         lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
         costs = cost_tables(self.spec, lambdas, shift=shift)
         init: ModelSpec | StackedModel = self.model_spec
-        if warm_start is not None and warm_start.handle is not None:
+        if (
+            warm_start is not None
+            and warm_start.handle is not None
+            and not warm_start.diverged
+            and self.config.uses_warm_start(self.model_spec)
+        ):
             init = self.model(warm_start)
         return fit_cost_sensitive(
             self.X,
@@ -123,6 +128,8 @@ class TrainerSolver:
                 validation_cells=None if val_cells is None else val_cells[k],
                 surrogate_loss=float(surrogate_loss[k]),
                 handle=(self, key, k),
+                # fit_cost_sensitive reports a diverged model's loss as +inf.
+                diverged=not np.isfinite(surrogate_loss[k]),
             )
             for k, lam in enumerate(lambdas)
         ]

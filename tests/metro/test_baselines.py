@@ -88,3 +88,16 @@ def test_baseline_errors():
     with pytest.raises(ValueError, match="needs a validation split"):
         fit_baseline("koyejo1", spec=f1(), X_train=Xtr, y_train=ytr, X_validation=None,
                      y_validation=None, model=ModelSpec(), config=CONFIG)
+
+
+@pytest.mark.parametrize("method", ["erm", "koyejo2"])
+def test_a_blown_up_baseline_fit_is_an_error_not_a_model(method):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5)).astype(np.float32)
+    y = (X[:, 0] + rng.normal(size=300) > 0.5).astype(np.int64)
+    with pytest.raises(ValueError, match=f"{method} diverged.*Lower training.lr"):
+        fit_baseline(
+            method, spec=f1(), X_train=X[:200], y_train=y[:200], X_validation=X[200:],
+            y_validation=y[200:], model=ModelSpec("mlp", hidden=(8,)),
+            config=TrainingConfig(device="cpu", epochs=3, batch_size=16, lr=1e4),
+        )  # fmt: skip

@@ -76,6 +76,8 @@ COSTS = np.stack([_table(1.0, 0.2), _table(1.0, 1.0), _table(0.3, 1.0)])
         ("device", "cuda:x"),
         ("mixed_precision", "yes"),
         ("seed", -1),
+        ("warm_start", "sometimes"),
+        ("warm_start", True),
     ],
 )
 def test_config_validation_names_the_field(field: str, value: object) -> None:
@@ -92,6 +94,12 @@ def test_config_round_trip_and_optimizer_choice() -> None:
     assert TrainingConfig().resolve_optimizer(ModelSpec("linear")) == "lbfgs"
     assert TrainingConfig().resolve_optimizer(MLP) == "sgd"
     assert TrainingConfig(optimizer="sgd").resolve_optimizer(ModelSpec("linear")) == "sgd"
+    # Warm starts: only where they save work (L-BFGS), unless asked for.
+    assert TrainingConfig().uses_warm_start(ModelSpec("linear"))
+    assert not TrainingConfig().uses_warm_start(MLP)
+    assert not TrainingConfig(optimizer="sgd").uses_warm_start(ModelSpec("linear"))
+    assert TrainingConfig(warm_start="always").uses_warm_start(MLP)
+    assert not TrainingConfig(warm_start="never").uses_warm_start(ModelSpec("linear"))
 
 
 # -- validation ---------------------------------------------------------------------------------
@@ -328,6 +336,34 @@ def test_every_surrogate_trains_without_nan(name: str) -> None:
         scores = predict_scores(fit.model, X)
         assert np.isfinite(scores).all() and np.isfinite(fit.surrogate_loss).all()
         assert all(torch.isfinite(t).all() for t in fit.model.tensors().values())
+
+
+def test_a_blown_up_sgd_fit_is_flagged_and_spares_the_rest_of_its_stack() -> None:
+    X, y = _tabular(n=200)
+    surrogate = get_surrogate("exponential")
+    config = TrainingConfig(epochs=5, batch_size=32, lr=0.05, **CPU)
+    # The same costs scaled by 1e4 act as a learning rate 1e4 times larger: that model explodes.
+    costs = np.stack([_table(1.0, 1.0), _table(1e4, 1e4)])
+    both = fit_cost_sensitive(X, y, costs, model=MLP, surrogate=surrogate, config=config)
+    assert both.diverged.tolist() == [False, True]
+    assert math.isfinite(both.surrogate_loss[0]) and both.surrogate_loss[1] == math.inf
+    alone = fit_cost_sensitive(X, y, costs[:1], model=MLP, surrogate=surrogate, config=config)
+    assert not alone.diverged.any()
+    np.testing.assert_allclose(
+        predict_scores(both.model, X)[:, 0], predict_scores(alone.model, X)[:, 0], rtol=1e-5,
+        atol=1e-5,
+    )  # fmt: skip
+
+
+def test_an_undertrained_sgd_fit_is_not_called_diverged() -> None:
+    # One epoch of a network starts above the zero scorer's loss and ends a little lower: slow,
+    # not blown up.
+    X, y = _tabular(n=200)
+    fit = fit_cost_sensitive(
+        X, y, COSTS, model=MLP, surrogate="logistic",
+        config=TrainingConfig(epochs=1, batch_size=64, lr=1e-3, **CPU),
+    )  # fmt: skip
+    assert not fit.diverged.any() and np.isfinite(fit.surrogate_loss).all()
 
 
 def test_surrogate_loss_is_the_mean_training_loss() -> None:
@@ -591,6 +627,7 @@ def test_fit_result_fields() -> None:
     )
     assert isinstance(fit, FitResult) and isinstance(fit.model, StackedModel)
     assert fit.surrogate_loss.shape == (3,) and fit.seconds > 0 and 1 <= fit.n_steps <= 200
+    assert fit.diverged.shape == (3,) and not fit.diverged.any()
     assert next(fit.model.parameters()).device.type == "cpu"
 
 

@@ -25,6 +25,7 @@ def test_submit_returns_201_location_and_normalized_spec(client, tenant):
     assert spec["search"]["strategy"] == "grid" and spec["search"]["n_lambdas"] == 21
     assert spec["model"]["kind"] == "linear"
     assert spec["training"]["optimizer"] == "auto"
+    assert spec["training"]["warm_start"] == "auto"
     assert spec["metric"] == {"preset": "f1"}
     assert spec["metric_info"] == {"name": "f1", "greater_is_better": True}
     assert spec["repeats"] == 1 and spec["baselines"] == []
@@ -89,6 +90,7 @@ def _errors(r) -> list[dict[str, Any]]:
         ({"search": {"shift": "sideways"}}, ["body", "search", "shift"]),
         ({"search": {"lambda_min": 1.0, "lambda_max": 0.0}}, ["body", "search"]),
         ({"training": {"lr": -1}}, ["body", "training", "lr"]),
+        ({"training": {"warm_start": "sometimes"}}, ["body", "training", "warm_start"]),
         ({"model": {"kind": "mlp", "hidden": [0]}}, ["body", "model", "hidden"]),
         ({"baselines": ["erm", "erm"]}, ["body", "baselines"]),
     ],

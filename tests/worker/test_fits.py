@@ -3,6 +3,7 @@ the fit an uninterrupted run gives, bit for bit."""
 
 from __future__ import annotations
 
+import math
 import uuid
 
 import numpy as np
@@ -15,7 +16,9 @@ from metro.metrics import get_metric
 from metro.models import ModelSpec
 from metro.surrogates import get_surrogate
 from metro.trainer import TrainingConfig
+from service.db.models import JobFit
 from tests.worker.test_pipeline import _solo_context
+from worker import store
 from worker.fits import FitRunner
 from worker.lease import Lease
 
@@ -54,3 +57,33 @@ def test_interrupted_sgd_fit_resumes_from_its_checkpoint(make_cluster):
     for name, tensor in whole.model.tensors().items():
         assert torch.equal(resumed.model.tensors()[name], tensor), name
     assert np.array_equal(resumed.surrogate_loss, whole.surrogate_loss)
+
+
+def test_a_diverged_fit_is_stored_and_loaded_as_diverged(make_cluster):
+    # metro reports a blown-up fit's loss as +inf; JSON (and Postgres's json) has no infinity.
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    setup = prepare_repeat(
+        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
+        surrogate=get_surrogate("exponential"), model=ModelSpec("mlp", hidden=(8,)),
+        training=TrainingConfig(optimizer="sgd", epochs=2, batch_size=16, lr=1e3), repeat=0,
+    )  # fmt: skip
+    lambdas = np.array([-0.8, -0.4])
+    job_id = uuid.UUID(cluster.submit())  # a job row for the fit to belong to (no worker runs)
+    key = "r0/main/c0/s0"
+    store.ensure_fits(ctx, job_id, [
+        {"key": key, "repeat": 0, "role": "main", "shift": "minimal",
+         "lambdas": lambdas.tolist(), "shareable": True},
+    ])  # fmt: skip
+    runner = FitRunner(ctx, job_id, Lease(ctx, job_id, "t", holds_job=False))
+    fit = runner.train(setup.solver("main"), key, lambdas, shift="minimal", warm_start=None)
+    assert fit.diverged.all()
+    (raw,) = [f for f in cluster.rows(JobFit, str(job_id)) if f.key == key]
+    assert raw.state == "done" and raw.surrogate_loss == [None, None]
+    row = store.get_fit(ctx, job_id, key)
+    assert row is not None and row.surrogate_loss == [math.inf, math.inf]
+    solver = setup.solver("main")
+    candidates = solver.adopt(
+        runner.load(row, solver), lambdas, shift="minimal", surrogate_loss=row.surrogate_loss
+    )
+    assert all(c.diverged for c in candidates)
