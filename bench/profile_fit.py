@@ -33,13 +33,13 @@ from torch import Tensor
 
 from metro import ModelSpec, TrainingConfig
 from metro import models as metro_models
-from metro import trainer as metro_trainer
 from metro.baselines import theta_cost_tables
 from metro.costs import cost_tables
 from metro.data import load_dataset
 from metro.metrics import get_metric
 from metro.search import grid_lambdas
 from metro.trainer import fit_cost_sensitive
+from metro.trainer import lbfgs as metro_trainer
 
 DATASETS = {
     "synthetic": "builtin://synthetic?n_samples=50000&n_features=50&positive_fraction=0.1&seed=0",

@@ -50,7 +50,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -334,6 +334,8 @@ class Cell:
     validation: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     extra: list[dict[str, Any]] = field(default_factory=list)
+    # Seeds on which the method raised (e.g. every fit of its search diverged): no score.
+    failures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -347,9 +349,10 @@ class Cell:
             "metric": self.metric,
             "method": self.method,
             "tag": self.tag,
-            "test_mean": float(t.mean()),
+            "test_mean": float(t.mean()) if t.size else None,
             "test_std": float(t.std(ddof=1)) if t.size > 1 else 0.0,
-            "validation_mean": float(np.mean(self.validation)),
+            "validation_mean": float(np.mean(self.validation)) if self.validation else None,
+            "failures": self.failures,
             "test": self.test,
             "validation": self.validation,
             "seconds": self.seconds,
@@ -377,32 +380,40 @@ def run_cell(
     tag: str,
     dataset: Dataset,
     refit: bool = True,
+    lr: float | None = None,
 ) -> Cell:
     name, params = METRICS[metric_name]
     metric = get_metric(name, **params)
     spec_model, _ = MODELS[model]
     config = training_config(model)
+    if lr is not None:
+        config = replace(config, lr=lr)
     cell = Cell(task, model, metric_name, method, tag)
     parsed = _parse_method(method)
     if parsed is not None:
         strategy, surrogate = parsed
         search = SearchConfig(strategy=strategy, shift=shift, n_lambdas=n_lambdas, refit=refit)
         started = time.perf_counter()
-        result = run_experiment(
-            dataset,
-            metric=metric,
-            surrogate=get_surrogate(surrogate),
-            model=spec_model,
-            search=search,
-            training=config,
-            repeats=seeds,
-            seed=0,
-            validation_fraction=VALIDATION_FRACTION,
-            test_fraction=TEST_FRACTION,
-        )
-        total = time.perf_counter() - started
         for r in range(seeds):
-            by_split = {s.split: s for s in result.scores if s.repeat == r}
+            # Repeat r of run_experiment(repeats=seeds, seed=0), run alone so that a search that
+            # fails on one seed (a diverged fit) costs that seed only.
+            try:
+                result = run_experiment(
+                    dataset,
+                    metric=metric,
+                    surrogate=get_surrogate(surrogate),
+                    model=spec_model,
+                    search=search,
+                    training=replace(config, seed=config.seed + r),
+                    repeats=1,
+                    seed=r,
+                    validation_fraction=VALIDATION_FRACTION,
+                    test_fraction=TEST_FRACTION,
+                )
+            except ValueError as exc:  # what a service job would end FAILED with
+                cell.failures.append({"seed": r, "reason": str(exc)})
+                continue
+            by_split = {s.split: s for s in result.scores}
             if method.endswith("-thr"):
                 # METRO + a tuned threshold: the threshold that maximizes the metric on the
                 # validation part for the searched (pre-refit) model, kept for the refitted model
@@ -418,13 +429,13 @@ def run_cell(
                     validation_fraction=VALIDATION_FRACTION,
                     test_fraction=TEST_FRACTION,
                 )
-                best = result.searches[r].best
+                best = result.searches[0].best
                 va, te = setup.splits.validation, setup.splits.test
                 pre = best.handle[0].model(best)
                 threshold, _ = best_threshold(
                     setup.spec, predict_scores(pre, dataset.X[va])[:, 0], dataset.y[va]
                 )
-                final = result.model_for("metro", r)
+                final = result.model_for("metro", 0)
                 final.threshold = threshold
                 scored = ExperimentResult(metric=setup.spec)
                 _score(
@@ -443,16 +454,19 @@ def run_cell(
             cell.test.append(by_split["test"].value)
             cell.validation.append(by_split["validation"].value)
             cell.seconds.append(by_split["test"].seconds)
-            sr = result.searches[r]
+            sr = result.searches[0]
             cell.extra.append(
                 {
+                    "seed": r,
                     "lambda": sr.lambda_star,
                     "shift": sr.best_shift,
                     "n_fits": sr.n_fits,
                     "strategy": sr.strategy,
+                    # grid points left out because their fit diverged
+                    "diverged_fits": sum(s.surrogate_loss == math.inf for s in sr.trace),
                 }
             )
-        cell.extra.append({"total_seconds": total})
+        cell.extra.append({"total_seconds": time.perf_counter() - started})
         return cell
 
     for r in range(seeds):
@@ -486,18 +500,22 @@ def run_cell(
             cell.seconds.append(seconds)
             cell.extra.append(details)
             continue
-        base = fit_baseline(
-            method,
-            spec=spec,
-            X_train=X[tr],
-            y_train=y[tr],
-            X_validation=X[va],
-            y_validation=y[va],
-            model=spec_model,
-            config=setup.config,
-            X_refit=X[dev] if refit else None,
-            y_refit=y[dev] if refit else None,
-        )
+        try:
+            base = fit_baseline(
+                method,
+                spec=spec,
+                X_train=X[tr],
+                y_train=y[tr],
+                X_validation=X[va],
+                y_validation=y[va],
+                model=spec_model,
+                config=setup.config,
+                X_refit=X[dev] if refit else None,
+                y_refit=y[dev] if refit else None,
+            )
+        except ValueError as exc:  # a diverged fit: no model on this seed
+            cell.failures.append({"seed": r, "reason": str(exc)})
+            continue
         seconds = time.perf_counter() - started
         fitted = FittedMethod(method=method, repeat=r, model=base.model, threshold=base.threshold)
         _score(scored, spec, fitted, X, y, va, te, "cpu", seconds, theta=base.theta)
@@ -549,7 +567,14 @@ def markdown(data: dict[str, Any], *, tag: str = "") -> str:
         out.append("| method | " + " | ".join(metrics) + " |")
         out.append("|---|" + "---|" * len(metrics))
         best = {
-            m: max((c["test_mean"] for (meth, met), c in here.items() if met == m), default=None)
+            m: max(
+                (
+                    c["test_mean"]
+                    for (meth, met), c in here.items()
+                    if met == m and _complete(c)
+                ),
+                default=None,
+            )
             for m in metrics
         }
         for method in methods:
@@ -559,14 +584,26 @@ def markdown(data: dict[str, Any], *, tag: str = "") -> str:
                 if c is None:
                     row.append("")
                     continue
+                failed = len(c.get("failures") or [])
+                if c["test_mean"] is None:
+                    row.append(f"failed {failed}/{failed}")
+                    continue
                 text = _fmt(c["test_mean"], c["test_std"])
                 top = best[m]
-                if top is not None and c["test_mean"] >= top - 1e-12:
+                if top is not None and _complete(c) and c["test_mean"] >= top - 1e-12:
                     text = f"**{text}**"
+                if failed:
+                    text += f" ({failed} of {failed + len(c['test'])} failed)"
                 row.append(text)
             out.append("| " + " | ".join(row) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def _complete(cell: dict[str, Any]) -> bool:
+    """Scored on every seed (the comparisons pair seeds, so a cell with failed seeds is left
+    out of them; the per-task tables still show it, with its failures)."""
+    return not cell.get("failures") and cell["test_mean"] is not None
 
 
 def paired(data: dict[str, Any], method: str, against: str, *, tag: str = "") -> str:
@@ -575,7 +612,7 @@ def paired(data: dict[str, Any], method: str, against: str, *, tag: str = "") ->
     cells = {
         (c["task"], c["model"], c["metric"], c["method"]): c
         for c in data["cells"].values()
-        if c["tag"] == tag
+        if c["tag"] == tag and _complete(c)
     }
     lines = [
         f"| task (model) | metric | {method} - {against} (points) | wins / ties / losses |",
@@ -599,7 +636,7 @@ def aggregate(data: dict[str, Any], *, tag: str = "") -> str:
     """Across every task/model/metric that has all methods: each method's mean test score, mean
     difference to ERM, mean rank (1 = best; ties share the average rank) and the number of cells
     where it is best (ties count for every tied method)."""
-    cells = [c for c in data["cells"].values() if c["tag"] == tag]
+    cells = [c for c in data["cells"].values() if c["tag"] == tag and _complete(c)]
     methods = [m for m in METHODS if any(c["method"] == m for c in cells)]  # the main table's
     keys = dict.fromkeys((c["task"], c["model"], c["metric"]) for c in cells)
     table = {
@@ -637,7 +674,7 @@ def aggregate(data: dict[str, Any], *, tag: str = "") -> str:
 
 def summary(data: dict[str, Any], *, tag: str = "") -> str:
     """Per task/model/metric: the best METRO row against the best baseline and against TTCV."""
-    cells = [c for c in data["cells"].values() if c["tag"] == tag]
+    cells = [c for c in data["cells"].values() if c["tag"] == tag and _complete(c)]
     keys = dict.fromkeys((c["task"], c["model"], c["metric"]) for c in cells)
     lines = [
         "| task (model) | metric | best baseline | sklearn-ttcv | metro-grid-logistic | "
@@ -676,7 +713,7 @@ def plot(data: dict[str, Any], path: Path, *, tag: str = "") -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cells = [c for c in data["cells"].values() if c["tag"] == tag]
+    cells = [c for c in data["cells"].values() if c["tag"] == tag and _complete(c)]
     rows = list(dict.fromkeys((c["task"], c["model"]) for c in cells))
     metrics = [m for m in METRICS if any(c["metric"] == m for c in cells)]
     methods = [m for m in (*METHODS, *EXTRA_METHODS) if any(c["method"] == m for c in cells)]
@@ -827,11 +864,13 @@ def _run_cells(cells: list[Any], args: argparse.Namespace, t0: float) -> Iterabl
             tag=args.tag,
             dataset=datasets[(task, images)],
             refit=not args.no_refit,
+            lr=args.lr,
         )
         record = cell.to_dict()
         record["shift_setting"] = args.shift
         record["n_lambdas"] = args.n_lambdas
         record["refit"] = not args.no_refit
+        record["lr"] = args.lr
         record["wall_s"] = time.perf_counter() - started
         yield record
 
@@ -901,6 +940,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-refit",
         action="store_true",
         help="no method refits on train + validation (ablation; use with --tag)",
+    )
+    ap.add_argument(
+        "--lr", type=float, help="SGD learning rate for mlp/cnn3 (ablation; use with --tag)"
     )
     ap.add_argument(
         "--jobs",

@@ -12,11 +12,21 @@ from typing import Any
 
 import fsspec
 
+# The model's file names are the library's: one definition for writer and reader.
+from metro.serialization import MANIFEST_FILE, ONNX_FILE, WEIGHTS_FILE
 from service.errors import ServiceError
 
-WEIGHTS_FILE = "model.safetensors"
-MANIFEST_FILE = "manifest.json"
-ONNX_FILE = "model.onnx"
+__all__ = [
+    "MANIFEST_FILE",
+    "ONNX_FILE",
+    "WEIGHTS_FILE",
+    "ArtifactError",
+    "exists",
+    "iter_file",
+    "read_bytes",
+    "resolve_artifact_uri",
+]
+
 _CHUNK = 1024 * 1024
 
 

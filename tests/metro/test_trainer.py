@@ -181,11 +181,12 @@ def test_linear_fast_path_matches_the_generic_objective(shift: str) -> None:
     computes the same objective and gradient as the generic full-batch pass."""
     from metro.costs import cost_tables
     from metro.metrics import f1
-    from metro.trainer import _costs_by_label, _Flat, _LinearObjective, _Objective
+    from metro.trainer.common import costs_by_label
+    from metro.trainer.lbfgs import _Flat, _LinearObjective, _Objective
 
     X, y = _tabular(n=257)
     costs = np.concatenate([cost_tables(f1(), [-0.8, -0.3], shift=shift), COSTS])
-    table = _costs_by_label(torch.from_numpy(costs).float())
+    table = costs_by_label(torch.from_numpy(costs).float())
     labels = torch.from_numpy(y)
     for name in SURROGATES:
         surrogate = get_surrogate(name)

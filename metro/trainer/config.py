@@ -1,0 +1,161 @@
+"""How a fit is configured, and what it reports: settings, events, results."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from metro.models import ModelSpec, StackedModel
+
+OPTIMIZERS: tuple[str, ...] = ("auto", "lbfgs", "sgd")
+WARM_STARTS: tuple[str, ...] = ("auto", "always", "never")
+DEVICE_RE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
+
+
+def check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def _check_float(
+    name: str, value: Any, *, low: float = 0.0, low_open: bool = False, high: float = math.inf
+) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    too_low = v <= low if low_open else v < low
+    if not math.isfinite(v) or too_low or v >= high:
+        bounds = f"{'>' if low_open else '>='} {low:g}"
+        if high < math.inf:
+            bounds += f" and < {high:g}"
+        raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
+    return v
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """How to fit. ``optimizer="auto"`` picks L-BFGS for linear models and SGD otherwise;
+    ``max_iter``/``tol`` drive L-BFGS, the SGD fields follow the paper (lr 0.02, batch 1024,
+    weight decay 1e-4, Nesterov momentum 0.9, cosine decay over 100 epochs).
+
+    ``warm_start`` says whether a search may start a fit from an earlier one (bisection's next
+    step, the final refit): ``"auto"`` does so for L-BFGS only, where it saves iterations and
+    ends at the same optimum of a convex problem. An SGD fit runs its fixed number of epochs
+    anyway, so a warm start saves nothing there; it restarts the learning-rate schedule at its
+    peak on a model whose margins are already large (which made the exponential surrogate
+    diverge) and gives later fits more training than earlier ones, so ``"auto"`` starts every SGD
+    fit from the same seeded initialization."""
+
+    optimizer: str = "auto"
+    max_iter: int = 200
+    tol: float = 1e-7
+    weight_decay: float = 1e-4
+    lr: float = 0.02
+    momentum: float = 0.9
+    batch_size: int = 1024
+    epochs: int = 100
+    augment: bool = False
+    device: str = "auto"
+    mixed_precision: bool = True
+    seed: int = 0
+    warm_start: str = "auto"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.optimizer, str) or self.optimizer not in OPTIMIZERS:
+            raise ValueError(
+                f"unknown optimizer {self.optimizer!r}; expected one of {', '.join(OPTIMIZERS)}"
+            )
+        if not isinstance(self.warm_start, str) or self.warm_start not in WARM_STARTS:
+            raise ValueError(
+                f"unknown warm_start {self.warm_start!r}; expected one of {', '.join(WARM_STARTS)}"
+            )
+        if not isinstance(self.device, str) or not DEVICE_RE.match(self.device):
+            raise ValueError(
+                f"device must be 'auto', 'cpu', 'cuda' or 'cuda:<index>', got {self.device!r}"
+            )
+        checked: dict[str, Any] = {
+            "max_iter": check_int("max_iter", self.max_iter, 1),
+            "tol": _check_float("tol", self.tol),
+            "weight_decay": _check_float("weight_decay", self.weight_decay),
+            "lr": _check_float("lr", self.lr, low_open=True),
+            "momentum": _check_float("momentum", self.momentum, high=1.0),
+            "batch_size": check_int("batch_size", self.batch_size, 1),
+            "epochs": check_int("epochs", self.epochs, 1),
+            "augment": _check_bool("augment", self.augment),
+            "mixed_precision": _check_bool("mixed_precision", self.mixed_precision),
+            "seed": check_int("seed", self.seed, 0),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+    def resolve_optimizer(self, spec: ModelSpec) -> str:
+        if self.optimizer != "auto":
+            return self.optimizer
+        return "lbfgs" if spec.kind == "linear" else "sgd"
+
+    def uses_warm_start(self, spec: ModelSpec) -> bool:
+        """Whether a fit of ``spec`` offered an earlier fit as its start should take it."""
+        if self.warm_start != "auto":
+            return self.warm_start == "always"
+        return self.resolve_optimizer(spec) == "lbfgs"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TrainingConfig:
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a training config must be a mapping, got {type(data).__name__}")
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown training config field(s) {sorted(unknown)}")
+        return cls(**dict(data))
+
+
+class TrainingCancelled(Exception):  # noqa: N818 - the public name of the API
+    """Raised by a callback to stop a fit; it propagates out of :func:`fit_cost_sensitive`."""
+
+
+@dataclass(frozen=True)
+class TrainingEvent:
+    """Progress after one step (an L-BFGS iteration or an SGD epoch). ``loss`` is the mean over
+    the K models of their mean training surrogate loss (without weight decay); ``checkpoint`` is
+    set every ``checkpoint_every`` steps."""
+
+    step: int
+    total_steps: int
+    loss: float
+    n_models: int
+    checkpoint: dict[str, Any] | None = None
+
+
+@dataclass
+class FitResult:
+    """``surrogate_loss`` is each model's final mean training surrogate loss (no weight decay),
+    +inf where that model's fit diverged; ``diverged`` marks those models (see
+    :func:`fit_cost_sensitive`)."""
+
+    model: StackedModel  # on CPU, eval mode
+    surrogate_loss: np.ndarray  # [K]
+    n_steps: int
+    seconds: float
+    checkpoint: dict[str, Any] | None
+    diverged: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # [K]
+
+    def __post_init__(self) -> None:
+        if self.diverged.size == 0:
+            self.diverged = ~np.isfinite(np.asarray(self.surrogate_loss, dtype=np.float64))

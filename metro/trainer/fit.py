@@ -1,0 +1,151 @@
+"""The entry points: fit K cost tables at once, and score with a fitted stack."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from metro.device import resolve_device
+from metro.models import ModelSpec, StackedModel
+from metro.surrogates import Surrogate, get_surrogate
+from metro.trainer.checkpoints import build_checkpoint, check_checkpoint, load_model_tensors
+from metro.trainer.common import as_costs, as_features, as_labels, costs_by_label, initial_model
+from metro.trainer.config import DEVICE_RE, FitResult, TrainingConfig, TrainingEvent, check_int
+from metro.trainer.lbfgs import fit_lbfgs
+from metro.trainer.sgd import fit_sgd
+
+
+def fit_cost_sensitive(
+    X: Any,
+    y: Any,
+    costs: Any,
+    *,
+    model: ModelSpec | StackedModel,
+    surrogate: Surrogate | str,
+    config: TrainingConfig = TrainingConfig(),  # noqa: B008 - frozen, so a shared default is safe
+    callback: Callable[[TrainingEvent], None] | None = None,
+    resume_from: Mapping[str, Any] | None = None,
+    checkpoint_every: int | None = None,
+) -> FitResult:
+    """Fit one model per cost table ``costs[k]`` ([K, 2, 2], indexed [k, pred, true]).
+
+    ``model`` is a ModelSpec (a fresh stack, standardized on X, seeded with ``config.seed``) or a
+    StackedModel to warm-start from (K models, or 1 broadcast to all K; it is copied, not
+    modified). ``callback`` gets a :class:`TrainingEvent` after every step; raising
+    :class:`TrainingCancelled` from it stops the fit and propagates. ``checkpoint_every=N`` puts a
+    resumable checkpoint on every N-th event and on the result; ``resume_from=checkpoint``
+    continues that fit as if it had never stopped.
+    """
+    started = time.perf_counter()
+    surrogate = get_surrogate(surrogate)
+    if not isinstance(config, TrainingConfig):
+        raise ValueError(f"config must be a TrainingConfig, got {type(config).__name__}")
+    if checkpoint_every is not None:
+        checkpoint_every = check_int("checkpoint_every", checkpoint_every, 1)
+    if callback is not None and not callable(callback):
+        raise ValueError("callback must be callable")
+    device = resolve_device(config.device)
+    Xt = as_features(X)
+    n = Xt.shape[0]
+    yt = as_labels(y, n)
+    cost_t = as_costs(costs)
+    K = cost_t.shape[0]
+    stack = initial_model(model, Xt, K, config.seed)
+    optimizer_name = config.resolve_optimizer(stack.spec)
+    if config.augment:
+        if Xt.ndim != 4:
+            raise ValueError(f"augment needs image inputs [n, C, H, W], got {list(Xt.shape)}")
+        if optimizer_name != "sgd":
+            raise ValueError("augment needs the sgd optimizer (L-BFGS is full-batch)")
+
+    resume: tuple[dict[str, Tensor], int] | None = None
+    if resume_from is not None:
+        model_tensors, state, step = check_checkpoint(
+            resume_from, optimizer_name=optimizer_name, n_models=K, n_examples=n,
+            config=config, costs=cost_t,
+        )  # fmt: skip
+        load_model_tensors(stack, model_tensors)
+        resume = (state, step)
+
+    # Data and model move to the device once and stay there for the whole fit.
+    stack = stack.to(device)
+    X_dev = Xt.to(device)
+    if X_dev.ndim == 4 and device.type == "cuda":
+        X_dev = X_dev.contiguous(memory_format=torch.channels_last)
+    y_dev = yt.to(device)
+    table = costs_by_label(cost_t).to(device)
+
+    def make_checkpoint(step: int, state: Mapping[str, Tensor]) -> dict[str, Any]:
+        return build_checkpoint(
+            model=stack, optimizer_name=optimizer_name, step=step, n_examples=n,
+            total_steps=config.max_iter if optimizer_name == "lbfgs" else config.epochs,
+            config=config, costs=cost_t, state=state,
+        )  # fmt: skip
+
+    def emit(
+        step: int, total: int, losses: Tensor, checkpoint: Callable[[], dict[str, Any]] | None
+    ) -> None:
+        if callback is None:
+            return
+        event = TrainingEvent(
+            step=step,
+            total_steps=total,
+            loss=float(losses.mean()),  # the one host sync per step
+            n_models=K,
+            checkpoint=checkpoint() if checkpoint is not None else None,
+        )
+        callback(event)
+
+    common: dict[str, Any] = {
+        "model": stack, "X": X_dev, "surrogate": surrogate, "config": config, "device": device,
+        "resume": resume, "emit": emit, "checkpoint_every": checkpoint_every,
+        "make_checkpoint": make_checkpoint,
+    }  # fmt: skip
+    if optimizer_name == "lbfgs":
+        losses, steps, checkpoint = fit_lbfgs(y=y_dev, table=table, **common)
+        diverged = ~torch.isfinite(losses)
+    else:
+        losses, steps, checkpoint, diverged = fit_sgd(y=y_dev, table=table, **common)
+    loss_np = losses.detach().cpu().double().numpy()
+    diverged_np = diverged.cpu().numpy()
+    loss_np[diverged_np] = math.inf
+    return FitResult(
+        model=stack.to("cpu").eval(),
+        surrogate_loss=loss_np,
+        n_steps=steps,
+        seconds=time.perf_counter() - started,
+        checkpoint=checkpoint,
+        diverged=diverged_np,
+    )
+
+
+
+@torch.no_grad()
+def predict_scores(
+    model: StackedModel, X: Any, *, batch_size: int = 8192, device: str = "cpu"
+) -> np.ndarray:
+    """Scores h(x) of every model for every example, [n, K] float32 (positive = predict +1)."""
+    if not isinstance(model, StackedModel):
+        raise ValueError(f"model must be a StackedModel, got {type(model).__name__}")
+    batch_size = check_int("batch_size", batch_size, 1)
+    if not isinstance(device, str) or not DEVICE_RE.match(device):
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:<index>', got {device!r}")
+    Xt = as_features(X)
+    if tuple(Xt.shape[1:]) != model.input_shape:
+        raise ValueError(
+            f"the model takes inputs of shape {model.input_shape}, X has {tuple(Xt.shape[1:])}"
+        )
+    dev = resolve_device(device)
+    # Score with a copy so that the caller's model stays where it is.
+    scorer = model.select(list(range(model.n_models))).to(dev).eval()
+    out = np.empty((Xt.shape[0], model.n_models), dtype=np.float32)
+    for start in range(0, Xt.shape[0], batch_size):
+        xb = Xt[start : start + batch_size].to(dev, non_blocking=True)
+        out[start : start + batch_size] = scorer(xb).float().cpu().numpy()
+    return out
