@@ -226,3 +226,21 @@ def _solo_context(cluster: Cluster):
 
     settings = cluster.settings.model_copy(update={"queue_prefix": cluster.prefix + "solo."})
     return WorkerContext(settings, cluster.app.state.engine, cluster.app.state.sessionmaker)
+
+
+def test_a_search_whose_fits_all_diverge_fails_with_the_reason(pair: Cluster):
+    body = {
+        **SMALL_JOB,
+        "model": {"kind": "mlp", "hidden": [8]},
+        "surrogate": {"name": "exponential"},
+        "search": {"strategy": "grid", "n_lambdas": 3, "shift": "minimal"},
+        "training": {"optimizer": "sgd", "epochs": 2, "batch_size": 16, "lr": 1000.0},
+    }
+    job_id = pair.submit(body)
+    failed = pair.wait_state(job_id, timeout=120)
+    assert failed["state"] == "failed" and failed["attempts"] == 1
+    assert "every fit of the grid diverged" in failed["failure_reason"]
+    assert "training.lr" in failed["failure_reason"]
+    # What was tried stays visible: every grid point, its loss null (diverged).
+    trace = pair.trace(job_id)
+    assert len(trace) == 3 and all(step["surrogate_loss"] is None for step in trace)
