@@ -44,8 +44,11 @@ COPY migrations ./migrations
 COPY metro ./metro
 COPY service ./service
 COPY worker ./worker
-RUN pip install -e . \
- && python -c "import torch, service.cli, service.main; print('torch', torch.__version__)"
+# The generated client: the `metro` subcommands that talk to a running service (submit, watch,
+# result, download, predict, upload, cancel) are built on it.
+COPY clients/python ./clients/python
+RUN pip install -e . ./clients/python \
+ && python -c "import torch, metro_client, service.cli, service.main; print('torch', torch.__version__)"
 
 # ------------------------------------------------------------------------------ runtime stage
 FROM python:${PYTHON_VERSION}-slim AS runtime

@@ -324,3 +324,13 @@ def test_dockerfile_copies_what_exists_and_dockerignore_keeps_it() -> None:
             for source in sources:
                 assert (ROOT / source).exists(), f"COPY {source}: no such path"
                 assert source not in ignored, f"COPY {source}, but .dockerignore drops it"
+
+
+def test_the_image_installs_the_client_the_cli_commands_use() -> None:
+    # submit/watch/result/... import the generated client: without it they fail in the container.
+    assert "metro_client" in (ROOT / "service" / "cli_client.py").read_text()
+    installs = [
+        rest for keyword, rest in dockerfile_instructions()
+        if keyword == "RUN" and "pip install" in rest
+    ]  # fmt: skip
+    assert any("./clients/python" in rest for rest in installs), installs
