@@ -7,6 +7,7 @@ needs the parts of the stack it uses.
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Annotated, Any
 
@@ -65,11 +66,19 @@ def serve(
         f"METRO API on http://{host}:{port}  (docs at /docs, database {settings.database_url}"
         + (", with a worker)" if worker else ")")
     )
+    # uvicorn shuts down gracefully on SIGTERM, puts back the handler it found and raises the
+    # signal again. With the default handler that kills this process before `finally` can stop
+    # the worker child, which was left running as an orphan; this one unwinds instead.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         uvicorn.run("service.main:app", host=host, port=port, log_level="info")
     finally:
         if supervisor is not None:
             supervisor.stop()
+
+
+def _exit_on_signal(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 class _EmbeddedWorker:

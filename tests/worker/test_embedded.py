@@ -73,3 +73,48 @@ def test_metro_serve_embedded_trains_a_job(tmp_path):
         serve.wait(timeout=10)
         log.close()
     time.sleep(0.2)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_sigterm_stops_metro_serve_and_its_worker(tmp_path):
+    """What a process manager sends (systemd, docker stop): the API and its embedded worker both
+    exit; no worker is left running as an orphan."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METRO_")}
+    port = free_port()
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "serve", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
+
+        def worker_up() -> bool:
+            assert serve.poll() is None, (tmp_path / "serve.log").read_text()
+            children = subprocess.run(
+                ["pgrep", "-P", str(serve.pid), "-f", "service.cli worker"],
+                capture_output=True, text=True,
+            ).stdout.split()  # fmt: skip
+            try:
+                healthy = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).is_success
+            except httpx.HTTPError:
+                healthy = False
+            return healthy and bool(children)
+
+        wait_until(worker_up, 60, "metro serve and its worker")
+        serve.send_signal(signal.SIGTERM)  # to the API process only, not the group
+        serve.wait(timeout=40)
+        assert serve.returncode in (143, -signal.SIGTERM), serve.returncode
+        wait_until(lambda: not _group_alive(serve.pid), 30, "the worker to exit with the API")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(serve.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            serve.wait(timeout=10)
+        log.close()
