@@ -1,11 +1,29 @@
-"""Operator actions the CLI exposes (``metro admin create-key --tenant NAME``)."""
+"""Operator actions the CLI exposes (``metro admin create-key | list-keys | revoke-key``)."""
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.crud.tenants import add_api_key, get_or_create_tenant
-from service.security import generate_api_key
+from service.db.base import utcnow
+from service.db.models import ApiKey, Tenant
+from service.security import generate_api_key, hash_api_key
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    """What an operator may see of a key: never the key itself, only its first characters."""
+
+    id: uuid.UUID
+    tenant: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
 
 
 def create_api_key(session: Session, tenant_name: str) -> str:
@@ -22,3 +40,44 @@ def create_api_key(session: Session, tenant_name: str) -> str:
     add_api_key(session, tenant.id, key)
     session.commit()
     return key
+
+
+def list_api_keys(session: Session, tenant_name: str | None = None) -> list[KeyInfo]:
+    """Every key (of one tenant, when named), oldest first."""
+    query = select(ApiKey, Tenant.name).join(Tenant, Tenant.id == ApiKey.tenant_id)
+    if tenant_name is not None:
+        query = query.where(Tenant.name == tenant_name.strip())
+    rows = session.execute(query.order_by(ApiKey.created_at, ApiKey.id)).all()
+    return [_info(key, name) for key, name in rows]
+
+
+def revoke_api_key(session: Session, key_or_prefix: str) -> KeyInfo:
+    """Revoke one key, named by the key itself or by the prefix ``list_api_keys`` shows. The key
+    is refused from the next request on. Revoking a revoked key changes nothing; a prefix that
+    matches no key, or several, is an error (nothing is revoked)."""
+    text = key_or_prefix.strip()
+    if not text:
+        raise ValueError("give the key or its prefix")
+    by_hash = select(ApiKey).where(ApiKey.key_hash == hash_api_key(text))
+    matches = list(session.scalars(by_hash))
+    if not matches:  # the prefix as listed
+        matches = list(session.scalars(select(ApiKey).where(ApiKey.prefix == text)))
+    if not matches:
+        raise ValueError(f"no API key matches {text!r}")
+    if len(matches) > 1:
+        raise ValueError(
+            f"{len(matches)} API keys share the prefix {text!r}; revoke with the full key"
+        )
+    key = matches[0]
+    if key.revoked_at is None:
+        key.revoked_at = utcnow()
+        session.commit()
+    tenant = session.scalars(select(Tenant.name).where(Tenant.id == key.tenant_id)).one()
+    return _info(key, tenant)
+
+
+def _info(key: ApiKey, tenant: str) -> KeyInfo:
+    return KeyInfo(
+        id=key.id, tenant=tenant, prefix=key.prefix, created_at=key.created_at,
+        revoked_at=key.revoked_at,
+    )  # fmt: skip

@@ -201,6 +201,45 @@ def create_key(
     typer.echo(key)
 
 
+@admin_app.command("list-keys")
+def list_keys(
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys.")] = None,
+) -> None:
+    """List API keys: tenant, prefix, created, revoked (the keys themselves are not stored)."""
+    from service.admin import list_api_keys
+
+    with _admin_session() as session:
+        keys = list_api_keys(session, tenant)
+    table = Table("tenant", "prefix", "created", "revoked")
+    for k in keys:
+        revoked = "" if k.revoked_at is None else f"{k.revoked_at:%Y-%m-%d %H:%M:%S}"
+        table.add_row(k.tenant, k.prefix, f"{k.created_at:%Y-%m-%d %H:%M:%S}", revoked)
+    console.print(table)
+
+
+@admin_app.command("revoke-key")
+def revoke_key(
+    key: Annotated[str, typer.Argument(help="The key, or its prefix as `list-keys` shows it.")],
+) -> None:
+    """Revoke an API key: it is refused from the next request on."""
+    from service.admin import revoke_api_key
+
+    with _admin_session() as session:
+        try:
+            info = revoke_api_key(session, key)
+        except ValueError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}")
+            raise typer.Exit(1) from None
+    console.print(f"revoked {info.prefix}... of tenant {info.tenant}")
+
+
+def _admin_session() -> Any:
+    from service.config import get_settings
+    from service.db.session import make_engine, make_sessionmaker
+
+    return make_sessionmaker(make_engine(get_settings().database_url))()
+
+
 @app.command()
 def demo(
     dataset: Annotated[str, typer.Option(help="Dataset URI.")] = "builtin://breast_cancer",

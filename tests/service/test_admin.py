@@ -1,4 +1,4 @@
-"""service.admin.create_api_key: what the `metro admin create-key` command calls."""
+"""service.admin: what the `metro admin create-key | list-keys | revoke-key` commands call."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import uuid
 import pytest
 from sqlalchemy import select
 
-from service.admin import create_api_key
+from service.admin import create_api_key, list_api_keys, revoke_api_key
 from service.db.models import ApiKey, Tenant
 from service.security import hash_api_key
 
@@ -30,3 +30,67 @@ def test_key_is_returned_once_and_stored_hashed(app, client):
 def test_blank_tenant_name_is_refused(app):
     with app.state.sessionmaker() as session, pytest.raises(ValueError):
         create_api_key(session, "   ")
+
+
+def test_list_and_revoke_by_prefix_or_key(app, client):
+    name = f"acme-{uuid.uuid4().hex[:6]}"
+    with app.state.sessionmaker() as session:
+        keys = [create_api_key(session, name) for _ in range(2)]
+        listed = list_api_keys(session, name)
+        assert [k.prefix for k in listed] == [key[:12] for key in keys]
+        assert all(k.tenant == name and k.revoked_at is None for k in listed)
+        assert all(key not in repr(listed) for key in keys)  # the secrets are not there
+
+        revoked = revoke_api_key(session, listed[0].prefix)
+        assert revoked.id == listed[0].id and revoked.revoked_at is not None
+        assert revoke_api_key(session, keys[1]).id == listed[1].id  # by the full key
+        again = revoke_api_key(session, keys[1])  # idempotent: the first revocation stands
+        assert again.revoked_at == list_api_keys(session, name)[1].revoked_at
+    for key in keys:
+        r = client.get("/v1/jobs", headers={"Authorization": f"Bearer {key}"})
+        assert r.status_code == 401
+
+
+def test_revoke_refuses_unknown_and_ambiguous_names(app, client):
+    name = f"acme-{uuid.uuid4().hex[:6]}"
+    with app.state.sessionmaker() as session:
+        key = create_api_key(session, name)
+        with pytest.raises(ValueError, match="no API key matches"):
+            revoke_api_key(session, "metro_nothing")
+        with pytest.raises(ValueError, match="no API key matches"):
+            revoke_api_key(session, key[:8])  # shorter than a listed prefix: not a name
+        with pytest.raises(ValueError, match="give the key"):
+            revoke_api_key(session, "  ")
+        # Two keys with the same listed prefix (forced: 6 random characters rarely collide).
+        other = create_api_key(session, name)
+        row = session.scalars(select(ApiKey).where(ApiKey.key_hash == hash_api_key(other))).one()
+        row.prefix = key[:12]
+        session.commit()
+        with pytest.raises(ValueError, match="2 API keys share the prefix"):
+            revoke_api_key(session, key[:12])
+    assert client.get("/v1/jobs", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+
+
+def test_admin_commands_end_to_end(tmp_path, monkeypatch):
+    """create-key, list-keys and revoke-key as an operator runs them, on a fresh SQLite file."""
+    from typer.testing import CliRunner
+
+    from service.cli import app as cli
+    from service.config import get_settings
+
+    monkeypatch.setenv("METRO_DATABASE_URL", f"sqlite:///{tmp_path / 'metro.db'}")
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        assert runner.invoke(cli, ["migrate"]).exit_code == 0
+        created = runner.invoke(cli, ["admin", "create-key", "--tenant", "ops"])
+        assert created.exit_code == 0, created.output
+        key = created.output.strip()
+        listed = runner.invoke(cli, ["admin", "list-keys", "--tenant", "ops"])
+        assert listed.exit_code == 0 and key[:12] in listed.output and key not in listed.output
+        revoked = runner.invoke(cli, ["admin", "revoke-key", key[:12]])
+        assert revoked.exit_code == 0 and f"revoked {key[:12]}" in revoked.output
+        missing = runner.invoke(cli, ["admin", "revoke-key", "metro_nothing"])
+        assert missing.exit_code == 1 and "no API key matches" in missing.output
+    finally:
+        get_settings.cache_clear()
