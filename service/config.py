@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     # Prefix of queue names and broker keys, to share one Redis between deployments (or tests).
     queue_prefix: str = ""
     max_dataset_rows: int = 5_000_000
+    # Jobs a tenant may have queued, running or cancelling at once (0: no limit). One tenant
+    # cannot fill the queue for everybody; a submission past it is a 429.
+    max_active_jobs_per_tenant: int = Field(default=100, ge=0)
 
     # RFC 9457 "type" URIs are this base plus a short slug (validation, not-found, ...).
     problem_type_base: str = "https://metro.example/problems/"

@@ -50,6 +50,10 @@ class IdempotencyKeyReusedError(ServiceError):
     """An Idempotency-Key was reused with a different request body."""
 
 
+class QuotaExceededError(ServiceError):
+    """A tenant already has as many active (queued, running or cancelling) jobs as allowed."""
+
+
 class PayloadTooLargeError(ServiceError):
     """An upload or download went past its configured size cap."""
 

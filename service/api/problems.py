@@ -28,6 +28,7 @@ from service.errors import (
     NotFoundError,
     NotReadyError,
     PayloadTooLargeError,
+    QuotaExceededError,
     UnsafeURLError,
     UnsupportedFormatError,
 )
@@ -135,6 +136,10 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(IdempotencyKeyReusedError)
     async def _key_reused(request: Request, exc: IdempotencyKeyReusedError) -> JSONResponse:
         return problem(request, 422, "idempotency-key-reused", "Idempotency-Key reused", str(exc))
+
+    @app.exception_handler(QuotaExceededError)
+    async def _quota(request: Request, exc: QuotaExceededError) -> JSONResponse:
+        return problem(request, 429, "quota-exceeded", "Too many active jobs", str(exc))
 
     @app.exception_handler(PayloadTooLargeError)
     async def _too_large(request: Request, exc: PayloadTooLargeError) -> JSONResponse:

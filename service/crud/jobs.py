@@ -5,13 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from service.crud.pagination import decode_cursor, encode_cursor, newest_first_page
 from service.db.base import utcnow
-from service.db.models import Job, LambdaStep, MetricResult
+from service.db.models import Job, LambdaStep, MetricResult, Tenant
 from service.errors import (
     ConflictError,
     FieldError,
@@ -19,6 +19,7 @@ from service.errors import (
     InvalidInputError,
     NotFoundError,
     NotReadyError,
+    QuotaExceededError,
 )
 from service.job_spec import spec_hash
 from service.job_states import JobState
@@ -32,6 +33,7 @@ def submit_job(
     dataset_uri: str,
     dataset_id: uuid.UUID | None,
     idempotency_key: str | None,
+    max_active_jobs: int = 0,
 ) -> tuple[Job, bool]:
     """Create a queued job, or return the job an earlier submission with the same
     ``idempotency_key`` created. Returns ``(job, created)``.
@@ -40,12 +42,18 @@ def submit_job(
     :class:`IdempotencyKeyReusedError` (the API answers 422, as the IETF Idempotency-Key draft
     recommends); the spec is compared after normalization, so spelling out a default is the
     same request.
+
+    ``max_active_jobs`` (0: none) caps the tenant's queued, running and cancelling jobs; a new
+    job past it raises :class:`QuotaExceededError` (a replayed one is always returned). The
+    tenant's row is locked while counting, so concurrent submissions cannot overshoot it.
     """
     request_hash = spec_hash(spec)
     if idempotency_key is not None:
         existing = _by_idempotency_key(session, tenant_id, idempotency_key)
         if existing is not None:
             return _replayed(existing, request_hash), False
+    if max_active_jobs > 0:
+        _check_quota(session, tenant_id, max_active_jobs)
     job = Job(
         tenant_id=tenant_id,
         spec=spec,
@@ -68,6 +76,26 @@ def submit_job(
             raise
         return _replayed(existing, request_hash), False
     return job, True
+
+
+_ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value, JobState.CANCELLING.value)
+
+
+def _check_quota(session: Session, tenant_id: uuid.UUID, limit: int) -> None:
+    # FOR UPDATE on the tenant serializes its submissions until this transaction commits
+    # (PostgreSQL; SQLite serializes writers anyway).
+    session.execute(select(Tenant.id).where(Tenant.id == tenant_id).with_for_update())
+    active = session.scalar(
+        select(func.count())
+        .select_from(Job)
+        .where(Job.tenant_id == tenant_id, Job.state.in_(_ACTIVE))
+    )
+    if active is not None and active >= limit:
+        session.rollback()  # release the lock now
+        raise QuotaExceededError(
+            f"this tenant has {active} active jobs (queued, running or cancelling), the most "
+            f"allowed at once is {limit}: wait for one to finish, or cancel one"
+        )
 
 
 def _by_idempotency_key(session: Session, tenant_id: uuid.UUID, key: str) -> Job | None:

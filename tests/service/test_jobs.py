@@ -521,3 +521,46 @@ def test_builtin_dataset_parameters_are_checked_at_submission(client, tenant):
         "dataset": {"uri": "builtin://synthetic?n_samples=200000&positive_fraction=0.1"},
     }
     assert client.post("/v1/jobs", json=big, headers=tenant.headers).status_code == 201
+
+
+# -- the per-tenant quota -----------------------------------------------------------------------
+def test_active_jobs_per_tenant_are_capped_with_a_429(client, settings, make_tenant, monkeypatch):
+    monkeypatch.setattr(settings, "max_active_jobs_per_tenant", 3)
+    t, other = make_tenant(), make_tenant()
+    first = client.post("/v1/jobs", json=job_body(), headers={**t.headers, "Idempotency-Key": "a"})
+    assert first.status_code == 201
+    for _ in range(2):
+        assert client.post("/v1/jobs", json=job_body(), headers=t.headers).status_code == 201
+    refused = client.post("/v1/jobs", json=job_body(), headers=t.headers)
+    assert refused.status_code == 429
+    assert refused.headers["content-type"].startswith("application/problem+json")
+    body = refused.json()
+    assert body["type"].endswith("/quota-exceeded") and "at once is 3" in body["detail"]
+    # Nothing was created by the refused request, a retry of an accepted one is still answered,
+    # and another tenant is not affected.
+    assert len(client.get("/v1/jobs", headers=t.headers).json()["items"]) == 3
+    replay = client.post("/v1/jobs", json=job_body(), headers={**t.headers, "Idempotency-Key": "a"})
+    assert replay.status_code == 200 and replay.json()["id"] == first.json()["id"]
+    assert client.post("/v1/jobs", json=job_body(), headers=other.headers).status_code == 201
+    # A finished (here: cancelled) job frees its place.
+    cancelled = client.post(f"/v1/jobs/{first.json()['id']}/cancel", headers=t.headers)
+    assert cancelled.status_code == 200, cancelled.text
+    assert client.post("/v1/jobs", json=job_body(), headers=t.headers).status_code == 201
+
+
+def test_concurrent_submissions_do_not_overshoot_the_quota(
+    client, settings, make_tenant, monkeypatch
+):
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(settings, "max_active_jobs_per_tenant", 3)
+    t = make_tenant()
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(
+            pool.map(
+                lambda _: client.post("/v1/jobs", json=job_body(), headers=t.headers).status_code,
+                range(8),
+            )
+        )
+    assert sorted(codes) == [201] * 3 + [429] * 5
+    assert len(client.get("/v1/jobs", headers=t.headers).json()["items"]) == 3

@@ -58,7 +58,7 @@ def _enqueue(request: Request, job: Any) -> None:
         201: {
             "headers": {"Location": {"description": "URL of the job", "schema": {"type": "string"}}}
         },
-        **problem_responses(401, 413, 422),
+        **problem_responses(401, 413, 422, 429),
     },
 )
 def submit_job(
@@ -107,6 +107,7 @@ def submit_job(
         dataset_uri=checked.uri,
         dataset_id=checked.dataset_id,
         idempotency_key=idempotency_key,
+        max_active_jobs=settings.max_active_jobs_per_tenant,
     )
     if created:  # after the commit, so a worker never receives a job it cannot read
         _enqueue(request, job)
