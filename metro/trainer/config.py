@@ -55,10 +55,12 @@ class TrainingConfig:
     ``warm_start`` says whether a search may start a fit from an earlier one (bisection's next
     step, the final refit): ``"auto"`` does so for L-BFGS only, where it saves iterations and
     ends at the same optimum of a convex problem. An SGD fit runs its fixed number of epochs
-    anyway, so a warm start saves nothing there; it restarts the learning-rate schedule at its
-    peak on a model whose margins are already large (which made the exponential surrogate
-    diverge) and gives later fits more training than earlier ones, so ``"auto"`` starts every SGD
-    fit from the same seeded initialization."""
+    anyway, so a warm start saves nothing there: it would train the model a second time with the
+    schedule restarted at its peak, so the refit is not the procedure the validation judged, and
+    each bisection step would get more training than the one before and depend on the path.
+    ``"auto"`` therefore starts every SGD fit from the same seeded initialization (as
+    scikit-learn's refits do); ``"always"`` restores the warm start (docs/quality.md measures
+    both)."""
 
     optimizer: str = "auto"
     max_iter: int = 200
