@@ -10,6 +10,10 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml clients/python/setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	# torch on its own first: asked for directly, pip takes the CPU build this machine keeps on
+	# disk (2.13.0+cpu); resolved as a dependency of the project it took PyPI's CUDA build
+	# (several GB). Elsewhere this is PyPI's 2.13.0. The project's pin is then already met.
+	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]' -e clients/python
 	touch $(STAMP)
 
