@@ -381,6 +381,7 @@ def run_cell(
     dataset: Dataset,
     refit: bool = True,
     lr: float | None = None,
+    warm_start: str | None = None,
 ) -> Cell:
     name, params = METRICS[metric_name]
     metric = get_metric(name, **params)
@@ -388,6 +389,8 @@ def run_cell(
     config = training_config(model)
     if lr is not None:
         config = replace(config, lr=lr)
+    if warm_start is not None:
+        config = replace(config, warm_start=warm_start)
     cell = Cell(task, model, metric_name, method, tag)
     parsed = _parse_method(method)
     if parsed is not None:
@@ -547,12 +550,18 @@ def _fmt(mean: float, std: float) -> str:
     return f"{100 * mean:.1f} ± {100 * std:.1f}"
 
 
+def _group_order(group: tuple[str, str]) -> tuple[int, int]:
+    """Tables list the tasks in TASKS order, each task's models as linear, mlp, cnn3."""
+    task, model = group
+    return list(TASKS).index(task), ("linear", "mlp", "cnn3").index(model)
+
+
 def markdown(data: dict[str, Any], *, tag: str = "") -> str:
     """One table per task/model: rows = methods, columns = metrics (test, mean ± std over seeds,
     in percent); the best mean per column in bold, METRO's best row marked."""
     cells = [c for c in data["cells"].values() if c["tag"] == tag]
     out: list[str] = []
-    groups = dict.fromkeys((c["task"], c["model"]) for c in cells)
+    groups = sorted({(c["task"], c["model"]) for c in cells}, key=_group_order)
     for task, model in groups:
         here = {
             (c["method"], c["metric"]): c
@@ -675,7 +684,10 @@ def aggregate(data: dict[str, Any], *, tag: str = "") -> str:
 def summary(data: dict[str, Any], *, tag: str = "") -> str:
     """Per task/model/metric: the best METRO row against the best baseline and against TTCV."""
     cells = [c for c in data["cells"].values() if c["tag"] == tag and _complete(c)]
-    keys = dict.fromkeys((c["task"], c["model"], c["metric"]) for c in cells)
+    keys = sorted(
+        {(c["task"], c["model"], c["metric"]) for c in cells},
+        key=lambda k: (*_group_order(k[:2]), list(METRICS).index(k[2])),
+    )
     lines = [
         "| task (model) | metric | best baseline | sklearn-ttcv | metro-grid-logistic | "
         "best metro | metro - best baseline |",
@@ -714,7 +726,7 @@ def plot(data: dict[str, Any], path: Path, *, tag: str = "") -> None:
     import matplotlib.pyplot as plt
 
     cells = [c for c in data["cells"].values() if c["tag"] == tag and _complete(c)]
-    rows = list(dict.fromkeys((c["task"], c["model"]) for c in cells))
+    rows = sorted({(c["task"], c["model"]) for c in cells}, key=_group_order)
     metrics = [m for m in METRICS if any(c["metric"] == m for c in cells)]
     methods = [m for m in (*METHODS, *EXTRA_METHODS) if any(c["method"] == m for c in cells)]
     fig, axes = plt.subplots(
@@ -865,12 +877,14 @@ def _run_cells(cells: list[Any], args: argparse.Namespace, t0: float) -> Iterabl
             dataset=datasets[(task, images)],
             refit=not args.no_refit,
             lr=args.lr,
+            warm_start=args.warm_start,
         )
         record = cell.to_dict()
         record["shift_setting"] = args.shift
         record["n_lambdas"] = args.n_lambdas
         record["refit"] = not args.no_refit
         record["lr"] = args.lr
+        record["warm_start"] = args.warm_start
         record["wall_s"] = time.perf_counter() - started
         yield record
 
@@ -943,6 +957,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--lr", type=float, help="SGD learning rate for mlp/cnn3 (ablation; use with --tag)"
+    )
+    ap.add_argument(
+        "--warm-start",
+        choices=("auto", "always", "never"),
+        help="training.warm_start (ablation; use with --tag)",
     )
     ap.add_argument(
         "--jobs",
