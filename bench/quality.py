@@ -381,7 +381,7 @@ def run_cell(
     dataset: Dataset,
     refit: bool = True,
     lr: float | None = None,
-    warm_start: str | None = None,
+    warm_start: bool | None = None,
 ) -> Cell:
     name, params = METRICS[metric_name]
     metric = get_metric(name, **params)
@@ -959,9 +959,12 @@ def main(argv: list[str] | None = None) -> int:
         "--lr", type=float, help="SGD learning rate for mlp/cnn3 (ablation; use with --tag)"
     )
     ap.add_argument(
-        "--warm-start",
-        choices=("auto", "always", "never"),
-        help="training.warm_start (ablation; use with --tag)",
+        "--fresh-start",
+        dest="warm_start",
+        action="store_false",
+        default=None,
+        help="training.warm_start=False: every SGD/L-BFGS fit from the seeded initialization "
+        "(ablation; use with --tag)",
     )
     ap.add_argument(
         "--jobs",

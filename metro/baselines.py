@@ -70,7 +70,7 @@ def fit_baseline(
 ) -> BaselineResult:
     """Fit one baseline. ``X_refit``/``y_refit`` (typically train + validation) give it the same
     data budget as METRO's refit: the chosen theta is retrained there (warm-started where
-    ``config.uses_warm_start`` says so, as METRO's refit is) and the chosen threshold kept."""
+    ``config.warm_start`` says so, as METRO's refit is) and the chosen threshold kept."""
     result = _fit_baseline(
         method, spec=spec, X_train=X_train, y_train=y_train, X_validation=X_validation,
         y_validation=y_validation, model=model, config=config, n_thetas=n_thetas,
@@ -80,7 +80,7 @@ def fit_baseline(
     theta = 0.5 if result.theta is None else result.theta
     refit = fit_cost_sensitive(
         X_refit, y_refit, theta_cost_tables(np.array([theta])),
-        model=result.model if config.uses_warm_start(model) else model,
+        model=result.model if config.warm_start else model,
         surrogate=get_surrogate("logistic"), config=config,
     )  # fmt: skip
     _check_fit(refit, f"{method}'s refit")

@@ -81,7 +81,7 @@ class TrainerSolver:
             warm_start is not None
             and warm_start.handle is not None
             and not warm_start.diverged
-            and self.config.uses_warm_start(self.model_spec)
+            and self.config.warm_start
         ):
             init = self.model(warm_start)
         return fit_cost_sensitive(

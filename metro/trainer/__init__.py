@@ -29,7 +29,6 @@ both optimizers share), ``lbfgs``, ``sgd``, ``checkpoints`` and ``fit`` (the ent
 
 from metro.trainer.config import (
     OPTIMIZERS,
-    WARM_STARTS,
     FitResult,
     TrainingCancelled,
     TrainingConfig,
@@ -40,7 +39,6 @@ from metro.trainer.sgd import augment_images
 
 __all__ = [
     "OPTIMIZERS",
-    "WARM_STARTS",
     "FitResult",
     "TrainingCancelled",
     "TrainingConfig",

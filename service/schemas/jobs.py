@@ -141,10 +141,10 @@ class TrainingIn(BaseModel):
     device: str | None = None
     mixed_precision: bool | None = None
     seed: int | None = None
-    warm_start: Literal["auto", "always", "never"] | None = Field(
+    warm_start: bool | None = Field(
         default=None,
-        description="Whether bisection steps and the final refit start from an earlier fit: "
-        "auto does so for L-BFGS only (SGD fits start from the same seeded initialization)",
+        description="Whether bisection/Dinkelbach steps and the final refit start from an "
+        "earlier fit (default true); false starts every fit from the seeded initialization",
     )
 
 

@@ -77,7 +77,7 @@ COSTS = np.stack([_table(1.0, 0.2), _table(1.0, 1.0), _table(0.3, 1.0)])
         ("mixed_precision", "yes"),
         ("seed", -1),
         ("warm_start", "sometimes"),
-        ("warm_start", True),
+        ("warm_start", 1),
     ],
 )
 def test_config_validation_names_the_field(field: str, value: object) -> None:
@@ -94,12 +94,7 @@ def test_config_round_trip_and_optimizer_choice() -> None:
     assert TrainingConfig().resolve_optimizer(ModelSpec("linear")) == "lbfgs"
     assert TrainingConfig().resolve_optimizer(MLP) == "sgd"
     assert TrainingConfig(optimizer="sgd").resolve_optimizer(ModelSpec("linear")) == "sgd"
-    # Warm starts: only where they save work (L-BFGS), unless asked for.
-    assert TrainingConfig().uses_warm_start(ModelSpec("linear"))
-    assert not TrainingConfig().uses_warm_start(MLP)
-    assert not TrainingConfig(optimizer="sgd").uses_warm_start(ModelSpec("linear"))
-    assert TrainingConfig(warm_start="always").uses_warm_start(MLP)
-    assert not TrainingConfig(warm_start="never").uses_warm_start(ModelSpec("linear"))
+    assert TrainingConfig().warm_start is True
 
 
 # -- validation ---------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ def test_submit_returns_201_location_and_normalized_spec(client, tenant):
     assert spec["search"]["strategy"] == "grid" and spec["search"]["n_lambdas"] == 21
     assert spec["model"]["kind"] == "linear"
     assert spec["training"]["optimizer"] == "auto"
-    assert spec["training"]["warm_start"] == "auto"
+    assert spec["training"]["warm_start"] is True
     assert spec["metric"] == {"preset": "f1"}
     assert spec["metric_info"] == {"name": "f1", "greater_is_better": True}
     assert spec["repeats"] == 1 and spec["baselines"] == []

@@ -33,20 +33,20 @@ def _scores(solver: TrainerSolver, cand) -> np.ndarray:
     return predict_scores(solver.model(cand), solver.X)[:, 0]
 
 
-def test_sgd_fits_start_fresh_by_default_so_the_warm_start_changes_nothing():
+def test_sgd_takes_the_warm_start_by_default():
     solver = _solver(MLP)
-    first = solver.solve(np.array([-0.7]), shift="minimal")[0]
-    cold = solver.solve(np.array([-0.5]), shift="minimal")[0]
-    offered = solver.solve(np.array([-0.5]), shift="minimal", warm_start=first)[0]
-    np.testing.assert_array_equal(_scores(solver, offered), _scores(solver, cold))
-
-
-def test_sgd_takes_the_warm_start_when_told_to():
-    solver = _solver(MLP, warm_start="always")
     first = solver.solve(np.array([-0.7]), shift="minimal")[0]
     cold = solver.solve(np.array([-0.5]), shift="minimal")[0]
     warm = solver.solve(np.array([-0.5]), shift="minimal", warm_start=first)[0]
     assert not np.allclose(_scores(solver, warm), _scores(solver, cold), atol=1e-4)
+
+
+def test_warm_start_false_starts_every_fit_fresh():
+    solver = _solver(MLP, warm_start=False)
+    first = solver.solve(np.array([-0.7]), shift="minimal")[0]
+    cold = solver.solve(np.array([-0.5]), shift="minimal")[0]
+    offered = solver.solve(np.array([-0.5]), shift="minimal", warm_start=first)[0]
+    np.testing.assert_array_equal(_scores(solver, offered), _scores(solver, cold))
 
 
 def test_lbfgs_takes_the_warm_start_and_saves_iterations():
@@ -55,7 +55,7 @@ def test_lbfgs_takes_the_warm_start_and_saves_iterations():
     cold = solver.fit(np.array([-0.49]), shift="minimal")
     warm = solver.fit(np.array([-0.49]), shift="minimal", warm_start=first)
     assert warm.n_steps < cold.n_steps
-    never = _solver(ModelSpec("linear"), warm_start="never")
+    never = _solver(ModelSpec("linear"), warm_start=False)
     again = never.fit(np.array([-0.49]), shift="minimal", warm_start=first)
     assert again.n_steps == cold.n_steps
 

@@ -41,7 +41,6 @@ from .search_strategy import SearchStrategy
 from .split import Split
 from .surrogate_spec import SurrogateSpec
 from .training_spec import TrainingSpec
-from .training_spec_warm_start_type_0 import TrainingSpecWarmStartType0
 from .upload_dataset_body import UploadDatasetBody
 
 __all__ = (
@@ -86,6 +85,5 @@ __all__ = (
     "Split",
     "SurrogateSpec",
     "TrainingSpec",
-    "TrainingSpecWarmStartType0",
     "UploadDatasetBody",
 )

@@ -7,7 +7,6 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.optimizer import Optimizer, check_optimizer
-from ..models.training_spec_warm_start_type_0 import TrainingSpecWarmStartType0, check_training_spec_warm_start_type_0
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="TrainingSpec")
@@ -27,9 +26,9 @@ class TrainingSpec:
     device: None | str | Unset = UNSET
     mixed_precision: bool | None | Unset = UNSET
     seed: int | None | Unset = UNSET
-    warm_start: None | TrainingSpecWarmStartType0 | Unset = UNSET
-    """ Whether bisection steps and the final refit start from an earlier fit: auto does so for L-BFGS only (SGD
-    fits start from the same seeded initialization) """
+    warm_start: bool | None | Unset = UNSET
+    """ Whether bisection/Dinkelbach steps and the final refit start from an earlier fit (default true); false
+    starts every fit from the seeded initialization """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,11 +106,9 @@ class TrainingSpec:
         else:
             seed = self.seed
 
-        warm_start: None | str | Unset
+        warm_start: bool | None | Unset
         if isinstance(self.warm_start, Unset):
             warm_start = UNSET
-        elif isinstance(self.warm_start, str):
-            warm_start = self.warm_start
         else:
             warm_start = self.warm_start
 
@@ -267,20 +264,12 @@ class TrainingSpec:
 
         seed = _parse_seed(d.pop("seed", UNSET))
 
-        def _parse_warm_start(data: object) -> None | TrainingSpecWarmStartType0 | Unset:
+        def _parse_warm_start(data: object) -> bool | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
                 return data
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                warm_start_type_0 = check_training_spec_warm_start_type_0(data)
-
-                return warm_start_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(None | TrainingSpecWarmStartType0 | Unset, data)
+            return cast(bool | None | Unset, data)
 
         warm_start = _parse_warm_start(d.pop("warm_start", UNSET))
 
