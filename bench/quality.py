@@ -779,7 +779,15 @@ def plot(data: dict[str, Any], path: Path, *, tag: str = "") -> None:
     plt.close(fig)
 
 
-ABLATION_TAGS = ("", "shift-minimal", "shift-paper", "lambdas-81", "lambdas-81-paper", "no-refit")
+ABLATION_TAGS = (
+    "",
+    "shift-minimal",
+    "shift-paper",
+    "lambdas-81",
+    "lambdas-81-paper",
+    "no-refit",
+    "fresh-start",
+)
 
 
 def plot_ablation(data: dict[str, Any], path: Path, method: str = "metro-grid-logistic") -> None:
