@@ -208,8 +208,8 @@ def diverged_error(candidates: Sequence[Candidate], what: str) -> DivergedError:
     return DivergedError(
         f"{what} diverged at lambda {lams}{more}: the training loss ended non-finite, or higher "
         "than both where it started and the loss of scoring every example 0. Lower "
-        "training.lr, or use a surrogate with bounded gradients (logistic, hinge) instead of "
-        "an exponential or quadratic one"
+        "training.lr, set training.warm_start to false (a warm-started SGD fit restarts its "
+        "schedule at the peak), or use a surrogate with bounded gradients (logistic, hinge)"
     )
 
 
