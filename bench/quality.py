@@ -806,7 +806,9 @@ def plot_ablation(data: dict[str, Any], path: Path, method: str = "metro-grid-lo
     rows = [
         k[:3] for k in cells if k[3] == "" and any((*k[:3], t) in cells for t in ABLATION_TAGS[1:])
     ]
-    rows = list(dict.fromkeys(rows))
+    rows = sorted(
+        dict.fromkeys(rows), key=lambda r: (*_group_order(r[:2]), list(METRICS).index(r[2]))
+    )
     tags = [t for t in ABLATION_TAGS if any((*r, t) in cells for r in rows)]
     value = np.array([[cells.get((*r, t), np.nan) for t in tags] for r in rows])
     diff = 100 * (value - value[:, :1])
