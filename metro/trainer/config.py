@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -145,8 +145,8 @@ class FitResult:
     n_steps: int
     seconds: float
     checkpoint: dict[str, Any] | None
-    diverged: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # [K]
 
-    def __post_init__(self) -> None:
-        if self.diverged.size == 0:
-            self.diverged = ~np.isfinite(np.asarray(self.surrogate_loss, dtype=np.float64))
+    @property
+    def diverged(self) -> np.ndarray:
+        """[K] bool: the models whose fit diverged (their loss is +inf)."""
+        return ~np.isfinite(np.asarray(self.surrogate_loss, dtype=np.float64))

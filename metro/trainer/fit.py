@@ -113,15 +113,13 @@ def fit_cost_sensitive(
     else:
         losses, steps, checkpoint, diverged = fit_sgd(y=y_dev, table=table, **common)
     loss_np = losses.detach().cpu().double().numpy()
-    diverged_np = diverged.cpu().numpy()
-    loss_np[diverged_np] = math.inf
+    loss_np[diverged.cpu().numpy()] = math.inf  # FitResult.diverged reads it back
     return FitResult(
         model=stack.to("cpu").eval(),
         surrogate_loss=loss_np,
         n_steps=steps,
         seconds=time.perf_counter() - started,
         checkpoint=checkpoint,
-        diverged=diverged_np,
     )
 
 
