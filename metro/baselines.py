@@ -21,7 +21,13 @@ from metro.metrics import MetricSpec
 from metro.models import ModelSpec, StackedModel
 from metro.surrogates import get_surrogate
 from metro.thresholds import best_threshold
-from metro.trainer import FitResult, TrainingConfig, fit_cost_sensitive, predict_scores
+from metro.trainer import (
+    DIVERGENCE_RULE,
+    FitResult,
+    TrainingConfig,
+    fit_cost_sensitive,
+    predict_scores,
+)
 
 __all__ = ["BASELINES", "BaselineResult", "fit_baseline", "theta_cost_tables"]
 
@@ -160,7 +166,4 @@ def _fit_baseline(
 
 def _check_fit(fit: FitResult, what: str) -> None:
     if fit.diverged.any():
-        raise ValueError(
-            f"{what} diverged: the training loss ended non-finite, or higher than both where it "
-            "started and the loss of scoring every example 0. Lower training.lr"
-        )
+        raise ValueError(f"{what} diverged: {DIVERGENCE_RULE}. Lower training.lr")

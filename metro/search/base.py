@@ -13,6 +13,7 @@ import numpy as np
 from metro.costs import empirical_l_lambda
 from metro.metrics import MetricSpec
 from metro.search.config import SearchConfig
+from metro.trainer import DIVERGENCE_RULE
 
 __all__ = [
     "Candidate",
@@ -206,10 +207,9 @@ def diverged_error(candidates: Sequence[Candidate], what: str) -> DivergedError:
     lams = ", ".join(f"{c.lam:.4g} ({c.shift})" for c in candidates[:5])
     more = f" and {len(candidates) - 5} more" if len(candidates) > 5 else ""
     return DivergedError(
-        f"{what} diverged at lambda {lams}{more}: the training loss ended non-finite, or higher "
-        "than both where it started and the loss of scoring every example 0. Lower "
-        "training.lr, set training.warm_start to false (a warm-started SGD fit restarts its "
-        "schedule at the peak), or use a surrogate with bounded gradients (logistic, hinge)"
+        f"{what} diverged at lambda {lams}{more}: {DIVERGENCE_RULE}. Lower training.lr, set "
+        "training.warm_start to false (a warm-started SGD fit restarts its schedule at the "
+        "peak), or use a surrogate with bounded gradients (logistic, hinge)"
     )
 
 

@@ -28,6 +28,7 @@ both optimizers share), ``lbfgs``, ``sgd``, ``checkpoints`` and ``fit`` (the ent
 """
 
 from metro.trainer.config import (
+    DIVERGENCE_RULE,
     OPTIMIZERS,
     FitResult,
     TrainingCancelled,
@@ -38,6 +39,7 @@ from metro.trainer.fit import fit_cost_sensitive, predict_scores
 from metro.trainer.sgd import augment_images
 
 __all__ = [
+    "DIVERGENCE_RULE",
     "OPTIMIZERS",
     "FitResult",
     "TrainingCancelled",

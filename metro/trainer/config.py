@@ -134,6 +134,13 @@ class TrainingEvent:
     checkpoint: dict[str, Any] | None = None
 
 
+# What "diverged" means (metro.trainer.sgd._diverged), worded once for every error that says so.
+DIVERGENCE_RULE = (
+    "the training loss ended non-finite, or higher than both where it started and the loss of "
+    "scoring every example 0"
+)
+
+
 @dataclass
 class FitResult:
     """``surrogate_loss`` is each model's final mean training surrogate loss (no weight decay),
