@@ -556,6 +556,11 @@ def _group_order(group: tuple[str, str]) -> tuple[int, int]:
     return list(TASKS).index(task), ("linear", "mlp", "cnn3").index(model)
 
 
+def _cell_order(cell: tuple[str, str, str]) -> tuple[int, int, int]:
+    """(task, model, metric) in table order: the group's, then METRICS order."""
+    return (*_group_order(cell[:2]), list(METRICS).index(cell[2]))
+
+
 def markdown(data: dict[str, Any], *, tag: str = "") -> str:
     """One table per task/model: rows = methods, columns = metrics (test, mean ± std over seeds,
     in percent); the best mean per column in bold, METRO's best row marked."""
@@ -684,10 +689,7 @@ def aggregate(data: dict[str, Any], *, tag: str = "") -> str:
 def summary(data: dict[str, Any], *, tag: str = "") -> str:
     """Per task/model/metric: the best METRO row against the best baseline and against TTCV."""
     cells = [c for c in data["cells"].values() if c["tag"] == tag and _complete(c)]
-    keys = sorted(
-        {(c["task"], c["model"], c["metric"]) for c in cells},
-        key=lambda k: (*_group_order(k[:2]), list(METRICS).index(k[2])),
-    )
+    keys = sorted({(c["task"], c["model"], c["metric"]) for c in cells}, key=_cell_order)
     lines = [
         "| task (model) | metric | best baseline | sklearn-ttcv | metro-grid-logistic | "
         "best metro | metro - best baseline |",
@@ -806,9 +808,7 @@ def plot_ablation(data: dict[str, Any], path: Path, method: str = "metro-grid-lo
     rows = [
         k[:3] for k in cells if k[3] == "" and any((*k[:3], t) in cells for t in ABLATION_TAGS[1:])
     ]
-    rows = sorted(
-        dict.fromkeys(rows), key=lambda r: (*_group_order(r[:2]), list(METRICS).index(r[2]))
-    )
+    rows = sorted(dict.fromkeys(rows), key=_cell_order)
     tags = [t for t in ABLATION_TAGS if any((*r, t) in cells for r in rows)]
     value = np.array([[cells.get((*r, t), np.nan) for t in tags] for r in rows])
     diff = 100 * (value - value[:, :1])

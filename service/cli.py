@@ -190,12 +190,8 @@ def create_key(
 ) -> None:
     """Create an API key for a tenant and print it (it is shown only once)."""
     from service.admin import create_api_key
-    from service.config import get_settings
-    from service.db.session import make_engine, make_sessionmaker
 
-    settings = get_settings()
-    factory = make_sessionmaker(make_engine(settings.database_url))
-    with factory() as session:
+    with _admin_session() as session:
         key = create_api_key(session, tenant)
         session.commit()
     typer.echo(key)
