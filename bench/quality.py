@@ -298,7 +298,8 @@ def sklearn_ttcv(
         # natural log loss + wd ln2 |w|^2; scikit-learn minimizes C sum_i logloss + |w|^2 / 2,
         # the same problem when C = 1 / (2 n wd ln 2). n is the training part's size (the fit
         # whose threshold is tuned); the refit on train + val keeps C, as TTCV does.
-        C = 1.0 / (2.0 * len(y_train) * config.weight_decay * LN2) if config.weight_decay else 1e12
+        wd = config.resolve_weight_decay(len(y_train), "lbfgs")
+        C = 1.0 / (2.0 * len(y_train) * wd * LN2) if wd else 1e12
         base: Any = make_pipeline(
             StandardScaler(), LogisticRegression(C=C, max_iter=5000, tol=1e-8)
         )

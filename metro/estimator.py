@@ -22,6 +22,9 @@ from metro.trainer import TrainingConfig, predict_scores
 
 __all__ = ["MetroClassifier"]
 
+# The estimator's search defaults are SearchConfig's, which the service's job spec uses too.
+_DEFAULT_SEARCH = SearchConfig()
+
 
 class MetroClassifier(ClassifierMixin, BaseEstimator):
     """A binary classifier trained to optimize a ratio metric (F-beta, Jaccard, ...) with METRO.
@@ -52,11 +55,17 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     max_steps : int, default=30
     shift : {"minimal", "paper", "auto"}, default="auto"
         How cost tables are made non-negative (see :mod:`metro.costs`).
-    cv : int, optional
-        Choose lambda by stratified k-fold cross-validation (grid only) instead of a holdout.
+    cv : "auto", int or None, default="auto"
+        How the grid chooses lambda and the shift: stratified k-fold cross-validation with the
+        metric of the counts pooled over the held-out folds; ``"auto"`` is 5 folds up to 200,000
+        rows and a holdout above (and for bisection and Dinkelbach); None is a holdout.
+    threshold : {"tuned", "zero"}, default="tuned"
+        ``"tuned"`` chooses a decision threshold on h together with lambda, on the same held-out
+        scores; the fitted model carries it (``decision_function`` >= 0 is positive either way).
+        ``"zero"`` is the paper's sign(h).
     validation_fraction : float, default=0.25
-        Holdout used to choose lambda when ``cv`` is None; 0 chooses on the training data (Alg. 3
-        on S).
+        Holdout used to choose lambda when there are no folds; 0 chooses on the training data
+        (Alg. 3 on S).
     refit : bool, default=True
         Refit at the chosen lambda on all the data given to ``fit``.
     training : dict or TrainingConfig, optional
@@ -72,9 +81,11 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_, n_features_in_, metric_ (resolved on the training labels), model_ (the fitted
-    network, a stack of one), best_lambda_, lambda_star_, best_shift_, best_score_ (validation
-    metric of the chosen lambda, natural orientation), trace_ (list of TraceStep), n_fits_,
-    search_result_.
+    network, a stack of one, with ``threshold_`` folded into its last bias), best_lambda_,
+    lambda_star_, best_shift_, threshold_ (the decision threshold chosen on the raw h of the
+    search's fits), n_splits_ (folds the choice was made on; 0 for a holdout), best_score_ (the
+    held-out metric the choice was made by, pooled over the folds, natural orientation), trace_
+    (list of TraceStep), n_fits_, search_result_.
     """
 
     def __init__(
@@ -86,15 +97,16 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         surrogate_params: Mapping[str, float] | None = None,
         model: str | ModelSpec = "linear",
         model_params: Mapping[str, Any] | None = None,
-        search: str = "grid",
-        n_lambdas: int = 21,
-        epsilon: float = 1e-3,
-        epsilon_m: float = 0.0,
-        max_steps: int = 30,
-        shift: str = "auto",
-        cv: int | None = None,
+        search: str = _DEFAULT_SEARCH.strategy,
+        n_lambdas: int = _DEFAULT_SEARCH.n_lambdas,
+        epsilon: float = _DEFAULT_SEARCH.epsilon,
+        epsilon_m: float = _DEFAULT_SEARCH.epsilon_m,
+        max_steps: int = _DEFAULT_SEARCH.max_steps,
+        shift: str = _DEFAULT_SEARCH.shift,
+        cv: int | str | None = _DEFAULT_SEARCH.cv,
+        threshold: str = _DEFAULT_SEARCH.threshold,
         validation_fraction: float = 0.25,
-        refit: bool = True,
+        refit: bool = _DEFAULT_SEARCH.refit,
         training: Mapping[str, Any] | TrainingConfig | None = None,
         pos_label: Any = None,
         random_state: int | None = None,
@@ -113,6 +125,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.max_steps = max_steps
         self.shift = shift
         self.cv = cv
+        self.threshold = threshold
         self.validation_fraction = validation_fraction
         self.refit = refit
         self.training = training
@@ -145,6 +158,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             max_steps=self.max_steps,
             shift=self.shift,
             cv=self.cv,
+            threshold=self.threshold,
             refit=self.refit,
         )
 
@@ -209,12 +223,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
 
         everything = np.arange(y01.size)
         fold_solvers: list[TrainerSolver] | None = None
-        if self.cv is not None:
-            if search.strategy != "grid" and spec.denominator_depends_on_predictions:
-                raise ValueError("cv is only available with search='grid'")
-            folds = StratifiedKFold(
-                n_splits=int(self.cv), shuffle=True, random_state=self.random_state
-            )
+        n_folds = search.folds_for(int(y01.size))
+        if n_folds is not None:
+            folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=self.random_state)
             fold_solvers = [solver(tr, va) for tr, va in folds.split(np.zeros(y01.size), y01)]
             main = fold_solvers[0]
             refit_solver: TrainerSolver | None = solver(everything, None)
@@ -240,7 +251,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         )
         final = result.final if result.final is not None else result.best
         owner = final.handle[0]
-        self.model_: StackedModel = owner.model(final)
+        self.threshold_ = float(result.threshold)
+        model = owner.model(final)
+        self.model_: StackedModel = model.shifted(-self.threshold_) if self.threshold_ else model
+        self.n_splits_ = n_folds or 0
         self.metric_: MetricSpec = spec
         self.search_result_: SearchResult = result
         self.trace_: list[TraceStep] = result.trace
@@ -249,7 +263,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.best_shift_ = result.best_shift
         self.lambda_range_ = spec.lambda_range
         self.n_fits_ = result.n_fits
-        self.best_score_ = spec.score_from_loss(result.best.selection_loss(spec))
+        self.best_score_ = spec.score_from_loss(result.selection_loss)
         self.device_ = str(resolve_device(training.device))
         return self
 

@@ -9,6 +9,7 @@ selection step ever sees the test split.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from sklearn.model_selection import StratifiedKFold
 
 from metro.baselines import BASELINES, fit_baseline
 from metro.data import Dataset, Splits, split_indices
@@ -45,6 +47,7 @@ __all__ = [
 ]
 
 METHODS: tuple[str, ...] = ("metro", *BASELINES)
+_FOLD_ROLE = re.compile(r"fold(\d+)of(\d+)")
 
 
 @dataclass
@@ -119,17 +122,37 @@ class RepeatSetup:
     def has_validation(self) -> bool:
         return self.splits.validation.size > 0
 
+    @property
+    def development(self) -> np.ndarray:
+        """Training + validation: what the refit and the folds use (never the test part)."""
+        return np.sort(np.concatenate([self.splits.train, self.splits.validation]))
+
+    def fold(self, k: int, n_folds: int) -> tuple[np.ndarray, np.ndarray]:
+        """Fold ``k`` of a stratified ``n_folds``-fold split of :attr:`development` (seeded by
+        the repeat's trainer seed, so every process computes the same folds)."""
+        dev = self.development
+        folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=self.config.seed)
+        tr, va = list(folds.split(np.zeros(dev.size), self.dataset.y[dev]))[k]
+        return dev[tr], dev[va]
+
     def solver(self, role: str) -> TrainerSolver:
         """``"main"``: fit on the training part, judge on validation (when there is one);
-        ``"refit"``: fit on training + validation, the final fit at the chosen lambda."""
+        ``"refit"``: fit on training + validation, the final fit at the chosen lambda;
+        ``"fold{k}of{n}"``: fit on fold k's training rows of training + validation, judge on its
+        held-out rows (the grid's cross-validated choice)."""
         X, y = self.dataset.X, self.dataset.y
         tr, va = self.splits.train, self.splits.validation
+        folded = _FOLD_ROLE.fullmatch(role)
         if role == "main":
             idx, val = tr, (va if self.has_validation else None)
         elif role == "refit":
-            idx, val = np.sort(np.concatenate([tr, va])), None
+            idx, val = self.development, None
+        elif folded is not None and int(folded[1]) < int(folded[2]):
+            idx, val = self.fold(int(folded[1]), int(folded[2]))
         else:
-            raise ValueError(f"unknown solver role {role!r}; expected 'main' or 'refit'")
+            raise ValueError(
+                f"unknown solver role {role!r}; expected 'main', 'refit' or 'fold<k>of<n>'"
+            )
         return TrainerSolver(
             self.spec, X[idx], y[idx], surrogate=self.surrogate, model=self.model,
             config=self.config, X_validation=None if val is None else X[val],
@@ -221,16 +244,24 @@ def run_experiment(
         if on_method is not None:
             on_method(repeat, "metro")
         started = time.perf_counter()
-        main = solver("main")
+        n_folds = search.folds_for(int(dev.size)) if setup.has_validation else None
+        folds = (
+            None if n_folds is None else [solver(f"fold{k}of{n_folds}") for k in range(n_folds)]
+        )
+        main = solver("main") if folds is None else folds[0]
         refit = solver("refit") if (search.refit and setup.has_validation) else None
         search_result = run_search(
             main,
             config=search,
+            fold_solvers=folds,
             refit_solver=refit,
             on_step=None if on_step is None else partial(on_step, repeat),
         )
         final = search_result.final or search_result.best
         metro_model = final.handle[0].model(final)
+        if search_result.threshold:
+            # The tuned threshold travels in the model (its last bias): h >= 0 stays the rule.
+            metro_model = metro_model.shifted(-search_result.threshold)
         seconds = time.perf_counter() - started
         result.traces[repeat] = search_result.trace
         result.searches[repeat] = search_result

@@ -341,6 +341,22 @@ class StackedModel(torch.nn.Module):
                 getattr(new, name).copy_(new.restack(name, chosen))
         return new.train(self.training)
 
+    @property
+    def last_bias_name(self) -> str:
+        """The parameter holding each model's output offset (one scalar per model)."""
+        return list(_per_model_shapes(self.spec, self.input_shape))[-1]
+
+    def shifted(self, offset: float) -> StackedModel:
+        """A copy whose scores are all ``offset`` higher: ``h(x) - t >= 0`` becomes the model's own
+        sign when ``offset = -t``, so a tuned decision threshold travels inside the model file
+        (safetensors, ONNX, the prediction endpoint) with no extra field."""
+        if not math.isfinite(float(offset)):
+            raise ValueError(f"offset must be finite, got {offset!r}")
+        new = self.select(list(range(self.n_models)))
+        with torch.no_grad():
+            getattr(new, self.last_bias_name).add_(float(offset))
+        return new
+
     def tensors(self) -> dict[str, Tensor]:
         """Every parameter and buffer as a contiguous CPU tensor (a copy), for safetensors."""
         return {

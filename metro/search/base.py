@@ -57,6 +57,9 @@ class Candidate:
     fold: int | None = None
     # The fit blew up (see metro.trainer.fit_cost_sensitive): its model is never chosen.
     diverged: bool = False
+    # h on the validation part and its labels, for choosing a threshold (None: not kept).
+    validation_scores: np.ndarray | None = None
+    validation_labels: np.ndarray | None = None
 
     def train_loss(self, spec: MetricSpec) -> float:
         return spec.loss_from_fractions(self.train_cells)
@@ -127,6 +130,11 @@ class SearchResult:
     final: Candidate | None = None
     # The last bracket [a, b] known to hold lambda* (bisection and Dinkelbach).
     bracket: tuple[float, float] | None = None
+    # The decision threshold on h chosen with ``best`` (0 unless SearchConfig.threshold="tuned").
+    threshold: float = 0.0
+    # The loss the choice was made by: held-out (pooled over the folds when there were folds),
+    # at ``threshold``; the training loss when there was no held-out part.
+    selection_loss: float = math.nan
 
     @property
     def best_lambda(self) -> float:
@@ -220,21 +228,51 @@ def check_converged(candidates: Sequence[Candidate], what: str) -> None:
         raise diverged_error(bad, what)
 
 
-def best_of(spec: MetricSpec, candidates: Sequence[Candidate]) -> Candidate:
-    """Lowest selection loss among the fits that did not diverge; ties go to the lower training
-    loss, then the earlier candidate."""
+def judge(spec: MetricSpec, folds: Sequence[Candidate], *, tune: bool) -> tuple[float, float]:
+    """(selection loss, threshold) of one (lambda, shift) fitted on each of ``folds``.
+
+    The held-out confusion counts of the folds are pooled (one metric of the summed counts, not a
+    mean of per-fold metrics: a ratio of small counts is noisy, and the pooled one is what a
+    single model scored on all the held-out rows would get). With ``tune``, the threshold on h
+    that minimizes the pooled loss is chosen on the pooled held-out scores
+    (:func:`metro.thresholds.best_threshold`). Without a held-out part, the training loss at
+    threshold 0.
+    """
+    from metro.thresholds import best_threshold
+
+    if any(c.validation_cells is None for c in folds):
+        return float(np.mean([c.train_loss(spec) for c in folds])), 0.0
+    scored = [c for c in folds if c.validation_scores is not None]
+    if tune and len(scored) == len(folds):
+        scores = np.concatenate([np.asarray(c.validation_scores) for c in scored])
+        labels = np.concatenate([np.asarray(c.validation_labels) for c in scored])
+        threshold, loss = best_threshold(spec, scores, labels)
+        return float(loss), float(threshold)
+    sizes = np.array(
+        [1.0 if c.validation_labels is None else float(len(c.validation_labels)) for c in folds]
+    )
+    cells = np.stack([np.asarray(c.validation_cells) for c in folds])
+    pooled = (cells * sizes[:, None]).sum(axis=0) / sizes.sum()
+    return float(spec.loss_from_fractions(pooled)), 0.0
+
+
+def best_of(
+    spec: MetricSpec, candidates: Sequence[Candidate], *, tune: bool = False
+) -> tuple[Candidate, float, float]:
+    """The candidate with the lowest selection loss among the fits that did not diverge, with
+    that loss and its threshold (see :func:`judge`); ties go to the lower training loss, then the
+    earlier candidate."""
     if not candidates:
         raise ValueError("no candidates to choose from")
     usable = [c for c in candidates if not c.diverged]
     if not usable:
         raise diverged_error(candidates, "every fit")
-    candidates = usable
-
-    def key(item: tuple[int, Candidate]) -> tuple[float, float, int]:
-        i, c = item
-        return (c.selection_loss(spec), c.train_loss(spec), i)
-
-    return min(enumerate(candidates), key=key)[1]
+    ranked = []
+    for i, cand in enumerate(usable):
+        loss, threshold = judge(spec, [cand], tune=tune)
+        ranked.append((loss, cand.train_loss(spec), i, threshold, cand))
+    loss, _, _, threshold, best = min(ranked, key=lambda row: row[:3])
+    return best, loss, threshold
 
 
 def update_bracket(

@@ -61,8 +61,12 @@ def bisection_search(
             if b - a <= config.epsilon:
                 break
         final_bracket = (a, b)
-    best = visited[-1] if config.selection == "last" else best_of(spec, visited)
+    tune = config.threshold == "tuned"
+    best, loss, threshold = best_of(
+        spec, visited[-1:] if config.selection == "last" else visited, tune=tune
+    )
     result = SearchResult(
-        strategy="bisection", best=best, trace=recorder.steps, bracket=final_bracket
+        strategy="bisection", best=best, trace=recorder.steps, bracket=final_bracket,
+        threshold=threshold, selection_loss=loss,
     )
     return refit_chosen(result, refit_solver, recorder)

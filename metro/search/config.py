@@ -6,11 +6,25 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-__all__ = ["SELECTIONS", "SHIFT_CHOICES", "STRATEGIES", "SearchConfig"]
+__all__ = [
+    "AUTO_CV_FOLDS",
+    "AUTO_CV_MAX_ROWS",
+    "SELECTIONS",
+    "SHIFT_CHOICES",
+    "STRATEGIES",
+    "THRESHOLDS",
+    "SearchConfig",
+]
 
 STRATEGIES: tuple[str, ...] = ("grid", "bisection", "dinkelbach")
 SHIFT_CHOICES: tuple[str, ...] = ("minimal", "paper", "auto")
 SELECTIONS: tuple[str, ...] = ("best", "last")
+THRESHOLDS: tuple[str, ...] = ("zero", "tuned")
+# cv="auto": the grid chooses by AUTO_CV_FOLDS-fold cross-validation up to AUTO_CV_MAX_ROWS rows
+# (where a holdout's selection noise costs points: docs/quality.md), by a holdout above (where a
+# 25% holdout has over 50,000 rows and the folds would multiply the cost by five).
+AUTO_CV_FOLDS = 5
+AUTO_CV_MAX_ROWS = 200_000
 
 
 @dataclass(frozen=True)
@@ -24,6 +38,17 @@ class SearchConfig:
       model, stop when b - a <= ``epsilon`` or when |l^lambda| <= ``epsilon_m``.
     * ``dinkelbach``: lambda_{k+1} = L_S(h_k), kept inside the bisection bracket.
 
+    ``cv`` is the grid's selection: ``k`` folds (stratified; each lambda and shift is judged by the
+    metric of the confusion counts pooled over the k held-out folds), ``None`` for one holdout,
+    or ``"auto"`` (the default): :data:`AUTO_CV_FOLDS` folds when the data has at most
+    :data:`AUTO_CV_MAX_ROWS` rows and the strategy is the grid, a holdout otherwise. Bisection and
+    Dinkelbach follow Theorem 5.1's sign test on one training sample, so they take no folds.
+
+    ``threshold``: ``"zero"`` predicts sign(h) as the paper does; ``"tuned"`` also chooses a
+    decision threshold on h for each lambda and shift, on the same held-out scores (pooled over
+    the folds), and ranks the pairs by the metric they reach; the delivered model carries the
+    threshold in its last bias, so h >= 0 still means positive.
+
     ``shift`` picks the cost shift (see :mod:`metro.costs`); ``"auto"`` tries both and lets the
     validation metric choose. ``selection`` says which fitted model bisection and Dinkelbach
     return: ``"best"`` on the validation metric among all visited lambdas, or ``"last"`` (the
@@ -36,7 +61,8 @@ class SearchConfig:
     epsilon_m: float = 0.0
     max_steps: int = 30
     shift: str = "auto"
-    cv: int | None = None
+    cv: int | str | None = "auto"
+    threshold: str = "tuned"
     refit: bool = True
     selection: str = "best"
     lambda_min: float | None = None
@@ -58,8 +84,20 @@ class SearchConfig:
             )
         _int_at_least("n_lambdas", self.n_lambdas, 1, 1001)
         _int_at_least("max_steps", self.max_steps, 1, 200)
-        if self.cv is not None:
+        if isinstance(self.cv, str):
+            if self.cv != "auto":
+                raise ValueError(f"cv must be 'auto', an integer or null, got {self.cv!r}")
+        elif self.cv is not None:
             _int_at_least("cv", self.cv, 2, 20)
+            if self.strategy != "grid":
+                raise ValueError(
+                    f"cv={self.cv} is only available with the grid strategy; {self.strategy} "
+                    "chooses on a holdout (set cv to null or 'auto')"
+                )
+        if self.threshold not in THRESHOLDS:
+            raise ValueError(
+                f"unknown threshold {self.threshold!r}; expected one of {', '.join(THRESHOLDS)}"
+            )
         if not _finite(self.epsilon) or self.epsilon <= 0:
             raise ValueError(f"epsilon must be a positive number, got {self.epsilon!r}")
         if not _finite(self.epsilon_m) or self.epsilon_m < 0:
@@ -76,6 +114,14 @@ class SearchConfig:
             raise ValueError("lambda_min must be smaller than lambda_max")
         if not isinstance(self.refit, bool):
             raise ValueError("refit must be true or false")
+
+    def folds_for(self, n_rows: int) -> int | None:
+        """How many folds the search chooses by on ``n_rows`` rows (None: one holdout)."""
+        if self.cv == "auto":
+            if self.strategy == "grid" and n_rows <= AUTO_CV_MAX_ROWS:
+                return AUTO_CV_FOLDS
+            return None
+        return None if self.cv is None else int(self.cv)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -63,8 +63,12 @@ def dinkelbach_search(
                 break
             lam = proposal
         final_bracket = (a, b)
-    best = visited[-1] if config.selection == "last" else best_of(spec, visited)
+    tune = config.threshold == "tuned"
+    best, loss, threshold = best_of(
+        spec, visited[-1:] if config.selection == "last" else visited, tune=tune
+    )
     result = SearchResult(
-        strategy="dinkelbach", best=best, trace=recorder.steps, bracket=final_bracket
+        strategy="dinkelbach", best=best, trace=recorder.steps, bracket=final_bracket,
+        threshold=threshold, selection_loss=loss,
     )
     return refit_chosen(result, refit_solver, recorder)

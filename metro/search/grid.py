@@ -14,6 +14,7 @@ from metro.search.base import (
     StepCallback,
     TraceRecorder,
     diverged_error,
+    judge,
     lambda_bounds,
     refit_chosen,
     shifts_for,
@@ -45,8 +46,8 @@ def grid_search(
     lambdas: np.ndarray | None = None,
     strategy: str = "grid",
 ) -> SearchResult:
-    """Fit every lambda of the grid (all at once per fold), choose the one with the best mean
-    validation metric over the folds, and optionally refit it on all the training data.
+    """Fit every lambda of the grid (all at once per fold), choose the one with the best held-out
+    metric pooled over the folds, and optionally refit it on all the training data.
 
     ``solvers`` holds one solver per fold (a single one for a holdout split); each judges its
     candidates on its own validation part.
@@ -71,24 +72,30 @@ def grid_search(
             per_fold.append(candidates)
         by_shift[shift] = per_fold
 
-    # Rank each (shift, lambda) by its validation loss averaged over the folds; ties go to the
-    # lower mean training loss, then to the earlier grid point. Fold 0's fit represents it.
-    # (Surrogate losses at different lambdas are on different cost tables: not comparable.)
-    # A lambda whose fit diverged in any fold is out (its trace steps stay, loss null).
-    ranking: list[tuple[float, float, int, Candidate]] = []
+    # Rank each (shift, lambda) by its held-out loss pooled over the folds (at its tuned
+    # threshold when config.threshold is "tuned"); ties go to the lower mean training loss, then
+    # to the earlier grid point. Fold 0's fit represents it. (Surrogate losses at different
+    # lambdas are on different cost tables: not comparable.) A lambda whose fit diverged in any
+    # fold is out (its trace steps stay, loss null).
+    tune = config.threshold == "tuned"
+    ranking: list[tuple[float, float, int, float, Candidate]] = []
     order = 0
     for per_fold in by_shift.values():
         for i in range(len(lambdas)):
-            if any(fold[i].diverged for fold in per_fold):
+            folds = [fold[i] for fold in per_fold]
+            if any(c.diverged for c in folds):
                 order += 1
                 continue
-            mean_loss = float(np.mean([fold[i].selection_loss(spec) for fold in per_fold]))
-            train_loss = float(np.mean([fold[i].train_loss(spec) for fold in per_fold]))
-            ranking.append((mean_loss, train_loss, order, per_fold[0][i]))
+            loss, threshold = judge(spec, folds, tune=tune)
+            train_loss = float(np.mean([c.train_loss(spec) for c in folds]))
+            ranking.append((loss, train_loss, order, threshold, per_fold[0][i]))
             order += 1
     if not ranking:
         everything = [c for per_fold in by_shift.values() for fold in per_fold for c in fold]
         raise diverged_error(everything, "every fit of the grid")
-    best = min(ranking, key=lambda row: row[:3])[3]
-    result = SearchResult(strategy=strategy, best=best, trace=recorder.steps)
+    loss, _, _, threshold, best = min(ranking, key=lambda row: row[:3])
+    result = SearchResult(
+        strategy=strategy, best=best, trace=recorder.steps, threshold=threshold,
+        selection_loss=loss,
+    )  # fmt: skip
     return refit_chosen(result, refit_solver, recorder)

@@ -115,11 +115,10 @@ class TrainerSolver:
         key = len(self._stacks)
         self._stacks[key] = model
         train_cells = self._cells(model, self.X, self.y)
-        val_cells = (
-            None
-            if self.X_validation is None or self.y_validation is None
-            else self._cells(model, self.X_validation, self.y_validation)
-        )
+        val_cells = val_scores = None
+        if self.X_validation is not None and self.y_validation is not None:
+            val_scores = self._scores(model, self.X_validation)
+            val_cells = cells_from_predictions(self.y_validation, val_scores >= 0)
         return [
             Candidate(
                 lam=float(lam),
@@ -130,6 +129,8 @@ class TrainerSolver:
                 handle=(self, key, k),
                 # fit_cost_sensitive reports a diverged model's loss as +inf.
                 diverged=not np.isfinite(surrogate_loss[k]),
+                validation_scores=None if val_scores is None else val_scores[:, k],
+                validation_labels=self.y_validation,
             )
             for k, lam in enumerate(lambdas)
         ]
@@ -142,7 +143,9 @@ class TrainerSolver:
         owner, key, k = handle
         return owner._stacks[key].select([k])
 
+    def _scores(self, model: StackedModel, X: np.ndarray) -> np.ndarray:
+        return predict_scores(model, X, device=str(resolve_device(self.config.device)))
+
     def _cells(self, model: StackedModel, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        scores = predict_scores(model, X, device=str(resolve_device(self.config.device)))
-        return cells_from_predictions(y, scores >= 0)
+        return cells_from_predictions(y, self._scores(model, X) >= 0)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,7 @@ def fit_cost_sensitive(
     K = cost_t.shape[0]
     stack = initial_model(model, Xt, K, config.seed)
     optimizer_name = config.resolve_optimizer(stack.spec)
+    config = replace(config, weight_decay=config.resolve_weight_decay(n, optimizer_name))
     if config.augment:
         if Xt.ndim != 4:
             raise ValueError(f"augment needs image inputs [n, C, H, W], got {list(Xt.shape)}")

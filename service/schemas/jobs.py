@@ -120,7 +120,16 @@ class SearchIn(BaseModel):
     epsilon_m: float | None = None
     max_steps: int | None = None
     shift: str | None = None
-    cv: int | None = None
+    cv: int | Literal["auto"] | None = Field(
+        default=None,
+        description="Folds the grid chooses lambda by (metric of the pooled held-out counts); "
+        "'auto' (the default) is 5 folds up to 200,000 rows, null a holdout",
+    )
+    threshold: Literal["tuned", "zero"] | None = Field(
+        default=None,
+        description="'tuned' (the default) chooses a decision threshold on h with lambda, on the "
+        "same held-out scores, and folds it into the model; 'zero' is the paper's sign(h)",
+    )
     refit: bool | None = None
     selection: str | None = None
     lambda_min: float | None = None
@@ -132,7 +141,11 @@ class TrainingIn(BaseModel):
     optimizer: Literal["auto", "lbfgs", "sgd"] | None = None
     max_iter: int | None = None
     tol: float | None = None
-    weight_decay: float | None = None
+    weight_decay: float | Literal["auto"] | None = Field(
+        default=None,
+        description="'auto' (the default): 1 / (2 ln 2 n) for linear models, scikit-learn's "
+        "C=1 penalty on the fit's n rows; 1e-4 for networks",
+    )
     lr: float | None = None
     momentum: float | None = None
     batch_size: int | None = None

@@ -23,7 +23,10 @@ def _data(n=600, seed=0, weight=0.15):
 
 def test_fit_predict_and_fitted_attributes():
     X, y = _data()
-    clf = MetroClassifier(metric="f1", n_lambdas=11, shift="minimal", random_state=0, training=FAST)
+    clf = MetroClassifier(
+        metric="f1", n_lambdas=11, shift="minimal", cv=None, threshold="zero", random_state=0,
+        training=FAST,
+    )
     clf.fit(X, y)
     lo, hi = clf.lambda_range_
     assert lo <= clf.best_lambda_ <= hi
@@ -91,7 +94,8 @@ def test_prediction_independent_denominator_needs_one_fit():
     X, y = _data(seed=5)
     clf = MetroClassifier(metric="balanced_accuracy", random_state=0, training=FAST).fit(X, y)
     assert clf.search_result_.strategy == "exact"
-    assert len(clf.trace_) == 3  # one fit per shift (auto tries both), then the refit
+    # one fit per shift (auto tries both) on each of the 5 folds, then the refit
+    assert len(clf.trace_) == 2 * 5 + 1
 
 
 def test_shift_auto_tries_both_shifts():
@@ -131,7 +135,10 @@ def test_cancellation_from_the_callback():
         ({"metric": "f_beta", "metric_params": {"beta": -1}}, "beta must be a positive number"),
         ({"n_lambdas": 0}, "n_lambdas"),
         ({"shift": "sideways"}, "unknown shift"),
-        ({"search": "bisection", "cv": 3}, "cv is only available"),
+        ({"search": "bisection", "cv": 3}, "only available with the grid strategy"),
+        ({"cv": "sometimes"}, "cv must be 'auto', an integer or null"),
+        ({"cv": 1}, "cv must be an integer between 2 and 20"),
+        ({"threshold": "high"}, "unknown threshold 'high'"),
     ],
 )
 def test_bad_parameters_are_clear_value_errors(params, message):

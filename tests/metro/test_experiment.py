@@ -16,7 +16,8 @@ def _run(**kw):
     ds = load_dataset(DATA)
     args = dict(
         metric=f1(), surrogate=get_surrogate("logistic"), model=ModelSpec(),
-        search=SearchConfig(n_lambdas=5, shift="minimal"), training=TrainingConfig(max_iter=50),
+        search=SearchConfig(n_lambdas=5, shift="minimal", cv=None),
+        training=TrainingConfig(max_iter=50),
     )
     args.update(kw)
     return ds, run_experiment(ds, **args)
