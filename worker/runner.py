@@ -31,6 +31,7 @@ from metro.data import DataError
 from metro.experiment import ExperimentResult, run_experiment
 from metro.search import TraceStep
 from metro.search.bisection import max_bisection_steps
+from metro.search.config import AUTO_CV_FOLDS
 from metro.serialization import save_model
 from metro.trainer import TrainingCancelled
 from service.job_spec import (
@@ -105,7 +106,11 @@ class Progress:
         shifts = 2 if search.get("shift") == "auto" else 1
         refit = 1 if search.get("refit", True) else 0
         if search.get("strategy", "grid") == "grid":
-            steps = shifts * int(search.get("n_lambdas", 21))
+            # cv "auto" is 5 folds unless the data is very large (then one holdout): an estimate,
+            # the dataset's size is not known here.
+            cv = search.get("cv", "auto")
+            folds = AUTO_CV_FOLDS if cv == "auto" else int(cv or 1)
+            steps = shifts * int(search.get("n_lambdas", 21)) * folds
         else:
             eps = float(search.get("epsilon", 1e-3))
             steps = shifts * min(int(search.get("max_steps", 30)), max_bisection_steps(0, 2, eps))

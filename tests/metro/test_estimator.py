@@ -178,3 +178,44 @@ def _sklearn_checks():
 @pytest.mark.parametrize(("estimator", "check"), list(_sklearn_checks()))
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_default_chooses_by_five_folds_and_carries_its_threshold():
+    X, y = _data(seed=7)
+    clf = MetroClassifier(metric="f1", n_lambdas=5, random_state=0, training=FAST).fit(X, y)
+    assert clf.n_splits_ == 5
+    grid_steps = clf.trace_[:-1]
+    assert {s.fold for s in grid_steps} == set(range(5))
+    assert len(grid_steps) == 5 * 2 * 5  # folds x shifts x lambdas, then the refit
+    assert clf.trace_[-1].fold is None and clf.trace_[-1].lam == clf.best_lambda_
+    # the model carries the threshold: its own sign is the decision, and it equals the raw
+    # refit's score compared with threshold_
+    raw = clf.search_result_.final.handle[0].model(clf.search_result_.final)
+    from metro.trainer import predict_scores
+
+    raw_scores = predict_scores(raw, X)[:, 0]
+    np.testing.assert_allclose(clf.decision_function(X), raw_scores - clf.threshold_, atol=1e-5)
+    assert np.array_equal(clf.predict(X) == 1, raw_scores - clf.threshold_ >= 0)
+    assert clf.best_score_ == pytest.approx(-clf.search_result_.selection_loss)
+    # folds are seeded by random_state: the same fit twice gives the same model
+    again = MetroClassifier(metric="f1", n_lambdas=5, random_state=0, training=FAST).fit(X, y)
+    np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
+
+
+def test_threshold_zero_and_a_holdout_keep_the_papers_rule():
+    X, y = _data(seed=8)
+    clf = MetroClassifier(
+        metric="f1", n_lambdas=5, cv=None, threshold="zero", random_state=0, training=FAST
+    ).fit(X, y)
+    assert clf.threshold_ == 0.0 and clf.n_splits_ == 0
+    assert all(s.fold is None for s in clf.trace_)
+
+
+def test_tuned_threshold_does_not_lose_to_zero_on_the_held_out_folds():
+    X, y = _data(n=900, seed=9, weight=0.1)
+    kw = dict(metric="f_beta", metric_params={"beta": 0.5}, n_lambdas=7, random_state=0,
+              training=FAST)  # fmt: skip
+    tuned = MetroClassifier(**kw).fit(X, y)
+    zero = MetroClassifier(threshold="zero", **kw).fit(X, y)
+    # the same folds and fits: tuning can only raise the pooled held-out score it chose by
+    assert tuned.best_score_ >= zero.best_score_

@@ -71,3 +71,28 @@ def test_cancellation_and_validation():
         _run(repeats=0)
     with pytest.raises(ValueError, match="cnn3"):
         _run(model=ModelSpec(kind="cnn3"))
+
+
+def test_the_default_search_chooses_by_folds_of_training_plus_validation():
+    ds, result = _run(search=SearchConfig(n_lambdas=3, shift="minimal"))
+    trace = result.traces[0]
+    assert {s.fold for s in trace[:-1]} == set(range(5)) and trace[-1].fold is None
+    search = result.searches[0]
+    fitted = result.model_for("metro", 0)
+    final = search.final
+    raw = predict_scores(final.handle[0].model(final), ds.X)[:, 0]
+    np.testing.assert_allclose(
+        predict_scores(fitted.model, ds.X)[:, 0], raw - search.threshold, atol=1e-5
+    )
+    # the folds partition training + validation, never touching the test part
+    from metro.experiment import prepare_repeat
+
+    setup = prepare_repeat(
+        ds, metric=f1(), surrogate=get_surrogate("logistic"), model=ModelSpec(),
+        training=TrainingConfig(max_iter=50), repeat=0,
+    )  # fmt: skip
+    held_out = np.concatenate([setup.fold(k, 5)[1] for k in range(5)])
+    assert np.array_equal(np.sort(held_out), setup.development)
+    assert not set(setup.splits.test) & set(held_out)
+    with pytest.raises(ValueError, match="unknown solver role"):
+        setup.solver("fold5of5")

@@ -295,3 +295,20 @@ def test_select(kind: str) -> None:
         model.select([])
     with pytest.raises(ValueError, match="integers"):
         model.select([0.5])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("kind", MODEL_KINDS)
+def test_shifted_moves_every_score_and_leaves_the_original(kind: str) -> None:
+    model = build_model(SPECS[kind], input_shape=SHAPES[kind], n_models=3, seed=1)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_()
+    x = _data(kind, n=7)
+    before = model(x).detach().clone()
+    moved = model.shifted(-0.75)
+    torch.testing.assert_close(moved(x), before - 0.75)
+    torch.testing.assert_close(model(x), before)
+    rebuilt = StackedModel.from_tensors(SPECS[kind], SHAPES[kind], moved.tensors())
+    torch.testing.assert_close(rebuilt(x), before - 0.75)
+    with pytest.raises(ValueError, match="offset must be finite"):
+        model.shifted(float("nan"))

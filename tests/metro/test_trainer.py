@@ -78,6 +78,8 @@ COSTS = np.stack([_table(1.0, 0.2), _table(1.0, 1.0), _table(0.3, 1.0)])
         ("seed", -1),
         ("warm_start", "sometimes"),
         ("warm_start", 1),
+        ("weight_decay", "strong"),
+        ("weight_decay", -1e-4),
     ],
 )
 def test_config_validation_names_the_field(field: str, value: object) -> None:
@@ -95,6 +97,35 @@ def test_config_round_trip_and_optimizer_choice() -> None:
     assert TrainingConfig().resolve_optimizer(MLP) == "sgd"
     assert TrainingConfig(optimizer="sgd").resolve_optimizer(ModelSpec("linear")) == "sgd"
     assert TrainingConfig().warm_start is True
+
+
+def test_auto_weight_decay_is_scikit_learns_c1_penalty() -> None:
+    """LogisticRegression(C=1) minimizes sum_i logloss_i + |w|^2 / 2; this trainer's ERM
+    objective is mean_i log2(1 + e^(-y h)) / 2 + wd / 2 |w|^2. Dividing the first by
+    2 n ln 2 gives the second exactly when wd = 1 / (2 n ln 2)."""
+    auto = TrainingConfig()
+    assert auto.weight_decay == "auto"
+    for n in (10, 1000, 10**6):
+        assert auto.resolve_weight_decay(n, "lbfgs") == pytest.approx(1 / (2 * n * np.log(2)))
+    assert auto.resolve_weight_decay(1000, "sgd") == 1e-4
+    assert TrainingConfig(weight_decay=3e-3).resolve_weight_decay(10, "lbfgs") == 3e-3
+    assert TrainingConfig.from_dict(auto.to_dict()) == auto
+
+
+def test_auto_weight_decay_fits_what_scikit_learn_fits() -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5)).astype(np.float32)
+    y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0).astype(np.int64)
+    fit = fit_cost_sensitive(
+        X, y, np.array([[[0.0, 0.5], [0.5, 0.0]]]), model=ModelSpec("linear"),
+        surrogate=LOGISTIC, config=TrainingConfig(tol=1e-10, max_iter=500, **CPU),
+    )  # fmt: skip
+    Z = (X - X.mean(0)) / X.std(0)
+    ours = predict_scores(fit.model, X)[:, 0]
+    theirs = LogisticRegression(C=1.0, tol=1e-10, max_iter=5000).fit(Z, y).decision_function(Z)
+    np.testing.assert_allclose(ours, theirs, atol=2e-3)
 
 
 # -- validation ---------------------------------------------------------------------------------

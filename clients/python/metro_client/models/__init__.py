@@ -37,6 +37,7 @@ from .readiness import Readiness
 from .readiness_checks import ReadinessChecks
 from .readiness_status import ReadinessStatus
 from .search_spec import SearchSpec
+from .search_spec_threshold_type_0 import SearchSpecThresholdType0
 from .search_strategy import SearchStrategy
 from .split import Split
 from .surrogate_spec import SurrogateSpec
@@ -81,6 +82,7 @@ __all__ = (
     "ReadinessChecks",
     "ReadinessStatus",
     "SearchSpec",
+    "SearchSpecThresholdType0",
     "SearchStrategy",
     "Split",
     "SurrogateSpec",

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.search_spec_threshold_type_0 import SearchSpecThresholdType0, check_search_spec_threshold_type_0
 from ..models.search_strategy import SearchStrategy, check_search_strategy
 from ..types import UNSET, Unset
 
@@ -20,7 +21,12 @@ class SearchSpec:
     epsilon_m: float | None | Unset = UNSET
     max_steps: int | None | Unset = UNSET
     shift: None | str | Unset = UNSET
-    cv: int | None | Unset = UNSET
+    cv: int | Literal["auto"] | None | Unset = UNSET
+    """ Folds the grid chooses lambda by (metric of the pooled held-out counts); 'auto' (the default) is 5 folds up
+    to 200,000 rows, null a holdout """
+    threshold: None | SearchSpecThresholdType0 | Unset = UNSET
+    """ 'tuned' (the default) chooses a decision threshold on h with lambda, on the same held-out scores, and folds
+    it into the model; 'zero' is the paper's sign(h) """
     refit: bool | None | Unset = UNSET
     selection: None | str | Unset = UNSET
     lambda_min: float | None | Unset = UNSET
@@ -66,11 +72,19 @@ class SearchSpec:
         else:
             shift = self.shift
 
-        cv: int | None | Unset
+        cv: int | Literal["auto"] | None | Unset
         if isinstance(self.cv, Unset):
             cv = UNSET
         else:
             cv = self.cv
+
+        threshold: None | str | Unset
+        if isinstance(self.threshold, Unset):
+            threshold = UNSET
+        elif isinstance(self.threshold, str):
+            threshold = self.threshold
+        else:
+            threshold = self.threshold
 
         refit: bool | None | Unset
         if isinstance(self.refit, Unset):
@@ -113,6 +127,8 @@ class SearchSpec:
             field_dict["shift"] = shift
         if cv is not UNSET:
             field_dict["cv"] = cv
+        if threshold is not UNSET:
+            field_dict["threshold"] = threshold
         if refit is not UNSET:
             field_dict["refit"] = refit
         if selection is not UNSET:
@@ -190,14 +206,35 @@ class SearchSpec:
 
         shift = _parse_shift(d.pop("shift", UNSET))
 
-        def _parse_cv(data: object) -> int | None | Unset:
+        def _parse_cv(data: object) -> int | Literal["auto"] | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
                 return data
-            return cast(int | None | Unset, data)
+            cv_type_1 = cast(Literal["auto"], data)
+            if cv_type_1 != "auto":
+                raise ValueError(f"cv_type_1 must match const 'auto', got '{cv_type_1}'")
+            return cv_type_1
+            return cast(int | Literal["auto"] | None | Unset, data)
 
         cv = _parse_cv(d.pop("cv", UNSET))
+
+        def _parse_threshold(data: object) -> None | SearchSpecThresholdType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                threshold_type_0 = check_search_spec_threshold_type_0(data)
+
+                return threshold_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SearchSpecThresholdType0 | Unset, data)
+
+        threshold = _parse_threshold(d.pop("threshold", UNSET))
 
         def _parse_refit(data: object) -> bool | None | Unset:
             if data is None:
@@ -243,6 +280,7 @@ class SearchSpec:
             max_steps=max_steps,
             shift=shift,
             cv=cv,
+            threshold=threshold,
             refit=refit,
             selection=selection,
             lambda_min=lambda_min,

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -17,7 +17,9 @@ class TrainingSpec:
     optimizer: None | Optimizer | Unset = UNSET
     max_iter: int | None | Unset = UNSET
     tol: float | None | Unset = UNSET
-    weight_decay: float | None | Unset = UNSET
+    weight_decay: float | Literal["auto"] | None | Unset = UNSET
+    """ 'auto' (the default): 1 / (2 ln 2 n) for linear models, scikit-learn's C=1 penalty on the fit's n rows; 1e-4
+    for networks """
     lr: float | None | Unset = UNSET
     momentum: float | None | Unset = UNSET
     batch_size: int | None | Unset = UNSET
@@ -52,7 +54,7 @@ class TrainingSpec:
         else:
             tol = self.tol
 
-        weight_decay: float | None | Unset
+        weight_decay: float | Literal["auto"] | None | Unset
         if isinstance(self.weight_decay, Unset):
             weight_decay = UNSET
         else:
@@ -183,12 +185,16 @@ class TrainingSpec:
 
         tol = _parse_tol(d.pop("tol", UNSET))
 
-        def _parse_weight_decay(data: object) -> float | None | Unset:
+        def _parse_weight_decay(data: object) -> float | Literal["auto"] | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
                 return data
-            return cast(float | None | Unset, data)
+            weight_decay_type_1 = cast(Literal["auto"], data)
+            if weight_decay_type_1 != "auto":
+                raise ValueError(f"weight_decay_type_1 must match const 'auto', got '{weight_decay_type_1}'")
+            return weight_decay_type_1
+            return cast(float | Literal["auto"] | None | Unset, data)
 
         weight_decay = _parse_weight_decay(d.pop("weight_decay", UNSET))
 
