@@ -291,6 +291,36 @@ def table(data: dict[str, Any], methods: list[str]) -> str:
     return "\n".join(lines)
 
 
+def by_task(data: dict[str, Any], method: str, peers: list[str]) -> str:
+    """Per task: the method's mean paired difference against each peer over metrics and seeds."""
+    cells = data["cells"]
+    names = sorted({rec["task"] for rec in cells.values()}, key=list(tasks()).index)
+    lines = [
+        "| task | n | d | pos % | " + " | ".join(f"vs {p}" for p in peers) + " |",
+        "|" + "---|" * (4 + len(peers)),
+    ]
+    for task in names:
+        diffs = []
+        first = None
+        for peer in peers:
+            d: list[float] = []
+            for metric in METRICS:
+                a = cells.get(key(task, metric, method, ""))
+                b = cells.get(key(task, metric, peer, ""))
+                if a is None or b is None:
+                    continue
+                first = a
+                d += (np.array(a["test"]) - np.array(b["test"])).tolist()
+            diffs.append(f"{np.mean(d):+.2f}" if d else "")
+        if first is None:
+            continue
+        lines.append(
+            f"| {task} | {first['n_rows']} | {first['n_features']} | "
+            f"{100 * first['positive_fraction']:.0f} | " + " | ".join(diffs) + " |"
+        )
+    return "\n".join(lines)
+
+
 def seconds_report(data: dict[str, Any], methods: list[str]) -> str:
     out = []
     for m in methods:
@@ -326,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         print(table(data, args.report))
         print()
         print(paired_report(data, method, peers or ["ttcv", "parambath"], args.tag))
+        print()
+        print(by_task(data, method, peers or ["ttcv", "parambath"]))
         print()
         print(seconds_report(data, args.report))
         return 0
