@@ -23,10 +23,13 @@ def test_end_to_end(pair: Cluster):
     assert first[0]["step"] == 0
 
     trace = pair.trace(job_id)
-    # 5 grid points then the refit at the chosen lambda, each once, in order.
-    assert [s["step"] for s in trace] == list(range(6))
+    # The default search: 5 grid points on each of 5 folds (cv "auto"), then the refit at the
+    # chosen lambda, each once, in order.
+    assert [s["step"] for s in trace] == list(range(26))
     assert {s["shift"] for s in trace} == {"minimal"}
-    assert all(s["validation_metric"] is not None for s in trace[:5])
+    assert [s["fold"] for s in trace[:25]] == [k for k in range(5) for _ in range(5)]
+    assert trace[25]["fold"] is None
+    assert all(s["validation_metric"] is not None for s in trace[:25])
 
     result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
     assert result["lambda_star"] == job["best_lambda"]
@@ -107,7 +110,7 @@ def test_duplicate_delivery_runs_once(pair: Cluster):
         "the duplicates to be acknowledged",
     )  # fmt: skip
     assert sum(w.log().count(f"job {job_id} is not claimable") for w in pair.workers) >= 3
-    assert [s[1] for s in pair.steps(job_id)] == list(range(6))
+    assert [s[1] for s in pair.steps(job_id)] == list(range(26))
     assert len(pair.models(job_id)) == 1 and len(pair.results(job_id)) == 2
 
 
@@ -166,7 +169,7 @@ def test_two_workers_share_a_grid_and_match_one_worker(pair: Cluster):
     body = {
         **SMALL_JOB,
         "model": {"kind": "mlp", "hidden": [16]},
-        "search": {"strategy": "grid", "n_lambdas": 12, "shift": "minimal"},
+        "search": {"strategy": "grid", "n_lambdas": 12, "shift": "minimal", "cv": None},
         "training": {"optimizer": "sgd", "epochs": 15, "batch_size": 128},
     }
     shared = pair.submit(body)
@@ -233,7 +236,7 @@ def test_a_search_whose_fits_all_diverge_fails_with_the_reason(pair: Cluster):
         **SMALL_JOB,
         "model": {"kind": "mlp", "hidden": [8]},
         "surrogate": {"name": "exponential"},
-        "search": {"strategy": "grid", "n_lambdas": 3, "shift": "minimal"},
+        "search": {"strategy": "grid", "n_lambdas": 3, "shift": "minimal", "cv": None},
         "training": {"optimizer": "sgd", "epochs": 2, "batch_size": 16, "lr": 1000.0},
     }
     job_id = pair.submit(body)

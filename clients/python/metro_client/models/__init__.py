@@ -9,6 +9,7 @@ from .confusion_metric_numerator import ConfusionMetricNumerator
 from .dataset import Dataset
 from .dataset_page import DatasetPage
 from .dataset_ref import DatasetRef
+from .decision_threshold import DecisionThreshold
 from .download_format import DownloadFormat
 from .health import Health
 from .job import Job
@@ -37,7 +38,6 @@ from .readiness import Readiness
 from .readiness_checks import ReadinessChecks
 from .readiness_status import ReadinessStatus
 from .search_spec import SearchSpec
-from .search_spec_threshold_type_0 import SearchSpecThresholdType0
 from .search_strategy import SearchStrategy
 from .split import Split
 from .surrogate_spec import SurrogateSpec
@@ -54,6 +54,7 @@ __all__ = (
     "Dataset",
     "DatasetPage",
     "DatasetRef",
+    "DecisionThreshold",
     "DownloadFormat",
     "Health",
     "Job",
@@ -82,7 +83,6 @@ __all__ = (
     "ReadinessChecks",
     "ReadinessStatus",
     "SearchSpec",
-    "SearchSpecThresholdType0",
     "SearchStrategy",
     "Split",
     "SurrogateSpec",

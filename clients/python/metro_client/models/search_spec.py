@@ -6,7 +6,7 @@ from typing import Any, Literal, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.search_spec_threshold_type_0 import SearchSpecThresholdType0, check_search_spec_threshold_type_0
+from ..models.decision_threshold import DecisionThreshold, check_decision_threshold
 from ..models.search_strategy import SearchStrategy, check_search_strategy
 from ..types import UNSET, Unset
 
@@ -24,7 +24,7 @@ class SearchSpec:
     cv: int | Literal["auto"] | None | Unset = UNSET
     """ Folds the grid chooses lambda by (metric of the pooled held-out counts); 'auto' (the default) is 5 folds up
     to 200,000 rows, null a holdout """
-    threshold: None | SearchSpecThresholdType0 | Unset = UNSET
+    threshold: DecisionThreshold | None | Unset = UNSET
     """ 'tuned' (the default) chooses a decision threshold on h with lambda, on the same held-out scores, and folds
     it into the model; 'zero' is the paper's sign(h) """
     refit: bool | None | Unset = UNSET
@@ -219,7 +219,7 @@ class SearchSpec:
 
         cv = _parse_cv(d.pop("cv", UNSET))
 
-        def _parse_threshold(data: object) -> None | SearchSpecThresholdType0 | Unset:
+        def _parse_threshold(data: object) -> DecisionThreshold | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -227,12 +227,12 @@ class SearchSpec:
             try:
                 if not isinstance(data, str):
                     raise TypeError()
-                threshold_type_0 = check_search_spec_threshold_type_0(data)
+                threshold_type_0 = check_decision_threshold(data)
 
                 return threshold_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(None | SearchSpecThresholdType0 | Unset, data)
+            return cast(DecisionThreshold | None | Unset, data)
 
         threshold = _parse_threshold(d.pop("threshold", UNSET))
 
