@@ -57,7 +57,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         How cost tables are made non-negative (see :mod:`metro.costs`).
     cv : "auto", int or None, default="auto"
         How the grid chooses lambda and the shift: stratified k-fold cross-validation with the
-        metric of the counts pooled over the held-out folds; ``"auto"`` is 5 folds up to 200,000
+        metric of the counts pooled over the held-out folds; ``"auto"`` is 5 folds up to 20,000
         rows and a holdout above (and for bisection and Dinkelbach); None is a holdout.
     threshold : {"tuned", "zero"}, default="tuned"
         ``"tuned"`` chooses a decision threshold on h together with lambda, on the same held-out

@@ -386,7 +386,7 @@ def fit_lbfgs(
     kind = _LinearObjective if model.spec.kind == "linear" else _Objective
     objective = kind(
         model=model, flat=flat, Z=Z, y=y, table=table, surrogate=surrogate,
-        weight_decay=config.weight_decay,
+        weight_decay=float(config.weight_decay),  # resolved by fit_cost_sensitive
     )  # fmt: skip
     del Z  # the objective keeps what it needs (the linear one regroups the rows by label)
     theta = flat.pack()

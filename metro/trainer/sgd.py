@@ -76,7 +76,7 @@ def fit_sgd(
     plain = [p for name, p in params.items() if not model.is_weight(name)]
     optimizer = torch.optim.SGD(
         [
-            {"params": decayed, "weight_decay": config.weight_decay},
+            {"params": decayed, "weight_decay": float(config.weight_decay)},
             {"params": plain, "weight_decay": 0.0},
         ],
         lr=config.lr,

@@ -123,7 +123,7 @@ class SearchIn(BaseModel):
     cv: int | Literal["auto"] | None = Field(
         default=None,
         description="Folds the grid chooses lambda by (metric of the pooled held-out counts); "
-        "'auto' (the default) is 5 folds up to 200,000 rows, null a holdout",
+        "'auto' (the default) is 5 folds up to 20,000 rows, null a holdout",
     )
     threshold: Literal["tuned", "zero"] | None = Field(
         default=None,

@@ -23,7 +23,7 @@ class SearchSpec:
     shift: None | str | Unset = UNSET
     cv: int | Literal["auto"] | None | Unset = UNSET
     """ Folds the grid chooses lambda by (metric of the pooled held-out counts); 'auto' (the default) is 5 folds up
-    to 200,000 rows, null a holdout """
+    to 20,000 rows, null a holdout """
     threshold: DecisionThreshold | None | Unset = UNSET
     """ 'tuned' (the default) chooses a decision threshold on h with lambda, on the same held-out scores, and folds
     it into the model; 'zero' is the paper's sign(h) """
