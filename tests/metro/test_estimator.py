@@ -94,8 +94,8 @@ def test_prediction_independent_denominator_needs_one_fit():
     X, y = _data(seed=5)
     clf = MetroClassifier(metric="balanced_accuracy", random_state=0, training=FAST).fit(X, y)
     assert clf.search_result_.strategy == "exact"
-    # one fit per shift (auto tries both) on each of the 5 folds, then the refit
-    assert len(clf.trace_) == 2 * 5 + 1
+    # one fit (the default shift is "minimal") on each of the 5 folds, then the refit
+    assert len(clf.trace_) == 5 + 1
 
 
 def test_shift_auto_tries_both_shifts():
@@ -186,7 +186,7 @@ def test_default_chooses_by_five_folds_and_carries_its_threshold():
     assert clf.n_splits_ == 5
     grid_steps = clf.trace_[:-1]
     assert {s.fold for s in grid_steps} == set(range(5))
-    assert len(grid_steps) == 5 * 2 * 5  # folds x shifts x lambdas, then the refit
+    assert len(grid_steps) == 5 * 5  # folds x lambdas (one shift), then the refit
     assert clf.trace_[-1].fold is None and clf.trace_[-1].lam == clf.best_lambda_
     # the model carries the threshold: its own sign is the decision, and it equals the raw
     # refit's score compared with threshold_
