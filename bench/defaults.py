@@ -184,7 +184,7 @@ def fit_predict(
             return clf.predict(X_test), {
                 "lambda": clf.best_lambda_,
                 "shift": clf.best_shift_,
-                "threshold": float(getattr(clf, "threshold_", 0.0)),
+                "threshold": clf.threshold_,
             }
     raise ValueError(f"unknown method {method!r}")
 

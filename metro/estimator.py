@@ -16,7 +16,7 @@ from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec, get_metric
 from metro.models import ModelSpec, StackedModel, get_model_spec
 from metro.search import SearchConfig, SearchResult, TraceStep, run_search
-from metro.search.solver import TrainerSolver
+from metro.search.solver import TrainerSolver, delivered_model
 from metro.surrogates import Surrogate, get_surrogate
 from metro.trainer import TrainingConfig, predict_scores
 
@@ -249,11 +249,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             refit_solver=refit_solver,
             on_step=self.callback,
         )
-        final = result.final if result.final is not None else result.best
-        owner = final.handle[0]
         self.threshold_ = float(result.threshold)
-        model = owner.model(final)
-        self.model_: StackedModel = model.shifted(-self.threshold_) if self.threshold_ else model
+        self.model_: StackedModel = delivered_model(result)
         self.n_splits_ = n_folds or 0
         self.metric_: MetricSpec = spec
         self.search_result_: SearchResult = result

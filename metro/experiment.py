@@ -32,7 +32,7 @@ from metro.search import (
     cells_from_predictions,
     run_search,
 )
-from metro.search.solver import TrainerSolver
+from metro.search.solver import TrainerSolver, delivered_model
 from metro.surrogates import Surrogate
 from metro.trainer import TrainingConfig, predict_scores
 
@@ -257,11 +257,7 @@ def run_experiment(
             refit_solver=refit,
             on_step=None if on_step is None else partial(on_step, repeat),
         )
-        final = search_result.final or search_result.best
-        metro_model = final.handle[0].model(final)
-        if search_result.threshold:
-            # The tuned threshold travels in the model (its last bias): h >= 0 stays the rule.
-            metro_model = metro_model.shifted(-search_result.threshold)
+        metro_model = delivered_model(search_result)
         seconds = time.perf_counter() - started
         result.traces[repeat] = search_result.trace
         result.searches[repeat] = search_result

@@ -11,7 +11,7 @@ from metro.costs import cost_tables
 from metro.device import resolve_device
 from metro.metrics import MetricSpec
 from metro.models import ModelSpec, StackedModel
-from metro.search.base import Candidate, cells_from_predictions
+from metro.search.base import Candidate, SearchResult, cells_from_predictions
 from metro.surrogates import Surrogate
 from metro.trainer import (
     FitResult,
@@ -21,7 +21,7 @@ from metro.trainer import (
     predict_scores,
 )
 
-__all__ = ["TrainerSolver"]
+__all__ = ["TrainerSolver", "delivered_model"]
 
 
 class TrainerSolver:
@@ -149,3 +149,11 @@ class TrainerSolver:
     def _cells(self, model: StackedModel, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return cells_from_predictions(y, self._scores(model, X) >= 0)
 
+
+def delivered_model(result: SearchResult) -> StackedModel:
+    """The model a search delivers: the refit at the chosen lambda (the chosen fit itself when
+    there was no refit), with the search's tuned threshold folded into its last bias, so that
+    h >= 0 is the decision wherever the model goes (predict, ONNX, safetensors, the endpoint)."""
+    final = result.final if result.final is not None else result.best
+    model = final.handle[0].model(final)  # the solver that fitted it holds its stack
+    return model.shifted(-result.threshold) if result.threshold else model
