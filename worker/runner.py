@@ -306,6 +306,9 @@ class JobRun:
             "metric": {**spec["metric"], **info},
             "lambda_star": fitted.lam,
             "threshold": fitted.threshold,
+            # The threshold the search tuned on h, already folded into the model's last bias
+            # (so "threshold" above, applied to the model's own score, stays 0).
+            "tuned_threshold": result.searches[0].threshold,
             "labels": {"positive": dataset.positive_label, "negative": dataset.negative_label},
             "feature_names": list(dataset.feature_names)
             if dataset.feature_names is not None and dataset.X.ndim == 2

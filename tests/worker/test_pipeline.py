@@ -71,6 +71,7 @@ def test_end_to_end(pair: Cluster):
     manifest = mine[0]["manifest"]
     assert manifest["architecture"]["kind"] == "linear" and manifest["n_features"] == 30
     assert manifest["lambda_star"] == result["lambda_star"] and manifest["threshold"] == 0.0
+    assert manifest["tuned_threshold"] == pytest.approx(direct.searches[0].threshold)
     assert manifest["labels"] == {"positive": "malignant", "negative": "benign"} or set(
         manifest["labels"]
     ) == {"positive", "negative"}
