@@ -106,21 +106,22 @@ class FitRunner:
                 last_saved = time.monotonic()
 
         self.lease.hold_fit(key)
-        inner.on_event = callback
         try:
             try:
                 fit = inner.fit(
                     lambdas, shift=shift, warm_start=warm_start, resume_from=resume,
-                    checkpoint_every=every,
+                    checkpoint_every=every, on_event=callback,
                 )  # fmt: skip
             except ValueError:
                 if resume is None:
                     raise
                 # A checkpoint of another fit (the trainer refuses it): start this one afresh.
                 logger.warning("checkpoint of fit %s does not match; refitting", key)
-                fit = inner.fit(lambdas, shift=shift, warm_start=warm_start, checkpoint_every=every)
+                fit = inner.fit(
+                    lambdas, shift=shift, warm_start=warm_start, checkpoint_every=every,
+                    on_event=callback,
+                )  # fmt: skip
         finally:
-            inner.on_event = None
             self.lease.hold_fit(None)
         from safetensors.torch import save as save_safetensors
 

@@ -71,9 +71,11 @@ class TrainerSolver:
         warm_start: Candidate | None = None,
         resume_from: Mapping[str, Any] | None = None,
         checkpoint_every: int | None = None,
+        on_event: Callable[[TrainingEvent], None] | None = None,
     ) -> FitResult:
         """The training half of :meth:`solve`: one stacked fit for ``lambdas`` (optionally
-        resumed from, or checkpointing to, a trainer checkpoint), without judging it."""
+        resumed from, or checkpointing to, a trainer checkpoint), without judging it.
+        ``on_event`` gets this fit's training events (default: the solver's ``on_event``)."""
         lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
         costs = cost_tables(self.spec, lambdas, shift=shift)
         init: ModelSpec | StackedModel = self.model_spec
@@ -91,7 +93,7 @@ class TrainerSolver:
             model=init,
             surrogate=self.surrogate,
             config=self.config,
-            callback=self.on_event,
+            callback=on_event if on_event is not None else self.on_event,
             resume_from=resume_from,
             checkpoint_every=checkpoint_every,
         )

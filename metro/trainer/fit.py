@@ -19,7 +19,10 @@ from metro.trainer.checkpoints import build_checkpoint, check_checkpoint, load_m
 from metro.trainer.common import as_costs, as_features, as_labels, costs_by_label, initial_model
 from metro.trainer.config import DEVICE_RE, FitResult, TrainingConfig, TrainingEvent, check_int
 from metro.trainer.lbfgs import fit_lbfgs
+from metro.trainer.optimizer import FitProblem, Optimizer
 from metro.trainer.sgd import fit_sgd
+
+OPTIMIZERS_BY_NAME: dict[str, Optimizer] = {"lbfgs": fit_lbfgs, "sgd": fit_sgd}
 
 
 def fit_cost_sensitive(
@@ -104,24 +107,20 @@ def fit_cost_sensitive(
         )
         callback(event)
 
-    common: dict[str, Any] = {
-        "model": stack, "X": X_dev, "surrogate": surrogate, "config": config, "device": device,
-        "resume": resume, "emit": emit, "checkpoint_every": checkpoint_every,
-        "make_checkpoint": make_checkpoint,
-    }  # fmt: skip
-    if optimizer_name == "lbfgs":
-        losses, steps, checkpoint = fit_lbfgs(y=y_dev, table=table, **common)
-        diverged = ~torch.isfinite(losses)
-    else:
-        losses, steps, checkpoint, diverged = fit_sgd(y=y_dev, table=table, **common)
-    loss_np = losses.detach().cpu().double().numpy()
-    loss_np[diverged.cpu().numpy()] = math.inf  # FitResult.diverged reads it back
+    problem = FitProblem(
+        model=stack, X=X_dev, y=y_dev, table=table, surrogate=surrogate, config=config,
+        device=device, resume=resume, checkpoint_every=checkpoint_every,
+        make_checkpoint=make_checkpoint,
+    )  # fmt: skip
+    outcome = OPTIMIZERS_BY_NAME[optimizer_name](problem, emit=emit)
+    loss_np = outcome.losses.detach().cpu().double().numpy()
+    loss_np[outcome.diverged.cpu().numpy()] = math.inf  # FitResult.diverged reads it back
     return FitResult(
         model=stack.to("cpu").eval(),
         surrogate_loss=loss_np,
-        n_steps=steps,
+        n_steps=outcome.steps,
         seconds=time.perf_counter() - started,
-        checkpoint=checkpoint,
+        checkpoint=outcome.checkpoint,
     )
 
 

@@ -6,15 +6,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import torch
 from torch import Tensor
 
 from metro.models import StackedModel
 from metro.surrogates import Surrogate
-from metro.trainer.common import Emit, MakeCheckpoint, full_batch_rows, loss_matrix
-from metro.trainer.config import TrainingConfig
+from metro.trainer.common import Emit, full_batch_rows, loss_matrix
+from metro.trainer.optimizer import FitProblem, OptimizerResult
 
 # Curvature pairs kept per model, Armijo constant, backtracking evaluations per iteration.
 _LBFGS_HISTORY = 10
@@ -362,23 +361,16 @@ class _History:
         self.length = torch.where(mask, 0, self.length)
 
 
-def fit_lbfgs(
-    *,
-    model: StackedModel,
-    X: Tensor,
-    y: Tensor,
-    table: Tensor,
-    surrogate: Surrogate,
-    config: TrainingConfig,
-    device: torch.device,
-    resume: tuple[dict[str, Tensor], int] | None,
-    emit: Emit,
-    checkpoint_every: int | None,
-    make_checkpoint: MakeCheckpoint,
-) -> tuple[Tensor, int, dict[str, Any] | None]:
+def fit_lbfgs(problem: FitProblem, *, emit: Emit) -> OptimizerResult:
     """Per-model L-BFGS with a batched backtracking (Armijo) line search. Model k's iterates
     depend only on its own objective, so a K-stack follows the K separate runs; a model stops
-    when its gradient, step or objective change falls under ``tol`` and is then frozen."""
+    when its gradient, step or objective change falls under ``tol`` and is then frozen. Its line
+    search never accepts a step that raises the objective, so only a non-finite loss counts as
+    diverged."""
+    model, X, y, table = problem.model, problem.X, problem.y, problem.table
+    surrogate, config, device = problem.surrogate, problem.config, problem.device
+    resume, checkpoint_every = problem.resume, problem.checkpoint_every
+    make_checkpoint = problem.make_checkpoint
     K = model.n_models
     flat = _Flat(model)
     with torch.no_grad():
@@ -474,4 +466,4 @@ def fit_lbfgs(
 
     flat.load(theta)
     last = make_checkpoint(step, state_now()) if checkpoint_every is not None else None
-    return loss, step, last
+    return OptimizerResult(losses=loss, steps=step, checkpoint=last, diverged=~torch.isfinite(loss))

@@ -10,18 +10,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from metro.models import StackedModel
 from metro.surrogates import Surrogate
 from metro.trainer.common import (
     Emit,
-    MakeCheckpoint,
     autocast,
     derive_seed,
     loss_matrix,
     mean_loss,
     seeded_generator,
 )
-from metro.trainer.config import TrainingConfig
+from metro.trainer.optimizer import FitProblem, OptimizerResult
 
 # Pixels of zero padding before the random crop (the standard CIFAR augmentation).
 _CROP_PAD = 4
@@ -55,21 +53,13 @@ def augment_images(images: Tensor, *, generator: torch.Generator, pad: int = _CR
 
 
 
-def fit_sgd(
-    *,
-    model: StackedModel,
-    X: Tensor,
-    y: Tensor,
-    table: Tensor,
-    surrogate: Surrogate,
-    config: TrainingConfig,
-    device: torch.device,
-    resume: tuple[dict[str, Tensor], int] | None,
-    emit: Emit,
-    checkpoint_every: int | None,
-    make_checkpoint: MakeCheckpoint,
-) -> tuple[Tensor, int, dict[str, Any] | None, Tensor]:
-    """Returns the final losses, the epochs run, the last checkpoint and which models diverged."""
+def fit_sgd(problem: FitProblem, *, emit: Emit) -> OptimizerResult:
+    """Minibatch SGD over ``config.epochs`` epochs; a fit whose loss blew up is marked diverged
+    (:func:`_diverged`)."""
+    model, X, y, table = problem.model, problem.X, problem.y, problem.table
+    surrogate, config, device = problem.surrogate, problem.config, problem.device
+    resume, checkpoint_every = problem.resume, problem.checkpoint_every
+    make_checkpoint = problem.make_checkpoint
     n, K = X.shape[0], model.n_models
     params = dict(model.named_parameters())
     decayed = [p for name, p in params.items() if model.is_weight(name)]
@@ -159,7 +149,9 @@ def fit_sgd(
     if checkpoint_every is not None:
         last_checkpoint = make_checkpoint(step, state_now())
     reference = torch.maximum(initial, _zero_score_loss(y, table, surrogate))
-    return final, step, last_checkpoint, _diverged(final, reference)
+    return OptimizerResult(
+        losses=final, steps=step, checkpoint=last_checkpoint, diverged=_diverged(final, reference)
+    )
 
 
 
