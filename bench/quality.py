@@ -435,7 +435,7 @@ def run_cell(
                 )
                 best = result.searches[0].best
                 va, te = setup.splits.validation, setup.splits.test
-                pre = best.handle[0].model(best)
+                pre = best.model()
                 threshold, _ = best_threshold(
                     setup.spec, predict_scores(pre, dataset.X[va])[:, 0], dataset.y[va]
                 )

@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -15,10 +15,14 @@ from metro.metrics import MetricSpec
 from metro.search.config import SearchConfig
 from metro.trainer import DIVERGENCE_RULE
 
+if TYPE_CHECKING:
+    from metro.models import StackedModel
+
 __all__ = [
     "Candidate",
     "DivergedError",
     "LambdaSolver",
+    "ModelSource",
     "SearchResult",
     "StepCallback",
     "TraceStep",
@@ -44,16 +48,27 @@ def cells_from_predictions(y: np.ndarray, predictions: np.ndarray) -> np.ndarray
     return np.stack([tp, fp, fn, tn], axis=1).astype(np.float64) / n
 
 
+class ModelSource(Protocol):
+    """Where a trained candidate's model is kept (its solver's fitted stack)."""
+
+    def model(self) -> StackedModel: ...
+
+
 @dataclass
 class Candidate:
-    """One fitted hypothesis h_lambda with what the searches need to judge it."""
+    """One fitted hypothesis h_lambda with what the searches need to judge it.
+
+    ``handle`` says where the hypothesis is: a :class:`ModelSource` for trained models (take it
+    out with :meth:`model`), the column of a finite hypothesis set for
+    :class:`metro.search.finite.FiniteHypothesisSolver`.
+    """
 
     lam: float
     shift: str
     train_cells: np.ndarray
     validation_cells: np.ndarray | None = None
     surrogate_loss: float = math.nan
-    handle: Any = None  # solver-specific key to retrieve the fitted model
+    handle: ModelSource | int | None = None
     fold: int | None = None
     # The fit blew up (see metro.trainer.fit_cost_sensitive): its model is never chosen.
     diverged: bool = False
@@ -63,6 +78,13 @@ class Candidate:
 
     def train_loss(self, spec: MetricSpec) -> float:
         return spec.loss_from_fractions(self.train_cells)
+
+    def model(self) -> StackedModel:
+        """The trained model of this candidate (a stack of one)."""
+        if self.handle is None or isinstance(self.handle, int):
+            raise ValueError("this candidate holds no trained model (it was not fitted by a "
+                             "TrainerSolver)")
+        return self.handle.model()
 
     def validation_loss(self, spec: MetricSpec) -> float | None:
         if self.validation_cells is None:

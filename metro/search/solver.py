@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,19 @@ from metro.trainer import (
     predict_scores,
 )
 
-__all__ = ["TrainerSolver", "delivered_model"]
+__all__ = ["StackHandle", "TrainerSolver", "delivered_model"]
+
+
+@dataclass(frozen=True)
+class StackHandle:
+    """Model ``index`` of the stack a :class:`TrainerSolver` fitted as its ``key``-th fit."""
+
+    solver: TrainerSolver
+    key: int
+    index: int
+
+    def model(self) -> StackedModel:
+        return self.solver.stack(self.key).select([self.index])
 
 
 class TrainerSolver:
@@ -85,7 +98,7 @@ class TrainerSolver:
             and not warm_start.diverged
             and self.config.warm_start
         ):
-            init = self.model(warm_start)
+            init = warm_start.model()
         return fit_cost_sensitive(
             self.X,
             self.y,
@@ -128,7 +141,7 @@ class TrainerSolver:
                 train_cells=train_cells[k],
                 validation_cells=None if val_cells is None else val_cells[k],
                 surrogate_loss=float(surrogate_loss[k]),
-                handle=(self, key, k),
+                handle=StackHandle(self, key, k),
                 # fit_cost_sensitive reports a diverged model's loss as +inf.
                 diverged=not np.isfinite(surrogate_loss[k]),
                 validation_scores=None if val_scores is None else val_scores[:, k],
@@ -139,11 +152,11 @@ class TrainerSolver:
 
     def model(self, candidate: Candidate) -> StackedModel:
         """The single model (a stack of one) fitted for ``candidate``."""
-        handle: Any = candidate.handle
-        if not (isinstance(handle, tuple) and len(handle) == 3):
-            raise ValueError("candidate was not produced by a TrainerSolver")
-        owner, key, k = handle
-        return owner._stacks[key].select([k])
+        return candidate.model()
+
+    def stack(self, key: int) -> StackedModel:
+        """The ``key``-th stack this solver fitted or adopted."""
+        return self._stacks[key]
 
     def _scores(self, model: StackedModel, X: np.ndarray) -> np.ndarray:
         return predict_scores(model, X, device=str(resolve_device(self.config.device)))
@@ -157,5 +170,5 @@ def delivered_model(result: SearchResult) -> StackedModel:
     there was no refit), with the search's tuned threshold folded into its last bias, so that
     h >= 0 is the decision wherever the model goes (predict, ONNX, safetensors, the endpoint)."""
     final = result.final if result.final is not None else result.best
-    model = final.handle[0].model(final)  # the solver that fitted it holds its stack
+    model = final.model()
     return model.shifted(-result.threshold) if result.threshold else model

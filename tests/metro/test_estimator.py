@@ -190,7 +190,7 @@ def test_default_chooses_by_five_folds_and_carries_its_threshold():
     assert clf.trace_[-1].fold is None and clf.trace_[-1].lam == clf.best_lambda_
     # the model carries the threshold: its own sign is the decision, and it equals the raw
     # refit's score compared with threshold_
-    raw = clf.search_result_.final.handle[0].model(clf.search_result_.final)
+    raw = clf.search_result_.final.model()
     from metro.trainer import predict_scores
 
     raw_scores = predict_scores(raw, X)[:, 0]

@@ -80,7 +80,7 @@ def test_the_default_search_chooses_by_folds_of_training_plus_validation():
     search = result.searches[0]
     fitted = result.model_for("metro", 0)
     final = search.final
-    raw = predict_scores(final.handle[0].model(final), ds.X)[:, 0]
+    raw = predict_scores(final.model(), ds.X)[:, 0]
     np.testing.assert_allclose(
         predict_scores(fitted.model, ds.X)[:, 0], raw - search.threshold, atol=1e-5
     )
