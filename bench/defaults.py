@@ -73,9 +73,15 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "lambdas-41": {"n_lambdas": 41},
     "wd-1e-3": {"training": {"weight_decay": 1e-3}},
     "wd-1e-2": {"training": {"weight_decay": 1e-2}},
+    "smooth1": {"smoothing": 1},  # rank each lambda by the mean held-out loss of it and its
+    "smooth2": {"smoothing": 2},  # grid neighbours (less winner's curse)
 }
 
 THETAS = np.linspace(0.05, 0.95, 19)
+WD_FACTORS: dict[str, tuple[float, ...]] = {
+    "metro-wdcv": (0.1, 1.0, 10.0),
+    "metro-wdcv5": (0.01, 0.1, 1.0, 10.0, 100.0),
+}
 
 
 @dataclass(frozen=True)
@@ -172,6 +178,45 @@ def fit_predict(
                     best = (float(model.best_score_), float(theta), model)
             assert best is not None
             return best[2].predict(X_test), {"theta": best[1]}
+        if method.startswith("metro-wdcv"):
+            # Experiment: weight decay chosen by the default search's own pooled held-out score
+            # among factors of the C=1 penalty 1 / (2 ln 2 n) (n: the rows a fold fits on).
+            from metro import MetroClassifier
+
+            metric_preset, params = METRICS[metric_name]
+            base = 1.0 / (2.0 * np.log(2.0) * 0.8 * len(y))
+            found: tuple[float, float, Any] | None = None
+            for factor in WD_FACTORS[method]:
+                clf = MetroClassifier(
+                    metric=metric_preset, metric_params=params, random_state=seed,
+                    training={"weight_decay": factor * base},
+                )  # fmt: skip
+                clf.fit(X, y)
+                if found is None or clf.best_score_ > found[0]:
+                    found = (float(clf.best_score_), factor, clf)
+            assert found is not None
+            clf = found[2]
+            return clf.predict(X_test), {
+                "lambda": clf.best_lambda_,
+                "shift": clf.best_shift_,
+                "threshold": clf.threshold_,
+                "wd_factor": found[1],
+            }
+        if method == "metro-avg":
+            # Experiment: the mean score of the chosen lambda's five fold models, at the
+            # threshold tuned on their pooled held-out scores, instead of the refit.
+            from metro import MetroClassifier
+            from metro.trainer import predict_scores
+
+            metric_preset, params = METRICS[metric_name]
+            clf = MetroClassifier(metric=metric_preset, metric_params=params, random_state=seed)
+            clf.fit(X, y)
+            fits = clf.search_result_.fold_fits
+            scores = np.mean([predict_scores(f.model(), X_test)[:, 0] for f in fits], axis=0)
+            positive = scores >= clf.threshold_
+            return np.where(positive, clf.classes_[1], clf.classes_[0]), {
+                "lambda": clf.best_lambda_, "threshold": clf.threshold_,
+            }  # fmt: skip
         if method == "metro" or method.startswith("metro:"):
             from metro import MetroClassifier
 

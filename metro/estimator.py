@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,6 +11,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from metro.constraints import Constraint, get_constraints
 from metro.data import split_indices
 from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec, get_metric
@@ -63,6 +64,16 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         ``"tuned"`` chooses a decision threshold on h together with lambda, on the same held-out
         scores; the fitted model carries it (``decision_function`` >= 0 is positive either way).
         ``"zero"`` is the paper's sign(h).
+    smoothing : int, default=0
+        Rank each lambda by the mean held-out loss of it and its ``smoothing`` grid neighbours on
+        each side (0: by its own).
+    constraints : list of dict, optional
+        Floors and ceilings on other ratio metrics, trained for: e.g.
+        ``[{"metric": "recall", "at_least": 0.9}]`` or ``{"metric": "false_positive_rate",
+        "at_most": 0.05}`` (a preset name, or ``{"alpha", "beta"}``; preset parameters under
+        ``"params"``). The grid then runs over lambda and a Lagrange multiplier and keeps the
+        best metric among the fits whose constraints hold on the held-out data (see
+        :mod:`metro.search.constrained`); grid strategy only.
     validation_fraction : float, default=0.25
         Holdout used to choose lambda when there are no folds; 0 chooses on the training data
         (Alg. 3 on S).
@@ -85,7 +96,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     lambda_star_, best_shift_, threshold_ (the decision threshold chosen on the raw h of the
     search's fits), n_splits_ (folds the choice was made on; 0 for a holdout), best_score_ (the
     held-out metric the choice was made by, pooled over the folds, natural orientation), trace_
-    (list of TraceStep), n_fits_, search_result_.
+    (list of TraceStep), n_fits_, search_result_; with constraints, constraints_ (resolved),
+    constraint_values_ (each one's held-out value where the choice was made) and
+    constraints_satisfied_ (False when no fit met them there: the one closest is kept).
     """
 
     def __init__(
@@ -105,6 +118,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         shift: str = _DEFAULT_SEARCH.shift,
         cv: int | str | None = _DEFAULT_SEARCH.cv,
         threshold: str = _DEFAULT_SEARCH.threshold,
+        smoothing: int = _DEFAULT_SEARCH.smoothing,
+        constraints: Sequence[Mapping[str, Any] | Constraint] | None = None,
         validation_fraction: float = 0.25,
         refit: bool = _DEFAULT_SEARCH.refit,
         training: Mapping[str, Any] | TrainingConfig | None = None,
@@ -126,6 +141,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.shift = shift
         self.cv = cv
         self.threshold = threshold
+        self.smoothing = smoothing
+        self.constraints = constraints
         self.validation_fraction = validation_fraction
         self.refit = refit
         self.training = training
@@ -159,6 +176,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             shift=self.shift,
             cv=self.cv,
             threshold=self.threshold,
+            smoothing=self.smoothing,
             refit=self.refit,
         )
 
@@ -208,6 +226,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         model_spec.check_input(tuple(X.shape[1:]))
         search = self._search_config()
         training = self._training_config()
+        constraints = get_constraints(self.constraints, y01)
 
         def solver(train: np.ndarray, val: np.ndarray | None) -> TrainerSolver:
             return TrainerSolver(
@@ -219,6 +238,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
                 config=training,
                 X_validation=None if val is None else X[val],
                 y_validation=None if val is None else y01[val],
+                constraints=constraints,
             )
 
         everything = np.arange(y01.size)
@@ -248,6 +268,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             fold_solvers=fold_solvers,
             refit_solver=refit_solver,
             on_step=self.callback,
+            constraints=constraints,
         )
         self.threshold_ = float(result.threshold)
         self.model_: StackedModel = delivered_model(result)
@@ -261,6 +282,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.lambda_range_ = spec.lambda_range
         self.n_fits_ = result.n_fits
         self.best_score_ = spec.score_from_loss(result.selection_loss)
+        self.constraints_ = constraints
+        self.constraint_values_ = list(result.constraint_values)
+        self.constraints_satisfied_ = result.constraints_satisfied
         self.device_ = str(resolve_device(training.device))
         return self
 

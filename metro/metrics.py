@@ -35,10 +35,12 @@ __all__ = [
     "confusion_fractions",
     "f1",
     "f_beta",
+    "false_positive_rate",
     "get_metric",
     "jaccard",
     "precision",
     "recall",
+    "true_negative_rate",
     "weighted_accuracy",
 ]
 
@@ -373,6 +375,24 @@ def recall() -> MetricSpec:
     )
 
 
+def false_positive_rate() -> MetricSpec:
+    """False-positive rate = FP / (FP + TN), a rate to keep low (the loss is the rate itself);
+    its denominator does not depend on the predictions."""
+    return MetricSpec.from_confusion(
+        numerator={"fp": 1.0},
+        denominator={"fp": 1.0, "tn": 1.0},
+        greater_is_better=False,
+        name="false_positive_rate",
+    )
+
+
+def true_negative_rate() -> MetricSpec:
+    """True-negative rate (specificity) = TN / (TN + FP)."""
+    return MetricSpec.from_confusion(
+        numerator={"tn": 1.0}, denominator={"tn": 1.0, "fp": 1.0}, name="true_negative_rate"
+    )
+
+
 def accuracy() -> MetricSpec:
     return MetricSpec.from_confusion(
         numerator={"tp": 1.0, "tn": 1.0}, denominator={"const": 1.0}, name="accuracy"
@@ -421,11 +441,14 @@ _PRESETS: dict[str, Callable[..., Metric]] = {
     "jaccard": jaccard,
     "precision": precision,
     "recall": recall,
+    "false_positive_rate": false_positive_rate,
+    "true_negative_rate": true_negative_rate,
+    "specificity": true_negative_rate,
     "accuracy": accuracy,
     "weighted_accuracy": weighted_accuracy,
     "balanced_accuracy": balanced_accuracy,
 }
-PRESET_NAMES = tuple(sorted(set(_PRESETS) - {"fbeta"}))
+PRESET_NAMES = tuple(sorted(set(_PRESETS) - {"fbeta", "specificity"}))
 
 
 def get_metric(metric: str | Metric, **params: Any) -> Metric:

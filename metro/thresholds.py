@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
+from metro.constraints import Constraint
 from metro.metrics import MetricSpec
 
-__all__ = ["best_threshold", "losses_at_all_thresholds"]
+__all__ = [
+    "ConstrainedThreshold",
+    "best_constrained_threshold",
+    "best_threshold",
+    "cells_at_all_thresholds",
+    "losses_at_all_thresholds",
+]
 
 
-def losses_at_all_thresholds(
-    spec: MetricSpec, scores: np.ndarray, y: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The metric's loss for every distinct threshold of ``scores`` at once.
+def cells_at_all_thresholds(scores: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The confusion fractions for every distinct threshold of ``scores`` at once.
 
-    Returns ``(thresholds, losses)``: predicting positive when ``score >= thresholds[j]`` gives
-    ``losses[j]``. Thresholds are the distinct scores plus +inf (nothing positive); sorting once and
-    accumulating counts makes this O(n log n) instead of O(n^2).
+    Returns ``(thresholds, cells)``: predicting positive when ``score >= thresholds[j]`` gives the
+    fractions ``cells[j]`` (tp, fp, fn, tn). Thresholds are the distinct scores plus +inf
+    (nothing positive); sorting once and accumulating counts makes this O(n log n) instead of
+    O(n^2).
     """
     s = np.asarray(scores, dtype=np.float64).ravel()
     t = np.asarray(y).astype(bool).ravel()
@@ -35,12 +44,24 @@ def losses_at_all_thresholds(
     fp = np.r_[0, fp]
     cells = np.stack([tp, fp, pos - tp, (n - pos) - fp], axis=1).astype(np.float64) / n
     thresholds = np.r_[np.inf, s_sorted[last_of_group]]
+    return thresholds, cells
+
+
+def _losses(spec: MetricSpec, cells: np.ndarray) -> np.ndarray:
     num = cells @ spec.numerator_cells
     den = cells @ spec.denominator_cells
     zero = np.abs(den) <= 1e-12
     fallback = -spec.zero_division if spec.greater_is_better else spec.zero_division
-    losses = np.where(zero, fallback, num / np.where(zero, 1.0, den))
-    return thresholds, losses
+    return np.asarray(np.where(zero, fallback, num / np.where(zero, 1.0, den)))
+
+
+def losses_at_all_thresholds(
+    spec: MetricSpec, scores: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The metric's loss for every distinct threshold of ``scores`` at once: ``(thresholds,
+    losses)``, as in :func:`cells_at_all_thresholds`."""
+    thresholds, cells = cells_at_all_thresholds(scores, y)
+    return thresholds, _losses(spec, cells)
 
 
 def best_threshold(spec: MetricSpec, scores: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -52,6 +73,54 @@ def best_threshold(spec: MetricSpec, scores: np.ndarray, y: np.ndarray) -> tuple
     """
     thresholds, losses = losses_at_all_thresholds(spec, scores, y)
     j = int(np.argmin(losses))
+    return _place(thresholds, j), float(losses[j])
+
+
+@dataclass(frozen=True)
+class ConstrainedThreshold:
+    """The threshold chosen under constraints: its loss, each constraint's slack (>= 0 where it
+    holds, see :meth:`metro.constraints.Constraint.slack`) and whether all of them hold."""
+
+    threshold: float
+    loss: float
+    slacks: tuple[float, ...]
+    feasible: bool
+
+    @property
+    def shortfall(self) -> float:
+        """The summed amount by which the constraints are missed (0 when feasible)."""
+        return float(-sum(min(s, 0.0) for s in self.slacks))
+
+
+def best_constrained_threshold(
+    spec: MetricSpec, constraints: Sequence[Constraint], scores: np.ndarray, y: np.ndarray
+) -> ConstrainedThreshold:
+    """The threshold with the lowest loss among those where every constraint holds on
+    (scores, y); where none does, the one that misses them by the least (summed shortfall), ties
+    to the lower loss. An exact search over every distinct threshold, like :func:`best_threshold`.
+    """
+    thresholds, cells = cells_at_all_thresholds(scores, y)
+    losses = _losses(spec, cells)
+    slacks = np.zeros((cells.shape[0], len(constraints)))
+    for i, constraint in enumerate(constraints):
+        slacks[:, i] = constraint.slacks(cells)
+    feasible = np.all(slacks >= -1e-12, axis=1)
+    if feasible.any():
+        candidates = np.flatnonzero(feasible)
+        j = int(candidates[np.argmin(losses[candidates])])
+    else:
+        shortfall = -np.minimum(slacks, 0.0).sum(axis=1)
+        j = int(np.lexsort((losses, shortfall))[0])
+    return ConstrainedThreshold(
+        threshold=_place(thresholds, j),
+        loss=float(losses[j]),
+        slacks=tuple(float(v) for v in slacks[j]),
+        feasible=bool(feasible[j]),
+    )
+
+
+def _place(thresholds: np.ndarray, j: int) -> float:
+    """Where to put threshold ``j`` between observed scores (see :func:`best_threshold`)."""
     chosen = thresholds[j]
     if np.isfinite(chosen) and j + 1 < thresholds.size:
         chosen = (chosen + thresholds[j + 1]) / 2.0
@@ -60,4 +129,4 @@ def best_threshold(spec: MetricSpec, scores: np.ndarray, y: np.ndarray) -> tuple
     else:
         finite = thresholds[np.isfinite(thresholds)]
         chosen = float(finite.max()) + 1.0 if finite.size else 0.0
-    return float(chosen), float(losses[j])
+    return float(chosen)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from metro.constraints import Constraint
 from metro.search.base import (
     Candidate,
     DivergedError,
@@ -20,6 +21,7 @@ from metro.search.base import (
 )
 from metro.search.bisection import bisection_search, max_bisection_steps
 from metro.search.config import STRATEGIES, SearchConfig
+from metro.search.constrained import constrained_grid_search
 from metro.search.dinkelbach import dinkelbach_search
 from metro.search.finite import FiniteHypothesisSolver, threshold_predictions
 from metro.search.grid import grid_lambdas, grid_search
@@ -36,6 +38,7 @@ __all__ = [
     "TraceStep",
     "bisection_search",
     "cells_from_predictions",
+    "constrained_grid_search",
     "dinkelbach_search",
     "grid_lambdas",
     "grid_search",
@@ -53,8 +56,13 @@ def run_search(
     fold_solvers: Sequence[LambdaSolver] | None = None,
     refit_solver: LambdaSolver | None = None,
     on_step: StepCallback | None = None,
+    constraints: Sequence[Constraint] = (),
 ) -> SearchResult:
     """Run the configured search.
+
+    With ``constraints`` (the solvers built with the same ones) the grid runs over lambda and
+    the Lagrange multiplier and chooses under the constraints
+    (:func:`metro.search.constrained.constrained_grid_search`); only the grid strategy takes them.
 
     When the metric's denominator does not depend on the predictions (beta1 = beta3 = 0, e.g.
     accuracy, recall, balanced accuracy), every lambda gives the same cost-sensitive problem up to
@@ -62,6 +70,19 @@ def run_search(
     ``fold_solvers`` are used by the grid for cross-validation instead of ``solver``.
     """
     spec = solver.spec
+    if constraints:
+        if config.strategy != "grid":
+            raise ValueError(
+                f"constraints need the grid strategy; {config.strategy} follows the sign of "
+                "l^lambda, which says nothing about a constraint"
+            )
+        return constrained_grid_search(
+            list(fold_solvers) if fold_solvers else [solver],
+            config=config,
+            constraints=constraints,
+            refit_solver=refit_solver,
+            on_step=on_step,
+        )
     if not spec.denominator_depends_on_predictions:
         lo, hi = lambda_bounds(spec, config)
         return grid_search(

@@ -75,6 +75,8 @@ class Candidate:
     # h on the validation part and its labels, for choosing a threshold (None: not kept).
     validation_scores: np.ndarray | None = None
     validation_labels: np.ndarray | None = None
+    # The Lagrange multipliers of the constraints this fit was trained with (empty: none).
+    multipliers: tuple[float, ...] = ()
 
     def train_loss(self, spec: MetricSpec) -> float:
         return spec.loss_from_fractions(self.train_cells)
@@ -107,8 +109,16 @@ class LambdaSolver(Protocol):
     spec: MetricSpec
 
     def solve(
-        self, lambdas: np.ndarray, *, shift: str, warm_start: Candidate | None = None
-    ) -> list[Candidate]: ...
+        self,
+        lambdas: np.ndarray,
+        *,
+        shift: str,
+        warm_start: Candidate | None = None,
+        multipliers: np.ndarray | None = None,
+    ) -> list[Candidate]:
+        """Fit (or pick) h for each lambda; with ``multipliers`` ([K, J], one row per lambda)
+        the target also carries the Lagrangian term of the solver's constraints."""
+        ...
 
 
 @dataclass
@@ -129,10 +139,12 @@ class TraceStep:
     seconds: float
     fold: int | None = None
     bracket: tuple[float, float] | None = None
+    multipliers: tuple[float, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["bracket"] = list(self.bracket) if self.bracket is not None else None
+        d["multipliers"] = list(self.multipliers)
         return {
             k: (None if isinstance(v, float) and not math.isfinite(v) else v)
             for k, v in d.items()
@@ -157,6 +169,12 @@ class SearchResult:
     # The loss the choice was made by: held-out (pooled over the folds when there were folds),
     # at ``threshold``; the training loss when there was no held-out part.
     selection_loss: float = math.nan
+    # With folds: the chosen (lambda, shift)'s fit in every fold (``best`` is the first).
+    fold_fits: list[Candidate] = field(default_factory=list)
+    # With constraints: each one's value where the choice was made (held-out, pooled over the
+    # folds, at ``threshold``) and whether all of them held there.
+    constraint_values: list[float] = field(default_factory=list)
+    constraints_satisfied: bool | None = None
 
     @property
     def best_lambda(self) -> float:
@@ -223,6 +241,7 @@ class TraceRecorder:
                 seconds=per,
                 fold=cand.fold,
                 bracket=bracket,
+                multipliers=cand.multipliers,
             )
             self.steps.append(step)
             if self.on_step is not None:
@@ -328,7 +347,11 @@ def refit_chosen(
     if refit_solver is not None:
         started = time.perf_counter()
         best = result.best
-        final = refit_solver.solve(np.array([best.lam]), shift=best.shift, warm_start=best)[0]
+        # Multipliers only where there were constraints: a solver without them need not know.
+        extra = {"multipliers": np.array([best.multipliers])} if best.multipliers else {}
+        final = refit_solver.solve(
+            np.array([best.lam]), shift=best.shift, warm_start=best, **extra
+        )[0]
         recorder.record([final], time.perf_counter() - started)
         check_converged([final], "the refit on all the data")
         result.final = final

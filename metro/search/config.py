@@ -71,6 +71,10 @@ class SearchConfig:
     selection: str = "best"
     lambda_min: float | None = None
     lambda_max: float | None = None
+    smoothing: int = 0
+    # The Lagrange multipliers tried with each lambda when there are constraints
+    # (metro.search.constrained); 0 is the unconstrained problem.
+    multipliers: tuple[float, ...] = (0.0, 0.25, 1.0, 4.0, 16.0)
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -88,6 +92,17 @@ class SearchConfig:
             )
         _int_at_least("n_lambdas", self.n_lambdas, 1, 1001)
         _int_at_least("max_steps", self.max_steps, 1, 200)
+        _int_at_least("smoothing", self.smoothing, 0, 20)
+        mus = self.multipliers
+        if (
+            not isinstance(mus, tuple | list)
+            or not 1 <= len(mus) <= 50
+            or not all(_finite(m) and m >= 0 for m in mus)
+        ):
+            raise ValueError(
+                f"multipliers must be 1 to 50 non-negative numbers, got {self.multipliers!r}"
+            )
+        object.__setattr__(self, "multipliers", tuple(float(m) for m in mus))
         if isinstance(self.cv, str):
             if self.cv != "auto":
                 raise ValueError(f"cv must be 'auto', an integer or null, got {self.cv!r}")

@@ -7,9 +7,12 @@ finite family a user can enumerate (for instance every threshold of a score).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-from metro.costs import empirical_l_lambda
+from metro.constraints import Constraint
+from metro.costs import empirical_l_lambda, penalty_cells
 from metro.metrics import MetricSpec
 from metro.search.base import Candidate, cells_from_predictions
 
@@ -45,8 +48,10 @@ class FiniteHypothesisSolver:
         *,
         y_validation: np.ndarray | None = None,
         predictions_validation: np.ndarray | None = None,
+        constraints: Sequence[Constraint] = (),
     ) -> None:
         self.spec = spec
+        self.constraints = tuple(constraints)
         self.cells = cells_from_predictions(y, predictions)
         self.validation_cells = (
             None
@@ -72,12 +77,27 @@ class FiniteHypothesisSolver:
         return float(empirical_l_lambda(self.spec, lam, self.cells).min())
 
     def solve(
-        self, lambdas: np.ndarray, *, shift: str, warm_start: Candidate | None = None
+        self,
+        lambdas: np.ndarray,
+        *,
+        shift: str,
+        warm_start: Candidate | None = None,
+        multipliers: np.ndarray | None = None,
     ) -> list[Candidate]:
         out = []
-        for lam in np.atleast_1d(lambdas):
+        lambdas = np.atleast_1d(lambdas)
+        rows: list[tuple[float, ...]] = [()] * lambdas.size
+        penalties: list[np.ndarray | None] = [None] * lambdas.size
+        if multipliers is not None:
+            if not self.constraints:
+                raise ValueError("multipliers were given to a solver without constraints")
+            mu = np.atleast_2d(np.asarray(multipliers, dtype=np.float64))
+            g = np.stack([c.cells for c in self.constraints])
+            penalties = list(penalty_cells(g, mu))
+            rows = [tuple(float(m) for m in r) for r in mu]
+        for lam, pen, row in zip(lambdas, penalties, rows, strict=True):
             self.calls += 1
-            values = empirical_l_lambda(self.spec, float(lam), self.cells)
+            values = empirical_l_lambda(self.spec, float(lam), self.cells, pen)
             best = np.flatnonzero(values == values.min())
             j = int(best[np.argmin(self.ratios[best])])
             out.append(
@@ -90,6 +110,7 @@ class FiniteHypothesisSolver:
                     else self.validation_cells[j],
                     surrogate_loss=float(values[j]),
                     handle=int(self.columns[j]),
+                    multipliers=row,
                 )
             )
         return out

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from metro.costs import cost_tables
+from metro.constraints import Constraint
+from metro.costs import cost_tables, penalty_cells
 from metro.device import resolve_device
 from metro.metrics import MetricSpec
 from metro.models import ModelSpec, StackedModel
@@ -57,8 +58,10 @@ class TrainerSolver:
         X_validation: np.ndarray | None = None,
         y_validation: np.ndarray | None = None,
         on_event: Callable[[TrainingEvent], None] | None = None,
+        constraints: Sequence[Constraint] = (),
     ) -> None:
         self.spec = spec
+        self.constraints = tuple(constraints)
         self.X = X
         self.y = np.asarray(y)
         self.X_validation = X_validation
@@ -70,11 +73,19 @@ class TrainerSolver:
         self._stacks: dict[int, StackedModel] = {}
 
     def solve(
-        self, lambdas: np.ndarray, *, shift: str, warm_start: Candidate | None = None
+        self,
+        lambdas: np.ndarray,
+        *,
+        shift: str,
+        warm_start: Candidate | None = None,
+        multipliers: np.ndarray | None = None,
     ) -> list[Candidate]:
         lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
-        fit = self.fit(lambdas, shift=shift, warm_start=warm_start)
-        return self.adopt(fit.model, lambdas, shift=shift, surrogate_loss=fit.surrogate_loss)
+        fit = self.fit(lambdas, shift=shift, warm_start=warm_start, multipliers=multipliers)
+        return self.adopt(
+            fit.model, lambdas, shift=shift, surrogate_loss=fit.surrogate_loss,
+            multipliers=multipliers,
+        )  # fmt: skip
 
     def fit(
         self,
@@ -85,12 +96,15 @@ class TrainerSolver:
         resume_from: Mapping[str, Any] | None = None,
         checkpoint_every: int | None = None,
         on_event: Callable[[TrainingEvent], None] | None = None,
+        multipliers: np.ndarray | None = None,
     ) -> FitResult:
         """The training half of :meth:`solve`: one stacked fit for ``lambdas`` (optionally
         resumed from, or checkpointing to, a trainer checkpoint), without judging it.
         ``on_event`` gets this fit's training events (default: the solver's ``on_event``)."""
         lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
-        costs = cost_tables(self.spec, lambdas, shift=shift)
+        costs = cost_tables(
+            self.spec, lambdas, shift=shift, penalties=self.penalties(lambdas, multipliers)
+        )
         init: ModelSpec | StackedModel = self.model_spec
         if (
             warm_start is not None
@@ -118,6 +132,7 @@ class TrainerSolver:
         *,
         shift: str,
         surrogate_loss: Sequence[float] | np.ndarray,
+        multipliers: np.ndarray | None = None,
     ) -> list[Candidate]:
         """The judging half of :meth:`solve`: candidates for a stack fitted for ``lambdas`` (by
         :meth:`fit`, here or in another process, and possibly saved and loaded in between)."""
@@ -127,6 +142,7 @@ class TrainerSolver:
                 f"{lambdas.size} lambdas but a stack of {model.n_models} models and "
                 f"{len(surrogate_loss)} surrogate losses"
             )
+        mus = _multiplier_rows(multipliers, lambdas.size)
         key = len(self._stacks)
         self._stacks[key] = model
         train_cells = self._cells(model, self.X, self.y)
@@ -146,9 +162,24 @@ class TrainerSolver:
                 diverged=not np.isfinite(surrogate_loss[k]),
                 validation_scores=None if val_scores is None else val_scores[:, k],
                 validation_labels=self.y_validation,
+                multipliers=mus[k],
             )
             for k, lam in enumerate(lambdas)
         ]
+
+    def penalties(self, lambdas: np.ndarray, multipliers: np.ndarray | None) -> np.ndarray | None:
+        """The Lagrangian term of the constraints on the cells for each lambda (None: none)."""
+        if multipliers is None:
+            return None
+        if not self.constraints:
+            raise ValueError("multipliers were given to a solver without constraints")
+        mu = np.atleast_2d(np.asarray(multipliers, dtype=np.float64))
+        if mu.shape != (np.atleast_1d(lambdas).size, len(self.constraints)):
+            raise ValueError(
+                f"multipliers must have shape [{np.atleast_1d(lambdas).size}, "
+                f"{len(self.constraints)}], got {list(mu.shape)}"
+            )
+        return penalty_cells(np.stack([c.cells for c in self.constraints]), mu)
 
     def model(self, candidate: Candidate) -> StackedModel:
         """The single model (a stack of one) fitted for ``candidate``."""
@@ -163,6 +194,12 @@ class TrainerSolver:
 
     def _cells(self, model: StackedModel, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return cells_from_predictions(y, self._scores(model, X) >= 0)
+
+
+def _multiplier_rows(multipliers: np.ndarray | None, k: int) -> list[tuple[float, ...]]:
+    if multipliers is None:
+        return [()] * k
+    return [tuple(float(m) for m in row) for row in np.atleast_2d(multipliers)]
 
 
 def delivered_model(result: SearchResult) -> StackedModel:

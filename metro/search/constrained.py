@@ -1,0 +1,142 @@
+"""Grid search under constraints: the best metric among the fits whose constraints hold.
+
+Each (lambda, mu) of a grid is one cost-sensitive problem (:mod:`metro.constraints` derives the
+Lagrangian's cell weights ``a - lambda d - mu sum_j g_j / |g_j|``), all lambdas of one mu trained
+at once. Every fit is judged on the held-out part (pooled over the folds) at its threshold, chosen
+exactly under the constraints when ``SearchConfig.threshold`` is "tuned"
+(:func:`metro.thresholds.best_constrained_threshold`). The choice is the lowest held-out loss
+among the (lambda, mu) whose constraints hold there; when none holds, the one that misses them by
+the least, and the result says so (``constraints_satisfied`` False).
+
+One multiplier scales every constraint (each normalized by its largest cell weight), so the grid
+stays two-dimensional however many constraints there are.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from metro.constraints import Constraint
+from metro.metrics import MetricSpec
+from metro.search.base import (
+    Candidate,
+    LambdaSolver,
+    SearchResult,
+    StepCallback,
+    TraceRecorder,
+    cells_from_predictions,
+    diverged_error,
+    lambda_bounds,
+    refit_chosen,
+    shifts_for,
+)
+from metro.search.config import SearchConfig
+from metro.search.grid import grid_lambdas
+from metro.thresholds import ConstrainedThreshold, best_constrained_threshold
+
+__all__ = ["constrained_grid_search", "judge_constrained", "multiplier_rows"]
+
+
+def multiplier_rows(constraints: Sequence[Constraint], mu: float, k: int) -> np.ndarray:
+    """[k, J] multipliers: ``mu`` for every constraint, divided by its largest cell weight."""
+    scale = np.array([max(float(np.abs(c.cells).max()), 1e-12) for c in constraints])
+    return np.tile(mu / scale, (k, 1))
+
+
+def judge_constrained(
+    spec: MetricSpec, constraints: Sequence[Constraint], folds: Sequence[Candidate], *, tune: bool
+) -> ConstrainedThreshold:
+    """How one (lambda, mu) fitted on each of ``folds`` does under the constraints: on the
+    held-out scores pooled over the folds (the threshold chosen there when ``tune``, else 0), or
+    on the training cells at threshold 0 when there is no held-out part."""
+    if all(c.validation_scores is not None for c in folds):
+        scores = np.concatenate([np.asarray(c.validation_scores) for c in folds])
+        labels = np.concatenate([np.asarray(c.validation_labels) for c in folds])
+        if not tune:
+            return _at_zero(spec, constraints, _pooled_cells(scores >= 0, labels))
+        return best_constrained_threshold(spec, constraints, scores, labels)
+    cells = np.mean([np.asarray(c.train_cells) for c in folds], axis=0)
+    return _at_zero(spec, constraints, cells)
+
+
+def constrained_grid_search(
+    solvers: Sequence[LambdaSolver],
+    *,
+    config: SearchConfig,
+    constraints: Sequence[Constraint],
+    refit_solver: LambdaSolver | None = None,
+    on_step: StepCallback | None = None,
+) -> SearchResult:
+    """Fit every (lambda, mu) of the grid in every fold and choose under ``constraints`` (see the
+    module's docstring). The solvers must have been built with the same constraints."""
+    if not solvers:
+        raise ValueError("the constrained search needs at least one solver")
+    if not constraints:
+        raise ValueError("the constrained search needs at least one constraint")
+    spec = solvers[0].spec
+    lo, hi = lambda_bounds(spec, config)
+    n_lambdas = config.n_lambdas if spec.denominator_depends_on_predictions else 1
+    lambdas = grid_lambdas(lo, hi, n_lambdas)
+    recorder = TraceRecorder(spec, on_step)
+    tune = config.threshold == "tuned"
+    ranking: list[tuple[int, float, float, float, int, ConstrainedThreshold, list[Candidate]]] = []
+    everything: list[Candidate] = []
+    order = 0
+    for shift in shifts_for(config):
+        for mu in config.multipliers:
+            rows = multiplier_rows(constraints, mu, lambdas.size)
+            per_fold: list[list[Candidate]] = []
+            for fold, solver in enumerate(solvers):
+                started = time.perf_counter()
+                candidates = solver.solve(lambdas, shift=shift, multipliers=rows)
+                if len(solvers) > 1:
+                    for cand in candidates:
+                        cand.fold = fold
+                recorder.record(candidates, time.perf_counter() - started)
+                per_fold.append(candidates)
+                everything += candidates
+            for i in range(lambdas.size):
+                folds = [fold[i] for fold in per_fold]
+                order += 1
+                if any(c.diverged for c in folds):
+                    continue
+                choice = judge_constrained(spec, constraints, folds, tune=tune)
+                train_loss = float(np.mean([c.train_loss(spec) for c in folds]))
+                ranking.append((
+                    0 if choice.feasible else 1,
+                    choice.loss if choice.feasible else choice.shortfall,
+                    choice.loss, train_loss, order, choice, folds,
+                ))  # fmt: skip
+    if not ranking:
+        raise diverged_error(everything, "every fit of the constrained grid")
+    *_, choice, chosen = min(ranking, key=lambda row: row[:5])
+    result = SearchResult(
+        strategy="constrained-grid", best=chosen[0], trace=recorder.steps,
+        threshold=choice.threshold, selection_loss=choice.loss,
+        fold_fits=chosen if len(solvers) > 1 else [],
+        constraint_values=[
+            c.bound + s if c.sense == "at_least" else c.bound - s
+            for c, s in zip(constraints, choice.slacks, strict=True)
+        ],
+        constraints_satisfied=choice.feasible,
+    )  # fmt: skip
+    return refit_chosen(result, refit_solver, recorder)
+
+
+def _pooled_cells(predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    return cells_from_predictions(labels, predictions[:, None])[0]
+
+
+def _at_zero(
+    spec: MetricSpec, constraints: Sequence[Constraint], cells: np.ndarray
+) -> ConstrainedThreshold:
+    slacks = tuple(c.slack(cells) for c in constraints)
+    return ConstrainedThreshold(
+        threshold=0.0,
+        loss=float(spec.loss_from_fractions(cells)),
+        slacks=slacks,
+        feasible=all(s >= -1e-12 for s in slacks),
+    )

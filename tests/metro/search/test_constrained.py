@@ -1,0 +1,132 @@
+"""The constrained grid: its choice against an oracle over the fits it made, the multipliers'
+effect, the refit, and the estimator end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import precision_score, recall_score
+
+from metro import MetroClassifier
+from metro.constraints import get_constraints
+from metro.costs import empirical_l_lambda, penalty_cells
+from metro.metrics import f1, precision
+from metro.search import SearchConfig, run_search
+from metro.search.constrained import multiplier_rows
+from metro.search.finite import FiniteHypothesisSolver, threshold_predictions
+
+
+def _finite(spec, constraints, seed=0, n=300):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    x = y + rng.normal(scale=1.2, size=n)
+    # thresholds of x and of a second, noisier feature: a set that is not one ROC curve
+    z = y + rng.normal(scale=2.0, size=n)
+    preds = np.concatenate([threshold_predictions(x), threshold_predictions(z)], axis=1)
+    return FiniteHypothesisSolver(spec, y, preds, constraints=constraints), preds, y
+
+
+def test_finite_solver_minimizes_the_lagrangian():
+    cons = get_constraints([{"metric": "recall", "at_least": 0.9}])
+    solver, _, _ = _finite(precision(), cons)
+    lambdas = np.array([-0.8, -0.6, -0.4])
+    mus = np.array([[0.0], [1.0], [8.0]])
+    picked = solver.solve(lambdas, shift="minimal", multipliers=mus)
+    pen = penalty_cells(np.stack([c.cells for c in cons]), mus)
+    for k, cand in enumerate(picked):
+        values = empirical_l_lambda(solver.spec, lambdas[k], solver.cells, pen[k])
+        assert empirical_l_lambda(solver.spec, lambdas[k], cand.train_cells, pen[k])[0] == (
+            pytest.approx(values.min())
+        )
+        assert cand.multipliers == (float(mus[k, 0]),)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_choice_is_the_best_feasible_fit_the_grid_made(seed):
+    """Oracle: among every (lambda, mu) fit of the trace, the best metric whose constraint holds
+    (on the training sample: no held-out part, threshold 0)."""
+    spec = precision()
+    cons = get_constraints([{"metric": "recall", "at_least": 0.75}])
+    solver, _, _ = _finite(spec, cons, seed)
+    config = SearchConfig(n_lambdas=9, threshold="zero", multipliers=(0.0, 0.5, 2.0, 8.0))
+    result = run_search(solver, config=config, constraints=cons)
+    assert result.strategy == "constrained-grid"
+    seen = []
+    for lam in np.linspace(*spec.lambda_range, 11)[1:-1]:
+        for mu in config.multipliers:
+            cand = solver.solve(np.array([lam]), shift="minimal",
+                                multipliers=multiplier_rows(cons, mu, 1))[0]  # fmt: skip
+            seen.append(cand)
+    feasible = [c for c in seen if cons[0].holds(c.train_cells)]
+    assert feasible, "the grid should reach the recall floor"
+    best = min(c.train_loss(spec) for c in feasible)
+    assert result.constraints_satisfied is True
+    assert result.best.train_loss(spec) == pytest.approx(best)
+    assert result.constraint_values[0] >= 0.75
+    # the unconstrained optimum breaks the floor, so the constraint did something
+    free = run_search(solver, config=SearchConfig(n_lambdas=9, threshold="zero"))
+    assert not cons[0].holds(free.best.train_cells)
+
+
+def test_multipliers_push_towards_the_constraint():
+    cons = get_constraints([{"metric": "recall", "at_least": 0.95}])
+    solver, _, _ = _finite(precision(), cons, 1)
+    lam = np.array([-0.7])
+    recalls = [
+        cons[0].value(solver.solve(lam, shift="minimal",
+                                   multipliers=multiplier_rows(cons, mu, 1))[0].train_cells)
+        for mu in (0.0, 1.0, 4.0, 16.0)
+    ]  # fmt: skip
+    assert recalls == sorted(recalls) and recalls[-1] > recalls[0]
+
+
+def test_an_unreachable_constraint_is_reported_not_hidden():
+    cons = get_constraints([{"metric": "precision", "at_least": 1.0},
+                            {"metric": "recall", "at_least": 1.0}])  # fmt: skip
+    solver, _, _ = _finite(f1(), cons, 2)
+    result = run_search(solver, config=SearchConfig(n_lambdas=5, threshold="zero"),
+                        constraints=cons)  # fmt: skip
+    assert result.constraints_satisfied is False
+    assert len(result.constraint_values) == 2
+
+
+def test_constraints_need_the_grid():
+    cons = get_constraints([{"metric": "recall", "at_least": 0.9}])
+    solver, _, _ = _finite(f1(), cons)
+    with pytest.raises(ValueError, match="constraints need the grid strategy"):
+        run_search(solver, config=SearchConfig(strategy="bisection", cv=None), constraints=cons)
+
+
+def test_bad_multipliers_are_refused():
+    with pytest.raises(ValueError, match="multipliers"):
+        SearchConfig(multipliers=(0.0, -1.0))
+    with pytest.raises(ValueError, match="multipliers"):
+        SearchConfig(multipliers=())
+
+
+def _imbalanced(n, seed):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.25).astype(np.int64)
+    X = rng.normal(size=(n, 4)).astype(np.float32)
+    X[:, 0] += 1.2 * y
+    X[:, 1] += 0.6 * y * rng.normal(size=n)  # heteroscedastic: misspecified for a linear model
+    return X, y
+
+
+def test_estimator_meets_a_recall_floor_on_held_out_data():
+    X, y = _imbalanced(1600, 0)
+    X_test, y_test = _imbalanced(4000, 1)
+    common = {"metric": "precision", "random_state": 0, "n_lambdas": 7,
+              "training": {"max_iter": 200}}  # fmt: skip
+    free = MetroClassifier(**common).fit(X, y)
+    clf = MetroClassifier(**common, constraints=[{"metric": "recall", "at_least": 0.8}]).fit(X, y)
+    assert recall_score(y_test, free.predict(X_test)) < 0.6  # precision alone gives up recall
+    assert clf.constraints_satisfied_ is True
+    assert clf.constraint_values_[0] >= 0.8  # pooled over the five held-out folds
+    assert recall_score(y_test, clf.predict(X_test)) >= 0.75  # and close to it on new data
+    assert precision_score(y_test, clf.predict(X_test)) > y_test.mean()  # better than chance
+    # the refit carries the chosen multiplier
+    assert clf.search_result_.final.multipliers == clf.search_result_.best.multipliers
+    steps = clf.trace_
+    assert {s.multipliers for s in steps[:-1]} >= {(0.0,)}
+    assert len({s.multipliers for s in steps}) == len(SearchConfig().multipliers)

@@ -1,0 +1,162 @@
+"""Constraints: their values against sklearn.metrics, the linear form g . C >= 0 against the
+ratio, the Lagrangian cost tables against a brute-force minimizer, and the constrained threshold
+against enumeration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import confusion_matrix, precision_score, recall_score
+
+from metro.constraints import Constraint, get_constraint, get_constraints
+from metro.costs import cost_tables, empirical_l_lambda, penalty_cells
+from metro.metrics import confusion_fractions, f1, get_metric, precision
+from metro.thresholds import best_constrained_threshold, cells_at_all_thresholds
+
+RNG = np.random.default_rng(0)
+
+
+def _rates(y, p):
+    tn, fp, fn, tp = confusion_matrix(y, p, labels=[0, 1]).ravel()
+    return {"false_positive_rate": fp / (fp + tn), "true_negative_rate": tn / (tn + fp)}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_constraint_values_match_sklearn(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 200)
+    p = rng.integers(0, 2, 200)
+    cells = confusion_fractions(y, p)
+    expected = {
+        "recall": recall_score(y, p),
+        "precision": precision_score(y, p, zero_division=0),
+        **_rates(y, p),
+    }
+    for name, value in expected.items():
+        c = get_constraint({"metric": name, "at_least": 0.5})
+        assert c.value(cells) == pytest.approx(value)
+        assert c.slack(cells) == pytest.approx(value - 0.5)
+        assert c.holds(cells) == (value >= 0.5)
+        upper = get_constraint({"metric": name, "at_most": 0.5})
+        assert upper.slack(cells) == pytest.approx(0.5 - value)
+        np.testing.assert_allclose(c.slacks(cells[None, :]), [c.slack(cells)])
+
+
+def test_specificity_is_the_true_negative_rate():
+    assert get_metric("specificity") == get_metric("true_negative_rate")
+
+
+@pytest.mark.parametrize("sense", ["at_least", "at_most"])
+@pytest.mark.parametrize("name", ["recall", "precision", "false_positive_rate", "f1", "jaccard"])
+def test_linear_form_agrees_with_the_ratio(name, sense):
+    """g . C >= 0 exactly where the ratio meets the bound (cells with a positive denominator)."""
+    c = get_constraint({"metric": name, sense: 0.6})
+    cells = RNG.dirichlet(np.ones(4), size=2000)
+    den = cells @ c.metric.denominator_cells
+    cells = cells[den > 1e-9]
+    linear = cells @ c.cells >= 0
+    ratio = np.array([c.holds(row) for row in cells])
+    np.testing.assert_array_equal(linear, ratio)
+
+
+def test_alpha_beta_constraints_and_parameters():
+    c = get_constraint({"metric": "f_beta", "params": {"beta": 2.0}, "at_least": 0.7})
+    assert c.metric.params == {"beta": 2.0}
+    custom = get_constraint({"metric": {"alpha": [0, 0, 1, 0], "beta": [0, 0, 0, 1]},
+                             "at_most": 0.3})  # fmt: skip
+    assert custom.value(np.array([0.25, 0.25, 0.25, 0.25])) == pytest.approx(0.0)
+    balanced = get_constraint({"metric": "balanced_accuracy", "at_least": 0.8}, np.array([0, 1]))
+    assert balanced.metric.name == "balanced_accuracy"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"metric": "recall"}, "exactly one of at_least and at_most"),
+        ({"metric": "recall", "at_least": 0.9, "at_most": 0.95}, "exactly one"),
+        ({"at_least": 0.9}, "needs a metric"),
+        ({"metric": "recall", "at_least": "high"}, "at_least must be a number"),
+        ({"metric": "recall", "at_least": float("nan")}, "finite"),
+        ({"metric": "recall", "min": 0.9}, "unknown constraint field"),
+        ({"metric": "recal", "at_least": 0.9}, "unknown metric 'recal'"),
+        ({"metric": {"alpha": [1, 0, 0, 0]}, "at_least": 0.9}, "preset name or"),
+        ("recall >= 0.9", "must be a mapping"),
+    ],
+)
+def test_bad_constraints_are_refused_by_name(spec, message):
+    with pytest.raises(ValueError, match=message):
+        get_constraint(spec)
+
+
+def test_constraints_must_be_a_list():
+    with pytest.raises(ValueError, match="a list"):
+        get_constraints({"metric": "recall", "at_least": 0.9})
+    assert get_constraints(None) == ()
+
+
+@pytest.mark.parametrize("shift", ["minimal", "paper"])
+def test_lagrangian_tables_have_the_lagrangians_minimizer(shift):
+    """Per true label, the cheaper prediction of the (lambda, mu) cost table is the one that
+    lowers (a - lambda d - mu g) . C, by brute force over the two predictions."""
+    spec = f1()
+    g = np.stack([get_constraint({"metric": "recall", "at_least": 0.9}).cells,
+                  get_constraint({"metric": "precision", "at_least": 0.7}).cells])  # fmt: skip
+    lambdas = np.linspace(-0.95, -0.05, 7)
+    mus = RNG.uniform(0, 5, size=(7, 2))
+    tables = cost_tables(spec, lambdas, shift=shift, penalties=penalty_cells(g, mus))
+    pen = penalty_cells(g, mus)
+    # One example of each label; its cells for each prediction.
+    cell = {(1, 1): [1, 0, 0, 0], (1, 0): [0, 1, 0, 0], (0, 1): [0, 0, 1, 0], (0, 0): [0, 0, 0, 1]}
+    for k in range(7):
+        for truth in (0, 1):
+            target = {
+                pred: float(empirical_l_lambda(spec, lambdas[k], np.array(cell[(pred, truth)]),
+                                               pen[k])[0])  # fmt: skip
+                for pred in (0, 1)
+            }
+            cost = {pred: tables[k, pred, truth] for pred in (0, 1)}
+            if abs(target[1] - target[0]) > 1e-9:
+                assert (cost[1] < cost[0]) == (target[1] < target[0])
+
+
+def test_penalties_are_checked():
+    with pytest.raises(ValueError, match="non-negative"):
+        penalty_cells(np.ones((1, 4)), np.array([[-1.0]]))
+    with pytest.raises(ValueError, match="multipliers per row"):
+        penalty_cells(np.ones((2, 4)), np.array([[1.0]]))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_constrained_threshold_is_the_best_feasible_by_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 120)
+    scores = np.round(y + rng.normal(scale=1.0, size=120), 1)  # ties on purpose
+    spec = precision()
+    cons = [Constraint(metric=get_metric("recall"), sense="at_least", bound=0.8)]
+    choice = best_constrained_threshold(spec, cons, scores, y)
+    # brute force: every cut, predictions by >=
+    cuts = np.r_[np.unique(scores), np.inf]
+    best = None
+    for t in cuts:
+        p = (scores >= t).astype(int)
+        r = recall_score(y, p)
+        if r >= 0.8:
+            pr = precision_score(y, p, zero_division=0)
+            best = pr if best is None else max(best, pr)
+    assert choice.feasible and best is not None
+    assert -choice.loss == pytest.approx(best)
+    p = (scores >= choice.threshold).astype(int)
+    assert recall_score(y, p) >= 0.8
+    assert precision_score(y, p, zero_division=0) == pytest.approx(best)
+
+
+def test_infeasible_threshold_misses_by_the_least():
+    y = np.array([0, 1, 0, 1, 0, 0])
+    scores = np.array([0.9, 0.8, 0.7, 0.1, 0.2, 0.3])
+    cons = [Constraint(metric=get_metric("precision"), sense="at_least", bound=0.99),
+            Constraint(metric=get_metric("recall"), sense="at_least", bound=0.99)]  # fmt: skip
+    choice = best_constrained_threshold(f1(), cons, scores, y)
+    assert not choice.feasible
+    thresholds, cells = cells_at_all_thresholds(scores, y)
+    shortfalls = [-sum(min(c.slack(row), 0) for c in cons) for row in cells]
+    assert choice.shortfall == pytest.approx(min(shortfalls))
