@@ -17,7 +17,7 @@ RNG = np.random.default_rng(0)
 
 
 def _rates(y, p):
-    tn, fp, fn, tp = confusion_matrix(y, p, labels=[0, 1]).ravel()
+    tn, fp, _fn, _tp = confusion_matrix(y, p, labels=[0, 1]).ravel()
     return {"false_positive_rate": fp / (fp + tn), "true_negative_rate": tn / (tn + fp)}
 
 
@@ -111,7 +111,7 @@ def test_lagrangian_tables_have_the_lagrangians_minimizer(shift):
         for truth in (0, 1):
             target = {
                 pred: float(empirical_l_lambda(spec, lambdas[k], np.array(cell[(pred, truth)]),
-                                               pen[k])[0])  # fmt: skip
+                                               pen[k])[0])
                 for pred in (0, 1)
             }
             cost = {pred: tables[k, pred, truth] for pred in (0, 1)}
@@ -157,6 +157,6 @@ def test_infeasible_threshold_misses_by_the_least():
             Constraint(metric=get_metric("recall"), sense="at_least", bound=0.99)]  # fmt: skip
     choice = best_constrained_threshold(f1(), cons, scores, y)
     assert not choice.feasible
-    thresholds, cells = cells_at_all_thresholds(scores, y)
+    _thresholds, cells = cells_at_all_thresholds(scores, y)
     shortfalls = [-sum(min(c.slack(row), 0) for c in cons) for row in cells]
     assert choice.shortfall == pytest.approx(min(shortfalls))
