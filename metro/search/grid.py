@@ -14,6 +14,7 @@ from metro.search.base import (
     StepCallback,
     TraceRecorder,
     diverged_error,
+    held_out_counts,
     judge,
     lambda_bounds,
     refit_chosen,
@@ -78,7 +79,7 @@ def grid_search(
     # lambdas are on different cost tables: not comparable.) A lambda whose fit diverged in any
     # fold is out (its trace steps stay, loss null).
     tune = config.threshold == "tuned"
-    ranking: list[tuple[float, float, int, float, Candidate]] = []
+    ranking: list[tuple[float, float, int, float, Candidate, list[Candidate]]] = []
     order = 0
     for per_fold in by_shift.values():
         for i in range(len(lambdas)):
@@ -88,14 +89,16 @@ def grid_search(
                 continue
             loss, threshold = judge(spec, folds, tune=tune)
             train_loss = float(np.mean([c.train_loss(spec) for c in folds]))
-            ranking.append((loss, train_loss, order, threshold, per_fold[0][i]))
+            ranking.append((loss, train_loss, order, threshold, per_fold[0][i], folds))
             order += 1
     if not ranking:
         everything = [c for per_fold in by_shift.values() for fold in per_fold for c in fold]
         raise diverged_error(everything, "every fit of the grid")
-    loss, _, _, threshold, best = min(ranking, key=lambda row: row[:3])
+    loss, _, _, threshold, best, chosen_folds = min(ranking, key=lambda row: row[:3])
     result = SearchResult(
         strategy=strategy, best=best, trace=recorder.steps, threshold=threshold,
-        selection_loss=loss,
+        selection_loss=loss, selection_counts=held_out_counts(chosen_folds, threshold),
+        n_folds=len(solvers) if len(solvers) > 1 else None,
+        grid=tuple(sorted(float(v) for v in lambdas)) if strategy == "grid" else None,
     )  # fmt: skip
     return refit_chosen(result, refit_solver, recorder)

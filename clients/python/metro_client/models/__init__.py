@@ -37,8 +37,14 @@ from .problem_field_error import ProblemFieldError
 from .readiness import Readiness
 from .readiness_checks import ReadinessChecks
 from .readiness_status import ReadinessStatus
+from .repeat_choice import RepeatChoice
+from .repeat_choice_selection_split import RepeatChoiceSelectionSplit
 from .search_spec import SearchSpec
 from .search_strategy import SearchStrategy
+from .search_warning_out import SearchWarningOut
+from .search_warning_out_code import SearchWarningOutCode
+from .selection_summary import SelectionSummary
+from .selection_summary_split import SelectionSummarySplit
 from .split import Split
 from .surrogate_spec import SurrogateSpec
 from .training_spec import TrainingSpec
@@ -82,8 +88,14 @@ __all__ = (
     "Readiness",
     "ReadinessChecks",
     "ReadinessStatus",
+    "RepeatChoice",
+    "RepeatChoiceSelectionSplit",
     "SearchSpec",
     "SearchStrategy",
+    "SearchWarningOut",
+    "SearchWarningOutCode",
+    "SelectionSummary",
+    "SelectionSummarySplit",
     "Split",
     "SurrogateSpec",
     "TrainingSpec",
