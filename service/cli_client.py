@@ -560,8 +560,8 @@ def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) ->
     """Poll the job under a live progress bar until it ends; return its last state."""
     from rich.progress import (
         BarColumn,
-        ProgressColumn,
         Progress,
+        ProgressColumn,
         SpinnerColumn,
         TaskProgressColumn,
         TextColumn,

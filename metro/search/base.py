@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Protocol
 
 import numpy as np
@@ -129,7 +129,7 @@ StepCallback = Callable[[TraceStep], None]
 FEW_TRUE_POSITIVES = 5
 
 
-class WarningCode(str, Enum):
+class WarningCode(StrEnum):
     """What a :class:`SearchWarning` is about (stable names for programs to match on)."""
 
     LAMBDA_AT_GRID_EDGE = "lambda_at_grid_edge"
@@ -148,7 +148,9 @@ class SearchWarning:
         return {"code": self.code.value, "message": self.message}
 
 
-def held_out_counts(folds: Sequence[Candidate], threshold: float) -> tuple[int, int, int, int] | None:
+def held_out_counts(
+    folds: Sequence[Candidate], threshold: float
+) -> tuple[int, int, int, int] | None:
     """(tp, fp, fn, tn) of one (lambda, shift) on the held-out rows of ``folds`` pooled, deciding
     h >= ``threshold``: the counts its selection loss was computed from. None without a held-out
     part."""
@@ -164,7 +166,7 @@ def held_out_counts(folds: Sequence[Candidate], threshold: float) -> tuple[int, 
         )
     else:  # a solver that keeps only fractions (the finite one): no counts to report
         return None
-    tp, fp, fn, tn = (int(round(float(v))) for v in cells)
+    tp, fp, fn, tn = (round(float(v)) for v in cells)
     return tp, fp, fn, tn
 
 

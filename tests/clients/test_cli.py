@@ -13,7 +13,6 @@ import uuid
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.clients.conftest import ROOT, Live, write_training_csv
 

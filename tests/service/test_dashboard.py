@@ -11,7 +11,6 @@ methods table and the download links. Screenshots go to ``test-output/dashboard/
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import shutil
 import socket
@@ -425,7 +424,8 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     series = Counter((p.attrs["data-repeat"], p.attrs["data-shift"]) for p in lines)
     assert series == {(str(r), sh): 2 for r in range(REPEATS) for sh in SHIFTS}
     for p in lines:
-        xs = [float(v.split(",")[0]) for v in p.attrs["d"].replace("M", " ").replace("L", " ").split()]
+        points = p.attrs["d"].replace("M", " ").replace("L", " ").split()
+        xs = [float(v.split(",")[0]) for v in points]
         assert xs == sorted(xs) and len(xs) == len(LAMBDAS), "a line must not double back"
     dashes = {p.attrs["data-shift"]: p.attrs.get("stroke-dasharray", "") for p in lines}
     assert dashes["minimal"] != dashes["paper"]
