@@ -214,8 +214,9 @@ def run_experiment(
     ``on_method(repeat, method)`` is called before each method starts, and
     ``on_search(repeat, spec, search)`` when a repeat's search has chosen (``spec`` is the metric
     resolved on that repeat). All may raise ``metro.trainer.TrainingCancelled`` to stop.
-    ``wrap_solver(setup, role, solver)`` may put a solver of its own around each of METRO's solvers (``role`` is ``"main"`` or ``"refit"``),
-    e.g. to reuse fits saved by an interrupted run; it must return the same candidates.
+    ``wrap_solver(setup, role, solver)`` may put a solver of its own around each of METRO's
+    solvers (``role`` is ``"main"`` or ``"refit"``), e.g. to reuse fits saved by an interrupted
+    run; it must return the same candidates.
     """
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
