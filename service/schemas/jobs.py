@@ -192,7 +192,7 @@ class ConfusionCounts(BaseModel):
     tn: int
 
 
-class SearchWarningOut(BaseModel):
+class ChoiceWarning(BaseModel):
     """Something about a repeat's choice to look at before trusting it."""
 
     code: Literal["lambda_at_grid_edge", "predicts_one_class", "few_true_positives"] = Field(
@@ -231,7 +231,7 @@ class RepeatChoice(BaseModel):
     selection_counts: ConfusionCounts | None = Field(
         description="The held-out confusion counts selection_score was computed from"
     )
-    warnings: list[SearchWarningOut]
+    warnings: list[ChoiceWarning]
 
 
 class JobOut(BaseModel):

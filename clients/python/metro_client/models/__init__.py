@@ -1,6 +1,8 @@
 """Contains all the data models used in inputs/outputs"""
 
 from .baseline import Baseline
+from .choice_warning import ChoiceWarning
+from .choice_warning_code import ChoiceWarningCode
 from .coefficient_metric import CoefficientMetric
 from .confusion_counts import ConfusionCounts
 from .confusion_metric import ConfusionMetric
@@ -41,8 +43,6 @@ from .repeat_choice import RepeatChoice
 from .repeat_choice_selection_split import RepeatChoiceSelectionSplit
 from .search_spec import SearchSpec
 from .search_strategy import SearchStrategy
-from .search_warning_out import SearchWarningOut
-from .search_warning_out_code import SearchWarningOutCode
 from .selection_summary import SelectionSummary
 from .selection_summary_split import SelectionSummarySplit
 from .split import Split
@@ -52,6 +52,8 @@ from .upload_dataset_body import UploadDatasetBody
 
 __all__ = (
     "Baseline",
+    "ChoiceWarning",
+    "ChoiceWarningCode",
     "CoefficientMetric",
     "ConfusionCounts",
     "ConfusionMetric",
@@ -92,8 +94,6 @@ __all__ = (
     "RepeatChoiceSelectionSplit",
     "SearchSpec",
     "SearchStrategy",
-    "SearchWarningOut",
-    "SearchWarningOutCode",
     "SelectionSummary",
     "SelectionSummarySplit",
     "Split",

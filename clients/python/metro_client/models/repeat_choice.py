@@ -9,8 +9,8 @@ from attrs import field as _attrs_field
 from ..models.repeat_choice_selection_split import RepeatChoiceSelectionSplit, check_repeat_choice_selection_split
 
 if TYPE_CHECKING:
+    from ..models.choice_warning import ChoiceWarning
     from ..models.confusion_counts import ConfusionCounts
-    from ..models.search_warning_out import SearchWarningOut
 
 
 T = TypeVar("T", bound="RepeatChoice")
@@ -39,7 +39,7 @@ class RepeatChoice:
     """ Folds pooled for cross-validation, else null """
     selection_counts: ConfusionCounts | None
     """ The held-out confusion counts selection_score was computed from """
-    warnings: list[SearchWarningOut]
+    warnings: list[ChoiceWarning]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,8 +96,8 @@ class RepeatChoice:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.choice_warning import ChoiceWarning  # noqa: PLC0415
         from ..models.confusion_counts import ConfusionCounts  # noqa: PLC0415
-        from ..models.search_warning_out import SearchWarningOut  # noqa: PLC0415
 
         d = dict(src_dict)
         repeat = d.pop("repeat")
@@ -149,7 +149,7 @@ class RepeatChoice:
         warnings = []
         _warnings = d.pop("warnings")
         for warnings_item_data in _warnings:
-            warnings_item = SearchWarningOut.from_dict(warnings_item_data)
+            warnings_item = ChoiceWarning.from_dict(warnings_item_data)
 
             warnings.append(warnings_item)
 

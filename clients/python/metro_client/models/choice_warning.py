@@ -6,16 +6,16 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.search_warning_out_code import SearchWarningOutCode, check_search_warning_out_code
+from ..models.choice_warning_code import ChoiceWarningCode, check_choice_warning_code
 
-T = TypeVar("T", bound="SearchWarningOut")
+T = TypeVar("T", bound="ChoiceWarning")
 
 
 @_attrs_define
-class SearchWarningOut:
+class ChoiceWarning:
     """Something about a repeat's choice to look at before trusting it."""
 
-    code: SearchWarningOutCode
+    code: ChoiceWarningCode
     """ lambda_at_grid_edge: the trained lambda is the first or last grid point (the best may lie beyond);
     predicts_one_class: the chosen classifier predicts one class on the held-out rows; few_true_positives: its score
     rests on fewer than 5 true positives """
@@ -41,17 +41,17 @@ class SearchWarningOut:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        code = check_search_warning_out_code(d.pop("code"))
+        code = check_choice_warning_code(d.pop("code"))
 
         message = d.pop("message")
 
-        search_warning_out = cls(
+        choice_warning = cls(
             code=code,
             message=message,
         )
 
-        search_warning_out.additional_properties = d
-        return search_warning_out
+        choice_warning.additional_properties = d
+        return choice_warning
 
     @property
     def additional_keys(self) -> list[str]:
