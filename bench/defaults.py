@@ -73,8 +73,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "lambdas-41": {"n_lambdas": 41},
     "wd-1e-3": {"training": {"weight_decay": 1e-3}},
     "wd-1e-2": {"training": {"weight_decay": 1e-2}},
-    "smooth1": {"smoothing": 1},  # rank each lambda by the mean held-out loss of it and its
-    "smooth2": {"smoothing": 2},  # grid neighbours (less winner's curse)
 }
 
 THETAS = np.linspace(0.05, 0.95, 19)

@@ -64,9 +64,6 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         ``"tuned"`` chooses a decision threshold on h together with lambda, on the same held-out
         scores; the fitted model carries it (``decision_function`` >= 0 is positive either way).
         ``"zero"`` is the paper's sign(h).
-    smoothing : int, default=0
-        Rank each lambda by the mean held-out loss of it and its ``smoothing`` grid neighbours on
-        each side (0: by its own).
     constraints : list of dict, optional
         Floors and ceilings on other ratio metrics, trained for: e.g.
         ``[{"metric": "recall", "at_least": 0.9}]`` or ``{"metric": "false_positive_rate",
@@ -118,7 +115,6 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         shift: str = _DEFAULT_SEARCH.shift,
         cv: int | str | None = _DEFAULT_SEARCH.cv,
         threshold: str = _DEFAULT_SEARCH.threshold,
-        smoothing: int = _DEFAULT_SEARCH.smoothing,
         constraints: Sequence[Mapping[str, Any] | Constraint] | None = None,
         validation_fraction: float = 0.25,
         refit: bool = _DEFAULT_SEARCH.refit,
@@ -141,7 +137,6 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.shift = shift
         self.cv = cv
         self.threshold = threshold
-        self.smoothing = smoothing
         self.constraints = constraints
         self.validation_fraction = validation_fraction
         self.refit = refit
@@ -176,7 +171,6 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             shift=self.shift,
             cv=self.cv,
             threshold=self.threshold,
-            smoothing=self.smoothing,
             refit=self.refit,
         )
 

@@ -68,7 +68,9 @@ class MethodScore:
 
 @dataclass
 class FittedMethod:
-    """A trained model and the rule that turns its score into a label."""
+    """A trained model and the rule that turns its score into a label. For METRO, ``lam`` and
+    ``shift`` are what the model was trained with (its search's ``trained_lambda`` and
+    ``trained_shift``), never an estimate no model was trained at."""
 
     method: str
     repeat: int
@@ -203,15 +205,18 @@ def run_experiment(
     test_fraction: float = 0.2,
     on_step: Callable[[int, TraceStep], None] | None = None,
     on_method: Callable[[int, str], None] | None = None,
+    on_search: Callable[[int, MetricSpec, SearchResult], None] | None = None,
     wrap_solver: Callable[[RepeatSetup, str, TrainerSolver], LambdaSolver] | None = None,
 ) -> ExperimentResult:
     """Run METRO (and ``baselines``) ``repeats`` times on fresh splits of ``dataset``.
 
     ``on_step(repeat, step)`` reports every lambda of METRO's search as it completes;
-    ``on_method(repeat, method)`` is called before each method starts. Both may raise
-    ``metro.trainer.TrainingCancelled`` to stop. ``wrap_solver(setup, role, solver)`` may put
-    a solver of its own around each of METRO's solvers (``role`` is ``"main"`` or ``"refit"``),
-    e.g. to reuse fits saved by an interrupted run; it must return the same candidates.
+    ``on_method(repeat, method)`` is called before each method starts, and
+    ``on_search(repeat, spec, search)`` when a repeat's search has chosen (``spec`` is the metric
+    resolved on that repeat). All may raise ``metro.trainer.TrainingCancelled`` to stop.
+    ``wrap_solver(setup, role, solver)`` may put a solver of its own around each of METRO's
+    solvers (``role`` is ``"main"`` or ``"refit"``), e.g. to reuse fits saved by an interrupted
+    run; it must return the same candidates.
     """
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
@@ -257,13 +262,15 @@ def run_experiment(
             refit_solver=refit,
             on_step=None if on_step is None else partial(on_step, repeat),
         )
+        if on_search is not None:
+            on_search(repeat, spec, search_result)
         metro_model = delivered_model(search_result)
         seconds = time.perf_counter() - started
         result.traces[repeat] = search_result.trace
         result.searches[repeat] = search_result
         fitted = FittedMethod(
-            method="metro", repeat=repeat, model=metro_model, lam=search_result.lambda_star,
-            shift=search_result.best_shift,
+            method="metro", repeat=repeat, model=metro_model, lam=search_result.trained_lambda,
+            shift=search_result.trained_shift,
         )
         result.fitted.append(fitted)
         _score(result, spec, fitted, X, y, va, te, device, seconds, theta=None)

@@ -19,6 +19,7 @@ The cells, as fractions of the sample, in that basis (h_bar = (h+1)/2, y_bar = (
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "accuracy",
     "balanced_accuracy",
     "confusion_fractions",
+    "display_name",
     "f1",
     "f_beta",
     "false_positive_rate",
@@ -333,6 +335,29 @@ class PriorDependentMetric:
 
 
 Metric = MetricSpec | PriorDependentMetric
+
+
+# -- names people read ---------------------------------------------------------------------------
+_DISPLAY_NAMES = {
+    "f1": "F1",
+    "jaccard": "Jaccard",
+    "precision": "Precision",
+    "recall": "Recall",
+    "accuracy": "Accuracy",
+    "weighted_accuracy": "Weighted accuracy",
+    "balanced_accuracy": "Balanced accuracy",
+}
+_F_BETA_NAME = re.compile(r"f_beta\((?P<beta>[^)]+)\)")
+
+
+def display_name(name: str) -> str:
+    """A metric's name as people write it: ``f_beta(2)`` is "F2", ``f_beta(0.5)`` "F0.5",
+    ``f1`` "F1", ``jaccard`` "Jaccard"; a custom metric keeps the name it was given. The
+    machine name (``MetricSpec.name``) stays what specs and code match on."""
+    f_beta_name = _F_BETA_NAME.fullmatch(name)
+    if f_beta_name is not None:
+        return f"F{f_beta_name['beta']}"
+    return _DISPLAY_NAMES.get(name, name)
 
 
 # -- presets -----------------------------------------------------------------------------------

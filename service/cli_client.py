@@ -443,19 +443,65 @@ def submit(
 
 
 # -- watch ----------------------------------------------------------------------------------------
-def _best_metric(steps: list[Any], greater_is_better: bool) -> float | None:
-    """The best metric of the search so far, judged as the worker judges it: the validation
-    metric (the training one without a validation split) of each non-CV step."""
-    best: float | None = None
-    for s in steps:
-        if not _is_unset(s.fold) and s.fold is not None:
-            continue
-        value = s.validation_metric if s.validation_metric is not None else s.train_metric
-        if value is None or _is_unset(value) or not math.isfinite(value):
-            continue
-        if best is None or (value > best if greater_is_better else value < best):
-            best = value
-    return best
+def _choices(job_or_result: Any) -> list[Any]:
+    """The repeats' choices of a job or result (none yet, or an older server: [])."""
+    value = getattr(job_or_result, "choices", None)
+    return [] if value is None or _is_unset(value) else list(value)
+
+
+def _optional(value: Any) -> Any:
+    return None if value is None or _is_unset(value) else value
+
+
+def selection_label(split: str, n_folds: Any) -> str:
+    """Which split a selection score was measured on, in words."""
+    if split == "cross-validation":
+        folds = _optional(n_folds)
+        return f"{folds}-fold CV" if folds else "CV"
+    return split
+
+
+def selection_text(choices: list[Any], name: str) -> str | None:
+    """The score the searches chose by, as `metro watch` and `metro result` both print it:
+    "F2 0.9023 ± 0.0260 (5-fold CV, 3 repeats)"."""
+    values = [c.selection_score for c in choices if _optional(c.selection_score) is not None]
+    if not values:
+        return None
+    mean = math.fsum(values) / len(values)
+    text = f"{name} {mean:.4f}"
+    if len(values) > 1:
+        std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+        text += f" ± {std:.4f}"
+    where = selection_label(str(choices[0].selection_split), choices[0].n_folds)
+    repeats = f", {len(values)} repeats" if len(values) > 1 else ""
+    return f"{text} ({where}{repeats})"
+
+
+def choices_text(choices: list[Any]) -> str | None:
+    """The delivered model's lambda and shift, each repeat's choice when there are several,
+    and a bisection or Dinkelbach search's ratio reached, named apart."""
+    if not choices:
+        return None
+    first = choices[0]
+    text = f"trained λ {_fmt(first.trained_lambda)} (shift {first.shift})"
+    if len(choices) > 1:
+        text = "model (repeat 0) " + text + "; repeats chose " + ", ".join(
+            f"{_fmt(c.trained_lambda)} ({c.shift})" for c in choices
+        )
+    reached = [_optional(c.ratio_reached) for c in choices]
+    if any(r is not None for r in reached):
+        text += "; ratio reached " + ", ".join(_fmt(r) for r in reached)
+    return text
+
+
+def warning_lines(choices: list[Any]) -> list[str]:
+    """One line per warning, naming the repeat when there are several."""
+    lines = []
+    for c in choices:
+        for w in _optional(c.warnings) or []:
+            where = f"repeat {c.repeat}: " if len(choices) > 1 else ""
+            lines.append(f"warning: {where}{w.message}")
+    return lines
 
 
 def _elapsed(job: Any) -> float:
@@ -475,9 +521,13 @@ def _fmt(value: float | None, spec: str = ".4g") -> str:
 
 
 def _metric_info(job: Any) -> tuple[str, bool]:
+    """The metric's display name (F2, not f_beta(2)) and its direction."""
+    from metro.metrics import display_name
+
     spec = job.spec.to_dict() if hasattr(job.spec, "to_dict") else dict(job.spec)
     info = spec.get("metric_info") or {}
-    return str(info.get("name", "metric")), bool(info.get("greater_is_better", True))
+    name = info.get("display_name") or display_name(str(info.get("name", "metric")))
+    return str(name), bool(info.get("greater_is_better", True))
 
 
 def _watch(api: Api, job_id: str, *, interval: float, timeout: float | None) -> None:
@@ -490,21 +540,36 @@ def _watch(api: Api, job_id: str, *, interval: float, timeout: float | None) -> 
     if job.state == "cancelled":
         _fail(f"job {job_id} was cancelled")
     model = api.job_model(job_id)
+    name, _ = _metric_info(job)
+    choices = _choices(job)
+    parts = [choices_text(choices) or f"trained λ {_fmt(job.best_lambda)}"]
+    best = selection_text(choices, name)
+    if best is not None:
+        parts.append(f"best {best}")
     console.print(
-        f"job {job_id} succeeded in {_elapsed(job):.1f}s: λ* = {_fmt(job.best_lambda)}"
-        + (f", model {model.id}" if model is not None else ""),
+        f"job {job_id} succeeded in {_elapsed(job):.1f}s: " + "; ".join(parts)
+        + (f"; model {model.id}" if model is not None else ""),
         highlight=False,
         soft_wrap=True,
-    )
+    )  # fmt: skip
+    for line in warning_lines(choices):
+        err_console.print(line, style="yellow", highlight=False, soft_wrap=True)
 
 
 def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) -> Any:
     """Poll the job under a live progress bar until it ends; return its last state."""
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        ProgressColumn,
+        SpinnerColumn,
+        TaskProgressColumn,
+        TextColumn,
+    )
     from rich.text import Text
 
     job = api.job(job_id)
-    name, greater = _metric_info(job)
+    name, _ = _metric_info(job)
 
     class StateColumn(SpinnerColumn):  # a spinner while the job runs, then ✓ or ✗
         def render(self, task: Any) -> Any:
@@ -515,6 +580,10 @@ def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) ->
                 else super().render(task)
             )
 
+    class ElapsedColumn(ProgressColumn):  # ticks at every refresh, not only when polled
+        def render(self, task: Any) -> Any:
+            return Text(f"{_elapsed(task.fields['job']):.1f}s")
+
     columns = (
         StateColumn(),
         TextColumn("{task.description}"),
@@ -522,25 +591,22 @@ def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) ->
         TaskProgressColumn(),
         TextColumn("λ {task.fields[lam]}"),
         TextColumn("best {task.fields[best]}"),
-        TextColumn("{task.fields[elapsed]}"),
+        ElapsedColumn(),
     )
     started = time.monotonic()
-    seen_update = None
-    best: float | None = None
     with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task("", total=1.0, lam="-", best="-", elapsed="", mark="")
+        task = progress.add_task("", total=1.0, lam="-", best="-", job=job, mark="")
         while True:
-            if job.updated_at != seen_update:  # the trace only changes with the job row
-                seen_update = job.updated_at
-                best = _best_metric(api.trace(job_id), greater)
-            at = "" if job.best_lambda is None else f" at λ {_fmt(job.best_lambda)}"
+            # "best" is what the searches chose by (the result's selection score), known per
+            # repeat once its search has chosen; a trace step's own metric is another quantity.
+            best = selection_text(_choices(job), name) or f"{name} - (when a search has chosen)"
             progress.update(
                 task,
                 completed=1.0 if job.state == "succeeded" else job.progress,
                 description=f"{job_id[:8]} {job.state}",
                 lam=_fmt(job.current_lambda),
-                best=f"{name} {_fmt(best, '.4f')}{at}",
-                elapsed=f"{_elapsed(job):.1f}s",
+                best=best,
+                job=job,
                 mark="" if job.state not in TERMINAL_STATES
                 else "✓" if job.state == "succeeded" else "✗",
             )  # fmt: skip
@@ -591,8 +657,8 @@ def result_table(result: Any) -> Table:
     methods = list(dict.fromkeys(s.method for s in summary))
     splits = [s for s in ("validation", "test") if any(x.split == s for x in summary)]
     n = max((s.n for s in summary), default=0)
-    title = f"{result.metric} ({'higher' if result.greater_is_better else 'lower'} is better)"
-    title += f", λ* = {_fmt(result.lambda_star)}" if result.lambda_star is not None else ""
+    name = _optional(getattr(result, "metric_display_name", None)) or result.metric
+    title = f"{name} ({'higher' if result.greater_is_better else 'lower'} is better)"
     table = Table(title=title, caption=f"mean ± std over {n} repeat(s)" if n > 1 else None)
     table.add_column("split")
     for method in methods:
@@ -631,6 +697,17 @@ def result(
         typer.echo(json.dumps(res.to_dict(), indent=2))
         return
     console.print(result_table(res))
+    name = _optional(getattr(res, "metric_display_name", None)) or res.metric
+    choices = _choices(res)
+    chosen_by = selection_text(choices, name)
+    for line in (
+        choices_text(choices) or f"trained λ {_fmt(_optional(res.lambda_star))}",
+        None if chosen_by is None else f"METRO chose by {chosen_by}",
+    ):
+        if line:
+            console.print(line, highlight=False, soft_wrap=True)
+    for line in warning_lines(choices):
+        console.print(line, style="yellow", highlight=False, soft_wrap=True)
     model = api.job_model(job)
     if model is not None:
         console.print(f"model {model.id}", highlight=False, soft_wrap=True)
@@ -691,7 +768,11 @@ def predict(
         ),
     ],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="CSV to write: score,label per input row.")
+        Path,
+        typer.Option(
+            "--output", "-o",
+            help="CSV to write: margin,label per input row (margin: the model's raw h(x)).",
+        ),
     ],
     batch_size: Annotated[
         int, typer.Option(help="Rows per request (at most the server's limit).", min=1)
@@ -699,7 +780,8 @@ def predict(
     url: UrlOption = DEFAULT_URL,
     api_key: KeyOption = None,
 ) -> None:
-    """Score the rows of a CSV file: one score and label per row."""
+    """Score the rows of a CSV file: the model's margin h(x) (unbounded, not a probability)
+    and the label it gives, per row."""
     import csv
 
     import pandas as pd
@@ -726,7 +808,7 @@ def predict(
         if not pd.api.types.is_numeric_dtype(frame[column]):
             raise CliError(f"column {column!r} of {input_} is not numeric")
     rows = frame.to_numpy(dtype=float).tolist()
-    scores: list[float] = []
+    margins: list[float] = []
     labels: list[Any] = []
     for start in range(0, len(rows), batch_size):
         batch = rows[start : start + batch_size]
@@ -738,16 +820,16 @@ def predict(
             answer = api.call(predict_endpoint, model_id, body=body)
         except CliError as exc:
             raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
-        scores += answer.scores
+        margins += answer.margins
         labels += answer.labels
     try:
         with output.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["score", "label"])
-            writer.writerows(zip(scores, labels, strict=True))
+            writer.writerow(["margin", "label"])
+            writer.writerows(zip(margins, labels, strict=True))
     except OSError as exc:
         raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
-    err_console.print(f"scored {len(scores)} rows into {output}", highlight=False, soft_wrap=True)
+    err_console.print(f"scored {len(margins)} rows into {output}", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -82,6 +82,8 @@ def build_training_config(training: Mapping[str, Any]) -> Any:
 def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     """The spec as the worker will run it, every default filled in, or InvalidInputError listing
     every section the library rejected (not just the first)."""
+    from metro.metrics import display_name
+
     errors: list[FieldError] = []
 
     def section(
@@ -109,7 +111,11 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     return {
         "metric": _normalized_metric(metric_in),
         # What the metric resolved to, for display; workers rebuild it from "metric".
-        "metric_info": {"name": metric.name, "greater_is_better": bool(metric.greater_is_better)},
+        "metric_info": {
+            "name": metric.name,
+            "display_name": display_name(metric.name),
+            "greater_is_better": bool(metric.greater_is_better),
+        },
         "dataset": job.dataset.model_dump(),
         "surrogate": surrogate.to_dict(),
         "model": _as_json(model),

@@ -8,7 +8,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from service.db.models import Job, MetricResult
-from service.schemas.jobs import ConfusionCounts, JobResult, MethodSummary, MetricRun
+from service.schemas.jobs import (
+    ConfusionCounts,
+    JobResult,
+    MethodSummary,
+    MetricRun,
+    RepeatChoice,
+    SelectionSummary,
+)
 
 # METRO first, then the baselines in the order the paper reports them.
 _METHOD_ORDER = {"metro": 0, "erm": 1, "koyejo1": 2, "koyejo2": 3, "parambath": 4}
@@ -44,11 +51,43 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
         )
     ]
     metric = job.spec.get("metric_info", {})
+    name = str(metric.get("name", "custom"))
+    choices = [RepeatChoice.model_validate(c) for c in job.choices or []]
+    delivered = choices[0] if choices else None
     return JobResult(
         job_id=job.id,
-        metric=str(metric.get("name", "custom")),
+        metric=name,
+        metric_display_name=metric_display_name(job.spec),
         greater_is_better=bool(metric.get("greater_is_better", True)),
-        lambda_star=job.best_lambda,
+        trained_lambda=delivered.trained_lambda if delivered else job.best_lambda,
+        shift=delivered.shift if delivered else None,
+        lambda_star=delivered.trained_lambda if delivered else job.best_lambda,
+        selection=selection_summary(choices),
+        choices=choices,
         summary=summary,
         runs=runs,
+    )
+
+
+def metric_display_name(spec: dict) -> str:  # type: ignore[type-arg]
+    """The metric's name as people write it (F2 for f_beta(2)); jobs submitted before the
+    display name was recorded get it from the machine name."""
+    from metro.metrics import display_name
+
+    info = spec.get("metric_info", {})
+    return str(info.get("display_name") or display_name(str(info.get("name", "custom"))))
+
+
+def selection_summary(choices: Sequence[RepeatChoice]) -> SelectionSummary | None:
+    """Mean and sample standard deviation of the repeats' selection scores (all measured on
+    the same kind of split)."""
+    values = [c.selection_score for c in choices if c.selection_score is not None]
+    if not values:
+        return None
+    return SelectionSummary(
+        split=choices[0].selection_split,
+        n_folds=choices[0].n_folds,
+        n=len(values),
+        mean=math.fsum(values) / len(values),
+        std=statistics.stdev(values) if len(values) > 1 else None,
     )

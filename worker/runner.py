@@ -29,7 +29,8 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from metro.data import DataError
 from metro.experiment import ExperimentResult, run_experiment
-from metro.search import TraceStep
+from metro.metrics import MetricSpec
+from metro.search import SearchResult, TraceStep
 from metro.search.bisection import max_bisection_steps
 from metro.search.config import AUTO_CV_FOLDS
 from metro.serialization import save_model
@@ -136,7 +137,7 @@ class JobRun:
         self.progress = Progress(job.spec)
         info = job.spec.get("metric_info") or {}
         self.greater_is_better = bool(info.get("greater_is_better", True))
-        self.best: tuple[float, float] | None = None  # (metric, lambda)
+        self.choices: dict[int, dict[str, Any]] = {}  # repeat -> its RepeatChoice, as JSON
         self.steps_in_repeat: dict[int, int] = {}
         self.lambdas_fitted: dict[int, int] = {}
         self.progress_written = 0.0
@@ -217,6 +218,7 @@ class JobRun:
             seed=training.seed,
             on_step=self._on_step,
             on_method=self._on_method,
+            on_search=self._on_search,
             wrap_solver=ledger.wrap,
         )
         logger.info(
@@ -247,20 +249,25 @@ class JobRun:
             ):
                 raise LeaseLost(str(self.job.id))
 
+    @property
+    def delivered_lambda(self) -> float | None:
+        """The job's best_lambda: the trained lambda of the delivered model (repeat 0's choice),
+        once that search has chosen; a step's own metric is never a stand-in for it."""
+        choice = self.choices.get(0)
+        return None if choice is None else choice["trained_lambda"]
+
+    def _on_search(self, repeat: int, spec: MetricSpec, search: SearchResult) -> None:
+        self.lease.check()
+        self.choices[repeat] = repeat_choice(repeat, spec, search)
+        if not store.set_choices(
+            self.ctx, self.job.id, self.token, [self.choices[r] for r in sorted(self.choices)],
+            best_lambda=self.delivered_lambda,
+        ):  # fmt: skip
+            raise LeaseLost(str(self.job.id))
+
     def _on_step(self, repeat: int, step: TraceStep) -> None:
         self.lease.check()
         data = step.to_dict()
-        judged = (
-            data["validation_metric"]
-            if data["validation_metric"] is not None
-            else (data["train_metric"])
-        )
-        if judged is not None and data["fold"] is None:
-            better = self.best is None or (
-                judged > self.best[0] if self.greater_is_better else judged < self.best[0]
-            )
-            if better:
-                self.best = (judged, data["lam"])
         self.steps_in_repeat[repeat] = max(self.steps_in_repeat.get(repeat, 0), step.step + 1)
         row = {
             "repeat": repeat,
@@ -279,7 +286,7 @@ class JobRun:
         if not store.record_step(
             self.ctx, self.job.id, self.token, row,
             progress=self.progress.at(repeat, units),
-            best_lambda=None if self.best is None else self.best[1],
+            best_lambda=self.delivered_lambda,
         ):  # fmt: skip
             raise LeaseLost(str(self.job.id))
 
@@ -300,15 +307,30 @@ class JobRun:
             for s in result.scores
         ]
         fitted = result.model_for("metro", 0)
+        search = result.searches[0]
         scores = {s.split: s.value for s in result.scores if s.method == "metro" and s.repeat == 0}
         info = spec.get("metric_info") or {}
+        choices = [
+            self.choices.get(r) or repeat_choice(r, result.metric, result.searches[r])
+            for r in sorted(result.searches)
+        ]
         manifest = {
             "metric": {**spec["metric"], **info},
+            # The lambda and shift this model was trained with; "lambda_star" is the same number
+            # under its older name. A bisection or Dinkelbach search's own estimate of lambda*
+            # is "ratio_reached" (null for the grid).
+            "trained_lambda": fitted.lam,
             "lambda_star": fitted.lam,
+            "ratio_reached": search.ratio_reached,
             "threshold": fitted.threshold,
             # The threshold the search tuned on h, already folded into the model's last bias
             # (so "threshold" above, applied to the model's own score, stays 0).
-            "tuned_threshold": result.searches[0].threshold,
+            "tuned_threshold": search.threshold,
+            "selection": {
+                k: choices[0][k]
+                for k in ("selection_score", "selection_split", "n_folds", "selection_counts")
+            },
+            "warnings": choices[0]["warnings"],
             "labels": {"positive": dataset.positive_label, "negative": dataset.negative_label},
             "feature_names": list(dataset.feature_names)
             if dataset.feature_names is not None and dataset.X.ndim == 2
@@ -341,12 +363,32 @@ class JobRun:
         lam = fitted.lam if fitted.lam is not None and math.isfinite(fitted.lam) else None
         outcome = store.succeed_job(
             self.ctx, self.job.id, self.token, metric_rows=metric_rows, model_row=model_row,
-            best_lambda=lam,
+            best_lambda=lam, choices=choices,
         )  # fmt: skip
         if outcome == "lost":
             return "lost"
         artifacts.remove_tree(self.ctx.settings.artifacts_uri, f"jobs/{self.job.id}/fits")
         return outcome
+
+
+def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> dict[str, Any]:
+    """One repeat's choice as the API shows it (service.schemas.jobs.RepeatChoice)."""
+    score = spec.score_from_loss(search.selection_loss)
+    counts = search.selection_counts
+    return {
+        "repeat": repeat,
+        "trained_lambda": search.trained_lambda,
+        "shift": search.trained_shift,
+        "ratio_reached": search.ratio_reached,
+        "tuned_threshold": search.threshold,
+        "selection_score": score if math.isfinite(score) else None,
+        "selection_split": search.selection_split,
+        "n_folds": search.n_folds,
+        "selection_counts": None
+        if counts is None
+        else dict(zip(("tp", "fp", "fn", "tn"), counts, strict=True)),
+        "warnings": [w.to_dict() for w in search.warnings],
+    }
 
 
 def _message(exc: BaseException) -> str:

@@ -190,6 +190,27 @@ def set_progress(ctx: WorkerContext, job_id: uuid.UUID, token: str, progress: fl
         return result.rowcount == 1  # type: ignore[attr-defined]
 
 
+def set_choices(
+    ctx: WorkerContext,
+    job_id: uuid.UUID,
+    token: str,
+    choices: list[dict[str, Any]],
+    *,
+    best_lambda: float | None,
+) -> bool:
+    """Record what the repeats' searches have chosen so far (and the delivered model's lambda
+    once repeat 0 has chosen); False if the lease is gone."""
+    with ctx.session() as session:
+        result = session.execute(
+            update(Job)
+            .where(Job.id == job_id, Job.lease_owner == token, Job.state.in_(HELD))
+            .values(choices=choices, best_lambda=best_lambda, updated_at=db_now(session))
+            .execution_options(synchronize_session=False)
+        )
+        session.commit()
+        return result.rowcount == 1  # type: ignore[attr-defined]
+
+
 def succeed_job(
     ctx: WorkerContext,
     job_id: uuid.UUID,
@@ -198,6 +219,7 @@ def succeed_job(
     metric_rows: list[dict[str, Any]],
     model_row: dict[str, Any] | None,
     best_lambda: float | None,
+    choices: list[dict[str, Any]] | None = None,
 ) -> str:
     """One transaction: the metric results, the model row and the final state. Returns the state
     the job ended in ("succeeded", or "cancelled" when a cancel arrived first), or "lost"."""
@@ -224,6 +246,7 @@ def succeed_job(
         _finish(
             session, job_id, token, now, state=JobState.SUCCEEDED.value, progress=1.0,
             best_lambda=best_lambda, failure_reason=None,
+            **({} if choices is None else {"choices": choices}),
         )  # fmt: skip
         session.commit()
         return JobState.SUCCEEDED.value

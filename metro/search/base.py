@@ -6,6 +6,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -24,9 +25,12 @@ __all__ = [
     "LambdaSolver",
     "ModelSource",
     "SearchResult",
+    "SearchWarning",
     "StepCallback",
     "TraceStep",
+    "WarningCode",
     "cells_from_predictions",
+    "held_out_counts",
     "lambda_bounds",
     "shifts_for",
 ]
@@ -154,6 +158,109 @@ class TraceStep:
 StepCallback = Callable[[TraceStep], None]
 
 
+# Below this many true positives on the held-out rows the chosen classifier's metric rests on a
+# handful of examples (precision 1.0 from TP = 1): reported, not refused.
+FEW_TRUE_POSITIVES = 5
+
+
+class WarningCode(StrEnum):
+    """What a :class:`SearchWarning` is about (stable names for programs to match on)."""
+
+    LAMBDA_AT_GRID_EDGE = "lambda_at_grid_edge"
+    PREDICTS_ONE_CLASS = "predicts_one_class"
+    FEW_TRUE_POSITIVES = "few_true_positives"
+    CONSTRAINTS_NOT_MET = "constraints_not_met"
+
+
+@dataclass(frozen=True)
+class SearchWarning:
+    """Something about a search's choice that a user should look at before trusting it."""
+
+    code: WarningCode
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code.value, "message": self.message}
+
+
+def held_out_counts(
+    folds: Sequence[Candidate], threshold: float
+) -> tuple[int, int, int, int] | None:
+    """(tp, fp, fn, tn) of one (lambda, shift) on the held-out rows of ``folds`` pooled, deciding
+    h >= ``threshold``: the counts its selection loss was computed from. None without a held-out
+    part."""
+    if not folds or any(c.validation_cells is None for c in folds):
+        return None
+    if all(c.validation_scores is not None and c.validation_labels is not None for c in folds):
+        scores = np.concatenate([np.asarray(c.validation_scores) for c in folds])
+        labels = np.concatenate([np.asarray(c.validation_labels) for c in folds])
+        cells = cells_from_predictions(labels, (scores >= threshold)[:, None])[0] * labels.size
+    elif all(c.validation_labels is not None for c in folds):  # cells and sizes, no scores
+        cells = sum(
+            np.asarray(c.validation_cells) * len(np.asarray(c.validation_labels)) for c in folds
+        )
+    else:  # a solver that keeps only fractions (the finite one): no counts to report
+        return None
+    tp, fp, fn, tn = (round(float(v)) for v in cells)
+    return tp, fp, fn, tn
+
+
+def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
+    """The warnings a search's choice deserves: its lambda at an end of the grid searched (the
+    best value may lie beyond it), or a chosen classifier that predicts one class on the held-out
+    rows, or whose metric rests on fewer than :data:`FEW_TRUE_POSITIVES` true positives."""
+    out: list[SearchWarning] = []
+    lam = result.trained_lambda
+    grid = result.grid
+    if grid is not None and len(grid) > 1 and lam in (grid[0], grid[-1]):
+        side = "lowest" if lam == grid[0] else "highest"
+        bound = "lambda_min" if lam == grid[0] else "lambda_max"
+        out.append(
+            SearchWarning(
+                WarningCode.LAMBDA_AT_GRID_EDGE,
+                f"the chosen lambda {lam:.4g} is the {side} of the {len(grid)} grid points "
+                f"searched ({grid[0]:.4g} to {grid[-1]:.4g}): the best lambda may lie beyond "
+                f"it; search again with more lambdas or another {bound}",
+            )
+        )
+    counts = result.selection_counts
+    if counts is not None:
+        tp, fp, fn, tn = counts
+        where = "the held-out rows" + (
+            f" of the {result.n_folds} folds" if result.n_folds and result.n_folds > 1 else ""
+        )
+        if tp + fp == 0 or fn + tn == 0:
+            label = "negative" if tp + fp == 0 else "positive"
+            out.append(
+                SearchWarning(
+                    WarningCode.PREDICTS_ONE_CLASS,
+                    f"the chosen classifier predicts every one of {where} {label} "
+                    f"(TP {tp}, FP {fp}, FN {fn}, TN {tn}): its {spec.name} says little about "
+                    "new data",
+                )
+            )
+        elif tp < FEW_TRUE_POSITIVES:
+            out.append(
+                SearchWarning(
+                    WarningCode.FEW_TRUE_POSITIVES,
+                    f"the chosen classifier's {spec.name} on {where} rests on {tp} true "
+                    f"positive(s) (TP {tp}, FP {fp}, FN {fn}, TN {tn}): too few to trust; "
+                    "more data, or more positives, would make the choice meaningful",
+                )
+            )
+    if result.constraints_satisfied is False:
+        out.append(
+            SearchWarning(
+                WarningCode.CONSTRAINTS_NOT_MET,
+                "no fit met every constraint on the held-out rows; the one that missed them by "
+                "the least was kept (constraint values "
+                + ", ".join(f"{v:.4g}" for v in result.constraint_values)
+                + "): loosen a bound, or give more data",
+            )
+        )
+    return out
+
+
 @dataclass
 class SearchResult:
     strategy: str
@@ -175,11 +282,47 @@ class SearchResult:
     # folds, at ``threshold``) and whether all of them held there.
     constraint_values: list[float] = field(default_factory=list)
     constraints_satisfied: bool | None = None
+    # The held-out confusion counts (tp, fp, fn, tn) behind ``selection_loss`` (None: judged on
+    # the training sample), and the number of folds pooled (None: a holdout or none).
+    selection_counts: tuple[int, int, int, int] | None = None
+    n_folds: int | None = None
+    # The grid's lambdas in increasing order (None for bisection and Dinkelbach).
+    grid: tuple[float, ...] | None = None
+    # What the user should look at before trusting the choice (see :func:`diagnose`).
+    warnings: list[SearchWarning] = field(default_factory=list)
 
     @property
     def best_lambda(self) -> float:
         """The lambda at which the chosen hypothesis was fitted."""
         return self.best.lam
+
+    @property
+    def trained_lambda(self) -> float:
+        """The lambda the delivered model was trained at (the refit's, which is the chosen
+        fit's): the one number to report as "the model's lambda"."""
+        return (self.final if self.final is not None else self.best).lam
+
+    @property
+    def trained_shift(self) -> str:
+        """The cost shift the delivered model was trained with."""
+        return (self.final if self.final is not None else self.best).shift
+
+    @property
+    def ratio_reached(self) -> float | None:
+        """Bisection and Dinkelbach only: the middle of the last bracket, their estimate of the
+        optimal ratio lambda*; it need not be a lambda any model was trained at (None for the
+        grid)."""
+        if self.bracket is None:
+            return None
+        return (self.bracket[0] + self.bracket[1]) / 2.0
+
+    @property
+    def selection_split(self) -> str:
+        """What ``selection_loss`` was measured on: "cross-validation" (held-out rows of the
+        folds, pooled), "validation" (one held-out part) or "train" (no held-out part)."""
+        if self.selection_counts is None:
+            return "train"
+        return "cross-validation" if self.n_folds and self.n_folds > 1 else "validation"
 
     @property
     def lambda_star(self) -> float:
@@ -343,7 +486,7 @@ def refit_chosen(
     result: SearchResult, refit_solver: LambdaSolver | None, recorder: TraceRecorder
 ) -> SearchResult:
     """Refit the chosen lambda on all the data (offered the chosen fit as a warm start, which the
-    solver may decline), record it, and close the result."""
+    solver may decline), record it, and close the result (with its warnings)."""
     if refit_solver is not None:
         started = time.perf_counter()
         best = result.best
@@ -356,4 +499,5 @@ def refit_chosen(
         check_converged([final], "the refit on all the data")
         result.final = final
     result.n_fits = recorder.n_fits
+    result.warnings = diagnose(result, recorder.spec)
     return result

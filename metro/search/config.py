@@ -71,7 +71,6 @@ class SearchConfig:
     selection: str = "best"
     lambda_min: float | None = None
     lambda_max: float | None = None
-    smoothing: int = 0
     # The Lagrange multipliers tried with each lambda when there are constraints
     # (metro.search.constrained); 0 is the unconstrained problem.
     multipliers: tuple[float, ...] = (0.0, 0.25, 1.0, 4.0, 16.0)
@@ -92,7 +91,6 @@ class SearchConfig:
             )
         _int_at_least("n_lambdas", self.n_lambdas, 1, 1001)
         _int_at_least("max_steps", self.max_steps, 1, 200)
-        _int_at_least("smoothing", self.smoothing, 0, 20)
         mus = self.multipliers
         if (
             not isinstance(mus, tuple | list)

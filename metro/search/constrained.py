@@ -29,6 +29,7 @@ from metro.search.base import (
     TraceRecorder,
     cells_from_predictions,
     diverged_error,
+    held_out_counts,
     lambda_bounds,
     refit_chosen,
     shifts_for,
@@ -122,6 +123,9 @@ def constrained_grid_search(
             for c, s in zip(constraints, choice.slacks, strict=True)
         ],
         constraints_satisfied=choice.feasible,
+        selection_counts=held_out_counts(chosen, choice.threshold),
+        n_folds=len(solvers) if len(solvers) > 1 else None,
+        grid=tuple(float(v) for v in lambdas) if lambdas.size > 1 else None,
     )  # fmt: skip
     return refit_chosen(result, refit_solver, recorder)
 

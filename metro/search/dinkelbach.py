@@ -13,6 +13,7 @@ from metro.search.base import (
     StepCallback,
     TraceRecorder,
     best_of,
+    held_out_counts,
     lambda_bounds,
     refit_chosen,
     shifts_for,
@@ -70,5 +71,6 @@ def dinkelbach_search(
     result = SearchResult(
         strategy="dinkelbach", best=best, trace=recorder.steps, bracket=final_bracket,
         threshold=threshold, selection_loss=loss,
+        selection_counts=held_out_counts([best], threshold),
     )
     return refit_chosen(result, refit_solver, recorder)

@@ -14,6 +14,7 @@ from metro.search.base import (
     StepCallback,
     TraceRecorder,
     diverged_error,
+    held_out_counts,
     judge,
     lambda_bounds,
     refit_chosen,
@@ -78,44 +79,27 @@ def grid_search(
     # lambdas are on different cost tables: not comparable.) A lambda whose fit diverged in any
     # fold is out (its trace steps stay, loss null).
     tune = config.threshold == "tuned"
-    ranking: list[tuple[float, float, int, float, float, list[Candidate]]] = []
+    ranking: list[tuple[float, float, int, float, Candidate, list[Candidate]]] = []
     order = 0
     for per_fold in by_shift.values():
-        judged: list[tuple[float, float, float, list[Candidate]] | None] = []
         for i in range(len(lambdas)):
             folds = [fold[i] for fold in per_fold]
             if any(c.diverged for c in folds):
-                judged.append(None)
+                order += 1
                 continue
             loss, threshold = judge(spec, folds, tune=tune)
             train_loss = float(np.mean([c.train_loss(spec) for c in folds]))
-            judged.append((loss, train_loss, threshold, folds))
-        for i, row in enumerate(judged):
+            ranking.append((loss, train_loss, order, threshold, per_fold[0][i], folds))
             order += 1
-            if row is None:
-                continue
-            loss, train_loss, threshold, folds = row
-            ranked = _smoothed(judged, i, config.smoothing)
-            ranking.append((ranked, train_loss, order, threshold, loss, folds))
     if not ranking:
         everything = [c for per_fold in by_shift.values() for fold in per_fold for c in fold]
         raise diverged_error(everything, "every fit of the grid")
-    _, _, _, threshold, loss, chosen = min(ranking, key=lambda row: row[:3])
+    loss, _, _, threshold, best, chosen_folds = min(ranking, key=lambda row: row[:3])
     result = SearchResult(
-        strategy=strategy, best=chosen[0], trace=recorder.steps, threshold=threshold,
-        selection_loss=loss, fold_fits=chosen if len(solvers) > 1 else [],
+        strategy=strategy, best=best, trace=recorder.steps, threshold=threshold,
+        selection_loss=loss, selection_counts=held_out_counts(chosen_folds, threshold),
+        fold_fits=chosen_folds if len(solvers) > 1 else [],
+        n_folds=len(solvers) if len(solvers) > 1 else None,
+        grid=tuple(sorted(float(v) for v in lambdas)) if strategy == "grid" else None,
     )  # fmt: skip
     return refit_chosen(result, refit_solver, recorder)
-
-
-def _smoothed(
-    judged: Sequence[tuple[float, float, float, list[Candidate]] | None], i: int, width: int
-) -> float:
-    """The held-out loss of grid point ``i`` averaged with its neighbours within ``width``
-    points (those that did not diverge): the ranking key when ``SearchConfig.smoothing`` > 0."""
-    row = judged[i]
-    assert row is not None
-    if width <= 0:
-        return row[0]
-    near = [r[0] for r in judged[max(0, i - width) : i + width + 1] if r is not None]
-    return float(np.mean(near))

@@ -185,6 +185,55 @@ class JobCreate(BaseModel):
     baselines: list[BaselineName] = Field(default_factory=list, max_length=4)
 
 
+class ConfusionCounts(BaseModel):
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+
+class ChoiceWarning(BaseModel):
+    """Something about a repeat's choice to look at before trusting it."""
+
+    code: Literal["lambda_at_grid_edge", "predicts_one_class", "few_true_positives"] = Field(
+        description="lambda_at_grid_edge: the trained lambda is the first or last grid point "
+        "(the best may lie beyond); predicts_one_class: the chosen classifier predicts one "
+        "class on the held-out rows; few_true_positives: its score rests on fewer than 5 "
+        "true positives"
+    )
+    message: str
+
+
+class RepeatChoice(BaseModel):
+    """What one repeat's lambda search chose. See the glossary in docs/api.md."""
+
+    repeat: int
+    trained_lambda: float = Field(
+        description="The lambda this repeat's model was trained at (the refit's)"
+    )
+    shift: str = Field(description="The cost shift that model was trained with")
+    ratio_reached: float | None = Field(
+        description="Bisection and Dinkelbach: the middle of their last bracket, their estimate "
+        "of the optimal ratio lambda*; no model was trained there unless it equals "
+        "trained_lambda. Null for the grid"
+    )
+    tuned_threshold: float = Field(
+        description="The decision threshold on h chosen with the lambda, folded into the model"
+    )
+    selection_score: float | None = Field(
+        description="The metric the choice was made by, on selection_split (null if undefined)"
+    )
+    selection_split: Literal["cross-validation", "validation", "train"] = Field(
+        description="cross-validation: the held-out rows of every fold, pooled; validation: "
+        "the validation split; train: the training rows (no held-out part)"
+    )
+    n_folds: int | None = Field(description="Folds pooled for cross-validation, else null")
+    selection_counts: ConfusionCounts | None = Field(
+        description="The held-out confusion counts selection_score was computed from"
+    )
+    warnings: list[ChoiceWarning]
+
+
 class JobOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -193,8 +242,15 @@ class JobOut(BaseModel):
     spec: dict[str, Any] = Field(description="The normalized spec, every default filled in")
     dataset_uri: str
     progress: float = Field(ge=0, le=1)
-    current_lambda: float | None
-    best_lambda: float | None
+    current_lambda: float | None = Field(description="The lambda of the latest trace step")
+    best_lambda: float | None = Field(
+        description="The trained_lambda of the delivered model (repeat 0's choice) once its "
+        "search has chosen; null before"
+    )
+    choices: list[RepeatChoice] | None = Field(
+        default=None,
+        description="What each repeat's search chose, as the repeats finish (null before)",
+    )
     attempts: int
     failure_reason: str | None
     cancel_requested: bool
@@ -220,13 +276,6 @@ class LambdaStepOut(BaseModel):
     seconds: float | None
 
 
-class ConfusionCounts(BaseModel):
-    tp: int
-    fp: int
-    fn: int
-    tn: int
-
-
 class MetricRun(BaseModel):
     """One method on one split of one repeat."""
 
@@ -234,7 +283,9 @@ class MetricRun(BaseModel):
     repeat: int
     split: Literal["validation", "test"]
     value: float
-    lambda_: float | None = Field(alias="lambda")
+    lambda_: float | None = Field(
+        alias="lambda", description="METRO: the trained_lambda of this repeat's model"
+    )
     confusion: ConfusionCounts
 
     model_config = ConfigDict(populate_by_name=True)
@@ -250,10 +301,32 @@ class MethodSummary(BaseModel):
     std: float | None
 
 
+class SelectionSummary(BaseModel):
+    """METRO's selection_score over the repeats: the quantity its searches chose by."""
+
+    split: Literal["cross-validation", "validation", "train"]
+    n_folds: int | None
+    n: int
+    mean: float
+    std: float | None
+
+
 class JobResult(BaseModel):
     job_id: uuid.UUID
-    metric: str
+    metric: str = Field(description="The metric's machine name, e.g. f_beta(2)")
+    metric_display_name: str = Field(description="The metric's name as people write it: F2")
     greater_is_better: bool
-    lambda_star: float | None
+    trained_lambda: float | None = Field(
+        description="The lambda the delivered model (repeat 0's) was trained at"
+    )
+    shift: str | None = Field(description="The cost shift the delivered model was trained with")
+    lambda_star: float | None = Field(
+        description="The same number as trained_lambda, under its older name"
+    )
+    selection: SelectionSummary | None = Field(
+        description="METRO's selection_score, mean and std over the repeats (what `metro watch` "
+        "shows as best)"
+    )
+    choices: list[RepeatChoice] = Field(description="What each repeat's search chose")
     summary: list[MethodSummary]
     runs: list[MetricRun]

@@ -46,5 +46,13 @@ class PredictRequest(BaseModel):
 
 class PredictResponse(BaseModel):
     model_id: uuid.UUID
-    scores: list[float] = Field(description="Real-valued scores h(x); larger means more positive")
+    margins: list[float] = Field(
+        description="The model's raw margin h(x) per row (its decision function: unbounded, "
+        "not a probability). The label is positive where the margin is at least the manifest's "
+        "threshold (0: the tuned threshold is already folded into the model)"
+    )
     labels: list[LabelValue] = Field(description="Predicted labels, in the training data's terms")
+    scores: list[float] = Field(
+        deprecated=True,
+        description="The same numbers as margins, under their older name",
+    )

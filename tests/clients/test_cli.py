@@ -13,7 +13,6 @@ import uuid
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.clients.conftest import ROOT, Live, write_training_csv
 
@@ -50,8 +49,8 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     train = write_training_csv(tmp_path / "train.csv", seed=1)
     done = metro(
         live, "submit", "--dataset", str(train), "--label-column", "y", "--positive-label", "1",
-        "--metric", "f1", "--n-lambdas", "3", "--max-iter", "20", "--repeats", "2",
-        "--baseline", "erm", "--set", "search.shift=minimal",
+        "--metric", "f_beta", "--beta", "2", "--n-lambdas", "3", "--max-iter", "20",
+        "--repeats", "2", "--baseline", "erm", "--set", "search.shift=minimal",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     job_id = done.stdout.strip()
@@ -60,8 +59,24 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
 
     watched = metro(live, "watch", job_id, "--interval", "0.2", "--timeout", "90")
     assert watched.returncode == 0, watched.stdout + watched.stderr
-    assert "succeeded" in watched.stdout and "best f1 " in watched.stdout
+    assert "succeeded" in watched.stdout
     model_id = watched.stdout.strip().rsplit("model ", 1)[1].strip()
+    raw = json.loads(metro(live, "result", job_id, "--json").stdout)
+    assert {s["method"] for s in raw["summary"]} == {"metro", "erm"}
+    choices = raw["choices"]
+    # watch's "best" is the result's selection score, named F2 and with its split (the pooled
+    # held-out rows of the 5 folds the search chose by), over both repeats...
+    selection = raw["selection"]
+    assert (selection["split"], selection["n_folds"], selection["n"]) == ("cross-validation", 5, 2)
+    best = f"best F2 {selection['mean']:.4f} ± {selection['std']:.4f} (5-fold CV, 2 repeats)"
+    assert best in watched.stdout, watched.stdout
+    # ... and its lambda is the delivered model's trained one, beside each repeat's choice.
+    trained = (
+        f"model (repeat 0) trained λ {choices[0]['trained_lambda']:.4g} (shift minimal); "
+        f"repeats chose {choices[0]['trained_lambda']:.4g} (minimal), "
+        f"{choices[1]['trained_lambda']:.4g} (minimal)"
+    )
+    assert trained in watched.stdout, watched.stdout
 
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr
@@ -70,9 +85,9 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     for split in ("validation", "test"):
         row = next(line for line in table.stdout.splitlines() if split in line)
         assert row.count("±") == 2, row  # mean ± std for both methods, two repeats
-    assert "f1 (higher is better)" in table.stdout and f"model {model_id}" in table.stdout
-    raw = json.loads(metro(live, "result", job_id, "--json").stdout)
-    assert {s["method"] for s in raw["summary"]} == {"metro", "erm"}
+    assert "F2 (higher is better)" in table.stdout and f"model {model_id}" in table.stdout
+    assert "f_beta(2)" not in table.stdout
+    assert trained in table.stdout and f"METRO chose by {best[5:]}" in table.stdout
 
     info = manifest(live, model_id)
     weights = tmp_path / "weights.safetensors"
@@ -95,8 +110,9 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     with scores.open() as handle:
         written = list(csv.DictReader(handle))
     assert len(written) == 7  # one per input row
-    assert all(float(r["score"]) == pytest.approx(float(r["score"])) for r in written)
-    assert {r["label"] for r in written} <= {"0", "1"}
+    assert list(written[0]) == ["margin", "label"]  # the raw h(x), named for what it is
+    # The label is the margin's sign (the tuned threshold is folded into the model).
+    assert all((float(r["margin"]) >= 0) == (r["label"] == "1") for r in written)
 
 
 def test_a_failing_job_makes_watch_exit_nonzero_with_its_reason(live: Live, tmp_path: Path) -> None:

@@ -96,3 +96,28 @@ def test_the_default_search_chooses_by_folds_of_training_plus_validation():
     assert not set(setup.splits.test) & set(held_out)
     with pytest.raises(ValueError, match="unknown solver role"):
         setup.solver("fold5of5")
+
+
+@pytest.mark.parametrize("strategy", ["dinkelbach", "bisection"])
+def test_the_reported_lambda_and_shift_are_the_ones_the_model_was_trained_with(strategy):
+    # Two shifts: the search's last bracket belongs to the second one, the chosen fit may not.
+    _, result = _run(
+        search=SearchConfig(strategy=strategy, shift="auto", cv=None, max_steps=6),
+        repeats=2,
+    )
+    for repeat in (0, 1):
+        search = result.searches[repeat]
+        fitted = result.model_for("metro", repeat)
+        assert search.final is not None
+        assert (fitted.lam, fitted.shift) == (search.final.lam, search.final.shift)
+        refit = search.trace[-1]  # the refit: the delivered model's own fit
+        assert (refit.lam, refit.shift) == (fitted.lam, fitted.shift)
+        assert {s.lam for s in result.scores if s.method == "metro" and s.repeat == repeat} == {
+            fitted.lam
+        }
+        a, b = search.bracket
+        assert search.ratio_reached == pytest.approx((a + b) / 2)
+    # The estimate a sequential search reaches is another number than the trained lambda.
+    assert any(
+        result.searches[r].ratio_reached != result.model_for("metro", r).lam for r in (0, 1)
+    )

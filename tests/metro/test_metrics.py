@@ -685,3 +685,15 @@ def test_constant_metrics_are_refused():
         MetricSpec.from_confusion(numerator={"tp": 1, "fn": 1}, denominator={"tp": 1, "fn": 1})
     with pytest.raises(ValueError, match="constant"):
         weighted_accuracy(1, 1, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("metric", "params", "shown"),
+    [("f_beta", {"beta": 2}, "F2"), ("f_beta", {"beta": 0.5}, "F0.5"), ("f1", {}, "F1"),
+     ("jaccard", {}, "Jaccard"), ("balanced_accuracy", {}, "Balanced accuracy")],
+)  # fmt: skip
+def test_metrics_have_the_names_people_write(metric, params, shown):
+    from metro.metrics import display_name, get_metric
+
+    assert display_name(get_metric(metric, **params).name) == shown
+    assert display_name("my_cost") == "my_cost"  # a custom metric keeps its own name

@@ -11,7 +11,6 @@ methods table and the download links. Screenshots go to ``test-output/dashboard/
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import shutil
 import socket
@@ -32,10 +31,11 @@ import httpx
 import pytest
 
 from service.config import Settings
+from service.crud.datasets import add_dataset
 from service.crud.jobs import record_lambda_step, record_metric_result, submit_job
 from service.crud.models import register_model
 from service.db.base import utcnow
-from service.db.models import Job
+from service.db.models import Dataset, Job
 from service.job_spec import normalize_job_spec
 from service.job_states import JobState
 from service.schemas.jobs import JobCreate
@@ -58,8 +58,26 @@ CHROMIUM_FLAGS = [
 ]
 
 LAMBDAS = [-1.0 + 0.25 * i for i in range(9)]
-CHOSEN = -0.25
+CHOSEN = -0.25  # repeat 0's trained lambda: the delivered model's
+CHOSEN_1 = -0.5  # repeat 1's
 REPEATS = 2
+SHIFTS = ("minimal", "paper")  # both shifts fitted in each repeat: one series per (repeat, shift)
+FEW_TP = "the chosen classifier's F2 on the held-out rows rests on 3 true positive(s)"
+
+
+def _choice(repeat: int, lam: float, shift: str, score: float, warnings: list) -> dict:
+    return {
+        "repeat": repeat, "trained_lambda": lam, "shift": shift, "ratio_reached": None,
+        "tuned_threshold": 0.1, "selection_score": score, "selection_split": "cross-validation",
+        "n_folds": 5, "selection_counts": {"tp": 40, "fp": 2, "fn": 2, "tn": 70},
+        "warnings": warnings,
+    }  # fmt: skip
+
+
+CHOICES = [
+    _choice(0, CHOSEN, "minimal", 0.9, [{"code": "few_true_positives", "message": FEW_TP}]),
+    _choice(1, CHOSEN_1, "paper", 0.8, []),
+]
 # (method, repeat, split) -> (value, tp, fp, fn, tn)
 RESULTS = {
     ("metro", 0, "validation"): (0.9512, 40, 2, 2, 70),
@@ -270,15 +288,15 @@ def _assert_real_png(path: Path, width: int, height: int) -> None:
 # -- the data a worker would have written ---------------------------------------------------
 
 
-def _metric_at(lam: float, repeat: int) -> float:
-    return 0.95 - 0.6 * (lam - CHOSEN) ** 2 - 0.01 * repeat
+def _metric_at(lam: float, repeat: int, shift: str = "minimal") -> float:
+    return 0.95 - 0.6 * (lam - CHOSEN) ** 2 - 0.01 * repeat - 0.03 * SHIFTS.index(shift)
 
 
 def _seed(app: Any, tenant: TenantCtx, artifacts: Path) -> dict[str, Any]:
     spec = normalize_job_spec(
         JobCreate.model_validate(
             {
-                "metric": {"preset": "f1"},
+                "metric": {"preset": "f_beta", "beta": 2},
                 "dataset": {"uri": "builtin://breast_cancer"},
                 "search": {"strategy": "grid", "n_lambdas": len(LAMBDAS)},
                 "repeats": REPEATS,
@@ -291,23 +309,29 @@ def _seed(app: Any, tenant: TenantCtx, artifacts: Path) -> dict[str, Any]:
     _, digest, manifest = write_linear_artifact(
         artifacts / rel, [0.8, -1.2, 0.3], 0.1, feature_names=["a", "b", "c"], onnx=True
     )
-    manifest["lambda_star"] = CHOSEN  # (the helper writes its own value)
+    manifest["lambda_star"] = manifest["trained_lambda"] = CHOSEN  # (the helper writes its own)
+    manifest["shift"] = "minimal"
     with app.state.sessionmaker() as session:
+        upload = add_dataset(session, Dataset(
+            tenant_id=tenant.id, filename="churn.csv", format="csv", size_bytes=10, sha256="0" * 64,
+            storage_path="unused", n_rows=400, n_columns=5,
+        ))  # fmt: skip
         running, _ = submit_job(
             session, tenant_id=tenant.id, spec=spec, dataset_uri="builtin://breast_cancer",
             dataset_id=None, idempotency_key=None,
         )  # fmt: skip
         job, _ = submit_job(
-            session, tenant_id=tenant.id, spec=spec, dataset_uri="builtin://breast_cancer",
-            dataset_id=None, idempotency_key=None,
+            session, tenant_id=tenant.id, spec=spec, dataset_uri=upload.uri,
+            dataset_id=upload.id, idempotency_key=None,
         )  # fmt: skip
         for repeat in range(REPEATS):
-            for step, lam in enumerate(LAMBDAS):
+            # The search's order: all lambdas with one shift, then all with the other.
+            for step, (shift, lam) in enumerate((sh, lam) for sh in SHIFTS for lam in LAMBDAS):
                 assert record_lambda_step(
-                    session, job.id, repeat=repeat, step=step, lambda_=lam, shift="minimal",
+                    session, job.id, repeat=repeat, step=step, lambda_=lam, shift=shift,
                     surrogate_loss=0.35 + 0.2 * abs(lam) + 0.02 * repeat,
-                    l_lambda=0.1 * lam, train_metric=_metric_at(lam, repeat) + 0.01,
-                    validation_metric=_metric_at(lam, repeat), seconds=0.05,
+                    l_lambda=0.1 * lam, train_metric=_metric_at(lam, repeat, shift) + 0.01,
+                    validation_metric=_metric_at(lam, repeat, shift), seconds=0.05,
                 )  # fmt: skip
         failed, _ = submit_job(
             session, tenant_id=tenant.id, spec=spec, dataset_uri="builtin://breast_cancer",
@@ -329,6 +353,7 @@ def _seed(app: Any, tenant: TenantCtx, artifacts: Path) -> dict[str, Any]:
         job_row.state = JobState.SUCCEEDED.value
         job_row.progress = 1.0
         job_row.best_lambda = CHOSEN
+        job_row.choices = CHOICES
         job_row.current_lambda = LAMBDAS[-1]
         job_row.attempts = 1
         job_row.created_at = now - timedelta(seconds=120)
@@ -356,8 +381,8 @@ def _seed(app: Any, tenant: TenantCtx, artifacts: Path) -> dict[str, Any]:
             manifest=manifest, has_onnx=True,
         )  # fmt: skip
         return {"job": str(job.id), "running": str(running.id), "failed": str(failed.id),
-                "model": str(model.id),
-                "sha256": digest}  # fmt: skip
+                "model": str(model.id), "dataset_uri": upload.uri,
+                "sha256": digest, "onnx_sha256": manifest["onnx_sha256"]}  # fmt: skip
 
 
 # -- the test -------------------------------------------------------------------------------
@@ -381,30 +406,56 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert dom.find(id="login").attrs.get("hidden") is not None, "the page asked for a key again"
 
     # The plot: one point per trace step in each panel, at the steps' lambdas.
-    n_steps = len(LAMBDAS) * REPEATS
+    n_steps = len(LAMBDAS) * REPEATS * len(SHIFTS)
     plot = dom.find("svg", id="trace-plot")
     assert plot.attrs["data-steps"] == str(n_steps)
     metric_points = plot.find_all("circle", cls="pt-metric")
     loss_points = plot.find_all("circle", cls="pt-loss")
     assert len(metric_points) == n_steps and len(loss_points) == n_steps
-    expected = Counter(lam for lam in LAMBDAS for _ in range(REPEATS))
+    expected = Counter(lam for lam in LAMBDAS for _ in range(REPEATS * len(SHIFTS)))
     assert Counter(float(p.attrs["data-lambda"]) for p in metric_points) == expected
     assert Counter(float(p.attrs["data-lambda"]) for p in loss_points) == expected
-    for p in metric_points:
-        value = _metric_at(float(p.attrs["data-lambda"]), int(p.attrs["data-repeat"]))
-        assert math.isclose(float(p.attrs["data-value"]), value, rel_tol=1e-12)
     # ... each with its position in the plot, and the two repeats in two colors.
     assert len({(p.attrs["cx"], p.attrs["cy"]) for p in metric_points}) == n_steps
     assert len({p.attrs["fill"] for p in metric_points}) == REPEATS
+    # One line per (repeat, shift) in each panel, never one zig-zag through both shifts: the
+    # shifts drawn apart (dashes), each series named in the legend.
+    lines = plot.find_all("path", cls="series-line")
+    series = Counter((p.attrs["data-repeat"], p.attrs["data-shift"]) for p in lines)
+    assert series == {(str(r), sh): 2 for r in range(REPEATS) for sh in SHIFTS}
+    for p in lines:
+        points = p.attrs["d"].replace("M", " ").replace("L", " ").split()
+        xs = [float(v.split(",")[0]) for v in points]
+        assert xs == sorted(xs) and len(xs) == len(LAMBDAS), "a line must not double back"
+    dashes = {p.attrs["data-shift"]: p.attrs.get("stroke-dasharray", "") for p in lines}
+    assert dashes["minimal"] != dashes["paper"]
+    legend = [li.text for li in dom.find("ul", cls="legend").find_all("li", cls="series")]
+    assert legend == [f"repeat {r}, shift {sh}" for r in range(REPEATS) for sh in SHIFTS]
 
-    # The chosen lambda: a marker line, and the points at it singled out (one per repeat).
+    # The trained lambda (the delivered model's): a marker line, and the points at it singled
+    # out (one per repeat and shift).
     chosen = plot.find("g", id="chosen-lambda")
     assert float(chosen.attrs["data-lambda"]) == CHOSEN
-    assert "λ* = -0.25" in chosen.text
+    assert "trained λ = -0.25" in chosen.text
     marked = [p for p in metric_points if p.attrs.get("data-chosen") == "true"]
-    assert [float(p.attrs["data-lambda"]) for p in marked] == [CHOSEN] * REPEATS
-    assert len(plot.find_all("circle", cls="chosen-halo")) == REPEATS
+    assert [float(p.attrs["data-lambda"]) for p in marked] == [CHOSEN] * REPEATS * len(SHIFTS)
     assert dom.find(id="best-lambda").text == "-0.25"
+    assert "shift minimal (repeat 0, the model delivered)" in dom.find(id="trained-shift").text
+    # Each repeat's own choice, the score it was chosen by (and on which split), its warnings.
+    choice_rows = dom.find("table", id="choices-table").find("tbody").find_all("tr")
+    assert [cells_of(r)[:3] for r in choice_rows] == [
+        ["0", "-0.25", "minimal"], ["1", "-0.5", "paper"]
+    ]
+    assert cells_of(choice_rows[0])[-1] == "0.9000 (5-fold CV)"
+    assert dom.find(id="selection-score").text == "F2 0.8500 ± 0.0707 (5-fold CV, 2 repeats)"
+    [warning] = dom.find(id="search-warnings").find_all("li")
+    assert warning.attrs["data-code"] == "few_true_positives" and FEW_TP in warning.text
+
+    # The metric by the name people use, the uploaded dataset by its file name.
+    assert "F2 on churn.csv" in dom.find(cls="page-head").text
+    assert "f_beta(2)" not in dom.find(id="view").text.replace(
+        dom.find("details", cls="raw").text, ""
+    )
 
     # The confusion matrix: METRO on the test split of the first repeat, by default.
     matrix = dom.find("table", id="confusion-matrix")
@@ -428,9 +479,17 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
         assert cells[5] == str(REPEATS)
     assert "best" in rows[0].find("th").text  # METRO has the best test mean here
     assert cells_of(rows[0])[4] == "-0.25"  # METRO's lambda column
+    summary = dom.find(id="results-summary").text
+    assert summary.startswith("F2, higher is better · trained λ = -0.25 (shift minimal)"), summary
+    assert "METRO chose by F2 0.8500 ± 0.0707 (5-fold CV, 2 repeats)" in summary
 
-    # The model: its id and a download link per format, which serves the model's bytes.
+    # The model: its id, both files' digests (labelled, as `metro download` prints them) and a
+    # download link per format, which serves the model's bytes.
     assert dom.find(id="model-id").text == ids["model"]
+    assert dom.find(id="sha256-safetensors").text == ids["sha256"]
+    assert dom.find(id="sha256-onnx").text == ids["onnx_sha256"] != ids["sha256"]
+    facts = [dt.text for dt in dom.find(id="model").find_all("dt")]
+    assert "SHA-256 (safetensors)" in facts and "SHA-256 (ONNX)" in facts
     links = {a.attrs["data-format"]: a.attrs["href"] for a in dom.find_all("a", cls="download")}
     assert links == {
         fmt: f"/v1/models/{ids['model']}/download?format={fmt}" for fmt in ("safetensors", "onnx")
@@ -457,6 +516,8 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     progress = rows[ids["running"]].find("div", cls="progress")
     assert progress.attrs["role"] == "progressbar" and progress.attrs["aria-valuenow"] == "40"
     assert rows[ids["job"]].find("a").attrs["href"] == f"/dashboard/jobs/{ids['job']}"
+    dataset_cell = rows[ids["job"]].find("td", data_uri=ids["dataset_uri"])
+    assert dataset_cell.text == "churn.csv"
     assert "refreshing while 1 job is active" in dom.find(id="list-updated").text
     browser.screenshot(list_url, OUTPUT_DIR / "list.png", height=700)
     _assert_real_png(OUTPUT_DIR / "list.png", 1280, 700)
@@ -467,7 +528,7 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert body.attrs["data-job-state"] == "running"
     assert int(body.attrs["data-refreshes"]) >= 2, "the running job's page did not refresh"
     assert len(dom.find_all("circle", cls="pt-metric")) == 3
-    assert "best so far = 0.25" in dom.find("g", id="chosen-lambda").text
+    assert "trained λ = 0.25" in dom.find("g", id="chosen-lambda").text
     assert dom.find_all(cls="live"), "no live indicator"
     assert [b.text for b in dom.find_all("button", cls="danger")] == ["Cancel job"]
     assert "once the job has succeeded" in dom.find(id="model").text

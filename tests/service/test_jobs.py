@@ -27,7 +27,7 @@ def test_submit_returns_201_location_and_normalized_spec(client, tenant):
     assert spec["training"]["optimizer"] == "auto"
     assert spec["training"]["warm_start"] is True
     assert spec["metric"] == {"preset": "f1"}
-    assert spec["metric_info"] == {"name": "f1", "greater_is_better": True}
+    assert spec["metric_info"] == {"name": "f1", "display_name": "F1", "greater_is_better": True}
     assert spec["repeats"] == 1 and spec["baselines"] == []
     assert client.get(r.headers["location"], headers=tenant.headers).json()["id"] == job["id"]
 

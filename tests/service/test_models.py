@@ -85,9 +85,19 @@ def test_predict_instances(client, tenant, add_model):
     )
     assert r.status_code == 200, r.text
     out = r.json()
-    assert out["scores"] == pytest.approx([1.25, -1.75, 0.25])
+    assert out["margins"] == pytest.approx([1.25, -1.75, 0.25])  # h(x), raw
+    assert out["scores"] == out["margins"]  # the older name, kept for existing clients
     assert out["labels"] == ["yes", "no", "yes"]
     assert out["model_id"] == m["id"]
+
+
+def test_the_prediction_schema_says_the_margin_is_a_raw_decision_function(client):
+    props = client.get("/openapi.json").json()["components"]["schemas"]["PredictResponse"][
+        "properties"
+    ]
+    assert "raw margin h(x)" in props["margins"]["description"]
+    assert "not a probability" in props["margins"]["description"]
+    assert props["scores"].get("deprecated") is True
 
 
 def test_predict_standardizes_and_reorders_named_columns(client, tenant, add_model):

@@ -33,6 +33,16 @@ def test_end_to_end(pair: Cluster):
 
     result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
     assert result["lambda_star"] == job["best_lambda"]
+    # One number for the model's lambda: the refit's, in the job, the result and its choice.
+    [choice] = job["choices"]
+    assert choice["trained_lambda"] == trace[25]["lambda"] == job["best_lambda"]
+    assert choice["shift"] == trace[25]["shift"] == result["shift"]
+    assert result["trained_lambda"] == choice["trained_lambda"] and result["choices"] == [choice]
+    assert (choice["selection_split"], choice["n_folds"]) == ("cross-validation", 5)
+    assert choice["ratio_reached"] is None  # a grid reaches no ratio
+    assert sum(choice["selection_counts"].values()) == 455  # every development row held out once
+    assert result["selection"]["mean"] == choice["selection_score"]
+    assert (result["metric"], result["metric_display_name"]) == ("f1", "F1")
     splits = {(r["method"], r["split"]) for r in result["runs"]}
     assert splits == {("metro", "validation"), ("metro", "test")}
     test_run = next(r for r in result["runs"] if r["split"] == "test")
@@ -59,6 +69,7 @@ def test_end_to_end(pair: Cluster):
         search=build_search(spec["search"]), training=training, seed=training.seed,
     )  # fmt: skip
     assert direct.searches[0].lambda_star == pytest.approx(result["lambda_star"])
+    assert -direct.searches[0].selection_loss == pytest.approx(choice["selection_score"])
     assert [s.lam for s in direct.traces[0]] == pytest.approx([s["lambda"] for s in trace])
     assert [s.validation_metric for s in direct.traces[0][:5]] == pytest.approx(
         [s["validation_metric"] for s in trace[:5]]
@@ -71,6 +82,11 @@ def test_end_to_end(pair: Cluster):
     manifest = mine[0]["manifest"]
     assert manifest["architecture"]["kind"] == "linear" and manifest["n_features"] == 30
     assert manifest["lambda_star"] == result["lambda_star"] and manifest["threshold"] == 0.0
+    assert (manifest["trained_lambda"], manifest["shift"]) == (
+        choice["trained_lambda"], choice["shift"]
+    )
+    assert manifest["metric"]["display_name"] == "F1"
+    assert manifest["selection"]["selection_score"] == choice["selection_score"]
     assert manifest["tuned_threshold"] == pytest.approx(direct.searches[0].threshold)
     assert manifest["labels"] == {"positive": "malignant", "negative": "benign"} or set(
         manifest["labels"]
@@ -248,3 +264,39 @@ def test_a_search_whose_fits_all_diverge_fails_with_the_reason(pair: Cluster):
     # What was tried stays visible: every grid point, its loss null (diverged).
     trace = pair.trace(job_id)
     assert len(trace) == 3 and all(step["surrogate_loss"] is None for step in trace)
+
+
+def test_a_sequential_multi_repeat_job_reports_what_each_repeat_trained(pair: Cluster):
+    """Dinkelbach on both shifts: the ratio it reaches (the middle of the second shift's last
+    bracket) is not a lambda any model was trained at; the job, the result, the runs and the
+    manifest report each repeat's trained lambda and shift, and the ratio apart."""
+    body = {
+        **SMALL_JOB,
+        "search": {"strategy": "dinkelbach", "shift": "auto", "max_steps": 4},
+        "repeats": 2,
+    }
+    job_id = pair.submit(body)
+    job = pair.wait_state(job_id)
+    assert job["state"] == "succeeded", job
+    trace = pair.trace(job_id)
+    choices = job["choices"]
+    assert [c["repeat"] for c in choices] == [0, 1]
+    for c in choices:
+        refit = [s for s in trace if s["repeat"] == c["repeat"]][-1]  # the delivered model's fit
+        assert (c["trained_lambda"], c["shift"]) == (refit["lambda"], refit["shift"])
+        assert c["ratio_reached"] is not None and c["selection_split"] == "validation"
+    assert job["best_lambda"] == choices[0]["trained_lambda"]
+
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    assert result["choices"] == choices
+    assert (result["trained_lambda"], result["shift"]) == (
+        choices[0]["trained_lambda"], choices[0]["shift"]
+    )
+    for run in result["runs"]:
+        assert run["lambda"] == choices[run["repeat"]]["trained_lambda"]
+    model = pair.client.get(f"/v1/models?job_id={job_id}", headers=pair.headers).json()["items"][0]
+    manifest = model["manifest"]
+    assert (manifest["trained_lambda"], manifest["shift"]) == (
+        choices[0]["trained_lambda"], choices[0]["shift"]
+    )
+    assert manifest["ratio_reached"] == choices[0]["ratio_reached"]

@@ -143,6 +143,6 @@ def predict(
         data=body.data,
         max_rows=settings.max_predict_rows,
     )
-    scores, labels = inference.predict(loaded, matrix)
-    metrics.predictions.inc(len(scores))
-    return PredictResponse(model_id=model.id, scores=scores, labels=labels)
+    margins, labels = inference.predict(loaded, matrix)
+    metrics.predictions.inc(len(margins))
+    return PredictResponse(model_id=model.id, margins=margins, labels=labels, scores=margins)

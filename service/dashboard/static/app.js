@@ -17,6 +17,7 @@
   const REPEAT_COLORS = ['#2563eb', '#0d9488', '#9333ea', '#db2777', '#65a30d', '#ea580c',
     '#0891b2', '#4f46e5'];
   const CHOSEN_COLOR = '#d97706';
+  const SHIFT_DASHES = ['', '6 4', '2 3']; // solid, dashed, dotted: one per cost shift
   const METHOD_LABELS = {
     metro: 'METRO', erm: 'ERM', koyejo1: 'Koyejo et al. (1)', koyejo2: 'Koyejo et al. (2)',
     parambath: 'Parambath et al.',
@@ -118,10 +119,92 @@
     return METHOD_LABELS[method] || method;
   }
 
+  // The metric as people write it: the display name the service records (F2 for f_beta(2));
+  // jobs from before it was recorded get the F-measures' names here.
   function metricName(spec) {
     const info = (spec && spec.metric_info) || {};
     const metric = (spec && spec.metric) || {};
-    return info.name || metric.preset || metric.name || 'custom';
+    if (info.display_name) return info.display_name;
+    const name = info.name || metric.preset || metric.name || 'custom';
+    const fBeta = /^f_beta\((.+)\)$/.exec(name);
+    return fBeta ? `F${fBeta[1]}` : name === 'f1' ? 'F1' : name;
+  }
+
+  // Which split a selection score was measured on, in words.
+  function selectionLabel(choice) {
+    if (choice.selection_split === 'cross-validation') {
+      return choice.n_folds ? `${choice.n_folds}-fold CV` : 'CV';
+    }
+    return choice.selection_split;
+  }
+
+  // What the searches chose by, over the repeats: "F2 0.9023 ± 0.0260 (5-fold CV, 3 repeats)".
+  function selectionText(choices, name) {
+    const values = (choices || []).map((c) => c.selection_score).filter((v) => v !== null && v !== undefined);
+    if (!values.length) return null;
+    const mean = values.reduce((a, b) => a + b, 0) / values.length;
+    let text = `${name} ${fmtNum(mean)}`;
+    if (values.length > 1) {
+      const variance = values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1);
+      text += ` ± ${fmtNum(Math.sqrt(variance))}`;
+    }
+    return `${text} (${selectionLabel(choices[0])}${values.length > 1 ? `, ${values.length} repeats` : ''})`;
+  }
+
+  function warningsBlock(choices) {
+    const items = [];
+    for (const c of choices || []) {
+      for (const w of c.warnings || []) {
+        items.push(h('li', { 'data-code': w.code, 'data-repeat': c.repeat },
+          choices.length > 1 ? `Repeat ${c.repeat}: ` : '', w.message));
+      }
+    }
+    if (!items.length) return null;
+    return h('div', { class: 'notice notice-warning', id: 'search-warnings', role: 'note' },
+      h('strong', {}, items.length > 1 ? 'Warnings' : 'Warning'), h('ul', {}, items));
+  }
+
+  // The per-repeat choices: trained lambda and shift, ratio reached, the score chosen by.
+  function choicesTable(choices, name) {
+    const reached = choices.some((c) => c.ratio_reached !== null && c.ratio_reached !== undefined);
+    return h('div', { class: 'table-wrap' }, h('table', { class: 'table compact', id: 'choices-table' },
+      h('caption', { class: 'sr-only' }, 'What each repeat\'s search chose'),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col', class: 'num' }, 'Repeat'),
+        h('th', { scope: 'col', class: 'num' }, 'Trained ', h('span', { class: 'nt' }, 'λ')),
+        h('th', { scope: 'col' }, 'Shift'),
+        reached ? h('th', { scope: 'col', class: 'num' }, 'Ratio reached') : null,
+        h('th', { scope: 'col', class: 'num' }, 'Threshold'),
+        h('th', { scope: 'col', class: 'num' }, `${name} chosen by`))),
+      h('tbody', {}, choices.map((c) => h('tr', { 'data-repeat': c.repeat },
+        h('td', { class: 'num' }, c.repeat),
+        h('td', { class: 'num' }, fmtLambda(c.trained_lambda)),
+        h('td', {}, c.shift),
+        reached ? h('td', { class: 'num' }, fmtLambda(c.ratio_reached)) : null,
+        h('td', { class: 'num' }, fmtNum(c.tuned_threshold)),
+        h('td', { class: 'num' }, `${fmtNum(c.selection_score)} (${selectionLabel(c)})`))))));
+  }
+
+  // A dataset:// upload by its file name (the URI in the tooltip); other URIs as they are.
+  const datasetNames = new Map();
+  async function datasetLabel(uri) {
+    const upload = /^dataset:\/\/([0-9a-fA-F-]{36})$/.exec(uri || '');
+    if (!upload) return uri;
+    if (!datasetNames.has(uri)) {
+      try {
+        datasetNames.set(uri, (await api(`/v1/datasets/${upload[1]}`)).filename);
+      } catch (err) {
+        if (err instanceof AuthRequired) throw err;
+        datasetNames.set(uri, null); // deleted, or another tenant's: the URI is all there is
+      }
+    }
+    return datasetNames.get(uri) || uri;
+  }
+
+  function datasetEl(uri, label) {
+    return label && label !== uri
+      ? h('span', { class: 'dataset', title: uri, 'data-uri': uri }, h('strong', {}, label), ' ', h('code', { class: 'muted small' }, uri))
+      : h('code', { class: 'dataset', 'data-uri': uri }, uri);
   }
 
   function stateBadge(state) {
@@ -343,6 +426,8 @@
       }
       state.jobs = jobs;
       state.cursor = cursor;
+      state.names = new Map();
+      for (const job of jobs) state.names.set(job.dataset_uri, await datasetLabel(job.dataset_uri));
       drawTable();
       more.hidden = !cursor;
       updated.textContent = 'Updated ' + new Date().toLocaleTimeString();
@@ -367,7 +452,7 @@
         h('td', {}, stateBadge(job.state)),
         h('td', { class: 'col-progress' }, progressBar(job.progress, job.state, `Progress of job ${job.id.slice(0, 8)}`)),
         h('td', {}, metricName(job.spec)),
-        h('td', { class: 'truncate', title: job.dataset_uri }, job.dataset_uri),
+        h('td', { class: 'truncate', title: job.dataset_uri, 'data-uri': job.dataset_uri }, state.names.get(job.dataset_uri) || job.dataset_uri),
         h('td', { class: 'num' }, fmtLambda(job.best_lambda)),
         h('td', { class: 'num' }, job.attempts),
         h('td', {}, timeEl(job.created_at)),
@@ -376,7 +461,7 @@
         h('caption', { class: 'sr-only' }, 'Jobs, newest first'),
         h('thead', {}, h('tr', {},
           ['Job', 'State', 'Progress', 'Metric', 'Dataset'].map((t) => h('th', { scope: 'col' }, t)),
-          h('th', { scope: 'col', class: 'num' }, 'Best ', h('span', { class: 'nt' }, 'λ')),
+          h('th', { scope: 'col', class: 'num' }, 'Trained ', h('span', { class: 'nt' }, 'λ')),
           h('th', { scope: 'col', class: 'num' }, 'Attempts'),
           h('th', { scope: 'col' }, 'Created'),
           h('th', { scope: 'col', class: 'num' }, 'Run time'))),
@@ -414,6 +499,7 @@
       document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
       if (lastState !== null && lastState !== job.state) announce(`The job is now ${job.state}.`);
       lastState = job.state;
+      job.dataset_label = await datasetLabel(job.dataset_uri);
       drawHead(head, job, tick);
       drawOverview(overview, job, steps);
       if (!specDrawn) {
@@ -468,7 +554,7 @@
       h('div', {},
         h('h1', {}, 'Job ', h('span', { class: 'mono', title: job.id }, job.id.slice(0, 8)), ' ',
           stateBadge(job.state)),
-        h('p', { class: 'muted' }, `${metricName(job.spec)} on `, h('code', {}, job.dataset_uri))),
+        h('p', { class: 'muted' }, `${metricName(job.spec)} on `, datasetEl(job.dataset_uri, job.dataset_label))),
       actions);
   }
 
@@ -488,10 +574,15 @@
       children.push(h('div', { class: 'notice notice-error', role: 'alert' },
         h('strong', {}, 'Failed: '), job.failure_reason));
     }
+    const choices = job.choices || [];
+    const delivered = choices[0];
+    const name = metricName(job.spec);
     children.push(dl([
       ['State', stateBadge(job.state)],
       running && ['Current λ', h('span', { class: 'num' }, fmtLambda(job.current_lambda))],
-      [running ? 'Best λ so far' : 'Chosen λ*', h('span', { class: 'num', id: 'best-lambda' }, fmtLambda(job.best_lambda))],
+      ['Trained λ', [h('span', { class: 'num', id: 'best-lambda' }, fmtLambda(job.best_lambda)),
+        delivered ? h('span', { class: 'muted', id: 'trained-shift' }, ` shift ${delivered.shift}${choices.length > 1 ? ' (repeat 0, the model delivered)' : ''}`) : null]],
+      choices.length && ['Best', h('span', { id: 'selection-score' }, selectionText(choices, name) || '—')],
       ['Trace steps', String(steps.length)],
       ['Attempts', String(job.attempts)],
       ['Created', timeEl(job.created_at)],
@@ -499,7 +590,9 @@
       ['Finished', timeEl(job.finished_at)],
       ['Run time', job.started_at ? fmtDuration(job.started_at, job.finished_at) : '—'],
     ]));
-    el.replaceChildren(...children);
+    if (choices.length) children.push(choicesTable(choices, name));
+    children.push(warningsBlock(choices));
+    el.replaceChildren(...children.filter(Boolean));
   }
 
   function drawSpec(el, job) {
@@ -521,7 +614,7 @@
       h('h2', { id: 'spec-title' }, 'Specification'),
       dl([
         ['Metric', `${metricName(s)}${s.metric_info && s.metric_info.greater_is_better === false ? ' (lower is better)' : ''}`],
-        ['Dataset', h('code', {}, job.dataset_uri)],
+        ['Dataset', datasetEl(job.dataset_uri, job.dataset_label)],
         ['Surrogate', [surrogate.name || 'logistic', extra(surrogate, ['name'])].filter(Boolean).join(': ')],
         ['Model', modelText],
         ['Search', searchText],
@@ -601,15 +694,22 @@
       return;
     }
     const repeats = [...new Set(steps.map((s) => s.repeat))].sort((a, b) => a - b);
+    const shifts = [...new Set(steps.map((s) => s.shift || ''))].sort();
     const colorOf = (repeat) => REPEAT_COLORS[repeats.indexOf(repeat) % REPEAT_COLORS.length];
-    children.push(tracePlot(steps, chosen, name, colorOf, running));
+    // One series per (repeat, shift): color tells the repeats apart, the dash the shifts.
+    const dashOf = (shift) => SHIFT_DASHES[shifts.indexOf(shift || '') % SHIFT_DASHES.length];
+    children.push(tracePlot(steps, chosen, name, colorOf, dashOf, running));
 
     const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' });
-    if (repeats.length > 1) {
+    if (repeats.length > 1 || shifts.length > 1) {
       for (const r of repeats) {
-        const swatch = h('span', { class: 'swatch', 'aria-hidden': 'true' });
-        swatch.style.background = colorOf(r);
-        legend.append(h('li', {}, swatch, `repeat ${r}`));
+        for (const shift of shifts) {
+          if (!steps.some((s) => s.repeat === r && (s.shift || '') === shift)) continue;
+          const swatch = svg('svg', { class: 'swatch-line', width: 26, height: 10, 'aria-hidden': 'true' },
+            svg('line', { x1: 1, x2: 25, y1: 5, y2: 5, stroke: colorOf(r), 'stroke-width': 2, 'stroke-dasharray': dashOf(shift) }));
+          const label = [repeats.length > 1 ? `repeat ${r}` : null, shift ? `shift ${shift}` : null].filter(Boolean).join(', ');
+          legend.append(h('li', { class: 'series', 'data-repeat': r, 'data-shift': shift }, swatch, label));
+        }
       }
     }
     if (steps.some((s) => s.validation_metric === null && s.train_metric !== null)) {
@@ -618,7 +718,7 @@
     }
     if (chosen !== null && chosen !== undefined) {
       legend.append(h('li', {}, h('span', { class: 'swatch chosen', 'aria-hidden': 'true' }),
-        running ? `best λ so far = ${fmtLambda(chosen)}` : `chosen λ* = ${fmtLambda(chosen)}`));
+        `trained λ = ${fmtLambda(chosen)}${(job.choices || []).length > 1 ? ' (repeat 0)' : ''}`));
     }
     if (legend.childElementCount) children.push(legend);
 
@@ -644,7 +744,7 @@
   // Two panels sharing the lambda axis: the validation metric (top) and the surrogate loss
   // (bottom), one point per trace step, lines joining the steps of one repeat (and fold), and
   // the chosen lambda as a dashed vertical line across both.
-  function tracePlot(steps, chosen, name, colorOf, running) {
+  function tracePlot(steps, chosen, name, colorOf, dashOf, running) {
     const W = 800;
     const M = { left: 70, right: 24, top: 30, bottom: 46 };
     const P1 = 200;
@@ -666,7 +766,7 @@
     const finite = (v) => v !== null && v !== undefined && Number.isFinite(v);
 
     const desc = `${name} and surrogate loss against lambda for ${steps.length} steps`
-      + (hasChosen ? `; ${running ? 'best lambda so far' : 'chosen lambda'} ${fmtLambda(chosen)}` : '');
+      + (hasChosen ? `; trained lambda ${fmtLambda(chosen)}` : '');
     const root = svg('svg', {
       class: 'trace-plot', id: 'trace-plot', viewBox: `0 0 ${W} ${H}`, role: 'img',
       'aria-labelledby': 'trace-plot-title trace-plot-desc', 'data-steps': steps.length,
@@ -701,10 +801,10 @@
     }
     root.append(svg('text', { class: 'axis-label', x: M.left + innerW / 2, y: H - 8, 'text-anchor': 'middle' }, 'λ'));
 
-    // Lines: the steps of one (method, repeat, fold), in lambda order.
+    // Lines: the steps of one (method, repeat, fold, shift), in lambda order.
     const groups = new Map();
     for (const s of steps) {
-      const key = `${s.method}|${s.repeat}|${s.fold === null ? '' : s.fold}`;
+      const key = `${s.method}|${s.repeat}|${s.fold === null ? '' : s.fold}|${s.shift || ''}`;
       if (!groups.has(key)) groups.set(key, []);
       groups.get(key).push(s);
     }
@@ -712,11 +812,16 @@
     for (const group of groups.values()) {
       const sorted = group.slice().sort((a, b) => a.lambda - b.lambda);
       const color = colorOf(sorted[0].repeat);
+      const dash = dashOf(sorted[0].shift);
       for (const [valueOf, yOf] of [[metricOf, y1], [(s) => s.surrogate_loss, y2]]) {
         const pts = sorted.filter((s) => finite(valueOf(s)));
         if (pts.length < 2) continue;
         const d = pts.map((s, i) => `${i ? 'L' : 'M'}${x(s.lambda).toFixed(1)},${yOf(valueOf(s)).toFixed(1)}`).join(' ');
-        lines.append(svg('path', { class: 'series-line', d, stroke: color }));
+        lines.append(svg('path', {
+          class: 'series-line', d, stroke: color, 'stroke-dasharray': dash,
+          'data-repeat': sorted[0].repeat, 'data-shift': sorted[0].shift || '',
+          'data-fold': sorted[0].fold === null ? '' : sorted[0].fold,
+        }));
       }
     }
     root.append(lines);
@@ -724,7 +829,7 @@
     // The chosen lambda, under the points.
     if (hasChosen) {
       const cx = x(chosen);
-      const label = `${running ? 'best so far' : 'λ*'} = ${fmtLambda(chosen)}`;
+      const label = `trained λ = ${fmtLambda(chosen)}`;
       const anchor = cx > M.left + innerW * 0.85 ? 'end' : cx < M.left + innerW * 0.15 ? 'start' : 'middle';
       root.append(svg('g', { class: 'chosen-lambda', id: 'chosen-lambda', 'data-lambda': chosen },
         svg('line', { x1: cx, x2: cx, y1: top1 - 4, y2: top2 + P2, stroke: CHOSEN_COLOR }),
@@ -734,7 +839,7 @@
     const points = svg('g', { class: 'points' });
     for (const s of steps) {
       const color = colorOf(s.repeat);
-      const where = `repeat ${s.repeat}, step ${s.step}${s.fold !== null ? `, fold ${s.fold}` : ''}`;
+      const where = `repeat ${s.repeat}, step ${s.step}${s.fold !== null ? `, fold ${s.fold}` : ''}${s.shift ? `, shift ${s.shift}` : ''}`;
       const m = metricOf(s);
       const isChosen = hasChosen && sameLambda(s.lambda, chosen);
       if (finite(m)) {
@@ -765,10 +870,13 @@
   // ---------------------------------------------------------------- results
 
   function drawResults(el, result) {
+    const name = result.metric_display_name || result.metric;
+    const chosenBy = selectionText(result.choices, name);
     const children = [h('div', { class: 'card-head' },
       h('h2', { id: 'results-title' }, 'Results'),
-      h('span', { class: 'muted small' },
-        `${result.metric}, ${result.greater_is_better ? 'higher' : 'lower'} is better · λ* = ${fmtLambda(result.lambda_star)}`))];
+      h('span', { class: 'muted small', id: 'results-summary' },
+        `${name}, ${result.greater_is_better ? 'higher' : 'lower'} is better · trained λ = ${fmtLambda(result.trained_lambda)}`
+        + (result.shift ? ` (shift ${result.shift})` : '') + (chosenBy ? ` · METRO chose by ${chosenBy}` : '')))];
     if (!result.summary.length) {
       children.push(h('p', { class: 'muted' }, 'This job recorded no metric values.'));
       el.replaceChildren(...children);
@@ -800,7 +908,7 @@
     };
     const cell = (row, key) => h('td', { class: 'num' }, row ? fmtNum(row[key]) : '—');
     return h('div', { class: 'table-wrap' }, h('table', { class: 'table', id: 'methods-table' },
-      h('caption', { class: 'sr-only' }, `${result.metric}: mean and standard deviation over repeats, per method and split`),
+      h('caption', { class: 'sr-only' }, `${result.metric_display_name || result.metric}: mean and standard deviation over repeats, per method and split`),
       h('thead', {},
         h('tr', {},
           h('th', { scope: 'col', rowspan: 2 }, 'Method'),
@@ -864,7 +972,7 @@
               box('tp', 'TP', c.tp, true), box('fn', 'FN', c.fn, false)),
             h('tr', {}, h('th', { scope: 'row' }, 'Actual negative'),
               box('fp', 'FP', c.fp, false), box('tn', 'TN', c.tn, true)))),
-        h('p', { class: 'muted small' }, `${result.metric} = ${fmtNum(run.value)}`,
+        h('p', { class: 'muted small' }, `${result.metric_display_name || result.metric} = ${fmtNum(run.value)}`,
           run.lambda !== null ? ` at λ = ${fmtLambda(run.lambda)}` : '', ` · ${fmtCount(total)} examples`));
     }
     for (const sel of [methodSel, splitSel, repeatSel]) sel.addEventListener('change', draw);
@@ -918,8 +1026,12 @@
       ['Model ID', h('code', { id: 'model-id' }, model.id)],
       ['Architecture', arch.kind ? `${arch.kind}${arch.hidden && arch.kind === 'mlp' ? ` (hidden ${arch.hidden.join('×')})` : ''}` : '—'],
       ['Features', manifest.n_features !== undefined ? String(manifest.n_features) : '—'],
-      ['λ*', fmtLambda(manifest.lambda_star)],
-      ['SHA-256', h('code', { class: 'hash', title: model.sha256 }, model.sha256)],
+      ['Trained λ', `${fmtLambda(manifest.trained_lambda !== undefined ? manifest.trained_lambda : manifest.lambda_star)}${manifest.shift ? ` (shift ${manifest.shift})` : ''}`],
+      manifest.ratio_reached !== undefined && manifest.ratio_reached !== null
+        && ['Ratio reached', fmtLambda(manifest.ratio_reached)],
+      // The same digests `metro download` prints, each labelled with its file.
+      ['SHA-256 (safetensors)', h('code', { class: 'hash', id: 'sha256-safetensors', title: model.sha256 }, model.sha256)],
+      manifest.onnx_sha256 && ['SHA-256 (ONNX)', h('code', { class: 'hash', id: 'sha256-onnx', title: manifest.onnx_sha256 }, manifest.onnx_sha256)],
       ['Created', timeEl(model.created_at)],
     ]), downloads);
     el.replaceChildren(...children);

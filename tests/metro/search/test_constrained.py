@@ -88,6 +88,7 @@ def test_an_unreachable_constraint_is_reported_not_hidden():
                         constraints=cons)  # fmt: skip
     assert result.constraints_satisfied is False
     assert len(result.constraint_values) == 2
+    assert "constraints_not_met" in {w.code for w in result.warnings}
 
 
 def test_constraints_need_the_grid():
@@ -122,6 +123,7 @@ def test_estimator_meets_a_recall_floor_on_held_out_data():
     clf = MetroClassifier(**common, constraints=[{"metric": "recall", "at_least": 0.8}]).fit(X, y)
     assert recall_score(y_test, free.predict(X_test)) < 0.6  # precision alone gives up recall
     assert clf.constraints_satisfied_ is True
+    assert "constraints_not_met" not in {w.code for w in clf.search_result_.warnings}
     assert clf.constraint_values_[0] >= 0.8  # pooled over the five held-out folds
     assert recall_score(y_test, clf.predict(X_test)) >= 0.75  # and close to it on new data
     assert precision_score(y_test, clf.predict(X_test)) > y_test.mean()  # better than chance

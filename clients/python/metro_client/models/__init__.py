@@ -1,6 +1,8 @@
 """Contains all the data models used in inputs/outputs"""
 
 from .baseline import Baseline
+from .choice_warning import ChoiceWarning
+from .choice_warning_code import ChoiceWarningCode
 from .coefficient_metric import CoefficientMetric
 from .confusion_counts import ConfusionCounts
 from .confusion_metric import ConfusionMetric
@@ -37,8 +39,12 @@ from .problem_field_error import ProblemFieldError
 from .readiness import Readiness
 from .readiness_checks import ReadinessChecks
 from .readiness_status import ReadinessStatus
+from .repeat_choice import RepeatChoice
+from .repeat_choice_selection_split import RepeatChoiceSelectionSplit
 from .search_spec import SearchSpec
 from .search_strategy import SearchStrategy
+from .selection_summary import SelectionSummary
+from .selection_summary_split import SelectionSummarySplit
 from .split import Split
 from .surrogate_spec import SurrogateSpec
 from .training_spec import TrainingSpec
@@ -46,6 +52,8 @@ from .upload_dataset_body import UploadDatasetBody
 
 __all__ = (
     "Baseline",
+    "ChoiceWarning",
+    "ChoiceWarningCode",
     "CoefficientMetric",
     "ConfusionCounts",
     "ConfusionMetric",
@@ -82,8 +90,12 @@ __all__ = (
     "Readiness",
     "ReadinessChecks",
     "ReadinessStatus",
+    "RepeatChoice",
+    "RepeatChoiceSelectionSplit",
     "SearchSpec",
     "SearchStrategy",
+    "SelectionSummary",
+    "SelectionSummarySplit",
     "Split",
     "SurrogateSpec",
     "TrainingSpec",

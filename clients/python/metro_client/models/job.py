@@ -9,9 +9,11 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.job_state import JobState, check_job_state
+from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.job_spec import JobSpec
+    from ..models.repeat_choice import RepeatChoice
 
 
 T = TypeVar("T", bound="Job")
@@ -26,7 +28,9 @@ class Job:
     dataset_uri: str
     progress: float
     current_lambda: float | None
+    """ The lambda of the latest trace step """
     best_lambda: float | None
+    """ The trained_lambda of the delivered model (repeat 0's choice) once its search has chosen; null before """
     attempts: int
     failure_reason: None | str
     cancel_requested: bool
@@ -34,6 +38,8 @@ class Job:
     updated_at: datetime.datetime
     started_at: datetime.datetime | None
     finished_at: datetime.datetime | None
+    choices: list[RepeatChoice] | None | Unset = UNSET
+    """ What each repeat's search chose, as the repeats finish (null before) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -76,6 +82,18 @@ class Job:
         else:
             finished_at = self.finished_at
 
+        choices: list[dict[str, Any]] | None | Unset
+        if isinstance(self.choices, Unset):
+            choices = UNSET
+        elif isinstance(self.choices, list):
+            choices = []
+            for choices_type_0_item_data in self.choices:
+                choices_type_0_item = choices_type_0_item_data.to_dict()
+                choices.append(choices_type_0_item)
+
+        else:
+            choices = self.choices
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -96,12 +114,15 @@ class Job:
                 "finished_at": finished_at,
             }
         )
+        if choices is not UNSET:
+            field_dict["choices"] = choices
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.job_spec import JobSpec  # noqa: PLC0415
+        from ..models.repeat_choice import RepeatChoice  # noqa: PLC0415
 
         d = dict(src_dict)
         id = UUID(d.pop("id"))
@@ -173,6 +194,28 @@ class Job:
 
         finished_at = _parse_finished_at(d.pop("finished_at"))
 
+        def _parse_choices(data: object) -> list[RepeatChoice] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                choices_type_0 = []
+                _choices_type_0 = data
+                for choices_type_0_item_data in _choices_type_0:
+                    choices_type_0_item = RepeatChoice.from_dict(choices_type_0_item_data)
+
+                    choices_type_0.append(choices_type_0_item)
+
+                return choices_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[RepeatChoice] | None | Unset, data)
+
+        choices = _parse_choices(d.pop("choices", UNSET))
+
         job = cls(
             id=id,
             state=state,
@@ -188,6 +231,7 @@ class Job:
             updated_at=updated_at,
             started_at=started_at,
             finished_at=finished_at,
+            choices=choices,
         )
 
         job.additional_properties = d

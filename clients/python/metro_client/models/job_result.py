@@ -10,6 +10,8 @@ from attrs import field as _attrs_field
 if TYPE_CHECKING:
     from ..models.method_summary import MethodSummary
     from ..models.metric_run import MetricRun
+    from ..models.repeat_choice import RepeatChoice
+    from ..models.selection_summary import SelectionSummary
 
 
 T = TypeVar("T", bound="JobResult")
@@ -19,21 +21,54 @@ T = TypeVar("T", bound="JobResult")
 class JobResult:
     job_id: UUID
     metric: str
+    """ The metric's machine name, e.g. f_beta(2) """
+    metric_display_name: str
+    """ The metric's name as people write it: F2 """
     greater_is_better: bool
+    trained_lambda: float | None
+    """ The lambda the delivered model (repeat 0's) was trained at """
+    shift: None | str
+    """ The cost shift the delivered model was trained with """
     lambda_star: float | None
+    """ The same number as trained_lambda, under its older name """
+    selection: None | SelectionSummary
+    """ METRO's selection_score, mean and std over the repeats (what `metro watch` shows as best) """
+    choices: list[RepeatChoice]
+    """ What each repeat's search chose """
     summary: list[MethodSummary]
     runs: list[MetricRun]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.selection_summary import SelectionSummary  # noqa: PLC0415
+
         job_id = str(self.job_id)
 
         metric = self.metric
 
+        metric_display_name = self.metric_display_name
+
         greater_is_better = self.greater_is_better
+
+        trained_lambda: float | None
+        trained_lambda = self.trained_lambda
+
+        shift: None | str
+        shift = self.shift
 
         lambda_star: float | None
         lambda_star = self.lambda_star
+
+        selection: dict[str, Any] | None
+        if isinstance(self.selection, SelectionSummary):
+            selection = self.selection.to_dict()
+        else:
+            selection = self.selection
+
+        choices = []
+        for choices_item_data in self.choices:
+            choices_item = choices_item_data.to_dict()
+            choices.append(choices_item)
 
         summary = []
         for summary_item_data in self.summary:
@@ -51,8 +86,13 @@ class JobResult:
             {
                 "job_id": job_id,
                 "metric": metric,
+                "metric_display_name": metric_display_name,
                 "greater_is_better": greater_is_better,
+                "trained_lambda": trained_lambda,
+                "shift": shift,
                 "lambda_star": lambda_star,
+                "selection": selection,
+                "choices": choices,
                 "summary": summary,
                 "runs": runs,
             }
@@ -64,13 +104,31 @@ class JobResult:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.method_summary import MethodSummary  # noqa: PLC0415
         from ..models.metric_run import MetricRun  # noqa: PLC0415
+        from ..models.repeat_choice import RepeatChoice  # noqa: PLC0415
+        from ..models.selection_summary import SelectionSummary  # noqa: PLC0415
 
         d = dict(src_dict)
         job_id = UUID(d.pop("job_id"))
 
         metric = d.pop("metric")
 
+        metric_display_name = d.pop("metric_display_name")
+
         greater_is_better = d.pop("greater_is_better")
+
+        def _parse_trained_lambda(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
+
+        trained_lambda = _parse_trained_lambda(d.pop("trained_lambda"))
+
+        def _parse_shift(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        shift = _parse_shift(d.pop("shift"))
 
         def _parse_lambda_star(data: object) -> float | None:
             if data is None:
@@ -78,6 +136,28 @@ class JobResult:
             return cast(float | None, data)
 
         lambda_star = _parse_lambda_star(d.pop("lambda_star"))
+
+        def _parse_selection(data: object) -> None | SelectionSummary:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                selection_type_0 = SelectionSummary.from_dict(data)
+
+                return selection_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SelectionSummary, data)
+
+        selection = _parse_selection(d.pop("selection"))
+
+        choices = []
+        _choices = d.pop("choices")
+        for choices_item_data in _choices:
+            choices_item = RepeatChoice.from_dict(choices_item_data)
+
+            choices.append(choices_item)
 
         summary = []
         _summary = d.pop("summary")
@@ -96,8 +176,13 @@ class JobResult:
         job_result = cls(
             job_id=job_id,
             metric=metric,
+            metric_display_name=metric_display_name,
             greater_is_better=greater_is_better,
+            trained_lambda=trained_lambda,
+            shift=shift,
             lambda_star=lambda_star,
+            selection=selection,
+            choices=choices,
             summary=summary,
             runs=runs,
         )

@@ -24,6 +24,7 @@ class MetricRun:
     split: Split
     value: float
     lambda_: float | None
+    """ METRO: the trained_lambda of this repeat's model """
     confusion: ConfusionCounts
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 

@@ -13,16 +13,20 @@ T = TypeVar("T", bound="PredictResponse")
 @_attrs_define
 class PredictResponse:
     model_id: UUID
-    scores: list[float]
-    """ Real-valued scores h(x); larger means more positive """
+    margins: list[float]
+    """ The model's raw margin h(x) per row (its decision function: unbounded, not a probability). The label is
+    positive where the margin is at least the manifest's threshold (0: the tuned threshold is already folded into
+    the model) """
     labels: list[bool | float | int | str]
     """ Predicted labels, in the training data's terms """
+    scores: list[float]
+    """ The same numbers as margins, under their older name """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         model_id = str(self.model_id)
 
-        scores = self.scores
+        margins = self.margins
 
         labels = []
         for labels_item_data in self.labels:
@@ -30,13 +34,16 @@ class PredictResponse:
             labels_item = labels_item_data
             labels.append(labels_item)
 
+        scores = self.scores
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "model_id": model_id,
-                "scores": scores,
+                "margins": margins,
                 "labels": labels,
+                "scores": scores,
             }
         )
 
@@ -47,7 +54,7 @@ class PredictResponse:
         d = dict(src_dict)
         model_id = UUID(d.pop("model_id"))
 
-        scores = cast(list[float], d.pop("scores"))
+        margins = cast(list[float], d.pop("margins"))
 
         labels = []
         _labels = d.pop("labels")
@@ -60,10 +67,13 @@ class PredictResponse:
 
             labels.append(labels_item)
 
+        scores = cast(list[float], d.pop("scores"))
+
         predict_response = cls(
             model_id=model_id,
-            scores=scores,
+            margins=margins,
             labels=labels,
+            scores=scores,
         )
 
         predict_response.additional_properties = d

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.choice_warning_code import ChoiceWarningCode, check_choice_warning_code
+
+T = TypeVar("T", bound="ChoiceWarning")
+
+
+@_attrs_define
+class ChoiceWarning:
+    """Something about a repeat's choice to look at before trusting it."""
+
+    code: ChoiceWarningCode
+    """ lambda_at_grid_edge: the trained lambda is the first or last grid point (the best may lie beyond);
+    predicts_one_class: the chosen classifier predicts one class on the held-out rows; few_true_positives: its score
+    rests on fewer than 5 true positives """
+    message: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        code: str = self.code
+
+        message = self.message
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "code": code,
+                "message": message,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        code = check_choice_warning_code(d.pop("code"))
+
+        message = d.pop("message")
+
+        choice_warning = cls(
+            code=code,
+            message=message,
+        )
+
+        choice_warning.additional_properties = d
+        return choice_warning
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

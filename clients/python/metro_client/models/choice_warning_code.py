@@ -1,0 +1,15 @@
+from typing import Literal
+
+ChoiceWarningCode = Literal["few_true_positives", "lambda_at_grid_edge", "predicts_one_class"]
+
+CHOICE_WARNING_CODE_VALUES: set[ChoiceWarningCode] = {
+    "few_true_positives",
+    "lambda_at_grid_edge",
+    "predicts_one_class",
+}
+
+
+def check_choice_warning_code(value: str) -> ChoiceWarningCode:
+    if value in CHOICE_WARNING_CODE_VALUES:
+        return value
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {CHOICE_WARNING_CODE_VALUES!r}")

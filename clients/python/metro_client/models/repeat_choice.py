@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.repeat_choice_selection_split import RepeatChoiceSelectionSplit, check_repeat_choice_selection_split
+
+if TYPE_CHECKING:
+    from ..models.choice_warning import ChoiceWarning
+    from ..models.confusion_counts import ConfusionCounts
+
+
+T = TypeVar("T", bound="RepeatChoice")
+
+
+@_attrs_define
+class RepeatChoice:
+    """What one repeat's lambda search chose. See the glossary in docs/api.md."""
+
+    repeat: int
+    trained_lambda: float
+    """ The lambda this repeat's model was trained at (the refit's) """
+    shift: str
+    """ The cost shift that model was trained with """
+    ratio_reached: float | None
+    """ Bisection and Dinkelbach: the middle of their last bracket, their estimate of the optimal ratio lambda*; no
+    model was trained there unless it equals trained_lambda. Null for the grid """
+    tuned_threshold: float
+    """ The decision threshold on h chosen with the lambda, folded into the model """
+    selection_score: float | None
+    """ The metric the choice was made by, on selection_split (null if undefined) """
+    selection_split: RepeatChoiceSelectionSplit
+    """ cross-validation: the held-out rows of every fold, pooled; validation: the validation split; train: the
+    training rows (no held-out part) """
+    n_folds: int | None
+    """ Folds pooled for cross-validation, else null """
+    selection_counts: ConfusionCounts | None
+    """ The held-out confusion counts selection_score was computed from """
+    warnings: list[ChoiceWarning]
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.confusion_counts import ConfusionCounts  # noqa: PLC0415
+
+        repeat = self.repeat
+
+        trained_lambda = self.trained_lambda
+
+        shift = self.shift
+
+        ratio_reached: float | None
+        ratio_reached = self.ratio_reached
+
+        tuned_threshold = self.tuned_threshold
+
+        selection_score: float | None
+        selection_score = self.selection_score
+
+        selection_split: str = self.selection_split
+
+        n_folds: int | None
+        n_folds = self.n_folds
+
+        selection_counts: dict[str, Any] | None
+        if isinstance(self.selection_counts, ConfusionCounts):
+            selection_counts = self.selection_counts.to_dict()
+        else:
+            selection_counts = self.selection_counts
+
+        warnings = []
+        for warnings_item_data in self.warnings:
+            warnings_item = warnings_item_data.to_dict()
+            warnings.append(warnings_item)
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "repeat": repeat,
+                "trained_lambda": trained_lambda,
+                "shift": shift,
+                "ratio_reached": ratio_reached,
+                "tuned_threshold": tuned_threshold,
+                "selection_score": selection_score,
+                "selection_split": selection_split,
+                "n_folds": n_folds,
+                "selection_counts": selection_counts,
+                "warnings": warnings,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.choice_warning import ChoiceWarning  # noqa: PLC0415
+        from ..models.confusion_counts import ConfusionCounts  # noqa: PLC0415
+
+        d = dict(src_dict)
+        repeat = d.pop("repeat")
+
+        trained_lambda = d.pop("trained_lambda")
+
+        shift = d.pop("shift")
+
+        def _parse_ratio_reached(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
+
+        ratio_reached = _parse_ratio_reached(d.pop("ratio_reached"))
+
+        tuned_threshold = d.pop("tuned_threshold")
+
+        def _parse_selection_score(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
+
+        selection_score = _parse_selection_score(d.pop("selection_score"))
+
+        selection_split = check_repeat_choice_selection_split(d.pop("selection_split"))
+
+        def _parse_n_folds(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        n_folds = _parse_n_folds(d.pop("n_folds"))
+
+        def _parse_selection_counts(data: object) -> ConfusionCounts | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                selection_counts_type_0 = ConfusionCounts.from_dict(data)
+
+                return selection_counts_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ConfusionCounts | None, data)
+
+        selection_counts = _parse_selection_counts(d.pop("selection_counts"))
+
+        warnings = []
+        _warnings = d.pop("warnings")
+        for warnings_item_data in _warnings:
+            warnings_item = ChoiceWarning.from_dict(warnings_item_data)
+
+            warnings.append(warnings_item)
+
+        repeat_choice = cls(
+            repeat=repeat,
+            trained_lambda=trained_lambda,
+            shift=shift,
+            ratio_reached=ratio_reached,
+            tuned_threshold=tuned_threshold,
+            selection_score=selection_score,
+            selection_split=selection_split,
+            n_folds=n_folds,
+            selection_counts=selection_counts,
+            warnings=warnings,
+        )
+
+        repeat_choice.additional_properties = d
+        return repeat_choice
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
