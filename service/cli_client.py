@@ -756,8 +756,14 @@ def predict(
         ),
     ],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="CSV to write: score,label per input row.")
-    ],
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="CSV to write: score,label per input row (default: standard output).",
+            show_default=False,
+        ),
+    ] = None,
     batch_size: Annotated[
         int, typer.Option(help="Rows per request (at most the server's limit).", min=1)
     ] = 1000,
@@ -805,11 +811,21 @@ def predict(
             raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
         scores += answer.scores
         labels += answer.labels
+    def write(handle: Any) -> None:
+        writer = csv.writer(handle)
+        writer.writerow(["score", "label"])
+        writer.writerows(zip(scores, labels, strict=True))
+
+    if output is None:  # the CSV alone on stdout, for a pipe or a redirection
+        import sys
+
+        write(sys.stdout)
+        sys.stdout.flush()
+        err_console.print(f"scored {len(scores)} rows", highlight=False, soft_wrap=True)
+        return
     try:
         with output.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["score", "label"])
-            writer.writerows(zip(scores, labels, strict=True))
+            write(handle)
     except OSError as exc:
         raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
     err_console.print(f"scored {len(scores)} rows into {output}", highlight=False, soft_wrap=True)

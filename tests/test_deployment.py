@@ -300,7 +300,7 @@ def test_dockerfile_entrypoint_user_and_environment() -> None:
     entrypoints = [rest for k, rest in final if k == "ENTRYPOINT"]
     assert entrypoints and yaml.safe_load(entrypoints[-1]) == ["metro"]
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"]["metro"] == "service.cli:app"
+    assert pyproject["project"]["scripts"]["metro"] == "service.cli:main"
     cmd = yaml.safe_load([rest for k, rest in final if k == "CMD"][-1])
     assert cmd[0] in metro_cli().commands
     users = [rest for k, rest in final if k == "USER"]
