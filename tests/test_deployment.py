@@ -388,3 +388,18 @@ def test_the_readme_tour_writes_no_file_into_the_repository() -> None:
         if line.startswith("metro download"):
             assert re.search(r"\s(-o|--output)\s", line), f"writes model-<id>.* here: {line}"
         assert not re.search(r"(?<![0-9&])>\s*(?!\$OUT|/dev/)", line.replace("->", "")), line
+
+
+def test_pyproject_builds_without_deprecation_warnings() -> None:
+    """setuptools reads pyproject.toml without a warning (a `project.license` table printed its
+    deprecation three times in every install)."""
+    import warnings
+
+    from setuptools.config.pyprojecttoml import apply_configuration
+    from setuptools.dist import Distribution
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dist = apply_configuration(Distribution(), ROOT / "pyproject.toml")
+    assert [str(w.message).splitlines()[0] for w in caught] == []
+    assert dist.metadata.license_expression == "Apache-2.0"
