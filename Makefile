@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Where `make run` listens: `make run PORT=8080`, or HOST=0.0.0.0 to accept other machines.
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: run test lint typecheck clean
 
@@ -18,7 +21,7 @@ $(STAMP): pyproject.toml clients/python/setup.py
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/metro serve
+	$(BIN)/metro serve --host $(HOST) --port $(PORT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

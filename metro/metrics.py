@@ -18,9 +18,10 @@ The cells, as fractions of the sample, in that basis (h_bar = (h+1)/2, y_bar = (
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,7 @@ __all__ = [
     "CELL_BASIS",
     "MetricSpec",
     "PriorDependentMetric",
+    "UnknownMetricParameterError",
     "accuracy",
     "balanced_accuracy",
     "confusion_fractions",
@@ -41,6 +43,7 @@ __all__ = [
     "get_metric",
     "jaccard",
     "precision",
+    "preset_parameters",
     "recall",
     "true_negative_rate",
     "weighted_accuracy",
@@ -476,6 +479,39 @@ _PRESETS: dict[str, Callable[..., Metric]] = {
 PRESET_NAMES = tuple(sorted(set(_PRESETS) - {"fbeta", "specificity"}))
 
 
+class UnknownMetricParameterError(ValueError):
+    """Parameters a preset does not take; ``unknown`` names them, ``accepted`` lists the ones it
+    does (empty for a preset without parameters), so that a caller can point at the field."""
+
+    def __init__(self, metric: str, unknown: Sequence[str], accepted: Sequence[str]) -> None:
+        self.metric = metric
+        self.unknown = tuple(unknown)
+        self.accepted = tuple(accepted)
+        names = ", ".join(repr(n) for n in self.unknown)
+        takes = (
+            f"it takes {', '.join(repr(n) for n in self.accepted)}"
+            if self.accepted
+            else "it takes no parameters"
+        )
+        plural = "s" if len(self.unknown) > 1 else ""
+        super().__init__(f"metric {metric!r} has no parameter{plural} {names}; {takes}")
+
+
+def preset_parameters(metric: str) -> tuple[str, ...]:
+    """The parameters a preset takes, e.g. ``("beta",)`` for ``f_beta``, ``()`` for ``f1``."""
+    factory = _preset_factory(metric)
+    return tuple(inspect.signature(factory).parameters)
+
+
+def _preset_factory(metric: str) -> Callable[..., Metric]:
+    try:
+        return _PRESETS[metric.lower()]
+    except KeyError:
+        raise ValueError(
+            f"unknown metric {metric!r}; presets are {', '.join(PRESET_NAMES)}"
+        ) from None
+
+
 def get_metric(metric: str | Metric, **params: Any) -> Metric:
     """A metric from a preset name (with its parameters) or a spec passed through."""
     if isinstance(metric, MetricSpec | PriorDependentMetric):
@@ -486,13 +522,14 @@ def get_metric(metric: str | Metric, **params: Any) -> Metric:
         raise ValueError(
             f"metric must be a preset name or a MetricSpec, got {type(metric).__name__}"
         )
-    try:
-        factory = _PRESETS[metric.lower()]
-    except KeyError:
-        raise ValueError(
-            f"unknown metric {metric!r}; presets are {', '.join(PRESET_NAMES)}"
-        ) from None
+    factory = _preset_factory(metric)
+    accepted = preset_parameters(metric)
+    # Checked against the signature rather than by calling: a TypeError from the call would
+    # surface Python's own wording ("precision() got an unexpected keyword argument ...").
+    unknown = [name for name in params if name not in accepted]
+    if unknown:
+        raise UnknownMetricParameterError(metric, unknown, accepted)
     try:
         return factory(**params)
-    except TypeError as exc:
+    except TypeError as exc:  # a value of the wrong type (beta=None)
         raise ValueError(f"bad parameters for metric {metric!r}: {exc}") from None

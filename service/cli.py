@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(
@@ -278,9 +279,35 @@ def _register_client_commands() -> None:
 _register_client_commands()
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    sys.exit(app())
+def _usage_error_line(exc: Exception) -> str:
+    """Click's usage error as one line: what is wrong, and where the options are listed."""
+    message = " ".join(exc.format_message().split()).rstrip(".")  # type: ignore[attr-defined]
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (`{ctx.command_path} --help` lists the options)" if ctx is not None else ""
+    return f"{message[:1].lower()}{message[1:]}{hint}"
+
+
+def main(args: list[str] | None = None) -> int:
+    """The ``metro`` command. A wrong command line (a missing option, a value that does not
+    parse) is one line on stderr, ``error: ...``, and exit code 2, like every other error of the
+    CLI, rather than click's usage box."""
+    try:
+        code = app(args=args, prog_name="metro", standalone_mode=False)
+    except typer.Abort:
+        err_console.print("[bold red]error:[/] aborted")
+        return 1
+    except Exception as exc:
+        # click's ClickException, duck-typed: typer may ship its own copy of click.
+        if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
+            raise
+        if type(exc).__name__ != "NoArgsIsHelpError":  # that one has printed the help already
+            err_console.print(
+                f"[bold red]error:[/] {escape(_usage_error_line(exc))}",
+                highlight=False, soft_wrap=True,
+            )  # fmt: skip
+        return int(exc.exit_code)
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m service.cli` (the embedded worker)
-    main()
+    sys.exit(main())

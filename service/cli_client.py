@@ -198,6 +198,12 @@ def _is_unset(value: Any) -> bool:
 
 
 # -- upload ---------------------------------------------------------------------------------------
+def _label_text(label: Any) -> str:
+    """A positive label as the upload form's text field carries it: ``yes`` for the JSON string
+    ``"yes"`` (not the quoted form), ``1`` for 1, ``true`` for true."""
+    return label if isinstance(label, str) else json.dumps(label)
+
+
 def _upload(api: Api, path: Path, label_column: str | None, positive_label: Any) -> Any:
     from metro_client.api.datasets import upload_dataset
     from metro_client.models import UploadDatasetBody
@@ -207,9 +213,37 @@ def _upload(api: Api, path: Path, label_column: str | None, positive_label: Any)
         body = UploadDatasetBody(
             file=File(payload=handle, file_name=path.name),
             label_column=label_column if label_column is not None else UNSET,
-            positive_label=str(positive_label) if positive_label is not None else UNSET,
+            positive_label=_label_text(positive_label) if positive_label is not None else UNSET,
         )
         return api.call(upload_dataset, body=body)
+
+
+def check_local_dataset(
+    path: Path, *, label_column: str | None, positive_label: Any, option: str = "--label-column"
+) -> None:
+    """Refuse, before anything is uploaded, a local file that a job could not train on: one that
+    is missing or unreadable, or lacks the label column (the error lists the file's columns) or
+    the positive label. The file is read with ``metro.data.load_dataset``, exactly as the
+    server and its workers read it."""
+    from metro.data import DataError, load_dataset
+
+    if not path.exists():
+        raise CliError(f"no such file: {path}")
+    if not path.is_file():
+        raise CliError(f"{path} is not a file")
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    label = "y" if label_column is None else label_column
+    try:
+        load_dataset(str(path), label_column=label, positive_label=positive_label)
+    except DataError as exc:
+        hint = ""
+        if label_column is None and f"label column '{label}' not found" in str(exc):
+            hint = f" (the default label column: name yours with {option})"
+        raise CliError(f"{path}: {exc}{hint}") from None
 
 
 @one_line_errors
@@ -226,9 +260,13 @@ def upload(
     api_key: KeyOption = None,
 ) -> None:
     """Upload a dataset and print its dataset:// URI (to use in jobs)."""
-    if not path.is_file():
+    api = Api(url, api_key)
+    label = None if positive_label is None else _scalar(positive_label)
+    if label_column is not None:
+        check_local_dataset(path, label_column=label_column, positive_label=label)
+    elif not path.is_file():
         raise CliError(f"no such file: {path}")
-    dataset = _upload(Api(url, api_key), path, label_column, positive_label)
+    dataset = _upload(api, path, label_column, label)
     err_console.print(
         f"uploaded {path.name}: {dataset.n_rows} rows, {dataset.n_columns} columns, "
         f"sha256 {dataset.sha256}",
@@ -331,6 +369,31 @@ def build_job(spec: dict[str, Any]) -> Any:
     return job
 
 
+def check_job_locally(spec: dict[str, Any]) -> None:
+    """The server's own validation of the job (:func:`service.job_spec.normalize_job_spec`), run
+    before a local file is uploaded, so that a job the server would refuse leaves no upload
+    behind. The message is the one the server would answer with."""
+    import pydantic
+
+    from service.errors import InvalidInputError
+    from service.job_spec import INVALID_JOB, normalize_job_spec
+    from service.schemas.jobs import JobCreate
+
+    try:
+        normalize_job_spec(JobCreate.model_validate(spec))
+    except pydantic.ValidationError as exc:
+        details = [
+            f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']}" for e in exc.errors()
+        ]
+        raise CliError(f"{INVALID_JOB}: {'; '.join(details)} (nothing was uploaded)") from None
+    except InvalidInputError as exc:
+        details = [
+            f"{'.'.join(str(p) for p in e.loc if p != 'body') or 'request'}: {e.msg}"
+            for e in exc.errors
+        ]
+        raise CliError(f"{exc.title}: {'; '.join(details)} (nothing was uploaded)") from None
+
+
 @one_line_errors
 def submit(
     job_file: Annotated[
@@ -409,21 +472,10 @@ def submit(
         spec["metric"] = {"preset": metric}
     if beta is not None:
         _set_path(spec, "metric.beta", beta)
+    # A dataset without a scheme is a local file, uploaded once everything else has been checked.
+    local = Path(dataset) if dataset is not None and "://" not in dataset else None
     if dataset is not None:
-        local = Path(dataset)
-        if "://" not in dataset and local.is_file():
-            ds = spec.get("dataset") if isinstance(spec.get("dataset"), dict) else {}
-            uploaded = _upload(
-                api,
-                local,
-                label_column or ds.get("label_column"),
-                positive_label if positive_label is not None else ds.get("positive_label"),
-            )
-            err_console.print(
-                f"uploaded {local.name} as {uploaded.uri}", highlight=False, soft_wrap=True
-            )
-            dataset = uploaded.uri
-        _set_path(spec, "dataset.uri", dataset)
+        _set_path(spec, "dataset.uri", "dataset://local-file" if local else dataset)
     for dotted, value in flags.items():
         if value is not None:
             _set_path(spec, dotted, value)
@@ -432,9 +484,22 @@ def submit(
         if not sep or not field:
             raise CliError(f"--set {item!r}: expected FIELD=VALUE")
         _set_path(spec, field.strip(), _scalar(value))
+    body = build_job(spec)
+    if local is not None:
+        ds = spec["dataset"]
+        check_local_dataset(
+            local, label_column=ds.get("label_column"), positive_label=ds.get("positive_label")
+        )
+        check_job_locally(spec)
+        uploaded = _upload(api, local, ds.get("label_column") or "y", ds.get("positive_label"))
+        err_console.print(
+            f"uploaded {local.name} as {uploaded.uri}", highlight=False, soft_wrap=True
+        )
+        ds["uri"] = uploaded.uri
+        body = build_job(spec)
     job = api.call(
         submit_job,
-        body=build_job(spec),
+        body=body,
         idempotency_key=idempotency_key if idempotency_key else UNSET,
     )
     typer.echo(str(job.id))
@@ -768,12 +833,17 @@ def predict(
         ),
     ],
     output: Annotated[
-        Path,
+        Path | None,
         typer.Option(
-            "--output", "-o",
-            help="CSV to write: margin,label per input row (margin: the model's raw h(x)).",
+            "--output",
+            "-o",
+            help=(
+                "CSV to write: margin,label per input row (margin: the model's raw h(x)); "
+                "default: standard output."
+            ),
+            show_default=False,
         ),
-    ],
+    ] = None,
     batch_size: Annotated[
         int, typer.Option(help="Rows per request (at most the server's limit).", min=1)
     ] = 1000,
@@ -822,11 +892,21 @@ def predict(
             raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
         margins += answer.margins
         labels += answer.labels
+    def write(handle: Any) -> None:
+        writer = csv.writer(handle)
+        writer.writerow(["margin", "label"])
+        writer.writerows(zip(margins, labels, strict=True))
+
+    if output is None:  # the CSV alone on stdout, for a pipe or a redirection
+        import sys
+
+        write(sys.stdout)
+        sys.stdout.flush()
+        err_console.print(f"scored {len(margins)} rows", highlight=False, soft_wrap=True)
+        return
     try:
         with output.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["margin", "label"])
-            writer.writerows(zip(margins, labels, strict=True))
+            write(handle)
     except OSError as exc:
         raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
     err_console.print(f"scored {len(margins)} rows into {output}", highlight=False, soft_wrap=True)

@@ -89,8 +89,16 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     def section(
         name: str, given: Mapping[str, Any], build: Callable[[Mapping[str, Any]], Any]
     ) -> Any:
+        from metro.metrics import UnknownMetricParameterError
+
         try:
             return build(given)
+        except UnknownMetricParameterError as exc:  # one error per field the preset lacks
+            errors.extend(
+                FieldError(loc=("body", name, field), msg=str(exc), type="extra_forbidden")
+                for field in exc.unknown
+            )
+            return None
         except (ValueError, TypeError) as exc:
             errors.append(FieldError(loc=_loc(name, given, str(exc)), msg=_clean(exc)))
             return None

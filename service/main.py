@@ -8,11 +8,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from service.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware
 from service.api.openapi import install_openapi, operation_id
 from service.api.problems import install_problem_handlers
-from service.api.routes import dashboard, datasets, health, jobs, models
+from service.api.routes import dashboard, datasets, health, jobs, models, root
 from service.config import Settings, get_settings
 from service.datasets.fetch import system_resolver
 from service.db.session import make_engine, make_sessionmaker
@@ -38,7 +39,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         engine.dispose()
 
-    app = FastAPI(
+    # FastAPIOffline is FastAPI with /docs and /redoc self-hosted, as FastAPI's guide to
+    # self-hosting the docs' assets does it: Swagger UI and ReDoc come from the package
+    # (mounted under /static-offline-docs) rather than a CDN, so the pages work offline.
+    app = FastAPIOffline(
         title="METRO training service",
         version=API_VERSION,
         description="Train binary classifiers that optimize the ratio metric you report "
@@ -47,6 +51,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_tags=_TAGS,
         generate_unique_id_function=operation_id,
         lifespan=lifespan,
+        # No spec validator badge: it would send the document's address to a third party.
+        swagger_ui_parameters={"validatorUrl": None},
     )
     app.state.settings = settings
     app.state.engine = engine
@@ -57,7 +63,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.resolver = system_resolver
 
     install_problem_handlers(app)
-    for router in (jobs.router, datasets.router, models.router, health.router, dashboard.router):
+    for router in (
+        jobs.router, datasets.router, models.router, health.router, dashboard.router, root.router
+    ):
         app.include_router(router)
     # Added last = outermost: the size limit applies before anything reads the body, and the
     # metrics see every response, the 413s included.

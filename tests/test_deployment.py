@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -299,7 +300,7 @@ def test_dockerfile_entrypoint_user_and_environment() -> None:
     entrypoints = [rest for k, rest in final if k == "ENTRYPOINT"]
     assert entrypoints and yaml.safe_load(entrypoints[-1]) == ["metro"]
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"]["metro"] == "service.cli:app"
+    assert pyproject["project"]["scripts"]["metro"] == "service.cli:main"
     cmd = yaml.safe_load([rest for k, rest in final if k == "CMD"][-1])
     assert cmd[0] in metro_cli().commands
     users = [rest for k, rest in final if k == "USER"]
@@ -334,3 +335,71 @@ def test_the_image_installs_the_client_the_cli_commands_use() -> None:
         if keyword == "RUN" and "pip install" in rest
     ]  # fmt: skip
     assert any("./clients/python" in rest for rest in installs), installs
+
+
+# -- the README's set-up and tour ---------------------------------------------------------------
+
+
+def _make_run_command(*variables: str) -> list[str]:
+    """The ``metro`` command ``make run`` would run (make's dry run, with the venv stamp taken
+    as made so that only the run recipe prints)."""
+    make = shutil.which("make")
+    assert make is not None, "make is not installed; the README's set-up needs it"
+    done = subprocess.run(
+        [make, "-n", "-o", ".venv/.installed", "run", *variables],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=30,
+    )  # fmt: skip
+    lines = [line for line in done.stdout.splitlines() if "metro serve" in line]
+    assert len(lines) == 1, done.stdout
+    args = shlex.split(lines[0])
+    return args[args.index("serve") :]
+
+
+@pytest.mark.parametrize(
+    ("variables", "host", "port"),
+    [((), "127.0.0.1", 8000), (("PORT=8123",), "127.0.0.1", 8123),
+     (("HOST=0.0.0.0", "PORT=9001"), "0.0.0.0", 9001)],
+)  # fmt: skip
+def test_make_run_takes_the_port_and_host(variables: tuple[str, ...], host: str, port: int) -> None:
+    args = _make_run_command(*variables)
+    params = metro_cli().commands["serve"].make_context("serve", args[1:]).params
+    assert (params["host"], params["port"]) == (host, port)
+
+
+def _tour_commands() -> list[str]:
+    """The shell lines of the README's bash blocks, continuation lines joined, comments cut."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines: list[str] = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        joined = re.sub(r"\\\n\s*", " ", block)
+        lines += [re.split(r"\s#", line, maxsplit=1)[0].strip() for line in joined.splitlines()]
+    return [line for line in lines if line]
+
+
+def test_the_readme_tour_writes_no_file_into_the_repository() -> None:
+    """Every file the tour downloads or writes goes into its scratch folder ($OUT, a mktemp -d),
+    not the working tree, where it would show up as untracked files."""
+    commands = _tour_commands()
+    assert "OUT=$(mktemp -d)" in commands
+    targets = [t for line in commands for t in re.findall(r"(?:^|\s)(?:-o|--output)\s+(\S+)", line)]
+    assert len(targets) >= 3, targets  # the ONNX download, the scores file, curl's weights
+    assert all(t.startswith("$OUT") for t in targets), f"the tour writes into the tree: {targets}"
+    for line in commands:
+        if line.startswith("metro download"):
+            assert re.search(r"\s(-o|--output)\s", line), f"writes model-<id>.* here: {line}"
+        assert not re.search(r"(?<![0-9&])>\s*(?!\$OUT|/dev/)", line.replace("->", "")), line
+
+
+def test_pyproject_builds_without_deprecation_warnings() -> None:
+    """setuptools reads pyproject.toml without a warning (a `project.license` table printed its
+    deprecation three times in every install)."""
+    import warnings
+
+    from setuptools.config.pyprojecttoml import apply_configuration
+    from setuptools.dist import Distribution
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dist = apply_configuration(Distribution(), ROOT / "pyproject.toml")
+    assert [str(w.message).splitlines()[0] for w in caught] == []
+    assert dist.metadata.license_expression == "Apache-2.0"

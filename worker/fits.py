@@ -206,6 +206,20 @@ class FitLedger:
         self._calls: dict[tuple[int, str], int] = defaultdict(int)
         self.trained = 0  # fits this attempt trained
         self.loaded = 0  # fits this attempt found done
+        # Help messages sent and not known to have been taken. A helper works through every
+        # open shard of the job, not only those of the grid that asked, so a message still in
+        # the queue serves later grids too: asking again at each grid only piled up messages
+        # on a system where nobody was free (one worker: all of them ran, "skipped", after the
+        # job). The count drops to zero when a grid sees another worker's fits, the sign that
+        # helpers took the messages.
+        self.help_outstanding = 0
+
+    def ask_for_help(self, wanted: int) -> None:
+        """Make sure ``wanted`` helpers are asked for, counting those asked for already."""
+        missing = wanted - self.help_outstanding
+        if missing > 0:
+            self.request_help(missing)
+            self.help_outstanding += missing
 
     def wrap(self, setup: RepeatSetup, role: str, inner: TrainerSolver) -> RecordedSolver:
         return RecordedSolver(self, setup, role, inner)
@@ -254,7 +268,8 @@ class RecordedSolver:
                 )
         open_shards = sum(1 for k in keys if rows[k].state != "done")
         if shareable and open_shards > 1:
-            ledger.request_help(open_shards - 1)
+            ledger.ask_for_help(open_shards - 1)
+        helped = False  # a shard of this grid fitted by another worker
 
         done: dict[str, list[Candidate]] = {}
         while len(done) < len(keys):
@@ -266,6 +281,7 @@ class RecordedSolver:
                 row = store.get_fit(ctx, ledger.job_id, key)
                 assert row is not None
                 if row.state == "done":
+                    helped = helped or rows[key].state != "done"  # done since the grid began
                     model = ledger.runner.load(row, self.inner)
                     assert row.surrogate_loss is not None
                     done[key] = self.inner.adopt(
@@ -281,10 +297,13 @@ class RecordedSolver:
                     )
                     ledger.trained += 1
                 else:
+                    helped = True
                     continue  # another worker holds it: come back to it
                 progressed = True
                 if ledger.on_fit_done is not None:
                     ledger.on_fit_done(self.setup.repeat, chunk.size)
             if not progressed:
                 time.sleep(_POLL_SECONDS)
+        if helped:
+            ledger.help_outstanding = 0
         return [cand for key in keys for cand in done[key]]

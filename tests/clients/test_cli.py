@@ -113,6 +113,11 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     assert list(written[0]) == ["margin", "label"]  # the raw h(x), named for what it is
     # The label is the margin's sign (the tuned threshold is folded into the model).
     assert all((float(r["margin"]) >= 0) == (r["label"] == "1") for r in written)
+    # Without --output, the same CSV on stdout (and the count on stderr).
+    piped = metro(live, "predict", model_id, "--input", str(rows))
+    assert piped.returncode == 0, piped.stderr
+    assert list(csv.DictReader(piped.stdout.splitlines())) == written
+    assert "scored 7 rows" in piped.stderr
 
 
 def test_a_failing_job_makes_watch_exit_nonzero_with_its_reason(live: Live, tmp_path: Path) -> None:
@@ -154,9 +159,10 @@ def test_errors_are_one_line(live: Live, tmp_path: Path) -> None:
     up = metro(live, "upload", str(train), "--label-column", "y")
     assert up.returncode == 0 and up.stdout.startswith("dataset://"), up.stderr
     assert "240 rows" in up.stderr
-    assert_one_line_error(
-        metro(live, "upload", str(train), "--label-column", "target"), "(422)", "target"
-    )
+    assert_one_line_error(  # checked before the upload, naming the columns there are
+        metro(live, "upload", str(train), "--label-column", "target"),
+        "label column 'target' not found", "'a', 'b', 'c', 'd', 'y'",
+    )  # fmt: skip
     assert_one_line_error(
         metro(live, "predict", absent, "-i", str(tmp_path / "none.csv"), "-o", "x.csv"), "404"
     )
@@ -165,3 +171,84 @@ def test_errors_are_one_line(live: Live, tmp_path: Path) -> None:
         metro(live, "result", absent, "--url", "http://127.0.0.1:9"), "cannot reach"
     )
     assert_one_line_error(metro(None, "result", absent, env={"METRO_API_KEY": ""}), "no API key")
+
+
+def test_usage_errors_are_one_line_naming_the_option() -> None:
+    cases = [
+        (["predict", str(uuid.uuid4())], "error: missing option '--input' / '-i'"),
+        (["admin", "create-key"], "error: missing option '--tenant'"),
+        (["submit", "--n-lambdas", "many"], "error: invalid value for '--n-lambdas'"),
+        (["sumbit"], "error: no such command 'sumbit'"),
+    ]
+    for args, start in cases:
+        done = metro(None, *args)
+        assert done.returncode == 2, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(start), (args, done.stderr)
+        assert "--help` lists the options" in lines[0]
+        assert "Usage:" not in done.stderr and "╭" not in done.stderr and done.stdout == ""
+    # No arguments at all still shows the help, as before.
+    assert "Usage: metro" in metro(None).stdout + metro(None).stderr
+
+
+def _dataset_ids(live: Live) -> set[str]:
+    r = httpx.get(
+        f"{live.url}/v1/datasets", params={"limit": 200},
+        headers={"Authorization": f"Bearer {live.api_key}"}, timeout=10,
+    )  # fmt: skip
+    assert r.status_code == 200, r.text
+    return {d["id"] for d in r.json()["items"]}
+
+
+def test_submit_checks_a_local_file_before_uploading_it(live: Live, tmp_path: Path) -> None:
+    churn = tmp_path / "churn.csv"
+    churn.write_text(
+        "tenure,charges,churned\n" + "".join(f"{i},{i * 1.5},{i % 3 == 0:d}\n" for i in range(60))
+    )
+    before = _dataset_ids(live)
+    # No --label-column: the default 'y' is not there, and the error lists the columns.
+    line = assert_one_line_error(
+        metro(live, "submit", "-d", str(churn), "-m", "f1"),
+        "label column 'y' not found", "tenure", "charges", "churned", "--label-column",
+    )  # fmt: skip
+    assert "local files are not enabled" not in line
+    # A file that does not exist is named as such, not as a server setting.
+    line = assert_one_line_error(
+        metro(live, "submit", "-d", str(tmp_path / "chrun.csv"), "-m", "f1"), "no such file"
+    )
+    assert "chrun.csv" in line and "not enabled" not in line
+    # A positive label the column does not hold.
+    assert_one_line_error(
+        metro(live, "submit", "-d", str(churn), "--label-column", "churned",
+              "--positive-label", "2", "-m", "f1"),
+        "positive_label 2 is not one of the labels",
+    )  # fmt: skip
+    # A job the server would refuse (a metric parameter precision does not take).
+    assert_one_line_error(
+        metro(live, "submit", "-d", str(churn), "--label-column", "churned",
+              "-m", "precision", "--set", "metric.min_recall=0.8"),
+        "metric.min_recall", "nothing was uploaded",
+    )  # fmt: skip
+    assert _dataset_ids(live) == before, "a refused submission left an upload behind"
+
+
+def test_positive_label_in_the_json_form_the_help_shows(live: Live, tmp_path: Path) -> None:
+    answers = tmp_path / "answers.csv"
+    answers.write_text(
+        "a,b,answer\n"
+        + "".join(f"{i},{(i * 7) % 11},{'yes' if i % 3 == 0 else 'no'}\n" for i in range(60))
+    )
+    assert '"yes"' in metro(None, "submit", "--help").stdout  # the form the help text shows
+    up = metro(live, "upload", str(answers), "--label-column", "answer", "--positive-label",
+               '"yes"')  # fmt: skip
+    assert up.returncode == 0, up.stderr
+    done = metro(
+        live, "submit", "-d", str(answers), "--label-column", "answer",
+        "--positive-label", '"yes"', "-m", "f1", "--n-lambdas", "3", "--max-iter", "10",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    r = httpx.get(
+        f"{live.url}/v1/jobs/{done.stdout.strip()}",
+        headers={"Authorization": f"Bearer {live.api_key}"}, timeout=10,
+    )  # fmt: skip
+    assert r.json()["spec"]["dataset"]["positive_label"] == "yes"

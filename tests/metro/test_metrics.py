@@ -17,6 +17,7 @@ from metro.metrics import (
     CELLS,
     MetricSpec,
     PriorDependentMetric,
+    UnknownMetricParameterError,
     accuracy,
     balanced_accuracy,
     confusion_fractions,
@@ -25,6 +26,7 @@ from metro.metrics import (
     get_metric,
     jaccard,
     precision,
+    preset_parameters,
     recall,
     weighted_accuracy,
 )
@@ -487,15 +489,43 @@ def test_f_beta_rejects_non_positive_beta(b):
         get_metric("f_beta", beta=b)
 
 
+@pytest.mark.parametrize(
+    ("preset", "params", "unknown", "accepted"),
+    [
+        ("precision", {"min_recall": 0.5}, ("min_recall",), ()),
+        ("f_beta", {"beta": 2.0, "min_recall": 0.5}, ("min_recall",), ("beta",)),
+        ("weighted_accuracy", {"w_tp": 1, "w_tq": 2, "x": 0}, ("w_tq", "x"),
+         ("w_tp", "w_tn", "w_fp", "w_fn")),
+        ("balanced_accuracy", {"prior": 0.3}, ("prior",), ()),
+    ],
+)  # fmt: skip
+def test_unknown_preset_parameters_are_named_with_the_accepted_ones(
+    preset, params, unknown, accepted
+):
+    with pytest.raises(UnknownMetricParameterError) as caught:
+        get_metric(preset, **params)
+    error = caught.value
+    assert (error.metric, error.unknown, error.accepted) == (preset, unknown, accepted)
+    assert isinstance(error, ValueError)
+    message = str(error)
+    assert "unexpected keyword" not in message and "()" not in message
+    assert all(repr(name) in message for name in (*unknown, *accepted))
+    if not accepted:
+        assert "takes no parameters" in message
+    assert preset_parameters(preset) == accepted
+
+
 def test_get_metric_errors_and_passthrough():
     with pytest.raises(ValueError, match="unknown metric"):
         get_metric("f2")
     with pytest.raises(ValueError, match="unknown metric"):
         get_metric("roc_auc")
-    with pytest.raises(ValueError, match="bad parameters"):
+    with pytest.raises(ValueError, match="metric 'f1' has no parameter 'beta'"):
         get_metric("f1", beta=2.0)
-    with pytest.raises(ValueError, match="bad parameters"):
+    with pytest.raises(ValueError, match="metric 'jaccard' has no parameter 'foo'"):
         get_metric("jaccard", foo=1)
+    with pytest.raises(ValueError, match="bad parameters for metric 'f_beta'"):
+        get_metric("f_beta", beta=None)
     with pytest.raises(ValueError, match="preset name or a MetricSpec"):
         get_metric(3)
     spec = jaccard()

@@ -122,6 +122,26 @@ def test_schema_errors_are_problem_json(client, tenant, body, loc_prefix):
     assert any(e["loc"][: len(loc_prefix)] == loc_prefix for e in errors), errors
 
 
+@pytest.mark.parametrize(
+    ("metric", "unknown", "takes"),
+    [
+        ({"preset": "precision", "min_recall": 0.8}, ["min_recall"], "it takes no parameters"),
+        ({"preset": "f_beta", "beta": 2, "min_recall": 0.8}, ["min_recall"], "it takes 'beta'"),
+        ({"preset": "f1", "beta": 2, "gamma": 1}, ["beta", "gamma"], "it takes no parameters"),
+    ],
+)
+def test_unknown_metric_parameter_is_422_naming_it_and_the_accepted_ones(
+    client, tenant, metric, unknown, takes
+):
+    r = client.post("/v1/jobs", json=job_body(metric=metric), headers=tenant.headers)
+    errors = _errors(r)
+    assert [e["loc"] for e in errors] == [["body", "metric", name] for name in unknown]
+    for e in errors:
+        assert takes in e["msg"] and f"metric {metric['preset']!r}" in e["msg"], e
+        assert "unexpected keyword" not in e["msg"] and "()" not in e["msg"], e
+    assert "unexpected keyword" not in r.text
+
+
 def test_several_invalid_sections_are_all_reported(client, tenant):
     body = job_body(
         metric={"preset": "nope"}, surrogate={"name": "nope"}, dataset={"uri": "ftp://x/y.csv"}

@@ -67,6 +67,40 @@ def test_unknown_route_and_method_are_problem_json(client):
     assert r.status_code == 405 and r.json()["status"] == 405
 
 
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+@pytest.mark.parametrize(
+    "accept", [BROWSER_ACCEPT, "text/html", "application/json;q=0.5, text/html"]
+)
+def test_root_sends_a_browser_to_the_dashboard(client, accept):
+    r = client.get("/", headers={"Accept": accept}, follow_redirects=False)
+    assert r.status_code == 307 and r.headers["location"] == "/dashboard/"
+    assert r.headers["vary"] == "Accept"
+
+
+@pytest.mark.parametrize(
+    "accept", [None, "*/*", "application/json", "application/json, text/html;q=0.5"]
+)
+def test_root_gives_an_api_client_an_index_of_links(client, accept):
+    headers = {"Accept": accept} if accept else {}
+    r = client.get("/", headers=headers, follow_redirects=False)
+    assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+    links = r.json()["links"]
+    assert links["dashboard"] == "/dashboard/" and links["jobs"] == "/v1/jobs"
+    assert links["docs"] == "/docs" and links["openapi"] == "/openapi.json"
+    for path in links.values():  # each one leads somewhere (the /v1 ones want a key)
+        assert client.get(path).status_code in (200, 401), path
+    assert "/" not in client.get("/openapi.json").json()["paths"]  # not an API operation
+
+
+def test_root_links_carry_the_gateway_prefix(app):
+    with TestClient(app, root_path="/metro") as prefixed:
+        r = prefixed.get("/", headers={"Accept": BROWSER_ACCEPT}, follow_redirects=False)
+        assert r.headers["location"] == "/metro/dashboard/"
+        assert prefixed.get("/").json()["links"]["docs"] == "/metro/docs"
+
+
 def test_request_body_limit(client, tenant, settings):
     big = b'{"metric": {"preset": "f1"}, "pad": "' + b"x" * settings.max_request_body_bytes + b'"}'
     r = client.post(

@@ -5,8 +5,10 @@ and nothing else running. A job submitted over HTTP is trained and its model ser
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -41,7 +43,11 @@ def test_metro_serve_embedded_trains_a_job(tmp_path):
             cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
         ).stdout.strip()  # fmt: skip
         headers = {"Authorization": f"Bearer {key}"}
-        r = httpx.post(f"{base}/v1/jobs", json=SMALL_JOB, headers=headers, timeout=10)
+        # A grid of several shards (8 lambdas each) searched on 2 repeats: the one worker
+        # would ask for help at every grid it fits, though nobody else can help.
+        job_body = {**SMALL_JOB, "search": {**SMALL_JOB["search"], "n_lambdas": 17},
+                    "repeats": 2}  # fmt: skip
+        r = httpx.post(f"{base}/v1/jobs", json=job_body, headers=headers, timeout=10)
         assert r.status_code == 201, r.text
         job_url = f"{base}/v1/jobs/{r.json()['id']}"
 
@@ -63,6 +69,11 @@ def test_metro_serve_embedded_trains_a_job(tmp_path):
         assert (
             tmp_path / "var" / "artifacts" / "jobs" / job["id"] / "model" / "model.onnx"
         ).exists()
+        # Requests for help nobody could answer (the one worker was busy with the job): only
+        # as many as one grid has spare shards (17 lambdas = 3 shards), not that many per grid
+        # fitted, each of which would log its "received" and "skipped" lines afterwards.
+        sent = _help_requests_sent(tmp_path / "var" / "broker.db")
+        assert 1 <= sent <= 2, f"{sent} help requests for a job on one worker"
     finally:
         if serve.poll() is None:
             serve.send_signal(signal.SIGINT)  # Ctrl-C: uvicorn stops, then its worker child
@@ -73,6 +84,15 @@ def test_metro_serve_embedded_trains_a_job(tmp_path):
         serve.wait(timeout=10)
         log.close()
     time.sleep(0.2)
+
+
+def _help_requests_sent(broker_db) -> int:
+    """Help messages the embedded broker (kombu's SQLAlchemy transport) was handed; it keeps
+    delivered messages as invisible rows."""
+    with contextlib.closing(sqlite3.connect(broker_db)) as db:
+        payloads = [row[0] for row in db.execute("SELECT payload FROM kombu_message")]
+    tasks = [json.loads(p).get("headers", {}).get("task") for p in payloads]
+    return tasks.count("metro.help_job")
 
 
 def _group_alive(pgid: int) -> bool:
