@@ -21,3 +21,18 @@ DATABASE_UNAVAILABLE: tuple[type[Exception], ...] = (
 
 def is_database_unavailable(error: BaseException) -> bool:
     return isinstance(error, DATABASE_UNAVAILABLE)
+
+
+def is_database_outage(error: BaseException) -> bool:
+    """The database could not be reached, or dropped the connection: the failure says nothing
+    about the work that was running. A statement the database refused on a live connection
+    (a timeout, a lock, a constraint) is not an outage: retried forever it could loop."""
+    if isinstance(error, (exc.TimeoutError, exc.DisconnectionError)):
+        return True
+    if isinstance(error, exc.DBAPIError):
+        # connection_invalidated: SQLAlchemy recognised a disconnect mid-statement; no statement:
+        # the error came while connecting.
+        return bool(error.connection_invalidated) or (
+            isinstance(error, (exc.OperationalError, exc.InterfaceError)) and not error.statement
+        )
+    return False
