@@ -34,7 +34,7 @@ from metro.search.bisection import max_bisection_steps
 from metro.search.config import AUTO_CV_FOLDS
 from metro.serialization import save_model
 from metro.trainer import TrainingCancelled
-from service.db.errors import is_database_outage
+from service.db.errors import DATABASE_UNAVAILABLE, is_database_outage
 from service.job_spec import (
     build_metric,
     build_model_spec,
@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 
 MODEL_NAMESPACE = uuid.UUID("6f1c0f0e-8d0a-4a53-9a5e-6d3c2f1b7a10")
 # Errors worth another attempt: the database or the network went away for a while.
-TRANSIENT = (OperationalError, ConnectionError, TimeoutError)
+TRANSIENT = (OperationalError, ConnectionError, TimeoutError, *DATABASE_UNAVAILABLE)
 _RETRY_COUNTDOWN_SECONDS = 5.0
 _PROGRESS_EVERY_SECONDS = 0.5
 
