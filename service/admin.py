@@ -52,9 +52,9 @@ def list_api_keys(session: Session, tenant_name: str | None = None) -> list[KeyI
 
 
 def revoke_api_key(session: Session, key_or_prefix: str) -> KeyInfo:
-    """Revoke one key, named by the key itself or by the prefix ``list_api_keys`` shows. The key
-    is refused from the next request on. Revoking a revoked key changes nothing; a prefix that
-    matches no key, or several, is an error (nothing is revoked)."""
+    """Revoke one key, named by the key itself or by the prefix ``list_api_keys`` shows. The API
+    refuses it once its key cache lets go of it (``METRO_API_KEY_CACHE_SECONDS``). Revoking a
+    revoked key changes nothing; a prefix that matches no key, or several, is an error."""
     text = key_or_prefix.strip()
     if not text:
         raise ValueError("give the key or its prefix")

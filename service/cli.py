@@ -72,7 +72,14 @@ def serve(
     # the worker child, which was left running as an orphan; this one unwinds instead.
     signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
-        uvicorn.run("service.main:app", host=host, port=port, log_level="info")
+        uvicorn.run(
+            "service.main:app",
+            host=host,
+            port=port,
+            log_level="info",
+            # A request that never ends must not keep the server from stopping on SIGTERM.
+            timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
+        )
     finally:
         if supervisor is not None:
             supervisor.stop()
@@ -254,9 +261,15 @@ def demo(
     try:
         ds = load_dataset(dataset)
         result = run_experiment(
-            ds, metric=get_metric(metric), surrogate=get_surrogate("logistic"),
-            model=ModelSpec(), search=SearchConfig(), training=TrainingConfig(),
-            baselines=BASELINES, repeats=repeats, seed=seed,
+            ds,
+            metric=get_metric(metric),
+            surrogate=get_surrogate("logistic"),
+            model=ModelSpec(),
+            search=SearchConfig(),
+            training=TrainingConfig(),
+            baselines=BASELINES,
+            repeats=repeats,
+            seed=seed,
         )
     except ValueError as exc:
         _fail(str(exc))

@@ -44,6 +44,22 @@ class Settings(BaseSettings):
     model_cache_size: int = 16  # loaded models kept in memory per process
     readiness_timeout_seconds: float = 2.0
 
+    # Concurrency of one API process (see docs/operations.md, "Concurrency"). Sync routes run in
+    # a pool of ``api_threads``; each holds at most one database connection, and only while it
+    # runs, so any pool size works (no deadlock), the pool merely bounds database parallelism.
+    api_threads: int = Field(default=40, ge=1)
+    database_pool_size: int = Field(default=5, ge=1)
+    database_max_overflow: int = Field(default=10, ge=0)
+    database_pool_timeout_seconds: float = Field(default=10.0, gt=0)
+    # How long a verified API key is trusted without asking the database again: a revoked key
+    # keeps working this long at most (0: every request asks the database).
+    api_key_cache_seconds: float = Field(default=5.0, ge=0)
+    api_key_cache_size: int = Field(default=10_000, ge=0)
+    # SIGTERM: requests in flight get this long to finish, then the server stops regardless.
+    shutdown_timeout_seconds: int = Field(default=10, ge=0)
+    # The Retry-After of the 503 answered while the database is unreachable.
+    database_retry_after_seconds: int = Field(default=5, ge=1)
+
     # Workers (see worker/). A job's lease is renewed every heartbeat; a job whose lease has
     # expired (its worker died) is re-queued by the reconciler, up to the job's max_attempts.
     lease_seconds: float = 60.0

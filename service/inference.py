@@ -96,6 +96,15 @@ class ModelCache:
                 self._items.popitem(last=False)
         return model
 
+    def peek(self, key: tuple[uuid.UUID, str]) -> LoadedModel | None:
+        """The model if it is loaded (counted as a hit), else None; never loads."""
+        with self._lock:
+            model = self._items.get(key)
+            if model is not None:
+                self._items.move_to_end(key)
+                self.hits += 1
+            return model
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()

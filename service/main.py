@@ -7,9 +7,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
+from service.api.caches import ModelRefCache, PrincipalCache
 from service.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware
 from service.api.openapi import install_openapi, operation_id
 from service.api.problems import install_problem_handlers
@@ -32,10 +34,12 @@ _TAGS = [
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    engine = make_engine(settings.database_url)
+    engine = make_engine(settings.database_url, **_pool_options(settings))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # The pool that runs sync routes and dependencies (anyio's default limiter, 40).
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.api_threads
         yield
         engine.dispose()
 
@@ -58,6 +62,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
     app.state.model_cache = ModelCache(settings.model_cache_size)
+    app.state.model_refs = ModelRefCache(settings.model_cache_size * 64)
+    app.state.principal_cache = PrincipalCache(
+        maxsize=settings.api_key_cache_size, ttl_seconds=settings.api_key_cache_seconds
+    )
     app.state.metrics = Metrics()
     # How https:// dataset hosts are resolved for the SSRF check; tests swap in a fake.
     app.state.resolver = system_resolver
@@ -73,6 +81,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     install_openapi(app)
     return app
+
+
+def _pool_options(settings: Settings) -> dict[str, Any]:
+    if settings.database_url.startswith("sqlite"):
+        return {}  # SQLite's own pool classes take none of these
+    return {
+        "pool_size": settings.database_pool_size,
+        "max_overflow": settings.database_max_overflow,
+        "pool_timeout": settings.database_pool_timeout_seconds,
+    }
 
 
 _app: FastAPI | None = None

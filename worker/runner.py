@@ -35,6 +35,7 @@ from metro.search.bisection import max_bisection_steps
 from metro.search.config import AUTO_CV_FOLDS
 from metro.serialization import save_model
 from metro.trainer import TrainingCancelled
+from service.db.errors import DATABASE_UNAVAILABLE, is_database_outage
 from service.job_spec import (
     build_metric,
     build_model_spec,
@@ -54,7 +55,7 @@ logger = logging.getLogger(__name__)
 
 MODEL_NAMESPACE = uuid.UUID("6f1c0f0e-8d0a-4a53-9a5e-6d3c2f1b7a10")
 # Errors worth another attempt: the database or the network went away for a while.
-TRANSIENT = (OperationalError, ConnectionError, TimeoutError)
+TRANSIENT = (OperationalError, ConnectionError, TimeoutError, *DATABASE_UNAVAILABLE)
 _RETRY_COUNTDOWN_SECONDS = 5.0
 _PROGRESS_EVERY_SECONDS = 0.5
 
@@ -181,6 +182,8 @@ class JobRun:
         return JobState.FAILED.value
 
     def _retry(self, exc: BaseException) -> str:
+        if is_database_outage(exc):
+            return self._retry_after_outage(exc)
         if self.job.attempts >= self.job.max_attempts:
             return self._fail(
                 f"gave up after {self.job.attempts} attempts; the last one failed with "
@@ -192,6 +195,31 @@ class JobRun:
         except Exception:
             # The lease expires and the reconciler re-queues the job.
             logger.warning("job %s: could not give it back to the queue", self.job.id)
+        return "retry"
+
+    def _retry_after_outage(self, exc: BaseException) -> str:
+        """The database went away: give the job back without counting this attempt. The
+        database may still be down, so the release is retried (the heartbeat keeps the lease
+        alive meanwhile) for up to a lease; past that the lease expires and the reconciler
+        re-queues the job, which does count the attempt."""
+        logger.warning("job %s: database unavailable (%s)", self.job.id, type(exc).__name__)
+        deadline = time.monotonic() + self.ctx.settings.lease_seconds
+        delay = 0.5
+        while True:
+            try:
+                released = store.release_job(self.ctx, self.job.id, self.token, refund_attempt=True)
+                break
+            except Exception as again:
+                if not is_database_outage(again) or time.monotonic() + delay > deadline:
+                    logger.warning("job %s: could not give it back to the queue", self.job.id)
+                    return "retry"
+                time.sleep(delay)
+                delay = min(delay * 2, 10.0)
+        if released:
+            try:
+                self.queue.enqueue(self.job.id, self.job.spec, countdown=_RETRY_COUNTDOWN_SECONDS)
+            except Exception:  # queued in the database: the reconciler sends its message
+                logger.warning("job %s: could not send it to the broker", self.job.id)
         return "retry"
 
     # -- the work -----------------------------------------------------------------------------

@@ -129,10 +129,15 @@ def cancel_held_job(ctx: WorkerContext, job_id: uuid.UUID, token: str) -> bool:
         return ok
 
 
-def release_job(ctx: WorkerContext, job_id: uuid.UUID, token: str) -> bool:
-    """Give a job back to the queue after a transient failure (its attempt still counts)."""
+def release_job(
+    ctx: WorkerContext, job_id: uuid.UUID, token: str, *, refund_attempt: bool = False
+) -> bool:
+    """Give a job back to the queue after a transient failure. Its attempt still counts, unless
+    ``refund_attempt`` (the database was unavailable: the job itself did nothing wrong)."""
     with ctx.session() as session:
         now = db_now(session)
+        # (held under this lease, so the claim counted at least one attempt)
+        refund = {"attempts": Job.attempts - 1} if refund_attempt else {}
         result = session.execute(
             update(Job)
             .where(Job.id == job_id, Job.lease_owner == token, Job.state == JobState.RUNNING.value)
@@ -141,6 +146,7 @@ def release_job(ctx: WorkerContext, job_id: uuid.UUID, token: str) -> bool:
                 lease_owner=None,
                 lease_expires_at=None,
                 updated_at=now,
+                **refund,
             )
             .execution_options(synchronize_session=False)
         )

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.artifacts import ArtifactError
+from service.db.errors import DATABASE_UNAVAILABLE
 from service.errors import (
     ConflictError,
     FetchError,
@@ -167,6 +168,26 @@ def install_problem_handlers(app: FastAPI) -> None:
             "Model unavailable",
             "the model's stored files could not be used; the operators have been notified",
         )
+
+    async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        # The database is down, restarting, or every connection is busy past the pool's
+        # timeout: the request was fine and may succeed shortly, so 503 and not 500.
+        logger.warning(
+            "database unavailable on %s %s: %s", request.method, request.url.path,
+            type(exc).__name__,
+        )  # fmt: skip
+        retry_after = request.app.state.settings.database_retry_after_seconds
+        return problem(
+            request,
+            503,
+            "unavailable",
+            "Service Unavailable",
+            "the database is unavailable for the moment; retry later",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+    for unavailable in DATABASE_UNAVAILABLE:
+        app.add_exception_handler(unavailable, _database_unavailable)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -42,11 +42,12 @@ def add_api_key(session: Session, tenant_id: uuid.UUID, key: str) -> ApiKey:
     return api_key
 
 
-def authenticate(session: Session, key: str) -> Principal | None:
+def authenticate_hash(session: Session, key_hash: str) -> Principal | None:
+    """The principal of the unrevoked key whose SHA-256 is ``key_hash``, or None."""
     row = session.execute(
         select(ApiKey.id, Tenant.id, Tenant.name)
         .join(Tenant, Tenant.id == ApiKey.tenant_id)
-        .where(ApiKey.key_hash == hash_api_key(key), ApiKey.revoked_at.is_(None))
+        .where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))
     ).first()
     if row is None:
         return None

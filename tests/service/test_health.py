@@ -62,3 +62,50 @@ def test_metrics_count_requests_by_route_template(client, tenant):
     text = r.text
     assert "metro_http_requests_total" in text
     assert 'route="/v1/jobs/{job_id}"' in text and "00000000-0000" not in text
+
+
+def _assert_unavailable(r) -> None:
+    assert r.status_code == 503, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert r.headers["retry-after"] == "5"
+    body = r.json()
+    assert body["status"] == 503 and body["type"].endswith("/unavailable")
+    assert "127.0.0.1" not in r.text and "psycopg" not in r.text
+
+
+def test_database_down_is_a_503_with_retry_after(settings, tenant):
+    with _app_with(settings, database_url="postgresql+psycopg://postgres@127.0.0.1:1/none") as c:
+        _assert_unavailable(c.get("/v1/jobs", headers=tenant.headers))  # the key check
+        assert c.get("/healthz").status_code == 200  # liveness does not need the database
+
+
+def test_database_down_after_the_key_check_is_a_503(settings, tenant):
+    app = create_app(settings)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        assert c.get("/v1/jobs", headers=tenant.headers).status_code == 200  # key now cached
+        app.state.engine.dispose()
+        app.state.sessionmaker.configure(
+            bind=create_app(
+                settings.model_copy(
+                    update={"database_url": "postgresql+psycopg://postgres@127.0.0.1:1/none"}
+                )
+            ).state.engine
+        )
+        _assert_unavailable(c.get("/v1/jobs", headers=tenant.headers))
+
+
+def test_no_free_connection_in_time_is_a_503(settings, tenant):
+    app = create_app(
+        settings.model_copy(
+            update={
+                "database_pool_size": 1,
+                "database_max_overflow": 0,
+                "database_pool_timeout_seconds": 0.1,
+            }
+        )
+    )
+    with TestClient(app, raise_server_exceptions=False) as c:
+        assert c.get("/v1/jobs", headers=tenant.headers).status_code == 200
+        with app.state.engine.connect():  # the pool's only connection, held elsewhere
+            _assert_unavailable(c.get("/v1/jobs", headers=tenant.headers))
+        assert c.get("/v1/jobs", headers=tenant.headers).status_code == 200

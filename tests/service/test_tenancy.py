@@ -81,18 +81,39 @@ def test_every_v1_route_needs_a_valid_key(client, victim, auth):
         assert r.headers["content-type"].startswith("application/problem+json")
 
 
-def test_revoked_key_is_refused(client, app, make_tenant):
+def test_revoked_key_is_refused_once_its_cache_entry_expires(client, app, make_tenant):
+    """A verified key is trusted for api_key_cache_seconds without asking the database; a
+    revoked key is refused as soon as that has passed (a fake clock stands in for the wait)."""
     from datetime import UTC, datetime
 
     from sqlalchemy import update
 
+    from service.api.caches import PrincipalCache
     from service.db.models import ApiKey
 
+    now = [0.0]
+    ttl = app.state.settings.api_key_cache_seconds
+    cache = PrincipalCache(maxsize=100, ttl_seconds=ttl, timer=lambda: now[0])
+    shared, app.state.principal_cache = app.state.principal_cache, cache
+    try:
+        t = make_tenant()
+        assert client.get("/v1/jobs", headers=t.headers).status_code == 200
+        with app.state.sessionmaker() as session:
+            session.execute(
+                update(ApiKey).where(ApiKey.tenant_id == t.id).values(revoked_at=datetime.now(UTC))
+            )
+            session.commit()
+        now[0] += ttl * 0.5
+        assert client.get("/v1/jobs", headers=t.headers).status_code == 200  # bounded staleness
+        now[0] += ttl * 0.6
+        assert client.get("/v1/jobs", headers=t.headers).status_code == 401
+        assert client.get("/v1/jobs", headers=t.headers).status_code == 401  # refusals: uncached
+    finally:
+        app.state.principal_cache = shared
+
+
+def test_api_key_cache_holds_hashes_not_keys(client, app, make_tenant):
     t = make_tenant()
     assert client.get("/v1/jobs", headers=t.headers).status_code == 200
-    with app.state.sessionmaker() as session:
-        session.execute(
-            update(ApiKey).where(ApiKey.tenant_id == t.id).values(revoked_at=datetime.now(UTC))
-        )
-        session.commit()
-    assert client.get("/v1/jobs", headers=t.headers).status_code == 401
+    cached = list(app.state.principal_cache._entries)
+    assert cached and all(t.key not in entry for entry in cached)

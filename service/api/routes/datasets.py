@@ -10,13 +10,14 @@ from fastapi import APIRouter, File, Form, Request, Response, UploadFile
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
 from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
+from service.api.routing import SessionScopedRoute
 from service.crud import datasets as crud
 from service.datasets.uploads import inspect_upload, store_upload
 from service.db.models import Dataset
 from service.schemas.common import Page
 from service.schemas.datasets import DatasetOut
 
-router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
+router = APIRouter(prefix="/v1/datasets", tags=["datasets"], route_class=SessionScopedRoute)
 
 
 @router.post(

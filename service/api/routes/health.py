@@ -25,7 +25,9 @@ class Readiness(BaseModel):
 
 
 @router.get("/healthz", response_model=Health, summary="Liveness: the process serves requests")
-def healthz() -> Health:
+async def healthz() -> Health:
+    # async: answered on the event loop, so neither a busy thread pool nor an exhausted
+    # database pool can keep it from answering.
     return Health(status="ok")
 
 
@@ -56,7 +58,7 @@ async def readyz(request: Request) -> JSONResponse:
     response_class=Response,
     responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
 )
-def metrics(request: Request) -> Response:
+async def metrics(request: Request) -> Response:
     return Response(
         request.app.state.metrics.render(),
         media_type="text/plain; version=0.0.4; charset=utf-8",

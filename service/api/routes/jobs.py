@@ -11,6 +11,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
 from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
+from service.api.routing import SessionScopedRoute
 from service.crud import jobs as crud
 from service.datasets.uris import check_dataset
 from service.errors import InvalidInputError
@@ -20,7 +21,7 @@ from service.results import build_job_result
 from service.schemas.common import Page
 from service.schemas.jobs import JobCreate, JobOut, JobResult, LambdaStepOut
 
-router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"], route_class=SessionScopedRoute)
 logger = logging.getLogger(__name__)
 
 

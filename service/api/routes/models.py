@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
 from service import artifacts, inference
-from service.api.deps import PrincipalDep, SessionDep, SettingsDep
+from service.api.caches import ModelRef
+from service.api.deps import PrincipalDep, SessionDep, SettingsDep, run_in_session
 from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
+from service.api.routing import SessionScopedRoute
+from service.config import Settings
 from service.crud import models as crud
 from service.db.models import Model
 from service.errors import NotFoundError
 from service.schemas.common import Page
 from service.schemas.models import ModelOut, PredictRequest, PredictResponse
 
-router = APIRouter(prefix="/v1/models", tags=["models"])
+router = APIRouter(prefix="/v1/models", tags=["models"], route_class=SessionScopedRoute)
 
 _DOWNLOADS = {
     "safetensors": (artifacts.WEIGHTS_FILE, "application/octet-stream"),
@@ -117,25 +121,59 @@ def download_model(
     summary="Score rows",
     responses=problem_responses(401, 404, 413, 422),
 )
-def predict(
+async def predict(
     model_id: uuid.UUID,
     body: PredictRequest,
     request: Request,
-    session: SessionDep,
     principal: PrincipalDep,
     settings: SettingsDep,
 ) -> PredictResponse:
     """Rows are checked (count, width, names, finite values) before scoring. Loaded models are
     cached per process, keyed by model id and weights digest."""
-    model = crud.get_model(session, principal.tenant_id, model_id)
-    uri = artifacts.resolve_artifact_uri(settings.artifacts_uri, model.artifact_uri)
-    metrics = request.app.state.metrics
+    # async, and no session of the request: a warm model is served without the database (its
+    # row never changes); small requests are scored on the event loop, the others in one thread
+    # call that holds no connection.
+    state = request.app.state
+    ref = state.model_refs.get(principal.tenant_id, model_id)
+    if ref is None:
+        ref = await run_in_session(
+            request,
+            lambda session: _model_ref(crud.get_model(session, principal.tenant_id, model_id)),
+        )
+        state.model_refs.put(principal.tenant_id, ref)
+    rows = body.instances if body.instances is not None else body.data
+    loaded = state.model_cache.peek((ref.id, ref.sha256))
+    if loaded is not None and rows is not None and len(rows) * loaded.n_features <= _INLINE_VALUES:
+        return _score_loaded(state, settings, ref, loaded, body)
+    return await run_in_threadpool(_score, state, settings, ref, body)
 
-    def load():  # type: ignore[no-untyped-def]
-        metrics.model_loads.inc()
-        return inference.load_model(uri, model.sha256)
 
-    loaded = request.app.state.model_cache.get((model.id, model.sha256), load)
+# A warm model scores this many values in tens of microseconds, less than the hop to a thread
+# costs; such requests are scored on the event loop, larger ones (or a model to load) in a thread.
+_INLINE_VALUES = 1024
+
+
+def _model_ref(model: Model) -> ModelRef:
+    return ModelRef(id=model.id, sha256=model.sha256, artifact_uri=model.artifact_uri)
+
+
+def _score(state: Any, settings: Settings, ref: ModelRef, body: PredictRequest) -> PredictResponse:
+    def load() -> inference.LoadedModel:
+        state.metrics.model_loads.inc()
+        uri = artifacts.resolve_artifact_uri(settings.artifacts_uri, ref.artifact_uri)
+        return inference.load_model(uri, ref.sha256)
+
+    loaded = state.model_cache.get((ref.id, ref.sha256), load)
+    return _score_loaded(state, settings, ref, loaded, body)
+
+
+def _score_loaded(
+    state: Any,
+    settings: Settings,
+    ref: ModelRef,
+    loaded: inference.LoadedModel,
+    body: PredictRequest,
+) -> PredictResponse:
     matrix = inference.rows_to_matrix(
         loaded,
         instances=body.instances,
@@ -144,5 +182,5 @@ def predict(
         max_rows=settings.max_predict_rows,
     )
     margins, labels = inference.predict(loaded, matrix)
-    metrics.predictions.inc(len(margins))
-    return PredictResponse(model_id=model.id, margins=margins, labels=labels, scores=margins)
+    state.metrics.predictions.inc(len(margins))
+    return PredictResponse(model_id=ref.id, margins=margins, labels=labels, scores=margins)

@@ -1,0 +1,75 @@
+"""Per-process caches of the API that spare a request the database.
+
+* :class:`PrincipalCache`: who an API key belongs to, for a few seconds. Entries are keyed by the
+  key's SHA-256 (what the database already holds), so the cache never keeps a key itself. A
+  revoked key stops working when its entry expires (``METRO_API_KEY_CACHE_SECONDS``, default 5 s)
+  in every API process; ``0`` checks every request against the database.
+* :class:`ModelRefCache`: the few columns of a model row that prediction needs. A model row
+  never changes and is never deleted, so entries need no expiry, only a bound.
+
+Both are bounded and thread-safe (sync routes read them from the thread pool).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cachetools import LRUCache, TTLCache
+
+from service.crud.tenants import Principal
+
+
+class PrincipalCache:
+    def __init__(
+        self, *, maxsize: int, ttl_seconds: float, timer: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.enabled = ttl_seconds > 0 and maxsize > 0
+        self._entries: TTLCache[str, Principal] = TTLCache(
+            maxsize=max(1, maxsize), ttl=max(ttl_seconds, 1e-9), timer=timer
+        )
+        self._lock = threading.Lock()
+
+    def get(self, key_hash: str) -> Principal | None:
+        if not self.enabled:
+            return None
+        with self._lock:
+            return self._entries.get(key_hash)
+
+    def put(self, key_hash: str, principal: Principal) -> None:
+        # Only valid keys are cached: a flood of wrong keys cannot evict the right ones.
+        if self.enabled:
+            with self._lock:
+                self._entries[key_hash] = principal
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """What predicting with a model needs from its row."""
+
+    id: uuid.UUID
+    sha256: str
+    artifact_uri: str
+
+
+class ModelRefCache:
+    def __init__(self, maxsize: int) -> None:
+        self._entries: LRUCache[tuple[uuid.UUID, uuid.UUID], ModelRef] = LRUCache(
+            maxsize=max(1, maxsize)
+        )
+        self._lock = threading.Lock()
+
+    def get(self, tenant_id: uuid.UUID, model_id: uuid.UUID) -> ModelRef | None:
+        with self._lock:
+            return self._entries.get((tenant_id, model_id))
+
+    def put(self, tenant_id: uuid.UUID, ref: ModelRef) -> None:
+        with self._lock:
+            self._entries[(tenant_id, ref.id)] = ref

@@ -1,0 +1,38 @@
+"""Which database errors mean "the database is unavailable for now" rather than "this is wrong".
+
+The API answers them 503 with ``Retry-After``; a worker gives the job back to the queue without
+counting the attempt (the job did nothing wrong).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import exc
+
+# OperationalError: the server refused or dropped the connection, is starting up or shutting
+# down, or cancelled the statement; InterfaceError: the driver lost its connection;
+# TimeoutError: no pooled connection became free within the pool's timeout.
+DATABASE_UNAVAILABLE: tuple[type[Exception], ...] = (
+    exc.OperationalError,
+    exc.InterfaceError,
+    exc.TimeoutError,
+    exc.DisconnectionError,
+)
+
+
+def is_database_unavailable(error: BaseException) -> bool:
+    return isinstance(error, DATABASE_UNAVAILABLE)
+
+
+def is_database_outage(error: BaseException) -> bool:
+    """The database could not be reached, or dropped the connection: the failure says nothing
+    about the work that was running. A statement the database refused on a live connection
+    (a timeout, a lock, a constraint) is not an outage: retried forever it could loop."""
+    if isinstance(error, (exc.TimeoutError, exc.DisconnectionError)):
+        return True
+    if isinstance(error, exc.DBAPIError):
+        # connection_invalidated: SQLAlchemy recognised a disconnect mid-statement; no statement:
+        # the error came while connecting.
+        return bool(error.connection_invalidated) or (
+            isinstance(error, (exc.OperationalError, exc.InterfaceError)) and not error.statement
+        )
+    return False
