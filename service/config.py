@@ -61,7 +61,12 @@ class Settings(BaseSettings):
     checkpoint_seconds: float = 60.0
     # Prefix of queue names and broker keys, to share one Redis between deployments (or tests).
     queue_prefix: str = ""
-    max_dataset_rows: int = 5_000_000
+    # What one dataset may hold, checked at upload and again when a worker loads it: rows,
+    # columns, and bytes once decompressed (a gzip CSV, a compressed Parquet or NPZ), so that a
+    # small file that expands to gigabytes is refused after reading at most this much.
+    max_dataset_rows: int = Field(default=5_000_000, ge=1)
+    max_dataset_columns: int = Field(default=10_000, ge=1)
+    max_decompressed_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
     # Jobs a tenant may have queued, running or cancelling at once (0: no limit). One tenant
     # cannot fill the queue for everybody; a submission past it is a 429.
     max_active_jobs_per_tenant: int = Field(default=100, ge=0)

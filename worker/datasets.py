@@ -52,7 +52,8 @@ def _load(
     scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
     common: dict[str, Any] = {
         "label_column": label_column, "positive_label": positive,
-        "max_rows": settings.max_dataset_rows,
+        "max_rows": settings.max_dataset_rows, "max_columns": settings.max_dataset_columns,
+        "max_decompressed_bytes": settings.max_decompressed_bytes,
     }  # fmt: skip
     if scheme == "builtin":
         return load_dataset(uri, **common)

@@ -11,7 +11,9 @@ from service.api.deps import PrincipalDep, SessionDep, SettingsDep
 from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
 from service.crud import datasets as crud
-from service.datasets.uploads import inspect_upload, store_upload
+from service.datasets.uploads import DatasetLimits, inspect_upload, store_upload
+from service.errors import FieldError, InvalidInputError
+from service.job_spec import fields_with_nul
 from service.db.models import Dataset
 from service.schemas.common import Page
 from service.schemas.datasets import DatasetOut
@@ -51,6 +53,13 @@ def upload_dataset(
     positive_label: Annotated[str | None, Form(max_length=255)] = None,
 ) -> DatasetOut:
     """Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded."""
+    nul_errors = fields_with_nul(
+        {"label_column": label_column, "positive_label": positive_label}, ("body",)
+    )
+    if file.filename and "\x00" in file.filename:
+        nul_errors.append(FieldError(("body", "file"), "the file name must not contain a NUL"))
+    if nul_errors:
+        raise InvalidInputError("Invalid dataset", nul_errors)
     dataset_id = uuid.uuid4()
     stored = store_upload(
         file.file,
@@ -66,6 +75,7 @@ def upload_dataset(
             label_column=label_column,
             positive_label=positive_label,
             upload_dir=settings.upload_dir,
+            limits=DatasetLimits.from_settings(settings),
         )
         dataset = crud.add_dataset(
             session,
