@@ -793,7 +793,9 @@ def _check_npz_x(shape: tuple[int, ...], limits: _Limits) -> None:
     if shape:
         _check_rows(shape[0], limits.rows)
     if len(shape) == 2 and limits.columns is not None and shape[1] > limits.columns:
-        raise DataLimitError(f"dataset has {shape[1]} columns, more than the limit {limits.columns}")
+        raise DataLimitError(
+            f"dataset has {shape[1]} columns, more than the limit {limits.columns}"
+        )
 
 
 def _open_npz(fh: Any, limits: _Limits) -> Any:
@@ -1062,7 +1064,9 @@ def _limits(max_rows: Any, max_columns: Any, max_decompressed_bytes: Any) -> _Li
         ("max_columns", max_columns),
         ("max_decompressed_bytes", max_decompressed_bytes),
     ):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
             raise ValueError(f"{name} must be a positive int or None, got {value!r}")
     return _Limits(rows=max_rows, columns=max_columns, decompressed_bytes=max_decompressed_bytes)
 

@@ -153,7 +153,9 @@ def inspect_upload(
     except DataLimitError as exc:
         raise PayloadTooLargeError(refuse(exc)) from None
     except DataError as exc:
-        raise InvalidInputError("Invalid dataset", [FieldError(("body", "file"), refuse(exc))]) from None
+        raise InvalidInputError(
+            "Invalid dataset", [FieldError(("body", "file"), refuse(exc))]
+        ) from None
     except Exception as exc:
         message = refuse(exc).splitlines()
         reason = message[0][:200] if message else type(exc).__name__

@@ -381,7 +381,7 @@ def test_csv_header_with_too_many_columns(tmp_path):
         load_dataset(path, max_columns=100)
     # A header longer than any allowed one is refused after a bounded read, before parsing.
     endless = _gzip_bomb(tmp_path / "header.csv.gz", b"", b"a,", 4 << 20)
-    with pytest.raises(DataLimitError, match="the header of .* is longer than 1048576 bytes"):
+    with pytest.raises(DataLimitError, match=r"the header of .* is longer than 1048576 bytes"):
         inspect_file(endless, max_columns=100)
     with pytest.raises(ValueError, match="max_columns"):
         load_dataset(path, max_columns=0)
@@ -420,7 +420,7 @@ def test_compressed_npz_and_parquet_are_judged_by_their_metadata(tmp_path):
     npz = tmp_path / "zeros.npz"
     np.savez_compressed(npz, X=np.zeros((200_000, 10)), y=np.arange(200_000) % 2)
     assert os.path.getsize(npz) < 200_000  # 17.6 MB once decompressed
-    with pytest.raises(DataLimitError, match="expands to 17600\\d+ bytes, more than the limit"):
+    with pytest.raises(DataLimitError, match=r"expands to 17600\d+ bytes, more than the limit"):
         load_dataset(str(npz), max_decompressed_bytes=1 << 20)
     with pytest.raises(DataLimitError, match=_msg("200000 rows, more than the limit 1000")):
         inspect_file(str(npz), max_rows=1000)

@@ -12,9 +12,9 @@ from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
 from service.crud import datasets as crud
 from service.datasets.uploads import DatasetLimits, inspect_upload, store_upload
+from service.db.models import Dataset
 from service.errors import FieldError, InvalidInputError
 from service.job_spec import fields_with_nul
-from service.db.models import Dataset
 from service.schemas.common import Page
 from service.schemas.datasets import DatasetOut
 
