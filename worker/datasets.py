@@ -103,6 +103,7 @@ def _load(
 
 def _copy_s3(uri: str, destination: Path, max_bytes: int) -> None:
     import fsspec
+    from botocore.exceptions import NoCredentialsError, PartialCredentialsError
 
     try:
         fs, path = fsspec.core.url_to_fs(uri)
@@ -114,3 +115,9 @@ def _copy_s3(uri: str, destination: Path, max_bytes: int) -> None:
         raise DataError(f"dataset not found: {uri}") from None
     except PermissionError:
         raise DataError(f"access to {uri} was denied") from None
+    except (NoCredentialsError, PartialCredentialsError):
+        # The deployment's fault, not the data's, but nothing a retry mends: say what to set.
+        raise DataError(
+            f"cannot read {uri}: the workers have no S3 credentials; set AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY (or a role) on every worker"
+        ) from None
