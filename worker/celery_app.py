@@ -112,7 +112,9 @@ def _reconcile_at_start(**_kwargs: object) -> None:
 
     try:
         counts = reconcile_exclusively()
-        logger.info("reconciled at start: %s", counts if counts is not None else "another worker is")
+        logger.info(
+            "reconciled at start: %s", counts if counts is not None else "another worker is"
+        )
     except Exception:
         logger.exception("reconcile at worker start failed")
     _periodic.append(PeriodicReconciler().start())
