@@ -30,6 +30,7 @@ from service.errors import (
     NotReadyError,
     PayloadTooLargeError,
     QuotaExceededError,
+    StorageQuotaExceededError,
     UnsafeURLError,
     UnsupportedFormatError,
 )
@@ -166,6 +167,10 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(PayloadTooLargeError)
     async def _too_large(request: Request, exc: PayloadTooLargeError) -> JSONResponse:
         return problem(request, 413, "too-large", "Content too large", str(exc))
+
+    @app.exception_handler(StorageQuotaExceededError)
+    async def _storage_quota(request: Request, exc: StorageQuotaExceededError) -> JSONResponse:
+        return problem(request, 413, "storage-quota-exceeded", "Storage quota exceeded", str(exc))
 
     @app.exception_handler(UnsupportedFormatError)
     async def _unsupported(request: Request, exc: UnsupportedFormatError) -> JSONResponse:

@@ -1,7 +1,8 @@
-"""Storing an uploaded dataset file: size cap, SHA-256, and a first look at its contents.
+"""Receiving an uploaded dataset file: size cap, SHA-256, and a first look at its contents.
 
-The file is streamed to a temporary name next to its destination while it is hashed and counted,
-then renamed, so a failed or oversized upload never leaves a half-written dataset behind.
+The file is streamed to a temporary name in a local staging directory while it is hashed and
+counted, inspected there, and only then handed to the upload store (:mod:`.storage`), so a failed,
+oversized or malformed upload never leaves a half-written dataset behind.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -52,23 +52,24 @@ def file_format(filename: str) -> str:
     )
 
 
-def store_upload(
+def stage_upload(
     source: BinaryIO,
     *,
     filename: str,
-    upload_dir: Path,
-    tenant_id: uuid.UUID,
-    dataset_id: uuid.UUID,
+    staging_dir: Path,
     max_bytes: int,
 ) -> StoredUpload:
+    """Stream the upload to a temporary file in ``staging_dir`` while hashing and counting it.
+
+    The temporary name keeps the format's suffix, which is how ``metro.data`` tells formats
+    apart; a client's filename never becomes a path. The caller inspects the staged file and
+    then keeps it (:class:`service.datasets.storage.UploadStore`) or removes it.
+    """
     fmt = file_format(filename)
-    directory = Path(upload_dir) / str(tenant_id)
-    directory.mkdir(parents=True, exist_ok=True)
-    # The stored name is derived from ids only: a client's filename never becomes a path.
-    destination = directory / f"{dataset_id}{fmt}"
+    Path(staging_dir).mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
     size = 0
-    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=".upload-")
+    fd, tmp_name = tempfile.mkstemp(dir=staging_dir, prefix=".upload-", suffix=fmt)
     try:
         with os.fdopen(fd, "wb") as out:
             while chunk := source.read(_CHUNK):
@@ -81,11 +82,10 @@ def store_upload(
             raise InvalidInputError(
                 "Invalid dataset", [FieldError(("body", "file"), "the uploaded file is empty")]
             )
-        os.replace(tmp_name, destination)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
-    return StoredUpload(path=destination, format=fmt, size_bytes=size, sha256=digest.hexdigest())
+    return StoredUpload(path=Path(tmp_name), format=fmt, size_bytes=size, sha256=digest.hexdigest())
 
 
 @dataclass(frozen=True)

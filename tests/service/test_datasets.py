@@ -240,3 +240,62 @@ def test_nul_in_a_job_is_422_naming_the_field(client, tenant, service_dirs):
     )
     assert r.status_code == 422, r.text
     assert r.json()["errors"][0]["loc"] == ["body", "search"]
+
+
+# -- storage: identical bytes once, deletion, quota -----------------------------------------------
+
+
+def _stored_files(service_dirs, tenant) -> list[str]:
+    directory = service_dirs["uploads"] / str(tenant.id)
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+def test_identical_uploads_are_stored_once_per_tenant(client, tenant, other_tenant, service_dirs):
+    first = _upload(client, tenant, filename="a.csv").json()
+    second = _upload(client, tenant, filename="b.csv", label_column="label", positive_label="yes")
+    second = second.json()
+    assert first["id"] != second["id"] and first["sha256"] == second["sha256"]
+    assert second["filename"] == "b.csv" and second["n_columns"] == 2  # its own inspection
+    assert _stored_files(service_dirs, tenant) == [f"{first['sha256']}.csv"]
+    _upload(client, other_tenant)  # another tenant's copy is its own
+    assert _stored_files(service_dirs, other_tenant) == [f"{first['sha256']}.csv"]
+
+
+def test_delete_a_dataset(client, tenant, other_tenant, service_dirs):
+    a = _upload(client, tenant).json()
+    b = _upload(client, tenant).json()  # the same bytes
+    assert client.delete(f"/v1/datasets/{a['id']}", headers=other_tenant.headers).status_code == 404
+    r = client.delete(f"/v1/datasets/{a['id']}", headers=tenant.headers)
+    assert r.status_code == 204, r.text
+    assert client.get(f"/v1/datasets/{a['id']}", headers=tenant.headers).status_code == 404
+    assert _stored_files(service_dirs, tenant) != []  # b still points to the bytes
+    assert client.delete(f"/v1/datasets/{b['id']}", headers=tenant.headers).status_code == 204
+    assert _stored_files(service_dirs, tenant) == []
+    assert client.delete(f"/v1/datasets/{b['id']}", headers=tenant.headers).status_code == 404
+
+
+def test_a_dataset_a_queued_job_uses_cannot_be_deleted(client, tenant):
+    ds = _upload(client, tenant).json()
+    body = job_body(dataset={"uri": ds["uri"], "label_column": "label", "positive_label": "yes"})
+    job = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert job.status_code == 201, job.text
+    r = client.delete(f"/v1/datasets/{ds['id']}", headers=tenant.headers)
+    assert r.status_code == 409, r.text
+    assert "used by 1 queued or running job" in r.json()["detail"]
+    client.post(f"/v1/jobs/{job.json()['id']}/cancel", headers=tenant.headers)
+    assert client.delete(f"/v1/datasets/{ds['id']}", headers=tenant.headers).status_code == 204
+    assert (
+        client.get(f"/v1/jobs/{job.json()['id']}", headers=tenant.headers).json()["dataset_uri"]
+        == ds["uri"]
+    )
+
+
+def test_storage_quota_per_tenant(client, tenant, settings, monkeypatch):
+    monkeypatch.setattr(settings, "max_storage_bytes_per_tenant", len(CSV) + 10)
+    assert _upload(client, tenant).status_code == 201
+    assert _upload(client, tenant).status_code == 201  # the same bytes take no more room
+    other = CSV + b"7.0,8.0,no\n"
+    r = _upload(client, tenant, other)
+    assert r.status_code == 413, r.text
+    assert r.json()["type"].endswith("/storage-quota-exceeded")
+    assert f"more than its quota of {len(CSV) + 10} bytes" in r.json()["detail"]
