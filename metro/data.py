@@ -19,10 +19,14 @@ at the moment it opens it.
 
 from __future__ import annotations
 
+import csv
+import gzip
+import io
 import math
 import numbers
 import os
 import urllib.parse
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,8 +39,11 @@ __all__ = [
     "BUILTIN_DATASETS",
     "FORMATS",
     "DataError",
+    "DataLimitError",
     "Dataset",
     "Splits",
+    "TableShape",
+    "inspect_file",
     "load_dataset",
     "parse_labels",
     "split_indices",
@@ -56,6 +63,11 @@ _MAX_REASON_CHARS = 200  # of a parser's own error message
 _SYNTHETIC_MAX_SAMPLES = 10_000_000
 _SYNTHETIC_MAX_FEATURES = 10_000
 _SYNTHETIC_MAX_VALUES = 200_000_000
+# What the header line of a CSV may take per allowed column, so that a header of a billion
+# separators is refused after a bounded read instead of becoming a billion strings.
+_HEADER_BYTES_PER_COLUMN = 256
+_MIN_HEADER_BYTES = 1024 * 1024  # above pandas' read size, so a short header is never refused
+_CSV_COUNT_CHUNK_ROWS = 100_000  # rows per chunk when only counting the rows of a CSV
 
 
 class DataError(ValueError):
@@ -63,6 +75,15 @@ class DataError(ValueError):
 
     A subclass of ``ValueError`` so that library callers need not know about it, and a distinct
     class so that the service can tell "your file is wrong" (a 4xx) from a bug (a 5xx).
+    """
+
+
+class DataLimitError(DataError):
+    """The data are larger than a limit the caller set (rows, columns, decompressed bytes).
+
+    Raised as soon as the limit is passed, before the rest of the file is read, so that a small
+    compressed file that expands to gigabytes costs no more than the limit. A distinct class so
+    that a service can answer "too large" rather than "malformed".
     """
 
 
@@ -460,6 +481,8 @@ def _resolve_path(uri: str, data_roots: Sequence[str | os.PathLike[str]] | None)
         )
     if not given:
         raise DataError("the dataset path is empty")
+    if "\x00" in given:  # no file has one; the operating system refuses to look it up
+        raise DataError("the dataset path contains a NUL character")
     real = os.path.realpath(given)
     if data_roots is not None:
         allowed = False
@@ -508,42 +531,208 @@ def _check_rows(n_rows: int, max_rows: int | None, *, at_least: bool = False) ->
         raise DataError("dataset has no rows")
     if max_rows is not None and n_rows > max_rows:
         count = f"at least {n_rows}" if at_least else str(n_rows)
-        raise DataError(f"dataset has {count} rows, more than the limit {max_rows}")
+        raise DataLimitError(f"dataset has {count} rows, more than the limit {max_rows}")
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """What one read may take; ``None`` is no limit (library use)."""
+
+    rows: int | None = None
+    columns: int | None = None
+    decompressed_bytes: int | None = None
+
+    @property
+    def header_bytes(self) -> int | None:
+        """The longest CSV header read before giving up: room for every allowed column."""
+        if self.columns is None:
+            return self.decompressed_bytes
+        budget = max(_MIN_HEADER_BYTES, self.columns * _HEADER_BYTES_PER_COLUMN)
+        return budget if self.decompressed_bytes is None else min(budget, self.decompressed_bytes)
+
+
+def _check_columns(names: Sequence[str], limits: _Limits) -> None:
+    """Column count within the limit and names unique, in time linear in the number of names.
+
+    Duplicates are refused rather than disambiguated: pandas renames a second ``y`` to ``y.1``,
+    and a model trained with ``y.1`` as a feature reads the answer off a copy of the label.
+    Empty names are left out, since readers give each its own placeholder name.
+    """
+    if limits.columns is not None and len(names) > limits.columns:
+        raise DataLimitError(
+            f"dataset has {len(names)} columns, more than the limit {limits.columns}"
+        )
+    counts = Counter(name for name in names if name != "")
+    duplicated = sorted(name for name, count in counts.items() if count > 1)
+    if duplicated:
+        verb = "appears" if len(duplicated) == 1 else "appear"
+        shown = ", ".join(repr(name) for name in duplicated[:_MAX_SHOWN_COLUMNS])
+        more = ", ..." if len(duplicated) > _MAX_SHOWN_COLUMNS else ""
+        raise DataError(f"column names must be unique; {shown}{more} {verb} more than once")
+
+
+def _check_expanded_size(n_bytes: int, limits: _Limits) -> None:
+    if limits.decompressed_bytes is not None and n_bytes > limits.decompressed_bytes:
+        raise DataLimitError(
+            f"dataset expands to {n_bytes} bytes, more than the limit "
+            f"{limits.decompressed_bytes} bytes"
+        )
+
+
+class _BoundedReader(io.RawIOBase):
+    """A binary stream that delivers at most ``limit`` bytes and raises :class:`DataLimitError`
+    at the first byte past it, so a parser fed from it stops there whatever the file holds.
+
+    ``exceeded`` records the refusal too, for a parser that wraps the exceptions of its source.
+    """
+
+    def __init__(self, raw: Any, *, limit: int | None, message: str) -> None:
+        super().__init__()
+        self._raw = raw
+        self._limit = limit
+        self._message = message
+        self.delivered = 0
+        self.exceeded = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._raw.readinto(buffer) or 0
+        self.delivered += n
+        if self._limit is not None and self.delivered > self._limit:
+            self.exceeded = True
+            raise DataLimitError(self._message)
+        return n
 
 
 # --------------------------------------------------------------------------------------------------
 # Readers. Each returns (features, raw labels, feature names or None).
 
 _Loaded = tuple[np.ndarray, np.ndarray, "tuple[str, ...] | None"]
+_CSV_ERRORS = (ValueError, OSError, EOFError, pd.errors.ParserError, pd.errors.EmptyDataError)
 
 
-def _read_csv(real: str, given: str, fmt: str, label_column: str, max_rows: int | None) -> _Loaded:
-    # Reads one row past the limit, so an oversized upload is refused without parsing all of it.
-    nrows = None if max_rows is None else max_rows + 1
+def _read_csv_stream(
+    real: str, fmt: str, limit: int | None, message: str, read: Callable[[Any], Any]
+) -> Any:
+    """``read`` applied to the file's decompressed bytes, refused past ``limit`` of them.
+
+    Decompressing here rather than in pandas is what lets the limit count the bytes the parser
+    sees, not the few on disk.
+    """
+    with open(real, "rb") as fh:
+        source: Any = gzip.GzipFile(fileobj=fh, mode="rb") if fmt == ".csv.gz" else fh
+        bounded = _BoundedReader(source, limit=limit, message=message)
+        try:
+            return read(io.BufferedReader(bounded))
+        except DataLimitError:
+            raise
+        except Exception:
+            if bounded.exceeded:
+                raise DataLimitError(message) from None
+            raise
+
+
+def _csv_header(real: str, given: str, fmt: str, limits: _Limits) -> list[str]:
+    """The column names exactly as written, before pandas renames duplicates (``y`` to ``y.1``).
+
+    Read from the whole lines within a bounded prefix of the file (a first line longer than the
+    prefix is refused unparsed), with the standard library's CSV reader: the same quoting rules
+    as pandas' default dialect, and linear in the header's length whatever its width.
+    """
+    budget = limits.header_bytes
+
+    def first_record(stream: Any) -> list[str]:
+        if budget is None:  # no limit: read up to the first line break, however far
+            head = b""
+            while (chunk := stream.read(_MIN_HEADER_BYTES)) and b"\n" not in chunk:
+                head += chunk
+            head += chunk
+        else:
+            head = stream.read(budget + 1)
+        if budget is not None and len(head) > budget:
+            end = head.rfind(b"\n", 0, budget) + 1
+            if end == 0:
+                raise DataLimitError(f"the header of {given} is longer than {budget} bytes")
+            head = head[:end]
+        text = head.decode("utf-8-sig")  # a byte order mark is not part of the first name
+        for record in csv.reader(io.StringIO(text, newline="")):
+            if record:  # pandas skips blank lines before the header, so does this
+                return record
+        raise DataError(f"could not read {given} as CSV: the file has no header line")
+
     try:
-        with open(real, "rb") as fh:
-            frame = pd.read_csv(
-                fh,
-                compression="gzip" if fmt == ".csv.gz" else None,
-                nrows=nrows,
-                low_memory=False,
-            )
-    except (ValueError, OSError, EOFError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        names: list[str] = _read_csv_stream(real, fmt, None, "", first_record)
+    except DataError:
+        raise
+    except (*_CSV_ERRORS, csv.Error) as exc:
         raise DataError(f"could not read {given} as CSV: {_reason(exc, real, given)}") from None
-    _check_rows(len(frame), max_rows, at_least=True)
+    _check_columns(names, limits)
+    return names
+
+
+def _read_csv(real: str, given: str, fmt: str, label_column: str, limits: _Limits) -> _Loaded:
+    _csv_header(real, given, fmt, limits)
+    # Reads one row past the limit, so an oversized upload is refused without parsing all of it.
+    nrows = None if limits.rows is None else limits.rows + 1
+    message = f"dataset expands to more than the limit {limits.decompressed_bytes} bytes"
+    try:
+        frame = _read_csv_stream(
+            real, fmt, limits.decompressed_bytes, message,
+            lambda stream: pd.read_csv(stream, nrows=nrows, low_memory=False),
+        )  # fmt: skip
+    except DataError:
+        raise
+    except _CSV_ERRORS as exc:
+        raise DataError(f"could not read {given} as CSV: {_reason(exc, real, given)}") from None
+    _check_rows(len(frame), limits.rows, at_least=True)
     return _from_table(frame, label_column)
 
 
-def _read_parquet(real: str, given: str, label_column: str, max_rows: int | None) -> _Loaded:
-    import pyarrow as pa
+def _count_csv_rows(real: str, given: str, fmt: str, limits: _Limits) -> int:
+    """Rows of a CSV, read in chunks and refused as soon as they pass the limit."""
+    message = f"dataset expands to more than the limit {limits.decompressed_bytes} bytes"
+
+    nrows = None if limits.rows is None else limits.rows + 1  # one past the limit, as _read_csv
+    chunk_rows = _CSV_COUNT_CHUNK_ROWS if nrows is None else min(nrows, _CSV_COUNT_CHUNK_ROWS)
+
+    def count(stream: Any) -> int:
+        n_rows = 0
+        with pd.read_csv(stream, chunksize=chunk_rows, nrows=nrows, low_memory=False) as chunks:
+            for chunk in chunks:
+                n_rows += len(chunk)
+                _check_rows(n_rows, limits.rows, at_least=True)
+        return n_rows
+
+    try:
+        return _read_csv_stream(real, fmt, limits.decompressed_bytes, message, count)
+    except DataError:
+        raise
+    except _CSV_ERRORS as exc:
+        raise DataError(f"could not read {given} as CSV: {_reason(exc, real, given)}") from None
+
+
+def _open_parquet(fh: Any, limits: _Limits) -> Any:
+    """The ParquetFile, once its footer shows it within the limits; nothing else is read yet."""
     import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(fh)
+    meta = parquet.metadata
+    _check_columns([str(name) for name in parquet.schema_arrow.names], limits)
+    _check_rows(meta.num_rows, limits.rows)
+    _check_expanded_size(
+        sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)), limits
+    )
+    return parquet
+
+
+def _read_parquet(real: str, given: str, label_column: str, limits: _Limits) -> _Loaded:
+    import pyarrow as pa
 
     try:
         with open(real, "rb") as fh:
-            parquet = pq.ParquetFile(fh)
-            # The row count is in the footer: an oversized file is refused before it is read.
-            _check_rows(parquet.metadata.num_rows, max_rows)
-            frame = parquet.read().to_pandas()
+            frame = _open_parquet(fh, limits).read().to_pandas()
     except DataError:
         raise
     except (ValueError, OSError, pa.ArrowException) as exc:
@@ -560,9 +749,7 @@ def _from_table(frame: pd.DataFrame, label_column: str) -> _Loaded:
             f"label column '{label_column}' not found; columns are "
             f"{_show(columns, _MAX_SHOWN_COLUMNS)}{extra}"
         )
-    duplicated = sorted({c for c in columns if columns.count(c) > 1})
-    if duplicated:
-        raise DataError(f"column names must be unique; '{duplicated[0]}' appears more than once")
+    _check_columns(columns, _Limits())
     features = [c for c in columns if c != label_column]
     if not features:
         raise DataError(
@@ -588,7 +775,45 @@ def _from_table(frame: pd.DataFrame, label_column: str) -> _Loaded:
     return X, frame[label_column].to_numpy(), tuple(features)
 
 
-def _read_npz(real: str, given: str, max_rows: int | None) -> _Loaded:
+def _npz_array_shape(archive: Any, name: str) -> tuple[int, ...]:
+    """The shape an .npy member declares in its header, read without loading the array."""
+    with archive.zip.open(f"{name}.npy") as member:
+        version = np.lib.format.read_magic(member)
+        read_header = (
+            np.lib.format.read_array_header_1_0
+            if version == (1, 0)
+            else np.lib.format.read_array_header_2_0
+        )
+        shape, _, _ = read_header(member)
+    return tuple(int(n) for n in shape)
+
+
+def _check_npz_x(shape: tuple[int, ...], limits: _Limits) -> None:
+    """Rows and (for a table) columns of X as declared, before a byte of it is decompressed."""
+    if shape:
+        _check_rows(shape[0], limits.rows)
+    if len(shape) == 2 and limits.columns is not None and shape[1] > limits.columns:
+        raise DataLimitError(
+            f"dataset has {shape[1]} columns, more than the limit {limits.columns}"
+        )
+
+
+def _open_npz(fh: Any, limits: _Limits) -> Any:
+    """``np.load`` of the archive, once the sizes its members declare are within the limits.
+
+    The zip directory states each member's decompressed size and the zip reader never delivers
+    more than that, so the sum bounds what loading can allocate, however well it compresses.
+    """
+    import zipfile
+
+    with zipfile.ZipFile(fh) as directory:
+        _check_expanded_size(sum(info.file_size for info in directory.infolist()), limits)
+    fh.seek(0)
+    # allow_pickle=False: an uploaded pickle would run arbitrary code when loaded.
+    return np.load(fh, allow_pickle=False)
+
+
+def _read_npz(real: str, given: str, limits: _Limits) -> _Loaded:
     import zipfile
 
     def fail(reason: str) -> DataError:
@@ -600,19 +825,19 @@ def _read_npz(real: str, given: str, max_rows: int | None) -> _Loaded:
             if fh.read(4)[:2] != b"PK":
                 raise fail("the file is not a zip archive of .npy arrays")
             fh.seek(0)
-            # allow_pickle=False: an uploaded pickle would run arbitrary code when loaded.
-            with np.load(fh, allow_pickle=False) as archive:
+            with _open_npz(fh, limits) as archive:
                 names = list(archive.files)
                 if "X" not in names or "y" not in names:
                     raise DataError(
                         f"npz file must contain arrays 'X' and 'y'; found {_show(names, 10)}"
                     )
+                _check_npz_x(_npz_array_shape(archive, "X"), limits)
                 y = archive["y"]  # small, and its length lets an oversized X be refused unread
                 if y.ndim == 2 and y.shape[1] == 1:
                     y = y[:, 0]
                 if y.ndim != 1:
                     raise DataError(f"array 'y' must be one-dimensional, got shape {y.shape}")
-                _check_rows(int(y.shape[0]), max_rows)
+                _check_rows(int(y.shape[0]), limits.rows)
                 X = archive["X"]
                 raw_names = archive["feature_names"] if "feature_names" in names else None
     except DataError:
@@ -653,6 +878,7 @@ def _read_npz(real: str, given: str, max_rows: int | None) -> _Loaded:
             n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n)
             for n in raw_names.tolist()
         )
+        _check_columns(feature_names, _Limits())
     return X, y, feature_names
 
 
@@ -832,6 +1058,96 @@ def _float32_features(X: np.ndarray, feature_names: tuple[str, ...] | None) -> n
     )
 
 
+def _limits(max_rows: Any, max_columns: Any, max_decompressed_bytes: Any) -> _Limits:
+    for name, value in (
+        ("max_rows", max_rows),
+        ("max_columns", max_columns),
+        ("max_decompressed_bytes", max_decompressed_bytes),
+    ):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+    return _Limits(rows=max_rows, columns=max_columns, decompressed_bytes=max_decompressed_bytes)
+
+
+def _check_uri(uri: Any, data_roots: Any) -> None:
+    if not isinstance(uri, str):
+        raise TypeError(f"uri must be a string, got {type(uri).__name__}")
+    if isinstance(data_roots, str | os.PathLike):
+        raise TypeError("data_roots must be a sequence of paths, not a single path")
+    if not uri.strip():
+        raise DataError("the dataset uri is empty")
+
+
+@dataclass(frozen=True)
+class TableShape:
+    """What :func:`inspect_file` learns of a file: rows, input features, and column names
+    (``None`` for NPZ, whose arrays have no names a job could refer to)."""
+
+    n_rows: int
+    n_columns: int
+    columns: tuple[str, ...] | None
+
+
+def inspect_file(
+    uri: str,
+    *,
+    data_roots: Sequence[str | os.PathLike[str]] | None = None,
+    max_rows: int | None = None,
+    max_columns: int | None = None,
+    max_decompressed_bytes: int | None = None,
+) -> TableShape:
+    """The shape of a data file without a label column to load it by, within the same limits as
+    :func:`load_dataset` and refused with the same errors (unique column names included).
+
+    Memory stays bounded by the limits: a CSV is counted in chunks, Parquet and NPZ are judged
+    by their metadata, and no array is loaded.
+    """
+    _check_uri(uri, data_roots)
+    limits = _limits(max_rows, max_columns, max_decompressed_bytes)
+    given, real = _resolve_path(uri, data_roots)
+    fmt = _format_of(given)
+    if fmt in (".csv", ".csv.gz"):
+        names = _csv_header(real, given, fmt, limits)
+        n_rows = _count_csv_rows(real, given, fmt, limits)
+        return TableShape(n_rows=n_rows, n_columns=len(names), columns=tuple(names))
+    if fmt == ".parquet":
+        import pyarrow as pa
+
+        try:
+            with open(real, "rb") as fh:
+                parquet = _open_parquet(fh, limits)
+                names = [str(name) for name in parquet.schema_arrow.names]
+                n_rows = int(parquet.metadata.num_rows)
+        except DataError:
+            raise
+        except (ValueError, OSError, pa.ArrowException) as exc:
+            raise DataError(
+                f"could not read {given} as Parquet: {_reason(exc, real, given)}"
+            ) from None
+        return TableShape(n_rows=n_rows, n_columns=len(names), columns=tuple(names))
+    import zipfile
+
+    try:
+        with open(real, "rb") as fh:
+            if fh.read(4)[:2] != b"PK":
+                raise DataError(f"could not read {given} as NPZ: the file is not a zip archive")
+            fh.seek(0)
+            with _open_npz(fh, limits) as archive:
+                if "X" not in archive.files:
+                    raise DataError("npz file must contain an array 'X'")
+                shape = _npz_array_shape(archive, "X")
+    except DataError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        raise DataError(f"could not read {given} as NPZ: {_reason(exc, real, given)}") from None
+    _check_npz_x(shape, limits)
+    if not shape:
+        raise DataError("array 'X' must have rows, got a scalar")
+    return TableShape(n_rows=shape[0], n_columns=math.prod(shape[1:]), columns=None)
+
+
 def load_dataset(
     uri: str,
     *,
@@ -839,27 +1155,23 @@ def load_dataset(
     positive_label: Any = None,
     data_roots: Sequence[str | os.PathLike[str]] | None = None,
     max_rows: int | None = None,
+    max_columns: int | None = None,
+    max_decompressed_bytes: int | None = None,
 ) -> Dataset:
     """Load ``uri`` (a path, ``file://`` or ``builtin://`` uri) as a validated binary Dataset.
 
     ``data_roots`` is the service's sandbox: when given, only files whose real path lies under
     one of them may be read (``None`` means no restriction, for library use; built-ins need no
-    file and are always allowed). ``max_rows`` bounds the work one request can cause, and is
-    checked before a large file is parsed wherever the format allows. Rows of error messages are
-    counted from 0, excluding the header.
+    file and are always allowed). ``max_rows``, ``max_columns`` and ``max_decompressed_bytes``
+    (what a CSV, gzip, Parquet or NPZ file holds once decompressed) bound the work and memory
+    one request can cause: each is checked from the file's metadata before it is read where the
+    format has it, else while it is streamed, and passing one raises :class:`DataLimitError`.
+    Column names must be unique. Rows of error messages are counted from 0, excluding the header.
     """
-    if not isinstance(uri, str):
-        raise TypeError(f"uri must be a string, got {type(uri).__name__}")
+    _check_uri(uri, data_roots)
     if not isinstance(label_column, str):
         raise TypeError(f"label_column must be a string, got {type(label_column).__name__}")
-    if max_rows is not None and (
-        isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
-    ):
-        raise ValueError(f"max_rows must be a positive int or None, got {max_rows!r}")
-    if isinstance(data_roots, str | os.PathLike):
-        raise TypeError("data_roots must be a sequence of paths, not a single path")
-    if not uri.strip():
-        raise DataError("the dataset uri is empty")
+    limits = _limits(max_rows, max_columns, max_decompressed_bytes)
 
     if uri.lower().startswith("builtin://"):
         (X, raw_y, names), default_positive = _builtin(uri, max_rows)
@@ -869,11 +1181,11 @@ def load_dataset(
         given, real = _resolve_path(uri, data_roots)
         fmt = _format_of(given)
         if fmt in (".csv", ".csv.gz"):
-            X, raw_y, names = _read_csv(real, given, fmt, label_column, max_rows)
+            X, raw_y, names = _read_csv(real, given, fmt, label_column, limits)
         elif fmt == ".parquet":
-            X, raw_y, names = _read_parquet(real, given, label_column, max_rows)
+            X, raw_y, names = _read_parquet(real, given, label_column, limits)
         else:
-            X, raw_y, names = _read_npz(real, given, max_rows)
+            X, raw_y, names = _read_npz(real, given, limits)
 
     _check_rows(int(X.shape[0]), max_rows)
     X32 = _float32_features(X, names)

@@ -137,7 +137,11 @@ def worker_cmd(
         typer.Option(help="Comma-separated queues (default: gpu,cpu with a GPU, else cpu)."),
     ] = None,
     beat: Annotated[
-        bool, typer.Option(help="Also run the reconciler's beat (run exactly one per system).")
+        bool,
+        typer.Option(
+            help="Also schedule the reconciler with Celery beat (not needed: every worker "
+            "reconciles periodically, one at a time)."
+        ),
     ] = False,
     gpu: Annotated[
         int | None,

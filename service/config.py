@@ -27,7 +27,13 @@ class Settings(BaseSettings):
     # database (see ``effective_broker_url``), so that no broker process is needed.
     broker_url: str | None = None
     artifacts_uri: str = str(_VAR_DIR / "artifacts")
+    # Local directory of uploads: where they are received (staged) and, unless the store below
+    # is elsewhere, kept.
     upload_dir: Path = _VAR_DIR / "uploads"
+    # Where uploaded datasets are kept: a directory or an fsspec URL. Unset: under the artifact
+    # store (<artifacts_uri>/uploads) when that is an object store, so that the API and the
+    # workers share no disk; else upload_dir. See service.datasets.storage.
+    uploads_uri: str | None = None
     # Directories whose files a job may name with file:// URIs. Empty means file:// is refused.
     # NoDecode: the environment variable is a comma-separated list, not JSON.
     data_roots: Annotated[list[Path], NoDecode] = Field(default_factory=list)
@@ -77,7 +83,14 @@ class Settings(BaseSettings):
     checkpoint_seconds: float = 60.0
     # Prefix of queue names and broker keys, to share one Redis between deployments (or tests).
     queue_prefix: str = ""
-    max_dataset_rows: int = 5_000_000
+    # What one dataset may hold, checked at upload and again when a worker loads it: rows,
+    # columns, and bytes once decompressed (a gzip CSV, a compressed Parquet or NPZ), so that a
+    # small file that expands to gigabytes is refused after reading at most this much.
+    max_dataset_rows: int = Field(default=5_000_000, ge=1)
+    max_dataset_columns: int = Field(default=10_000, ge=1)
+    max_decompressed_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
+    # Bytes of uploads one tenant may keep (identical uploads count once; 0: no limit).
+    max_storage_bytes_per_tenant: int = Field(default=10 * 1024**3, ge=0)
     # Jobs a tenant may have queued, running or cancelling at once (0: no limit). One tenant
     # cannot fill the queue for everybody; a submission past it is a 429.
     max_active_jobs_per_tenant: int = Field(default=100, ge=0)

@@ -58,6 +58,10 @@ class PayloadTooLargeError(ServiceError):
     """An upload or download went past its configured size cap."""
 
 
+class StorageQuotaExceededError(ServiceError):
+    """An upload would take a tenant's stored datasets past its quota."""
+
+
 class UnsupportedFormatError(ServiceError):
     """A file format or model format the service cannot handle."""
 

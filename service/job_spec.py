@@ -23,6 +23,27 @@ from service.schemas.jobs import JobCreate
 INVALID_JOB = "Invalid job"
 
 
+def fields_with_nul(value: Any, loc: tuple[str | int, ...]) -> list[FieldError]:
+    """A FieldError for every string (object key or value) under ``value`` holding a NUL.
+
+    Such text is refused up front: the database stores the spec and names as text, which cannot
+    hold a NUL, and no file path, column name or label can contain one either.
+    """
+    message = "must not contain a NUL character"
+    if isinstance(value, str):
+        return [FieldError(loc, message)] if "\x00" in value else []
+    errors: list[FieldError] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and "\x00" in key:
+                errors.append(FieldError(loc, f"the key {key!r} {message}"))
+            errors += fields_with_nul(item, (*loc, str(key)))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            errors += fields_with_nul(item, (*loc, index))
+    return errors
+
+
 # -- builders: the single place where spec dictionaries become metro objects -------------------
 
 

@@ -12,7 +12,11 @@ from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
 from service.api.caches import ModelRefCache, PrincipalCache
-from service.api.middleware import BodySizeLimitMiddleware, MetricsMiddleware
+from service.api.middleware import (
+    BodySizeLimitMiddleware,
+    MetricsMiddleware,
+    RequireKeyMiddleware,
+)
 from service.api.openapi import install_openapi, operation_id
 from service.api.problems import install_problem_handlers
 from service.api.routes import dashboard, datasets, health, jobs, models, root
@@ -75,9 +79,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         jobs.router, datasets.router, models.router, health.router, dashboard.router, root.router
     ):
         app.include_router(router)
-    # Added last = outermost: the size limit applies before anything reads the body, and the
-    # metrics see every response, the 413s included.
+    # Added last = outermost: an anonymous request is refused before its body is read, the size
+    # limit applies before anything else reads it, and the metrics see every response, the 401s
+    # and 413s included.
     app.add_middleware(BodySizeLimitMiddleware, settings=settings)
+    app.add_middleware(RequireKeyMiddleware, settings=settings)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     install_openapi(app)
     return app

@@ -8,20 +8,25 @@
   longest job (redelivery of a lost worker's message is the reconciler's job, not a timer's).
 * Queues ``cpu`` and ``gpu`` for jobs, ``control`` for the reconciler; workers run with the
   ``solo`` pool: one process per GPU, and no fork after CUDA is initialised.
-* Beat runs the reconciler every ``METRO_RECONCILE_SECONDS``; every worker also runs it once when
-  it starts.
+* Every worker runs the reconciler when it starts and then every ``METRO_RECONCILE_SECONDS``, one
+  worker at a time (:mod:`worker.reconcile`), so no special process is needed; ``--beat`` only
+  adds a schedule of the same lock-protected task, for deployments that still start one.
 """
 
 from __future__ import annotations
 
 import logging
 import urllib.parse
+from typing import TYPE_CHECKING
 
 from celery import Celery, signals
 from kombu import Exchange, Queue
 
 from service.config import Settings, get_settings
 from worker.queue import RECONCILE, queue_names
+
+if TYPE_CHECKING:
+    from worker.reconcile import PeriodicReconciler
 
 logger = logging.getLogger(__name__)
 
@@ -95,14 +100,27 @@ def make_celery(settings: Settings | None = None) -> Celery:
 app = make_celery()
 
 
+_periodic: list[PeriodicReconciler] = []  # this process's, stopped at shutdown
+
+
 @signals.worker_ready.connect
 def _reconcile_at_start(**_kwargs: object) -> None:
-    """A worker (re)starting after a crash recovers what the crash left behind at once, without
-    waiting for the next beat."""
-    from worker.reconcile import reconcile
+    """A worker (re)starting after a crash recovers what the crash left behind at once, then
+    keeps reconciling periodically, so that a job whose worker dies is recovered by any worker
+    that is left."""
+    from worker.reconcile import PeriodicReconciler, reconcile_exclusively
 
     try:
-        counts = reconcile()
-        logger.info("reconciled at start: %s", counts)
+        counts = reconcile_exclusively()
+        logger.info(
+            "reconciled at start: %s", counts if counts is not None else "another worker is"
+        )
     except Exception:
         logger.exception("reconcile at worker start failed")
+    _periodic.append(PeriodicReconciler().start())
+
+
+@signals.worker_shutdown.connect
+def _stop_reconciling(**_kwargs: object) -> None:
+    for reconciler in _periodic:
+        reconciler.stop()

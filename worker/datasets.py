@@ -1,7 +1,8 @@
 """Turning a job's dataset URI into a :class:`metro.data.Dataset`.
 
 ``builtin://`` and ``file://`` (under METRO_DATA_ROOTS) go straight to ``metro.data``;
-``dataset://<id>`` is the tenant's upload; ``s3://`` is copied through fsspec and ``https://``
+``dataset://<id>`` is the tenant's upload, read from the disk or copied from the object store it
+was kept in (:mod:`service.datasets.storage`); ``s3://`` is copied through fsspec and ``https://``
 downloaded under the SSRF policy of :mod:`service.datasets.fetch`, both into a temporary file
 with a size cap. Loaded datasets are kept (two per process), so a worker helping with a grid or
 resuming a job does not parse the same file again.
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from metro.data import DataError, Dataset, load_dataset
+from service.datasets.storage import fetch_stored
 from service.datasets.uploads import file_format
 from service.db.models import Dataset as DatasetRow
 from service.errors import ServiceError
@@ -52,7 +54,8 @@ def _load(
     scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
     common: dict[str, Any] = {
         "label_column": label_column, "positive_label": positive,
-        "max_rows": settings.max_dataset_rows,
+        "max_rows": settings.max_dataset_rows, "max_columns": settings.max_dataset_columns,
+        "max_decompressed_bytes": settings.max_decompressed_bytes,
     }  # fmt: skip
     if scheme == "builtin":
         return load_dataset(uri, **common)
@@ -67,8 +70,19 @@ def _load(
             row = session.get(DatasetRow, ident)
             if row is None or row.tenant_id != tenant_id:
                 raise DataError(f"the uploaded dataset {uri} no longer exists")
-            path = Path(row.storage_path)
-        return load_dataset(str(path), data_roots=[str(path.parent)], **common)
+            location = row.storage_path
+        if "://" not in location:  # kept on a disk this worker shares with the API
+            path = Path(location)
+            return _named(load_dataset(str(path), data_roots=[str(path.parent)], **common), uri)
+        with tempfile.TemporaryDirectory(prefix="metro-data-") as tmp:
+            local = Path(tmp) / Path(urllib.parse.urlsplit(location).path).name
+            try:
+                fetch_stored(location, local, max_bytes=settings.max_upload_bytes)
+            except FileNotFoundError:
+                raise DataError(f"the stored file of {uri} is missing") from None
+            except ServiceError as exc:
+                raise DataError(str(exc)) from None
+            return _named(load_dataset(str(local), data_roots=[tmp], **common), uri)
     if scheme in ("s3", "https"):
         with tempfile.TemporaryDirectory(prefix="metro-data-") as tmp:
             name = Path(urllib.parse.urlsplit(uri).path).name or "data"
@@ -90,18 +104,22 @@ def _load(
                     )  # fmt: skip
                 except ServiceError as exc:
                     raise DataError(f"could not download the dataset: {exc}") from None
-            loaded = load_dataset(str(local), data_roots=[tmp], **common)
-            # Name the data by its URI, not the temporary file, in messages and manifests.
-            return Dataset(
-                X=loaded.X, y=loaded.y, feature_names=loaded.feature_names,
-                positive_label=loaded.positive_label, negative_label=loaded.negative_label,
-                source=uri,
-            )  # fmt: skip
+            return _named(load_dataset(str(local), data_roots=[tmp], **common), uri)
     raise DataError(f"unsupported dataset URI scheme in {uri!r}")
+
+
+def _named(loaded: Dataset, uri: str) -> Dataset:
+    """The data named by the job's URI, not the file it was read from, in messages and
+    manifests (a temporary copy, or the store's internal path)."""
+    return Dataset(
+        X=loaded.X, y=loaded.y, feature_names=loaded.feature_names,
+        positive_label=loaded.positive_label, negative_label=loaded.negative_label, source=uri,
+    )  # fmt: skip
 
 
 def _copy_s3(uri: str, destination: Path, max_bytes: int) -> None:
     import fsspec
+    from botocore.exceptions import NoCredentialsError, PartialCredentialsError
 
     try:
         fs, path = fsspec.core.url_to_fs(uri)
@@ -113,3 +131,9 @@ def _copy_s3(uri: str, destination: Path, max_bytes: int) -> None:
         raise DataError(f"dataset not found: {uri}") from None
     except PermissionError:
         raise DataError(f"access to {uri} was denied") from None
+    except (NoCredentialsError, PartialCredentialsError):
+        # The deployment's fault, not the data's, but nothing a retry mends: say what to set.
+        raise DataError(
+            f"cannot read {uri}: the workers have no S3 credentials; set AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY (or a role) on every worker"
+        ) from None

@@ -6,16 +6,22 @@
 * A queued job with no message in the broker (lost with a Redis restart, or the API could not
   send it) gets one, once it has waited ``METRO_REQUEUE_AFTER_SECONDS``.
 
-Every change is a compare-and-set, so reconcilers running at once (every worker runs one at start,
-beat runs one periodically) cannot undo each other's work; duplicate messages are harmless.
+Every worker runs the reconciler when it starts and then every ``METRO_RECONCILE_SECONDS`` in a
+background thread (:class:`PeriodicReconciler`), so recovery needs no special process. On
+PostgreSQL a session advisory lock lets one worker at a time do it and the others skip that round;
+on SQLite (the embedded, single-process mode) there is no one to share with. Every change is a
+compare-and-set anyway, so reconcilers that did run at once could not undo each other's work, and
+duplicate messages are harmless.
 """
 
 from __future__ import annotations
 
 import logging
+import random
+import threading
 from datetime import timedelta
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import func, or_, select, text, update
 
 from service.db.models import Job
 from service.job_states import JobState
@@ -25,6 +31,9 @@ from worker.queue import JobQueue
 logger = logging.getLogger(__name__)
 
 _BATCH = 500
+# The advisory lock's key: any fixed 64-bit number, the same in every worker of a deployment
+# (advisory locks are per database, so deployments on other databases do not contend).
+RECONCILE_LOCK_KEY = 0x6D6574726F_7263  # "metro", "rc"
 
 
 def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -> dict[str, int]:
@@ -113,3 +122,55 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
     if any(counts.values()):
         logger.info("reconciler: %s", counts)
     return counts
+
+
+def reconcile_exclusively(
+    ctx: WorkerContext | None = None, queue: JobQueue | None = None
+) -> dict[str, int] | None:
+    """:func:`reconcile`, unless another process is reconciling this database right now (then
+    None: this round is theirs). The lock is held by a connection of its own for the whole run,
+    and PostgreSQL drops it with the connection if this process dies mid-run."""
+    ctx = ctx or get_context()
+    if ctx.engine.dialect.name != "postgresql":
+        return reconcile(ctx, queue)
+    with ctx.engine.connect() as lock_conn:
+        got = lock_conn.execute(
+            text("SELECT pg_try_advisory_lock(:key)"), {"key": RECONCILE_LOCK_KEY}
+        ).scalar()
+        lock_conn.commit()  # not idle in a transaction while the reconciler runs
+        if not got:
+            return None
+        try:
+            return reconcile(ctx, queue)
+        finally:
+            lock_conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": RECONCILE_LOCK_KEY})
+            lock_conn.commit()
+
+
+class PeriodicReconciler:
+    """A daemon thread that runs :func:`reconcile_exclusively` every ``reconcile_seconds``
+    (with up to 10% jitter, so that workers started together do not all ask at once)."""
+
+    def __init__(self, ctx: WorkerContext | None = None, *, interval: float | None = None) -> None:
+        self._ctx = ctx
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="metro-reconciler", daemon=True)
+
+    def start(self) -> PeriodicReconciler:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        ctx = self._ctx or get_context()
+        interval = self._interval or ctx.settings.reconcile_seconds
+        queue = JobQueue(ctx.settings)
+        while not self._stop.wait(interval * (1 + 0.1 * random.random())):
+            try:
+                reconcile_exclusively(ctx, queue)
+            except Exception:  # a database or broker outage: try again next round
+                logger.warning("periodic reconcile failed", exc_info=True)

@@ -21,7 +21,7 @@ def help_job(job_id: str) -> str:
 
 
 @app.task(name=RECONCILE, ignore_result=True)
-def reconcile() -> dict[str, int]:
-    from worker.reconcile import reconcile as run
+def reconcile() -> dict[str, int] | None:
+    from worker.reconcile import reconcile_exclusively
 
-    return run()
+    return reconcile_exclusively()

@@ -1,6 +1,7 @@
-"""ASGI middleware: request body size limits and Prometheus request metrics.
+"""ASGI middleware: anonymous requests refused unread, request body size limits, and Prometheus
+request metrics.
 
-Both are plain ASGI (not BaseHTTPMiddleware) so that streamed request and response bodies pass
+All are plain ASGI (not BaseHTTPMiddleware) so that streamed request and response bodies pass
 through without being buffered.
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.api.problems import documented_methods
 from service.config import Settings
 from service.observability import Metrics
 
@@ -21,6 +23,78 @@ _MULTIPART_OVERHEAD = 64 * 1024
 
 class _BodyTooLargeError(Exception):
     pass
+
+
+async def send_problem(
+    send: Send,
+    settings: Settings,
+    scope: Scope,
+    *,
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """A problem+json response sent from middleware, shaped as ``service.api.problems`` shapes
+    the app's own, for answers given before the app (and its handlers) runs."""
+    body = json.dumps(
+        {
+            "type": settings.problem_type_base + slug,
+            "title": title,
+            "status": status,
+            "detail": detail,
+            "instance": scope["path"],
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/problem+json"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class RequireKeyMiddleware:
+    """Answer 401 to a request to the API (``/v1/``) that carries no bearer key at all, before
+    anything reads its body: FastAPI reads and parses the body before it runs the key check, so
+    an anonymous client could otherwise make the server take in a whole upload first. Whether a
+    key that is present is valid is still decided by the route's dependency."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+
+    @staticmethod
+    def _needs_key(scope: Scope) -> bool:
+        """An API operation exists for this path and method (else the app's 404 or 405 stands)."""
+        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
+            return False
+        return scope["method"] in documented_methods(scope["app"], scope["path"])
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._needs_key(scope):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", []))
+        scheme, _, key = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
+        if scheme.lower() == "bearer" and key.strip():
+            await self.app(scope, receive, send)
+            return
+        challenge = [(b"www-authenticate", b"Bearer")]
+        if b"content-length" in headers or b"transfer-encoding" in headers:
+            challenge.append((b"connection", b"close"))  # the unread body ends the connection
+        await send_problem(
+            send, self.settings, scope,
+            status=401, slug="unauthorized", title="Unauthorized",
+            detail="an API key is required: Authorization: Bearer <key>", headers=challenge,
+        )  # fmt: skip
 
 
 class BodySizeLimitMiddleware:
@@ -84,27 +158,12 @@ class BodySizeLimitMiddleware:
                 await self._reject(scope, send, limit)
 
     async def _reject(self, scope: Scope, send: Send, limit: int) -> None:
-        body = json.dumps(
-            {
-                "type": self.settings.problem_type_base + "too-large",
-                "title": "Content too large",
-                "status": 413,
-                "detail": f"the request body exceeds the limit of {limit} bytes",
-                "instance": scope["path"],
-            }
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/problem+json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_problem(
+            send, self.settings, scope,
+            status=413, slug="too-large", title="Content too large",
+            detail=f"the request body exceeds the limit of {limit} bytes",
+            headers=[(b"connection", b"close")],
+        )  # fmt: skip
 
 
 class MetricsMiddleware:

@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 
 from service.artifacts import ArtifactError
 from service.db.errors import DATABASE_UNAVAILABLE
@@ -30,6 +31,7 @@ from service.errors import (
     NotReadyError,
     PayloadTooLargeError,
     QuotaExceededError,
+    StorageQuotaExceededError,
     UnsafeURLError,
     UnsupportedFormatError,
 )
@@ -102,6 +104,27 @@ def _route_name(request: Request) -> str | None:
     return getattr(route, "name", None)
 
 
+def documented_methods(app: Any, path: str) -> set[str]:
+    """The methods the OpenAPI document declares for ``path`` (a concrete path, ids filled in).
+
+    Read from the document rather than the router, whose included routers are private
+    structures of FastAPI; every API route is in it (only the dashboard's pages are not).
+    """
+    routes = getattr(app.state, "documented_routes", None)
+    if routes is None:  # compiled once per app: the middleware asks on every request
+        routes = app.state.documented_routes = [
+            (compile_path(template)[0], {name.upper() for name in ops if name != "parameters"})
+            for template, ops in app.openapi().get("paths", {}).items()
+        ]
+    methods: set[str] = set()
+    for regex, declared in routes:
+        if regex.match(path):
+            methods |= declared
+    if "GET" in methods:
+        methods.add("HEAD")
+    return methods
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -145,6 +168,10 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(PayloadTooLargeError)
     async def _too_large(request: Request, exc: PayloadTooLargeError) -> JSONResponse:
         return problem(request, 413, "too-large", "Content too large", str(exc))
+
+    @app.exception_handler(StorageQuotaExceededError)
+    async def _storage_quota(request: Request, exc: StorageQuotaExceededError) -> JSONResponse:
+        return problem(request, 413, "storage-quota-exceeded", "Storage quota exceeded", str(exc))
 
     @app.exception_handler(UnsupportedFormatError)
     async def _unsupported(request: Request, exc: UnsupportedFormatError) -> JSONResponse:
@@ -194,7 +221,12 @@ def install_problem_handlers(app: FastAPI) -> None:
         phrase = HTTPStatus(exc.status_code).phrase
         detail = exc.detail if isinstance(exc.detail, str) and exc.detail != phrase else None
         slug = phrase.lower().replace(" ", "-").replace("'", "")
-        return problem(request, exc.status_code, slug, phrase, detail, headers=exc.headers)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            # Starlette names only the methods of the first route whose path matched, and GET
+            # and POST of one path are two routes here.
+            headers["Allow"] = ", ".join(sorted(documented_methods(request.app, request.url.path)))
+        return problem(request, exc.status_code, slug, phrase, detail, headers=headers or None)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

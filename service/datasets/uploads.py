@@ -1,7 +1,8 @@
-"""Storing an uploaded dataset file: size cap, SHA-256, and a first look at its contents.
+"""Receiving an uploaded dataset file: size cap, SHA-256, and a first look at its contents.
 
-The file is streamed to a temporary name next to its destination while it is hashed and counted,
-then renamed, so a failed or oversized upload never leaves a half-written dataset behind.
+The file is streamed to a temporary name in a local staging directory while it is hashed and
+counted, inspected there, and only then handed to the upload store (:mod:`.storage`), so a failed,
+oversized or malformed upload never leaves a half-written dataset behind.
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from service.config import Settings
 from service.errors import (
     FieldError,
     InvalidInputError,
@@ -24,7 +25,6 @@ from service.errors import (
 # The formats metro.data reads, by file name suffix.
 FORMATS = (".csv.gz", ".csv", ".parquet", ".pq", ".npz")
 _CHUNK = 1024 * 1024
-_CSV_CHUNK_ROWS = 200_000
 
 
 @dataclass(frozen=True)
@@ -52,23 +52,24 @@ def file_format(filename: str) -> str:
     )
 
 
-def store_upload(
+def stage_upload(
     source: BinaryIO,
     *,
     filename: str,
-    upload_dir: Path,
-    tenant_id: uuid.UUID,
-    dataset_id: uuid.UUID,
+    staging_dir: Path,
     max_bytes: int,
 ) -> StoredUpload:
+    """Stream the upload to a temporary file in ``staging_dir`` while hashing and counting it.
+
+    The temporary name keeps the format's suffix, which is how ``metro.data`` tells formats
+    apart; a client's filename never becomes a path. The caller inspects the staged file and
+    then keeps it (:class:`service.datasets.storage.UploadStore`) or removes it.
+    """
     fmt = file_format(filename)
-    directory = Path(upload_dir) / str(tenant_id)
-    directory.mkdir(parents=True, exist_ok=True)
-    # The stored name is derived from ids only: a client's filename never becomes a path.
-    destination = directory / f"{dataset_id}{fmt}"
+    Path(staging_dir).mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
     size = 0
-    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=".upload-")
+    fd, tmp_name = tempfile.mkstemp(dir=staging_dir, prefix=".upload-", suffix=fmt)
     try:
         with os.fdopen(fd, "wb") as out:
             while chunk := source.read(_CHUNK):
@@ -81,85 +82,102 @@ def store_upload(
             raise InvalidInputError(
                 "Invalid dataset", [FieldError(("body", "file"), "the uploaded file is empty")]
             )
-        os.replace(tmp_name, destination)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
-    return StoredUpload(path=destination, format=fmt, size_bytes=size, sha256=digest.hexdigest())
+    return StoredUpload(path=Path(tmp_name), format=fmt, size_bytes=size, sha256=digest.hexdigest())
+
+
+@dataclass(frozen=True)
+class DatasetLimits:
+    """What one dataset may hold (``METRO_MAX_DATASET_ROWS`` and friends)."""
+
+    rows: int
+    columns: int
+    decompressed_bytes: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DatasetLimits:
+        return cls(
+            rows=settings.max_dataset_rows,
+            columns=settings.max_dataset_columns,
+            decompressed_bytes=settings.max_decompressed_bytes,
+        )
+
+    def as_metro_kwargs(self) -> dict[str, int]:
+        """The keyword arguments of ``metro.data.load_dataset`` and ``inspect_file``."""
+        return {
+            "max_rows": self.rows,
+            "max_columns": self.columns,
+            "max_decompressed_bytes": self.decompressed_bytes,
+        }
 
 
 def inspect_upload(
-    stored: StoredUpload, *, label_column: str | None, positive_label: Any, upload_dir: Path
+    stored: StoredUpload,
+    *,
+    label_column: str | None,
+    positive_label: Any,
+    upload_dir: Path,
+    limits: DatasetLimits,
 ) -> Inspection:
-    """Rows and columns of the file. With a ``label_column`` the file is loaded exactly as a
+    """Rows and columns of the file, read no further than ``limits`` allow (a file past one is a
+    413, whatever its size on disk). With a ``label_column`` the file is loaded exactly as a
     worker will load it (``metro.data.load_dataset``), so a bad label column or non-numeric
     feature is refused now rather than when a job fails; without one only the shape is read."""
+    from metro.data import DataError, DataLimitError, inspect_file, load_dataset
+
+    def refuse(exc: Exception) -> str:
+        # metro's messages name the path as given; the stored path is internal.
+        return str(exc).replace(str(stored.path), "the uploaded file")
+
     try:
         if label_column is not None:
-            return _inspect_with_metro(stored, label_column, positive_label, upload_dir)
-        return _inspect_shape(stored)
-    except InvalidInputError:
-        raise
+            ds = load_dataset(
+                str(stored.path),
+                label_column=label_column,
+                positive_label=positive_label,
+                data_roots=[upload_dir],
+                **limits.as_metro_kwargs(),
+            )
+            names = list(ds.feature_names) if ds.feature_names is not None else None
+            is_table = names is not None and stored.format != ".npz"
+            columns = [*names, label_column] if is_table and names is not None else names
+            info = Inspection(n_rows=ds.n_samples, n_columns=ds.n_features, columns=columns)
+        else:
+            shape = inspect_file(
+                str(stored.path), data_roots=[upload_dir], **limits.as_metro_kwargs()
+            )
+            columns = list(shape.columns) if shape.columns is not None else None
+            info = Inspection(n_rows=shape.n_rows, n_columns=shape.n_columns, columns=columns)
+    except DataLimitError as exc:
+        raise PayloadTooLargeError(refuse(exc)) from None
+    except DataError as exc:
+        raise InvalidInputError(
+            "Invalid dataset", [FieldError(("body", "file"), refuse(exc))]
+        ) from None
     except Exception as exc:
-        message = str(exc).replace(str(stored.path), "the uploaded file").splitlines()
+        message = refuse(exc).splitlines()
         reason = message[0][:200] if message else type(exc).__name__
         raise InvalidInputError(
             "Invalid dataset",
             [FieldError(("body", "file"), f"could not read the file as {stored.format}: {reason}")],
         ) from None
+    _refuse_nul_names(info.columns)
+    return info
 
 
-def _inspect_with_metro(
-    stored: StoredUpload, label_column: str, positive_label: Any, upload_dir: Path
-) -> Inspection:
-    from metro.data import DataError, load_dataset
-
-    try:
-        ds = load_dataset(
-            str(stored.path),
-            label_column=label_column,
-            positive_label=positive_label,
-            data_roots=[upload_dir],
-        )
-    except DataError as exc:
-        # metro's messages name the path as given; the stored path is internal.
-        msg = str(exc).replace(str(stored.path), "the uploaded file")
-        raise InvalidInputError("Invalid dataset", [FieldError(("body", "file"), msg)]) from None
-    names = list(ds.feature_names) if ds.feature_names is not None else None
-    columns = [*names, label_column] if names is not None and stored.format != ".npz" else names
-    return Inspection(n_rows=ds.n_samples, n_columns=ds.n_features, columns=columns)
-
-
-def _inspect_shape(stored: StoredUpload) -> Inspection:
-    path = stored.path
-    if stored.format in (".csv", ".csv.gz"):
-        import pandas as pd
-
-        n_rows = 0
-        columns: list[str] | None = None
-        with pd.read_csv(path, chunksize=_CSV_CHUNK_ROWS, low_memory=False) as reader:
-            for chunk in reader:
-                if columns is None:
-                    columns = [str(c) for c in chunk.columns]
-                n_rows += len(chunk)
-        if columns is None:  # header only
-            columns = [str(c) for c in pd.read_csv(path, nrows=0).columns]
-        return Inspection(n_rows=n_rows, n_columns=len(columns), columns=columns)
-    if stored.format == ".parquet":
-        import pyarrow.parquet as pq
-
-        meta = pq.ParquetFile(path)
-        names = list(meta.schema_arrow.names)
-        return Inspection(n_rows=meta.metadata.num_rows, n_columns=len(names), columns=names)
-    import numpy as np
-
-    # allow_pickle=False: loading an uploaded pickle would run arbitrary code.
-    with np.load(path, allow_pickle=False) as archive:
-        if "X" not in archive.files:
+def _refuse_nul_names(columns: list[str] | None) -> None:
+    """Column names are stored as text, which cannot hold a NUL (PostgreSQL refuses it)."""
+    for index, name in enumerate(columns or ()):
+        if "\x00" in name:
             raise InvalidInputError(
                 "Invalid dataset",
-                [FieldError(("body", "file"), "an npz dataset must contain an array 'X'")],
+                [
+                    FieldError(
+                        ("body", "file"),
+                        f"column {index} has a NUL character in its name; "
+                        "column names must be text without NUL",
+                    )
+                ],
             )
-        shape = archive["X"].shape
-    n_features = int(np.prod(shape[1:])) if len(shape) > 1 else 1
-    return Inspection(n_rows=int(shape[0]), n_columns=n_features, columns=None)

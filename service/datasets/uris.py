@@ -123,6 +123,8 @@ def _check_local(uri: str, scheme: str, data_roots: Sequence[Path]) -> str:
         path = urllib.parse.unquote(parts.path)
     else:
         path = uri
+    if "\x00" in path:  # os.path.realpath would raise on it
+        raise _invalid("the path must not contain a NUL character")
     if not os.path.isabs(path):
         raise _invalid("local paths must be absolute")
     real = os.path.realpath(path)

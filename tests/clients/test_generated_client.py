@@ -68,9 +68,9 @@ def test_names_read_naturally() -> None:
     assert {
         "jobs.submit_job", "jobs.list_jobs", "jobs.get_job", "jobs.cancel_job",
         "jobs.get_job_trace", "jobs.get_job_result", "datasets.upload_dataset",
-        "datasets.list_datasets", "datasets.get_dataset", "models.list_models",
-        "models.get_model", "models.download_model", "models.predict", "health.healthz",
-        "health.readyz", "health.metrics",
+        "datasets.list_datasets", "datasets.get_dataset", "datasets.delete_dataset",
+        "models.list_models", "models.get_model", "models.download_model", "models.predict",
+        "health.healthz", "health.readyz", "health.metrics",
     } == operations  # fmt: skip
     for name in models.__all__:
         # None of FastAPI's schema names (JobOut, Page_JobOut_, Body_upload_dataset, ...)

@@ -6,6 +6,9 @@ import gzip
 import json
 import os
 import re
+import subprocess
+import sys
+import zlib
 
 import numpy as np
 import pandas as pd
@@ -15,7 +18,10 @@ from hypothesis import strategies as st
 
 from metro.data import (
     DataError,
+    DataLimitError,
     Dataset,
+    TableShape,
+    inspect_file,
     load_dataset,
     parse_labels,
     split_indices,
@@ -317,6 +323,132 @@ def test_csv_max_rows(tmp_path, table):
     assert load_dataset(str(path), max_rows=6).n_samples == 6
     with pytest.raises(ValueError, match="max_rows"):
         load_dataset(str(path), max_rows=0)
+
+
+def _gzip_bomb(path, header: bytes, repeated: bytes, count: int):
+    """A gzip file of ``header`` then ``repeated`` ``count`` times, written without ever holding
+    the expanded bytes: a few hundred KB on disk for hundreds of MB of text."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # wbits 31: a gzip container
+    with open(path, "wb") as out:
+        out.write(packer.compress(header))
+        block = repeated * max(1, (1 << 20) // len(repeated))
+        per_block = len(block) // len(repeated)
+        for _ in range(count // per_block):
+            out.write(packer.compress(block))
+        out.write(packer.compress(repeated * (count % per_block)))
+        out.write(packer.flush())
+    return str(path)
+
+
+def test_csv_gzip_bomb_stops_at_the_row_limit(tmp_path):
+    path = _gzip_bomb(tmp_path / "bomb.csv.gz", b"a,y\n", b"1,0\n0,1\n", 1_000_000)
+    assert os.path.getsize(path) < 100_000  # 2 million rows, 8 MB of text
+    with pytest.raises(DataLimitError, match=_msg("at least 1001 rows, more than the limit 1000")):
+        load_dataset(path, max_rows=1000)
+    with pytest.raises(DataLimitError, match=_msg("at least 1001 rows, more than the limit 1000")):
+        inspect_file(path, max_rows=1000)
+    with pytest.raises(DataLimitError, match=_msg("expands to more than the limit 100000 bytes")):
+        inspect_file(path, max_decompressed_bytes=100_000)
+
+
+def test_csv_gzip_bomb_of_one_endless_line_is_refused_with_bounded_memory(tmp_path):
+    """256 MB of a single line: no row limit helps, only the decompressed-bytes limit does. Run
+    in a fresh interpreter, whose peak resident memory says what the read cost."""
+    path = _gzip_bomb(tmp_path / "line.csv.gz", b"a,y\n", b"1", 256 << 20)
+    script = f"""
+import resource, sys
+from metro.data import DataLimitError, load_dataset
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    load_dataset({path!r}, max_decompressed_bytes=8 << 20)
+except DataLimitError as exc:
+    print("refused:", exc)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print("grew_kb", after - before)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "refused: dataset expands to more than the limit 8388608 bytes" in result.stdout
+    grew_kb = int(result.stdout.split("grew_kb")[1])
+    assert grew_kb < 64 * 1024, result.stdout  # the line alone is 256 MB
+
+
+def test_csv_header_with_too_many_columns(tmp_path):
+    names = ",".join(f"c{i}" for i in range(20_000))
+    path = _write_csv(tmp_path / "wide.csv", f"{names},y\n" + "0," * 20_000 + "1\n")
+    with pytest.raises(DataLimitError, match=_msg("20001 columns, more than the limit 100")):
+        load_dataset(path, max_columns=100)
+    # A header longer than any allowed one is refused after a bounded read, before parsing.
+    endless = _gzip_bomb(tmp_path / "header.csv.gz", b"", b"a,", 4 << 20)
+    with pytest.raises(DataLimitError, match=r"the header of .* is longer than 1048576 bytes"):
+        inspect_file(endless, max_columns=100)
+    with pytest.raises(ValueError, match="max_columns"):
+        load_dataset(path, max_columns=0)
+
+
+@pytest.mark.parametrize("fmt", [".csv", ".csv.gz", ".parquet"])
+def test_duplicate_column_names_are_refused(tmp_path, fmt):
+    """pandas renames a second 'y' to 'y.1': a feature that is a copy of the label."""
+    if fmt == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = str(tmp_path / "dup.parquet")
+        columns = [pa.array([0.5, 1.5, 2.5]), pa.array([0, 1, 0]), pa.array([0, 1, 0])]
+        pq.write_table(pa.Table.from_arrays(columns, names=["a", "y", "y"]), path)
+    else:
+        text = b"a,y,y,b,b\n0.5,0,0,1,1\n1.5,1,1,2,2\n2.5,0,0,3,3\n"
+        path = str(tmp_path / f"dup{fmt}")
+        with open(path, "wb") as out:
+            out.write(gzip.compress(text) if fmt == ".csv.gz" else text)
+    expected = "'y' appears" if fmt == ".parquet" else "'b', 'y' appear"
+    with pytest.raises(DataError, match=_msg(f"column names must be unique; {expected}")):
+        load_dataset(path, label_column="y")
+    with pytest.raises(DataError, match="column names must be unique"):
+        inspect_file(path)
+
+
+def test_npz_feature_names_must_be_unique(tmp_path):
+    path = tmp_path / "a.npz"
+    np.savez(path, X=np.zeros((4, 2)), y=np.array([1, 0, 0, 1]), feature_names=np.array(["a", "a"]))
+    with pytest.raises(DataError, match=_msg("column names must be unique; 'a' appears")):
+        load_dataset(str(path))
+
+
+def test_compressed_npz_and_parquet_are_judged_by_their_metadata(tmp_path):
+    npz = tmp_path / "zeros.npz"
+    np.savez_compressed(npz, X=np.zeros((200_000, 10)), y=np.arange(200_000) % 2)
+    assert os.path.getsize(npz) < 200_000  # 17.6 MB once decompressed
+    with pytest.raises(DataLimitError, match=r"expands to 17600\d+ bytes, more than the limit"):
+        load_dataset(str(npz), max_decompressed_bytes=1 << 20)
+    with pytest.raises(DataLimitError, match=_msg("200000 rows, more than the limit 1000")):
+        inspect_file(str(npz), max_rows=1000)
+    with pytest.raises(DataLimitError, match=_msg("10 columns, more than the limit 5")):
+        load_dataset(str(npz), max_columns=5)
+    assert inspect_file(str(npz)) == TableShape(n_rows=200_000, n_columns=10, columns=None)
+    parquet = tmp_path / "zeros.parquet"
+    pd.DataFrame({"a": np.zeros(200_000), "y": np.arange(200_000) % 2}).to_parquet(parquet)
+    with pytest.raises(DataLimitError, match=_msg("200000 rows, more than the limit 1000")):
+        load_dataset(str(parquet), max_rows=1000)
+    with pytest.raises(DataLimitError, match=_msg("2 columns, more than the limit 1")):
+        inspect_file(str(parquet), max_columns=1)
+    assert inspect_file(str(parquet)) == TableShape(n_rows=200_000, n_columns=2, columns=("a", "y"))
+
+
+def test_inspect_file_reads_the_shape(tmp_path, table):
+    path = tmp_path / "a.csv"
+    table.to_csv(path, index=False)
+    assert inspect_file(str(path), max_rows=6) == TableShape(
+        n_rows=6, n_columns=4, columns=("x1", "x2", "flag", "y")
+    )
+
+
+def test_nul_in_a_path_is_a_data_error(tmp_path):
+    with pytest.raises(DataError, match="contains a NUL character"):
+        load_dataset("file:///data/a%00.csv")
+    with pytest.raises(DataError, match="contains a NUL character"):
+        load_dataset(str(tmp_path / "a\x00.csv"))
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import uuid
+import zlib
 
 import numpy as np
 import pytest
@@ -130,3 +131,171 @@ def test_upload_with_numeric_labels_and_a_string_positive_label(client, tenant):
     r = _upload(client, tenant, b"x,y\n0.5,1\n0.1,0\n0.9,1\n", label_column="y", positive_label="1")
     assert r.status_code == 201, r.text
     assert r.json()["columns"] == ["x", "y"]
+
+
+# -- hostile uploads -------------------------------------------------------------------------
+
+
+def _gzip_rows(n_pairs: int) -> bytes:
+    """A small gzip CSV (a few KB) of ``2 * n_pairs`` rows: a decompression bomb in miniature."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"1,0\n0,1\n" * 10_000
+    body = [packer.compress(b"a,y\n")]
+    body += [packer.compress(block) for _ in range(n_pairs // 10_000)]
+    return b"".join([*body, packer.flush()])
+
+
+@pytest.mark.parametrize("label_column", [None, "y"])
+def test_gzip_bomb_is_refused_at_the_row_limit(client, tenant, settings, monkeypatch, label_column):
+    bomb = _gzip_rows(1_000_000)  # 2 million rows, 8 MB of text
+    assert len(bomb) < settings.max_upload_bytes
+    monkeypatch.setattr(settings, "max_dataset_rows", 10_000)
+    form = {"label_column": label_column} if label_column else {}
+    r = _upload(client, tenant, bomb, "bomb.csv.gz", **form)
+    assert r.status_code == 413, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["detail"] == "dataset has at least 10001 rows, more than the limit 10000"
+    assert client.get("/v1/datasets", headers=tenant.headers).json()["items"] == []
+
+
+def test_gzip_bomb_is_refused_at_the_decompressed_size_limit(client, tenant, settings, monkeypatch):
+    monkeypatch.setattr(settings, "max_decompressed_bytes", 1_000_000)
+    r = _upload(client, tenant, _gzip_rows(1_000_000), "bomb.csv.gz", label_column="y")
+    assert r.status_code == 413, r.text
+    assert r.json()["detail"] == "dataset expands to more than the limit 1000000 bytes"
+
+
+def test_compressed_npz_and_parquet_past_the_limits_are_413(client, tenant, settings, monkeypatch):
+    import pandas as pd
+
+    monkeypatch.setattr(settings, "max_decompressed_bytes", 1_000_000)
+    monkeypatch.setattr(settings, "max_dataset_rows", 10_000)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, X=np.zeros((200_000, 10)), y=np.arange(200_000) % 2)
+    r = _upload(client, tenant, buf.getvalue(), "zeros.npz")
+    assert r.status_code == 413, r.text
+    assert "more than the limit 1000000 bytes" in r.json()["detail"]
+    buf = io.BytesIO()
+    pd.DataFrame({"a": np.zeros(50_000), "y": np.arange(50_000) % 2}).to_parquet(buf)
+    r = _upload(client, tenant, buf.getvalue(), "zeros.parquet", label_column="y")
+    assert r.status_code == 413, r.text
+    assert r.json()["detail"] == "dataset has 50000 rows, more than the limit 10000"
+
+
+def test_too_many_columns_is_413(client, tenant, settings, monkeypatch):
+    monkeypatch.setattr(settings, "max_dataset_columns", 50)
+    header = ",".join(f"c{i}" for i in range(100))
+    r = _upload(client, tenant, f"{header}\n".encode() + b"0," * 99 + b"1\n", "wide.csv")
+    assert r.status_code == 413, r.text
+    assert r.json()["detail"] == "dataset has 100 columns, more than the limit 50"
+
+
+@pytest.mark.parametrize("label_column", [None, "y"])
+def test_duplicate_column_names_are_422_naming_them(client, tenant, label_column):
+    """pandas would rename the second y to y.1, and a model trained on it sees the label."""
+    content = b"a,y,y\n" + b"0.5,0,0\n1.5,1,1\n2.5,0,0\n3.5,1,1\n"
+    form = {"label_column": label_column} if label_column else {}
+    r = _upload(client, tenant, content, **form)
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"] == [
+        {
+            "loc": ["body", "file"],
+            "msg": "column names must be unique; 'y' appears more than once",
+            "type": "value_error",
+        }
+    ]
+
+
+def test_nul_in_a_csv_header_is_422(client, tenant):
+    r = _upload(client, tenant, b"a\x00b,y\n1,0\n2,1\n")
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "file"]
+    assert "NUL" in r.json()["errors"][0]["msg"]
+
+
+@pytest.mark.parametrize("field", ["label_column", "positive_label"])
+def test_nul_in_an_upload_form_field_is_422(client, tenant, field):
+    r = _upload(client, tenant, **{field: "y\x00"})
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"] == [
+        {"loc": ["body", field], "msg": "must not contain a NUL character", "type": "value_error"}
+    ]
+
+
+def test_nul_in_a_job_is_422_naming_the_field(client, tenant, service_dirs):
+    cases = [
+        ({"uri": "file:///data/a%00.csv"}, ["body", "dataset", "uri"]),
+        ({"uri": f"file://{service_dirs['data']}/a\x00.csv"}, ["body", "dataset", "uri"]),
+        ({"uri": "builtin://breast_cancer", "label_column": "y\x00"},
+         ["body", "dataset", "label_column"]),
+    ]  # fmt: skip
+    for dataset, loc in cases:
+        r = client.post("/v1/jobs", json=job_body(dataset=dataset), headers=tenant.headers)
+        assert r.status_code == 422, (dataset, r.text)
+        assert r.json()["errors"][0]["loc"] == loc, r.text
+    r = client.post(
+        "/v1/jobs",
+        json=job_body(dataset={"uri": "builtin://breast_cancer"}, search={"x\x00": 1}),
+        headers=tenant.headers,
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "search"]
+
+
+# -- storage: identical bytes once, deletion, quota -----------------------------------------------
+
+
+def _stored_files(service_dirs, tenant) -> list[str]:
+    directory = service_dirs["uploads"] / str(tenant.id)
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+def test_identical_uploads_are_stored_once_per_tenant(client, tenant, other_tenant, service_dirs):
+    first = _upload(client, tenant, filename="a.csv").json()
+    second = _upload(client, tenant, filename="b.csv", label_column="label", positive_label="yes")
+    second = second.json()
+    assert first["id"] != second["id"] and first["sha256"] == second["sha256"]
+    assert second["filename"] == "b.csv" and second["n_columns"] == 2  # its own inspection
+    assert _stored_files(service_dirs, tenant) == [f"{first['sha256']}.csv"]
+    _upload(client, other_tenant)  # another tenant's copy is its own
+    assert _stored_files(service_dirs, other_tenant) == [f"{first['sha256']}.csv"]
+
+
+def test_delete_a_dataset(client, tenant, other_tenant, service_dirs):
+    a = _upload(client, tenant).json()
+    b = _upload(client, tenant).json()  # the same bytes
+    assert client.delete(f"/v1/datasets/{a['id']}", headers=other_tenant.headers).status_code == 404
+    r = client.delete(f"/v1/datasets/{a['id']}", headers=tenant.headers)
+    assert r.status_code == 204, r.text
+    assert client.get(f"/v1/datasets/{a['id']}", headers=tenant.headers).status_code == 404
+    assert _stored_files(service_dirs, tenant) != []  # b still points to the bytes
+    assert client.delete(f"/v1/datasets/{b['id']}", headers=tenant.headers).status_code == 204
+    assert _stored_files(service_dirs, tenant) == []
+    assert client.delete(f"/v1/datasets/{b['id']}", headers=tenant.headers).status_code == 404
+
+
+def test_a_dataset_a_queued_job_uses_cannot_be_deleted(client, tenant):
+    ds = _upload(client, tenant).json()
+    body = job_body(dataset={"uri": ds["uri"], "label_column": "label", "positive_label": "yes"})
+    job = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert job.status_code == 201, job.text
+    r = client.delete(f"/v1/datasets/{ds['id']}", headers=tenant.headers)
+    assert r.status_code == 409, r.text
+    assert "used by 1 queued or running job" in r.json()["detail"]
+    client.post(f"/v1/jobs/{job.json()['id']}/cancel", headers=tenant.headers)
+    assert client.delete(f"/v1/datasets/{ds['id']}", headers=tenant.headers).status_code == 204
+    assert (
+        client.get(f"/v1/jobs/{job.json()['id']}", headers=tenant.headers).json()["dataset_uri"]
+        == ds["uri"]
+    )
+
+
+def test_storage_quota_per_tenant(client, tenant, settings, monkeypatch):
+    monkeypatch.setattr(settings, "max_storage_bytes_per_tenant", len(CSV) + 10)
+    assert _upload(client, tenant).status_code == 201
+    assert _upload(client, tenant).status_code == 201  # the same bytes take no more room
+    other = CSV + b"7.0,8.0,no\n"
+    r = _upload(client, tenant, other)
+    assert r.status_code == 413, r.text
+    assert r.json()["type"].endswith("/storage-quota-exceeded")
+    assert f"more than its quota of {len(CSV) + 10} bytes" in r.json()["detail"]

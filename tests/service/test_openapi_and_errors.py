@@ -161,3 +161,55 @@ def test_problem_bodies_have_the_rfc9457_members(client, tenant, path):
     body = r.json()
     assert set(body) >= {"type", "title", "status", "detail", "instance"}
     assert body["status"] == r.status_code == 404
+
+
+def test_405_allow_lists_every_method_of_the_path(client, tenant):
+    r = client.delete("/v1/datasets", headers=tenant.headers)
+    assert r.status_code == 405
+    assert {m.strip() for m in r.headers["allow"].split(",")} >= {"GET", "POST"}
+    r = client.put("/v1/jobs", headers=tenant.headers)
+    assert {m.strip() for m in r.headers["allow"].split(",")} >= {"GET", "POST"}
+
+
+def test_a_request_without_a_key_is_refused_before_its_body_is_read(app):
+    """FastAPI reads and parses a body before the key check runs; without a key, not a byte of
+    it should be taken in."""
+    import asyncio
+
+    received: list[dict] = []
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        message = {"type": "http.request", "body": b"x" * 65536, "more_body": True}
+        received.append(message)
+        return message
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/v1/datasets", "raw_path": b"/v1/datasets", "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+        "headers": [(b"content-type", b"multipart/form-data; boundary=x"),
+                    (b"content-length", b"1000000")],
+    }  # fmt: skip
+    asyncio.run(app(scope, receive, send))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    headers = dict(start["headers"])
+    assert start["status"] == 401
+    assert headers[b"content-type"] == b"application/problem+json"
+    assert headers[b"www-authenticate"] == b"Bearer"
+    assert headers[b"connection"] == b"close"
+    assert received == []
+
+
+def test_a_non_utf8_json_body_is_a_documented_400_problem(client, tenant):
+    r = client.post(
+        "/v1/jobs",
+        content=b'{"metric": {"preset": "f\xff1"}}',
+        headers={**tenant.headers, "Content-Type": "application/json"},
+    )
+    assert r.status_code == 400, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["type"].endswith("/bad-request")

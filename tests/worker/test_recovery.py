@@ -121,3 +121,53 @@ def test_redis_restart_with_queued_jobs_loses_none(make_cluster, private_redis):
     assert all(cluster.job(j)["attempts"] == 1 for j in queued)
     assert "resent" in worker.log()
     print(f"\nall jobs done {time.monotonic() - started:.1f}s after the restart")
+
+
+# A job that would run for hours: it is still running whenever the test looks.
+ENDLESS_JOB = {
+    **SMALL_JOB,
+    "model": {"kind": "mlp", "hidden": [16]},
+    "training": {"optimizer": "sgd", "epochs": 100_000, "batch_size": 128},
+}
+
+
+def test_a_dead_workers_job_is_recovered_without_any_beat(make_cluster):
+    """No worker runs --beat: the surviving worker's own periodic reconciler re-queues the job
+    once the dead worker's lease expires, and claims it."""
+    cluster = make_cluster()
+    first = cluster.start_worker("first")
+    job_id = cluster.submit(ENDLESS_JOB)
+    cluster.wait_state(job_id, ("running",))
+    # Started while the first is alive: its reconcile at start finds nothing to recover.
+    cluster.start_worker("second")
+    first.kill9()
+
+    def reclaimed() -> bool:
+        job = cluster.job(job_id)
+        return job["state"] == "running" and job["attempts"] == 2
+
+    wait_until(reclaimed, 45, "the job to be re-queued and claimed again")
+    cancel = cluster.client.post(f"/v1/jobs/{job_id}/cancel", headers=cluster.headers)
+    assert cancel.status_code == 200
+    assert cluster.wait_state(job_id, timeout=30)["state"] == "cancelled"
+
+
+def test_one_reconciler_at_a_time(make_cluster):
+    """While another process holds the advisory lock, a reconcile round is skipped."""
+    from sqlalchemy import text
+
+    from worker.context import WorkerContext
+    from worker.reconcile import RECONCILE_LOCK_KEY, reconcile_exclusively
+
+    cluster = make_cluster()
+    engine = cluster.app.state.engine
+    ctx = WorkerContext(cluster.settings, engine, cluster.app.state.sessionmaker)
+    queue = JobQueue(cluster.settings)
+    with engine.connect() as holder:
+        holder.execute(text("SELECT pg_advisory_lock(:k)"), {"k": RECONCILE_LOCK_KEY})
+        assert reconcile_exclusively(ctx, queue) is None
+        holder.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": RECONCILE_LOCK_KEY})
+        holder.commit()
+    assert reconcile_exclusively(ctx, queue) == {
+        "requeued": 0, "failed": 0, "cancelled": 0, "resent": 0,
+    }  # fmt: skip

@@ -10,7 +10,7 @@ import urllib.request
 # s3fs is a runtime dependency and moto a test one: both are installed by `make test`.
 import moto  # noqa: F401
 import pytest
-import s3fs  # noqa: F401
+import s3fs
 
 from tests.worker.conftest import SMALL_JOB, free_port, wait_until
 
@@ -39,6 +39,9 @@ def s3_server(monkeypatch, tmp_path):
         }  # fmt: skip
         for key, value in env.items():  # this process (the API) reads models from S3 too
             monkeypatch.setenv(key, value)
+        # fsspec keeps one filesystem per set of arguments, with the endpoint it was made with;
+        # each test has a server of its own on another port.
+        s3fs.S3FileSystem.clear_instance_cache()
         import fsspec
 
         fs = fsspec.filesystem("s3", skip_instance_cache=True)
@@ -82,3 +85,36 @@ def test_models_and_fits_go_to_s3(make_cluster, s3_server):
     )
     assert r.status_code == 200, r.text
     assert len(r.json()["scores"]) == 5
+
+
+def test_api_and_worker_share_no_disk(make_cluster, s3_server, tmp_path):
+    """Uploads go to the object store with the models: the API's upload directory is gone and the
+    worker has a directory of its own, and a job on the upload still runs."""
+    import shutil
+
+    env, fs = s3_server
+    worker_dir = tmp_path / "worker-uploads"
+    cluster = make_cluster(
+        artifacts_uri="s3://metro-models/prod",
+        extra_env={**env, "METRO_UPLOAD_DIR": str(worker_dir)},
+    )
+    rows = "\n".join(f"{i / 10},{(i * 7) % 5 / 4},{int(i % 3 == 0)}" for i in range(120))
+    content = f"a,b,y\n{rows}\n".encode()
+    r = cluster.client.post(
+        "/v1/datasets",
+        files={"file": ("train.csv", content, "text/csv")},
+        data={"label_column": "y"},
+        headers=cluster.headers,
+    )
+    assert r.status_code == 201, r.text
+    dataset = r.json()
+    fs.invalidate_cache()
+    stored = fs.find("metro-models/prod/uploads")
+    assert [p.rsplit("/", 1)[1] for p in stored] == [f"{dataset['sha256']}.csv"]
+    shutil.rmtree(cluster.settings.upload_dir)  # nothing of the API's disk is left to read
+
+    cluster.start_worker("elsewhere")
+    job_id = cluster.submit({**SMALL_JOB, "dataset": {"uri": dataset["uri"], "label_column": "y"}})
+    job = cluster.wait_state(job_id, timeout=90)
+    assert job["state"] == "succeeded", job
+    assert not worker_dir.exists() or not any(p.is_file() for p in worker_dir.rglob("*"))

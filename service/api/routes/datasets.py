@@ -12,12 +12,24 @@ from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
 from service.api.routing import SessionScopedRoute
 from service.crud import datasets as crud
-from service.datasets.uploads import inspect_upload, store_upload
+from service.datasets.storage import UploadStore
+from service.datasets.uploads import DatasetLimits, inspect_upload, stage_upload
 from service.db.models import Dataset
+from service.errors import FieldError, InvalidInputError, StorageQuotaExceededError
+from service.job_spec import fields_with_nul
 from service.schemas.common import Page
 from service.schemas.datasets import DatasetOut
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"], route_class=SessionScopedRoute)
+
+_STAGING = ".staging"  # under METRO_UPLOAD_DIR: uploads being received and inspected
+
+
+def _quota_message(needed: int, quota: int) -> str:
+    return (
+        f"the tenant's stored datasets would take {needed} bytes, more than its quota of "
+        f"{quota} bytes; delete datasets (DELETE /v1/datasets/{{id}}) to make room"
+    )
 
 
 @router.post(
@@ -51,41 +63,60 @@ def upload_dataset(
     ] = None,
     positive_label: Annotated[str | None, Form(max_length=255)] = None,
 ) -> DatasetOut:
-    """Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded."""
-    dataset_id = uuid.uuid4()
-    stored = store_upload(
+    """Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded,
+    and identical bytes are stored once per tenant."""
+    nul_errors = fields_with_nul(
+        {"label_column": label_column, "positive_label": positive_label}, ("body",)
+    )
+    if file.filename and "\x00" in file.filename:
+        nul_errors.append(FieldError(("body", "file"), "the file name must not contain a NUL"))
+    if nul_errors:
+        raise InvalidInputError("Invalid dataset", nul_errors)
+    store = UploadStore.from_settings(settings)
+    quota = settings.max_storage_bytes_per_tenant
+    used = crud.stored_bytes(session, principal.tenant_id)
+    if quota and used >= quota:  # refused before the body is taken in
+        raise StorageQuotaExceededError(_quota_message(used, quota))
+    staged = stage_upload(
         file.file,
         filename=file.filename or "",
-        upload_dir=settings.upload_dir,
-        tenant_id=principal.tenant_id,
-        dataset_id=dataset_id,
+        staging_dir=settings.upload_dir / _STAGING,
         max_bytes=settings.max_upload_bytes,
     )
     try:
         info = inspect_upload(
-            stored,
+            staged,
             label_column=label_column,
             positive_label=positive_label,
             upload_dir=settings.upload_dir,
+            limits=DatasetLimits.from_settings(settings),
         )
-        dataset = crud.add_dataset(
-            session,
-            Dataset(
-                id=dataset_id,
-                tenant_id=principal.tenant_id,
-                filename=(file.filename or "")[-255:],
-                format=stored.format,
-                size_bytes=stored.size_bytes,
-                sha256=stored.sha256,
-                storage_path=str(stored.path),
-                n_rows=info.n_rows,
-                n_columns=info.n_columns,
-                columns=info.columns,
-            ),
-        )
-    except BaseException:
-        stored.path.unlink(missing_ok=True)  # no row, no file
-        raise
+        location = store.location(principal.tenant_id, staged.sha256, staged.format)
+        stored_before = crud.location_in_use(session, principal.tenant_id, location)
+        if quota and not stored_before and used + staged.size_bytes > quota:
+            raise StorageQuotaExceededError(_quota_message(used + staged.size_bytes, quota))
+        created = store.keep(staged.path, location)
+        try:
+            dataset = crud.add_dataset(
+                session,
+                Dataset(
+                    tenant_id=principal.tenant_id,
+                    filename=(file.filename or "")[-255:],
+                    format=staged.format,
+                    size_bytes=staged.size_bytes,
+                    sha256=staged.sha256,
+                    storage_path=location,
+                    n_rows=info.n_rows,
+                    n_columns=info.n_columns,
+                    columns=info.columns,
+                ),
+            )
+        except BaseException:
+            if created:  # no row, no object
+                store.remove(location)
+            raise
+    finally:
+        staged.path.unlink(missing_ok=True)
     response.headers["Location"] = str(request.url_for("get_dataset", dataset_id=str(dataset.id)))
     return DatasetOut.model_validate(dataset)
 
@@ -119,3 +150,18 @@ def list_datasets(
 )
 def get_dataset(dataset_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> DatasetOut:
     return DatasetOut.model_validate(crud.get_dataset(session, principal.tenant_id, dataset_id))
+
+
+@router.delete(
+    "/{dataset_id}",
+    status_code=204,
+    summary="Delete a dataset",
+    responses=problem_responses(401, 404, 409, 422),
+)
+def delete_dataset(dataset_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> Response:
+    """Refused (409) while a queued or running job uses it. Finished jobs keep its URI for the
+    record. The stored bytes go with the last dataset of the tenant that holds them."""
+    location = crud.delete_dataset(session, principal.tenant_id, dataset_id)
+    if location is not None:
+        UploadStore.remove(location)
+    return Response(status_code=204)

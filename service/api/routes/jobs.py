@@ -15,7 +15,7 @@ from service.api.routing import SessionScopedRoute
 from service.crud import jobs as crud
 from service.datasets.uris import check_dataset
 from service.errors import InvalidInputError
-from service.job_spec import INVALID_JOB, normalize_job_spec
+from service.job_spec import INVALID_JOB, fields_with_nul, normalize_job_spec
 from service.job_states import JobState
 from service.results import build_job_result
 from service.schemas.common import Page
@@ -82,6 +82,9 @@ def submit_job(
 ) -> JobOut:
     """The whole spec is validated now, by the ``metro`` library itself: an invalid metric,
     unknown surrogate or bad parameter is a 422 naming the field, never a job that fails later."""
+    nul_errors = fields_with_nul(body.model_dump(mode="json", exclude_unset=True), ("body",))
+    if nul_errors:
+        raise InvalidInputError(INVALID_JOB, nul_errors)
     errors = []
     spec = None
     try:

@@ -78,7 +78,8 @@ def sync_detailed(
 ) -> Response[Dataset | Problem]:
     """Upload a dataset (CSV, CSV.gz, Parquet or NPZ)
 
-     Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded.
+     Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded,
+    and identical bytes are stored once per tenant.
 
     Args:
         body (UploadDatasetBody):
@@ -109,7 +110,8 @@ def sync(
 ) -> Dataset | Problem | None:
     """Upload a dataset (CSV, CSV.gz, Parquet or NPZ)
 
-     Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded.
+     Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded,
+    and identical bytes are stored once per tenant.
 
     Args:
         body (UploadDatasetBody):
@@ -135,7 +137,8 @@ async def asyncio_detailed(
 ) -> Response[Dataset | Problem]:
     """Upload a dataset (CSV, CSV.gz, Parquet or NPZ)
 
-     Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded.
+     Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded,
+    and identical bytes are stored once per tenant.
 
     Args:
         body (UploadDatasetBody):
@@ -164,7 +167,8 @@ async def asyncio(
 ) -> Dataset | Problem | None:
     """Upload a dataset (CSV, CSV.gz, Parquet or NPZ)
 
-     Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded.
+     Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded,
+    and identical bytes are stored once per tenant.
 
     Args:
         body (UploadDatasetBody):
