@@ -108,6 +108,11 @@ def _reconcile_at_start(**_kwargs: object) -> None:
     """A worker (re)starting after a crash recovers what the crash left behind at once, then
     keeps reconciling periodically, so that a job whose worker dies is recovered by any worker
     that is left."""
+    # Imported now rather than by the first task (torch and the search take seconds to import):
+    # a worker claims a job within moments of receiving its message, which the reconciler counts
+    # on to tell a delivered message from a lost one.
+    import worker.helper
+    import worker.runner  # noqa: F401
     from worker.reconcile import PeriodicReconciler, reconcile_exclusively
 
     try:
