@@ -89,8 +89,12 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_, n_features_in_, metric_ (resolved on the training labels), model_ (the fitted
-    network, a stack of one, with ``threshold_`` folded into its last bias), best_lambda_,
-    lambda_star_, best_shift_, threshold_ (the decision threshold chosen on the raw h of the
+    network, a stack of one, with ``threshold_`` folded into its last bias), best_lambda_ and
+    best_shift_ (the lambda and shift ``model_`` was trained with), lambda_star_ (the search's
+    estimate of lambda*: best_lambda_ for the grid, the last bracket's middle for bisection and
+    Dinkelbach, also as ratio_reached_, None for the grid), warnings_ (the choice's
+    :class:`~metro.search.SearchWarning` list: a lambda at an end of the grid, a classifier that
+    predicts one class or rests on few true positives, constraints not met), threshold_ (the decision threshold chosen on the raw h of the
     search's fits), n_splits_ (folds the choice was made on; 0 for a holdout), best_score_ (the
     held-out metric the choice was made by, pooled over the folds, natural orientation), trace_
     (list of TraceStep), n_fits_, search_result_; with constraints, constraints_ (resolved),
@@ -270,9 +274,11 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.metric_: MetricSpec = spec
         self.search_result_: SearchResult = result
         self.trace_: list[TraceStep] = result.trace
-        self.best_lambda_ = float(result.best_lambda)
+        self.best_lambda_ = float(result.trained_lambda)
         self.lambda_star_ = float(result.lambda_star)
-        self.best_shift_ = result.best_shift
+        self.ratio_reached_ = result.ratio_reached
+        self.best_shift_ = result.trained_shift
+        self.warnings_ = list(result.warnings)
         self.lambda_range_ = spec.lambda_range
         self.n_fits_ = result.n_fits
         self.best_score_ = spec.score_from_loss(result.selection_loss)

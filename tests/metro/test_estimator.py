@@ -64,9 +64,16 @@ def test_every_strategy_runs_and_records_its_trace(search):
     assert clf.search_result_.strategy == search
     assert 0.0 <= clf.score(X, y) <= 1.0
     assert clf.score(X, y) == pytest.approx(jaccard_score(y, clf.predict(X)))
+    # the lambda and shift reported are those the delivered model was trained with (the refit,
+    # the trace's last step); the ratio a bracketing search reached is a separate number
+    assert clf.best_lambda_ == clf.trace_[-1].lam and clf.best_shift_ == clf.trace_[-1].shift
+    assert isinstance(clf.warnings_, list)
     if search != "grid":
         a, b = clf.search_result_.bracket
         assert a <= b
+        assert clf.ratio_reached_ == pytest.approx((a + b) / 2) == clf.lambda_star_
+    else:
+        assert clf.ratio_reached_ is None and clf.lambda_star_ == clf.best_lambda_
 
 
 def test_string_labels_and_pos_label():
