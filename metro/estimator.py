@@ -95,8 +95,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     Dinkelbach, also as ratio_reached_, None for the grid), warnings_ (the choice's
     :class:`~metro.search.SearchWarning` list: a lambda at an end of the grid, a classifier that
     predicts one class or rests on few true positives, constraints not met), threshold_ (the
-    decision threshold chosen on the raw h of the search's fits), n_splits_ (folds the choice was made on; 0 for a holdout), best_score_ (the
-    held-out metric the choice was made by, pooled over the folds, natural orientation), trace_
+    decision threshold chosen on the raw h of the search's fits), n_splits_ (folds the choice
+    was made on; 0 for a holdout), best_score_ (the held-out metric the choice was made by,
+    pooled over the folds, natural orientation), trace_
     (list of TraceStep), n_fits_, search_result_; with constraints, constraints_ (resolved),
     constraint_values_ (each one's held-out value where the choice was made) and
     constraints_satisfied_ (False when no fit met them there: the one closest is kept).
