@@ -11,16 +11,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from metro.constraints import Constraint
 from metro.device import resolve_device
-from metro.metrics import MetricSpec
+from metro.metrics import MetricSpec, confusion_fractions
 from metro.models import ModelSpec, StackedModel
 from metro.surrogates import get_surrogate
-from metro.thresholds import best_threshold
+from metro.thresholds import best_constrained_threshold, best_threshold
 from metro.trainer import (
     DIVERGENCE_RULE,
     FitResult,
@@ -73,13 +75,21 @@ def fit_baseline(
     n_thetas: int = 19,
     X_refit: np.ndarray | None = None,
     y_refit: np.ndarray | None = None,
+    constraints: Sequence[Constraint] = (),
 ) -> BaselineResult:
     """Fit one baseline. ``X_refit``/``y_refit`` (typically train + validation) give it the same
     data budget as METRO's refit: the chosen theta is retrained there (warm-started where
-    ``config.warm_start`` says so, as METRO's refit is) and the chosen threshold kept."""
+    ``config.warm_start`` says so, as METRO's refit is) and the chosen threshold kept.
+
+    With ``constraints`` the validation choices are made under them: koyejo1's threshold and
+    parambath's (theta, threshold) are the best metric among those whose constraints hold on
+    validation (the least shortfall when none does), koyejo2's theta likewise at threshold 0;
+    ERM has nothing to choose. This is threshold tuning under a constraint, what users do today.
+    """
     result = _fit_baseline(
         method, spec=spec, X_train=X_train, y_train=y_train, X_validation=X_validation,
         y_validation=y_validation, model=model, config=config, n_thetas=n_thetas,
+        constraints=tuple(constraints),
     )
     if X_refit is None or y_refit is None:
         return result
@@ -106,6 +116,7 @@ def _fit_baseline(
     model: ModelSpec,
     config: TrainingConfig,
     n_thetas: int,
+    constraints: tuple[Constraint, ...] = (),
 ) -> BaselineResult:
     if method not in BASELINES:
         raise ValueError(f"unknown baseline {method!r}; expected one of {', '.join(BASELINES)}")
@@ -128,7 +139,7 @@ def _fit_baseline(
             return BaselineResult(method=method, model=fit.model)
         assert X_validation is not None and y_validation is not None
         scores = predict_scores(fit.model, X_validation, device=device)[:, 0]
-        threshold, loss = best_threshold(spec, scores, y_validation)
+        threshold, loss, _ = _choose(spec, constraints, scores, y_validation, tune=True)
         return BaselineResult(
             method=method, model=fit.model, threshold=threshold, validation_loss=loss
         )
@@ -144,24 +155,43 @@ def _fit_baseline(
     for k in range(thetas.size):
         if fit.diverged[k]:
             continue
-        if method == "koyejo2":
-            threshold = 0.0
-            loss = spec.loss(y_validation, (scores[:, k] >= 0).astype(np.int64))
-        else:
-            threshold, loss = best_threshold(spec, scores[:, k], y_validation)
-        per_theta.append((loss, k, threshold))
+        threshold, loss, miss = _choose(
+            spec, constraints, scores[:, k], y_validation, tune=method != "koyejo2"
+        )
+        per_theta.append((miss, loss, k, threshold))
     if not per_theta:
         _check_fit(fit, method)
-    loss, k, threshold = min(per_theta)
+    _, loss, k, threshold = min(per_theta)
     return BaselineResult(
         method=method,
         model=fit.model.select([k]),
         threshold=threshold,
         theta=float(thetas[k]),
         validation_loss=float(loss),
-        details={"thetas": thetas.tolist(), "validation_losses": [p[0] for p in per_theta]},
+        details={"thetas": thetas.tolist(), "validation_losses": [p[1] for p in per_theta]},
     )
 
+
+
+def _choose(
+    spec: MetricSpec,
+    constraints: tuple[Constraint, ...],
+    scores: np.ndarray,
+    y: np.ndarray,
+    *,
+    tune: bool,
+) -> tuple[float, float, float]:
+    """(threshold, loss, shortfall) on validation: the best threshold (``tune``) or 0, under the
+    constraints when there are some (shortfall 0 where they hold)."""
+    if not tune:
+        cells = confusion_fractions(y, (scores >= 0).astype(np.int64))
+        miss = -sum(min(c.slack(cells), 0.0) for c in constraints)
+        return 0.0, spec.loss_from_fractions(cells), float(miss)
+    if constraints:
+        choice = best_constrained_threshold(spec, constraints, scores, y)
+        return choice.threshold, choice.loss, choice.shortfall
+    threshold, loss = best_threshold(spec, scores, y)
+    return threshold, loss, 0.0
 
 
 def _check_fit(fit: FitResult, what: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from metro.baselines import BASELINES, fit_baseline
+from metro.constraints import Constraint, get_constraints
 from metro.data import Dataset, Splits, split_indices
 from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec
@@ -64,6 +65,9 @@ class MethodScore:
     threshold: float = 0.0
     theta: float | None = None
     seconds: float = 0.0
+    # With constraints: each one's value on this split, and whether all of them hold.
+    constraint_values: tuple[float, ...] = ()
+    constraints_hold: bool | None = None
 
 
 @dataclass
@@ -119,6 +123,7 @@ class RepeatSetup:
     config: TrainingConfig
     surrogate: Surrogate
     model: ModelSpec
+    constraints: tuple[Constraint, ...] = ()
 
     @property
     def has_validation(self) -> bool:
@@ -158,7 +163,7 @@ class RepeatSetup:
         return TrainerSolver(
             self.spec, X[idx], y[idx], surrogate=self.surrogate, model=self.model,
             config=self.config, X_validation=None if val is None else X[val],
-            y_validation=None if val is None else y[val],
+            y_validation=None if val is None else y[val], constraints=self.constraints,
         )  # fmt: skip
 
 
@@ -173,9 +178,10 @@ def prepare_repeat(
     seed: int = 0,
     validation_fraction: float = 0.25,
     test_fraction: float = 0.2,
+    constraints: Sequence[Constraint | Mapping[str, Any]] | None = None,
 ) -> RepeatSetup:
-    """Repeat ``repeat`` of :func:`run_experiment`: split seeded ``seed + repeat``, metric
-    resolved on the training part, trainer seed ``training.seed + repeat``."""
+    """Repeat ``repeat`` of :func:`run_experiment`: split seeded ``seed + repeat``, metric (and
+    constraints) resolved on the training part, trainer seed ``training.seed + repeat``."""
     splits = split_indices(
         dataset.y,
         validation_fraction=validation_fraction,
@@ -187,6 +193,7 @@ def prepare_repeat(
     return RepeatSetup(
         dataset=dataset, repeat=repeat, splits=splits, spec=spec, config=config,
         surrogate=surrogate, model=model,
+        constraints=get_constraints(constraints, dataset.y[splits.train]),
     )  # fmt: skip
 
 
@@ -207,6 +214,7 @@ def run_experiment(
     on_method: Callable[[int, str], None] | None = None,
     on_search: Callable[[int, MetricSpec, SearchResult], None] | None = None,
     wrap_solver: Callable[[RepeatSetup, str, TrainerSolver], LambdaSolver] | None = None,
+    constraints: Sequence[Constraint | Mapping[str, Any]] | None = None,
 ) -> ExperimentResult:
     """Run METRO (and ``baselines``) ``repeats`` times on fresh splits of ``dataset``.
 
@@ -216,7 +224,9 @@ def run_experiment(
     resolved on that repeat). All may raise ``metro.trainer.TrainingCancelled`` to stop.
     ``wrap_solver(setup, role, solver)`` may put a solver of its own around each of METRO's
     solvers (``role`` is ``"main"`` or ``"refit"``), e.g. to reuse fits saved by an interrupted
-    run; it must return the same candidates.
+    run; it must return the same candidates. ``constraints`` (see :mod:`metro.constraints`) make
+    METRO's search the constrained grid and the baselines choose their thresholds under them;
+    every score then reports each constraint's value.
     """
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
@@ -234,7 +244,7 @@ def run_experiment(
         setup = prepare_repeat(
             dataset, metric=metric, surrogate=surrogate, model=model, training=training,
             repeat=repeat, seed=seed, validation_fraction=validation_fraction,
-            test_fraction=test_fraction,
+            test_fraction=test_fraction, constraints=constraints,
         )  # fmt: skip
         tr, va, te = setup.splits.train, setup.splits.validation, setup.splits.test
         dev = np.sort(np.concatenate([tr, va]))
@@ -261,6 +271,7 @@ def run_experiment(
             fold_solvers=folds,
             refit_solver=refit,
             on_step=None if on_step is None else partial(on_step, repeat),
+            constraints=setup.constraints,
         )
         if on_search is not None:
             on_search(repeat, spec, search_result)
@@ -273,7 +284,7 @@ def run_experiment(
             shift=search_result.trained_shift,
         )
         result.fitted.append(fitted)
-        _score(result, spec, fitted, X, y, va, te, device, seconds, theta=None)
+        _score(result, setup, fitted, X, y, va, te, device, seconds, theta=None)
 
         for method in baselines:
             if on_method is not None:
@@ -283,20 +294,21 @@ def run_experiment(
                 method, spec=spec, X_train=X[tr], y_train=y[tr], X_validation=X[va],
                 y_validation=y[va], model=model, config=config,
                 X_refit=X[dev] if search.refit else None, y_refit=y[dev] if search.refit else None,
+                constraints=setup.constraints,
             )
             seconds = time.perf_counter() - started
             fitted = FittedMethod(
                 method=method, repeat=repeat, model=base.model, threshold=base.threshold
             )
             result.fitted.append(fitted)
-            _score(result, spec, fitted, X, y, va, te, device, seconds, theta=base.theta)
+            _score(result, setup, fitted, X, y, va, te, device, seconds, theta=base.theta)
     assert result is not None
     return result
 
 
 def _score(
     result: ExperimentResult,
-    spec: MetricSpec,
+    setup: RepeatSetup,
     fitted: FittedMethod,
     X: np.ndarray,
     y: np.ndarray,
@@ -313,7 +325,9 @@ def _score(
         scores = predict_scores(fitted.model, X[idx], device=device)[:, 0]
         cells = cells_from_predictions(y[idx], (scores >= fitted.threshold)[:, None])[0]
         counts = np.rint(cells * idx.size).astype(int)
+        spec = setup.spec
         loss = spec.loss_from_fractions(cells)
+        values = tuple(c.value(cells) for c in setup.constraints)
         result.scores.append(
             MethodScore(
                 method=fitted.method,
@@ -328,6 +342,10 @@ def _score(
                 threshold=fitted.threshold,
                 theta=theta,
                 seconds=seconds,
+                constraint_values=values,
+                constraints_hold=(
+                    all(c.holds(cells) for c in setup.constraints) if setup.constraints else None
+                ),
             )
         )
 

@@ -121,3 +121,28 @@ def test_the_reported_lambda_and_shift_are_the_ones_the_model_was_trained_with(s
     assert any(
         result.searches[r].ratio_reached != result.model_for("metro", r).lam for r in (0, 1)
     )
+
+
+def test_constraints_reach_metro_and_the_baselines_and_every_score_reports_them():
+    from metro.metrics import precision
+
+    floor = {"metric": "recall", "at_least": 0.85}
+    _, result = _run(
+        metric=precision(), constraints=[floor], baselines=["erm", "koyejo1", "parambath"],
+        # no refit: the validation scores are then those of the models the choices were made on
+        search=SearchConfig(n_lambdas=5, cv=None, multipliers=(0.0, 1.0, 4.0), refit=False),
+    )  # fmt: skip
+    search = result.searches[0]
+    assert search.strategy == "constrained-grid"
+    assert search.constraints_satisfied is True
+    for s in result.scores:
+        recall = s.tp / (s.tp + s.fn)
+        assert s.constraint_values == pytest.approx((recall,))
+        assert s.constraints_hold == (recall >= 0.85)
+    validation = {s.method: s for s in result.scores if s.split == "validation"}
+    # the methods that choose on validation meet the floor there; plain ERM does not try to
+    assert validation["koyejo1"].constraints_hold and validation["parambath"].constraints_hold
+    assert validation["metro"].constraints_hold
+    # without constraints nothing is reported
+    _, plain = _run(baselines=["koyejo1"])
+    assert all(s.constraint_values == () and s.constraints_hold is None for s in plain.scores)
