@@ -6,8 +6,9 @@
 3. Load the dataset, rebuild the spec's ``metro`` objects, and run
    :func:`metro.experiment.run_experiment` (METRO's search, the baselines, the repeats). Each
    lambda step is upserted as it completes, with the progress, which also moves with every
-   optimizer step of a fit (throttled); cancellation is checked between steps and between epochs. The search's fits go through :mod:`worker.fits`, which makes them
-   resumable after a crash and lets other workers share a grid.
+   optimizer step of a fit (throttled); cancellation is checked between steps and between
+   epochs. The search's fits go through :mod:`worker.fits`, which makes them resumable after a
+   crash and lets other workers share a grid.
 4. Save the METRO model (repeat 0) with :mod:`metro.serialization` to the artifact store, then in
    one transaction record the metric results, the model row and ``succeeded``.
 
