@@ -643,6 +643,14 @@ class TraceFollower:
         return [self.steps[k] for k in sorted(self.steps)]
 
 
+def _lambda_text(job: Any) -> str:
+    """The bar's lambda: the one being fitted while the job runs; once it has succeeded, the
+    delivered model's trained lambda (the last step fitted may be another repeat's)."""
+    if job.state == "succeeded":
+        return f"trained λ {_fmt(_optional(job.best_lambda))}"
+    return f"λ {_fmt(_optional(job.current_lambda))}"
+
+
 def _fmt(value: float | None, spec: str = ".4g") -> str:
     return "-" if value is None else format(value, spec)
 
@@ -717,13 +725,13 @@ def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) ->
         TextColumn("{task.description}"),
         BarColumn(),
         TaskProgressColumn(),
-        TextColumn("λ {task.fields[lam]}"),
+        TextColumn("{task.fields[lam]}"),
         TextColumn("{task.fields[best]}"),
         ElapsedColumn(),
     )
     started = time.monotonic()
     with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task("", total=1.0, lam="-", best="best -", job=job, mark="")
+        task = progress.add_task("", total=1.0, lam="λ -", best="best -", job=job, mark="")
         while True:
             # "best" is what the searches chose by (the result's selection score), known per
             # repeat once its search has chosen. Before that, the best held-out score of a
@@ -738,7 +746,7 @@ def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) ->
                 task,
                 completed=1.0 if job.state == "succeeded" else job.progress,
                 description=f"{job_id[:8]} {job.state}",
-                lam=_fmt(job.current_lambda),
+                lam=_lambda_text(job),
                 best=best,
                 job=job,
                 mark="" if job.state not in TERMINAL_STATES

@@ -77,6 +77,9 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
         f"{choices[1]['trained_lambda']:.4g} (minimal)"
     )
     assert trained in watched.stdout, watched.stdout
+    # The bar ends on the delivered model's lambda, not on the last step fitted (repeat 1's).
+    bar = next(line for line in watched.stdout.splitlines() if "100%" in line)
+    assert f"trained λ {choices[0]['trained_lambda']:.4g} best F2" in bar, bar
 
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr
