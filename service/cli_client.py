@@ -164,6 +164,22 @@ class Api:
 
         return list(self._pages(get_job_trace, _uuid(job_id, "job")))
 
+    def trace_pages(self, job_id: str, cursor: str | None) -> Iterator[tuple[Any, str | None]]:
+        """The trace's steps from ``cursor`` on, each with the cursor of the page that held it
+        (None on the last page)."""
+        from metro_client.api.jobs import get_job_trace
+        from metro_client.types import UNSET
+
+        after: Any = UNSET if cursor is None else cursor
+        while True:
+            page = self.call(get_job_trace, _uuid(job_id, "job"), cursor=after, limit=200)
+            next_cursor = _optional(page.next_cursor)
+            for item in page.items:
+                yield item, next_cursor
+            if not next_cursor:
+                return
+            after = next_cursor
+
     def job_model(self, job_id: str) -> Any | None:
         from metro_client.api.models import list_models
 
@@ -581,6 +597,60 @@ def _elapsed(job: Any) -> float:
     return max(0.0, (end - aware(job.started_at)).total_seconds())
 
 
+def _folds_searched(job: Any) -> int | None:
+    """The number of folds of the job's cross-validated grid (None: not a cross-validation)."""
+    from metro.search.config import AUTO_CV_FOLDS
+
+    spec = job.spec.to_dict() if hasattr(job.spec, "to_dict") else dict(job.spec)
+    cv = (spec.get("search") or {}).get("cv", "auto")
+    if cv == "auto":
+        return AUTO_CV_FOLDS
+    return int(cv) if isinstance(cv, int) and cv > 1 else None
+
+
+def best_so_far_text(job: Any, steps: list[Any], name: str, greater_is_better: bool) -> str | None:
+    """Before a search has chosen: the best held-out score among the trace's steps so far, named
+    for what it is (one fold's held-out rows, or the validation split; not the pooled score the
+    search chooses by): "best so far F1 0.9612 (fold 2 of 5, held-out)"."""
+    scored = [s for s in steps if _optional(s.validation_metric) is not None]
+    if not scored:
+        return None
+    pick = max if greater_is_better else min
+    best = pick(scored, key=lambda s: float(s.validation_metric))
+    fold = _optional(best.fold)
+    if fold is None:
+        where = "validation split"
+    else:
+        folds = _folds_searched(job)
+        where = f"fold {fold + 1} of {folds}, held-out" if folds else f"fold {fold + 1}, held-out"
+    return f"best so far {name} {float(best.validation_metric):.4f} ({where})"
+
+
+class TraceFollower:
+    """The job's trace, read page by page as it grows: each poll asks again from the last
+    cursor it was given, so a long search is not read in full at every poll."""
+
+    def __init__(self, api: Api, job_id: str) -> None:
+        self.api = api
+        self.job_id = job_id
+        self.cursor: str | None = None
+        self.steps: dict[tuple[int, int], Any] = {}
+
+    def poll(self) -> list[Any]:
+        for step, cursor in self.api.trace_pages(self.job_id, self.cursor):
+            self.steps[(step.repeat, step.step)] = step
+            self.cursor = cursor or self.cursor
+        return [self.steps[k] for k in sorted(self.steps)]
+
+
+def _lambda_text(job: Any) -> str:
+    """The bar's lambda: the one being fitted while the job runs; once it has succeeded, the
+    delivered model's trained lambda (the last step fitted may be another repeat's)."""
+    if job.state == "succeeded":
+        return f"trained λ {_fmt(_optional(job.best_lambda))}"
+    return f"λ {_fmt(_optional(job.current_lambda))}"
+
+
 def _fmt(value: float | None, spec: str = ".4g") -> str:
     return "-" if value is None else format(value, spec)
 
@@ -634,7 +704,8 @@ def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) ->
     from rich.text import Text
 
     job = api.job(job_id)
-    name, _ = _metric_info(job)
+    name, greater_is_better = _metric_info(job)
+    trace = TraceFollower(api, job_id)
 
     class StateColumn(SpinnerColumn):  # a spinner while the job runs, then ✓ or ✗
         def render(self, task: Any) -> Any:
@@ -654,22 +725,28 @@ def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) ->
         TextColumn("{task.description}"),
         BarColumn(),
         TaskProgressColumn(),
-        TextColumn("λ {task.fields[lam]}"),
-        TextColumn("best {task.fields[best]}"),
+        TextColumn("{task.fields[lam]}"),
+        TextColumn("{task.fields[best]}"),
         ElapsedColumn(),
     )
     started = time.monotonic()
     with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task("", total=1.0, lam="-", best="-", job=job, mark="")
+        task = progress.add_task("", total=1.0, lam="λ -", best="best -", job=job, mark="")
         while True:
             # "best" is what the searches chose by (the result's selection score), known per
-            # repeat once its search has chosen; a trace step's own metric is another quantity.
-            best = selection_text(_choices(job), name) or f"{name} - (when a search has chosen)"
+            # repeat once its search has chosen. Before that, the best held-out score of a
+            # single step so far, named apart: it is another quantity (one fold, not pooled).
+            chosen = selection_text(_choices(job), name)
+            if chosen is not None:
+                best = f"best {chosen}"
+            else:
+                steps = trace.poll() if job.state != "queued" else []
+                best = best_so_far_text(job, steps, name, greater_is_better) or "best -"
             progress.update(
                 task,
                 completed=1.0 if job.state == "succeeded" else job.progress,
                 description=f"{job_id[:8]} {job.state}",
-                lam=_fmt(job.current_lambda),
+                lam=_lambda_text(job),
                 best=best,
                 job=job,
                 mark="" if job.state not in TERMINAL_STATES

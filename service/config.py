@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     grid_shard_size: int = 8
     # Minimum seconds between two saved trainer checkpoints of one fit (0 disables them).
     checkpoint_seconds: float = 60.0
+    # Minimum seconds between two writes of a running job's progress from its fits' optimizer
+    # steps (0: every step). The progress moves within each fit, not only between fits.
+    progress_seconds: float = Field(default=0.5, ge=0)
     # Prefix of queue names and broker keys, to share one Redis between deployments (or tests).
     queue_prefix: str = ""
     # What one dataset may hold, checked at upload and again when a worker loads it: rows,

@@ -194,6 +194,7 @@ class FitLedger:
         shard_size: int,
         request_help: Callable[[int], None],
         on_fit_done: Callable[[int, int], None] | None = None,
+        on_fit_step: Callable[[int, int, TrainingEvent], None] | None = None,
     ) -> None:
         self.ctx = ctx
         self.job_id = job_id
@@ -201,7 +202,10 @@ class FitLedger:
         self.lease = lease
         self.shard_size = max(1, int(shard_size))
         self.request_help = request_help
+        # on_fit_done(repeat, n_lambdas) when a fit is in (trained or loaded);
+        # on_fit_step(repeat, n_lambdas, event) after each trainer step of a fit trained here.
         self.on_fit_done = on_fit_done
+        self.on_fit_step = on_fit_step
         self.runner = FitRunner(ctx, job_id, lease)
         self._calls: dict[tuple[int, str], int] = defaultdict(int)
         self.trained = 0  # fits this attempt trained
@@ -290,8 +294,9 @@ class RecordedSolver:
                     ledger.loaded += 1
                 elif store.claim_fit(ctx, ledger.job_id, key, ledger.token):
                     fit = ledger.runner.train(
-                        self.inner, key, chunk, shift=shift, warm_start=warm_start
-                    )
+                        self.inner, key, chunk, shift=shift, warm_start=warm_start,
+                        on_event=self._step_reporter(chunk.size),
+                    )  # fmt: skip
                     done[key] = self.inner.adopt(
                         fit.model, chunk, shift=shift, surrogate_loss=fit.surrogate_loss
                     )
@@ -307,3 +312,10 @@ class RecordedSolver:
         if helped:
             ledger.help_outstanding = 0
         return [cand for key in keys for cand in done[key]]
+
+    def _step_reporter(self, n_lambdas: int) -> Callable[[TrainingEvent], None] | None:
+        report = self.ledger.on_fit_step
+        if report is None:
+            return None
+        repeat = self.setup.repeat
+        return lambda event: report(repeat, n_lambdas, event)

@@ -5,9 +5,10 @@
 2. A **heartbeat** thread renews the lease and notices cancellation (:mod:`worker.lease`).
 3. Load the dataset, rebuild the spec's ``metro`` objects, and run
    :func:`metro.experiment.run_experiment` (METRO's search, the baselines, the repeats). Each
-   lambda step is upserted as it completes, with the progress; cancellation is checked between
-   steps and between epochs. The search's fits go through :mod:`worker.fits`, which makes them
-   resumable after a crash and lets other workers share a grid.
+   lambda step is upserted as it completes, with the progress, which also moves with every
+   optimizer step of a fit (throttled); cancellation is checked between steps and between
+   epochs. The search's fits go through :mod:`worker.fits`, which makes them resumable after a
+   crash and lets other workers share a grid.
 4. Save the METRO model (repeat 0) with :mod:`metro.serialization` to the artifact store, then in
    one transaction record the metric results, the model row and ``succeeded``.
 
@@ -34,7 +35,7 @@ from metro.search import SearchResult, TraceStep
 from metro.search.bisection import max_bisection_steps
 from metro.search.config import AUTO_CV_FOLDS
 from metro.serialization import save_model
-from metro.trainer import TrainingCancelled
+from metro.trainer import TrainingCancelled, TrainingEvent
 from service.db.errors import DATABASE_UNAVAILABLE, is_database_outage
 from service.job_spec import (
     build_metric,
@@ -57,7 +58,6 @@ MODEL_NAMESPACE = uuid.UUID("6f1c0f0e-8d0a-4a53-9a5e-6d3c2f1b7a10")
 # Errors worth another attempt: the database or the network went away for a while.
 TRANSIENT = (OperationalError, ConnectionError, TimeoutError, *DATABASE_UNAVAILABLE)
 _RETRY_COUNTDOWN_SECONDS = 5.0
-_PROGRESS_EVERY_SECONDS = 0.5
 
 
 class SpecError(ValueError):
@@ -100,8 +100,10 @@ def run_job(job_id: str, ctx: WorkerContext | None = None) -> str:
 
 
 class Progress:
-    """Progress in [0, 1): lambda steps of METRO's search, then one unit per baseline, over the
-    repeats. The number of steps of bisection and Dinkelbach is estimated from epsilon."""
+    """Progress in [0, 1): lambda steps of METRO's search (a lambda in training counts for the
+    fraction of its fit's optimizer steps done), then one unit per baseline, over the repeats.
+    The number of steps of bisection and Dinkelbach is estimated from epsilon. Never moves
+    back."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
         search = spec.get("search") or {}
@@ -140,8 +142,8 @@ class JobRun:
         self.greater_is_better = bool(info.get("greater_is_better", True))
         self.choices: dict[int, dict[str, Any]] = {}  # repeat -> its RepeatChoice, as JSON
         self.steps_in_repeat: dict[int, int] = {}
-        self.lambdas_fitted: dict[int, int] = {}
-        self.progress_written = 0.0
+        self.lambdas_fitted: dict[int, int] = {}  # repeat -> lambdas of its fits in so far
+        self.progress_written = -math.inf  # time.monotonic() of the last throttled write
 
     # -- outcome handling -------------------------------------------------------------------------
     def execute(self) -> str:
@@ -232,7 +234,7 @@ class JobRun:
         ledger = FitLedger(
             self.ctx, self.job.id, self.token, self.lease, shard_size=self.job.shard_size,
             request_help=lambda n: self.queue.request_help(self.job.id, spec, n),
-            on_fit_done=self._on_fit_done,
+            on_fit_done=self._on_fit_done, on_fit_step=self._on_fit_step,
         )  # fmt: skip
         result = run_experiment(
             dataset,
@@ -257,14 +259,30 @@ class JobRun:
         return self._finish(result, dataset)
 
     def _on_fit_done(self, repeat: int, n_lambdas: int) -> None:
-        """Progress while a grid's shards come in (its steps are reported when all are in)."""
+        """A fit is in (trained here, by a helper, or by an earlier attempt): its lambdas count
+        in full (a grid's steps are reported only when all its shards are in)."""
         self.lambdas_fitted[repeat] = self.lambdas_fitted.get(repeat, 0) + n_lambdas
+        self._move_progress(repeat, self.lambdas_fitted[repeat])
+
+    def _on_fit_step(self, repeat: int, n_lambdas: int, event: TrainingEvent) -> None:
+        """One trainer step of a fit trained here: a stacked fit trains all its lambdas (a
+        whole fold of a grid) at once, so the fit's own steps are what moves the progress
+        between two fits; each of its lambdas counts for the fraction of steps done."""
+        fraction = min(max(event.step / max(event.total_steps, 1), 0.0), 1.0)
+        self._move_progress(repeat, self.lambdas_fitted.get(repeat, 0) + n_lambdas * fraction)
+
+    def _move_progress(self, repeat: int, units: float) -> None:
+        """Write the progress at ``units`` of ``repeat``'s search, at most once per
+        ``progress_seconds`` (a fit reports every optimizer step, far more often than
+        anybody polls)."""
         now = time.monotonic()
-        if now - self.progress_written < _PROGRESS_EVERY_SECONDS:
+        if now - self.progress_written < self.ctx.settings.progress_seconds:
             return
+        before = self.progress.value
+        value = self.progress.at(repeat, min(units, self.progress.metro_units))
+        if value <= before:
+            return  # nothing new to say (never a write that moves it back)
         self.progress_written = now
-        units = min(self.lambdas_fitted[repeat], self.progress.metro_units)
-        value = self.progress.at(repeat, units)
         if not store.set_progress(self.ctx, self.job.id, self.token, value):
             raise LeaseLost(str(self.job.id))
 

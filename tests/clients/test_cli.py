@@ -77,6 +77,9 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
         f"{choices[1]['trained_lambda']:.4g} (minimal)"
     )
     assert trained in watched.stdout, watched.stdout
+    # The bar ends on the delivered model's lambda, not on the last step fitted (repeat 1's).
+    bar = next(line for line in watched.stdout.splitlines() if "100%" in line)
+    assert f"trained λ {choices[0]['trained_lambda']:.4g} best F2" in bar, bar
 
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr
@@ -118,6 +121,75 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     assert piped.returncode == 0, piped.stderr
     assert list(csv.DictReader(piped.stdout.splitlines())) == written
     assert "scored 7 rows" in piped.stderr
+
+
+def _job_mid_search(live: Live, steps: list[tuple[int | None, float | None]]) -> str:
+    """A running job (held by a worker that is not there) whose trace has these (fold,
+    validation metric) steps and whose search has not chosen yet: what `metro watch` sees
+    between two polls of a real search, held still."""
+    from datetime import UTC, datetime, timedelta
+
+    from service.db.models import Job, LambdaStep
+    from tests.worker.test_pipeline import _insert_job
+
+    body = {
+        "metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"},
+        "search": {"strategy": "grid", "n_lambdas": 3},
+    }  # fmt: skip
+    job_id = _insert_job(live.cluster, body)
+    now = datetime.now(UTC)
+    with live.cluster.app.state.sessionmaker() as session:
+        job = session.get(Job, uuid.UUID(job_id))
+        assert job is not None
+        job.state, job.lease_owner, job.attempts = "running", "elsewhere", 1
+        job.lease_expires_at, job.started_at = now + timedelta(hours=1), now
+        job.progress, job.current_lambda = 0.3, -0.5
+        session.add_all(
+            LambdaStep(job_id=job.id, repeat=0, step=i, fold=fold, lambda_=-0.25 * (1 + i % 3),
+                       shift="minimal", validation_metric=value)
+            for i, (fold, value) in enumerate(steps)
+        )  # fmt: skip
+        session.commit()
+    return job_id
+
+
+def _set_job(live: Live, job_id: str, **values: object) -> None:
+    from service.db.models import Job
+
+    with live.cluster.app.state.sessionmaker() as session:
+        job = session.get(Job, uuid.UUID(job_id))
+        assert job is not None
+        for name, value in values.items():
+            setattr(job, name, value)
+        session.commit()
+
+
+def test_watch_names_the_best_score_so_far_apart_from_the_chosen_one(live: Live) -> None:
+    job_id = _job_mid_search(
+        live, [(0, 0.90), (0, 0.95), (0, None), (1, 0.93), (1, 0.97), (1, 0.96)]
+    )
+    try:
+        # Before the search has chosen: the best held-out score of one step, with its fold.
+        early = metro(live, "watch", job_id, "--interval", "0.1", "--timeout", "0.3")
+        assert_one_line_error(early, "still running")
+        assert "best so far F1 0.9700 (fold 2 of 5, held-out)" in early.stdout, early.stdout
+        assert "best -" not in early.stdout and "best F1" not in early.stdout
+
+        # Once it has chosen: the selection score, as `metro result` reports it, and nothing
+        # of the trace's single-fold scores.
+        choice = {
+            "repeat": 0, "trained_lambda": -0.5, "shift": "minimal", "ratio_reached": None,
+            "tuned_threshold": 0.0, "selection_score": 0.9123,
+            "selection_split": "cross-validation", "n_folds": 5, "selection_counts": None,
+            "warnings": [],
+        }  # fmt: skip
+        _set_job(live, job_id, choices=[choice], best_lambda=-0.5)
+        chosen = metro(live, "watch", job_id, "--interval", "0.1", "--timeout", "0.3")
+        assert_one_line_error(chosen, "still running")
+        assert "best F1 0.9123 (5-fold CV)" in chosen.stdout, chosen.stdout
+        assert "so far" not in chosen.stdout and "0.9700" not in chosen.stdout
+    finally:
+        _set_job(live, job_id, state="failed", failure_reason="test over", lease_owner=None)
 
 
 def test_a_failing_job_makes_watch_exit_nonzero_with_its_reason(live: Live, tmp_path: Path) -> None:
