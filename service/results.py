@@ -7,7 +7,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 
-from service.db.models import Job, MetricResult
+from core.db.models import Job, MetricResult
 from service.schemas.jobs import (
     ConfusionCounts,
     JobResult,

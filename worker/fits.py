@@ -31,12 +31,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from core import store
 from metro.experiment import RepeatSetup
 from metro.models import StackedModel
 from metro.search.base import Candidate
 from metro.search.solver import TrainerSolver
 from metro.trainer import FitResult, TrainingEvent
-from worker import artifacts, store
+from worker import artifacts
 from worker.context import WorkerContext
 from worker.lease import Lease
 

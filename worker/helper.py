@@ -14,11 +14,11 @@ import uuid
 
 import numpy as np
 
+from core import store
+from core.db.models import Job
+from core.states import JobState
 from metro.experiment import RepeatSetup, prepare_repeat
 from metro.trainer import TrainingCancelled
-from service.db.models import Job
-from service.job_states import JobState
-from worker import store
 from worker.context import WorkerContext, get_context
 from worker.datasets import load_job_dataset
 from worker.fits import FitRunner

@@ -27,6 +27,17 @@ from typing import Any
 import torch
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from core import store
+from core.db.errors import DATABASE_UNAVAILABLE, is_database_outage
+from core.job_spec import (
+    build_metric,
+    build_model_spec,
+    build_search,
+    build_surrogate,
+    build_training_config,
+)
+from core.queue import JobQueue
+from core.states import JobState
 from metro.data import DataError
 from metro.experiment import ExperimentResult, run_experiment
 from metro.metrics import MetricSpec
@@ -35,21 +46,11 @@ from metro.search.bisection import max_bisection_steps
 from metro.search.config import AUTO_CV_FOLDS
 from metro.serialization import save_model
 from metro.trainer import TrainingCancelled
-from service.db.errors import DATABASE_UNAVAILABLE, is_database_outage
-from service.job_spec import (
-    build_metric,
-    build_model_spec,
-    build_search,
-    build_surrogate,
-    build_training_config,
-)
-from service.job_states import JobState
-from worker import artifacts, store
+from worker import artifacts
 from worker.context import WorkerContext, get_context
 from worker.datasets import load_job_dataset
 from worker.fits import FitLedger, FitStoreError
 from worker.lease import Lease, LeaseLost
-from worker.queue import JobQueue
 
 logger = logging.getLogger(__name__)
 

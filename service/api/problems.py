@@ -20,9 +20,9 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
-from service.artifacts import ArtifactError
-from service.db.errors import DATABASE_UNAVAILABLE
-from service.errors import (
+from core.artifacts import ArtifactError
+from core.db.errors import DATABASE_UNAVAILABLE
+from core.errors import (
     ConflictError,
     FetchError,
     IdempotencyKeyReusedError,

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Select, and_, or_
 from sqlalchemy.orm import Session
 
-from service.errors import FieldError, InvalidInputError
+from core.errors import FieldError, InvalidInputError
 
 T = TypeVar("T")
 

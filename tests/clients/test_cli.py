@@ -22,7 +22,7 @@ def metro(live: Live | None, *args: str, cwd: Path | None = None, env: dict[str,
     environment = dict(live.env if live else {**os.environ, "COLUMNS": "200"})
     environment.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "service.cli", *args], cwd=cwd or ROOT, env=environment,
+        [sys.executable, "-m", "cli.main", *args], cwd=cwd or ROOT, env=environment,
         capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
 

@@ -12,9 +12,10 @@ from typing import Any
 
 import fsspec
 
+from core.errors import ServiceError
+
 # The model's file names are the library's: one definition for writer and reader.
 from metro.serialization import MANIFEST_FILE, ONNX_FILE, WEIGHTS_FILE
-from service.errors import ServiceError
 
 __all__ = [
     "MANIFEST_FILE",
