@@ -463,12 +463,12 @@ def test_result_of_unknown_job_is_404(client, tenant):
 
 def test_validation_uses_the_library_objects():
     """The service builds the very objects the workers run, so the two cannot disagree."""
+    from core import job_spec
     from metro.metrics import MetricSpec
     from metro.models import ModelSpec
     from metro.search.config import SearchConfig
     from metro.surrogates import Surrogate
     from metro.trainer import TrainingConfig
-    from core import job_spec
 
     assert isinstance(job_spec.build_metric({"preset": "jaccard"}), MetricSpec)
     assert isinstance(job_spec.build_surrogate({"name": "hinge"}), Surrogate)
