@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the builders import metro lazily: torch takes seconds to import
@@ -20,6 +21,29 @@ if TYPE_CHECKING:  # the builders import metro lazily: torch takes seconds to im
     from metro.search.config import SearchConfig
     from metro.surrogates import Surrogate
     from metro.trainer import TrainingConfig
+
+@dataclass(frozen=True)
+class JobObjects:
+    """The ``metro`` objects a stored spec describes: what a worker runs."""
+
+    metric: Metric
+    surrogate: Surrogate
+    model: ModelSpec
+    search: SearchConfig
+    training: TrainingConfig
+
+
+def build_job_objects(spec: Mapping[str, Any]) -> JobObjects:
+    """Every section of a normalized spec built; KeyError for a missing section, ValueError or
+    TypeError from the library for a wrong one."""
+    return JobObjects(
+        metric=build_metric(spec["metric"]),
+        surrogate=build_surrogate(spec["surrogate"]),
+        model=build_model_spec(spec["model"]),
+        search=build_search(spec["search"]),
+        training=build_training_config(spec["training"]),
+    )
+
 
 # -- builders: the single place where spec dictionaries become metro objects -------------------
 

@@ -59,9 +59,9 @@ def help_job(job_id: str, ctx: WorkerContext | None = None) -> str:
                     continue
                 if row.repeat not in setups:
                     setups[row.repeat] = prepare_repeat(
-                        dataset, metric=objects["metric"], surrogate=objects["surrogate"],
-                        model=objects["model"], training=objects["training"],
-                        repeat=row.repeat, seed=objects["training"].seed,
+                        dataset, metric=objects.metric, surrogate=objects.surrogate,
+                        model=objects.model, training=objects.training,
+                        repeat=row.repeat, seed=objects.training.seed,
                     )  # fmt: skip
                 inner = setups[row.repeat].solver(row.role)
                 runner.train(
