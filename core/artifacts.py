@@ -34,6 +34,11 @@ _CHUNK = 1024 * 1024
 class ArtifactError(ServiceError):
     """A model's files are missing or corrupt: a server-side fault, not the client's."""
 
+    status = 500
+    slug = "artifact-unavailable"
+    title = "Model unavailable"
+    public_detail = "the model's stored files could not be used; the operators have been notified"
+
 
 def _has_scheme(uri: str) -> bool:
     return "://" in uri
