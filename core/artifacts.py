@@ -59,7 +59,7 @@ def read_bytes(model_uri: str, name: str) -> bytes:
     fs, path = _fs_path(model_uri, name)
     try:
         with fs.open(path, "rb") as fh:
-            return fh.read()
+            return bytes(fh.read())
     except FileNotFoundError:
         raise ArtifactError(f"artifact file {name} is missing") from None
 

@@ -19,7 +19,7 @@ import urllib.parse
 from collections.abc import Sequence
 
 from celery import Celery
-from kombu import Exchange, Queue
+from kombu.entity import Exchange, Queue
 
 from core.config import Settings
 
@@ -77,10 +77,7 @@ def make_celery(settings: Settings, *, include: Sequence[str] = ()) -> Celery:
         broker_connection_max_retries=None,
         broker_transport_options=transport_options,
         # Each queue its own direct exchange and routing key, so a message reaches one queue.
-        task_queues=[
-            Queue(names[q], Exchange(names[q], type="direct"), routing_key=names[q])
-            for q in ("control", "gpu", "cpu")
-        ],
+        task_queues=[_queue(names[q]) for q in ("control", "gpu", "cpu")],
         task_default_queue=names["cpu"],
         task_default_exchange=names["cpu"],
         task_default_routing_key=names["cpu"],
@@ -98,3 +95,8 @@ def make_celery(settings: Settings, *, include: Sequence[str] = ()) -> Celery:
         timezone="UTC",
     )
     return app
+
+
+def _queue(name: str) -> Queue:
+    # (kombu has no type hints)
+    return Queue(name, Exchange(name, type="direct"), routing_key=name)  # type: ignore[no-untyped-call]

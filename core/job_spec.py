@@ -114,4 +114,5 @@ def as_json(obj: Any) -> dict[str, Any]:
         data = dataclasses.asdict(obj)
     else:  # pragma: no cover - every metro config is one of the above
         raise TypeError(f"cannot serialize {type(obj).__name__}")
-    return json.loads(json.dumps(data))  # tuples to lists, and proof it is JSON
+    as_plain: dict[str, Any] = json.loads(json.dumps(data))  # tuples to lists, and proof it is JSON
+    return as_plain

@@ -19,9 +19,9 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from sqlalchemy import ColumnElement, and_, func, or_, select, update
+from sqlalchemy import ColumnElement, CursorResult, Result, and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from core.config import Settings
@@ -49,6 +49,11 @@ class StoreContext(Protocol):
     def session(self) -> Session: ...
 
 
+def _changed_one(result: Result[Any]) -> bool:
+    # An UPDATE's result is a CursorResult, which counts the rows the statement matched.
+    return cast("CursorResult[Any]", result).rowcount == 1
+
+
 # -- the state machine's writes -------------------------------------------------------------------
 def move_job(
     session: Session,
@@ -71,7 +76,7 @@ def move_job(
         .values(state=JobState(to).value, **values)
         .execution_options(synchronize_session=False)
     )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return _changed_one(result)
 
 
 def move_fit(
@@ -99,7 +104,7 @@ def move_fit(
         .values(state=FitState(to).value, **values)
         .execution_options(synchronize_session=False)
     )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return _changed_one(result)
 
 
 def _set_job_state(job: Job, to: JobState) -> None:
@@ -205,7 +210,7 @@ def renew_job_lease(ctx: StoreContext, job_id: uuid.UUID, token: str) -> tuple[b
             .values(lease_expires_at=_lease_until(now, ctx), heartbeat_at=now)
             .execution_options(synchronize_session=False)
         )
-        held = result.rowcount == 1  # type: ignore[attr-defined]
+        held = _changed_one(result)
         cancel = bool(session.scalar(select(Job.cancel_requested).where(Job.id == job_id)) or False)
         session.commit()
         return held, cancel
@@ -296,7 +301,7 @@ def record_step(
             .execution_options(synchronize_session=False)
         )
         session.commit()
-        return result.rowcount == 1  # type: ignore[attr-defined]
+        return _changed_one(result)
 
 
 def set_progress(ctx: StoreContext, job_id: uuid.UUID, token: str, progress: float) -> bool:
@@ -308,7 +313,7 @@ def set_progress(ctx: StoreContext, job_id: uuid.UUID, token: str, progress: flo
             .execution_options(synchronize_session=False)
         )
         session.commit()
-        return result.rowcount == 1  # type: ignore[attr-defined]
+        return _changed_one(result)
 
 
 def set_choices(
@@ -329,7 +334,7 @@ def set_choices(
             .execution_options(synchronize_session=False)
         )
         session.commit()
-        return result.rowcount == 1  # type: ignore[attr-defined]
+        return _changed_one(result)
 
 
 def succeed_job(
@@ -506,7 +511,7 @@ def renew_fit_lease(ctx: StoreContext, job_id: uuid.UUID, key: str, token: str) 
             .execution_options(synchronize_session=False)
         )
         session.commit()
-        return result.rowcount == 1  # type: ignore[attr-defined]
+        return _changed_one(result)
 
 
 def complete_fit(
@@ -595,4 +600,4 @@ def mark_resent(session: Session, job_id: uuid.UUID, *, cutoff: datetime, now: d
         .values(enqueued_at=now)
         .execution_options(synchronize_session=False)
     )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return _changed_one(result)

@@ -50,7 +50,9 @@ logger = logging.getLogger(__name__)
 
 MODEL_NAMESPACE = uuid.UUID("6f1c0f0e-8d0a-4a53-9a5e-6d3c2f1b7a10")
 # Errors worth another attempt: the database or the network went away for a while.
-TRANSIENT = (OperationalError, ConnectionError, TimeoutError, *DATABASE_UNAVAILABLE)
+TRANSIENT: tuple[type[Exception], ...] = (
+    OperationalError, ConnectionError, TimeoutError, *DATABASE_UNAVAILABLE,
+)
 _RETRY_COUNTDOWN_SECONDS = 5.0
 _PROGRESS_EVERY_SECONDS = 0.5
 

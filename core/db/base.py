@@ -61,7 +61,7 @@ def db_now(session: Session) -> datetime:
     """The database's clock (PostgreSQL), so that every worker compares leases against one
     clock whatever its own says; SQLite (one machine by construction) uses this machine's."""
     if session.get_bind().dialect.name == "postgresql":
-        value = session.scalar(select(func.clock_timestamp()))
+        value: datetime | None = session.scalar(select(func.clock_timestamp()))
         assert value is not None
         return value
     return utcnow()
