@@ -126,3 +126,54 @@ def test_dependencies_point_one_way():
             if wrong:
                 offenders[str(path.relative_to(ROOT))] = sorted(wrong)
     assert offenders == {}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports_outside_type_checking(path: Path, modules: set[str]) -> set[str]:
+    """The modules of ``modules`` that ``path`` imports, at the top or inside a function (a
+    lazy import closes a circle as surely), but not under ``if TYPE_CHECKING:``."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            return
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        found.update(name for name in names if name in modules)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(), filename=str(path)))
+    return found
+
+
+def test_no_import_circle_between_modules_of_the_service():
+    paths = {
+        _module_name(p): p
+        for package in ("core", "service", "worker", "cli")
+        for p in (ROOT / package).rglob("*.py")
+    }
+    graph = {m: _imports_outside_type_checking(p, set(paths)) - {m} for m, p in paths.items()}
+    circles = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def walk(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                circles.append(" -> ".join([*path[path.index(target) :], target]))
+            elif target not in state:
+                walk(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            walk(module, [module])
+    assert circles == []
