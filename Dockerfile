@@ -42,13 +42,15 @@ WORKDIR /app
 COPY pyproject.toml README.md alembic.ini ./
 COPY migrations ./migrations
 COPY metro ./metro
+COPY core ./core
 COPY service ./service
 COPY worker ./worker
+COPY cli ./cli
 # The generated client: the `metro` subcommands that talk to a running service (submit, watch,
 # result, download, predict, upload, cancel) are built on it.
 COPY clients/python ./clients/python
 RUN pip install -e . ./clients/python \
- && python -c "import torch, metro_client, service.cli, service.main; print('torch', torch.__version__)"
+ && python -c "import torch, metro_client, cli.main, service.main; print('torch', torch.__version__)"
 
 # ------------------------------------------------------------------------------ runtime stage
 FROM python:${PYTHON_VERSION}-slim AS runtime

@@ -27,7 +27,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check metro service worker tests bench
+	$(BIN)/ruff check metro core service worker cli tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

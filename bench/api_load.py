@@ -42,11 +42,11 @@ PG_ADMIN_DSN = os.environ.get("METRO_TEST_PG_DSN", "postgresql://postgres@127.0.
 def _prepare(root: Path) -> tuple[str, str, str, str, str]:
     """A migrated database with a key, a job and a linear model: (db name, url, key, job, model)."""
     sys.path.insert(0, str(ROOT))
+    from core.db.migrate import upgrade
+    from core.db.session import make_engine, make_sessionmaker
     from service.admin import create_api_key
     from service.crud.jobs import submit_job
     from service.crud.models import register_model
-    from service.db.migrate import upgrade
-    from service.db.session import make_engine, make_sessionmaker
     from tests.service.conftest import job_body, write_linear_artifact
 
     name = f"metro_bench_{uuid.uuid4().hex[:8]}"
@@ -63,7 +63,7 @@ def _prepare(root: Path) -> tuple[str, str, str, str, str]:
         key = create_api_key(session, "bench")
         from sqlalchemy import select
 
-        from service.db.models import Tenant
+        from core.db.models import Tenant
 
         tenant_id = session.scalars(select(Tenant.id)).one()
         job, _ = submit_job(
@@ -137,7 +137,7 @@ def main() -> None:
     }
     log = (root / "server.log").open("wb")
     server = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--no-worker",
+        [sys.executable, "-m", "cli.main", "serve", "--port", str(port), "--no-worker",
          "--no-migrate"],
         env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip

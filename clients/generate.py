@@ -32,7 +32,7 @@ def openapi_document() -> dict[str, Any]:
     """The OpenAPI document exactly as ``GET /openapi.json`` serves it."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from service.config import Settings
+    from core.config import Settings
     from service.main import create_app
 
     # Explicit settings: nothing in the document depends on them, and neither the environment

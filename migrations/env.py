@@ -1,6 +1,6 @@
 """Alembic environment: online migrations against the URL the caller chose.
 
-The URL comes from ``config.attributes["url"]`` (set by :mod:`service.db.migrate`), else from
+The URL comes from ``config.attributes["url"]`` (set by :mod:`core.db.migrate`), else from
 ``sqlalchemy.url`` (``alembic -x`` users), else from the service settings (METRO_DATABASE_URL), so
 plain ``alembic upgrade head`` and ``metro migrate`` reach the same database.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from alembic import context
 
-from service.db import models  # noqa: F401  (registers the tables on Base.metadata)
-from service.db.base import Base
-from service.db.session import make_engine
+from core.db import models  # noqa: F401  (registers the tables on Base.metadata)
+from core.db.base import Base
+from core.db.session import make_engine
 
 config = context.config
 
@@ -20,7 +20,7 @@ def _database_url() -> str:
     url = config.attributes.get("url") or config.get_main_option("sqlalchemy.url")
     if url:
         return str(url)
-    from service.config import get_settings
+    from core.config import get_settings
 
     return get_settings().database_url
 

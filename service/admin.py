@@ -9,9 +9,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.db.base import utcnow
+from core.db.models import ApiKey, Tenant
 from service.crud.tenants import add_api_key, get_or_create_tenant
-from service.db.base import utcnow
-from service.db.models import ApiKey, Tenant
 from service.security import generate_api_key, hash_api_key
 
 

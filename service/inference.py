@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from service.artifacts import ArtifactError
-from service.errors import FieldError, InvalidInputError
+from core.artifacts import ArtifactError
+from core.errors import FieldError, InvalidInputError
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 INVALID_ROWS = "Invalid prediction request"

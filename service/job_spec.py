@@ -1,23 +1,25 @@
 """Validate and normalize a job submission with the ``metro`` library itself.
 
-Each section of the request is handed to the library object that will run it (``get_metric``,
-``get_surrogate``, ``SearchConfig``, ``ModelSpec``, ``TrainingConfig``); a ``ValueError`` or
-``TypeError`` from the library becomes an :class:`InvalidInputError` naming that section (and the
-field, when the message starts with one). Workers rebuild the same objects from the stored,
-normalized spec with the ``build_*`` functions below, so a spec accepted here is one the worker
-can run, and defaults are recorded at submission rather than whatever the library says later.
+Each section of the request is handed to the library object that will run it (through the
+builders of :mod:`core.job_spec`); a ``ValueError`` or ``TypeError`` from the library becomes an
+:class:`InvalidInputError` naming that section (and the field, when the message starts with one).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from service.errors import FieldError, InvalidInputError
+from core.errors import FieldError, InvalidInputError
+from core.job_spec import (
+    as_json,
+    build_metric,
+    build_model_spec,
+    build_search,
+    build_surrogate,
+    build_training_config,
+)
 from service.schemas.jobs import JobCreate
 
 INVALID_JOB = "Invalid job"
@@ -42,59 +44,6 @@ def fields_with_nul(value: Any, loc: tuple[str | int, ...]) -> list[FieldError]:
         for index, item in enumerate(value):
             errors += fields_with_nul(item, (*loc, index))
     return errors
-
-
-# -- builders: the single place where spec dictionaries become metro objects -------------------
-
-
-def build_metric(metric: Mapping[str, Any]) -> Any:
-    """A ``metro`` metric from the metric section (preset, coefficient or confusion form)."""
-    from metro.metrics import MetricSpec, get_metric
-
-    fields = dict(metric)
-    if "preset" in fields:
-        preset = fields.pop("preset")
-        return get_metric(preset, **fields)
-    common = {
-        key: fields[key] for key in ("greater_is_better", "zero_division", "name") if key in fields
-    }
-    if "numerator" in fields or "denominator" in fields:
-        return MetricSpec.from_confusion(
-            numerator=fields.get("numerator") or {},
-            denominator=fields.get("denominator") or {},
-            **common,
-        )
-    return MetricSpec(alpha=fields.get("alpha"), beta=fields.get("beta"), **common)
-
-
-def build_surrogate(surrogate: Mapping[str, Any]) -> Any:
-    from metro.surrogates import get_surrogate
-
-    params = dict(surrogate)
-    name = params.pop("name", "logistic")
-    return get_surrogate(name, **params)
-
-
-def build_search(search: Mapping[str, Any]) -> Any:
-    from metro.search.config import SearchConfig
-
-    return SearchConfig.from_dict(dict(search))
-
-
-def build_model_spec(model: Mapping[str, Any]) -> Any:
-    from metro.models import ModelSpec
-
-    params = dict(model)
-    for key in ("hidden", "channels"):  # JSON has lists; the dataclass holds tuples
-        if isinstance(params.get(key), list):
-            params[key] = tuple(params[key])
-    return ModelSpec.from_dict(params)
-
-
-def build_training_config(training: Mapping[str, Any]) -> Any:
-    from metro.trainer import TrainingConfig
-
-    return TrainingConfig.from_dict(dict(training))
 
 
 # -- normalization ---------------------------------------------------------------------------
@@ -147,19 +96,12 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         },
         "dataset": job.dataset.model_dump(),
         "surrogate": surrogate.to_dict(),
-        "model": _as_json(model),
-        "search": _as_json(search),
-        "training": _as_json(training),
+        "model": as_json(model),
+        "search": as_json(search),
+        "training": as_json(training),
         "repeats": job.repeats,
         "baselines": list(job.baselines),
     }
-
-
-def spec_hash(spec: Mapping[str, Any]) -> str:
-    """A digest of the normalized spec: two submissions that mean the same job hash the same,
-    whether or not they spelled out the defaults."""
-    canonical = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _normalized_metric(given: dict[str, Any]) -> dict[str, Any]:
@@ -167,16 +109,6 @@ def _normalized_metric(given: dict[str, Any]) -> dict[str, Any]:
     if "preset" in out:
         out["preset"] = str(out["preset"]).lower()
     return out
-
-
-def _as_json(obj: Any) -> dict[str, Any]:
-    if hasattr(obj, "to_dict"):
-        data = obj.to_dict()
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        data = dataclasses.asdict(obj)
-    else:  # pragma: no cover - every metro config is one of the above
-        raise TypeError(f"cannot serialize {type(obj).__name__}")
-    return json.loads(json.dumps(data))  # tuples to lists, and proof it is JSON
 
 
 def _loc(section: str, given: Mapping[str, Any], message: str) -> tuple[str | int, ...]:

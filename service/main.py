@@ -11,6 +11,9 @@ import anyio
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
+from core.config import Settings, get_settings
+from core.datasets.fetch import system_resolver
+from core.db.session import make_engine, make_sessionmaker
 from service.api.caches import ModelRefCache, PrincipalCache
 from service.api.middleware import (
     BodySizeLimitMiddleware,
@@ -20,9 +23,6 @@ from service.api.middleware import (
 from service.api.openapi import install_openapi, operation_id
 from service.api.problems import install_problem_handlers
 from service.api.routes import dashboard, datasets, health, jobs, models, root
-from service.config import Settings, get_settings
-from service.datasets.fetch import system_resolver
-from service.db.session import make_engine, make_sessionmaker
 from service.inference import ModelCache
 from service.observability import Metrics
 

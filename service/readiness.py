@@ -40,7 +40,7 @@ def check_broker(url: str, timeout: float) -> tuple[bool, str]:
             finally:
                 client.close()
         elif scheme.startswith("sqla+") or scheme == "sqlalchemy":
-            from service.db.session import make_engine
+            from core.db.session import make_engine
 
             engine = make_engine(url.split("+", 1)[1] if "+" in scheme else url)
             try:

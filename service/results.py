@@ -6,8 +6,9 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
-from service.db.models import Job, MetricResult
+from core.db.models import Job, MetricResult
 from service.schemas.jobs import (
     ConfusionCounts,
     JobResult,
@@ -26,7 +27,7 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
         MetricRun(
             method=r.method,
             repeat=r.repeat,
-            split=r.split,  # type: ignore[arg-type]
+            split=r.split,
             value=r.metric_value,
             lambda_=r.lambda_,
             confusion=ConfusionCounts(tp=r.tp, fp=r.fp, fn=r.fn, tn=r.tn),
@@ -39,7 +40,7 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
     summary = [
         MethodSummary(
             method=method,
-            split=split,  # type: ignore[arg-type]
+            split=split,
             n=len(values),
             mean=math.fsum(values) / len(values),
             # Sample standard deviation across repeats; undefined for a single repeat.
@@ -69,7 +70,7 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
     )
 
 
-def metric_display_name(spec: dict) -> str:  # type: ignore[type-arg]
+def metric_display_name(spec: dict[str, Any]) -> str:
     """The metric's name as people write it (F2 for f_beta(2)); jobs submitted before the
     display name was recorded get it from the machine name."""
     from metro.metrics import display_name

@@ -3,7 +3,7 @@
 Docker itself is not run (the CI machines have no Docker engine): the compose file is parsed
 with PyYAML and checked against what the code reads: its commands parse as real ``metro``
 subcommands and options (the typer app itself parses them), every ``METRO_*`` variable is a
-field of :class:`service.config.Settings` and the values load into it, the required settings
+field of :class:`core.config.Settings` and the values load into it, the required settings
 point at the compose services, artifacts and uploads are volumes shared by the API and the
 workers, every long-running service has a health check, and the GPU worker reserves a GPU.
 """
@@ -25,8 +25,8 @@ import pytest
 import typer.main
 import yaml
 
-from service.cli import app as cli_app
-from service.config import Settings
+from cli.main import app as cli_app
+from core.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -80,7 +80,7 @@ def volume_mounts(service: dict[str, Any]) -> dict[str, str]:
 
 
 def metro_cli() -> Any:
-    """The click group typer builds from ``service.cli.app`` (typer may vendor its own click,
+    """The click group typer builds from ``cli.main.app`` (typer may vendor its own click,
     so this is duck-typed: ``commands`` and each command's ``make_context``)."""
     group = typer.main.get_command(cli_app)
     assert hasattr(group, "commands")
@@ -158,7 +158,7 @@ def test_every_metro_variable_is_a_setting(services: dict[str, Any]) -> None:
         for var in environment(service):
             if var.startswith("METRO_"):
                 assert var.removeprefix("METRO_").lower() in fields, (
-                    f"{name} sets {var}, which service.config.Settings does not read"
+                    f"{name} sets {var}, which core.config.Settings does not read"
                 )
 
 
@@ -300,7 +300,7 @@ def test_dockerfile_entrypoint_user_and_environment() -> None:
     entrypoints = [rest for k, rest in final if k == "ENTRYPOINT"]
     assert entrypoints and yaml.safe_load(entrypoints[-1]) == ["metro"]
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"]["metro"] == "service.cli:main"
+    assert pyproject["project"]["scripts"]["metro"] == "cli.main:main"
     cmd = yaml.safe_load([rest for k, rest in final if k == "CMD"][-1])
     assert cmd[0] in metro_cli().commands
     users = [rest for k, rest in final if k == "USER"]
@@ -329,7 +329,7 @@ def test_dockerfile_copies_what_exists_and_dockerignore_keeps_it() -> None:
 
 def test_the_image_installs_the_client_the_cli_commands_use() -> None:
     # submit/watch/result/... import the generated client: without it they fail in the container.
-    assert "metro_client" in (ROOT / "service" / "cli_client.py").read_text()
+    assert "metro_client" in (ROOT / "cli" / "client.py").read_text()
     installs = [
         rest for keyword, rest in dockerfile_instructions()
         if keyword == "RUN" and "pip install" in rest

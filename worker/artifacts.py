@@ -14,7 +14,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from service.artifacts import resolve_artifact_uri
+from core.artifacts import resolve_artifact_uri
 
 logger = logging.getLogger(__name__)
 

@@ -11,14 +11,12 @@ import socket
 import threading
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from service.config import Settings, get_settings
-from service.db.base import utcnow
-from service.db.session import make_engine, make_sessionmaker
+from core.config import Settings, get_settings
+from core.db.session import make_engine, make_sessionmaker
 
 
 @dataclass
@@ -34,16 +32,6 @@ class WorkerContext:
 
     def session(self) -> Session:
         return self.sessionmaker()
-
-
-def db_now(session: Session) -> datetime:
-    """The database's clock (PostgreSQL), so that every worker compares leases against one
-    clock whatever its own says; SQLite (one machine by construction) uses this machine's."""
-    if session.get_bind().dialect.name == "postgresql":
-        value = session.scalar(select(func.clock_timestamp()))
-        assert value is not None
-        return value
-    return utcnow()
 
 
 _lock = threading.Lock()

@@ -2,8 +2,8 @@
 
 ``builtin://`` and ``file://`` (under METRO_DATA_ROOTS) go straight to ``metro.data``;
 ``dataset://<id>`` is the tenant's upload, read from the disk or copied from the object store it
-was kept in (:mod:`service.datasets.storage`); ``s3://`` is copied through fsspec and ``https://``
-downloaded under the SSRF policy of :mod:`service.datasets.fetch`, both into a temporary file
+was kept in (:mod:`core.datasets.storage`); ``s3://`` is copied through fsspec and ``https://``
+downloaded under the SSRF policy of :mod:`core.datasets.fetch`, both into a temporary file
 with a size cap. Loaded datasets are kept (two per process), so a worker helping with a grid or
 resuming a job does not parse the same file again.
 """
@@ -18,11 +18,11 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from core.datasets.storage import fetch_stored
+from core.datasets.uploads import file_format
+from core.db.models import Dataset as DatasetRow
+from core.errors import ServiceError
 from metro.data import DataError, Dataset, load_dataset
-from service.datasets.storage import fetch_stored
-from service.datasets.uploads import file_format
-from service.db.models import Dataset as DatasetRow
-from service.errors import ServiceError
 from worker.context import WorkerContext
 
 _CACHE_SIZE = 2
@@ -94,7 +94,7 @@ def _load(
             if scheme == "s3":
                 _copy_s3(uri, local, settings.max_fetch_bytes)
             else:
-                from service.datasets.fetch import fetch_https
+                from core.datasets.fetch import fetch_https
 
                 try:
                     fetch_https(

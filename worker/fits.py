@@ -31,12 +31,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from core import store
+from core.states import FitState
 from metro.experiment import RepeatSetup
 from metro.models import StackedModel
 from metro.search.base import Candidate
 from metro.search.solver import TrainerSolver
 from metro.trainer import FitResult, TrainingEvent
-from worker import artifacts, store
+from worker import artifacts
 from worker.context import WorkerContext
 from worker.lease import Lease
 
@@ -247,8 +249,15 @@ class RecordedSolver:
         self.spec = inner.spec
 
     def solve(
-        self, lambdas: np.ndarray, *, shift: str, warm_start: Candidate | None = None
+        self,
+        lambdas: np.ndarray,
+        *,
+        shift: str,
+        warm_start: Candidate | None = None,
+        multipliers: np.ndarray | None = None,
     ) -> list[Candidate]:
+        if multipliers is not None:  # jobs have no constraints (yet); a fit key would need them
+            raise ValueError("the fit ledger does not record constrained fits")
         ledger, ctx = self.ledger, self.ledger.ctx
         lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
         call = ledger.next_call(self.setup.repeat, self.role)
@@ -270,7 +279,7 @@ class RecordedSolver:
                 raise FitStoreError(
                     f"fit {key} was recorded for other lambdas; the job's search changed"
                 )
-        open_shards = sum(1 for k in keys if rows[k].state != "done")
+        open_shards = sum(1 for k in keys if rows[k].state != FitState.DONE)
         if shareable and open_shards > 1:
             ledger.ask_for_help(open_shards - 1)
         helped = False  # a shard of this grid fitted by another worker
@@ -282,14 +291,14 @@ class RecordedSolver:
                 if key in done:
                     continue
                 ledger.lease.check()
-                row = store.get_fit(ctx, ledger.job_id, key)
-                assert row is not None
-                if row.state == "done":
-                    helped = helped or rows[key].state != "done"  # done since the grid began
-                    model = ledger.runner.load(row, self.inner)
-                    assert row.surrogate_loss is not None
+                latest = store.get_fit(ctx, ledger.job_id, key)
+                assert latest is not None
+                if latest.state == FitState.DONE:
+                    helped = helped or rows[key].state != FitState.DONE  # done since it began
+                    model = ledger.runner.load(latest, self.inner)
+                    assert latest.surrogate_loss is not None
                     done[key] = self.inner.adopt(
-                        model, chunk, shift=shift, surrogate_loss=row.surrogate_loss
+                        model, chunk, shift=shift, surrogate_loss=latest.surrogate_loss
                     )
                     ledger.loaded += 1
                 elif store.claim_fit(ctx, ledger.job_id, key, ledger.token):

@@ -14,11 +14,11 @@ import uuid
 
 import numpy as np
 
+from core import store
+from core.db.models import Job
+from core.states import JobState
 from metro.experiment import RepeatSetup, prepare_repeat
 from metro.trainer import TrainingCancelled
-from service.db.models import Job
-from service.job_states import JobState
-from worker import store
 from worker.context import WorkerContext, get_context
 from worker.datasets import load_job_dataset
 from worker.fits import FitRunner
@@ -59,9 +59,9 @@ def help_job(job_id: str, ctx: WorkerContext | None = None) -> str:
                     continue
                 if row.repeat not in setups:
                     setups[row.repeat] = prepare_repeat(
-                        dataset, metric=objects["metric"], surrogate=objects["surrogate"],
-                        model=objects["model"], training=objects["training"],
-                        repeat=row.repeat, seed=objects["training"].seed,
+                        dataset, metric=objects.metric, surrogate=objects.surrogate,
+                        model=objects.model, training=objects.training,
+                        repeat=row.repeat, seed=objects.training.seed,
                     )  # fmt: skip
                 inner = setups[row.repeat].solver(row.role)
                 runner.train(

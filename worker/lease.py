@@ -10,8 +10,8 @@ import logging
 import threading
 import uuid
 
+from core import store
 from metro.trainer import TrainingCancelled
-from worker import store
 from worker.context import WorkerContext
 
 logger = logging.getLogger(__name__)

@@ -21,12 +21,14 @@ import random
 import threading
 from datetime import timedelta
 
-from sqlalchemy import func, or_, select, text, update
+from sqlalchemy import func, select, text
 
-from service.db.models import Job
-from service.job_states import JobState
-from worker.context import WorkerContext, db_now, get_context
-from worker.queue import JobQueue
+from core import store
+from core.db.base import db_now
+from core.db.models import Job
+from core.queue import JobQueue
+from core.states import JobState
+from worker.context import WorkerContext, get_context
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ _BATCH = 500
 # The advisory lock's key: any fixed 64-bit number, the same in every worker of a deployment
 # (advisory locks are per database, so deployments on other databases do not contend).
 RECONCILE_LOCK_KEY = 0x6D6574726F_7263  # "metro", "rc"
+_COUNTER = {JobState.QUEUED: "requeued", JobState.FAILED: "failed", JobState.CANCELLED: "cancelled"}
 
 
 def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -> dict[str, int]:
@@ -53,32 +56,18 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
             .limit(_BATCH)
         ).all()
         for job_id, state, attempts, max_attempts, owner, spec in expired:
-            same_lease = (Job.id == job_id, Job.lease_owner == owner, Job.lease_expires_at < now)
-            if state == JobState.CANCELLING.value:
-                values = {"state": JobState.CANCELLED.value, "finished_at": now}
-                counter = "cancelled"
-            elif attempts >= max_attempts:
-                values = {
-                    "state": JobState.FAILED.value,
-                    "finished_at": now,
-                    "failure_reason": (
-                        f"the worker running this job stopped responding ({attempts} attempts "
-                        "of the job were lost); giving up"
-                    ),
-                }
-                counter = "failed"
-            else:
-                values = {"state": JobState.QUEUED.value, "enqueued_at": now}
-                counter = "requeued"
-            result = session.execute(
-                update(Job)
-                .where(*same_lease)
-                .values(lease_owner=None, lease_expires_at=None, updated_at=now, **values)
-                .execution_options(synchronize_session=False)
+            moved_to = store.recover_expired_job(
+                session,
+                job_id,
+                state=JobState(state),
+                owner=owner,
+                attempts=attempts,
+                max_attempts=max_attempts,
+                now=now,
             )
-            if result.rowcount == 1:  # type: ignore[attr-defined]
-                counts[counter] += 1
-                if counter == "requeued":
+            if moved_to is not None:
+                counts[_COUNTER[moved_to]] += 1
+                if moved_to is JobState.QUEUED:
                     to_send.append((str(job_id), spec))
         session.commit()
 
@@ -98,17 +87,7 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
         for job_id, spec in waiting:
             if live is not None and str(job_id) in live:
                 continue
-            result = session.execute(
-                update(Job)
-                .where(
-                    Job.id == job_id,
-                    Job.state == JobState.QUEUED.value,
-                    or_(Job.enqueued_at.is_(None), Job.enqueued_at < cutoff),
-                )
-                .values(enqueued_at=now)
-                .execution_options(synchronize_session=False)
-            )
-            if result.rowcount == 1:  # type: ignore[attr-defined]
+            if store.mark_resent(session, job_id, cutoff=cutoff, now=now):
                 counts["resent"] += 1
                 to_send.append((str(job_id), spec))
         session.commit()

@@ -28,6 +28,11 @@ from typing import Any
 import torch
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from core import store
+from core.db.errors import DATABASE_UNAVAILABLE, is_database_outage
+from core.job_spec import JobObjects, build_job_objects
+from core.queue import JobQueue
+from core.states import JobState
 from metro.data import DataError
 from metro.experiment import ExperimentResult, run_experiment
 from metro.metrics import MetricSpec
@@ -36,27 +41,19 @@ from metro.search.bisection import max_bisection_steps
 from metro.search.config import AUTO_CV_FOLDS
 from metro.serialization import save_model
 from metro.trainer import TrainingCancelled, TrainingEvent
-from service.db.errors import DATABASE_UNAVAILABLE, is_database_outage
-from service.job_spec import (
-    build_metric,
-    build_model_spec,
-    build_search,
-    build_surrogate,
-    build_training_config,
-)
-from service.job_states import JobState
-from worker import artifacts, store
+from worker import artifacts
 from worker.context import WorkerContext, get_context
 from worker.datasets import load_job_dataset
 from worker.fits import FitLedger, FitStoreError
 from worker.lease import Lease, LeaseLost
-from worker.queue import JobQueue
 
 logger = logging.getLogger(__name__)
 
 MODEL_NAMESPACE = uuid.UUID("6f1c0f0e-8d0a-4a53-9a5e-6d3c2f1b7a10")
 # Errors worth another attempt: the database or the network went away for a while.
-TRANSIENT = (OperationalError, ConnectionError, TimeoutError, *DATABASE_UNAVAILABLE)
+TRANSIENT: tuple[type[Exception], ...] = (
+    OperationalError, ConnectionError, TimeoutError, *DATABASE_UNAVAILABLE,
+)
 _RETRY_COUNTDOWN_SECONDS = 5.0
 
 
@@ -64,18 +61,34 @@ class SpecError(ValueError):
     """The stored spec cannot be rebuilt (it was valid at submission: the library changed)."""
 
 
-def build_objects(spec: dict[str, Any]) -> dict[str, Any]:
+def build_objects(spec: dict[str, Any]) -> JobObjects:
     """The spec's ``metro`` objects (the same builders that validated it at submission)."""
     try:
-        return {
-            "metric": build_metric(spec["metric"]),
-            "surrogate": build_surrogate(spec["surrogate"]),
-            "model": build_model_spec(spec["model"]),
-            "search": build_search(spec["search"]),
-            "training": build_training_config(spec["training"]),
-        }
+        return build_job_objects(spec)
     except (KeyError, ValueError, TypeError) as exc:
         raise SpecError(f"invalid job spec: {_message(exc)}") from None
+
+
+def step_row(repeat: int, step: TraceStep) -> dict[str, Any]:
+    """The lambda_steps row of one search step; a non-finite value (a diverged fit's loss) is
+    stored as null, as JSON and the API have no infinity."""
+    return {
+        "repeat": repeat,
+        "step": step.step,
+        "fold": step.fold,
+        "method": "metro",
+        "lambda_": _finite(step.lam),
+        "shift": step.shift,
+        "surrogate_loss": _finite(step.surrogate_loss),
+        "l_lambda": _finite(step.l_lambda),
+        "train_metric": _finite(step.train_metric),
+        "validation_metric": _finite(step.validation_metric),
+        "seconds": _finite(step.seconds),
+    }
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
 
 
 def run_job(job_id: str, ctx: WorkerContext | None = None) -> str:
@@ -228,7 +241,7 @@ class JobRun:
     def _run(self) -> str:
         spec = self.job.spec
         objects = build_objects(spec)
-        training = objects["training"]
+        training = objects.training
         dataset = load_job_dataset(self.ctx, self.job.tenant_id, spec["dataset"])
         self.lease.check()
         ledger = FitLedger(
@@ -238,10 +251,10 @@ class JobRun:
         )  # fmt: skip
         result = run_experiment(
             dataset,
-            metric=objects["metric"],
-            surrogate=objects["surrogate"],
-            model=objects["model"],
-            search=objects["search"],
+            metric=objects.metric,
+            surrogate=objects.surrogate,
+            model=objects.model,
+            search=objects.search,
             training=training,
             baselines=tuple(spec.get("baselines") or ()),
             repeats=int(spec.get("repeats", 1)),
@@ -313,21 +326,8 @@ class JobRun:
 
     def _on_step(self, repeat: int, step: TraceStep) -> None:
         self.lease.check()
-        data = step.to_dict()
         self.steps_in_repeat[repeat] = max(self.steps_in_repeat.get(repeat, 0), step.step + 1)
-        row = {
-            "repeat": repeat,
-            "step": data["step"],
-            "fold": data["fold"],
-            "method": "metro",
-            "lambda_": data["lam"],
-            "shift": data["shift"],
-            "surrogate_loss": data["surrogate_loss"],
-            "l_lambda": data["l_lambda"],
-            "train_metric": data["train_metric"],
-            "validation_metric": data["validation_metric"],
-            "seconds": data["seconds"],
-        }
+        row = step_row(repeat, step)
         units = min(self.steps_in_repeat[repeat], self.progress.metro_units)
         if not store.record_step(
             self.ctx, self.job.id, self.token, row,

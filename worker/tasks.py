@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from core.broker import HELP_JOB, RECONCILE, RUN_JOB
 from worker.celery_app import app
-from worker.queue import HELP_JOB, RECONCILE, RUN_JOB
 
 
 @app.task(name=RUN_JOB, ignore_result=True)

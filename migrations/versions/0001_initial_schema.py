@@ -4,7 +4,7 @@ Revision ID: 0001
 Revises:
 Create Date: 2026-11-26 04:10:36.256621
 
-Written from the models in service/db/models.py but frozen here: a migration must not import the
+Written from the models in core/db/models.py but frozen here: a migration must not import the
 application's models, which change after it. Timestamps are plain ``timestamptz`` (the models'
 UTCDateTime only converts values in Python), JSON columns are JSONB on PostgreSQL.
 """

@@ -27,7 +27,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from service.config import Settings
+from core.config import Settings
 from service.crud.tenants import Principal, authenticate_hash
 from service.security import hash_api_key
 

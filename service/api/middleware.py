@@ -13,8 +13,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from core.config import Settings
 from service.api.problems import documented_methods
-from service.config import Settings
 from service.observability import Metrics
 
 # Multipart framing (boundaries, part headers, form fields) around an uploaded file.

@@ -2,9 +2,9 @@
 
 Every error response is ``application/problem+json`` with ``type``, ``title``, ``status`` and a
 ``detail`` written for the client; validation errors add ``errors: [{loc, msg, type}]``. Domain
-exceptions from the lower layers are mapped here, and anything unexpected becomes a bare 500:
-the exception is logged server-side, and neither its text, a traceback nor a path reaches the
-client.
+exceptions from the lower layers carry their own status, slug and title, and one handler renders
+them all; anything unexpected becomes a bare 500: the exception is logged server-side, and
+neither its text, a traceback nor a path reaches the client.
 """
 
 from __future__ import annotations
@@ -20,21 +20,8 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
-from service.artifacts import ArtifactError
-from service.db.errors import DATABASE_UNAVAILABLE
-from service.errors import (
-    ConflictError,
-    FetchError,
-    IdempotencyKeyReusedError,
-    InvalidInputError,
-    NotFoundError,
-    NotReadyError,
-    PayloadTooLargeError,
-    QuotaExceededError,
-    StorageQuotaExceededError,
-    UnsafeURLError,
-    UnsupportedFormatError,
-)
+from core.db.errors import DATABASE_UNAVAILABLE
+from core.errors import InvalidInputError, ServiceError
 
 logger = logging.getLogger("service.api")
 
@@ -140,61 +127,16 @@ def install_problem_handlers(app: FastAPI) -> None:
         title = _VALIDATION_TITLES.get(_route_name(request) or "", "Invalid request")
         return problem(request, 422, "validation", title, "the request is not valid", errors=errors)
 
-    @app.exception_handler(InvalidInputError)
-    async def _invalid(request: Request, exc: InvalidInputError) -> JSONResponse:
-        errors = [{"loc": list(e.loc), "msg": e.msg, "type": e.type} for e in exc.errors]
-        return problem(request, 422, "validation", exc.title, str(exc), errors=errors)
-
-    @app.exception_handler(NotFoundError)
-    async def _not_found(request: Request, exc: NotFoundError) -> JSONResponse:
-        return problem(request, 404, "not-found", "Not found", str(exc))
-
-    @app.exception_handler(NotReadyError)
-    async def _not_ready(request: Request, exc: NotReadyError) -> JSONResponse:
-        return problem(request, 409, "not-ready", "Not ready", str(exc))
-
-    @app.exception_handler(ConflictError)
-    async def _conflict(request: Request, exc: ConflictError) -> JSONResponse:
-        return problem(request, 409, "conflict", "Conflict", str(exc))
-
-    @app.exception_handler(IdempotencyKeyReusedError)
-    async def _key_reused(request: Request, exc: IdempotencyKeyReusedError) -> JSONResponse:
-        return problem(request, 422, "idempotency-key-reused", "Idempotency-Key reused", str(exc))
-
-    @app.exception_handler(QuotaExceededError)
-    async def _quota(request: Request, exc: QuotaExceededError) -> JSONResponse:
-        return problem(request, 429, "quota-exceeded", "Too many active jobs", str(exc))
-
-    @app.exception_handler(PayloadTooLargeError)
-    async def _too_large(request: Request, exc: PayloadTooLargeError) -> JSONResponse:
-        return problem(request, 413, "too-large", "Content too large", str(exc))
-
-    @app.exception_handler(StorageQuotaExceededError)
-    async def _storage_quota(request: Request, exc: StorageQuotaExceededError) -> JSONResponse:
-        return problem(request, 413, "storage-quota-exceeded", "Storage quota exceeded", str(exc))
-
-    @app.exception_handler(UnsupportedFormatError)
-    async def _unsupported(request: Request, exc: UnsupportedFormatError) -> JSONResponse:
-        return problem(request, 415, "unsupported-format", "Unsupported format", str(exc))
-
-    @app.exception_handler(UnsafeURLError)
-    async def _unsafe(request: Request, exc: UnsafeURLError) -> JSONResponse:
-        return problem(request, 422, "unsafe-url", "URL refused", str(exc))
-
-    @app.exception_handler(FetchError)
-    async def _fetch(request: Request, exc: FetchError) -> JSONResponse:
-        return problem(request, 502, "fetch-failed", "Download failed", str(exc))
-
-    @app.exception_handler(ArtifactError)
-    async def _artifact(request: Request, exc: ArtifactError) -> JSONResponse:
-        logger.error("model artifact error on %s: %s", request.url.path, exc)
-        return problem(
-            request,
-            500,
-            "artifact-unavailable",
-            "Model unavailable",
-            "the model's stored files could not be used; the operators have been notified",
-        )
+    @app.exception_handler(ServiceError)
+    async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
+        # Every domain error says its own status, slug and title (core.errors).
+        if exc.public_detail is not None:  # a server-side fault: logged, its text kept here
+            logger.error("%s on %s: %s", type(exc).__name__, request.url.path, exc)
+            return problem(request, exc.status, exc.slug, exc.title, exc.public_detail)
+        errors = None
+        if isinstance(exc, InvalidInputError):
+            errors = [{"loc": list(e.loc), "msg": e.msg, "type": e.type} for e in exc.errors]
+        return problem(request, exc.status, exc.slug, exc.title, str(exc), errors=errors)
 
     async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
         # The database is down, restarting, or every connection is busy past the pool's

@@ -7,10 +7,10 @@ import uuid
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.db.models import Dataset, Job
+from core.errors import ConflictError, NotFoundError
+from core.states import JobState
 from service.crud.pagination import newest_first_page
-from service.db.models import Dataset, Job
-from service.errors import ConflictError, NotFoundError
-from service.job_states import JobState
 
 # Jobs that will still read their dataset.
 _READING = (JobState.QUEUED.value, JobState.RUNNING.value, JobState.CANCELLING.value)

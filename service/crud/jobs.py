@@ -9,10 +9,10 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from service.crud.pagination import decode_cursor, encode_cursor, newest_first_page
-from service.db.base import utcnow
-from service.db.models import Job, LambdaStep, MetricResult, Tenant
-from service.errors import (
+from core import store
+from core.db.base import utcnow
+from core.db.models import Job, LambdaStep, MetricResult, Tenant
+from core.errors import (
     ConflictError,
     FieldError,
     IdempotencyKeyReusedError,
@@ -21,8 +21,9 @@ from service.errors import (
     NotReadyError,
     QuotaExceededError,
 )
-from service.job_spec import spec_hash
-from service.job_states import JobState
+from core.job_spec import spec_hash
+from core.states import IllegalTransitionError, JobState
+from service.crud.pagination import decode_cursor, encode_cursor, newest_first_page
 
 
 def submit_job(
@@ -54,16 +55,15 @@ def submit_job(
             return _replayed(existing, request_hash), False
     if max_active_jobs > 0:
         _check_quota(session, tenant_id, max_active_jobs)
-    job = Job(
+    job = store.add_job(
+        session,
         tenant_id=tenant_id,
         spec=spec,
         dataset_uri=dataset_uri,
         dataset_id=dataset_id,
         idempotency_key=idempotency_key,
         request_hash=request_hash,
-        state=JobState.QUEUED.value,
     )
-    session.add(job)
     try:
         session.commit()
     except IntegrityError:
@@ -140,23 +140,24 @@ def cancel_job(session: Session, tenant_id: uuid.UUID, job_id: uuid.UUID) -> Job
     """Cancel at once if queued; ask the worker to stop if running; repeatable."""
     job = get_job(session, tenant_id, job_id, lock=True)
     state = JobState(job.state)
-    now = utcnow()
-    if state is JobState.QUEUED:
-        job.state = JobState.CANCELLED.value
-        job.cancel_requested = True
-        job.finished_at = now
-    elif state is JobState.RUNNING:
-        job.state = JobState.CANCELLING.value
-        job.cancel_requested = True
-    elif state in (JobState.CANCELLING, JobState.CANCELLED):
+    try:
+        changed = store.request_cancel(job, utcnow())
+    except IllegalTransitionError:
+        session.rollback()
+        raise ConflictError(
+            f"job {job_id} has already {state.value}; it cannot be cancelled"
+        ) from None
+    if not changed:
         session.rollback()  # already asked: cancelling twice is not an error
         return job
-    else:
-        session.rollback()
-        raise ConflictError(f"job {job_id} has already {state.value}; it cannot be cancelled")
-    job.updated_at = now
     session.commit()
     return job
+
+
+def mark_enqueued(session: Session, job_id: uuid.UUID) -> None:
+    """Record that the job's message was handed to the broker (the reconciler resends none)."""
+    store.mark_enqueued(session, job_id, utcnow())
+    session.commit()
 
 
 def list_trace(

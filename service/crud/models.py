@@ -8,9 +8,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.db.models import Model
+from core.errors import NotFoundError
 from service.crud.pagination import newest_first_page
-from service.db.models import Model
-from service.errors import NotFoundError
 
 
 def register_model(

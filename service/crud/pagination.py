@@ -14,14 +14,25 @@ import binascii
 import json
 import uuid
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Select, and_, or_
 from sqlalchemy.orm import Session
 
-from service.errors import FieldError, InvalidInputError
+from core.errors import FieldError, InvalidInputError
 
-T = TypeVar("T")
+
+class _Paged(Protocol):
+    """A row pages can be cut after: newest first, ties broken by id."""
+
+    @property
+    def created_at(self) -> datetime: ...
+
+    @property
+    def id(self) -> uuid.UUID: ...
+
+
+T = TypeVar("T", bound=_Paged)
 
 _BAD_CURSOR = InvalidInputError(
     "Invalid cursor", [FieldError(("query", "cursor"), "cursor is not one this API returned")]
@@ -45,7 +56,7 @@ def decode_cursor(cursor: str, length: int) -> list[Any]:
 
 
 def newest_first_page(
-    session: Session, stmt: Select[tuple[T]], entity: Any, cursor: str | None, limit: int
+    session: Session, stmt: Select[T], entity: Any, cursor: str | None, limit: int
 ) -> tuple[list[T], str | None]:
     """One page of ``stmt`` (already filtered) ordered by ``created_at`` desc, ``id`` desc."""
     if cursor is not None:

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from service.db.models import ApiKey, Tenant
+from core.db.models import ApiKey, Tenant
 from service.security import display_prefix, hash_api_key
 
 

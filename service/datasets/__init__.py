@@ -1,3 +1,3 @@
-"""Where job data comes from: uploads (``dataset://``), allowed local files, built-ins, s3 and
-https. ``uris`` checks a job's URI at submission, ``uploads`` stores and inspects uploads, and
-``fetch`` downloads https:// datasets for a worker without letting a URL reach internal hosts."""
+"""Where job data comes from, as the API checks it: ``uris`` validates a job's dataset URI at
+submission (uploads, allowed local files, built-ins, s3 and https); the bytes themselves are
+handled by :mod:`core.datasets`."""

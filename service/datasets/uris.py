@@ -5,7 +5,7 @@
 ``file:///path``    only under METRO_DATA_ROOTS, after resolving symlinks and ``..``;
 ``s3://bucket/key`` accepted by shape; the worker reads it through fsspec (needs ``s3fs``);
 ``https://...``     host checked against private addresses now, and again at download time
-                    (:mod:`service.datasets.fetch`).
+                    (:mod:`core.datasets.fetch`).
 Anything else is refused. All failures are InvalidInputError at ``body.dataset.uri``.
 """
 
@@ -20,16 +20,16 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from service.crud.datasets import get_dataset
-from service.datasets.fetch import Resolver, check_https_url
-from service.datasets.uploads import file_format
-from service.errors import (
+from core.datasets.fetch import Resolver, check_https_url
+from core.datasets.uploads import file_format
+from core.errors import (
     FieldError,
     InvalidInputError,
     NotFoundError,
     UnsafeURLError,
     UnsupportedFormatError,
 )
+from service.crud.datasets import get_dataset
 from service.schemas.jobs import DatasetRef
 
 _URI_LOC = ("body", "dataset", "uri")

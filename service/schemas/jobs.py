@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from service.job_states import JobState
+from core.states import JobState
 
 BaselineName = Literal["erm", "koyejo1", "koyejo2", "parambath"]
 LabelValue = bool | int | float | str

@@ -74,7 +74,7 @@ class ServerProcess:
         self.log_path = cluster.tmp / "server.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1",
+            [sys.executable, "-m", "cli.main", "serve", "--host", "127.0.0.1",
              "--port", str(port), "--no-migrate", "--no-worker"],
             cwd=cluster.tmp, env={**os.environ, **cluster.env}, stdout=self._log,
             stderr=subprocess.STDOUT, start_new_session=True,

@@ -22,7 +22,7 @@ def metro(live: Live | None, *args: str, cwd: Path | None = None, env: dict[str,
     environment = dict(live.env if live else {**os.environ, "COLUMNS": "200"})
     environment.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "service.cli", *args], cwd=cwd or ROOT, env=environment,
+        [sys.executable, "-m", "cli.main", *args], cwd=cwd or ROOT, env=environment,
         capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
 
@@ -129,7 +129,7 @@ def _job_mid_search(live: Live, steps: list[tuple[int | None, float | None]]) ->
     between two polls of a real search, held still."""
     from datetime import UTC, datetime, timedelta
 
-    from service.db.models import Job, LambdaStep
+    from core.db.models import Job, LambdaStep
     from tests.worker.test_pipeline import _insert_job
 
     body = {
@@ -154,7 +154,7 @@ def _job_mid_search(live: Live, steps: list[tuple[int | None, float | None]]) ->
 
 
 def _set_job(live: Live, job_id: str, **values: object) -> None:
-    from service.db.models import Job
+    from core.db.models import Job
 
     with live.cluster.app.state.sessionmaker() as session:
         job = session.get(Job, uuid.UUID(job_id))

@@ -16,15 +16,15 @@ import psycopg
 import pytest
 from sqlalchemy import select
 
+from core.config import Settings
+from core.db.migrate import upgrade
+from core.db.models import Job, Tenant
 from service.admin import create_api_key
-from service.config import Settings
 from service.crud.models import register_model
-from service.db.migrate import upgrade
-from service.db.models import Job, Tenant
 from service.main import create_app
 
 # Starlette now prefers the httpx2 package for its TestClient; plain httpx still works, and the
-# service itself uses httpx (service.datasets.fetch), so the notice is noise here.
+# service itself uses httpx (core.datasets.fetch), so the notice is noise here.
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
 from fastapi.testclient import TestClient  # noqa: E402
 
@@ -93,7 +93,7 @@ FAKE_DNS: dict[str, list[str]] = {}
 
 def fake_resolver(host: str, port: int) -> list[str]:
     """Tests never touch the real DNS: unknown names do not resolve."""
-    from service.errors import UnsafeURLError
+    from core.errors import UnsafeURLError
 
     if host not in FAKE_DNS:
         raise UnsafeURLError(f"the host {host!r} does not resolve")
@@ -115,11 +115,6 @@ class FakeJobQueue:
         with self.sessionmaker() as session:  # another session: sees only committed rows
             assert session.get(Job, job_id) is not None, "enqueued before the commit"
         self.sent.append(str(job_id))
-
-    def mark_enqueued(self, sessionmaker: Any, job_id: Any) -> None:
-        from worker.queue import JobQueue
-
-        JobQueue.mark_enqueued(self, sessionmaker, job_id)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")

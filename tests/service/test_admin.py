@@ -7,8 +7,8 @@ import uuid
 import pytest
 from sqlalchemy import select
 
+from core.db.models import ApiKey, Tenant
 from service.admin import create_api_key, list_api_keys, revoke_api_key
-from service.db.models import ApiKey, Tenant
 from service.security import hash_api_key
 
 
@@ -75,8 +75,8 @@ def test_admin_commands_end_to_end(tmp_path, monkeypatch):
     """create-key, list-keys and revoke-key as an operator runs them, on a fresh SQLite file."""
     from typer.testing import CliRunner
 
-    from service.cli import app as cli
-    from service.config import get_settings
+    from cli.main import app as cli
+    from core.config import get_settings
 
     monkeypatch.setenv("METRO_DATABASE_URL", f"sqlite:///{tmp_path / 'metro.db'}")
     get_settings.cache_clear()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from service.config import Settings
+from core.config import Settings
 
 
 def test_defaults_are_embedded(monkeypatch):

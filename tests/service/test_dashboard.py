@@ -30,14 +30,14 @@ from typing import Any
 import httpx
 import pytest
 
-from service.config import Settings
+from core.config import Settings
+from core.db.base import utcnow
+from core.db.models import Dataset, Job
+from core.states import JobState
 from service.crud.datasets import add_dataset
 from service.crud.jobs import record_lambda_step, record_metric_result, submit_job
 from service.crud.models import register_model
-from service.db.base import utcnow
-from service.db.models import Dataset, Job
 from service.job_spec import normalize_job_spec
-from service.job_states import JobState
 from service.schemas.jobs import JobCreate
 from tests.service.conftest import TenantCtx, write_linear_artifact
 

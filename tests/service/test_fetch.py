@@ -7,8 +7,8 @@ import hashlib
 import httpx
 import pytest
 
-from service.datasets.fetch import check_https_url, fetch_https
-from service.errors import PayloadTooLargeError, UnsafeURLError
+from core.datasets.fetch import check_https_url, fetch_https
+from core.errors import PayloadTooLargeError, UnsafeURLError
 from tests.service.conftest import FAKE_DNS, job_body
 
 PUBLIC = "93.184.216.34"  # only ever "reached" through a mock transport

@@ -6,7 +6,7 @@ import socket
 
 from fastapi.testclient import TestClient
 
-from service.config import Settings
+from core.config import Settings
 from service.main import create_app
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from core.db.models import Job
 from service.crud.jobs import record_lambda_step, record_metric_result
-from service.db.models import Job
 from tests.service.conftest import job_body
 
 
@@ -463,12 +463,12 @@ def test_result_of_unknown_job_is_404(client, tenant):
 
 def test_validation_uses_the_library_objects():
     """The service builds the very objects the workers run, so the two cannot disagree."""
+    from core import job_spec
     from metro.metrics import MetricSpec
     from metro.models import ModelSpec
     from metro.search.config import SearchConfig
     from metro.surrogates import Surrogate
     from metro.trainer import TrainingConfig
-    from service import job_spec
 
     assert isinstance(job_spec.build_metric({"preset": "jaccard"}), MetricSpec)
     assert isinstance(job_spec.build_surrogate({"name": "hinge"}), Surrogate)
@@ -479,7 +479,7 @@ def test_validation_uses_the_library_objects():
 
 def test_stored_spec_rebuilds_the_same_objects(client, tenant):
     """What a worker reads back (the normalized spec) rebuilds to the submitted configuration."""
-    from service import job_spec
+    from core import job_spec
 
     body = job_body(
         metric={"preset": "f_beta", "beta": 0.5},

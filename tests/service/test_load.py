@@ -26,11 +26,11 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from core.db.migrate import upgrade
+from core.db.models import ApiKey
+from core.db.session import make_engine, make_sessionmaker
 from service.admin import create_api_key
 from service.crud.models import register_model
-from service.db.migrate import upgrade
-from service.db.models import ApiKey
-from service.db.session import make_engine, make_sessionmaker
 from tests.service.conftest import write_linear_artifact
 
 CLIENTS = 64
@@ -77,7 +77,7 @@ def served(
     log = root / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "serve", "--port", str(port),
+            [sys.executable, "-m", "cli.main", "serve", "--port", str(port),
              "--no-worker", "--no-migrate"],
             env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root,
         )  # fmt: skip

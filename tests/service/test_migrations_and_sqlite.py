@@ -6,10 +6,10 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, inspect
 
+from core.config import Settings
+from core.db import migrate
+from core.db.base import Base
 from service.admin import create_api_key
-from service.config import Settings
-from service.db import migrate
-from service.db.base import Base
 from service.main import create_app
 from tests.service.conftest import job_body
 

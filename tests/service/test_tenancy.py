@@ -88,8 +88,8 @@ def test_revoked_key_is_refused_once_its_cache_entry_expires(client, app, make_t
 
     from sqlalchemy import update
 
+    from core.db.models import ApiKey
     from service.api.caches import PrincipalCache
-    from service.db.models import ApiKey
 
     now = [0.0]
     ttl = app.state.settings.api_key_cache_seconds

@@ -28,10 +28,10 @@ import pytest
 import redis
 from sqlalchemy import select
 
+from core.config import Settings
+from core.db.migrate import upgrade
+from core.db.models import Job, JobFit, LambdaStep, MetricResult, Model
 from service.admin import create_api_key
-from service.config import Settings
-from service.db.migrate import upgrade
-from service.db.models import Job, JobFit, LambdaStep, MetricResult, Model
 from service.main import create_app
 
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
@@ -76,7 +76,7 @@ class WorkerProcess:
         self.name = name
         self.log_path = cluster.tmp / f"worker-{name}.log"
         env = {**os.environ, **cluster.env}
-        args = [sys.executable, "-m", "service.cli", "worker", f"--name={name}@test",
+        args = [sys.executable, "-m", "cli.main", "worker", f"--name={name}@test",
                 f"--queues={queues}"]  # fmt: skip
         if beat:
             args.append("--beat")

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from core.config import Settings
 from metro.data import DataError
-from service.config import Settings
 from worker.datasets import load_job_dataset
 
 

@@ -24,7 +24,7 @@ def test_metro_serve_embedded_trains_a_job(tmp_path):
     port = free_port()
     log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115
     serve = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "cli.main", "serve", "--port", str(port)],
         cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
@@ -39,7 +39,7 @@ def test_metro_serve_embedded_trains_a_job(tmp_path):
 
         wait_until(healthy, 60, "metro serve to answer")
         key = subprocess.run(
-            [sys.executable, "-m", "service.cli", "admin", "create-key", "--tenant", "me"],
+            [sys.executable, "-m", "cli.main", "admin", "create-key", "--tenant", "me"],
             cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
         ).stdout.strip()  # fmt: skip
         headers = {"Authorization": f"Bearer {key}"}
@@ -110,7 +110,7 @@ def test_sigterm_stops_metro_serve_and_its_worker(tmp_path):
     port = free_port()
     log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115
     serve = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "cli.main", "serve", "--port", str(port)],
         cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     try:
@@ -118,7 +118,7 @@ def test_sigterm_stops_metro_serve_and_its_worker(tmp_path):
         def worker_up() -> bool:
             assert serve.poll() is None, (tmp_path / "serve.log").read_text()
             children = subprocess.run(
-                ["pgrep", "-P", str(serve.pid), "-f", "service.cli worker"],
+                ["pgrep", "-P", str(serve.pid), "-f", "cli.main worker"],
                 capture_output=True, text=True,
             ).stdout.split()  # fmt: skip
             try:

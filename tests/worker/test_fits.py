@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 import torch
 
+from core import store
+from core.db.models import JobFit
 from metro.data import load_dataset
 from metro.experiment import prepare_repeat
 from metro.metrics import get_metric
 from metro.models import ModelSpec
 from metro.surrogates import get_surrogate
 from metro.trainer import TrainingConfig
-from service.db.models import JobFit
 from tests.worker.test_pipeline import _solo_context
-from worker import store
 from worker.fits import FitRunner
 from worker.lease import Lease
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import psycopg
 from sqlalchemy import exc
 
-from service.db.errors import is_database_outage
+from core import store
+from core.db.errors import is_database_outage
 from tests.worker.conftest import SMALL_JOB
 from tests.worker.test_pipeline import _insert_job, _solo_context
 from tests.worker.test_reconcile import FakeQueue, _set
-from worker import runner, store
+from worker import runner
 
 
 class Queue(FakeQueue):

@@ -51,15 +51,15 @@ def test_end_to_end(pair: Cluster):
 
     # The same numbers as the library's own run_experiment with the job's settings (the grid
     # was fitted in shards of 3 lambdas: equal up to float round-off).
-    from metro.data import load_dataset
-    from metro.experiment import run_experiment
-    from service.job_spec import (
+    from core.job_spec import (
         build_metric,
         build_model_spec,
         build_search,
         build_surrogate,
         build_training_config,
     )  # fmt: skip
+    from metro.data import load_dataset
+    from metro.experiment import run_experiment
 
     spec = job["spec"]
     training = build_training_config(spec["training"])
@@ -111,7 +111,8 @@ def test_end_to_end(pair: Cluster):
 def test_duplicate_delivery_runs_once(pair: Cluster):
     """The same message three times (a redelivery, a reconciler resend): one attempt, one trace,
     one model; the other copies find the job held or finished and are acknowledged."""
-    from worker.queue import RUN_JOB, JobQueue, queue_for, run_task_id
+    from core.broker import RUN_JOB
+    from core.queue import JobQueue, queue_for, run_task_id
 
     job_id = pair.submit()
     queue = JobQueue(pair.settings)
@@ -228,7 +229,7 @@ def _insert_job(cluster: Cluster, body: dict) -> str:
     spec = normalize_job_spec(JobCreate.model_validate(body))
     with cluster.app.state.sessionmaker() as session:
         key = cluster.headers["Authorization"].split()[1]
-        from service.db.models import ApiKey
+        from core.db.models import ApiKey
         from service.security import hash_api_key
 
         tenant_id = session.scalar(

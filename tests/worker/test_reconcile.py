@@ -7,10 +7,10 @@ from datetime import timedelta
 
 from sqlalchemy import update
 
-from service.db.base import utcnow
-from service.db.models import Job
+from core import store
+from core.db.base import utcnow
+from core.db.models import Job
 from tests.worker.test_pipeline import _insert_job, _solo_context
-from worker import store
 from worker.reconcile import reconcile
 
 

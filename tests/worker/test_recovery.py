@@ -10,9 +10,9 @@ import time
 import pytest
 import redis
 
+from core.queue import JobQueue
 from tests.worker.conftest import SMALL_JOB, free_port, wait_until
 from tests.worker.test_pipeline import _insert_job, _numbers, _solo_context
-from worker.queue import JobQueue
 
 # Sequential steps (bisection) with a fit long enough to be killed in the middle of.
 BISECTION_JOB = {

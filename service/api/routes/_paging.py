@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Query
 
-from service.config import Settings
+from core.config import Settings
 
 CursorQuery = Annotated[
     str | None, Query(max_length=512, description="The next_cursor of the previous page")

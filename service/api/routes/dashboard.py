@@ -15,8 +15,8 @@ from functools import lru_cache
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
+from core.errors import NotFoundError
 from service.dashboard import STATIC_DIR, STATIC_FILES
-from service.errors import NotFoundError
 
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
 

@@ -7,15 +7,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Request, Response, UploadFile
 
+from core.datasets.storage import UploadStore
+from core.datasets.uploads import DatasetLimits, inspect_upload, stage_upload
+from core.db.models import Dataset
+from core.errors import FieldError, InvalidInputError, StorageQuotaExceededError
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
 from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
 from service.api.routing import SessionScopedRoute
 from service.crud import datasets as crud
-from service.datasets.storage import UploadStore
-from service.datasets.uploads import DatasetLimits, inspect_upload, stage_upload
-from service.db.models import Dataset
-from service.errors import FieldError, InvalidInputError, StorageQuotaExceededError
 from service.job_spec import fields_with_nul
 from service.schemas.common import Page
 from service.schemas.datasets import DatasetOut

@@ -8,15 +8,16 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
 
+from core.errors import InvalidInputError
+from core.queue import JobQueue
+from core.states import JobState
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
 from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
 from service.api.routing import SessionScopedRoute
 from service.crud import jobs as crud
 from service.datasets.uris import check_dataset
-from service.errors import InvalidInputError
 from service.job_spec import INVALID_JOB, fields_with_nul, normalize_job_spec
-from service.job_states import JobState
 from service.results import build_job_result
 from service.schemas.common import Page
 from service.schemas.jobs import JobCreate, JobOut, JobResult, LambdaStepOut
@@ -25,12 +26,11 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"], route_class=SessionScopedRo
 logger = logging.getLogger(__name__)
 
 
-def _job_queue(request: Request) -> Any:
-    """The app's handle on the broker (``app.state.job_queue``; tests put a fake there)."""
-    queue = getattr(request.app.state, "job_queue", None)
+def _job_queue(request: Request) -> JobQueue:
+    """The app's handle on the broker (``app.state.job_queue``; tests put a fake there): it
+    publishes by task name, so the API never imports the workers."""
+    queue: JobQueue | None = getattr(request.app.state, "job_queue", None)
     if queue is None:
-        from worker.queue import JobQueue
-
         queue = request.app.state.job_queue = JobQueue(request.app.state.settings)
     return queue
 
@@ -41,7 +41,8 @@ def _enqueue(request: Request, job: Any) -> None:
     queue = _job_queue(request)
     try:
         queue.enqueue(job.id, job.spec)
-        queue.mark_enqueued(request.app.state.sessionmaker, job.id)
+        with request.app.state.sessionmaker() as session:
+            crud.mark_enqueued(session, job.id)
     except Exception:
         logger.warning("job %s is queued but its message could not be sent yet", job.id)
 

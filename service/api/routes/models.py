@@ -9,16 +9,17 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from service import artifacts, inference
+from core import artifacts
+from core.config import Settings
+from core.db.models import Model
+from core.errors import NotFoundError
+from service import inference
 from service.api.caches import ModelRef
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep, run_in_session
 from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
 from service.api.routing import SessionScopedRoute
-from service.config import Settings
 from service.crud import models as crud
-from service.db.models import Model
-from service.errors import NotFoundError
 from service.schemas.common import Page
 from service.schemas.models import ModelOut, PredictRequest, PredictResponse
 

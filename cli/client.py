@@ -391,7 +391,7 @@ def check_job_locally(spec: dict[str, Any]) -> None:
     behind. The message is the one the server would answer with."""
     import pydantic
 
-    from service.errors import InvalidInputError
+    from core.errors import InvalidInputError
     from service.job_spec import INVALID_JOB, normalize_job_spec
     from service.schemas.jobs import JobCreate
 

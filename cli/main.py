@@ -1,5 +1,5 @@
 """The ``metro`` command: run the service, manage it, and try the library; the commands that use
-a running service (``submit``, ``watch``, ``result``, ...) are in :mod:`service.cli_client`.
+a running service (``submit``, ``watch``, ``result``, ...) are in :mod:`cli.client`.
 
 Heavy imports happen inside each command so that ``metro --help`` is instant and a command only
 needs the parts of the stack it uses.
@@ -52,8 +52,8 @@ def serve(
     ./var, no external services), a worker too, in one process group."""
     import uvicorn
 
-    from service.config import get_settings
-    from service.db.migrate import upgrade
+    from core.config import get_settings
+    from core.db.migrate import upgrade
 
     settings = get_settings()
     if worker is None:  # embedded: the local SQLite broker, which only a local worker can share
@@ -108,7 +108,7 @@ class _EmbeddedWorker:
 
         while not self._stopping.is_set():
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "service.cli", "worker", "--beat"]
+                [sys.executable, "-m", "cli.main", "worker", "--beat"]
             )
             code = self._child.wait()
             if self._stopping.is_set():
@@ -156,8 +156,8 @@ def worker_cmd(
 
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)  # before anything imports torch
-    from service.config import get_settings
-    from worker.queue import queue_names
+    from core.broker import queue_names
+    from core.config import get_settings
 
     settings = get_settings()
     names = queue_names(settings)
@@ -188,8 +188,8 @@ def worker_cmd(
 @app.command("migrate")
 def migrate_cmd() -> None:
     """Upgrade the database schema to the latest revision."""
-    from service.config import get_settings
-    from service.db.migrate import upgrade
+    from core.config import get_settings
+    from core.db.migrate import upgrade
 
     settings = get_settings()
     upgrade(settings.database_url)
@@ -242,8 +242,8 @@ def revoke_key(
 
 
 def _admin_session() -> Any:
-    from service.config import get_settings
-    from service.db.session import make_engine, make_sessionmaker
+    from core.config import get_settings
+    from core.db.session import make_engine, make_sessionmaker
 
     return make_sessionmaker(make_engine(get_settings().database_url))()
 
@@ -288,7 +288,7 @@ def demo(
 
 
 def _register_client_commands() -> None:
-    from service import cli_client
+    from cli import client as cli_client
 
     cli_client.register(app)
 
@@ -326,5 +326,5 @@ def main(args: list[str] | None = None) -> int:
     return code if isinstance(code, int) else 0
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m service.cli` (the embedded worker)
+if __name__ == "__main__":  # pragma: no cover - `python -m cli.main` (the embedded worker)
     sys.exit(main())

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from service.config import Settings
-from service.errors import (
+from core.config import Settings
+from core.errors import (
     FieldError,
     InvalidInputError,
     PayloadTooLargeError,
@@ -63,7 +63,7 @@ def stage_upload(
 
     The temporary name keeps the format's suffix, which is how ``metro.data`` tells formats
     apart; a client's filename never becomes a path. The caller inspects the staged file and
-    then keeps it (:class:`service.datasets.storage.UploadStore`) or removes it.
+    then keeps it (:class:`core.datasets.storage.UploadStore`) or removes it.
     """
     fmt = file_format(filename)
     Path(staging_dir).mkdir(parents=True, exist_ok=True)

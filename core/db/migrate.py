@@ -36,7 +36,7 @@ def current(url: str) -> str | None:
     """The database's current revision (None for an empty database)."""
     from alembic.runtime.migration import MigrationContext
 
-    from service.db.session import make_engine
+    from core.db.session import make_engine
 
     engine = make_engine(url)
     try:

@@ -1,4 +1,4 @@
-"""Sending jobs to the broker, and finding which jobs have a message waiting there.
+"""Publishing jobs to the workers by task name, and finding which jobs have a message waiting.
 
 The database is the source of truth: the API commits a job, then sends its message; the
 reconciler sends another for a queued job that has none (a lost message, a broker restart), and
@@ -14,23 +14,18 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from service.config import Settings
+from celery import Celery
+
+from core.broker import HELP_JOB, RUN_JOB, make_celery, queue_names
+from core.config import Settings
 
 logger = logging.getLogger(__name__)
 
-RUN_JOB = "metro.run_job"
-HELP_JOB = "metro.help_job"
-RECONCILE = "metro.reconcile"
 # kombu's Redis transport keeps one list per priority step of a queue ("<queue>\x06\x16<p>").
 _PRIORITY_SEP = "\x06\x16"
 _PRIORITY_STEPS = (0, 3, 6, 9)
 # A broker that is down must not hold an API request for long: the reconciler resends.
 _SEND_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
-
-
-def queue_names(settings: Settings) -> dict[str, str]:
-    p = settings.queue_prefix
-    return {"cpu": f"{p}cpu", "gpu": f"{p}gpu", "control": f"{p}control"}
 
 
 def queue_for(spec: dict[str, Any], settings: Settings) -> str:
@@ -51,17 +46,17 @@ def job_id_of_task(task_id: str) -> str | None:
 
 
 class JobQueue:
-    """The API's and the reconciler's handle on the broker (a Celery app built on first use)."""
+    """The API's, the runner's and the reconciler's handle on the broker: it sends tasks by
+    their registered names through a Celery app without tasks (built on first use), so that a
+    publisher never imports the workers' code."""
 
-    def __init__(self, settings: Settings, celery_app: Any = None) -> None:
+    def __init__(self, settings: Settings, celery_app: Celery | None = None) -> None:
         self.settings = settings
         self._app = celery_app
 
     @property
-    def app(self) -> Any:
+    def app(self) -> Celery:
         if self._app is None:
-            from worker.celery_app import make_celery
-
             self._app = make_celery(self.settings)
         return self._app
 
@@ -76,21 +71,6 @@ class JobQueue:
             countdown=countdown,
             retry_policy=_SEND_RETRY,
         )
-
-    def mark_enqueued(self, sessionmaker: Any, job_id: uuid.UUID | str) -> None:
-        from sqlalchemy import update
-
-        from service.db.base import utcnow
-        from service.db.models import Job
-
-        with sessionmaker() as session:
-            session.execute(
-                update(Job)
-                .where(Job.id == uuid.UUID(str(job_id)))
-                .values(enqueued_at=utcnow())
-                .execution_options(synchronize_session=False)
-            )
-            session.commit()
 
     def request_help(self, job_id: uuid.UUID | str, spec: dict[str, Any], count: int) -> None:
         for _ in range(count):
@@ -129,7 +109,7 @@ class JobQueue:
         prefix = self.settings.queue_prefix
         client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
         try:
-            raw: list[bytes] = []
+            raw: list[bytes | str] = []
             for queue in self._queues():
                 for step in _PRIORITY_STEPS:
                     name = queue if step == 0 else f"{queue}{_PRIORITY_SEP}{step}"
@@ -141,7 +121,7 @@ class JobQueue:
     def _live_sqla(self, url: str) -> set[str]:
         from sqlalchemy import inspect, text
 
-        from service.db.session import make_engine
+        from core.db.session import make_engine
 
         engine = make_engine(url)
         try:
@@ -159,7 +139,7 @@ class JobQueue:
         return _job_ids(r.encode() if isinstance(r, str) else r for r in rows)
 
 
-def _job_ids(payloads: Iterable[bytes]) -> set[str]:
+def _job_ids(payloads: Iterable[bytes | str]) -> set[str]:
     found: set[str] = set()
     for payload in payloads:
         try:

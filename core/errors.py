@@ -1,21 +1,35 @@
 """Domain exceptions raised below the API layer.
 
-The CRUD, validation, dataset and inference modules raise these; only ``service.api.problems``
-turns them into HTTP responses, so the lower layers stay usable from workers and the CLI.
+The CRUD, validation, dataset and inference modules raise these. Each class says what kind of
+problem it is (``status``, ``slug``, ``title``: the answer it deserves); only
+``service.api.problems`` turns them into HTTP responses, with one handler for them all, so the
+lower layers stay usable from workers and the CLI.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 class ServiceError(Exception):
-    """Base class; ``str(exc)`` is a message safe to show to the client."""
+    """Base class; ``str(exc)`` is a message safe to show to the client, unless the class has a
+    ``public_detail``: a server-side fault, whose message is logged and never sent."""
+
+    status: ClassVar[int] = 500
+    slug: ClassVar[str] = "internal"
+    title: str = "Internal Server Error"  # InvalidInputError sets its own per instance
+    public_detail: ClassVar[str | None] = "an unexpected error occurred"
 
 
 class NotFoundError(ServiceError):
     """The resource does not exist *for this tenant* (another tenant's rows look the same)."""
+
+    status = 404
+    slug = "not-found"
+    title = "Not found"
+    public_detail = None
 
     def __init__(self, kind: str, ident: object) -> None:
         super().__init__(f"{kind} {ident} not found")
@@ -25,9 +39,19 @@ class NotFoundError(ServiceError):
 class ConflictError(ServiceError):
     """The request is valid but the resource's state forbids it (cancel a finished job...)."""
 
+    status = 409
+    slug = "conflict"
+    title = "Conflict"
+    public_detail = None
+
 
 class NotReadyError(ConflictError):
     """The resource exists but what was asked for is not available yet (a running job's result)."""
+
+    status = 409
+    slug = "not-ready"
+    title = "Not ready"
+    public_detail = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +64,10 @@ class FieldError:
 class InvalidInputError(ServiceError):
     """The request is well-formed JSON but its content is wrong; ``errors`` name the fields."""
 
+    status = 422
+    slug = "validation"
+    public_detail = None
+
     def __init__(self, title: str, errors: Sequence[FieldError]) -> None:
         super().__init__("; ".join(e.msg for e in errors) or title)
         self.title = title
@@ -49,26 +77,61 @@ class InvalidInputError(ServiceError):
 class IdempotencyKeyReusedError(ServiceError):
     """An Idempotency-Key was reused with a different request body."""
 
+    status = 422
+    slug = "idempotency-key-reused"
+    title = "Idempotency-Key reused"
+    public_detail = None
+
 
 class QuotaExceededError(ServiceError):
     """A tenant already has as many active (queued, running or cancelling) jobs as allowed."""
+
+    status = 429
+    slug = "quota-exceeded"
+    title = "Too many active jobs"
+    public_detail = None
 
 
 class PayloadTooLargeError(ServiceError):
     """An upload or download went past its configured size cap."""
 
+    status = 413
+    slug = "too-large"
+    title = "Content too large"
+    public_detail = None
+
 
 class StorageQuotaExceededError(ServiceError):
     """An upload would take a tenant's stored datasets past its quota."""
+
+    status = 413
+    slug = "storage-quota-exceeded"
+    title = "Storage quota exceeded"
+    public_detail = None
 
 
 class UnsupportedFormatError(ServiceError):
     """A file format or model format the service cannot handle."""
 
+    status = 415
+    slug = "unsupported-format"
+    title = "Unsupported format"
+    public_detail = None
+
 
 class UnsafeURLError(ServiceError):
     """A URL that the service refuses to fetch (private address, bad scheme, too many hops)."""
 
+    status = 422
+    slug = "unsafe-url"
+    title = "URL refused"
+    public_detail = None
+
 
 class FetchError(ServiceError):
     """A remote dataset could not be downloaded (network error, HTTP error status)."""
+
+    status = 502
+    slug = "fetch-failed"
+    title = "Download failed"
+    public_detail = None

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx
 
-from service.errors import FetchError, PayloadTooLargeError, UnsafeURLError
+from core.errors import FetchError, PayloadTooLargeError, UnsafeURLError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 #: ``(host, port) -> addresses``; tests inject one so that no real DNS or traffic is needed.

@@ -32,7 +32,7 @@ class Settings(BaseSettings):
     upload_dir: Path = _VAR_DIR / "uploads"
     # Where uploaded datasets are kept: a directory or an fsspec URL. Unset: under the artifact
     # store (<artifacts_uri>/uploads) when that is an object store, so that the API and the
-    # workers share no disk; else upload_dir. See service.datasets.storage.
+    # workers share no disk; else upload_dir. See core.datasets.storage.
     uploads_uri: str | None = None
     # Directories whose files a job may name with file:// URIs. Empty means file:// is refused.
     # NoDecode: the environment variable is a comma-separated list, not JSON.

@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, DateTime, MetaData
+from sqlalchemy import JSON, DateTime, MetaData, func, select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import DeclarativeBase, Session
 from sqlalchemy.types import TypeDecorator
 
 NAMING_CONVENTION = {
@@ -55,6 +55,16 @@ PortableJSON = JSON().with_variant(JSONB(), "postgresql")
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def db_now(session: Session) -> datetime:
+    """The database's clock (PostgreSQL), so that every worker compares leases against one
+    clock whatever its own says; SQLite (one machine by construction) uses this machine's."""
+    if session.get_bind().dialect.name == "postgresql":
+        value: datetime | None = session.scalar(select(func.clock_timestamp()))
+        assert value is not None
+        return value
+    return utcnow()
 
 
 class Base(DeclarativeBase):

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import fsspec
 
-from service.config import Settings
-from service.errors import PayloadTooLargeError
+from core.config import Settings
+from core.errors import PayloadTooLargeError
 
 _UPLOADS_PREFIX = "uploads"
 

@@ -12,9 +12,10 @@ from typing import Any
 
 import fsspec
 
+from core.errors import ServiceError
+
 # The model's file names are the library's: one definition for writer and reader.
 from metro.serialization import MANIFEST_FILE, ONNX_FILE, WEIGHTS_FILE
-from service.errors import ServiceError
 
 __all__ = [
     "MANIFEST_FILE",
@@ -32,6 +33,11 @@ _CHUNK = 1024 * 1024
 
 class ArtifactError(ServiceError):
     """A model's files are missing or corrupt: a server-side fault, not the client's."""
+
+    status = 500
+    slug = "artifact-unavailable"
+    title = "Model unavailable"
+    public_detail = "the model's stored files could not be used; the operators have been notified"
 
 
 def _has_scheme(uri: str) -> bool:
@@ -53,7 +59,7 @@ def read_bytes(model_uri: str, name: str) -> bytes:
     fs, path = _fs_path(model_uri, name)
     try:
         with fs.open(path, "rb") as fh:
-            return fh.read()
+            return bytes(fh.read())
     except FileNotFoundError:
         raise ArtifactError(f"artifact file {name} is missing") from None
 

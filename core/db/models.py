@@ -25,10 +25,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from service.db.base import Base, PortableJSON, utcnow
-from service.job_states import JobState
+from core.db.base import Base, PortableJSON, utcnow
+from core.states import FitState, JobState
 
 _JOB_STATES = ", ".join(f"'{s.value}'" for s in JobState)
+_FIT_STATES = ", ".join(f"'{s.value}'" for s in FitState)
 METHODS = ("metro", "erm", "koyejo1", "koyejo2", "parambath")
 SPLITS = ("validation", "test")
 
@@ -168,7 +169,7 @@ class JobFit(Base):
     __tablename__ = "job_fits"
     __table_args__ = (
         UniqueConstraint("job_id", "key"),
-        CheckConstraint("state IN ('pending', 'running', 'done')", name="state"),
+        CheckConstraint(f"state IN ({_FIT_STATES})", name="state"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
@@ -180,7 +181,7 @@ class JobFit(Base):
     lambdas: Mapped[list[float]] = mapped_column(PortableJSON)
     # Grid shards have no warm start and can be fitted by any worker; sequential steps cannot.
     shareable: Mapped[bool] = mapped_column(Boolean, default=False)
-    state: Mapped[str] = mapped_column(String(16), default="pending")
+    state: Mapped[str] = mapped_column(String(16), default=FitState.PENDING.value)
     lease_owner: Mapped[str | None] = mapped_column(String(255), default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
     attempts: Mapped[int] = mapped_column(Integer, default=0)

@@ -1,0 +1,190 @@
+"""The job store against the state tables: every allowed transition goes through, every other
+raises before anything is written, and the named operations keep their compare-and-set."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from core import store
+from core.config import Settings
+from core.db.base import Base, utcnow
+from core.db.models import Job, JobFit, Tenant
+from core.db.session import make_engine, make_sessionmaker
+from core.states import (
+    FIT_TRANSITIONS,
+    JOB_TRANSITIONS,
+    FitState,
+    IllegalTransitionError,
+    JobState,
+)
+
+
+@dataclass
+class Context:
+    settings: Settings
+    sessionmaker: sessionmaker[Session]
+
+    def session(self) -> Session:
+        return self.sessionmaker()
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    Base.metadata.create_all(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def ctx(engine: Engine) -> Context:
+    return Context(Settings(lease_seconds=30.0), make_sessionmaker(engine))
+
+
+def _job(ctx: Context, state: JobState, **fields: object) -> uuid.UUID:
+    """A job row in ``state``, written directly as a test stands in for history."""
+    with ctx.session() as session:
+        tenant = Tenant(name=f"t-{uuid.uuid4().hex[:8]}")
+        session.add(tenant)
+        session.flush()
+        job = Job(
+            tenant_id=tenant.id,
+            spec={},
+            dataset_uri="builtin://iris",
+            request_hash="0" * 64,
+            state=state.value,
+            **fields,
+        )
+        session.add(job)
+        session.commit()
+        return job.id
+
+
+def _job_state(ctx: Context, job_id: uuid.UUID) -> str:
+    with ctx.session() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        return job.state
+
+
+@pytest.mark.parametrize(("current", "target"), list(itertools.product(JobState, JobState)))
+def test_every_job_transition_follows_the_table(
+    ctx: Context, current: JobState, target: JobState
+) -> None:
+    job_id = _job(ctx, current)
+    with ctx.session() as session:
+        if target in JOB_TRANSITIONS[current]:
+            assert store.move_job(session, job_id, sources=(current,), to=target)
+        else:
+            with pytest.raises(IllegalTransitionError, match=f"from {current} to {target}"):
+                store.move_job(session, job_id, sources=(current,), to=target)
+        session.commit()
+    assert _job_state(ctx, job_id) == (target if target in JOB_TRANSITIONS[current] else current)
+
+
+@pytest.mark.parametrize(("current", "target"), list(itertools.product(FitState, FitState)))
+def test_every_fit_transition_follows_the_table(
+    ctx: Context, current: FitState, target: FitState
+) -> None:
+    job_id = _job(ctx, JobState.RUNNING)
+    with ctx.session() as session:
+        session.add(
+            JobFit(
+                job_id=job_id,
+                key="r0/grid/c0/s0",
+                repeat=0,
+                role="grid",
+                shift="minimal",
+                lambdas=[0.5],
+                state=current.value,
+            )
+        )
+        session.commit()
+        if target in FIT_TRANSITIONS[current]:
+            assert store.move_fit(session, job_id, "r0/grid/c0/s0", sources=(current,), to=target)
+        else:
+            with pytest.raises(IllegalTransitionError):
+                store.move_fit(session, job_id, "r0/grid/c0/s0", sources=(current,), to=target)
+        session.commit()
+        fit = session.query(JobFit).one()
+        assert fit.state == (target if target in FIT_TRANSITIONS[current] else current)
+
+
+def test_a_transition_from_a_state_the_row_is_not_in_changes_nothing(ctx: Context) -> None:
+    job_id = _job(ctx, JobState.QUEUED)
+    with ctx.session() as session:
+        assert not store.move_job(session, job_id, sources=(JobState.RUNNING,), to=JobState.FAILED)
+        session.commit()
+    assert _job_state(ctx, job_id) == JobState.QUEUED
+
+
+def test_a_worker_takes_over_a_running_job_only_once_its_lease_expired(ctx: Context) -> None:
+    now = utcnow()
+    live = _job(ctx, JobState.RUNNING, lease_owner="a", lease_expires_at=now + timedelta(hours=1))
+    lost = _job(ctx, JobState.RUNNING, lease_owner="a", lease_expires_at=now - timedelta(hours=1))
+    assert store.claim_job(ctx, live, "b") is None
+    claimed = store.claim_job(ctx, lost, "b")
+    assert claimed is not None and claimed.attempts == 1
+    with ctx.session() as session:
+        job = session.get(Job, lost)
+        assert job is not None
+        assert (job.state, job.lease_owner) == (JobState.RUNNING, "b")
+
+
+def test_cancel_follows_the_table(ctx: Context) -> None:
+    now = utcnow()
+    expected = {
+        JobState.QUEUED: (True, JobState.CANCELLED),
+        JobState.RUNNING: (True, JobState.CANCELLING),
+        JobState.CANCELLING: (False, JobState.CANCELLING),
+        JobState.CANCELLED: (False, JobState.CANCELLED),
+    }
+    for state, (changed, after) in expected.items():
+        with ctx.session() as session:
+            job = session.get(Job, _job(ctx, state))
+            assert job is not None
+            assert store.request_cancel(job, now) is changed
+            assert job.state == after
+    for state in (JobState.SUCCEEDED, JobState.FAILED):
+        with ctx.session() as session:
+            job = session.get(Job, _job(ctx, state))
+            assert job is not None
+            with pytest.raises(IllegalTransitionError):
+                store.request_cancel(job, now)
+            assert job.state == state
+
+
+def test_the_reconciler_cannot_requeue_a_job_that_was_cancelled_since_it_looked(
+    ctx: Context,
+) -> None:
+    now = utcnow()
+    job_id = _job(
+        ctx, JobState.CANCELLING, lease_owner="a", lease_expires_at=now - timedelta(minutes=1)
+    )
+    with ctx.session() as session:
+        # It read the job as running, before the cancel arrived.
+        moved = store.recover_expired_job(
+            session, job_id, state=JobState.RUNNING, owner="a", attempts=1, max_attempts=3, now=now
+        )
+        assert moved is None
+        moved = store.recover_expired_job(
+            session,
+            job_id,
+            state=JobState.CANCELLING,
+            owner="a",
+            attempts=1,
+            max_attempts=3,
+            now=now,
+        )
+        assert moved is JobState.CANCELLED
+        session.commit()
+    assert _job_state(ctx, job_id) == JobState.CANCELLED

@@ -1,0 +1,75 @@
+"""The runner's typed seams: a stored spec becomes typed ``metro`` objects, and a search step
+becomes a lambda_steps row, without any process, database or broker."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from core.job_spec import JobObjects
+from metro.metrics import MetricSpec
+from metro.models import ModelSpec
+from metro.search import TraceStep
+from metro.search.config import SearchConfig
+from metro.surrogates import Surrogate
+from metro.trainer import TrainingConfig
+from worker.runner import SpecError, build_objects, step_row
+
+SPEC = {
+    "metric": {"preset": "f1"},
+    "surrogate": {"name": "logistic"},
+    "model": {"kind": "linear"},
+    "search": {"strategy": "grid", "n_lambdas": 5},
+    "training": {"max_iter": 30, "seed": 7},
+}
+
+
+def test_a_stored_spec_builds_typed_objects():
+    objects = build_objects(SPEC)
+    assert isinstance(objects, JobObjects)
+    assert isinstance(objects.metric, MetricSpec)
+    assert isinstance(objects.surrogate, Surrogate)
+    assert isinstance(objects.model, ModelSpec)
+    assert isinstance(objects.search, SearchConfig)
+    assert isinstance(objects.training, TrainingConfig)
+    assert objects.training.seed == 7
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {k: v for k, v in SPEC.items() if k != "model"},
+        {**SPEC, "search": {"strategy": "no such search"}},
+    ],
+)
+def test_a_spec_the_library_refuses_is_a_spec_error(broken):
+    with pytest.raises(SpecError, match="invalid job spec"):
+        build_objects(broken)
+
+
+def test_a_step_row_reads_the_step_and_stores_non_finite_values_as_null():
+    step = TraceStep(
+        step=3,
+        lam=0.25,
+        shift="minimal",
+        surrogate_loss=math.inf,
+        l_lambda=math.nan,
+        train_metric=0.5,
+        validation_metric=None,
+        seconds=0.1,
+        fold=1,
+    )
+    assert step_row(2, step) == {
+        "repeat": 2,
+        "step": 3,
+        "fold": 1,
+        "method": "metro",
+        "lambda_": 0.25,
+        "shift": "minimal",
+        "surrogate_loss": None,
+        "l_lambda": None,
+        "train_metric": 0.5,
+        "validation_metric": None,
+        "seconds": 0.1,
+    }
