@@ -117,3 +117,39 @@ def test_api_key_cache_holds_hashes_not_keys(client, app, make_tenant):
     assert client.get("/v1/jobs", headers=t.headers).status_code == 200
     cached = list(app.state.principal_cache._entries)
     assert cached and all(t.key not in entry for entry in cached)
+
+
+def test_concurrent_requests_with_an_uncached_key_share_one_lookup(app, make_tenant, monkeypatch):
+    """When a key is not cached (first use, or its entry just expired) and many requests carry it
+    at once, one database lookup answers them all, rather than one thread and one pooled
+    connection per request for the same row."""
+    import asyncio
+    import time
+
+    import httpx
+
+    from service.api import deps
+
+    t = make_tenant()
+    looked_up = []
+    authenticate = deps.authenticate_hash
+
+    def slow_lookup(session, key_hash):
+        looked_up.append(key_hash)
+        time.sleep(0.2)  # long enough for every request of the burst to arrive meanwhile
+        return authenticate(session, key_hash)
+
+    monkeypatch.setattr(deps, "authenticate_hash", slow_lookup)
+
+    async def burst() -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as c:
+            answers = await asyncio.gather(
+                *(c.get("/v1/jobs", headers=t.headers) for _ in range(16))
+            )
+        return [r.status_code for r in answers]
+
+    assert asyncio.run(burst()) == [200] * 16
+    assert len(looked_up) == 1
+    assert asyncio.run(burst()) == [200] * 16  # now cached
+    assert len(looked_up) == 1

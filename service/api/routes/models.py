@@ -126,7 +126,6 @@ async def predict(
     body: PredictRequest,
     request: Request,
     principal: PrincipalDep,
-    settings: SettingsDep,
 ) -> PredictResponse:
     """Rows are checked (count, width, names, finite values) before scoring. Loaded models are
     cached per process, keyed by model id and weights digest."""
@@ -134,6 +133,7 @@ async def predict(
     # row never changes); small requests are scored on the event loop, the others in one thread
     # call that holds no connection.
     state = request.app.state
+    settings = state.settings  # not a dependency: each one costs every request a resolution
     ref = state.model_refs.get(principal.tenant_id, model_id)
     if ref is None:
         ref = await run_in_session(
