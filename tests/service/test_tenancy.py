@@ -153,3 +153,35 @@ def test_concurrent_requests_with_an_uncached_key_share_one_lookup(app, make_ten
     assert len(looked_up) == 1
     assert asyncio.run(burst()) == [200] * 16  # now cached
     assert len(looked_up) == 1
+
+
+@pytest.fixture
+def wire(app):
+    """The statements the API's engine sends, each with the connection's transaction status
+    right after it (psycopg's: IDLE outside a transaction, INTRANS inside one)."""
+    from sqlalchemy import event
+
+    sent: list[tuple[str, str]] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        status = conn.connection.dbapi_connection.info.transaction_status
+        sent.append((statement.split()[0].upper(), status.name))
+
+    event.listen(app.state.engine, "after_cursor_execute", record)
+    yield sent
+    event.remove(app.state.engine, "after_cursor_execute", record)
+
+
+@pytest.mark.parametrize("kind", ["jobs", "models"])
+def test_reading_one_row_is_one_select_outside_a_transaction(
+    client, tenant, submit, add_model, wire, kind
+):
+    """GET /v1/jobs/{id} and GET /v1/models/{id} (key cached) cost one SELECT and no
+    transaction: no BEGIN before it, no ROLLBACK after it, no ORM session."""
+    row_id = submit(tenant)["id"] if kind == "jobs" else add_model(tenant)["id"]
+    assert client.get(f"/v1/{kind}/{row_id}", headers=tenant.headers).status_code == 200
+    wire.clear()
+    r = client.get(f"/v1/{kind}/{row_id}", headers=tenant.headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["id"] == row_id
+    assert wire == [("SELECT", "IDLE")]

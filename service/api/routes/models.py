@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
+from sqlalchemy import Row
 from starlette.concurrency import run_in_threadpool
 
 from service import artifacts, inference
@@ -17,6 +18,7 @@ from service.api.routes._paging import CursorQuery, LimitQuery, page_size
 from service.api.routing import SessionScopedRoute
 from service.config import Settings
 from service.crud import models as crud
+from service.crud import reads
 from service.db.models import Model
 from service.errors import NotFoundError
 from service.schemas.common import Page
@@ -30,7 +32,7 @@ _DOWNLOADS = {
 }
 
 
-def _model_out(model: Model) -> ModelOut:
+def _model_out(model: Model | Row[Any]) -> ModelOut:
     formats: list[Literal["safetensors", "onnx"]] = ["safetensors"]
     if model.has_onnx:
         formats.append("onnx")
@@ -76,8 +78,16 @@ def list_models(
     summary="Get a model and its manifest",
     responses=problem_responses(401, 404, 422),
 )
-def get_model(model_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> ModelOut:
-    return _model_out(crud.get_model(session, principal.tenant_id, model_id))
+async def get_model(model_id: uuid.UUID, request: Request, principal: PrincipalDep) -> ModelOut:
+    # One Core SELECT on an autocommit connection (no session: see service.crud.reads).
+    row = await run_in_threadpool(
+        reads.read_model, request.app.state.read_engine, principal.tenant_id, model_id,
+        _MODEL_COLUMNS,
+    )  # fmt: skip
+    return _model_out(row)
+
+
+_MODEL_COLUMNS = ("id", "job_id", "has_onnx", "sha256", "manifest", "created_at")
 
 
 @router.get(
