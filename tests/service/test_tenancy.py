@@ -185,3 +185,47 @@ def test_reading_one_row_is_one_select_outside_a_transaction(
     assert r.status_code == 200, r.text
     assert r.json()["id"] == row_id
     assert wire == [("SELECT", "IDLE")]
+
+
+def test_concurrent_reads_reuse_pooled_connections(settings, make_tenant):
+    """Bursts of concurrent reads, with the default pool settings, open connections only up to
+    the pool and close none of them: an overflow connection, closed whenever it is returned to a
+    full pool, made a busy API open and close Postgres connections continually."""
+    import asyncio
+
+    import httpx
+    from sqlalchemy import event
+
+    from service.main import create_app
+
+    app = create_app(settings)
+    t = make_tenant()
+    opened, closed = [], []
+    event.listen(app.state.engine, "connect", lambda *a: opened.append(1))
+    event.listen(app.state.engine.pool, "close", lambda *a: closed.append(1))
+
+    async def bursts(job_id: str) -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        codes = []
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as c:
+            for _ in range(3):
+                answers = await asyncio.gather(
+                    *(c.get(f"/v1/jobs/{job_id}", headers=t.headers) for _ in range(24))
+                )
+                codes += [r.status_code for r in answers]
+        return codes
+
+    try:
+        with app.state.sessionmaker() as session:
+            from service.crud.jobs import submit_job as create_job
+            from tests.service.conftest import job_body
+
+            job, _ = create_job(
+                session, tenant_id=t.id, spec=job_body(), dataset_uri="builtin://breast_cancer",
+                dataset_id=None, idempotency_key=None, max_active_jobs=0,
+            )  # fmt: skip
+        assert asyncio.run(bursts(str(job.id))) == [200] * 72
+        assert 0 < len(opened) <= settings.database_pool_size + settings.database_max_overflow
+        assert closed == []
+    finally:
+        app.state.engine.dispose()
