@@ -57,8 +57,9 @@ async def healthz() -> Health:
     responses={503: {"model": Readiness, "description": "A dependency is unreachable"}},
 )
 async def readyz(request: Request) -> JSONResponse:
-    """Answers within ``readiness_timeout_seconds`` (plus scheduling): the two checks run at
-    once, each in a thread of its own, and one that takes longer counts as failed."""
+    # Answers within readiness_timeout_seconds (plus scheduling): the two checks run at once,
+    # each in a thread of its own, and one that takes longer counts as failed. (A comment, not a
+    # docstring: FastAPI would publish a docstring as the operation's description.)
     state = request.app.state
     timeout = state.settings.readiness_timeout_seconds
     results: dict[str, tuple[bool, str]] = {}
