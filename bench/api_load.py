@@ -8,8 +8,14 @@ rows on a linear model). ``wrk`` (Debian package ``wrk``) generates the load; th
     python bench/api_load.py --connections 64 --seconds 5 --rounds 1
 
 The endpoints take turns within each round, so they see the same machine load; the report is
-the median over rounds of requests/s and of wrk's p50 and p99 latency. Results go to
+the median over rounds of requests/s and of wrk's p50 and p99 latency, and of the server's CPU
+time per request (user + system time of the server process, threads included, over the run,
+divided by the requests answered). On a shared machine requests/s moves with the other
+processes' load; CPU time per request moves much less, and its ratio to the trivial endpoint's
+is the cost of a request in units of the trivial one. Results go to
 ``bench/results/api-load.json``.
+
+    PYTHONPATH=/path/to/other/export python bench/api_load.py   # the same against other code
 """
 
 from __future__ import annotations
@@ -79,7 +85,15 @@ def _prepare(root: Path) -> tuple[str, str, str, str, str]:
     return name, url, key, job_id, model_id
 
 
-def _wrk(url: str, *, key: str | None, body: str | None, seconds: int, connections: int) -> dict:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, its threads included (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wrk(
+    url: str, *, key: str | None, body: str | None, seconds: int, connections: int, pid: int
+) -> dict:
     script = ""
     if key:
         script += f'wrk.headers["Authorization"] = "Bearer {key}"\n'
@@ -88,6 +102,7 @@ def _wrk(url: str, *, key: str | None, body: str | None, seconds: int, connectio
         script += f"wrk.body = {json.dumps(body)}\n"
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(script)
+    cpu_before = _cpu_seconds(pid)
     try:
         out = subprocess.run(
             ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", f.name, url],
@@ -95,6 +110,7 @@ def _wrk(url: str, *, key: str | None, body: str | None, seconds: int, connectio
         ).stdout  # fmt: skip
     finally:
         os.unlink(f.name)
+    cpu = _cpu_seconds(pid) - cpu_before
 
     def ms(label: str) -> float:
         m = re.search(rf"^\s+{label}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
@@ -103,10 +119,12 @@ def _wrk(url: str, *, key: str | None, body: str | None, seconds: int, connectio
 
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)", out)
+    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     return {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
         "p50_ms": ms("50"),
         "p99_ms": ms("99"),
+        "cpu_ms_per_request": 1e3 * cpu / max(requests, 1),
         "non_2xx": int(non2xx.group(1)) if non2xx else 0,
         "socket_errors": errors.group(1) if errors else None,
     }
@@ -167,13 +185,16 @@ def main() -> None:
                 sys.exit("the server did not start; see " + str(root / "server.log"))
             time.sleep(0.3)
         for spec in endpoints.values():  # warm up: caches, connections, the model load
-            _wrk(spec["url"], key=spec["key"], body=spec["body"], seconds=1, connections=4)
+            _wrk(
+                spec["url"], key=spec["key"], body=spec["body"], seconds=1, connections=4,
+                pid=server.pid,
+            )  # fmt: skip
         runs: dict[str, list[dict]] = {label: [] for label in endpoints}
         for r in range(args.rounds):
             for label, spec in endpoints.items():
                 result = _wrk(
                     spec["url"], key=spec["key"], body=spec["body"], seconds=args.seconds,
-                    connections=args.connections,
+                    connections=args.connections, pid=server.pid,
                 )  # fmt: skip
                 runs[label].append(result)
                 print(f"round {r + 1} {label}: {result}", flush=True)
@@ -185,13 +206,22 @@ def main() -> None:
         shutil.rmtree(root, ignore_errors=True)
 
     trivial = statistics.median(r["rps"] for r in runs["trivial: GET /healthz"])
+    trivial_cpu = statistics.median(r["cpu_ms_per_request"] for r in runs["trivial: GET /healthz"])
     summary = {}
-    print(f"\n{'endpoint':50} {'req/s':>8} {'of trivial':>10} {'p50 ms':>8} {'p99 ms':>8}")
+    print(
+        f"\n{'endpoint':50} {'req/s':>8} {'of trivial':>10} {'p50 ms':>8} {'p99 ms':>8}"
+        f" {'CPU ms/req':>10} {'trivial/it':>10}"
+    )
     for label, results in runs.items():
         rps = statistics.median(r["rps"] for r in results)
+        cpu = statistics.median(r["cpu_ms_per_request"] for r in results)
         row = {
             "rps": rps,
             "ratio_to_trivial": rps / trivial,
+            "cpu_ms_per_request": cpu,
+            # The trivial endpoint's CPU per request over this one's: the throughput ratio a
+            # CPU-bound server would show on an otherwise idle machine.
+            "cpu_ratio_to_trivial": trivial_cpu / cpu,
             "p50_ms": statistics.median(r["p50_ms"] for r in results),
             "p99_ms": statistics.median(r["p99_ms"] for r in results),
             "non_2xx": sum(r["non_2xx"] for r in results),
@@ -200,6 +230,7 @@ def main() -> None:
         summary[label] = row
         print(
             f"{label:50} {rps:8.0f} {rps / trivial:10.0%} {row['p50_ms']:8.2f} {row['p99_ms']:8.2f}"
+            f" {cpu:10.3f} {trivial_cpu / cpu:10.0%}"
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(

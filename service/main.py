@@ -65,6 +65,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
+    # Same pool, no transaction: single-row reads of the GET routes (service.crud.reads).
+    app.state.read_engine = engine.execution_options(isolation_level="AUTOCOMMIT")
     app.state.model_cache = ModelCache(settings.model_cache_size)
     app.state.model_refs = ModelRefCache(settings.model_cache_size * 64)
     app.state.principal_cache = PrincipalCache(

@@ -18,14 +18,16 @@ So here:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, TypeVar
 
 import anyio
 from fastapi import Depends, HTTPException, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import HTTPConnection
 
 from core.config import Settings
 from service.crud.tenants import Principal, authenticate_hash
@@ -59,32 +61,74 @@ def _in_own_session(factory: sessionmaker[Session], work: Callable[[Session], T]
         return work(session)
 
 
-async def run_in_session(request: Request, work: Callable[[Session], T]) -> T:
+async def run_in_session(request: HTTPConnection, work: Callable[[Session], T]) -> T:
     """Run ``work`` in the thread pool with a session of its own, opened and closed in that one
     thread call (for async routes that need the database only on a cache miss)."""
     return await run_in_threadpool(_in_own_session, request.app.state.sessionmaker, work)
 
 
-# auto_error=False: a missing header is answered by our own 401 problem, not FastAPI's 403.
-_bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer <key>`")
+_KEY_REQUIRED = "an API key is required: Authorization: Bearer <key>"
 
 
-async def get_principal(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> Principal:
-    challenge = {"WWW-Authenticate": "Bearer"}
-    if credentials is None or not credentials.credentials:
-        raise HTTPException(401, "an API key is required: Authorization: Bearer <key>", challenge)
-    key_hash = hash_api_key(credentials.credentials)
-    cache = request.app.state.principal_cache
-    principal = cache.get(key_hash)
-    if principal is None:
-        principal = await run_in_session(request, lambda s: authenticate_hash(s, key_hash))
+class ApiKeyAuth(HTTPBearer):
+    """The key check: the bearer key's principal, from the cache or one database lookup.
+
+    An :class:`HTTPBearer` (so the OpenAPI document declares the same ``HTTPBearer`` security
+    scheme) that also does the check, rather than a dependency on one: FastAPI resolves each
+    level of dependency per request, and every authenticated request pays for it.
+
+    Lookups are single-flight per key: when a key's cache entry expires under load, the requests
+    that carry it wait for one lookup instead of each taking a thread and a connection for the
+    same row (with 32 clients, 32 lookups every ``api_key_cache_seconds``).
+    """
+
+    def __init__(self) -> None:
+        # auto_error=False: a missing key is answered by our own 401 problem, not FastAPI's.
+        super().__init__(
+            auto_error=False,
+            scheme_name="HTTPBearer",
+            description="An API key: `Authorization: Bearer <key>`",
+        )
+        # In-flight lookups by (the app's cache, key hash): one instance serves every app.
+        self._lookups: dict[tuple[object, str], asyncio.Future[Principal | None]] = {}
+
+    async def __call__(self, request: HTTPConnection) -> Principal:  # type: ignore[override]
+        challenge = {"WWW-Authenticate": "Bearer"}
+        scheme, _, key = request.headers.get("authorization", "").partition(" ")
+        key = key.strip()
+        if scheme.lower() != "bearer" or not key:
+            raise HTTPException(401, _KEY_REQUIRED, challenge)
+        key_hash = hash_api_key(key)
+        cache = request.app.state.principal_cache
+        principal = cache.get(key_hash)
         if principal is None:
-            raise HTTPException(401, "the API key is not valid", challenge)
-        cache.put(key_hash, principal)
-    return principal
+            principal = await self._lookup(request, (cache, key_hash))
+            if principal is None:
+                raise HTTPException(401, "the API key is not valid", challenge)
+            cache.put(key_hash, principal)
+        return principal
+
+    async def _lookup(self, request: HTTPConnection, slot: tuple[object, str]) -> Principal | None:
+        lookup = self._lookups.get(slot)
+        if lookup is None or lookup.get_loop() is not asyncio.get_running_loop():
+            key_hash = slot[1]
+            lookup = asyncio.ensure_future(
+                run_in_session(request, lambda s: authenticate_hash(s, key_hash))
+            )
+            self._lookups[slot] = lookup
+            lookup.add_done_callback(lambda done: self._forget(slot, done))
+        # shield: a waiter that is cancelled (its client went away) does not cancel the lookup
+        # the others wait for.
+        return await asyncio.shield(lookup)
+
+    def _forget(self, slot: tuple[object, str], done: asyncio.Future[Principal | None]) -> None:
+        if self._lookups.get(slot) is done:
+            del self._lookups[slot]
+        if not done.cancelled():
+            done.exception()  # retrieved: no "never retrieved" warning if every waiter left
+
+
+get_principal = ApiKeyAuth()
 
 
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]

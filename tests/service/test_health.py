@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 
 from fastapi.testclient import TestClient
 
@@ -53,6 +54,29 @@ def test_readyz_reports_an_unreachable_broker_and_database(settings):
         "checks": {"database": "unreachable", "broker": "unreachable"},
     }
     assert "127.0.0.1" not in r.text
+
+
+def test_readyz_answers_promptly_when_every_pooled_connection_is_busy(settings):
+    """With the connection pool exhausted, readiness says so (503) within its own timeout,
+    not after the pool's timeout (which a request waiting for a connection would sit out)."""
+    app = create_app(
+        settings.model_copy(
+            update={
+                "database_pool_size": 1,
+                "database_max_overflow": 0,
+                "database_pool_timeout_seconds": 8.0,
+                "readiness_timeout_seconds": 0.5,
+            }
+        )
+    )
+    with TestClient(app) as c, app.state.engine.connect():  # the pool's only connection
+        started = time.monotonic()
+        r = c.get("/readyz")
+        elapsed = time.monotonic() - started
+    assert r.status_code == 503
+    assert r.json()["checks"]["database"] == "timed out"
+    assert r.json()["checks"]["broker"] == "ok"
+    assert elapsed < 3.0
 
 
 def test_metrics_count_requests_by_route_template(client, tenant):

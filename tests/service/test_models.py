@@ -194,6 +194,48 @@ def test_predict_named_columns_must_match(client, tenant, add_model):
     )
 
 
+def test_linear_models_are_scored_without_the_torch_module(client, app, tenant, add_model):
+    """A linear model's forward is taken out of the module at load (numpy float32); predicting
+    must not go through the module, whose per-call overhead dwarfs a few rows' arithmetic."""
+    m = add_model(tenant, weight=[1.0, -1.0, 0.5], bias=0.25)
+    url = f"/v1/models/{m['id']}/predict"
+    r = client.post(url, json={"instances": [[1.0, 0.0, 0.0]]}, headers=tenant.headers)
+    assert r.status_code == 200, r.text
+    loaded = app.state.model_cache.peek((uuid.UUID(m["id"]), m["sha256"]))
+    assert loaded.linear is not None
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the torch module was called")
+
+    loaded.module.forward = forbidden
+    r = client.post(url, json={"instances": [[0.0, 2.0, 0.0]]}, headers=tenant.headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["margins"] == pytest.approx([-1.75])
+
+
+@pytest.mark.parametrize("d", [1, 3, 40])
+def test_linear_scorer_agrees_with_the_module(d):
+    """The numpy form of a linear model gives the module's float32 scores (to rounding)."""
+    import torch
+
+    from metro.models import ModelSpec, StackedModel
+    from service.inference import LinearScorer
+
+    rng = np.random.default_rng(d)
+    module = StackedModel(ModelSpec("linear"), input_shape=(d,), n_models=1)
+    with torch.no_grad():
+        module.weight.copy_(torch.tensor(rng.normal(size=(d, 1)), dtype=torch.float32))
+        module.bias.fill_(-0.3)
+        module.mean.copy_(torch.tensor(rng.normal(size=d)))
+        module.std.copy_(torch.tensor(rng.uniform(0.1, 3.0, size=d)))
+    x = rng.normal(size=(64, d)).astype(np.float32)
+    with torch.inference_mode():
+        expected = module.eval()(torch.from_numpy(x))[:, 0].numpy()
+    got = LinearScorer.of(module)(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
 def test_loaded_models_are_cached(client, app, tenant, add_model):
     m = add_model(tenant)
     loads = app.state.metrics.model_loads

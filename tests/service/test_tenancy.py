@@ -117,3 +117,115 @@ def test_api_key_cache_holds_hashes_not_keys(client, app, make_tenant):
     assert client.get("/v1/jobs", headers=t.headers).status_code == 200
     cached = list(app.state.principal_cache._entries)
     assert cached and all(t.key not in entry for entry in cached)
+
+
+def test_concurrent_requests_with_an_uncached_key_share_one_lookup(app, make_tenant, monkeypatch):
+    """When a key is not cached (first use, or its entry just expired) and many requests carry it
+    at once, one database lookup answers them all, rather than one thread and one pooled
+    connection per request for the same row."""
+    import asyncio
+    import time
+
+    import httpx
+
+    from service.api import deps
+
+    t = make_tenant()
+    looked_up = []
+    authenticate = deps.authenticate_hash
+
+    def slow_lookup(session, key_hash):
+        looked_up.append(key_hash)
+        time.sleep(0.2)  # long enough for every request of the burst to arrive meanwhile
+        return authenticate(session, key_hash)
+
+    monkeypatch.setattr(deps, "authenticate_hash", slow_lookup)
+
+    async def burst() -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as c:
+            answers = await asyncio.gather(
+                *(c.get("/v1/jobs", headers=t.headers) for _ in range(16))
+            )
+        return [r.status_code for r in answers]
+
+    assert asyncio.run(burst()) == [200] * 16
+    assert len(looked_up) == 1
+    assert asyncio.run(burst()) == [200] * 16  # now cached
+    assert len(looked_up) == 1
+
+
+@pytest.fixture
+def wire(app):
+    """The statements the API's engine sends, each with the connection's transaction status
+    right after it (psycopg's: IDLE outside a transaction, INTRANS inside one)."""
+    from sqlalchemy import event
+
+    sent: list[tuple[str, str]] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        status = conn.connection.dbapi_connection.info.transaction_status
+        sent.append((statement.split()[0].upper(), status.name))
+
+    event.listen(app.state.engine, "after_cursor_execute", record)
+    yield sent
+    event.remove(app.state.engine, "after_cursor_execute", record)
+
+
+@pytest.mark.parametrize("kind", ["jobs", "models"])
+def test_reading_one_row_is_one_select_outside_a_transaction(
+    client, tenant, submit, add_model, wire, kind
+):
+    """GET /v1/jobs/{id} and GET /v1/models/{id} (key cached) cost one SELECT and no
+    transaction: no BEGIN before it, no ROLLBACK after it, no ORM session."""
+    row_id = submit(tenant)["id"] if kind == "jobs" else add_model(tenant)["id"]
+    assert client.get(f"/v1/{kind}/{row_id}", headers=tenant.headers).status_code == 200
+    wire.clear()
+    r = client.get(f"/v1/{kind}/{row_id}", headers=tenant.headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["id"] == row_id
+    assert wire == [("SELECT", "IDLE")]
+
+
+def test_concurrent_reads_reuse_pooled_connections(settings, make_tenant):
+    """Bursts of concurrent reads, with the default pool settings, open connections only up to
+    the pool and close none of them: an overflow connection, closed whenever it is returned to a
+    full pool, made a busy API open and close Postgres connections continually."""
+    import asyncio
+
+    import httpx
+    from sqlalchemy import event
+
+    from service.main import create_app
+
+    app = create_app(settings)
+    t = make_tenant()
+    opened, closed = [], []
+    event.listen(app.state.engine, "connect", lambda *a: opened.append(1))
+    event.listen(app.state.engine.pool, "close", lambda *a: closed.append(1))
+
+    async def bursts(job_id: str) -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        codes = []
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as c:
+            for _ in range(3):
+                answers = await asyncio.gather(
+                    *(c.get(f"/v1/jobs/{job_id}", headers=t.headers) for _ in range(24))
+                )
+                codes += [r.status_code for r in answers]
+        return codes
+
+    try:
+        with app.state.sessionmaker() as session:
+            from service.crud.jobs import submit_job as create_job
+            from tests.service.conftest import job_body
+
+            job, _ = create_job(
+                session, tenant_id=t.id, spec=job_body(), dataset_uri="builtin://breast_cancer",
+                dataset_id=None, idempotency_key=None, max_active_jobs=0,
+            )  # fmt: skip
+        assert asyncio.run(bursts(str(job.id))) == [200] * 72
+        assert 0 < len(opened) <= settings.database_pool_size + settings.database_max_overflow
+        assert closed == []
+    finally:
+        app.state.engine.dispose()

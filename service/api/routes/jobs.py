@@ -7,6 +7,7 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from core.errors import InvalidInputError
 from core.queue import JobQueue
@@ -16,6 +17,7 @@ from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
 from service.api.routing import SessionScopedRoute
 from service.crud import jobs as crud
+from service.crud import reads
 from service.datasets.uris import check_dataset
 from service.job_spec import INVALID_JOB, fields_with_nul, normalize_job_spec
 from service.results import build_job_result
@@ -147,8 +149,16 @@ def list_jobs(
     summary="Get a job",
     responses=problem_responses(401, 404, 422),
 )
-def get_job(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> JobOut:
-    return JobOut.model_validate(crud.get_job(session, principal.tenant_id, job_id))
+async def get_job(job_id: uuid.UUID, request: Request, principal: PrincipalDep) -> JobOut:
+    # One Core SELECT on an autocommit connection, in one thread call that holds the connection
+    # only while it runs (no session: see service.crud.reads).
+    row = await run_in_threadpool(
+        reads.read_job, request.app.state.read_engine, principal.tenant_id, job_id, _JOB_COLUMNS
+    )
+    return JobOut.model_validate(row)
+
+
+_JOB_COLUMNS = tuple(JobOut.model_fields)
 
 
 @router.post(

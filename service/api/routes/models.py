@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
+from sqlalchemy import Row
 from starlette.concurrency import run_in_threadpool
 
 from core import artifacts
@@ -20,6 +21,7 @@ from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
 from service.api.routing import SessionScopedRoute
 from service.crud import models as crud
+from service.crud import reads
 from service.schemas.common import Page
 from service.schemas.models import ModelOut, PredictRequest, PredictResponse
 
@@ -31,7 +33,7 @@ _DOWNLOADS = {
 }
 
 
-def _model_out(model: Model) -> ModelOut:
+def _model_out(model: Model | Row[Any]) -> ModelOut:
     formats: list[Literal["safetensors", "onnx"]] = ["safetensors"]
     if model.has_onnx:
         formats.append("onnx")
@@ -77,8 +79,16 @@ def list_models(
     summary="Get a model and its manifest",
     responses=problem_responses(401, 404, 422),
 )
-def get_model(model_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> ModelOut:
-    return _model_out(crud.get_model(session, principal.tenant_id, model_id))
+async def get_model(model_id: uuid.UUID, request: Request, principal: PrincipalDep) -> ModelOut:
+    # One Core SELECT on an autocommit connection (no session: see service.crud.reads).
+    row = await run_in_threadpool(
+        reads.read_model, request.app.state.read_engine, principal.tenant_id, model_id,
+        _MODEL_COLUMNS,
+    )  # fmt: skip
+    return _model_out(row)
+
+
+_MODEL_COLUMNS = ("id", "job_id", "has_onnx", "sha256", "manifest", "created_at")
 
 
 @router.get(
@@ -127,7 +137,6 @@ async def predict(
     body: PredictRequest,
     request: Request,
     principal: PrincipalDep,
-    settings: SettingsDep,
 ) -> PredictResponse:
     """Rows are checked (count, width, names, finite values) before scoring. Loaded models are
     cached per process, keyed by model id and weights digest."""
@@ -135,6 +144,7 @@ async def predict(
     # row never changes); small requests are scored on the event loop, the others in one thread
     # call that holds no connection.
     state = request.app.state
+    settings = state.settings  # not a dependency: each one costs every request a resolution
     ref = state.model_refs.get(principal.tenant_id, model_id)
     if ref is None:
         ref = await run_in_session(
