@@ -28,6 +28,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check metro core service worker cli tests bench
+	$(BIN)/ruff format --check metro core service worker cli tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

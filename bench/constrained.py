@@ -195,7 +195,8 @@ def report(data: dict[str, Any]) -> str:
                     diffs += (np.array(m["objective"]) - np.array(r["objective"])).tolist()
             d = np.array(diffs)
             paired = (
-                f"{d.mean():+.2f} | {wilcoxon(d).pvalue:.2g}" if d.size and np.any(d != 0)
+                f"{d.mean():+.2f} | {wilcoxon(d).pvalue:.2g}"
+                if d.size and np.any(d != 0)
                 else " | "
             )
             out.append(

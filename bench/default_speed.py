@@ -56,7 +56,9 @@ def run(n: int, repeats: int) -> dict[str, Any]:
         "metro default": lambda: MetroClassifier(metric="f1", random_state=0).fit(X[:cut], y[:cut]),
         "ttcv cv=5": lambda: TunedThresholdClassifierCV(
             make_pipeline(StandardScaler(), LogisticRegression()),
-            scoring=make_scorer(f1_score), cv=5, random_state=0,
+            scoring=make_scorer(f1_score),
+            cv=5,
+            random_state=0,
         ).fit(X[:cut], y[:cut]),
         "one logistic fit": lambda: make_pipeline(StandardScaler(), LogisticRegression()).fit(
             X[:cut], y[:cut]

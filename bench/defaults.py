@@ -324,9 +324,7 @@ def table(data: dict[str, Any], methods: list[str]) -> str:
                 continue
             first = row[0]
             assert first is not None
-            vals = [
-                f"{np.mean(r['test']):.1f} ± {np.std(r['test'], ddof=1):.1f}" for r in row if r
-            ]
+            vals = [f"{np.mean(r['test']):.1f} ± {np.std(r['test'], ddof=1):.1f}" for r in row if r]
             lines.append(
                 f"| {task} | {first['n_rows']} | {first['n_features']} | "
                 f"{100 * first['positive_fraction']:.0f} | {metric} | " + " | ".join(vals) + " |"

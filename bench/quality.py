@@ -583,11 +583,7 @@ def markdown(data: dict[str, Any], *, tag: str = "") -> str:
         out.append("|---|" + "---|" * len(metrics))
         best = {
             m: max(
-                (
-                    c["test_mean"]
-                    for (meth, met), c in here.items()
-                    if met == m and _complete(c)
-                ),
+                (c["test_mean"] for (meth, met), c in here.items() if met == m and _complete(c)),
                 default=None,
             )
             for m in metrics

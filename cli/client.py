@@ -566,8 +566,11 @@ def choices_text(choices: list[Any]) -> str | None:
     first = choices[0]
     text = f"trained λ {_fmt(first.trained_lambda)} (shift {first.shift})"
     if len(choices) > 1:
-        text = "model (repeat 0) " + text + "; repeats chose " + ", ".join(
-            f"{_fmt(c.trained_lambda)} ({c.shift})" for c in choices
+        text = (
+            "model (repeat 0) "
+            + text
+            + "; repeats chose "
+            + ", ".join(f"{_fmt(c.trained_lambda)} ({c.shift})" for c in choices)
         )
     reached = [_optional(c.ratio_reached) for c in choices]
     if any(r is not None for r in reached):
@@ -969,6 +972,7 @@ def predict(
             raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
         margins += answer.margins
         labels += answer.labels
+
     def write(handle: Any) -> None:
         writer = csv.writer(handle)
         writer.writerow(["margin", "label"])

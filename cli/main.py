@@ -107,9 +107,7 @@ class _EmbeddedWorker:
         import subprocess
 
         while not self._stopping.is_set():
-            self._child = subprocess.Popen(
-                [sys.executable, "-m", "cli.main", "worker", "--beat"]
-            )
+            self._child = subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--beat"])
             code = self._child.wait()
             if self._stopping.is_set():
                 return

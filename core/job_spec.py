@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the builders import metro lazily: torch takes seconds to im
     from metro.surrogates import Surrogate
     from metro.trainer import TrainingConfig
 
+
 @dataclass(frozen=True)
 class JobObjects:
     """The ``metro`` objects a stored spec describes: what a worker runs."""

@@ -87,8 +87,15 @@ def fit_baseline(
     ERM has nothing to choose. This is threshold tuning under a constraint, what users do today.
     """
     result = _fit_baseline(
-        method, spec=spec, X_train=X_train, y_train=y_train, X_validation=X_validation,
-        y_validation=y_validation, model=model, config=config, n_thetas=n_thetas,
+        method,
+        spec=spec,
+        X_train=X_train,
+        y_train=y_train,
+        X_validation=X_validation,
+        y_validation=y_validation,
+        model=model,
+        config=config,
+        n_thetas=n_thetas,
         constraints=tuple(constraints),
     )
     if X_refit is None or y_refit is None:
@@ -131,8 +138,12 @@ def _fit_baseline(
 
     if method in ("erm", "koyejo1"):
         fit = fit_cost_sensitive(
-            X_train, y_train, theta_cost_tables(np.array([0.5])),
-            model=model, surrogate=logistic, config=config,
+            X_train,
+            y_train,
+            theta_cost_tables(np.array([0.5])),
+            model=model,
+            surrogate=logistic,
+            config=config,
         )
         _check_fit(fit, method)
         if method == "erm":
@@ -147,8 +158,12 @@ def _fit_baseline(
     assert X_validation is not None and y_validation is not None
     thetas = np.linspace(0.0, 1.0, n_thetas + 2)[1:-1]
     fit = fit_cost_sensitive(
-        X_train, y_train, theta_cost_tables(thetas),
-        model=model, surrogate=logistic, config=config,
+        X_train,
+        y_train,
+        theta_cost_tables(thetas),
+        model=model,
+        surrogate=logistic,
+        config=config,
     )
     scores = predict_scores(fit.model, X_validation, device=device)
     per_theta = []
@@ -170,7 +185,6 @@ def _fit_baseline(
         validation_loss=float(loss),
         details={"thetas": thetas.tolist(), "validation_losses": [p[1] for p in per_theta]},
     )
-
 
 
 def _choose(

@@ -198,8 +198,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         target_type = type_of_target(y, input_name="y", raise_unknown=True)
         if target_type != "binary":
             raise ValueError(
-                "Only binary classification is supported. "
-                f"The type of the target is {target_type}."
+                f"Only binary classification is supported. The type of the target is {target_type}."
             )
         self.classes_ = np.unique(y)
         if self.classes_.size != 2:
@@ -308,4 +307,3 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         truth = (np.asarray(y) == self.pos_label_).astype(np.int64)
         predicted = (self.predict(X) == self.pos_label_).astype(np.int64)
         return float(self._metric().score(truth, predicted))
-

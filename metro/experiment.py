@@ -260,9 +260,7 @@ def run_experiment(
             on_method(repeat, "metro")
         started = time.perf_counter()
         n_folds = search.folds_for(int(dev.size)) if setup.has_validation else None
-        folds = (
-            None if n_folds is None else [solver(f"fold{k}of{n_folds}") for k in range(n_folds)]
-        )
+        folds = None if n_folds is None else [solver(f"fold{k}of{n_folds}") for k in range(n_folds)]
         main = solver("main") if folds is None else folds[0]
         refit = solver("refit") if (search.refit and setup.has_validation) else None
         search_result = run_search(
@@ -280,7 +278,10 @@ def run_experiment(
         result.traces[repeat] = search_result.trace
         result.searches[repeat] = search_result
         fitted = FittedMethod(
-            method="metro", repeat=repeat, model=metro_model, lam=search_result.trained_lambda,
+            method="metro",
+            repeat=repeat,
+            model=metro_model,
+            lam=search_result.trained_lambda,
             shift=search_result.trained_shift,
         )
         result.fitted.append(fitted)
@@ -291,9 +292,16 @@ def run_experiment(
                 on_method(repeat, method)
             started = time.perf_counter()
             base = fit_baseline(
-                method, spec=spec, X_train=X[tr], y_train=y[tr], X_validation=X[va],
-                y_validation=y[va], model=model, config=config,
-                X_refit=X[dev] if search.refit else None, y_refit=y[dev] if search.refit else None,
+                method,
+                spec=spec,
+                X_train=X[tr],
+                y_train=y[tr],
+                X_validation=X[va],
+                y_validation=y[va],
+                model=model,
+                config=config,
+                X_refit=X[dev] if search.refit else None,
+                y_refit=y[dev] if search.refit else None,
                 constraints=setup.constraints,
             )
             seconds = time.perf_counter() - started

@@ -78,7 +78,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     install_problem_handlers(app)
     for router in (
-        jobs.router, datasets.router, models.router, health.router, dashboard.router, root.router
+        jobs.router,
+        datasets.router,
+        models.router,
+        health.router,
+        dashboard.router,
+        root.router,
     ):
         app.include_router(router)
     # Added last = outermost: an anonymous request is refused before its body is read, the size

@@ -10,8 +10,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = (
-    "fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg", "celery", "kombu",
-    "redis", "pydantic", "pydantic_settings", "httpx", "requests", "service", "worker",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "sqlalchemy",
+    "alembic",
+    "psycopg",
+    "celery",
+    "kombu",
+    "redis",
+    "pydantic",
+    "pydantic_settings",
+    "httpx",
+    "requests",
+    "service",
+    "worker",
 )
 
 

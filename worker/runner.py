@@ -52,7 +52,10 @@ logger = logging.getLogger(__name__)
 MODEL_NAMESPACE = uuid.UUID("6f1c0f0e-8d0a-4a53-9a5e-6d3c2f1b7a10")
 # Errors worth another attempt: the database or the network went away for a while.
 TRANSIENT: tuple[type[Exception], ...] = (
-    OperationalError, ConnectionError, TimeoutError, *DATABASE_UNAVAILABLE,
+    OperationalError,
+    ConnectionError,
+    TimeoutError,
+    *DATABASE_UNAVAILABLE,
 )
 _RETRY_COUNTDOWN_SECONDS = 5.0
 

@@ -107,7 +107,5 @@ def run_search(
     if fold_solvers:
         raise ValueError("cross-validation (cv) is only available with the grid strategy")
     if config.strategy == "bisection":
-        return bisection_search(
-            solver, config=config, refit_solver=refit_solver, on_step=on_step
-        )
+        return bisection_search(solver, config=config, refit_solver=refit_solver, on_step=on_step)
     return dinkelbach_search(solver, config=config, refit_solver=refit_solver, on_step=on_step)

@@ -88,8 +88,9 @@ class Candidate:
     def model(self) -> StackedModel:
         """The trained model of this candidate (a stack of one)."""
         if self.handle is None or isinstance(self.handle, int):
-            raise ValueError("this candidate holds no trained model (it was not fitted by a "
-                             "TrainerSolver)")
+            raise ValueError(
+                "this candidate holds no trained model (it was not fitted by a TrainerSolver)"
+            )
         return self.handle.model()
 
     def validation_loss(self, spec: MetricSpec) -> float | None:
@@ -150,8 +151,7 @@ class TraceStep:
         d["bracket"] = list(self.bracket) if self.bracket is not None else None
         d["multipliers"] = list(self.multipliers)
         return {
-            k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-            for k, v in d.items()
+            k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()
         }
 
 

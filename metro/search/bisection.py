@@ -67,8 +67,12 @@ def bisection_search(
         spec, visited[-1:] if config.selection == "last" else visited, tune=tune
     )
     result = SearchResult(
-        strategy="bisection", best=best, trace=recorder.steps, bracket=final_bracket,
-        threshold=threshold, selection_loss=loss,
+        strategy="bisection",
+        best=best,
+        trace=recorder.steps,
+        bracket=final_bracket,
+        threshold=threshold,
+        selection_loss=loss,
         selection_counts=held_out_counts([best], threshold),
     )
     return refit_chosen(result, refit_solver, recorder)

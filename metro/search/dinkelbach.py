@@ -69,8 +69,12 @@ def dinkelbach_search(
         spec, visited[-1:] if config.selection == "last" else visited, tune=tune
     )
     result = SearchResult(
-        strategy="dinkelbach", best=best, trace=recorder.steps, bracket=final_bracket,
-        threshold=threshold, selection_loss=loss,
+        strategy="dinkelbach",
+        best=best,
+        trace=recorder.steps,
+        bracket=final_bracket,
+        threshold=threshold,
+        selection_loss=loss,
         selection_counts=held_out_counts([best], threshold),
     )
     return refit_chosen(result, refit_solver, recorder)

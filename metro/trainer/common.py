@@ -96,7 +96,6 @@ def initial_model(
     return model.select(indices).to("cpu", torch.float32)
 
 
-
 def derive_seed(seed: int, stream: int, epoch: int) -> int:
     """An independent 63-bit seed per (seed, stream, epoch)."""
     state = np.random.SeedSequence([seed, stream, epoch]).generate_state(1, dtype=np.uint64)
@@ -118,7 +117,6 @@ def loss_matrix(surrogate: Surrogate, scores: Tensor, cost: Tensor) -> Tensor:
     return cost_sensitive_loss(surrogate, scores.float(), cost[:, 1], cost[:, 0])
 
 
-
 def full_batch_rows(model: StackedModel, n: int) -> int:
     """Rows per chunk of a full-batch pass, so the widest activation stays bounded."""
     spec = model.spec
@@ -135,7 +133,6 @@ def autocast(device: torch.device, enabled: bool) -> Any:
     if enabled and device.type == "cuda":
         return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
     return nullcontext()
-
 
 
 @torch.no_grad()

@@ -87,7 +87,8 @@ class TrainingConfig:
             "max_iter": check_int("max_iter", self.max_iter, 1),
             "tol": _check_float("tol", self.tol),
             "weight_decay": (
-                "auto" if self.weight_decay == "auto"
+                "auto"
+                if self.weight_decay == "auto"
                 else _check_float("weight_decay", self.weight_decay)
             ),
             "lr": _check_float("lr", self.lr, low_open=True),
@@ -118,7 +119,6 @@ class TrainingConfig:
         if self.optimizer != "auto":
             return self.optimizer
         return "lbfgs" if spec.kind == "linear" else "sgd"
-
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -124,7 +124,6 @@ def fit_cost_sensitive(
     )
 
 
-
 @torch.no_grad()
 def predict_scores(
     model: StackedModel, X: Any, *, batch_size: int = 8192, device: str = "cpu"

@@ -52,7 +52,6 @@ def augment_images(images: Tensor, *, generator: torch.Generator, pad: int = _CR
     return out
 
 
-
 def fit_sgd(problem: FitProblem, *, emit: Emit) -> OptimizerResult:
     """Minibatch SGD over ``config.epochs`` epochs; a fit whose loss blew up is marked diverged
     (:func:`_diverged`)."""
@@ -152,7 +151,6 @@ def fit_sgd(problem: FitProblem, *, emit: Emit) -> OptimizerResult:
     return OptimizerResult(
         losses=final, steps=step, checkpoint=last_checkpoint, diverged=_diverged(final, reference)
     )
-
 
 
 def _zero_score_loss(y: Tensor, table: Tensor, surrogate: Surrogate) -> Tensor:

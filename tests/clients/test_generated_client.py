@@ -191,6 +191,7 @@ def test_end_to_end_with_only_the_generated_client(live: Live, tmp_path: Path) -
         # float32 scores: equal up to round-off relative to their size
         assert by_name.scores == pytest.approx(by_position.scores, rel=1e-5, abs=1e-6)
         import onnxruntime as ort
+
         session = ort.InferenceSession(io.BytesIO(onnx_bytes).getvalue())
         (onnx_scores,) = session.run(None, {session.get_inputs()[0].name: rows.astype(np.float32)})
         assert onnx_scores[:, 0] == pytest.approx(by_position.scores, abs=1e-4)

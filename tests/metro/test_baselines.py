@@ -34,8 +34,14 @@ def test_theta_cost_tables():
 def test_each_baseline_fits_and_predicts(method):
     Xtr, ytr, Xva, yva = _split()
     result = fit_baseline(
-        method, spec=f1(), X_train=Xtr, y_train=ytr, X_validation=Xva, y_validation=yva,
-        model=ModelSpec(), config=CONFIG,
+        method,
+        spec=f1(),
+        X_train=Xtr,
+        y_train=ytr,
+        X_validation=Xva,
+        y_validation=yva,
+        model=ModelSpec(),
+        config=CONFIG,
     )
     pred = result.predict(Xva)
     assert pred.shape == yva.shape and set(np.unique(pred)) <= {0, 1}
@@ -49,10 +55,26 @@ def test_each_baseline_fits_and_predicts(method):
 def test_koyejo1_threshold_is_validation_optimal_for_erm_scores():
     Xtr, ytr, Xva, yva = _split(1)
     spec = f_beta(0.5)
-    k1 = fit_baseline("koyejo1", spec=spec, X_train=Xtr, y_train=ytr, X_validation=Xva,
-                      y_validation=yva, model=ModelSpec(), config=CONFIG)
-    erm = fit_baseline("erm", spec=spec, X_train=Xtr, y_train=ytr, X_validation=None,
-                       y_validation=None, model=ModelSpec(), config=CONFIG)
+    k1 = fit_baseline(
+        "koyejo1",
+        spec=spec,
+        X_train=Xtr,
+        y_train=ytr,
+        X_validation=Xva,
+        y_validation=yva,
+        model=ModelSpec(),
+        config=CONFIG,
+    )
+    erm = fit_baseline(
+        "erm",
+        spec=spec,
+        X_train=Xtr,
+        y_train=ytr,
+        X_validation=None,
+        y_validation=None,
+        model=ModelSpec(),
+        config=CONFIG,
+    )
     scores = predict_scores(erm.model, Xva)[:, 0]
     best = min(spec.loss(yva, (scores >= t).astype(int)) for t in np.r_[np.unique(scores), np.inf])
     assert k1.validation_loss == pytest.approx(best)
@@ -61,8 +83,15 @@ def test_koyejo1_threshold_is_validation_optimal_for_erm_scores():
 
 def test_parambath_is_at_least_as_good_as_koyejo2_on_validation():
     Xtr, ytr, Xva, yva = _split(2)
-    kw = dict(spec=f1(), X_train=Xtr, y_train=ytr, X_validation=Xva, y_validation=yva,
-              model=ModelSpec(), config=CONFIG)
+    kw = dict(
+        spec=f1(),
+        X_train=Xtr,
+        y_train=ytr,
+        X_validation=Xva,
+        y_validation=yva,
+        model=ModelSpec(),
+        config=CONFIG,
+    )
     k2 = fit_baseline("koyejo2", **kw)
     pb = fit_baseline("parambath", **kw)
     assert pb.validation_loss <= k2.validation_loss + 1e-12
@@ -71,8 +100,15 @@ def test_parambath_is_at_least_as_good_as_koyejo2_on_validation():
 def test_refit_keeps_theta_and_threshold():
     Xtr, ytr, Xva, yva = _split(3)
     X_all, y_all = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
-    kw = dict(spec=f1(), X_train=Xtr, y_train=ytr, X_validation=Xva, y_validation=yva,
-              model=ModelSpec(), config=CONFIG)
+    kw = dict(
+        spec=f1(),
+        X_train=Xtr,
+        y_train=ytr,
+        X_validation=Xva,
+        y_validation=yva,
+        model=ModelSpec(),
+        config=CONFIG,
+    )
     plain = fit_baseline("parambath", **kw)
     refit = fit_baseline("parambath", **kw, X_refit=X_all, y_refit=y_all)
     assert refit.theta == plain.theta and refit.threshold == plain.threshold
@@ -83,11 +119,27 @@ def test_refit_keeps_theta_and_threshold():
 def test_baseline_errors():
     Xtr, ytr, _, _ = _split()
     with pytest.raises(ValueError, match="unknown baseline 'svm'"):
-        fit_baseline("svm", spec=f1(), X_train=Xtr, y_train=ytr, X_validation=None,
-                     y_validation=None, model=ModelSpec(), config=CONFIG)
+        fit_baseline(
+            "svm",
+            spec=f1(),
+            X_train=Xtr,
+            y_train=ytr,
+            X_validation=None,
+            y_validation=None,
+            model=ModelSpec(),
+            config=CONFIG,
+        )
     with pytest.raises(ValueError, match="needs a validation split"):
-        fit_baseline("koyejo1", spec=f1(), X_train=Xtr, y_train=ytr, X_validation=None,
-                     y_validation=None, model=ModelSpec(), config=CONFIG)
+        fit_baseline(
+            "koyejo1",
+            spec=f1(),
+            X_train=Xtr,
+            y_train=ytr,
+            X_validation=None,
+            y_validation=None,
+            model=ModelSpec(),
+            config=CONFIG,
+        )
 
 
 @pytest.mark.parametrize("method", ["erm", "koyejo2"])

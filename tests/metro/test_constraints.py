@@ -110,8 +110,9 @@ def test_lagrangian_tables_have_the_lagrangians_minimizer(shift):
     for k in range(7):
         for truth in (0, 1):
             target = {
-                pred: float(empirical_l_lambda(spec, lambdas[k], np.array(cell[(pred, truth)]),
-                                               pen[k])[0])
+                pred: float(
+                    empirical_l_lambda(spec, lambdas[k], np.array(cell[(pred, truth)]), pen[k])[0]
+                )
                 for pred in (0, 1)
             }
             cost = {pred: tables[k, pred, truth] for pred in (0, 1)}

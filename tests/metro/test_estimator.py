@@ -15,8 +15,12 @@ FAST = {"max_iter": 60}
 
 def _data(n=600, seed=0, weight=0.15):
     X, y = make_classification(
-        n_samples=n, n_features=8, n_informative=4, weights=[1 - weight, weight],
-        flip_y=0.02, random_state=seed,
+        n_samples=n,
+        n_features=8,
+        n_informative=4,
+        weights=[1 - weight, weight],
+        flip_y=0.02,
+        random_state=seed,
     )
     return X.astype(np.float32), y
 
@@ -24,7 +28,12 @@ def _data(n=600, seed=0, weight=0.15):
 def test_fit_predict_and_fitted_attributes():
     X, y = _data()
     clf = MetroClassifier(
-        metric="f1", n_lambdas=11, shift="minimal", cv=None, threshold="zero", random_state=0,
+        metric="f1",
+        n_lambdas=11,
+        shift="minimal",
+        cv=None,
+        threshold="zero",
+        random_state=0,
         training=FAST,
     )
     clf.fit(X, y)
@@ -57,8 +66,13 @@ def test_every_strategy_runs_and_records_its_trace(search):
     X, y = _data(seed=2)
     steps = []
     clf = MetroClassifier(
-        metric="jaccard", search=search, n_lambdas=7, epsilon=0.05, random_state=0,
-        training=FAST, callback=steps.append,
+        metric="jaccard",
+        search=search,
+        n_lambdas=7,
+        epsilon=0.05,
+        random_state=0,
+        training=FAST,
+        callback=steps.append,
     ).fit(X, y)
     assert steps == clf.trace_
     assert clf.search_result_.strategy == search
@@ -79,8 +93,14 @@ def test_every_strategy_runs_and_records_its_trace(search):
 def test_string_labels_and_pos_label():
     X, y = _data(seed=3)
     labels = np.where(y == 1, "fraud", "ok")
-    clf = MetroClassifier(metric="f_beta", metric_params={"beta": 2.0}, pos_label="fraud",
-                          n_lambdas=5, random_state=0, training=FAST).fit(X, labels)
+    clf = MetroClassifier(
+        metric="f_beta",
+        metric_params={"beta": 2.0},
+        pos_label="fraud",
+        n_lambdas=5,
+        random_state=0,
+        training=FAST,
+    ).fit(X, labels)
     pred = clf.predict(X)
     assert set(np.unique(pred)) <= {"fraud", "ok"}
     expected = fbeta_score(labels, pred, beta=2.0, pos_label="fraud")
@@ -90,8 +110,9 @@ def test_string_labels_and_pos_label():
 def test_metric_spec_object_and_cross_validation():
     X, y = _data(seed=4)
     spec = MetricSpec.from_confusion(numerator={"tp": 1.0}, denominator={"tp": 1, "fp": 1, "fn": 1})
-    clf = MetroClassifier(metric=spec, cv=3, n_lambdas=5, shift="minimal", random_state=0,
-                          training=FAST).fit(X, y)
+    clf = MetroClassifier(
+        metric=spec, cv=3, n_lambdas=5, shift="minimal", random_state=0, training=FAST
+    ).fit(X, y)
     # 3 folds x 5 lambdas, then the refit
     assert len(clf.trace_) == 16
     assert {s.fold for s in clf.trace_[:-1]} == {0, 1, 2}
@@ -163,8 +184,9 @@ def test_more_than_two_classes_is_refused():
 
 def test_f_beta_preset_matches_spec_passed_directly():
     X, y = _data(seed=10)
-    a = MetroClassifier(metric="f_beta", metric_params={"beta": 0.5}, n_lambdas=5,
-                        random_state=0, training=FAST).fit(X, y)
+    a = MetroClassifier(
+        metric="f_beta", metric_params={"beta": 0.5}, n_lambdas=5, random_state=0, training=FAST
+    ).fit(X, y)
     b = MetroClassifier(metric=f_beta(0.5), n_lambdas=5, random_state=0, training=FAST).fit(X, y)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
 

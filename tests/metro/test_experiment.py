@@ -15,7 +15,9 @@ DATA = "builtin://synthetic?n_samples=1200&n_features=6&positive_fraction=0.2&se
 def _run(**kw):
     ds = load_dataset(DATA)
     args = dict(
-        metric=f1(), surrogate=get_surrogate("logistic"), model=ModelSpec(),
+        metric=f1(),
+        surrogate=get_surrogate("logistic"),
+        model=ModelSpec(),
         search=SearchConfig(n_lambdas=5, shift="minimal", cv=None),
         training=TrainingConfig(max_iter=50),
     )
@@ -26,7 +28,9 @@ def _run(**kw):
 def test_scores_are_the_metric_of_the_saved_models_on_each_split():
     _, result = _run(baselines=["erm", "koyejo1"], repeats=2)
     assert {(s.method, s.repeat, s.split) for s in result.scores} == {
-        (m, r, split) for m in ("metro", "erm", "koyejo1") for r in (0, 1)
+        (m, r, split)
+        for m in ("metro", "erm", "koyejo1")
+        for r in (0, 1)
         for split in ("validation", "test")
     }
     for s in result.scores:
@@ -118,9 +122,7 @@ def test_the_reported_lambda_and_shift_are_the_ones_the_model_was_trained_with(s
         a, b = search.bracket
         assert search.ratio_reached == pytest.approx((a + b) / 2)
     # The estimate a sequential search reaches is another number than the trained lambda.
-    assert any(
-        result.searches[r].ratio_reached != result.model_for("metro", r).lam for r in (0, 1)
-    )
+    assert any(result.searches[r].ratio_reached != result.model_for("metro", r).lam for r in (0, 1))
 
 
 def test_constraints_reach_metro_and_the_baselines_and_every_score_reports_them():

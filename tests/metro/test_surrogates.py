@@ -105,9 +105,7 @@ def test_logistic_is_log1p_exp_where_finite():
     finite = np.isfinite(expected)
     assert finite.sum() > 10000
     got64 = phi_of("logistic", {}, torch.tensor(t, dtype=torch.float64)).numpy()
-    np.testing.assert_allclose(
-        got64[finite], expected[finite] / np.log(2), rtol=1e-9, atol=1e-300
-    )
+    np.testing.assert_allclose(got64[finite], expected[finite] / np.log(2), rtol=1e-9, atol=1e-300)
     # float32 over the float32-representable part
     t32 = np.linspace(-80, 80, 1601)
     got32 = phi_of("logistic", {}, torch.tensor(t32, dtype=torch.float32)).numpy()

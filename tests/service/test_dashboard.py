@@ -444,7 +444,8 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     # Each repeat's own choice, the score it was chosen by (and on which split), its warnings.
     choice_rows = dom.find("table", id="choices-table").find("tbody").find_all("tr")
     assert [cells_of(r)[:3] for r in choice_rows] == [
-        ["0", "-0.25", "minimal"], ["1", "-0.5", "paper"]
+        ["0", "-0.25", "minimal"],
+        ["1", "-0.5", "paper"],
     ]
     assert cells_of(choice_rows[0])[-1] == "0.9000 (5-fold CV)"
     assert dom.find(id="selection-score").text == "F2 0.8500 ± 0.0707 (5-fold CV, 2 repeats)"

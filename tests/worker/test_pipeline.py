@@ -83,7 +83,8 @@ def test_end_to_end(pair: Cluster):
     assert manifest["architecture"]["kind"] == "linear" and manifest["n_features"] == 30
     assert manifest["lambda_star"] == result["lambda_star"] and manifest["threshold"] == 0.0
     assert (manifest["trained_lambda"], manifest["shift"]) == (
-        choice["trained_lambda"], choice["shift"]
+        choice["trained_lambda"],
+        choice["shift"],
     )
     assert manifest["metric"]["display_name"] == "F1"
     assert manifest["selection"]["selection_score"] == choice["selection_score"]
@@ -291,13 +292,15 @@ def test_a_sequential_multi_repeat_job_reports_what_each_repeat_trained(pair: Cl
     result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
     assert result["choices"] == choices
     assert (result["trained_lambda"], result["shift"]) == (
-        choices[0]["trained_lambda"], choices[0]["shift"]
+        choices[0]["trained_lambda"],
+        choices[0]["shift"],
     )
     for run in result["runs"]:
         assert run["lambda"] == choices[run["repeat"]]["trained_lambda"]
     model = pair.client.get(f"/v1/models?job_id={job_id}", headers=pair.headers).json()["items"][0]
     manifest = model["manifest"]
     assert (manifest["trained_lambda"], manifest["shift"]) == (
-        choices[0]["trained_lambda"], choices[0]["shift"]
+        choices[0]["trained_lambda"],
+        choices[0]["shift"],
     )
     assert manifest["ratio_reached"] == choices[0]["ratio_reached"]

@@ -102,9 +102,7 @@ def test_the_grid_chooses_the_lambda_and_threshold_with_the_best_pooled_metric()
     spec = f1().resolve(labels)
     rows = np.array_split(rng.permutation(300), 3)
     solvers = [_ScoreSolver(spec, lambda lam: base + 4 * (lam + 0.5), labels, r) for r in rows]
-    zero = grid_search(
-        solvers, config=SearchConfig(n_lambdas=9, shift="minimal", threshold="zero")
-    )
+    zero = grid_search(solvers, config=SearchConfig(n_lambdas=9, shift="minimal", threshold="zero"))
     tuned = grid_search(solvers, config=SearchConfig(n_lambdas=9, shift="minimal"))
     pooled = np.concatenate(rows)
     for result in (zero, tuned):
@@ -115,6 +113,7 @@ def test_the_grid_chooses_the_lambda_and_threshold_with_the_best_pooled_metric()
     grid = np.linspace(-1, 0, 11)[1:-1]
     brute = max(f1_score(labels[pooled], base[pooled] >= t) for t in base[pooled])
     assert -tuned.selection_loss == pytest.approx(brute)
+
     def zero_f1(lam):
         return f1_score(labels[pooled], base[pooled] + 4 * (lam + 0.5) >= 0)
 

@@ -22,7 +22,12 @@ from metro.search import (
 )
 
 SPECS = [
-    f_beta(1.0), f_beta(0.5), f_beta(2.0), jaccard(), precision(), weighted_accuracy(1, 2, 3, 1)
+    f_beta(1.0),
+    f_beta(0.5),
+    f_beta(2.0),
+    jaccard(),
+    precision(),
+    weighted_accuracy(1, 2, 3, 1),
 ]
 
 
@@ -56,9 +61,7 @@ def test_sign_of_min_l_lambda_is_sign_of_lambda_star_minus_lambda(spec, seed, u)
 def test_bisection_with_the_exact_oracle_finds_lambda_star(spec, epsilon, seed):
     x, y = _problem(seed)
     solver = FiniteHypothesisSolver(spec, y, threshold_predictions(x))
-    config = SearchConfig(
-        strategy="bisection", epsilon=epsilon, max_steps=100, shift="minimal"
-    )
+    config = SearchConfig(strategy="bisection", epsilon=epsilon, max_steps=100, shift="minimal")
     result = bisection_search(solver, config=config)
     lo, hi = spec.lambda_range
     a, b = result.bracket
@@ -75,9 +78,9 @@ def test_bisection_with_the_exact_oracle_finds_lambda_star(spec, epsilon, seed):
 def test_dinkelbach_converges_to_lambda_star_in_few_steps(spec):
     x, y = _problem(3, n=200)
     solver = FiniteHypothesisSolver(spec, y, threshold_predictions(x))
-    result = dinkelbach_search(solver, config=SearchConfig(
-        strategy="dinkelbach", epsilon=1e-9, shift="minimal"
-    ))
+    result = dinkelbach_search(
+        solver, config=SearchConfig(strategy="dinkelbach", epsilon=1e-9, shift="minimal")
+    )
     assert result.best.train_loss(spec) == pytest.approx(solver.lambda_star, abs=1e-12)
     # superlinear: far fewer steps than bisection needs for the same precision
     lo, hi = spec.lambda_range
@@ -88,9 +91,9 @@ def test_bisection_sign_decisions_follow_the_oracle():
     spec = f_beta(1.0)
     x, y = _problem(7)
     solver = FiniteHypothesisSolver(spec, y, threshold_predictions(x))
-    result = bisection_search(solver, config=SearchConfig(
-        strategy="bisection", epsilon=1e-6, shift="minimal"
-    ))
+    result = bisection_search(
+        solver, config=SearchConfig(strategy="bisection", epsilon=1e-6, shift="minimal")
+    )
     for step in result.trace:
         a, b = step.bracket
         assert a - 1e-12 <= solver.lambda_star <= b + 1e-12
