@@ -130,8 +130,9 @@ def test_commands_are_real_metro_subcommands_and_options(services: dict[str, Any
     assert parsed["api"]["worker"] is False, "the API container runs no embedded worker"
     assert set(parsed["worker-gpu"]["queues"].split(",")) >= {"gpu"}
     assert parsed["worker-cpu"]["queues"].split(",") == ["cpu"]
-    # The reconciler's beat runs in exactly one service.
-    assert [n for n in WORKERS if parsed[n]["beat"]] == ["worker-gpu"]
+    # Every worker reconciles under an advisory lock: no service needs the old beat, so scaling
+    # a worker service to zero (the CPU-only recipe above) cannot leave crashed jobs unrecovered.
+    assert [n for n in WORKERS if parsed[n]["beat"]] == []
 
     # The published port and the health check reach the port the API listens on.
     port = parsed["api"]["port"]
