@@ -68,7 +68,10 @@ PROBLEMS: dict[str, Problem] = {
     "recall@fpr<=0.1": Problem("recall", {"metric": "false_positive_rate", "at_most": 0.1}),
     "f1@precision>=0.7": Problem("f1", {"metric": "precision", "at_least": 0.7}),
 }
-METHODS = ("metro", "threshold", "parambath")
+METHODS = ("metro", "threshold", "parambath", "metro-c90", "threshold-c90")
+# Variants that ask each constraint to hold with 90% one-sided confidence on the held-out rows
+# (metro.constraints.Constraint.confidence), to see what a margin buys on new data.
+CONFIDENT = {"metro-c90": 0.9, "threshold-c90": 0.9}
 
 
 def _lr_scores(
@@ -94,14 +97,18 @@ def fit_predict(
     from metro.thresholds import best_constrained_threshold
 
     spec = get_metric(problem.objective).resolve(y)
-    cons = get_constraints([problem.constraint], y)
+    constraint = dict(problem.constraint)
+    if method in CONFIDENT:
+        constraint["confidence"] = CONFIDENT[method]
+        method = method.split("-")[0]
+    cons = get_constraints([constraint], y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if method == "metro":
             from metro import MetroClassifier
 
             clf = MetroClassifier(
-                metric=problem.objective, constraints=[problem.constraint], random_state=seed
+                metric=problem.objective, constraints=[constraint], random_state=seed
             ).fit(X, y)
             return clf.predict(X_test), {
                 "lambda": clf.best_lambda_,

@@ -199,7 +199,7 @@ def _choose(
     constraints when there are some (shortfall 0 where they hold)."""
     if not tune:
         cells = confusion_fractions(y, (scores >= 0).astype(np.int64))
-        miss = -sum(min(c.slack(cells), 0.0) for c in constraints)
+        miss = -sum(min(float(c.slacks(cells, len(y))[0]), 0.0) for c in constraints)
         return 0.0, spec.loss_from_fractions(cells), float(miss)
     if constraints:
         choice = best_constrained_threshold(spec, constraints, scores, y)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -38,11 +39,20 @@ _SLACK_TOL = 1e-12
 
 @dataclass(frozen=True, eq=False)
 class Constraint:
-    """``metric`` (a ratio, natural orientation) ``at_least`` / ``at_most`` ``bound``."""
+    """``metric`` (a ratio, natural orientation) ``at_least`` / ``at_most`` ``bound``.
+
+    With ``confidence`` (e.g. 0.9) a choice must meet the bound with that one-sided confidence on
+    the rows it is judged on, not just on average: the estimated ratio minus z standard errors
+    (plus, for ``at_most``) must clear the bound. The standard error is the delta method's for a
+    ratio of means, sqrt(sum_c p_c (u_c - r v_c)^2 / n) / (v . p) over the cell fractions p of n
+    rows (for recall, the Wald interval of a proportion). A floor chosen without it holds on new
+    data only about half the time, since the best choice sits right at the bound.
+    """
 
     metric: MetricSpec
     sense: str
     bound: float
+    confidence: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.metric, MetricSpec):
@@ -55,6 +65,11 @@ class Constraint:
         if not math.isfinite(bound):
             raise ValueError(f"a constraint's bound must be finite, got {self.bound!r}")
         object.__setattr__(self, "bound", bound)
+        if self.confidence is not None:
+            c = self.confidence
+            if isinstance(c, bool) or not isinstance(c, int | float) or not 0.5 <= c < 1.0:
+                raise ValueError(f"confidence must be a number in [0.5, 1), got {c!r}")
+            object.__setattr__(self, "confidence", float(c))
 
     @property
     def name(self) -> str:
@@ -83,20 +98,33 @@ class Constraint:
         v = self.value(cells)
         return v - self.bound if self.sense == "at_least" else self.bound - v
 
-    def slacks(self, cells: np.ndarray) -> np.ndarray:
-        """:meth:`slack` for every row of ``cells`` ([M, 4]) at once."""
+    def slacks(self, cells: np.ndarray, n: int | None = None) -> np.ndarray:
+        """:meth:`slack` for every row of ``cells`` ([M, 4]) at once; with ``n`` (the rows the
+        fractions come from) and a ``confidence``, the slack of the confidence bound instead."""
         c = np.atleast_2d(np.asarray(cells, dtype=np.float64))
         num = c @ self.score_numerator_cells
         den = c @ self.metric.denominator_cells
         zero = np.abs(den) <= 1e-12
-        value = np.where(zero, self.metric.zero_division, num / np.where(zero, 1.0, den))
+        safe = np.where(zero, 1.0, den)
+        value = np.where(zero, self.metric.zero_division, num / safe)
+        if self.confidence is not None and n is not None:
+            z = NormalDist().inv_cdf(self.confidence)
+            d = (
+                self.score_numerator_cells[None, :]
+                - value[:, None] * (self.metric.denominator_cells[None, :])
+            )
+            se = np.sqrt((c * d**2).sum(axis=1) / max(int(n), 1)) / safe
+            value = value - z * se if self.sense == "at_least" else value + z * se
         return value - self.bound if self.sense == "at_least" else self.bound - value
 
     def holds(self, cells: np.ndarray) -> bool:
         return self.slack(cells) >= -_SLACK_TOL
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric.to_dict(), self.sense: self.bound}
+        out = {"metric": self.metric.to_dict(), self.sense: self.bound}
+        if self.confidence is not None:
+            out["confidence"] = self.confidence
+        return out
 
 
 def get_constraint(spec: Constraint | Mapping[str, Any], y: Any = None) -> Constraint:
@@ -109,11 +137,11 @@ def get_constraint(spec: Constraint | Mapping[str, Any], y: Any = None) -> Const
         raise ValueError(
             "a constraint must be a mapping such as {'metric': 'recall', 'at_least': 0.9}"
         )
-    unknown = set(spec) - {"metric", "params", *SENSES}
+    unknown = set(spec) - {"metric", "params", "confidence", *SENSES}
     if unknown:
         raise ValueError(
             f"unknown constraint field(s) {sorted(unknown)}; "
-            "expected metric, at_least or at_most, and params"
+            "expected metric, at_least or at_most, params and confidence"
         )
     senses = [s for s in SENSES if s in spec]
     if len(senses) != 1:
@@ -126,7 +154,9 @@ def get_constraint(spec: Constraint | Mapping[str, Any], y: Any = None) -> Const
     bound = spec[senses[0]]
     if isinstance(bound, bool) or not isinstance(bound, int | float):
         raise ValueError(f"{senses[0]} must be a number, got {bound!r}")
-    return Constraint(metric=metric, sense=senses[0], bound=float(bound))
+    return Constraint(
+        metric=metric, sense=senses[0], bound=float(bound), confidence=spec.get("confidence")
+    )
 
 
 def get_constraints(

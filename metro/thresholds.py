@@ -103,7 +103,7 @@ def best_constrained_threshold(
     losses = _losses(spec, cells)
     slacks = np.zeros((cells.shape[0], len(constraints)))
     for i, constraint in enumerate(constraints):
-        slacks[:, i] = constraint.slacks(cells)
+        slacks[:, i] = constraint.slacks(cells, n=np.asarray(scores).size)
     feasible = np.all(slacks >= -1e-12, axis=1)
     if feasible.any():
         candidates = np.flatnonzero(feasible)

@@ -57,10 +57,11 @@ def judge_constrained(
         scores = np.concatenate([np.asarray(c.validation_scores) for c in folds])
         labels = np.concatenate([np.asarray(c.validation_labels) for c in folds])
         if not tune:
-            return _at_zero(spec, constraints, _pooled_cells(scores >= 0, labels))
+            cells = _pooled_cells(scores >= 0, labels)
+            return _at_zero(spec, constraints, cells, labels.size)
         return best_constrained_threshold(spec, constraints, scores, labels)
     cells = np.mean([np.asarray(c.train_cells) for c in folds], axis=0)
-    return _at_zero(spec, constraints, cells)
+    return _at_zero(spec, constraints, cells, None)
 
 
 def constrained_grid_search(
@@ -118,10 +119,7 @@ def constrained_grid_search(
         strategy="constrained-grid", best=chosen[0], trace=recorder.steps,
         threshold=choice.threshold, selection_loss=choice.loss,
         fold_fits=chosen if len(solvers) > 1 else [],
-        constraint_values=[
-            c.bound + s if c.sense == "at_least" else c.bound - s
-            for c, s in zip(constraints, choice.slacks, strict=True)
-        ],
+        constraint_values=_values(constraints, chosen, choice),
         constraints_satisfied=choice.feasible,
         selection_counts=held_out_counts(chosen, choice.threshold),
         n_folds=len(solvers) if len(solvers) > 1 else None,
@@ -130,14 +128,31 @@ def constrained_grid_search(
     return refit_chosen(result, refit_solver, recorder)
 
 
+def _values(
+    constraints: Sequence[Constraint], chosen: Sequence[Candidate], choice: ConstrainedThreshold
+) -> list[float]:
+    """Each constraint's estimated value where the choice was made (not its confidence bound)."""
+    counts = held_out_counts(chosen, choice.threshold)
+    if counts is not None:
+        cells = np.asarray(counts, dtype=np.float64) / max(sum(counts), 1)
+        return [c.value(cells) for c in constraints]
+    if all(c.confidence is None for c in constraints):
+        return [
+            c.bound + s if c.sense == "at_least" else c.bound - s
+            for c, s in zip(constraints, choice.slacks, strict=True)
+        ]
+    cells = np.mean([np.asarray(c.train_cells) for c in chosen], axis=0)
+    return [c.value(cells) for c in constraints]
+
+
 def _pooled_cells(predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return cells_from_predictions(labels, predictions[:, None])[0]
 
 
 def _at_zero(
-    spec: MetricSpec, constraints: Sequence[Constraint], cells: np.ndarray
+    spec: MetricSpec, constraints: Sequence[Constraint], cells: np.ndarray, n: int | None
 ) -> ConstrainedThreshold:
-    slacks = tuple(c.slack(cells) for c in constraints)
+    slacks = tuple(float(c.slacks(cells, n)[0]) for c in constraints)
     return ConstrainedThreshold(
         threshold=0.0,
         loss=float(spec.loss_from_fractions(cells)),

@@ -161,3 +161,48 @@ def test_infeasible_threshold_misses_by_the_least():
     _thresholds, cells = cells_at_all_thresholds(scores, y)
     shortfalls = [-sum(min(c.slack(row), 0) for c in cons) for row in cells]
     assert choice.shortfall == pytest.approx(min(shortfalls))
+
+
+def test_a_confidence_bound_is_the_wald_interval_for_a_proportion():
+    """For recall the delta-method bound is the Wald interval of TP / (TP + FN)."""
+    from statistics import NormalDist
+
+    y = np.r_[np.ones(80, int), np.zeros(120, int)]
+    p = np.r_[np.ones(68, int), np.zeros(12, int), np.zeros(120, int)]  # recall 0.85
+    cells = confusion_fractions(y, p)
+    plain = get_constraint({"metric": "recall", "at_least": 0.8})
+    sure = get_constraint({"metric": "recall", "at_least": 0.8, "confidence": 0.9})
+    z = NormalDist().inv_cdf(0.9)
+    wald = 0.85 - z * np.sqrt(0.85 * 0.15 / 80)
+    assert plain.slacks(cells[None], 200)[0] == pytest.approx(0.05)
+    assert sure.slacks(cells[None], 200)[0] == pytest.approx(wald - 0.8)
+    assert sure.slacks(cells[None])[0] == pytest.approx(0.05)  # no row count, no bound
+    assert sure.to_dict()["confidence"] == 0.9
+    upper = get_constraint({"metric": "false_positive_rate", "at_most": 0.2, "confidence": 0.95})
+    fpr_cells = confusion_fractions(np.zeros(100, int), np.r_[np.ones(10, int), np.zeros(90, int)])
+    zz = NormalDist().inv_cdf(0.95)
+    assert upper.slacks(fpr_cells[None], 100)[0] == pytest.approx(0.2 - (0.1 + zz * 0.03))
+
+
+@pytest.mark.parametrize("bad", [0.3, 1.0, "high", True])
+def test_bad_confidence_is_refused(bad):
+    with pytest.raises(ValueError, match="confidence"):
+        get_constraint({"metric": "recall", "at_least": 0.8, "confidence": bad})
+
+
+def test_a_confident_threshold_keeps_a_margin():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 400)
+    scores = y + rng.normal(size=400)
+    spec = precision()
+    plain = best_constrained_threshold(
+        spec, [get_constraint({"metric": "recall", "at_least": 0.8})], scores, y
+    )
+    sure = best_constrained_threshold(
+        spec,
+        [get_constraint({"metric": "recall", "at_least": 0.8, "confidence": 0.95})],
+        scores,
+        y,
+    )
+    recall = lambda t: recall_score(y, (scores >= t).astype(int))  # noqa: E731
+    assert sure.feasible and recall(sure.threshold) > recall(plain.threshold) >= 0.8
