@@ -68,9 +68,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         Floors and ceilings on other ratio metrics, trained for: e.g.
         ``[{"metric": "recall", "at_least": 0.9}]`` or ``{"metric": "false_positive_rate",
         "at_most": 0.05}`` (a preset name, or ``{"alpha", "beta"}``; preset parameters under
-        ``"params"``). The grid then runs over lambda and a Lagrange multiplier and keeps the
-        best metric among the fits whose constraints hold on the held-out data (see
-        :mod:`metro.search.constrained`); grid strategy only.
+        ``"params"``; ``"confidence": 0.9`` asks for the bound to hold with that one-sided
+        confidence on the held-out rows, a margin). The grid then runs over lambda and a Lagrange
+        multiplier and keeps the best metric among the fits whose constraints hold on the
+        held-out data (see :mod:`metro.search.constrained`); grid strategy only.
     validation_fraction : float, default=0.25
         Holdout used to choose lambda when there are no folds; 0 chooses on the training data
         (Alg. 3 on S).
