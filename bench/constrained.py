@@ -43,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from defaults import TEST_FRACTION, THETAS, tasks
+from defaults import TEST_FRACTION, THETAS, load, tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/constrained.json"
@@ -167,10 +167,6 @@ def run_cell(task: str, problem_name: str, method: str, seeds: int) -> dict[str,
 
 def key(task: str, problem: str, method: str) -> str:
     return "|".join((task, problem, method))
-
-
-def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text()) if path.exists() else {"cells": {}, "runs": []}
 
 
 def report(data: dict[str, Any]) -> str:

@@ -54,6 +54,17 @@ def _changed_one(result: Result[Any]) -> bool:
     return cast("CursorResult[Any]", result).rowcount == 1
 
 
+def _update_held_job(session: Session, job_id: uuid.UUID, token: str, **values: Any) -> bool:
+    """Set ``values`` on the job while ``token`` holds its lease; False if it no longer does."""
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.lease_owner == token, Job.state.in_(HELD))
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return _changed_one(result)
+
+
 # -- the state machine's writes -------------------------------------------------------------------
 def move_job(
     session: Session,
@@ -204,13 +215,9 @@ def renew_job_lease(ctx: StoreContext, job_id: uuid.UUID, token: str) -> tuple[b
     """(still held, cancel requested)."""
     with ctx.session() as session:
         now = db_now(session)
-        result = session.execute(
-            update(Job)
-            .where(Job.id == job_id, Job.lease_owner == token, Job.state.in_(HELD))
-            .values(lease_expires_at=_lease_until(now, ctx), heartbeat_at=now)
-            .execution_options(synchronize_session=False)
+        held = _update_held_job(
+            session, job_id, token, lease_expires_at=_lease_until(now, ctx), heartbeat_at=now
         )
-        held = _changed_one(result)
         cancel = bool(session.scalar(select(Job.cancel_requested).where(Job.id == job_id)) or False)
         session.commit()
         return held, cancel
@@ -289,31 +296,22 @@ def record_step(
         insert_ignore(
             session, LambdaStep, [{"job_id": job_id, **step}], ("job_id", "repeat", "step")
         )
-        result = session.execute(
-            update(Job)
-            .where(Job.id == job_id, Job.lease_owner == token, Job.state.in_(HELD))
-            .values(
-                progress=progress,
-                current_lambda=step["lambda_"],
-                best_lambda=best_lambda,
-                updated_at=db_now(session),
-            )
-            .execution_options(synchronize_session=False)
-        )
+        held = _update_held_job(
+            session, job_id, token,
+            progress=progress, current_lambda=step["lambda_"], best_lambda=best_lambda,
+            updated_at=db_now(session),
+        )  # fmt: skip
         session.commit()
-        return _changed_one(result)
+        return held
 
 
 def set_progress(ctx: StoreContext, job_id: uuid.UUID, token: str, progress: float) -> bool:
     with ctx.session() as session:
-        result = session.execute(
-            update(Job)
-            .where(Job.id == job_id, Job.lease_owner == token, Job.state.in_(HELD))
-            .values(progress=progress, updated_at=db_now(session))
-            .execution_options(synchronize_session=False)
+        held = _update_held_job(
+            session, job_id, token, progress=progress, updated_at=db_now(session)
         )
         session.commit()
-        return _changed_one(result)
+        return held
 
 
 def set_choices(
@@ -327,14 +325,12 @@ def set_choices(
     """Record what the repeats' searches have chosen so far (and the delivered model's lambda
     once repeat 0 has chosen); False if the lease is gone."""
     with ctx.session() as session:
-        result = session.execute(
-            update(Job)
-            .where(Job.id == job_id, Job.lease_owner == token, Job.state.in_(HELD))
-            .values(choices=choices, best_lambda=best_lambda, updated_at=db_now(session))
-            .execution_options(synchronize_session=False)
-        )
+        held = _update_held_job(
+            session, job_id, token,
+            choices=choices, best_lambda=best_lambda, updated_at=db_now(session),
+        )  # fmt: skip
         session.commit()
-        return _changed_one(result)
+        return held
 
 
 def succeed_job(

@@ -501,3 +501,32 @@ def refit_chosen(
     result.n_fits = recorder.n_fits
     result.warnings = diagnose(result, recorder.spec)
     return result
+
+
+def close_bracketing(
+    strategy: str,
+    spec: MetricSpec,
+    visited: Sequence[Candidate],
+    bracket: tuple[float, float],
+    *,
+    config: SearchConfig,
+    recorder: TraceRecorder,
+    refit_solver: LambdaSolver | None,
+) -> SearchResult:
+    """The end of bisection and Dinkelbach: choose among the visited fits (the last one with
+    ``selection="last"``), at a tuned threshold when the config says so, then refit."""
+    best, loss, threshold = best_of(
+        spec,
+        visited[-1:] if config.selection == "last" else visited,
+        tune=config.threshold == "tuned",
+    )
+    result = SearchResult(
+        strategy=strategy,
+        best=best,
+        trace=recorder.steps,
+        bracket=bracket,
+        threshold=threshold,
+        selection_loss=loss,
+        selection_counts=held_out_counts([best], threshold),
+    )
+    return refit_chosen(result, refit_solver, recorder)

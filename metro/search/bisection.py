@@ -12,10 +12,8 @@ from metro.search.base import (
     SearchResult,
     StepCallback,
     TraceRecorder,
-    best_of,
-    held_out_counts,
+    close_bracketing,
     lambda_bounds,
-    refit_chosen,
     shifts_for,
     update_bracket,
 )
@@ -62,17 +60,7 @@ def bisection_search(
             if b - a <= config.epsilon:
                 break
         final_bracket = (a, b)
-    tune = config.threshold == "tuned"
-    best, loss, threshold = best_of(
-        spec, visited[-1:] if config.selection == "last" else visited, tune=tune
-    )
-    result = SearchResult(
-        strategy="bisection",
-        best=best,
-        trace=recorder.steps,
-        bracket=final_bracket,
-        threshold=threshold,
-        selection_loss=loss,
-        selection_counts=held_out_counts([best], threshold),
-    )
-    return refit_chosen(result, refit_solver, recorder)
+    return close_bracketing(
+        "bisection", spec, visited, final_bracket,
+        config=config, recorder=recorder, refit_solver=refit_solver,
+    )  # fmt: skip

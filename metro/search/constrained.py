@@ -131,17 +131,14 @@ def constrained_grid_search(
 def _values(
     constraints: Sequence[Constraint], chosen: Sequence[Candidate], choice: ConstrainedThreshold
 ) -> list[float]:
-    """Each constraint's estimated value where the choice was made (not its confidence bound)."""
+    """Each constraint's estimated value where the choice was made (never its confidence bound):
+    on the pooled held-out counts, or on the training cells where the choice was judged there
+    (:func:`judge_constrained`)."""
     counts = held_out_counts(chosen, choice.threshold)
     if counts is not None:
         cells = np.asarray(counts, dtype=np.float64) / max(sum(counts), 1)
-        return [c.value(cells) for c in constraints]
-    if all(c.confidence is None for c in constraints):
-        return [
-            c.bound + s if c.sense == "at_least" else c.bound - s
-            for c, s in zip(constraints, choice.slacks, strict=True)
-        ]
-    cells = np.mean([np.asarray(c.train_cells) for c in chosen], axis=0)
+    else:
+        cells = np.mean([np.asarray(c.train_cells) for c in chosen], axis=0)
     return [c.value(cells) for c in constraints]
 
 
