@@ -73,6 +73,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "lambdas-41": {"n_lambdas": 41},
     "wd-1e-3": {"training": {"weight_decay": 1e-3}},
     "wd-1e-2": {"training": {"weight_decay": 1e-2}},
+    "refine-off": {"refine": "off"},  # the default before the refinement step
+    "refine-t0.05": {"refine_temperatures": (0.05,)},
+    "refine-t0.2": {"refine_temperatures": (0.2,)},
 }
 
 THETAS = np.linspace(0.05, 0.95, 19)

@@ -64,6 +64,13 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         ``"tuned"`` chooses a decision threshold on h together with lambda, on the same held-out
         scores; the fitted model carries it (``decision_function`` >= 0 is positive either way).
         ``"zero"`` is the paper's sign(h).
+    refine : {"auto", "off"}, default="auto"
+        ``"auto"``: after the choice, a linear model is moved to a local minimum of the metric
+        itself, smoothed (:mod:`metro.trainer.refine`), at each of ``refine_temperatures``; the
+        step is kept only when it scores better on the held-out rows the choice was made on
+        (see :mod:`metro.search.refine`). ``"off"``: the search's model as it is.
+    refine_temperatures : sequence of float, default=(0.05, 0.2)
+        The temperatures tried, as fractions of the spread of the chosen model's scores.
     constraints : list of dict, optional
         Floors and ceilings on other ratio metrics, trained for: e.g.
         ``[{"metric": "recall", "at_least": 0.9}]`` or ``{"metric": "false_positive_rate",
@@ -101,7 +108,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     pooled over the folds, natural orientation), trace_
     (list of TraceStep), n_fits_, search_result_; with constraints, constraints_ (resolved),
     constraint_values_ (each one's held-out value where the choice was made) and
-    constraints_satisfied_ (False when no fit met them there: the one closest is kept).
+    constraints_satisfied_ (False when no fit met them there: the one closest is kept);
+    refinement_ (the :class:`~metro.search.Refinement` step's held-out losses and the temperature
+    kept, None when it did not run; when kept, ``threshold_`` is 0 and best_score_ is the refined
+    models' held-out metric).
     """
 
     def __init__(
@@ -121,6 +131,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         shift: str = _DEFAULT_SEARCH.shift,
         cv: int | str | None = _DEFAULT_SEARCH.cv,
         threshold: str = _DEFAULT_SEARCH.threshold,
+        refine: str = _DEFAULT_SEARCH.refine,
+        refine_temperatures: Sequence[float] = _DEFAULT_SEARCH.refine_temperatures,
         constraints: Sequence[Mapping[str, Any] | Constraint] | None = None,
         validation_fraction: float = 0.25,
         refit: bool = _DEFAULT_SEARCH.refit,
@@ -143,6 +155,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.shift = shift
         self.cv = cv
         self.threshold = threshold
+        self.refine = refine
+        self.refine_temperatures = refine_temperatures
         self.constraints = constraints
         self.validation_fraction = validation_fraction
         self.refit = refit
@@ -178,6 +192,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             cv=self.cv,
             threshold=self.threshold,
             refit=self.refit,
+            refine=self.refine,
+            refine_temperatures=tuple(self.refine_temperatures),
         )
 
     def _training_config(self) -> TrainingConfig:
@@ -280,6 +296,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.ratio_reached_ = result.ratio_reached
         self.best_shift_ = result.trained_shift
         self.warnings_ = list(result.warnings)
+        self.refinement_ = result.refinement
         self.lambda_range_ = spec.lambda_range
         self.n_fits_ = result.n_fits
         self.best_score_ = spec.score_from_loss(result.selection_loss)

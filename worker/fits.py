@@ -248,6 +248,14 @@ class RecordedSolver:
         self.inner = inner
         self.spec = inner.spec
 
+    # The refinement step after the choice (metro.search.refine) is not recorded: it is
+    # deterministic, takes seconds, and is redone from the recorded fits on a replay.
+    def refine(self, model: StackedModel, *, offset: float, temperature: float) -> StackedModel:
+        return self.inner.refine(model, offset=offset, temperature=temperature)
+
+    def held_out_scores(self, model: StackedModel) -> np.ndarray | None:
+        return self.inner.held_out_scores(model)
+
     def solve(
         self,
         lambdas: np.ndarray,

@@ -380,6 +380,7 @@ class JobRun:
                 for k in ("selection_score", "selection_split", "n_folds", "selection_counts")
             },
             "warnings": choices[0]["warnings"],
+            "refinement": choices[0]["refinement"],
             "labels": {"positive": dataset.positive_label, "negative": dataset.negative_label},
             "feature_names": list(dataset.feature_names)
             if dataset.feature_names is not None and dataset.X.ndim == 2
@@ -437,6 +438,26 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> dict[s
         if counts is None
         else dict(zip(("tp", "fp", "fn", "tn"), counts, strict=True)),
         "warnings": [w.to_dict() for w in search.warnings],
+        "refinement": _refinement(spec, search),
+    }
+
+
+def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None:
+    """The refinement step in the metric's own orientation (scores, not losses)."""
+    step = search.refinement
+    if step is None:
+        return None
+
+    def score(loss: float) -> float | None:
+        value = spec.score_from_loss(loss)
+        return value if math.isfinite(value) else None
+
+    return {
+        "kept": step.kept,
+        "temperature": step.temperature,
+        "score_before": score(step.loss_before),
+        "threshold_before": step.threshold_before,
+        "scores": [{"temperature": t, "score": score(loss)} for t, loss in step.losses],
     }
 
 

@@ -27,6 +27,7 @@ from metro.search.constrained import constrained_grid_search
 from metro.search.dinkelbach import dinkelbach_search
 from metro.search.finite import FiniteHypothesisSolver, threshold_predictions
 from metro.search.grid import grid_lambdas, grid_search
+from metro.search.refine import Refinement, Refiner, refine_choice
 
 __all__ = [
     "STRATEGIES",
@@ -34,6 +35,8 @@ __all__ = [
     "DivergedError",
     "FiniteHypothesisSolver",
     "LambdaSolver",
+    "Refinement",
+    "Refiner",
     "SearchConfig",
     "SearchResult",
     "SearchWarning",
@@ -87,25 +90,27 @@ def run_search(
             refit_solver=refit_solver,
             on_step=on_step,
         )
+    judges = list(fold_solvers) if fold_solvers else [solver]
     if not spec.denominator_depends_on_predictions:
         lo, hi = lambda_bounds(spec, config)
-        return grid_search(
-            list(fold_solvers) if fold_solvers else [solver],
+        result = grid_search(
+            judges,
             config=config,
             refit_solver=refit_solver,
             on_step=on_step,
             lambdas=grid_lambdas(lo, hi, 1),
             strategy="exact",
         )
-    if config.strategy == "grid":
-        return grid_search(
-            list(fold_solvers) if fold_solvers else [solver],
-            config=config,
-            refit_solver=refit_solver,
-            on_step=on_step,
-        )
-    if fold_solvers:
+    elif config.strategy == "grid":
+        result = grid_search(judges, config=config, refit_solver=refit_solver, on_step=on_step)
+    elif fold_solvers:
         raise ValueError("cross-validation (cv) is only available with the grid strategy")
-    if config.strategy == "bisection":
-        return bisection_search(solver, config=config, refit_solver=refit_solver, on_step=on_step)
-    return dinkelbach_search(solver, config=config, refit_solver=refit_solver, on_step=on_step)
+    elif config.strategy == "bisection":
+        result = bisection_search(solver, config=config, refit_solver=refit_solver, on_step=on_step)
+    else:
+        result = dinkelbach_search(
+            solver, config=config, refit_solver=refit_solver, on_step=on_step
+        )
+    return refine_choice(
+        result, solvers=judges, refit_solver=refit_solver, config=config, spec=spec
+    )

@@ -18,6 +18,7 @@ from metro.trainer import DIVERGENCE_RULE
 
 if TYPE_CHECKING:
     from metro.models import StackedModel
+    from metro.search.refine import Refinement
 
 __all__ = [
     "Candidate",
@@ -290,6 +291,10 @@ class SearchResult:
     grid: tuple[float, ...] | None = None
     # What the user should look at before trusting the choice (see :func:`diagnose`).
     warnings: list[SearchWarning] = field(default_factory=list)
+    # The refinement step after the choice (metro.search.refine; None: not run) and, when it was
+    # kept, the delivered model it made (threshold folded in: it decides by its sign).
+    refinement: Refinement | None = None
+    refined_model: StackedModel | None = None
 
     @property
     def best_lambda(self) -> float:

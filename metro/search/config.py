@@ -9,6 +9,7 @@ from typing import Any
 __all__ = [
     "AUTO_CV_FOLDS",
     "AUTO_CV_MAX_ROWS",
+    "REFINES",
     "SELECTIONS",
     "SHIFT_CHOICES",
     "STRATEGIES",
@@ -20,6 +21,7 @@ STRATEGIES: tuple[str, ...] = ("grid", "bisection", "dinkelbach")
 SHIFT_CHOICES: tuple[str, ...] = ("minimal", "paper", "auto")
 SELECTIONS: tuple[str, ...] = ("best", "last")
 THRESHOLDS: tuple[str, ...] = ("zero", "tuned")
+REFINES: tuple[str, ...] = ("auto", "off")
 # cv="auto": the grid chooses by AUTO_CV_FOLDS-fold cross-validation up to AUTO_CV_MAX_ROWS rows
 # (where a holdout's selection noise costs points: docs/quality.md; every task of the default
 # benchmark is below it), by a holdout above (a 25% holdout then has over 5,000 rows, and five
@@ -55,6 +57,12 @@ class SearchConfig:
     validation metric choose. ``selection`` says which fitted model bisection and Dinkelbach
     return: ``"best"`` on the validation metric among all visited lambdas, or ``"last"`` (the
     paper's choice).
+
+    ``refine``: ``"auto"`` (the default) moves the chosen linear model to a local minimum of the
+    metric itself, smoothed at each of ``refine_temperatures`` (:mod:`metro.trainer.refine`), and
+    keeps the step only where it scores better on the same held-out rows (pooled over the folds)
+    than the unrefined choice; ``"off"`` never refines. Other model kinds, constrained searches and
+    searches without held-out rows are never refined.
     """
 
     strategy: str = "grid"
@@ -74,6 +82,10 @@ class SearchConfig:
     # The Lagrange multipliers tried with each lambda when there are constraints
     # (metro.search.constrained); 0 is the unconstrained problem.
     multipliers: tuple[float, ...] = (0.0, 0.25, 1.0, 4.0, 16.0)
+    # Both temperatures were fixed before the refinement was first measured; the held-out rows
+    # choose between them and no refinement (docs/quality.md).
+    refine: str = "auto"
+    refine_temperatures: tuple[float, ...] = (0.05, 0.2)
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -101,6 +113,21 @@ class SearchConfig:
                 f"multipliers must be 1 to 50 non-negative numbers, got {self.multipliers!r}"
             )
         object.__setattr__(self, "multipliers", tuple(float(m) for m in mus))
+        if self.refine not in REFINES:
+            raise ValueError(
+                f"unknown refine {self.refine!r}; expected one of {', '.join(REFINES)}"
+            )
+        temps = self.refine_temperatures
+        if (
+            not isinstance(temps, tuple | list)
+            or not 1 <= len(temps) <= 10
+            or not all(_finite(t) and 0 < t <= 10 for t in temps)
+        ):
+            raise ValueError(
+                "refine_temperatures must be 1 to 10 numbers in (0, 10], "
+                f"got {self.refine_temperatures!r}"
+            )
+        object.__setattr__(self, "refine_temperatures", tuple(float(t) for t in temps))
         if isinstance(self.cv, str):
             if self.cv != "auto":
                 raise ValueError(f"cv must be 'auto', an integer or null, got {self.cv!r}")

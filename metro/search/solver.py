@@ -22,6 +22,7 @@ from metro.trainer import (
     fit_cost_sensitive,
     predict_scores,
 )
+from metro.trainer.refine import refine_linear
 
 __all__ = ["StackHandle", "TrainerSolver", "delivered_model"]
 
@@ -185,6 +186,20 @@ class TrainerSolver:
         """The single model (a stack of one) fitted for ``candidate``."""
         return candidate.model()
 
+    def refine(self, model: StackedModel, *, offset: float, temperature: float) -> StackedModel:
+        """``model`` refined on this solver's training rows (:func:`metro.trainer.refine
+        .refine_linear`), with ``offset`` added to its scores first."""
+        return refine_linear(
+            model, self.X, self.y, self.spec, offset=offset, temperature=temperature,
+            seed=self.config.seed,
+        )  # fmt: skip
+
+    def held_out_scores(self, model: StackedModel) -> np.ndarray | None:
+        """h of a stack of one on this solver's validation rows (None: it has none)."""
+        if self.X_validation is None:
+            return None
+        return self._scores(model, self.X_validation)[:, 0]
+
     def stack(self, key: int) -> StackedModel:
         """The ``key``-th stack this solver fitted or adopted."""
         return self._stacks[key]
@@ -203,9 +218,12 @@ def _multiplier_rows(multipliers: np.ndarray | None, k: int) -> list[tuple[float
 
 
 def delivered_model(result: SearchResult) -> StackedModel:
-    """The model a search delivers: the refit at the chosen lambda (the chosen fit itself when
-    there was no refit), with the search's tuned threshold folded into its last bias, so that
+    """The model a search delivers: the refined model when the refinement step was kept, else the
+    refit at the chosen lambda (the chosen fit itself when there was no refit), with the search's
+    tuned threshold folded into its last bias, so that
     h >= 0 is the decision wherever the model goes (predict, ONNX, safetensors, the endpoint)."""
+    if result.refined_model is not None:
+        return result.refined_model
     final = result.final if result.final is not None else result.best
     model = final.model()
     return model.shifted(-result.threshold) if result.threshold else model

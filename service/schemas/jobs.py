@@ -134,6 +134,17 @@ class SearchIn(BaseModel):
     selection: str | None = None
     lambda_min: float | None = None
     lambda_max: float | None = None
+    refine: Literal["auto", "off"] | None = Field(
+        default=None,
+        description="'auto' (the default): after the choice, a linear model is moved to a local "
+        "minimum of the smoothed metric itself, kept only if it scores better on the same "
+        "held-out rows; 'off': the search's model as it is",
+    )
+    refine_temperatures: list[float] | None = Field(
+        default=None,
+        description="The temperatures the refinement tries, as fractions of the spread of the "
+        "chosen model's scores (default [0.05, 0.2])",
+    )
 
 
 class TrainingIn(BaseModel):
@@ -204,6 +215,25 @@ class ChoiceWarning(BaseModel):
     message: str
 
 
+class RefinementScore(BaseModel):
+    temperature: float
+    score: float | None = Field(description="The refined models' metric on selection_split")
+
+
+class Refinement(BaseModel):
+    """The refinement step after the choice (docs/algorithms.md, "Refinement")."""
+
+    kept: bool = Field(description="Whether a refined model beat the search's choice")
+    temperature: float | None = Field(description="The temperature kept, null if none was")
+    score_before: float | None = Field(
+        description="The search's choice's metric on selection_split, before the step"
+    )
+    threshold_before: float = Field(
+        description="The threshold the search tuned, where the step started from"
+    )
+    scores: list[RefinementScore]
+
+
 class RepeatChoice(BaseModel):
     """What one repeat's lambda search chose. See the glossary in docs/api.md."""
 
@@ -232,6 +262,12 @@ class RepeatChoice(BaseModel):
         description="The held-out confusion counts selection_score was computed from"
     )
     warnings: list[ChoiceWarning]
+    refinement: Refinement | None = Field(
+        default=None,
+        description="The refinement step (null: it did not run: refine off, a network, "
+        "constraints, or no held-out rows). When kept, selection_score is the refined "
+        "models' and tuned_threshold is 0 (the refined model decides by its sign)",
+    )
 
 
 class JobOut(BaseModel):

@@ -48,9 +48,16 @@ def test_fit_predict_and_fitted_attributes():
     assert set(np.unique(pred)) <= {0, 1}
     assert clf.score(X, y) == pytest.approx(f1_score(y, pred))
     assert clf.decision_function(X).shape == (600,)
-    # the chosen lambda is the grid point with the best validation F1
+    # the chosen lambda is the grid point with the best validation F1; the refinement step
+    # after it is kept only when its refined model scores better on the same rows
     grid = clf.trace_[:-1]
-    assert clf.best_score_ == pytest.approx(max(s.validation_metric for s in grid))
+    chosen = max(s.validation_metric for s in grid)
+    step = clf.refinement_
+    assert clf.metric_.score_from_loss(step.loss_before) == pytest.approx(chosen)
+    if step.kept:
+        assert clf.best_score_ > chosen and clf.threshold_ == 0.0
+    else:
+        assert clf.best_score_ == pytest.approx(chosen)
 
 
 def test_metro_beats_unweighted_logistic_on_f1_for_imbalanced_data():

@@ -88,7 +88,13 @@ def test_end_to_end(pair: Cluster):
     )
     assert manifest["metric"]["display_name"] == "F1"
     assert manifest["selection"]["selection_score"] == choice["selection_score"]
-    assert manifest["tuned_threshold"] == pytest.approx(direct.searches[0].threshold)
+    assert manifest["tuned_threshold"] == pytest.approx(direct.searches[0].threshold, abs=1e-5)
+    # The refinement step ran in the worker as in the library, and is reported once.
+    step = choice["refinement"]
+    assert step is not None and manifest["refinement"] == step
+    assert {s["temperature"] for s in step["scores"]} == {0.05, 0.2}
+    assert direct.searches[0].refinement is not None
+    assert step["kept"] == direct.searches[0].refinement.kept
     assert manifest["labels"] == {"positive": "malignant", "negative": "benign"} or set(
         manifest["labels"]
     ) == {"positive", "negative"}

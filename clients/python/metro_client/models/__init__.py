@@ -39,6 +39,9 @@ from .problem_field_error import ProblemFieldError
 from .readiness import Readiness
 from .readiness_checks import ReadinessChecks
 from .readiness_status import ReadinessStatus
+from .refine_mode import RefineMode
+from .refinement import Refinement
+from .refinement_score import RefinementScore
 from .repeat_choice import RepeatChoice
 from .repeat_choice_selection_split import RepeatChoiceSelectionSplit
 from .search_spec import SearchSpec
@@ -90,6 +93,9 @@ __all__ = (
     "Readiness",
     "ReadinessChecks",
     "ReadinessStatus",
+    "Refinement",
+    "RefinementScore",
+    "RefineMode",
     "RepeatChoice",
     "RepeatChoiceSelectionSplit",
     "SearchSpec",

@@ -7,10 +7,12 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.repeat_choice_selection_split import RepeatChoiceSelectionSplit, check_repeat_choice_selection_split
+from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.choice_warning import ChoiceWarning
     from ..models.confusion_counts import ConfusionCounts
+    from ..models.refinement import Refinement
 
 
 T = TypeVar("T", bound="RepeatChoice")
@@ -40,10 +42,15 @@ class RepeatChoice:
     selection_counts: ConfusionCounts | None
     """ The held-out confusion counts selection_score was computed from """
     warnings: list[ChoiceWarning]
+    refinement: None | Refinement | Unset = UNSET
+    """ The refinement step (null: it did not run: refine off, a network, constraints, or no held-out rows). When
+    kept, selection_score is the refined models' and tuned_threshold is 0 (the refined model decides by its sign)
+    """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.confusion_counts import ConfusionCounts  # noqa: PLC0415
+        from ..models.refinement import Refinement  # noqa: PLC0415
 
         repeat = self.repeat
 
@@ -75,6 +82,14 @@ class RepeatChoice:
             warnings_item = warnings_item_data.to_dict()
             warnings.append(warnings_item)
 
+        refinement: dict[str, Any] | None | Unset
+        if isinstance(self.refinement, Unset):
+            refinement = UNSET
+        elif isinstance(self.refinement, Refinement):
+            refinement = self.refinement.to_dict()
+        else:
+            refinement = self.refinement
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -91,6 +106,8 @@ class RepeatChoice:
                 "warnings": warnings,
             }
         )
+        if refinement is not UNSET:
+            field_dict["refinement"] = refinement
 
         return field_dict
 
@@ -98,6 +115,7 @@ class RepeatChoice:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.choice_warning import ChoiceWarning  # noqa: PLC0415
         from ..models.confusion_counts import ConfusionCounts  # noqa: PLC0415
+        from ..models.refinement import Refinement  # noqa: PLC0415
 
         d = dict(src_dict)
         repeat = d.pop("repeat")
@@ -153,6 +171,23 @@ class RepeatChoice:
 
             warnings.append(warnings_item)
 
+        def _parse_refinement(data: object) -> None | Refinement | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                refinement_type_0 = Refinement.from_dict(data)
+
+                return refinement_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Refinement | Unset, data)
+
+        refinement = _parse_refinement(d.pop("refinement", UNSET))
+
         repeat_choice = cls(
             repeat=repeat,
             trained_lambda=trained_lambda,
@@ -164,6 +199,7 @@ class RepeatChoice:
             n_folds=n_folds,
             selection_counts=selection_counts,
             warnings=warnings,
+            refinement=refinement,
         )
 
         repeat_choice.additional_properties = d

@@ -7,6 +7,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.decision_threshold import DecisionThreshold, check_decision_threshold
+from ..models.refine_mode import RefineMode, check_refine_mode
 from ..models.search_strategy import SearchStrategy, check_search_strategy
 from ..types import UNSET, Unset
 
@@ -31,6 +32,12 @@ class SearchSpec:
     selection: None | str | Unset = UNSET
     lambda_min: float | None | Unset = UNSET
     lambda_max: float | None | Unset = UNSET
+    refine: None | RefineMode | Unset = UNSET
+    """ 'auto' (the default): after the choice, a linear model is moved to a local minimum of the smoothed metric
+    itself, kept only if it scores better on the same held-out rows; 'off': the search's model as it is """
+    refine_temperatures: list[float] | None | Unset = UNSET
+    """ The temperatures the refinement tries, as fractions of the spread of the chosen model's scores (default
+    [0.05, 0.2]) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,6 +117,23 @@ class SearchSpec:
         else:
             lambda_max = self.lambda_max
 
+        refine: None | str | Unset
+        if isinstance(self.refine, Unset):
+            refine = UNSET
+        elif isinstance(self.refine, str):
+            refine = self.refine
+        else:
+            refine = self.refine
+
+        refine_temperatures: list[float] | None | Unset
+        if isinstance(self.refine_temperatures, Unset):
+            refine_temperatures = UNSET
+        elif isinstance(self.refine_temperatures, list):
+            refine_temperatures = self.refine_temperatures
+
+        else:
+            refine_temperatures = self.refine_temperatures
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -137,6 +161,10 @@ class SearchSpec:
             field_dict["lambda_min"] = lambda_min
         if lambda_max is not UNSET:
             field_dict["lambda_max"] = lambda_max
+        if refine is not UNSET:
+            field_dict["refine"] = refine
+        if refine_temperatures is not UNSET:
+            field_dict["refine_temperatures"] = refine_temperatures
 
         return field_dict
 
@@ -272,6 +300,40 @@ class SearchSpec:
 
         lambda_max = _parse_lambda_max(d.pop("lambda_max", UNSET))
 
+        def _parse_refine(data: object) -> None | RefineMode | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                refine_type_0 = check_refine_mode(data)
+
+                return refine_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RefineMode | Unset, data)
+
+        refine = _parse_refine(d.pop("refine", UNSET))
+
+        def _parse_refine_temperatures(data: object) -> list[float] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                refine_temperatures_type_0 = cast(list[float], data)
+
+                return refine_temperatures_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float] | None | Unset, data)
+
+        refine_temperatures = _parse_refine_temperatures(d.pop("refine_temperatures", UNSET))
+
         search_spec = cls(
             strategy=strategy,
             n_lambdas=n_lambdas,
@@ -285,6 +347,8 @@ class SearchSpec:
             selection=selection,
             lambda_min=lambda_min,
             lambda_max=lambda_max,
+            refine=refine,
+            refine_temperatures=refine_temperatures,
         )
 
         search_spec.additional_properties = d

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.refinement_score import RefinementScore
+
+
+T = TypeVar("T", bound="Refinement")
+
+
+@_attrs_define
+class Refinement:
+    """The refinement step after the choice (docs/algorithms.md, "Refinement")."""
+
+    kept: bool
+    """ Whether a refined model beat the search's choice """
+    temperature: float | None
+    """ The temperature kept, null if none was """
+    score_before: float | None
+    """ The search's choice's metric on selection_split, before the step """
+    threshold_before: float
+    """ The threshold the search tuned, where the step started from """
+    scores: list[RefinementScore]
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        kept = self.kept
+
+        temperature: float | None
+        temperature = self.temperature
+
+        score_before: float | None
+        score_before = self.score_before
+
+        threshold_before = self.threshold_before
+
+        scores = []
+        for scores_item_data in self.scores:
+            scores_item = scores_item_data.to_dict()
+            scores.append(scores_item)
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "kept": kept,
+                "temperature": temperature,
+                "score_before": score_before,
+                "threshold_before": threshold_before,
+                "scores": scores,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.refinement_score import RefinementScore  # noqa: PLC0415
+
+        d = dict(src_dict)
+        kept = d.pop("kept")
+
+        def _parse_temperature(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
+
+        temperature = _parse_temperature(d.pop("temperature"))
+
+        def _parse_score_before(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
+
+        score_before = _parse_score_before(d.pop("score_before"))
+
+        threshold_before = d.pop("threshold_before")
+
+        scores = []
+        _scores = d.pop("scores")
+        for scores_item_data in _scores:
+            scores_item = RefinementScore.from_dict(scores_item_data)
+
+            scores.append(scores_item)
+
+        refinement = cls(
+            kept=kept,
+            temperature=temperature,
+            score_before=score_before,
+            threshold_before=threshold_before,
+            scores=scores,
+        )
+
+        refinement.additional_properties = d
+        return refinement
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,131 @@
+"""After the search has chosen: the refinement step, kept only where held-out rows say it helps.
+
+The chosen fit of every fold (or the holdout's one fit) is refined on its own training part for
+each temperature of ``SearchConfig.refine_temperatures`` (:func:`metro.trainer.refine
+.refine_linear`, from the fit with its tuned threshold), and the refined models are judged on the
+same held-out rows as the search's choice: the metric of the confusion counts pooled over the
+folds, each refined model deciding by its own sign. The best temperature is kept only when it
+beats the unrefined choice's selection loss; then the delivered model is the refit refined the
+same way on all the training data, and the result's selection loss, counts and threshold are the
+refined ones (the threshold is then 0: the refined model decides by its sign).
+
+The comparison reuses the rows that chose lambda, which favours the unrefined choice (its
+threshold was tuned on them, the refined models' offsets were not), so a kept step has cleared a
+bar biased against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from metro.metrics import MetricSpec
+from metro.models import StackedModel
+from metro.search.base import SearchResult, cells_from_predictions, diagnose
+from metro.search.config import SearchConfig
+
+__all__ = ["Refinement", "Refiner", "refine_choice"]
+
+
+@runtime_checkable
+class Refiner(Protocol):
+    """A solver that can refine a model on its training part and score its held-out part."""
+
+    def refine(self, model: StackedModel, *, offset: float, temperature: float) -> StackedModel:
+        """``model`` (a stack of one) refined on this solver's training rows, with ``offset``
+        added to its scores first."""
+        ...
+
+    def held_out_scores(self, model: StackedModel) -> np.ndarray | None:
+        """h on this solver's held-out rows ([n]), None without any."""
+        ...
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """What the refinement step found: the held-out loss of the unrefined choice and of each
+    temperature tried, and the temperature kept (None: no step beat the unrefined choice)."""
+
+    loss_before: float
+    threshold_before: float  # the tuned threshold the step started from (folded into its bias)
+    losses: tuple[tuple[float, float], ...]  # (temperature, pooled held-out loss)
+    temperature: float | None
+
+    @property
+    def kept(self) -> bool:
+        return self.temperature is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kept": self.kept,
+            "temperature": self.temperature,
+            "loss_before": self.loss_before,
+            "threshold_before": self.threshold_before,
+            "losses": [{"temperature": t, "loss": loss} for t, loss in self.losses],
+        }
+
+
+def refine_choice(
+    result: SearchResult,
+    *,
+    solvers: Sequence[object],
+    refit_solver: object | None,
+    config: SearchConfig,
+    spec: MetricSpec,
+) -> SearchResult:
+    """``result`` with the refinement step applied where it helps (see the module docstring).
+
+    ``solvers`` are the ones the choice was judged with: one per fold (in fold order) or the
+    holdout's one. The result is returned unchanged when refinement is off, the model is not
+    linear, the choice had no held-out rows, or a solver cannot refine.
+    """
+    if config.refine == "off" or result.selection_counts is None:
+        return result
+    fits = result.fold_fits or [result.best]
+    if any(fit.handle is None or isinstance(fit.handle, int) for fit in fits):
+        return result
+    if fits[0].model().spec.kind != "linear" or fits[0].multipliers:
+        return result
+    if len(solvers) != len(fits) or not all(isinstance(s, Refiner) for s in solvers):
+        return result
+    refiners = [s for s in solvers if isinstance(s, Refiner)]
+    offset = -float(result.threshold)
+
+    tried: list[tuple[float, float, tuple[int, int, int, int]]] = []
+    for temperature in config.refine_temperatures:
+        scores, labels = [], []
+        for fit, solver in zip(fits, refiners, strict=True):
+            refined = solver.refine(fit.model(), offset=offset, temperature=temperature)
+            held_out = solver.held_out_scores(refined)
+            if held_out is None or fit.validation_labels is None:
+                return result
+            scores.append(held_out)
+            labels.append(np.asarray(fit.validation_labels))
+        y = np.concatenate(labels)
+        fractions = cells_from_predictions(y, (np.concatenate(scores) >= 0)[:, None])[0]
+        tp, fp, fn, tn = (round(float(v) * y.size) for v in fractions)
+        tried.append((temperature, float(spec.loss_from_fractions(fractions)), (tp, fp, fn, tn)))
+
+    best_t, best_loss, best_counts = min(tried, key=lambda row: row[1])
+    keep = best_loss < result.selection_loss - 1e-12
+    result.refinement = Refinement(
+        loss_before=float(result.selection_loss),
+        threshold_before=float(result.threshold),
+        losses=tuple((t, loss) for t, loss, _ in tried),
+        temperature=best_t if keep else None,
+    )
+    if not keep:
+        return result
+    if result.final is not None and isinstance(refit_solver, Refiner):
+        start, on = result.final.model(), refit_solver
+    else:
+        start, on = result.best.model(), refiners[0]
+    result.refined_model = on.refine(start, offset=offset, temperature=best_t)
+    result.selection_loss = best_loss
+    result.selection_counts = best_counts
+    result.threshold = 0.0
+    result.warnings = diagnose(result, spec)
+    return result

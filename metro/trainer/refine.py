@@ -1,0 +1,149 @@
+"""Refinement: a linear model moved to a local minimum of the metric itself, smoothed.
+
+The search trains cost-sensitive *surrogate* models: a convex loss whose minimizer, when the model
+class is wrong for the data (most real tables), puts the decision boundary where the surrogate
+wants it, not where the metric does. Refinement starts from the chosen model (its tuned threshold
+folded into the bias) and minimizes the metric's loss with every confusion cell counted softly,
+
+    soft TP = mean(y * s), soft FP = mean((1 - y) * s), soft FN = mean(y * (1 - s)), ...
+    s = sigmoid(h(x) / T),  loss = (numerator . cells) / (denominator . cells),
+
+with full-batch L-BFGS in float64. The problem is not convex; the start is what makes it work, so
+this is a local step from the surrogate's answer, not a search of its own.
+
+The temperature ``T`` is a fraction of the standard deviation of the starting model's scores on
+the training rows, so one setting means the same thing on every dataset. The weights are free: by
+growing them the step may also sharpen the sigmoid towards the 0-1 loss, which ``max_iter`` (100
+L-BFGS iterations) bounds, and the refined weights are scaled back to the start's norm (a positive
+factor changes no decision). Whether the step helps at all is for held-out data to say (see
+:mod:`metro.search.refine`).
+
+Above :data:`MAX_ROWS` rows the step runs on a stratified sample of that many (a soft count over
+100,000 rows is already a precise estimate); the returned model is scored on every row.
+
+Only linear models (``ModelSpec(kind="linear")``) are refined; their weights live in the model's
+standardized input space, which is where the step runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from metro.metrics import MetricSpec
+from metro.models import StackedModel
+
+__all__ = ["MAX_ROWS", "refine_linear", "smoothed_ratio_loss"]
+
+MAX_ROWS = 100_000
+_MAX_ITER = 100
+
+
+def smoothed_ratio_loss(
+    spec: MetricSpec, scores: torch.Tensor, y: torch.Tensor, temperature: float
+) -> torch.Tensor:
+    """The metric's loss with soft confusion cells: each row counts sigmoid(score / T) as
+    predicted positive. At T -> 0 this is the loss of sign(score) (with score 0 counted as half
+    a positive)."""
+    s = torch.sigmoid(scores / temperature)
+    yf = y.to(scores.dtype)
+    n = float(y.numel())
+    cells = torch.stack(
+        [
+            (yf * s).sum() / n,
+            ((1 - yf) * s).sum() / n,
+            (yf * (1 - s)).sum() / n,
+            ((1 - yf) * (1 - s)).sum() / n,
+        ]
+    )
+    num = cells @ torch.as_tensor(spec.numerator_cells, dtype=scores.dtype, device=scores.device)
+    den = cells @ torch.as_tensor(spec.denominator_cells, dtype=scores.dtype, device=scores.device)
+    return num / den
+
+
+def _sample(y: np.ndarray, max_rows: int, seed: int) -> np.ndarray | None:
+    """A stratified sample of at most ``max_rows`` row indices (None: keep every row)."""
+    if y.size <= max_rows:
+        return None
+    rng = np.random.default_rng(seed)
+    keep = []
+    for label in (0, 1):
+        rows = np.flatnonzero(y == label)
+        take = max(1, round(max_rows * rows.size / y.size)) if rows.size else 0
+        keep.append(rng.choice(rows, size=min(take, rows.size), replace=False))
+    return np.sort(np.concatenate(keep))
+
+
+def refine_linear(
+    model: StackedModel,
+    X: np.ndarray,
+    y: np.ndarray,
+    spec: MetricSpec,
+    *,
+    offset: float = 0.0,
+    temperature: float,
+    max_iter: int = _MAX_ITER,
+    max_rows: int = MAX_ROWS,
+    seed: int = 0,
+) -> StackedModel:
+    """A copy of ``model`` (a linear stack of one) refined on (X, y) for ``spec``'s metric.
+
+    ``offset`` is added to the scores first (pass ``-threshold`` to start from the model with its
+    tuned threshold), ``temperature`` is relative to the spread of the starting scores (see the
+    module docstring). The result decides by its own sign: h(x) >= 0 is positive.
+    """
+    if model.spec.kind != "linear":
+        raise ValueError(f"only linear models can be refined, got a {model.spec.kind} model")
+    if model.n_models != 1:
+        raise ValueError(f"refine_linear takes a stack of one model, got {model.n_models}")
+    if not (math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    if not math.isfinite(float(offset)):
+        raise ValueError(f"offset must be finite, got {offset!r}")
+    y = np.asarray(y).astype(np.int64)
+    if y.ndim != 1 or y.size != len(X) or not np.isin(y, (0, 1)).all():
+        raise ValueError("y must be a 1-D array of 0/1 labels, one per row of X")
+    rows = _sample(y, max_rows, seed)
+    X_fit, y_fit = (X, y) if rows is None else (X[rows], y[rows])
+
+    params = dict(model.named_parameters())
+    device = params["weight"].device
+    with torch.no_grad():
+        z = model.standardize(
+            torch.as_tensor(np.asarray(X_fit, dtype=np.float32), device=device)
+        ).double()
+        w0 = params["weight"].detach()[:, 0].double()
+        b0 = params["bias"].detach()[0].double() + float(offset)
+    labels = torch.as_tensor(y_fit, device=device)
+    if int(y_fit.sum()) in (0, y_fit.size):
+        return model.shifted(float(offset))  # one class: no boundary to move
+    spread = float((z @ w0).std())
+    tau = temperature * (spread if spread > 0 else 1.0)
+    w = w0.clone().requires_grad_(True)
+    b = b0.clone().requires_grad_(True)
+    opt = torch.optim.LBFGS(
+        [w, b], lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe",
+        tolerance_grad=1e-9, tolerance_change=1e-12,
+    )  # fmt: skip
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = smoothed_ratio_loss(spec, z @ w + b, labels, tau)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    with torch.no_grad():
+        if not bool(torch.isfinite(w).all() and torch.isfinite(b)):
+            return model.shifted(float(offset))  # a failed step never replaces the start
+        # Back to the start's scale (a positive factor changes no decision): the step tends to
+        # grow the weights a hundredfold, and margins should stay comparable to the search's.
+        scale = float(w0.norm()) / float(w.norm()) if float(w.norm()) > 0 else 1.0
+        w, b = w * scale, b * scale
+        refined = model.select([0])
+        new = dict(refined.named_parameters())
+        new["weight"].copy_(w.to(params["weight"].dtype)[:, None])
+        new["bias"].copy_(b.to(params["bias"].dtype).reshape(1))
+    return refined

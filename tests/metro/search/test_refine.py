@@ -1,0 +1,114 @@
+"""The refinement step after the search's choice (metro.search.refine): kept only when the
+refined fold models score better on the pooled held-out rows, and then what the result reports is
+what the refined models did there."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import f1_score
+from sklearn.model_selection import StratifiedKFold
+
+from metro import MetroClassifier
+from metro.data import load_dataset
+from metro.examples import figure1_data
+from metro.metrics import get_metric
+from metro.models import get_model_spec
+from metro.search import SearchConfig, run_search
+from metro.search.finite import FiniteHypothesisSolver
+from metro.search.solver import TrainerSolver, delivered_model
+from metro.surrogates import get_surrogate
+from metro.trainer import TrainingConfig, predict_scores
+
+
+def _synthetic(n: int) -> tuple[np.ndarray, np.ndarray]:
+    data = load_dataset(
+        f"builtin://synthetic?n_samples={n}&n_features=20&positive_fraction=0.05&seed=0"
+    )
+    return data.X.astype(np.float32), data.y.astype(np.int64)
+
+
+def _solvers(X, y, spec, folds):
+    def solver(tr, va):
+        return TrainerSolver(
+            spec, X[tr], y[tr], surrogate=get_surrogate("logistic"),
+            model=get_model_spec("linear"), config=TrainingConfig(device="cpu"),
+            X_validation=None if va is None else X[va],
+            y_validation=None if va is None else y[va],
+        )  # fmt: skip
+
+    return [solver(tr, va) for tr, va in folds], solver(np.arange(y.size), None)
+
+
+def test_a_kept_refinement_reports_the_refined_folds_pooled_metric() -> None:
+    X, y = figure1_data(1000, seed=0)
+    spec = get_metric("f1").resolve(y)
+    folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+    fold_solvers, refit = _solvers(X, y, spec, folds)
+    config = SearchConfig(n_lambdas=7)
+    result = run_search(fold_solvers[0], config=config, fold_solvers=fold_solvers,
+                        refit_solver=refit)  # fmt: skip
+    ref = result.refinement
+    assert ref is not None and ref.kept  # checked: kept on this sample (by 0.0004 of F1)
+    assert result.threshold == 0.0
+    assert result.selection_loss < ref.loss_before
+    # Oracle: refine each fold's chosen fit by hand at the kept temperature, pool, score.
+    predicted, truth = [], []
+    for (_, va), fit, solver in zip(folds, result.fold_fits, fold_solvers, strict=True):
+        refined = solver.refine(
+            fit.model(), offset=-ref.threshold_before, temperature=ref.temperature
+        )
+        predicted.append(predict_scores(refined, X[va])[:, 0] >= 0)
+        truth.append(y[va])
+    pooled = f1_score(np.concatenate(truth), np.concatenate(predicted))
+    assert -result.selection_loss == pytest.approx(pooled)
+    assert dict(ref.losses)[ref.temperature] == pytest.approx(result.selection_loss)
+    tp, fp, fn, tn = result.selection_counts
+    assert tp + fp + fn + tn == y.size
+    # The delivered model is the refit, refined on every row, deciding by its sign.
+    model = delivered_model(result)
+    assert model is result.refined_model
+    assert set(np.unique(predict_scores(model, X)[:, 0] >= 0)) == {False, True}
+
+
+def test_refinement_off_and_solvers_that_cannot_refine_leave_the_result_alone() -> None:
+    X, y = _synthetic(600)
+    spec = get_metric("f1").resolve(y)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    fold_solvers, refit = _solvers(X, y, spec, folds)
+    off = run_search(fold_solvers[0], config=SearchConfig(n_lambdas=3, refine="off"),
+                     fold_solvers=fold_solvers, refit_solver=refit)  # fmt: skip
+    assert off.refinement is None and off.refined_model is None
+    # A finite hypothesis set has no model to refine: the search runs as before.
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 50)
+    finite = FiniteHypothesisSolver(
+        spec, labels, rng.integers(0, 2, (50, 6)),
+        y_validation=labels, predictions_validation=rng.integers(0, 2, (50, 6)),
+    )  # fmt: skip
+    result = run_search(finite, config=SearchConfig(n_lambdas=3, cv=None))
+    assert result.refinement is None
+
+
+def test_the_estimator_reports_the_refinement_and_never_a_worse_held_out_score() -> None:
+    X, y = _synthetic(1000)
+    on = MetroClassifier(metric="f1", n_lambdas=5, random_state=0).fit(X, y)
+    off = MetroClassifier(metric="f1", n_lambdas=5, random_state=0, refine="off").fit(X, y)
+    assert off.refinement_ is None
+    assert on.refinement_ is not None
+    assert on.best_score_ >= off.best_score_
+    assert on.refinement_.loss_before == pytest.approx(-off.best_score_)
+    if on.refinement_.kept:
+        assert on.threshold_ == 0.0 and on.best_score_ > off.best_score_
+    d = on.refinement_.to_dict()
+    assert {row["temperature"] for row in d["losses"]} == {0.05, 0.2}
+
+
+def test_refinement_settings_are_validated() -> None:
+    with pytest.raises(ValueError, match="unknown refine 'always'"):
+        SearchConfig(refine="always")
+    for bad in [(), (0.0,), (float("nan"),), "0.1", (0.1,) * 11]:
+        with pytest.raises(ValueError, match="refine_temperatures"):
+            SearchConfig(refine_temperatures=bad)
+    with pytest.raises(ValueError, match="refine_temperatures"):
+        MetroClassifier(refine_temperatures=(-1.0,)).fit(*_synthetic(200))

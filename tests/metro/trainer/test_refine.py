@@ -1,0 +1,121 @@
+"""The refinement step of a linear model (metro.trainer.refine): the smoothed loss against the
+metric's own loss, the step against its start, and the checks at the boundary."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.metrics import f1_score, fbeta_score, jaccard_score
+
+from metro.costs import cost_tables
+from metro.data import load_dataset
+from metro.examples import figure1_data
+from metro.metrics import get_metric
+from metro.models import build_model, get_model_spec
+from metro.search.base import cells_from_predictions
+from metro.surrogates import get_surrogate
+from metro.trainer import TrainingConfig, fit_cost_sensitive, predict_scores
+from metro.trainer.refine import refine_linear, smoothed_ratio_loss
+
+
+def _fitted(X: np.ndarray, y: np.ndarray, metric: str = "f1", lam: float = -0.5):
+    spec = get_metric(metric).resolve(y)
+    costs = cost_tables(spec, np.array([lam]))
+    fit = fit_cost_sensitive(
+        X, y, costs, model=get_model_spec("linear"), surrogate=get_surrogate("logistic"),
+        config=TrainingConfig(device="cpu"),
+    )  # fmt: skip
+    return spec, fit.model
+
+
+@pytest.mark.parametrize(
+    ("metric", "oracle"),
+    [
+        ("f1", f1_score),
+        ("jaccard", jaccard_score),
+        ("f_beta", lambda y, p: fbeta_score(y, p, beta=2.0)),
+    ],
+)
+def test_smoothed_loss_tends_to_the_metric_of_the_signs(metric, oracle) -> None:
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    scores = rng.normal(size=400) + 0.8 * y
+    params = {"beta": 2.0} if metric == "f_beta" else {}
+    spec = get_metric(metric, **params).resolve(y)
+    smooth = smoothed_ratio_loss(spec, torch.as_tensor(scores), torch.as_tensor(y), 1e-6)
+    assert float(smooth) == pytest.approx(-oracle(y, scores >= 0), abs=1e-9)
+    # A warm temperature counts every row half positive: another, smoother number.
+    warm = smoothed_ratio_loss(spec, torch.as_tensor(scores), torch.as_tensor(y), 100.0)
+    assert abs(float(warm) - float(smooth)) > 1e-3
+
+
+def test_refinement_beats_a_tuned_threshold_on_a_misspecified_problem() -> None:
+    data = load_dataset(
+        "builtin://synthetic?n_samples=2000&n_features=20&positive_fraction=0.05&seed=0"
+    )
+    X, y = data.X.astype(np.float32), data.y.astype(np.int64)
+    spec, model = _fitted(X, y)
+    before = predict_scores(model, X)[:, 0]
+    # The start: the fit with its best threshold, so the step has to beat a tuned threshold.
+    cuts = np.unique(before)
+    best_cut = max(cuts, key=lambda t: f1_score(y, before >= t))
+    start_f1 = f1_score(y, before >= best_cut)
+    refined = refine_linear(model, X, y, spec, offset=-float(best_cut), temperature=0.05)
+    after = predict_scores(refined, X)[:, 0]
+    assert f1_score(y, after >= 0) > start_f1 + 0.03
+    # Scaled back: the margins keep the start's magnitude.
+    assert np.linalg.norm(after - after.mean()) == pytest.approx(
+        np.linalg.norm(before - before.mean()), rel=0.5
+    )
+    # The start is left as it was.
+    assert np.array_equal(predict_scores(model, X)[:, 0], before)
+    assert refined.n_models == 1 and refined.spec.kind == "linear"
+
+
+def test_refinement_is_deterministic_and_samples_large_data() -> None:
+    X, y = figure1_data(3000, seed=1)
+    spec, model = _fitted(X, y)
+    a = refine_linear(model, X, y, spec, temperature=0.2, max_rows=500, seed=3)
+    b = refine_linear(model, X, y, spec, temperature=0.2, max_rows=500, seed=3)
+    c = refine_linear(model, X, y, spec, temperature=0.2, max_rows=500, seed=4)
+    sa, sb, sc = (predict_scores(m, X)[:, 0] for m in (a, b, c))
+    assert np.array_equal(sa, sb)
+    assert not np.array_equal(sa, sc)  # another sample of 500 rows, another step
+    assert np.all(np.isfinite(sa))
+
+
+def test_one_class_data_returns_the_start_with_its_offset() -> None:
+    X, y = figure1_data(200, seed=2)
+    spec, model = _fitted(X, y)
+    ones = np.ones_like(y)
+    out = refine_linear(model, X, ones, spec, offset=0.5, temperature=0.2)
+    assert np.allclose(predict_scores(out, X)[:, 0], predict_scores(model, X)[:, 0] + 0.5)
+
+
+def test_refinement_checks_its_arguments() -> None:
+    X, y = figure1_data(200, seed=3)
+    spec, model = _fitted(X, y)
+    with pytest.raises(ValueError, match="temperature must be a positive number"):
+        refine_linear(model, X, y, spec, temperature=0.0)
+    with pytest.raises(ValueError, match="offset must be finite"):
+        refine_linear(model, X, y, spec, offset=float("nan"), temperature=0.1)
+    with pytest.raises(ValueError, match="0/1 labels"):
+        refine_linear(model, X, y * 2, spec, temperature=0.1)
+    with pytest.raises(ValueError, match="one per row"):
+        refine_linear(model, X, y[:-1], spec, temperature=0.1)
+    mlp = build_model(get_model_spec("mlp", hidden=(4,)), input_shape=(2,), n_models=1)
+    with pytest.raises(ValueError, match="only linear models"):
+        refine_linear(mlp, X, y, spec, temperature=0.1)
+    two = build_model(get_model_spec("linear"), input_shape=(2,), n_models=2)
+    with pytest.raises(ValueError, match="a stack of one"):
+        refine_linear(two, X, y, spec, temperature=0.1)
+
+
+def test_cells_of_a_refined_model_are_its_signs() -> None:
+    X, y = figure1_data(500, seed=4)
+    spec, model = _fitted(X, y)
+    refined = refine_linear(model, X, y, spec, temperature=0.2)
+    s = predict_scores(refined, X)
+    cells = cells_from_predictions(y, s >= 0)[0]
+    assert -spec.loss_from_fractions(cells) == pytest.approx(f1_score(y, s[:, 0] >= 0))
