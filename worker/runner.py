@@ -87,6 +87,10 @@ def step_row(repeat: int, step: TraceStep) -> dict[str, Any]:
         "train_metric": _finite(step.train_metric),
         "validation_metric": _finite(step.validation_metric),
         "seconds": _finite(step.seconds),
+        "mu": step.mu,
+        "constraint_values": [_finite(v) for v in step.constraint_values]
+        if step.constraint_values
+        else None,
     }
 
 
@@ -266,6 +270,7 @@ class JobRun:
             on_method=self._on_method,
             on_search=self._on_search,
             wrap_solver=ledger.wrap,
+            constraints=objects.constraints,
         )
         logger.info(
             "job %s: %d fits trained, %d reused from earlier attempts or other workers",
@@ -352,6 +357,10 @@ class JobRun:
                 "fn": s.fn,
                 "tn": s.tn,
                 "lambda_": None if s.lam is None or not math.isfinite(s.lam) else s.lam,
+                "constraint_values": [_finite(v) for v in s.constraint_values]
+                if s.constraint_values
+                else None,
+                "constraints_hold": s.constraints_hold,
             }
             for s in result.scores
         ]
@@ -390,6 +399,7 @@ class JobRun:
             "search": (spec.get("search") or {}).get("strategy"),
             "scores": scores,
             "dataset": spec["dataset"]["uri"],
+            **constrained_manifest(spec, result, choices[0]),
         }
         rel = artifacts.model_path(self.job.id)
         target = artifacts.full_uri(self.ctx.settings.artifacts_uri, rel)
@@ -437,6 +447,40 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> dict[s
         if counts is None
         else dict(zip(("tp", "fp", "fn", "tn"), counts, strict=True)),
         "warnings": [w.to_dict() for w in search.warnings],
+        # Under constraints: each one's value where the choice was made (selection_split),
+        # and whether all of them held there.
+        "constraint_values": [_finite(v) for v in search.constraint_values]
+        if search.constraint_values
+        else None,
+        "constraints_satisfied": search.constraints_satisfied,
+    }
+
+
+def constrained_manifest(
+    spec: dict[str, Any], result: ExperimentResult, choice: dict[str, Any]
+) -> dict[str, Any]:
+    """The manifest's account of the constraints of the delivered model (METRO, repeat 0),
+    nothing for an unconstrained job: each constraint as specified and named, its value where
+    the search chose (``selection_value``) and on each split (``scores``, like the metric's),
+    and whether all of them hold on each split."""
+    constraints = spec.get("constraints") or []
+    if not constraints:
+        return {}
+    runs = {s.split: s for s in result.scores if s.method == "metro" and s.repeat == 0}
+    chosen = choice.get("constraint_values") or [None] * len(constraints)
+    info = spec.get("constraint_info") or [{} for _ in constraints]
+    return {
+        "constraints": [
+            {
+                **given,
+                **named,
+                "selection_value": chosen[i],
+                "scores": {split: _finite(s.constraint_values[i]) for split, s in runs.items()},
+            }
+            for i, (given, named) in enumerate(zip(constraints, info, strict=True))
+        ],
+        "constraints_hold": {split: s.constraints_hold for split, s in runs.items()},
+        "constraints_satisfied": choice.get("constraints_satisfied"),
     }
 
 
