@@ -7,6 +7,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.repeat_choice_selection_split import RepeatChoiceSelectionSplit, check_repeat_choice_selection_split
+from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.choice_warning import ChoiceWarning
@@ -40,6 +41,12 @@ class RepeatChoice:
     selection_counts: ConfusionCounts | None
     """ The held-out confusion counts selection_score was computed from """
     warnings: list[ChoiceWarning]
+    constraint_values: list[float | None] | None | Unset = UNSET
+    """ Under constraints: each constraint's value (in the spec's order) where the choice was made, on
+    selection_split at the tuned threshold; null without """
+    constraints_satisfied: bool | None | Unset = UNSET
+    """ Under constraints: whether every constraint held there (false: none of the fits met them, and the one
+    closest was kept); null without """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,6 +82,25 @@ class RepeatChoice:
             warnings_item = warnings_item_data.to_dict()
             warnings.append(warnings_item)
 
+        constraint_values: list[float | None] | None | Unset
+        if isinstance(self.constraint_values, Unset):
+            constraint_values = UNSET
+        elif isinstance(self.constraint_values, list):
+            constraint_values = []
+            for constraint_values_type_0_item_data in self.constraint_values:
+                constraint_values_type_0_item: float | None
+                constraint_values_type_0_item = constraint_values_type_0_item_data
+                constraint_values.append(constraint_values_type_0_item)
+
+        else:
+            constraint_values = self.constraint_values
+
+        constraints_satisfied: bool | None | Unset
+        if isinstance(self.constraints_satisfied, Unset):
+            constraints_satisfied = UNSET
+        else:
+            constraints_satisfied = self.constraints_satisfied
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -91,6 +117,10 @@ class RepeatChoice:
                 "warnings": warnings,
             }
         )
+        if constraint_values is not UNSET:
+            field_dict["constraint_values"] = constraint_values
+        if constraints_satisfied is not UNSET:
+            field_dict["constraints_satisfied"] = constraints_satisfied
 
         return field_dict
 
@@ -153,6 +183,45 @@ class RepeatChoice:
 
             warnings.append(warnings_item)
 
+        def _parse_constraint_values(data: object) -> list[float | None] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                constraint_values_type_0 = []
+                _constraint_values_type_0 = data
+                for constraint_values_type_0_item_data in _constraint_values_type_0:
+
+                    def _parse_constraint_values_type_0_item(data: object) -> float | None:
+                        if data is None:
+                            return data
+                        return cast(float | None, data)
+
+                    constraint_values_type_0_item = _parse_constraint_values_type_0_item(
+                        constraint_values_type_0_item_data
+                    )
+
+                    constraint_values_type_0.append(constraint_values_type_0_item)
+
+                return constraint_values_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float | None] | None | Unset, data)
+
+        constraint_values = _parse_constraint_values(d.pop("constraint_values", UNSET))
+
+        def _parse_constraints_satisfied(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        constraints_satisfied = _parse_constraints_satisfied(d.pop("constraints_satisfied", UNSET))
+
         repeat_choice = cls(
             repeat=repeat,
             trained_lambda=trained_lambda,
@@ -164,6 +233,8 @@ class RepeatChoice:
             n_folds=n_folds,
             selection_counts=selection_counts,
             warnings=warnings,
+            constraint_values=constraint_values,
+            constraints_satisfied=constraints_satisfied,
         )
 
         repeat_choice.additional_properties = d

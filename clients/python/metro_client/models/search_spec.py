@@ -31,6 +31,9 @@ class SearchSpec:
     selection: None | str | Unset = UNSET
     lambda_min: float | None | Unset = UNSET
     lambda_max: float | None | Unset = UNSET
+    multipliers: list[float] | None | Unset = UNSET
+    """ With constraints: the Lagrange multipliers mu tried with every lambda (0 is the unconstrained problem);
+    default [0, 0.25, 1, 4, 16] """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,6 +113,15 @@ class SearchSpec:
         else:
             lambda_max = self.lambda_max
 
+        multipliers: list[float] | None | Unset
+        if isinstance(self.multipliers, Unset):
+            multipliers = UNSET
+        elif isinstance(self.multipliers, list):
+            multipliers = self.multipliers
+
+        else:
+            multipliers = self.multipliers
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -137,6 +149,8 @@ class SearchSpec:
             field_dict["lambda_min"] = lambda_min
         if lambda_max is not UNSET:
             field_dict["lambda_max"] = lambda_max
+        if multipliers is not UNSET:
+            field_dict["multipliers"] = multipliers
 
         return field_dict
 
@@ -272,6 +286,23 @@ class SearchSpec:
 
         lambda_max = _parse_lambda_max(d.pop("lambda_max", UNSET))
 
+        def _parse_multipliers(data: object) -> list[float] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                multipliers_type_0 = cast(list[float], data)
+
+                return multipliers_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float] | None | Unset, data)
+
+        multipliers = _parse_multipliers(d.pop("multipliers", UNSET))
+
         search_spec = cls(
             strategy=strategy,
             n_lambdas=n_lambdas,
@@ -285,6 +316,7 @@ class SearchSpec:
             selection=selection,
             lambda_min=lambda_min,
             lambda_max=lambda_max,
+            multipliers=multipliers,
         )
 
         search_spec.additional_properties = d
