@@ -8,11 +8,11 @@ from .confusion_counts import ConfusionCounts
 from .confusion_metric import ConfusionMetric
 from .confusion_metric_denominator import ConfusionMetricDenominator
 from .confusion_metric_numerator import ConfusionMetricNumerator
-from .constraint_in import ConstraintIn
-from .constraint_in_params_type_0 import ConstraintInParamsType0
-from .constraint_metric_in import ConstraintMetricIn
-from .constraint_out import ConstraintOut
-from .constraint_out_sense import ConstraintOutSense
+from .constraint import Constraint
+from .constraint_metric import ConstraintMetric
+from .constraint_params import ConstraintParams
+from .constraint_sense import ConstraintSense
+from .constraint_spec import ConstraintSpec
 from .dataset import Dataset
 from .dataset_page import DatasetPage
 from .dataset_ref import DatasetRef
@@ -64,11 +64,11 @@ __all__ = (
     "ConfusionMetric",
     "ConfusionMetricDenominator",
     "ConfusionMetricNumerator",
-    "ConstraintIn",
-    "ConstraintInParamsType0",
-    "ConstraintMetricIn",
-    "ConstraintOut",
-    "ConstraintOutSense",
+    "Constraint",
+    "ConstraintMetric",
+    "ConstraintParams",
+    "ConstraintSense",
+    "ConstraintSpec",
     "Dataset",
     "DatasetPage",
     "DatasetRef",

@@ -11,7 +11,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.coefficient_metric import CoefficientMetric
     from ..models.confusion_metric import ConfusionMetric
-    from ..models.constraint_in import ConstraintIn
+    from ..models.constraint_spec import ConstraintSpec
     from ..models.dataset_ref import DatasetRef
     from ..models.model_spec import ModelSpec
     from ..models.preset_metric import PresetMetric
@@ -34,7 +34,7 @@ class JobCreate:
     training: TrainingSpec | Unset = UNSET
     repeats: int | Unset = 1
     baselines: list[Baseline] | Unset = UNSET
-    constraints: list[ConstraintIn] | Unset = UNSET
+    constraints: list[ConstraintSpec] | Unset = UNSET
     """ Floors and ceilings on other ratio metrics that METRO and every baseline choose under (grid search only);
     none: the unconstrained problem """
 
@@ -113,7 +113,7 @@ class JobCreate:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.coefficient_metric import CoefficientMetric  # noqa: PLC0415
         from ..models.confusion_metric import ConfusionMetric  # noqa: PLC0415
-        from ..models.constraint_in import ConstraintIn  # noqa: PLC0415
+        from ..models.constraint_spec import ConstraintSpec  # noqa: PLC0415
         from ..models.dataset_ref import DatasetRef  # noqa: PLC0415
         from ..models.model_spec import ModelSpec  # noqa: PLC0415
         from ..models.preset_metric import PresetMetric  # noqa: PLC0415
@@ -190,11 +190,11 @@ class JobCreate:
                 baselines.append(baselines_item)
 
         _constraints = d.pop("constraints", UNSET)
-        constraints: list[ConstraintIn] | Unset = UNSET
+        constraints: list[ConstraintSpec] | Unset = UNSET
         if _constraints is not UNSET:
             constraints = []
             for constraints_item_data in _constraints:
-                constraints_item = ConstraintIn.from_dict(constraints_item_data)
+                constraints_item = ConstraintSpec.from_dict(constraints_item_data)
 
                 constraints.append(constraints_item)
 

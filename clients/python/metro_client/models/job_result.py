@@ -10,7 +10,7 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
-    from ..models.constraint_out import ConstraintOut
+    from ..models.constraint import Constraint
     from ..models.method_summary import MethodSummary
     from ..models.metric_run import MetricRun
     from ..models.repeat_choice import RepeatChoice
@@ -40,7 +40,7 @@ class JobResult:
     """ What each repeat's search chose """
     summary: list[MethodSummary]
     runs: list[MetricRun]
-    constraints: list[ConstraintOut] | Unset = UNSET
+    constraints: list[Constraint] | Unset = UNSET
     """ The job's constraints, in the order of every constraint_values list; empty for an unconstrained job """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -116,7 +116,7 @@ class JobResult:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.constraint_out import ConstraintOut  # noqa: PLC0415
+        from ..models.constraint import Constraint  # noqa: PLC0415
         from ..models.method_summary import MethodSummary  # noqa: PLC0415
         from ..models.metric_run import MetricRun  # noqa: PLC0415
         from ..models.repeat_choice import RepeatChoice  # noqa: PLC0415
@@ -189,11 +189,11 @@ class JobResult:
             runs.append(runs_item)
 
         _constraints = d.pop("constraints", UNSET)
-        constraints: list[ConstraintOut] | Unset = UNSET
+        constraints: list[Constraint] | Unset = UNSET
         if _constraints is not UNSET:
             constraints = []
             for constraints_item_data in _constraints:
-                constraints_item = ConstraintOut.from_dict(constraints_item_data)
+                constraints_item = Constraint.from_dict(constraints_item_data)
 
                 constraints.append(constraints_item)
 

@@ -9,24 +9,24 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
-    from ..models.constraint_in_params_type_0 import ConstraintInParamsType0
-    from ..models.constraint_metric_in import ConstraintMetricIn
+    from ..models.constraint_metric import ConstraintMetric
+    from ..models.constraint_params import ConstraintParams
 
 
-T = TypeVar("T", bound="ConstraintIn")
+T = TypeVar("T", bound="ConstraintSpec")
 
 
 @_attrs_define
-class ConstraintIn:
+class ConstraintSpec:
     """A floor or a ceiling on a second ratio metric, e.g. ``{"metric": "recall",
     "at_least": 0.9}``: the search keeps the best metric among the fits that meet it on the
     held-out rows (see docs/api.md, "Constraints").
 
     """
 
-    metric: ConstraintMetricIn | str
+    metric: ConstraintMetric | str
     """ A preset name (recall, precision, false_positive_rate, true_negative_rate, ...) or {alpha, beta} """
-    params: ConstraintInParamsType0 | None | Unset = UNSET
+    params: ConstraintParams | None | Unset = UNSET
     """ The preset's parameters, e.g. {"beta": 2} for f_beta """
     at_least: float | None | Unset = UNSET
     """ The floor (give this or at_most) """
@@ -38,11 +38,11 @@ class ConstraintIn:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.constraint_in_params_type_0 import ConstraintInParamsType0  # noqa: PLC0415
-        from ..models.constraint_metric_in import ConstraintMetricIn  # noqa: PLC0415
+        from ..models.constraint_metric import ConstraintMetric  # noqa: PLC0415
+        from ..models.constraint_params import ConstraintParams  # noqa: PLC0415
 
         metric: dict[str, Any] | str
-        if isinstance(self.metric, ConstraintMetricIn):
+        if isinstance(self.metric, ConstraintMetric):
             metric = self.metric.to_dict()
         else:
             metric = self.metric
@@ -50,7 +50,7 @@ class ConstraintIn:
         params: dict[str, Any] | None | Unset
         if isinstance(self.params, Unset):
             params = UNSET
-        elif isinstance(self.params, ConstraintInParamsType0):
+        elif isinstance(self.params, ConstraintParams):
             params = self.params.to_dict()
         else:
             params = self.params
@@ -93,25 +93,25 @@ class ConstraintIn:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.constraint_in_params_type_0 import ConstraintInParamsType0  # noqa: PLC0415
-        from ..models.constraint_metric_in import ConstraintMetricIn  # noqa: PLC0415
+        from ..models.constraint_metric import ConstraintMetric  # noqa: PLC0415
+        from ..models.constraint_params import ConstraintParams  # noqa: PLC0415
 
         d = dict(src_dict)
 
-        def _parse_metric(data: object) -> ConstraintMetricIn | str:
+        def _parse_metric(data: object) -> ConstraintMetric | str:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                metric_type_1 = ConstraintMetricIn.from_dict(data)
+                metric_type_1 = ConstraintMetric.from_dict(data)
 
                 return metric_type_1
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(ConstraintMetricIn | str, data)
+            return cast(ConstraintMetric | str, data)
 
         metric = _parse_metric(d.pop("metric"))
 
-        def _parse_params(data: object) -> ConstraintInParamsType0 | None | Unset:
+        def _parse_params(data: object) -> ConstraintParams | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -119,12 +119,12 @@ class ConstraintIn:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                params_type_0 = ConstraintInParamsType0.from_dict(data)
+                params_type_0 = ConstraintParams.from_dict(data)
 
                 return params_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(ConstraintInParamsType0 | None | Unset, data)
+            return cast(ConstraintParams | None | Unset, data)
 
         params = _parse_params(d.pop("params", UNSET))
 
@@ -155,7 +155,7 @@ class ConstraintIn:
 
         confidence = _parse_confidence(d.pop("confidence", UNSET))
 
-        constraint_in = cls(
+        constraint_spec = cls(
             metric=metric,
             params=params,
             at_least=at_least,
@@ -163,8 +163,8 @@ class ConstraintIn:
             confidence=confidence,
         )
 
-        constraint_in.additional_properties = d
-        return constraint_in
+        constraint_spec.additional_properties = d
+        return constraint_spec
 
     @property
     def additional_keys(self) -> list[str]:

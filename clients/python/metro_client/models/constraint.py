@@ -6,13 +6,13 @@ from typing import Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.constraint_out_sense import ConstraintOutSense, check_constraint_out_sense
+from ..models.constraint_sense import ConstraintSense, check_constraint_sense
 
-T = TypeVar("T", bound="ConstraintOut")
+T = TypeVar("T", bound="Constraint")
 
 
 @_attrs_define
-class ConstraintOut:
+class Constraint:
     """A constraint of the job, as the results name it."""
 
     name: str
@@ -21,7 +21,7 @@ class ConstraintOut:
     """ As people write it: Recall ≥ 0.9 """
     metric_display_name: str
     """ The constrained metric's name: Recall """
-    sense: ConstraintOutSense
+    sense: ConstraintSense
     bound: float
     confidence: float | None
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -64,7 +64,7 @@ class ConstraintOut:
 
         metric_display_name = d.pop("metric_display_name")
 
-        sense = check_constraint_out_sense(d.pop("sense"))
+        sense = check_constraint_sense(d.pop("sense"))
 
         bound = d.pop("bound")
 
@@ -75,7 +75,7 @@ class ConstraintOut:
 
         confidence = _parse_confidence(d.pop("confidence"))
 
-        constraint_out = cls(
+        constraint = cls(
             name=name,
             display_name=display_name,
             metric_display_name=metric_display_name,
@@ -84,8 +84,8 @@ class ConstraintOut:
             confidence=confidence,
         )
 
-        constraint_out.additional_properties = d
-        return constraint_out
+        constraint.additional_properties = d
+        return constraint
 
     @property
     def additional_keys(self) -> list[str]:

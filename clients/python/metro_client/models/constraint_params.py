@@ -6,11 +6,11 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="ConstraintInParamsType0")
+T = TypeVar("T", bound="ConstraintParams")
 
 
 @_attrs_define
-class ConstraintInParamsType0:
+class ConstraintParams:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -23,10 +23,10 @@ class ConstraintInParamsType0:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        constraint_in_params_type_0 = cls()
+        constraint_params = cls()
 
-        constraint_in_params_type_0.additional_properties = d
-        return constraint_in_params_type_0
+        constraint_params.additional_properties = d
+        return constraint_params
 
     @property
     def additional_keys(self) -> list[str]:

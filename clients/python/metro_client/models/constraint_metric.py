@@ -8,11 +8,11 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-T = TypeVar("T", bound="ConstraintMetricIn")
+T = TypeVar("T", bound="ConstraintMetric")
 
 
 @_attrs_define
-class ConstraintMetricIn:
+class ConstraintMetric:
     """A constraint's metric as the ratio <alpha, phi> / <beta, phi> on the basis
     (h*y, y, h, 1), read in its natural orientation (``greater_is_better``).
 
@@ -66,7 +66,7 @@ class ConstraintMetricIn:
 
         name = d.pop("name", UNSET)
 
-        constraint_metric_in = cls(
+        constraint_metric = cls(
             alpha=alpha,
             beta=beta,
             greater_is_better=greater_is_better,
@@ -74,8 +74,8 @@ class ConstraintMetricIn:
             name=name,
         )
 
-        constraint_metric_in.additional_properties = d
-        return constraint_metric_in
+        constraint_metric.additional_properties = d
+        return constraint_metric
 
     @property
     def additional_keys(self) -> list[str]:
