@@ -38,7 +38,7 @@ from metro.experiment import ExperimentResult, run_experiment
 from metro.metrics import MetricSpec
 from metro.search import SearchResult, TraceStep
 from metro.search.bisection import max_bisection_steps
-from metro.search.config import AUTO_CV_FOLDS
+from metro.search.config import AUTO_CV_FOLDS, SearchConfig
 from metro.serialization import save_model
 from metro.trainer import TrainingCancelled, TrainingEvent
 from worker import artifacts
@@ -135,6 +135,8 @@ class Progress:
             cv = search.get("cv", "auto")
             folds = AUTO_CV_FOLDS if cv == "auto" else int(cv or 1)
             steps = shifts * int(search.get("n_lambdas", 21)) * folds
+            if spec.get("constraints"):  # the constrained grid: every lambda at each multiplier
+                steps *= len(search.get("multipliers") or SearchConfig().multipliers)
         else:
             eps = float(search.get("epsilon", 1e-3))
             steps = shifts * min(int(search.get("max_steps", 30)), max_bisection_steps(0, 2, eps))
