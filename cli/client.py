@@ -385,6 +385,38 @@ def build_job(spec: dict[str, Any]) -> Any:
     return job
 
 
+def constraint_flag(item: str, sense: str) -> dict[str, Any]:
+    """The job's constraint for ``--at-least`` / ``--at-most METRIC=BOUND``, checked here by the
+    library as the server will check it (a known preset, a number in the metric's range); a
+    wrong one is a usage error naming the option."""
+    option = "--at-least" if sense == "at_least" else "--at-most"
+    metric, sep, text = item.partition("=")
+    metric = metric.strip()
+    if not sep or not metric or not text.strip():
+        raise typer.BadParameter(f"{item!r} is not METRIC=BOUND (e.g. {option} recall=0.9)")
+    try:
+        bound = float(text)
+    except ValueError:
+        raise typer.BadParameter(f"{item!r}: the bound {text!r} is not a number") from None
+    constraint = {"metric": metric, sense: bound}
+    from core.job_spec import build_constraints
+
+    try:
+        build_constraints([constraint])
+    except ValueError as exc:
+        raise typer.BadParameter(f"{item!r}: {exc}") from None
+    return constraint
+
+
+def _check_constraint_flags(sense: str) -> Callable[[list[str] | None], list[str] | None]:
+    def check(values: list[str] | None) -> list[str] | None:
+        for item in values or []:
+            constraint_flag(item, sense)
+        return values
+
+    return check
+
+
 def check_job_locally(spec: dict[str, Any]) -> None:
     """The server's own validation of the job (:func:`service.job_spec.normalize_job_spec`), run
     before a local file is uploaded, so that a job the server would refuse leaves no upload
@@ -448,6 +480,25 @@ def submit(
         typer.Option(help="A baseline to run too (repeatable): erm, koyejo1, koyejo2, parambath."),
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
+    at_least: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--at-least",
+            metavar="METRIC=BOUND",
+            callback=_check_constraint_flags("at_least"),
+            help="A floor on another metric the search must meet, e.g. recall=0.9 (repeatable; "
+            "grid search only).",
+        ),
+    ] = None,
+    at_most: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--at-most",
+            metavar="METRIC=BOUND",
+            callback=_check_constraint_flags("at_most"),
+            help="A ceiling on another metric, e.g. false_positive_rate=0.1 (repeatable).",
+        ),
+    ] = None,
     set_: Annotated[
         list[str] | None,
         typer.Option(
@@ -500,6 +551,15 @@ def submit(
         if not sep or not field:
             raise CliError(f"--set {item!r}: expected FIELD=VALUE")
         _set_path(spec, field.strip(), _scalar(value))
+    # The flags' constraints (checked by their callbacks already) after the file's.
+    flagged = [constraint_flag(v, "at_least") for v in at_least or []] + [
+        constraint_flag(v, "at_most") for v in at_most or []
+    ]
+    if flagged:
+        given = spec.setdefault("constraints", [])
+        if not isinstance(given, list):
+            raise CliError(f"job field 'constraints' must be a list, not {given!r}")
+        given.extend(flagged)
     body = build_job(spec)
     if local is not None:
         ds = spec["dataset"]
@@ -576,6 +636,32 @@ def choices_text(choices: list[Any]) -> str | None:
     if any(r is not None for r in reached):
         text += "; ratio reached " + ", ".join(_fmt(r) for r in reached)
     return text
+
+
+def chosen_constraints_text(choices: list[Any], names: list[str]) -> str | None:
+    """Under constraints, their values where each repeat's search chose and whether they held
+    there: "constraints met where chosen: Recall ≥ 0.9 0.9123 (5-fold CV)"."""
+    chosen = [c for c in choices if _optional(getattr(c, "constraint_values", None)) is not None]
+    if not chosen or not names:
+        return None
+    parts = []
+    for i, name in enumerate(names):
+        values = ", ".join(_fmt(_optional(c.constraint_values[i]), ".4f") for c in chosen)
+        parts.append(f"{name} {values}")
+    met = all(_optional(c.constraints_satisfied) for c in chosen)
+    where = selection_label(str(chosen[0].selection_split), chosen[0].n_folds)
+    repeats = f", {len(chosen)} repeats" if len(chosen) > 1 else ""
+    return (
+        f"constraints {'met' if met else 'NOT met'} where chosen: "
+        + "; ".join(parts)
+        + f" ({where}{repeats})"
+    )
+
+
+def spec_constraint_names(job: Any) -> list[str]:
+    """The job's constraints as people write them (Recall ≥ 0.9), from its spec."""
+    spec = job.spec.to_dict() if hasattr(job.spec, "to_dict") else dict(job.spec)
+    return [str(c.get("display_name") or c.get("name")) for c in spec.get("constraint_info") or []]
 
 
 def warning_lines(choices: list[Any]) -> list[str]:
@@ -690,6 +776,9 @@ def _watch(api: Api, job_id: str, *, interval: float, timeout: float | None) -> 
         highlight=False,
         soft_wrap=True,
     )  # fmt: skip
+    constrained = chosen_constraints_text(choices, spec_constraint_names(job))
+    if constrained is not None:
+        console.print(constrained, highlight=False, soft_wrap=True)
     for line in warning_lines(choices):
         err_console.print(line, style="yellow", highlight=False, soft_wrap=True)
 
@@ -804,7 +893,13 @@ def result_table(result: Any) -> Table:
     n = max((s.n for s in summary), default=0)
     name = _optional(getattr(result, "metric_display_name", None)) or result.metric
     title = f"{name} ({'higher' if result.greater_is_better else 'lower'} is better)"
-    table = Table(title=title, caption=f"mean ± std over {n} repeat(s)" if n > 1 else None)
+    names = [c.display_name for c in _result_constraints(result)]
+    if names:
+        title += f" under {', '.join(names)}"
+    table = Table(
+        title=title, caption=f"mean ± std over {n} repeat(s)" if n > 1 else None,
+        min_width=len(title) + 4 if names else None,  # the title on one line
+    )  # fmt: skip
     table.add_column("split")
     for method in methods:
         table.add_column(method, justify="right")
@@ -826,6 +921,48 @@ def result_table(result: Any) -> Table:
     return table
 
 
+def _result_constraints(result: Any) -> list[Any]:
+    return list(_optional(getattr(result, "constraints", None)) or [])
+
+
+def constraints_table(result: Any) -> Table | None:
+    """Under constraints: each one's value per method and split (the mean over the repeats),
+    and whether they all hold (in how many repeats, when there are several)."""
+    constraints = _result_constraints(result)
+    if not constraints:
+        return None
+    summary = list(result.summary)
+    methods = list(dict.fromkeys(s.method for s in summary))
+    splits = [s for s in ("validation", "test") if any(x.split == s for x in summary)]
+    n = max((s.n for s in summary), default=0)
+    table = Table(title="Constraints", caption=f"mean over {n} repeat(s)" if n > 1 else None)
+    for column in ("constraint", "split"):
+        table.add_column(column)
+    for method in methods:
+        table.add_column(method, justify="right")
+    cells = {(s.method, s.split): s for s in summary}
+    for i, constraint in enumerate(constraints):
+        for split in splits:
+            row = [constraint.display_name, split]
+            for method in methods:
+                means = _optional(getattr(cells.get((method, split)), "constraint_means", None))
+                row.append(_fmt(None if not means else _optional(means[i]), ".4f"))
+            table.add_row(*row)
+    for split in splits:
+        row = ["all hold", split]
+        for method in methods:
+            cell = cells.get((method, split))
+            held = None if cell is None else _optional(cell.constraints_held)
+            if cell is None or held is None:
+                row.append("-")
+            elif cell.n == 1:
+                row.append("[green]yes[/]" if held else "[red]no[/]")
+            else:
+                row.append(f"{held} of {cell.n}")
+        table.add_row(*row)
+    return table
+
+
 @one_line_errors
 def result(
     job: Annotated[str, typer.Argument(help="The job id.")],
@@ -842,12 +979,17 @@ def result(
         typer.echo(json.dumps(res.to_dict(), indent=2))
         return
     console.print(result_table(res))
+    constrained = constraints_table(res)
+    if constrained is not None:
+        console.print(constrained)
     name = _optional(getattr(res, "metric_display_name", None)) or res.metric
     choices = _choices(res)
     chosen_by = selection_text(choices, name)
+    names = [c.display_name for c in _result_constraints(res)]
     for line in (
         choices_text(choices) or f"trained λ {_fmt(_optional(res.lambda_star))}",
         None if chosen_by is None else f"METRO chose by {chosen_by}",
+        chosen_constraints_text(choices, names),
     ):
         if line:
             console.print(line, highlight=False, soft_wrap=True)

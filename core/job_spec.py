@@ -11,11 +11,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the builders import metro lazily: torch takes seconds to import
+    from metro.constraints import Constraint
     from metro.metrics import Metric
     from metro.models import ModelSpec
     from metro.search.config import SearchConfig
@@ -25,24 +26,43 @@ if TYPE_CHECKING:  # the builders import metro lazily: torch takes seconds to im
 
 @dataclass(frozen=True)
 class JobObjects:
-    """The ``metro`` objects a stored spec describes: what a worker runs."""
+    """The ``metro`` objects a stored spec describes: what a worker runs.
+
+    ``constraints`` stay in the library's JSON form, checked by :func:`build_constraints`:
+    :func:`metro.experiment.prepare_repeat` resolves them on each repeat's training labels, as
+    it resolves the metric (balanced accuracy depends on the class prior). Empty: none.
+    """
 
     metric: Metric
     surrogate: Surrogate
     model: ModelSpec
     search: SearchConfig
     training: TrainingConfig
+    constraints: tuple[Mapping[str, Any], ...] = field(default=())
+
+
+class SpecFieldError(ValueError):
+    """A value of the spec the library refuses, with the ``path`` to it in the spec (e.g.
+    ``("constraints", 0, "at_least")``), so that the API can name the field."""
+
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 def build_job_objects(spec: Mapping[str, Any]) -> JobObjects:
     """Every section of a normalized spec built; KeyError for a missing section, ValueError or
     TypeError from the library for a wrong one."""
+    search = build_search(spec["search"])
+    constraints = tuple(spec.get("constraints") or ())
+    check_constrained_search(search, build_constraints(constraints))
     return JobObjects(
         metric=build_metric(spec["metric"]),
         surrogate=build_surrogate(spec["surrogate"]),
         model=build_model_spec(spec["model"]),
-        search=build_search(spec["search"]),
+        search=search,
         training=build_training_config(spec["training"]),
+        constraints=constraints,
     )
 
 
@@ -99,6 +119,110 @@ def build_training_config(training: Mapping[str, Any]) -> TrainingConfig:
     from metro.trainer import TrainingConfig
 
     return TrainingConfig.from_dict(dict(training))
+
+
+# A constraint's metric that depends on the class prior (balanced accuracy) is checked at a
+# prior of one half when there are no labels to resolve it on (at submission).
+_BALANCED_LABELS = (0, 1)
+
+
+def build_constraints(
+    constraints: Sequence[Mapping[str, Any]], y: Any = None
+) -> tuple[Constraint, ...]:
+    """The library's constraints from the spec's list (``{"metric": "recall", "at_least":
+    0.9}``; see :mod:`metro.constraints`), each part checked in turn so that an error names its
+    field (:class:`SpecFieldError`). Besides the library's own checks, a bound outside the range
+    of its metric is refused: no classifier could meet it, or every one would. Prior-dependent
+    metrics resolve against ``y`` (a balanced prior without it)."""
+    import numpy as np
+
+    from metro.constraints import SENSES, Constraint, constraint_metric
+    from metro.metrics import PriorDependentMetric, UnknownMetricParameterError, display_name
+
+    built = []
+    for index, given in enumerate(constraints):
+
+        def fail(*where: str, message: str, index: int = index) -> SpecFieldError:
+            return SpecFieldError(("constraints", index, *where), message)
+
+        if not isinstance(given, Mapping):
+            raise fail(message="a constraint must be an object such as "
+                       "{'metric': 'recall', 'at_least': 0.9}")  # fmt: skip
+        unknown = sorted(set(given) - {"metric", "params", "confidence", *SENSES})
+        if unknown:
+            raise fail(
+                unknown[0],
+                message=f"unknown constraint field {unknown[0]!r}; a constraint takes metric, "
+                "params, at_least or at_most, and confidence",
+            )
+        senses = [s for s in SENSES if given.get(s) is not None]
+        if len(senses) != 1:
+            raise fail(
+                "at_most" if senses else "at_least",
+                message="a constraint needs exactly one of at_least and at_most"
+                + (", not both" if senses else ""),
+            )
+        sense = senses[0]
+        if given.get("metric") is None:
+            raise fail("metric", message="a constraint needs a metric: a preset name such as "
+                       "'recall', or {'alpha': [...], 'beta': [...]}")  # fmt: skip
+        try:
+            metric = constraint_metric(given["metric"], given.get("params") or {})
+        except UnknownMetricParameterError as exc:
+            raise fail("params", exc.unknown[0], message=str(exc)) from None
+        except (ValueError, TypeError) as exc:
+            raise fail("metric", message=str(exc)) from None
+        if isinstance(metric, PriorDependentMetric):
+            metric = metric.resolve(np.asarray(_BALANCED_LABELS if y is None else y))
+        bound = given[sense]
+        if isinstance(bound, bool) or not isinstance(bound, int | float):
+            raise fail(sense, message=f"{sense} must be a number, got {bound!r}")
+        try:
+            constraint = Constraint(metric=metric, sense=sense, bound=bound)
+        except ValueError as exc:
+            raise fail(sense, message=str(exc)) from None
+        low, high = sorted(metric.score_from_loss(v) + 0.0 for v in metric.lambda_range)
+        if not low - 1e-12 <= constraint.bound <= high + 1e-12:
+            never = (sense == "at_least") == (constraint.bound > high)
+            raise fail(
+                sense,
+                message=f"{sense} {constraint.bound:g} is outside the range of "
+                f"{display_name(metric.name)}, [{low:g}, {high:g}]: "
+                + ("no classifier can meet it" if never else "every classifier meets it"),
+            )
+        if given.get("confidence") is not None:
+            try:
+                constraint = Constraint(
+                    metric=metric, sense=sense, bound=bound, confidence=given["confidence"]
+                )
+            except ValueError as exc:
+                raise fail("confidence", message=str(exc)) from None
+        built.append(constraint)
+    return tuple(built)
+
+
+def check_constrained_search(search: SearchConfig, constraints: Sequence[Constraint]) -> None:
+    """The library's refusal of a search that cannot take constraints, naming the field."""
+    from metro.search import check_constrainable
+
+    if constraints:
+        try:
+            check_constrainable(search)
+        except ValueError as exc:
+            raise SpecFieldError(("search", "strategy"), str(exc)) from None
+
+
+def constraint_name(constraint: Constraint) -> dict[str, str]:
+    """How a constraint is shown: its machine name (``recall >= 0.9``, what the library calls
+    it) and its name as people write it (``Recall ≥ 0.9``)."""
+    from metro.metrics import display_name
+
+    word = "≥" if constraint.sense == "at_least" else "≤"
+    return {
+        "name": constraint.name,
+        "display_name": f"{display_name(constraint.metric.name)} {word} {constraint.bound:g}",
+        "metric_display_name": display_name(constraint.metric.name),
+    }
 
 
 def spec_hash(spec: Mapping[str, Any]) -> str:

@@ -409,6 +409,8 @@ class FitRow:
     artifact: str | None
     sha256: str | None
     surrogate_loss: list[float] | None
+    # The constraints' multipliers, one row per lambda (None: an unconstrained fit).
+    multipliers: list[list[float]] | None = None
 
 
 def _fit_row(f: JobFit) -> FitRow:
@@ -418,6 +420,7 @@ def _fit_row(f: JobFit) -> FitRow:
         shareable=f.shareable, state=f.state, lease_owner=f.lease_owner,
         lease_expires_at=f.lease_expires_at, artifact=f.artifact, sha256=f.sha256,
         surrogate_loss=losses,
+        multipliers=None if f.multipliers is None else [list(row) for row in f.multipliers],
     )  # fmt: skip
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from metro.metrics import MetricSpec, PriorDependentMetric, get_metric
 
-__all__ = ["SENSES", "Constraint", "get_constraint", "get_constraints"]
+__all__ = ["SENSES", "Constraint", "constraint_metric", "get_constraint", "get_constraints"]
 
 SENSES: tuple[str, ...] = ("at_least", "at_most")
 # A constraint holds when its slack is at least -_SLACK_TOL (round-off of count ratios).
@@ -148,7 +148,7 @@ def get_constraint(spec: Constraint | Mapping[str, Any], y: Any = None) -> Const
         raise ValueError("a constraint needs exactly one of at_least and at_most")
     if "metric" not in spec:
         raise ValueError("a constraint needs a metric (a preset name or alpha/beta)")
-    metric = _metric(spec["metric"], spec.get("params") or {})
+    metric = constraint_metric(spec["metric"], spec.get("params") or {})
     if isinstance(metric, PriorDependentMetric):
         metric = metric.resolve(y)
     bound = spec[senses[0]]
@@ -169,7 +169,12 @@ def get_constraints(
     return tuple(get_constraint(s, y) for s in specs)
 
 
-def _metric(value: Any, params: Mapping[str, Any]) -> MetricSpec | PriorDependentMetric:
+def constraint_metric(
+    value: Any, params: Mapping[str, Any] | None = None
+) -> MetricSpec | PriorDependentMetric:
+    """The metric of a constraint's ``"metric"`` field: a preset name (with ``params``) or
+    ``{"alpha", "beta"}`` (optionally ``name``, ``greater_is_better``, ``zero_division``)."""
+    params = params or {}
     if isinstance(value, MetricSpec | PriorDependentMetric):
         return value
     if isinstance(value, str):

@@ -349,6 +349,8 @@ _DISPLAY_NAMES = {
     "accuracy": "Accuracy",
     "weighted_accuracy": "Weighted accuracy",
     "balanced_accuracy": "Balanced accuracy",
+    "false_positive_rate": "False positive rate",
+    "true_negative_rate": "True negative rate",
 }
 _F_BETA_NAME = re.compile(r"f_beta\((?P<beta>[^)]+)\)")
 

@@ -9,18 +9,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import FieldError, InvalidInputError
 from core.job_spec import (
+    SpecFieldError,
     as_json,
+    build_constraints,
     build_metric,
     build_model_spec,
     build_search,
     build_surrogate,
     build_training_config,
+    check_constrained_search,
+    constraint_name,
 )
-from service.schemas.jobs import JobCreate
+from service.schemas.jobs import ConstraintIn, JobCreate
+
+if TYPE_CHECKING:
+    from metro.constraints import Constraint
 
 INVALID_JOB = "Invalid job"
 
@@ -83,9 +90,30 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     )
     if len(set(job.baselines)) != len(job.baselines):
         errors.append(FieldError(("body", "baselines"), "baselines must not repeat a method"))
+    constraints = [_normalized_constraint(c) for c in job.constraints]
+    built: list[Constraint] = []
+    for index, given in enumerate(constraints):
+        try:
+            built += build_constraints([given])
+        except SpecFieldError as exc:  # its path says constraints[0]: this one's index instead
+            errors.append(FieldError(("body", "constraints", index, *exc.path[2:]), str(exc)))
+    if search is not None and built:
+        try:
+            check_constrained_search(search, built)
+        except SpecFieldError as exc:
+            errors.append(FieldError(("body", *exc.path), str(exc)))
     if errors:
         raise InvalidInputError(INVALID_JOB, errors)
 
+    # No constraints: the spec of an unconstrained job, exactly as before constraints existed
+    # (so its hash, and an Idempotency-Key's replay, are unchanged).
+    extra: dict[str, Any] = {}
+    if constraints:
+        extra = {
+            "constraints": constraints,
+            # How each is shown (resolved by the library); workers rebuild from "constraints".
+            "constraint_info": [constraint_name(c) for c in built],
+        }
     return {
         "metric": _normalized_metric(metric_in),
         # What the metric resolved to, for display; workers rebuild it from "metric".
@@ -101,7 +129,25 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         "training": as_json(training),
         "repeats": job.repeats,
         "baselines": list(job.baselines),
+        **extra,
     }
+
+
+def _normalized_constraint(given: ConstraintIn) -> dict[str, Any]:
+    """A constraint as the library takes it, the defaults filled in: a preset's name in lower
+    case with its ``params``, or the coefficients with their name and orientation; the bound
+    under its sense; ``confidence`` (null: on average)."""
+    fields = given.model_dump(exclude_none=True)
+    metric = fields.pop("metric")
+    out: dict[str, Any] = {}
+    if isinstance(metric, str):
+        out["metric"] = metric.lower()
+        out["params"] = dict(fields.pop("params", None) or {})
+    else:
+        out["metric"] = metric
+    out.update(fields)
+    out.setdefault("confidence", None)
+    return out
 
 
 def _normalized_metric(given: dict[str, Any]) -> dict[str, Any]:

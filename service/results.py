@@ -11,6 +11,7 @@ from typing import Any
 from core.db.models import Job, MetricResult
 from service.schemas.jobs import (
     ConfusionCounts,
+    ConstraintOut,
     JobResult,
     MethodSummary,
     MetricRun,
@@ -31,25 +32,29 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
             value=r.metric_value,
             lambda_=r.lambda_,
             confusion=ConfusionCounts(tp=r.tp, fp=r.fp, fn=r.fn, tn=r.tn),
+            constraint_values=r.constraint_values,
+            constraints_hold=r.constraints_hold,
         )
         for r in rows
     ]
-    groups: dict[tuple[str, str], list[float]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[MetricResult]] = defaultdict(list)
     for r in rows:
-        groups[(r.method, r.split)].append(r.metric_value)
+        groups[(r.method, r.split)].append(r)
     summary = [
         MethodSummary(
             method=method,
             split=split,
-            n=len(values),
+            n=len(group),
             mean=math.fsum(values) / len(values),
             # Sample standard deviation across repeats; undefined for a single repeat.
             std=statistics.stdev(values) if len(values) > 1 else None,
+            **_constraint_summary(group),
         )
-        for (method, split), values in sorted(
+        for (method, split), group in sorted(
             groups.items(),
             key=lambda kv: (_METHOD_ORDER.get(kv[0][0], 99), kv[0][0], kv[0][1] != "validation"),
         )
+        for values in ([r.metric_value for r in group],)
     ]
     metric = job.spec.get("metric_info", {})
     name = str(metric.get("name", "custom"))
@@ -65,9 +70,43 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
         lambda_star=delivered.trained_lambda if delivered else job.best_lambda,
         selection=selection_summary(choices),
         choices=choices,
+        constraints=job_constraints(job.spec),
         summary=summary,
         runs=runs,
     )
+
+
+def job_constraints(spec: dict[str, Any]) -> list[ConstraintOut]:
+    """The spec's constraints with the names recorded for them at submission."""
+    given = spec.get("constraints") or []
+    out = []
+    for constraint, named in zip(given, spec.get("constraint_info") or [], strict=True):
+        sense = "at_least" if constraint.get("at_least") is not None else "at_most"
+        out.append(
+            ConstraintOut(
+                **named,
+                sense=sense,
+                bound=float(constraint[sense]),
+                confidence=constraint.get("confidence"),
+            )
+        )
+    return out
+
+
+def _constraint_summary(group: Sequence[MetricResult]) -> dict[str, Any]:
+    """Each constraint's mean over the repeats of one method and split, and in how many of
+    them all held (nothing for an unconstrained job)."""
+    if any(r.constraint_values is None for r in group):
+        return {}
+    columns = zip(*(r.constraint_values or [] for r in group), strict=True)
+    means = [
+        None if any(v is None for v in column) else math.fsum(column) / len(group)
+        for column in columns
+    ]
+    return {
+        "constraint_means": means,
+        "constraints_held": sum(1 for r in group if r.constraints_hold),
+    }
 
 
 def metric_display_name(spec: dict[str, Any]) -> str:

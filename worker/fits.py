@@ -12,6 +12,11 @@ in the artifact store:
 * a sequential step (bisection, Dinkelbach, the final refit) is one fit of one lambda, made by
   the job's own worker.
 
+A fit records what it was trained for: its lambdas, cost shift and, under constraints, the
+Lagrange multipliers of each lambda (the constrained grid trains every lambda at each of its
+multipliers). A search that asks a recorded key for anything else raises
+:class:`FitStoreError` instead of mixing two searches.
+
 After a crash the search is replayed from the start: fits already done are loaded instead of
 trained (so every decision of the search, which depends only on them, repeats exactly), and a
 fit that was in progress resumes from its last trainer checkpoint.
@@ -81,6 +86,7 @@ class FitRunner:
         shift: str,
         warm_start: Candidate | None,
         on_event: Callable[[TrainingEvent], None] | None = None,
+        multipliers: np.ndarray | None = None,
     ) -> FitResult:
         started = time.perf_counter()
         optimizer = inner.config.resolve_optimizer(inner.model_spec)
@@ -112,7 +118,7 @@ class FitRunner:
             try:
                 fit = inner.fit(
                     lambdas, shift=shift, warm_start=warm_start, resume_from=resume,
-                    checkpoint_every=every, on_event=callback,
+                    checkpoint_every=every, on_event=callback, multipliers=multipliers,
                 )  # fmt: skip
             except ValueError:
                 if resume is None:
@@ -121,7 +127,7 @@ class FitRunner:
                 logger.warning("checkpoint of fit %s does not match; refitting", key)
                 fit = inner.fit(
                     lambdas, shift=shift, warm_start=warm_start, checkpoint_every=every,
-                    on_event=callback,
+                    on_event=callback, multipliers=multipliers,
                 )  # fmt: skip
         finally:
             self.lease.hold_fit(None)
@@ -264,28 +270,36 @@ class RecordedSolver:
         warm_start: Candidate | None = None,
         multipliers: np.ndarray | None = None,
     ) -> list[Candidate]:
-        if multipliers is not None:  # jobs have no constraints (yet); a fit key would need them
-            raise ValueError("the fit ledger does not record constrained fits")
         ledger, ctx = self.ledger, self.ledger.ctx
         lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
+        mus = None if multipliers is None else _multiplier_rows(multipliers, lambdas.size)
         call = ledger.next_call(self.setup.repeat, self.role)
         shareable = warm_start is None and lambdas.size > 1
         size = ledger.shard_size if shareable else lambdas.size
-        chunks = [lambdas[i : i + size] for i in range(0, lambdas.size, size)]
+        starts = range(0, lambdas.size, size)
+        chunks = [lambdas[i : i + size] for i in starts]
+        # A shard's multipliers are the rows of its lambdas (None: an unconstrained search).
+        chunk_mus = [None if mus is None else mus[i : i + size] for i in starts]
         keys = [fit_key(self.setup.repeat, self.role, call, i) for i in range(len(chunks))]
         rows = store.ensure_fits(
             ctx, ledger.job_id,
             [
                 {"key": k, "repeat": self.setup.repeat, "role": self.role, "shift": shift,
-                 "lambdas": [float(v) for v in c], "shareable": shareable}
-                for k, c in zip(keys, chunks, strict=True)
+                 "lambdas": [float(v) for v in c], "shareable": shareable,
+                 "multipliers": None if m is None else m.tolist()}
+                for k, c, m in zip(keys, chunks, chunk_mus, strict=True)
             ],
         )  # fmt: skip
-        for key, chunk in zip(keys, chunks, strict=True):
+        for key, chunk, mu in zip(keys, chunks, chunk_mus, strict=True):
             row = rows[key]
             if row.shift != shift or not np.array_equal(np.asarray(row.lambdas), chunk):
                 raise FitStoreError(
                     f"fit {key} was recorded for other lambdas; the job's search changed"
+                )
+            if not _same_multipliers(row.multipliers, mu):
+                raise FitStoreError(
+                    f"fit {key} was recorded for other multipliers of the constraints; the "
+                    "job's search changed"
                 )
         open_shards = sum(1 for k in keys if rows[k].state != FitState.DONE)
         if shareable and open_shards > 1:
@@ -295,7 +309,7 @@ class RecordedSolver:
         done: dict[str, list[Candidate]] = {}
         while len(done) < len(keys):
             progressed = False
-            for key, chunk in zip(keys, chunks, strict=True):
+            for key, chunk, mu in zip(keys, chunks, chunk_mus, strict=True):
                 if key in done:
                     continue
                 ledger.lease.check()
@@ -306,17 +320,19 @@ class RecordedSolver:
                     model = ledger.runner.load(latest, self.inner)
                     assert latest.surrogate_loss is not None
                     done[key] = self.inner.adopt(
-                        model, chunk, shift=shift, surrogate_loss=latest.surrogate_loss
-                    )
+                        model, chunk, shift=shift, surrogate_loss=latest.surrogate_loss,
+                        multipliers=mu,
+                    )  # fmt: skip
                     ledger.loaded += 1
                 elif store.claim_fit(ctx, ledger.job_id, key, ledger.token):
                     fit = ledger.runner.train(
                         self.inner, key, chunk, shift=shift, warm_start=warm_start,
-                        on_event=self._step_reporter(chunk.size),
+                        on_event=self._step_reporter(chunk.size), multipliers=mu,
                     )  # fmt: skip
                     done[key] = self.inner.adopt(
-                        fit.model, chunk, shift=shift, surrogate_loss=fit.surrogate_loss
-                    )
+                        fit.model, chunk, shift=shift, surrogate_loss=fit.surrogate_loss,
+                        multipliers=mu,
+                    )  # fmt: skip
                     ledger.trained += 1
                 else:
                     helped = True
@@ -336,3 +352,18 @@ class RecordedSolver:
             return None
         repeat = self.setup.repeat
         return lambda event: report(repeat, n_lambdas, event)
+
+
+def _multiplier_rows(multipliers: np.ndarray, k: int) -> np.ndarray:
+    rows = np.atleast_2d(np.asarray(multipliers, dtype=np.float64))
+    if rows.shape[0] != k:
+        raise ValueError(f"{k} lambdas but {rows.shape[0]} rows of multipliers")
+    return rows
+
+
+def _same_multipliers(recorded: list[list[float]] | None, wanted: np.ndarray | None) -> bool:
+    """Whether a recorded fit was trained with the multipliers asked for now (both none, or
+    the same rows exactly: JSON keeps a float's shortest repr, which reads back bit for bit)."""
+    if recorded is None or wanted is None:
+        return recorded is None and wanted is None
+    return np.array_equal(np.asarray(recorded, dtype=np.float64), wanted)

@@ -62,11 +62,14 @@ def help_job(job_id: str, ctx: WorkerContext | None = None) -> str:
                         dataset, metric=objects.metric, surrogate=objects.surrogate,
                         model=objects.model, training=objects.training,
                         repeat=row.repeat, seed=objects.training.seed,
+                        constraints=objects.constraints,
                     )  # fmt: skip
                 inner = setups[row.repeat].solver(row.role)
                 runner.train(
                     inner, row.key, np.asarray(row.lambdas, dtype=np.float64), shift=row.shift,
                     warm_start=None,
+                    multipliers=None if row.multipliers is None
+                    else np.asarray(row.multipliers, dtype=np.float64),
                 )  # fmt: skip
                 fitted += 1
     except (TrainingCancelled, LeaseLost):

@@ -38,7 +38,7 @@ from metro.experiment import ExperimentResult, run_experiment
 from metro.metrics import MetricSpec
 from metro.search import SearchResult, TraceStep
 from metro.search.bisection import max_bisection_steps
-from metro.search.config import AUTO_CV_FOLDS
+from metro.search.config import AUTO_CV_FOLDS, SearchConfig
 from metro.serialization import save_model
 from metro.trainer import TrainingCancelled, TrainingEvent
 from worker import artifacts
@@ -87,6 +87,10 @@ def step_row(repeat: int, step: TraceStep) -> dict[str, Any]:
         "train_metric": _finite(step.train_metric),
         "validation_metric": _finite(step.validation_metric),
         "seconds": _finite(step.seconds),
+        "mu": step.mu,
+        "constraint_values": [_finite(v) for v in step.constraint_values]
+        if step.constraint_values
+        else None,
     }
 
 
@@ -131,6 +135,8 @@ class Progress:
             cv = search.get("cv", "auto")
             folds = AUTO_CV_FOLDS if cv == "auto" else int(cv or 1)
             steps = shifts * int(search.get("n_lambdas", 21)) * folds
+            if spec.get("constraints"):  # the constrained grid: every lambda at each multiplier
+                steps *= len(search.get("multipliers") or SearchConfig().multipliers)
         else:
             eps = float(search.get("epsilon", 1e-3))
             steps = shifts * min(int(search.get("max_steps", 30)), max_bisection_steps(0, 2, eps))
@@ -266,6 +272,7 @@ class JobRun:
             on_method=self._on_method,
             on_search=self._on_search,
             wrap_solver=ledger.wrap,
+            constraints=objects.constraints,
         )
         logger.info(
             "job %s: %d fits trained, %d reused from earlier attempts or other workers",
@@ -352,6 +359,10 @@ class JobRun:
                 "fn": s.fn,
                 "tn": s.tn,
                 "lambda_": None if s.lam is None or not math.isfinite(s.lam) else s.lam,
+                "constraint_values": [_finite(v) for v in s.constraint_values]
+                if s.constraint_values
+                else None,
+                "constraints_hold": s.constraints_hold,
             }
             for s in result.scores
         ]
@@ -391,6 +402,7 @@ class JobRun:
             "search": (spec.get("search") or {}).get("strategy"),
             "scores": scores,
             "dataset": spec["dataset"]["uri"],
+            **constrained_manifest(spec, result, choices[0]),
         }
         rel = artifacts.model_path(self.job.id)
         target = artifacts.full_uri(self.ctx.settings.artifacts_uri, rel)
@@ -439,6 +451,12 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> dict[s
         else dict(zip(("tp", "fp", "fn", "tn"), counts, strict=True)),
         "warnings": [w.to_dict() for w in search.warnings],
         "refinement": _refinement(spec, search),
+        # Under constraints: each one's value where the choice was made (selection_split),
+        # and whether all of them held there.
+        "constraint_values": [_finite(v) for v in search.constraint_values]
+        if search.constraint_values
+        else None,
+        "constraints_satisfied": search.constraints_satisfied,
     }
 
 
@@ -458,6 +476,34 @@ def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None
         "score_before": score(step.loss_before),
         "threshold_before": step.threshold_before,
         "scores": [{"temperature": t, "score": score(loss)} for t, loss in step.losses],
+    }
+
+
+def constrained_manifest(
+    spec: dict[str, Any], result: ExperimentResult, choice: dict[str, Any]
+) -> dict[str, Any]:
+    """The manifest's account of the constraints of the delivered model (METRO, repeat 0),
+    nothing for an unconstrained job: each constraint as specified and named, its value where
+    the search chose (``selection_value``) and on each split (``scores``, like the metric's),
+    and whether all of them hold on each split."""
+    constraints = spec.get("constraints") or []
+    if not constraints:
+        return {}
+    runs = {s.split: s for s in result.scores if s.method == "metro" and s.repeat == 0}
+    chosen = choice.get("constraint_values") or [None] * len(constraints)
+    info = spec.get("constraint_info") or [{} for _ in constraints]
+    return {
+        "constraints": [
+            {
+                **given,
+                **named,
+                "selection_value": chosen[i],
+                "scores": {split: _finite(s.constraint_values[i]) for split, s in runs.items()},
+            }
+            for i, (given, named) in enumerate(zip(constraints, info, strict=True))
+        ],
+        "constraints_hold": {split: s.constraints_hold for split, s in runs.items()},
+        "constraints_satisfied": choice.get("constraints_satisfied"),
     }
 
 

@@ -154,6 +154,10 @@ class LambdaStep(Base):
     train_metric: Mapped[float | None] = mapped_column(Float, default=None)
     validation_metric: Mapped[float | None] = mapped_column(Float, default=None)
     seconds: Mapped[float | None] = mapped_column(Float, default=None)
+    # Under constraints: the constrained grid's multiplier of the fit, and each constraint's
+    # value where validation_metric is measured (null: an unconstrained job).
+    mu: Mapped[float | None] = mapped_column(Float, default=None)
+    constraint_values: Mapped[list[float | None] | None] = mapped_column(PortableJSON, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -179,6 +183,9 @@ class JobFit(Base):
     role: Mapped[str] = mapped_column(String(16))
     shift: Mapped[str] = mapped_column(String(16))
     lambdas: Mapped[list[float]] = mapped_column(PortableJSON)
+    # The Lagrange multipliers of the constraints, one row per lambda (null: no constraints):
+    # as much a part of what the fit is as its lambdas.
+    multipliers: Mapped[list[list[float]] | None] = mapped_column(PortableJSON, default=None)
     # Grid shards have no warm start and can be fitted by any worker; sequential steps cannot.
     shareable: Mapped[bool] = mapped_column(Boolean, default=False)
     state: Mapped[str] = mapped_column(String(16), default=FitState.PENDING.value)
@@ -213,6 +220,10 @@ class MetricResult(Base):
     fn: Mapped[int] = mapped_column(BigInteger)
     tn: Mapped[int] = mapped_column(BigInteger)
     lambda_: Mapped[float | None] = mapped_column("lambda", Float, default=None)
+    # Under constraints: each one's value on this split, in the spec's order, and whether all
+    # of them hold there (null: an unconstrained job).
+    constraint_values: Mapped[list[float | None] | None] = mapped_column(PortableJSON, default=None)
+    constraints_hold: Mapped[bool | None] = mapped_column(Boolean, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

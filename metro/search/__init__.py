@@ -45,6 +45,7 @@ __all__ = [
     "WarningCode",
     "bisection_search",
     "cells_from_predictions",
+    "check_constrainable",
     "constrained_grid_search",
     "dinkelbach_search",
     "grid_lambdas",
@@ -54,6 +55,15 @@ __all__ = [
     "run_search",
     "threshold_predictions",
 ]
+
+
+def check_constrainable(config: SearchConfig) -> None:
+    """Raise ValueError unless ``config`` can search under constraints (the grid strategy)."""
+    if config.strategy != "grid":
+        raise ValueError(
+            f"constraints need the grid strategy; {config.strategy} follows the sign of "
+            "l^lambda, which says nothing about a constraint"
+        )
 
 
 def run_search(
@@ -78,11 +88,7 @@ def run_search(
     """
     spec = solver.spec
     if constraints:
-        if config.strategy != "grid":
-            raise ValueError(
-                f"constraints need the grid strategy; {config.strategy} follows the sign of "
-                "l^lambda, which says nothing about a constraint"
-            )
+        check_constrainable(config)
         return constrained_grid_search(
             list(fold_solvers) if fold_solvers else [solver],
             config=config,

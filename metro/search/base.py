@@ -17,6 +17,7 @@ from metro.search.config import SearchConfig
 from metro.trainer import DIVERGENCE_RULE
 
 if TYPE_CHECKING:
+    from metro.constraints import Constraint
     from metro.models import StackedModel
     from metro.search.refine import Refinement
 
@@ -80,8 +81,10 @@ class Candidate:
     # h on the validation part and its labels, for choosing a threshold (None: not kept).
     validation_scores: np.ndarray | None = None
     validation_labels: np.ndarray | None = None
-    # The Lagrange multipliers of the constraints this fit was trained with (empty: none).
+    # The Lagrange multipliers of the constraints this fit was trained with (empty: none), and
+    # the constrained grid's multiplier they were scaled from (None: no constraints).
     multipliers: tuple[float, ...] = ()
+    mu: float | None = None
 
     def train_loss(self, spec: MetricSpec) -> float:
         return spec.loss_from_fractions(self.train_cells)
@@ -133,6 +136,10 @@ class TraceStep:
 
     Metric values are in the metric's natural orientation (F1, not -F1). ``seconds`` is the wall
     time of the fit that produced the step divided by the number of lambdas fitted together.
+    Under constraints, ``mu`` is the constrained grid's multiplier of the fit (``multipliers``
+    are the per-constraint weights it became) and ``constraint_values`` each constraint's value
+    where ``validation_metric`` is measured (the training rows when there is no held-out part),
+    at threshold 0 like the metric.
     """
 
     step: int
@@ -146,14 +153,21 @@ class TraceStep:
     fold: int | None = None
     bracket: tuple[float, float] | None = None
     multipliers: tuple[float, ...] = ()
+    mu: float | None = None
+    constraint_values: tuple[float, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["bracket"] = list(self.bracket) if self.bracket is not None else None
         d["multipliers"] = list(self.multipliers)
+        d["constraint_values"] = [_finite_or_none(v) for v in self.constraint_values]
         return {
             k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()
         }
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 StepCallback = Callable[[TraceStep], None]
@@ -361,9 +375,15 @@ def shifts_for(config: SearchConfig) -> tuple[str, ...]:
 class TraceRecorder:
     """Numbers the steps, turns candidates into trace points and reports them as they come."""
 
-    def __init__(self, spec: MetricSpec, on_step: StepCallback | None) -> None:
+    def __init__(
+        self,
+        spec: MetricSpec,
+        on_step: StepCallback | None,
+        constraints: Sequence[Constraint] = (),
+    ) -> None:
         self.spec = spec
         self.on_step = on_step
+        self.constraints = tuple(constraints)
         self.steps: list[TraceStep] = []
         self.n_fits = 0
 
@@ -378,6 +398,7 @@ class TraceRecorder:
         per = seconds / max(len(candidates), 1)
         for cand in candidates:
             val = cand.validation_loss(self.spec)
+            cells = cand.train_cells if cand.validation_cells is None else cand.validation_cells
             step = TraceStep(
                 step=len(self.steps),
                 lam=float(cand.lam),
@@ -390,6 +411,8 @@ class TraceRecorder:
                 fold=cand.fold,
                 bracket=bracket,
                 multipliers=cand.multipliers,
+                mu=cand.mu,
+                constraint_values=tuple(c.value(cells) for c in self.constraints),
             )
             self.steps.append(step)
             if self.on_step is not None:
@@ -500,6 +523,7 @@ def refit_chosen(
         final = refit_solver.solve(
             np.array([best.lam]), shift=best.shift, warm_start=best, **extra
         )[0]
+        final.mu = best.mu
         recorder.record([final], time.perf_counter() - started)
         check_converged([final], "the refit on all the data")
         result.final = final

@@ -82,7 +82,7 @@ def constrained_grid_search(
     lo, hi = lambda_bounds(spec, config)
     n_lambdas = config.n_lambdas if spec.denominator_depends_on_predictions else 1
     lambdas = grid_lambdas(lo, hi, n_lambdas)
-    recorder = TraceRecorder(spec, on_step)
+    recorder = TraceRecorder(spec, on_step, constraints)
     tune = config.threshold == "tuned"
     ranking: list[tuple[int, float, float, float, int, ConstrainedThreshold, list[Candidate]]] = []
     everything: list[Candidate] = []
@@ -94,8 +94,9 @@ def constrained_grid_search(
             for fold, solver in enumerate(solvers):
                 started = time.perf_counter()
                 candidates = solver.solve(lambdas, shift=shift, multipliers=rows)
-                if len(solvers) > 1:
-                    for cand in candidates:
+                for cand in candidates:
+                    cand.mu = float(mu)
+                    if len(solvers) > 1:
                         cand.fold = fold
                 recorder.record(candidates, time.perf_counter() - started)
                 per_fold.append(candidates)

@@ -145,6 +145,11 @@ class SearchIn(BaseModel):
         description="The temperatures the refinement tries, as fractions of the spread of the "
         "chosen model's scores (default [0.05, 0.2])",
     )
+    multipliers: list[float] | None = Field(
+        default=None,
+        description="With constraints: the Lagrange multipliers mu tried with every lambda "
+        "(0 is the unconstrained problem); default [0, 0.25, 1, 4, 16]",
+    )
 
 
 class TrainingIn(BaseModel):
@@ -172,6 +177,51 @@ class TrainingIn(BaseModel):
     )
 
 
+class ConstraintMetricIn(BaseModel):
+    """A constraint's metric as the ratio <alpha, phi> / <beta, phi> on the basis
+    (h*y, y, h, 1), read in its natural orientation (``greater_is_better``)."""
+
+    model_config = ConfigDict(extra="allow")
+    alpha: list[float] = Field(min_length=4, max_length=4)
+    beta: list[float] = Field(min_length=4, max_length=4)
+    greater_is_better: bool = False
+    zero_division: float = 0.0
+    name: str = Field(default="custom", max_length=100)
+
+
+class ConstraintIn(BaseModel):
+    """A floor or a ceiling on a second ratio metric, e.g. ``{"metric": "recall",
+    "at_least": 0.9}``: the search keeps the best metric among the fits that meet it on the
+    held-out rows (see docs/api.md, "Constraints")."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={"examples": [{"metric": "recall", "at_least": 0.9}]},
+    )
+    metric: Annotated[str, Field(max_length=100)] | ConstraintMetricIn = Field(
+        description="A preset name (recall, precision, false_positive_rate, true_negative_rate, "
+        "...) or {alpha, beta}"
+    )
+    params: dict[str, Any] | None = Field(
+        default=None, description='The preset\'s parameters, e.g. {"beta": 2} for f_beta'
+    )
+    at_least: float | None = Field(
+        default=None, allow_inf_nan=False, description="The floor (give this or at_most)"
+    )
+    at_most: float | None = Field(
+        default=None, allow_inf_nan=False, description="The ceiling (give this or at_least)"
+    )
+    confidence: float | None = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="In [0.5, 1): the bound must hold with this one-sided confidence on the "
+        "held-out rows (a margin), not just on average; null: on average",
+    )
+
+
+MAX_CONSTRAINTS = 4
+
+
 class JobCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -194,6 +244,12 @@ class JobCreate(BaseModel):
     training: TrainingIn = Field(default_factory=TrainingIn)
     repeats: int = Field(default=1, ge=1, le=100)
     baselines: list[BaselineName] = Field(default_factory=list, max_length=4)
+    constraints: list[ConstraintIn] = Field(
+        default_factory=list,
+        max_length=MAX_CONSTRAINTS,
+        description="Floors and ceilings on other ratio metrics that METRO and every baseline "
+        "choose under (grid search only); none: the unconstrained problem",
+    )
 
 
 class ConfusionCounts(BaseModel):
@@ -206,11 +262,14 @@ class ConfusionCounts(BaseModel):
 class ChoiceWarning(BaseModel):
     """Something about a repeat's choice to look at before trusting it."""
 
-    code: Literal["lambda_at_grid_edge", "predicts_one_class", "few_true_positives"] = Field(
+    code: Literal[
+        "lambda_at_grid_edge", "predicts_one_class", "few_true_positives", "constraints_not_met"
+    ] = Field(
         description="lambda_at_grid_edge: the trained lambda is the first or last grid point "
         "(the best may lie beyond); predicts_one_class: the chosen classifier predicts one "
         "class on the held-out rows; few_true_positives: its score rests on fewer than 5 "
-        "true positives"
+        "true positives; constraints_not_met: no fit met every constraint on the held-out "
+        "rows, and the one that missed them by the least was kept"
     )
     message: str
 
@@ -268,6 +327,16 @@ class RepeatChoice(BaseModel):
         "constraints, or no held-out rows). When kept, selection_score is the refined "
         "models' and tuned_threshold is 0 (the refined model decides by its sign)",
     )
+    constraint_values: list[float | None] | None = Field(
+        default=None,
+        description="Under constraints: each constraint's value (in the spec's order) where "
+        "the choice was made, on selection_split at the tuned threshold; null without",
+    )
+    constraints_satisfied: bool | None = Field(
+        default=None,
+        description="Under constraints: whether every constraint held there (false: none of "
+        "the fits met them, and the one closest was kept); null without",
+    )
 
 
 class JobOut(BaseModel):
@@ -310,6 +379,16 @@ class LambdaStepOut(BaseModel):
     train_metric: float | None
     validation_metric: float | None
     seconds: float | None
+    mu: float | None = Field(
+        default=None,
+        description="Under constraints: the Lagrange multiplier of the constraints this fit "
+        "was trained with (one of search.multipliers); null without",
+    )
+    constraint_values: list[float | None] | None = Field(
+        default=None,
+        description="Under constraints: each constraint's value where validation_metric is "
+        "measured (train_metric's rows when it is null), at threshold 0 like the metric",
+    )
 
 
 class MetricRun(BaseModel):
@@ -323,6 +402,15 @@ class MetricRun(BaseModel):
         alias="lambda", description="METRO: the trained_lambda of this repeat's model"
     )
     confusion: ConfusionCounts
+    constraint_values: list[float | None] | None = Field(
+        default=None,
+        description="Under constraints: each constraint's value on this split (in the order of "
+        "the result's constraints); null without",
+    )
+    constraints_hold: bool | None = Field(
+        default=None,
+        description="Under constraints: whether every constraint holds on this split",
+    )
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -335,6 +423,27 @@ class MethodSummary(BaseModel):
     n: int
     mean: float
     std: float | None
+    constraint_means: list[float | None] | None = Field(
+        default=None,
+        description="Under constraints: each constraint's mean value over the repeats on "
+        "this split; null without",
+    )
+    constraints_held: int | None = Field(
+        default=None,
+        description="Under constraints: in how many of the n repeats every constraint held on "
+        "this split",
+    )
+
+
+class ConstraintOut(BaseModel):
+    """A constraint of the job, as the results name it."""
+
+    name: str = Field(description="The machine name, e.g. recall >= 0.9")
+    display_name: str = Field(description="As people write it: Recall ≥ 0.9")
+    metric_display_name: str = Field(description="The constrained metric's name: Recall")
+    sense: Literal["at_least", "at_most"]
+    bound: float
+    confidence: float | None
 
 
 class SelectionSummary(BaseModel):
@@ -364,5 +473,10 @@ class JobResult(BaseModel):
         "shows as best)"
     )
     choices: list[RepeatChoice] = Field(description="What each repeat's search chose")
+    constraints: list[ConstraintOut] = Field(
+        default_factory=list,
+        description="The job's constraints, in the order of every constraint_values list; "
+        "empty for an unconstrained job",
+    )
     summary: list[MethodSummary]
     runs: list[MetricRun]

@@ -123,6 +123,50 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     assert "scored 7 rows" in piped.stderr
 
 
+def test_a_constrained_job_from_the_command_line(live: Live) -> None:
+    """--at-least / --at-most make the job's constraints (after a job file's); watch and result
+    show each one's value beside the metric, for METRO and the baseline."""
+    done = metro(
+        live, "submit", "-d", "builtin://synthetic?n_samples=400&n_features=5&positive_fraction=0.3",
+        "-m", "precision", "--at-least", "recall=0.7", "--at-most", "false_positive_rate=0.5",
+        "--n-lambdas", "3", "--max-iter", "20", "--baseline", "koyejo1",
+        "--set", "search.cv=null", "--set", "search.multipliers=[0, 4]", "--watch",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    job_id = done.stdout.splitlines()[0].strip()
+    raw = httpx.get(
+        f"{live.url}/v1/jobs/{job_id}/result", headers={"Authorization": f"Bearer {live.api_key}"}
+    ).json()
+    assert [c["name"] for c in raw["constraints"]] == [
+        "recall >= 0.7", "false_positive_rate <= 0.5"
+    ]  # fmt: skip
+    [choice] = raw["choices"]
+    recall, fpr = choice["constraint_values"]
+    met = "met" if choice["constraints_satisfied"] else "NOT met"
+    where = (
+        f"constraints {met} where chosen: Recall ≥ 0.7 {recall:.4f}; "
+        f"False positive rate ≤ 0.5 {fpr:.4f} (validation)"
+    )
+    assert where in done.stdout, done.stdout
+
+    table = metro(live, "result", job_id)
+    assert table.returncode == 0, table.stderr
+    out = table.stdout
+    assert "Precision (higher is better) under Recall ≥ 0.7, False positive rate ≤ 0.5" in out
+    summary = {(s["method"], s["split"]): s for s in raw["summary"]}
+    lines = out.splitlines()
+    for i, name in enumerate(["Recall ≥ 0.7", "False positive rate ≤ 0.5"]):
+        row = next(line for line in lines if name in line and "test" in line)
+        for method in ("metro", "koyejo1"):
+            assert f"{summary[(method, 'test')]['constraint_means'][i]:.4f}" in row, row
+    held = next(line for line in lines if "all hold" in line and "test" in line)
+    words = [
+        "yes" if summary[(m, "test")]["constraints_held"] else "no" for m in ("metro", "koyejo1")
+    ]
+    assert [c.strip() for c in held.split("│") if c.strip()][-2:] == words, held
+    assert where in out
+
+
 def _job_mid_search(live: Live, steps: list[tuple[int | None, float | None]]) -> str:
     """A running job (held by a worker that is not there) whose trace has these (fold,
     validation metric) steps and whose search has not chosen yet: what `metro watch` sees
@@ -251,6 +295,11 @@ def test_usage_errors_are_one_line_naming_the_option() -> None:
         (["admin", "create-key"], "error: missing option '--tenant'"),
         (["submit", "--n-lambdas", "many"], "error: invalid value for '--n-lambdas'"),
         (["sumbit"], "error: no such command 'sumbit'"),
+        (["submit", "--at-least", "recall"], "error: invalid value for '--at-least': 'recall' is"),
+        (
+            ["submit", "--at-least", "recall=1.2"],
+            "error: invalid value for '--at-least': 'recall=1.2': at_least 1.2 is outside",
+        ),
     ]
     for args, start in cases:
         done = metro(None, *args)

@@ -720,7 +720,9 @@ def test_constant_metrics_are_refused():
 @pytest.mark.parametrize(
     ("metric", "params", "shown"),
     [("f_beta", {"beta": 2}, "F2"), ("f_beta", {"beta": 0.5}, "F0.5"), ("f1", {}, "F1"),
-     ("jaccard", {}, "Jaccard"), ("balanced_accuracy", {}, "Balanced accuracy")],
+     ("jaccard", {}, "Jaccard"), ("balanced_accuracy", {}, "Balanced accuracy"),
+     ("false_positive_rate", {}, "False positive rate"),
+     ("true_negative_rate", {}, "True negative rate")],
 )  # fmt: skip
 def test_metrics_have_the_names_people_write(metric, params, shown):
     from metro.metrics import display_name, get_metric

@@ -385,6 +385,113 @@ def _seed(app: Any, tenant: TenantCtx, artifacts: Path) -> dict[str, Any]:
                 "sha256": digest, "onnx_sha256": manifest["onnx_sha256"]}  # fmt: skip
 
 
+MUS = (0.0, 4.0)
+RECALL_BOUND = 0.9
+NOT_MET = "no fit met every constraint on the held-out rows"
+# (method, split) -> (precision, recall): METRO misses the floor on test, the baseline meets it
+CONSTRAINED_RESULTS = {
+    ("metro", "validation"): (0.81, 0.91), ("metro", "test"): (0.79, 0.88),
+    ("koyejo1", "validation"): (0.74, 0.93), ("koyejo1", "test"): (0.72, 0.92),
+}  # fmt: skip
+
+
+def _recall_at(lam: float, mu: float) -> float:
+    return 0.7 + 0.05 * mu - 0.1 * lam
+
+
+def _seed_constrained(app: Any, tenant: TenantCtx) -> str:
+    """A finished job for "the best precision with recall >= 0.9": the grid at two
+    multipliers, then the refit, each step with the recall where its metric was measured."""
+    spec = normalize_job_spec(
+        JobCreate.model_validate(
+            {
+                "metric": {"preset": "precision"},
+                "dataset": {"uri": "builtin://breast_cancer"},
+                "search": {"n_lambdas": len(LAMBDAS), "cv": None, "multipliers": list(MUS)},
+                "baselines": ["koyejo1"],
+                "constraints": [{"metric": "recall", "at_least": RECALL_BOUND}],
+            }
+        )
+    )
+    warning = {"code": "constraints_not_met", "message": NOT_MET}
+    choice = {
+        **_choice(0, CHOSEN, "minimal", 0.82, [warning]),
+        "selection_split": "validation", "n_folds": None, "constraint_values": [0.89],
+        "constraints_satisfied": False,
+    }  # fmt: skip
+    with app.state.sessionmaker() as session:
+        job, _ = submit_job(
+            session, tenant_id=tenant.id, spec=spec, dataset_uri="builtin://breast_cancer",
+            dataset_id=None, idempotency_key=None,
+        )  # fmt: skip
+        grid = [(mu, lam) for mu in MUS for lam in LAMBDAS] + [(MUS[1], CHOSEN)]
+        for step, (mu, lam) in enumerate(grid):
+            assert record_lambda_step(
+                session, job.id, repeat=0, step=step, lambda_=lam, shift="minimal", mu=mu,
+                surrogate_loss=0.4 + 0.1 * mu, l_lambda=0.0, train_metric=0.8,
+                validation_metric=_metric_at(lam, 0) - 0.01 * mu,
+                constraint_values=[_recall_at(lam, mu)], seconds=0.05,
+            )  # fmt: skip
+        for (method, split), (value, recall) in CONSTRAINED_RESULTS.items():
+            assert record_metric_result(
+                session, job.id, method=method, repeat=0, split=split, metric_value=value,
+                tp=40, fp=9, fn=5, tn=60, lambda_=CHOSEN if method == "metro" else None,
+                constraint_values=[recall], constraints_hold=recall >= RECALL_BOUND,
+            )  # fmt: skip
+        row = session.get(Job, job.id)
+        assert row is not None
+        row.state, row.progress, row.best_lambda = JobState.SUCCEEDED.value, 1.0, CHOSEN
+        row.choices, row.attempts = [choice], 1
+        row.started_at, row.finished_at = utcnow() - timedelta(seconds=30), utcnow()
+        session.commit()
+        return str(job.id)
+
+
+def _assert_constrained_job_page(dom: Node) -> None:
+    """The constraint beside the metric everywhere the metric is: the spec, the choice (with the
+    warning that it was not met), the trace (a series per multiplier, the recall of every step
+    against its bound), and each method's recall per split."""
+    assert dom.find(id="spec-constraints").text == "Recall ≥ 0.9"
+    chosen = dom.find(id="chosen-constraints")
+    assert chosen.find(cls="holds").attrs["data-holds"] == "false"
+    assert "not met where chosen: Recall ≥ 0.9 0.8900 (validation)" in chosen.text
+    [row] = dom.find("table", id="choices-table").find("tbody").find_all("tr")
+    assert cells_of(row)[-2:] == ["0.8900", "not met"]
+    [warning] = dom.find(id="search-warnings").find_all("li")
+    assert warning.attrs["data-code"] == "constraints_not_met" and NOT_MET in warning.text
+
+    plot = dom.find("svg", id="trace-plot")
+    n_steps = len(LAMBDAS) * len(MUS) + 1
+    recall_points = plot.find_all("circle", cls="pt-constraint")
+    assert len(recall_points) == n_steps
+    assert sorted(float(p.attrs["data-value"]) for p in recall_points) == sorted(
+        [_recall_at(lam, mu) for mu in MUS for lam in LAMBDAS] + [_recall_at(CHOSEN, MUS[1])]
+    )
+    assert float(plot.find("line", cls="constraint-bound").attrs["data-bound"]) == RECALL_BOUND
+    # lambda per mu: one line per multiplier in each of the three panels, never one through both
+    lines = plot.find_all("path", cls="series-line")
+    assert Counter((p.attrs["data-mu"], p.attrs["data-panel"]) for p in lines) == {
+        (str(mu).rstrip("0").rstrip(".") if mu else "0", panel): 1
+        for mu in MUS for panel in ("metric", "loss", "constraint")
+    }  # fmt: skip
+    assert len({p.attrs["stroke"] for p in lines}) == len(MUS)
+    legend = [li.text for li in dom.find("ul", cls="legend").find_all("li", cls="series")]
+    assert legend == ["μ = 0", "μ = 4"]
+    header = [th.text for th in dom.find("table", id="trace-table").find("thead").find_all("th")]
+    assert "μ" in header and "Recall ≥ 0.9" in header
+
+    table = dom.find("table", id="constraints-table")
+    for (method, split), (_, recall) in CONSTRAINED_RESULTS.items():
+        row = table.find("tr", data_constraint="0", data_split=split)
+        assert row.find("td", data_method=method).text == f"{recall:.4f}"
+    held = table.find("tr", cls="all-hold", data_split="test")
+    assert [held.find("td", data_method=m).text for m in ("metro", "koyejo1")] == ["no", "yes"]
+    summary = dom.find(id="results-summary").text
+    assert summary.startswith("Precision under Recall ≥ 0.9, higher is better · trained λ"), summary
+    # The confusion matrix's method on its split: its recall, and whether the floor holds.
+    assert dom.find(id="cm-constraints").text == "Recall ≥ 0.9: 0.8800 · not met"
+
+
 # -- the test -------------------------------------------------------------------------------
 
 
@@ -395,6 +502,7 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
 ) -> None:  # fmt: skip
     browser = Browser(tmp_path)  # fails at once, with the fix, when chromium is missing
     ids = _seed(app, tenant, service_dirs["artifacts"])
+    constrained = _seed_constrained(app, tenant)
     job_url = f"{live_server}/dashboard/jobs/{ids['job']}#key={tenant.key}"
 
     html, dom = browser.dom(job_url)
@@ -510,7 +618,9 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
         r.attrs["data-job-id"]: r for r in dom.find("table", id="jobs-table").find_all("tr")
         if "data-job-id" in r.attrs
     }  # fmt: skip
-    assert set(rows) == {ids["job"], ids["running"], ids["failed"]}
+    assert set(rows) == {ids["job"], ids["running"], ids["failed"], constrained}
+    assert rows[constrained].find("td", cls="metric-cell").text == "Precision under Recall ≥ 0.9"
+    assert rows[ids["job"]].find("td", cls="metric-cell").text == "F2"
     assert rows[ids["failed"]].attrs["data-state"] == "failed"
     assert rows[ids["job"]].attrs["data-state"] == "succeeded"
     assert rows[ids["running"]].attrs["data-state"] == "running"
@@ -545,6 +655,11 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert "the dataset has no column 'y'" in dom.find(cls="notice-error").text
     assert "recorded no lambda steps" in dom.find(id="trace").text
     assert "The job failed" in dom.find(id="results").text
+
+    # A constrained job: its constraint wherever its metric is shown.
+    html, dom = browser.dom(f"{live_server}/dashboard/jobs/{constrained}#key={tenant.key}")
+    assert dom.find("body").attrs.get("data-ready") == "true"
+    _assert_constrained_job_page(dom)
 
     # Without a key, the page asks for one and shows nothing else.
     _, dom = browser.dom(f"{live_server}/dashboard/jobs/{ids['job']}")

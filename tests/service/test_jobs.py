@@ -584,3 +584,168 @@ def test_concurrent_submissions_do_not_overshoot_the_quota(
         )
     assert sorted(codes) == [201] * 3 + [429] * 5
     assert len(client.get("/v1/jobs", headers=t.headers).json()["items"]) == 3
+
+
+# -- constraints ----------------------------------------------------------------------------------
+
+RECALL_FLOOR = {"metric": "recall", "at_least": 0.9}
+
+
+def test_constraints_are_recorded_with_their_defaults_and_names(client, tenant):
+    body = job_body(
+        metric={"preset": "precision"},
+        constraints=[
+            {"metric": "Recall", "at_least": 0.9},
+            {"metric": "false_positive_rate", "at_most": 0.1, "confidence": 0.9},
+            {"metric": {"alpha": [0, 0, 1, 0], "beta": [0, 0, 0, 1], "name": "positive_rate"},
+             "at_most": 0.5},
+        ],
+    )  # fmt: skip
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    spec = r.json()["spec"]
+    assert spec["constraints"] == [
+        {"metric": "recall", "params": {}, "at_least": 0.9, "confidence": None},
+        {"metric": "false_positive_rate", "params": {}, "at_most": 0.1, "confidence": 0.9},
+        {"metric": {"alpha": [0.0, 0.0, 1.0, 0.0], "beta": [0.0, 0.0, 0.0, 1.0],
+                    "greater_is_better": False, "zero_division": 0.0, "name": "positive_rate"},
+         "at_most": 0.5, "confidence": None},
+    ]  # fmt: skip
+    assert spec["constraint_info"] == [
+        {"name": "recall >= 0.9", "display_name": "Recall ≥ 0.9",
+         "metric_display_name": "Recall"},
+        {"name": "false_positive_rate <= 0.1", "display_name": "False positive rate ≤ 0.1",
+         "metric_display_name": "False positive rate"},
+        {"name": "positive_rate <= 0.5", "display_name": "positive_rate ≤ 0.5",
+         "metric_display_name": "positive_rate"},
+    ]  # fmt: skip
+    # The stored spec rebuilds: the worker hands these to the library as they are.
+    from core.job_spec import build_job_objects
+
+    objects = build_job_objects(spec)
+    assert objects.constraints == tuple(spec["constraints"])
+
+
+def test_an_unconstrained_spec_is_unchanged(client, tenant):
+    spec = client.post("/v1/jobs", json=job_body(), headers=tenant.headers).json()["spec"]
+    assert "constraints" not in spec and "constraint_info" not in spec
+    # An empty list is the unconstrained job itself: the same spec, so the same hash.
+    headers = {**tenant.headers, "Idempotency-Key": "no-constraints"}
+    first = client.post("/v1/jobs", json=job_body(), headers=headers)
+    again = client.post("/v1/jobs", json=job_body(constraints=[]), headers=headers)
+    assert (first.status_code, again.status_code) == (201, 200)
+
+
+def test_constraints_take_part_in_the_spec_hash(client, tenant):
+    headers = {**tenant.headers, "Idempotency-Key": "constrained"}
+    first = client.post("/v1/jobs", json=job_body(constraints=[RECALL_FLOOR]), headers=headers)
+    assert first.status_code == 201
+    # The same constraint with its defaults spelled out: the same job.
+    spelled = {"metric": "RECALL", "params": {}, "at_least": 0.9, "confidence": None}
+    again = client.post("/v1/jobs", json=job_body(constraints=[spelled]), headers=headers)
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+    # Another bound, or none at all, is another job.
+    for other in ([{**RECALL_FLOOR, "at_least": 0.8}], []):
+        r = client.post("/v1/jobs", json=job_body(constraints=other), headers=headers)
+        assert r.status_code == 422 and r.json()["type"].endswith("/idempotency-key-reused")
+
+
+@pytest.mark.parametrize(
+    ("constraints", "overrides", "loc", "words"),
+    [
+        ([{"metric": "recal", "at_least": 0.9}], {}, [0, "metric"], "unknown metric 'recal'"),
+        ([{"metric": "recall", "at_least": 0.9, "at_most": 0.95}], {}, [0, "at_most"], "not both"),
+        ([{"metric": "recall"}], {}, [0, "at_least"], "exactly one of at_least and at_most"),
+        ([{"metric": "recall", "at_least": 1.5}], {}, [0, "at_least"], "no classifier can meet"),
+        ([{"metric": "false_positive_rate", "at_most": -0.1}], {}, [0, "at_most"], "[0, 1]"),
+        ([{"metric": "recall", "at_least": 0}], {}, None, None),  # the range's edge is allowed
+        ([{"metric": "recall", "at_least": 0.9, "confidence": 1.2}], {}, [0, "confidence"],
+         "confidence must be a number in [0.5, 1)"),
+        ([{"metric": "f_beta", "params": {"gamma": 2}, "at_least": 0.5}], {},
+         [0, "params", "gamma"], "it takes 'beta'"),
+        ([{"metric": "recall", "at_leest": 0.9}], {}, [0, "at_leest"], "unknown constraint field"),
+        ([{"metric": {"alpha": [1, 0, 0, 0], "beta": [0, 0, 0, 0]}, "at_least": 0.5}], {},
+         [0, "metric"], "beta is all zeros"),
+        ([RECALL_FLOOR, {"metric": "precision", "at_least": 2}], {}, [1, "at_least"], "range"),
+        ([{"metric": "recall", "at_least": "high"}], {}, [0, "at_least"], "number"),
+        ([RECALL_FLOOR], {"search": {"strategy": "bisection"}}, "strategy", "grid strategy"),
+        ([RECALL_FLOOR] * 5, {}, [], "at most 4"),
+    ],
+    ids=[
+        "unknown-preset", "both-bounds", "no-bound", "floor-above-range", "ceiling-below-range",
+        "edge-ok", "confidence", "unknown-param", "unknown-field", "bad-coefficients",
+        "second-constraint", "not-a-number", "bisection", "too-many",
+    ],
+)  # fmt: skip
+def test_a_bad_constraint_is_422_naming_its_field(
+    client, tenant, constraints, overrides, loc, words
+):
+    body = job_body(metric={"preset": "precision"}, constraints=constraints, **overrides)
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    if loc is None:
+        assert r.status_code == 201, r.text
+        return
+    errors = _errors(r)
+    want = ["body", "search", "strategy"] if loc == "strategy" else ["body", "constraints", *loc]
+    assert [e["loc"] for e in errors] == [want], errors
+    assert words in errors[0]["msg"], errors
+    assert client.get("/v1/jobs", headers=tenant.headers).json()["items"] == []
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity"])
+def test_a_non_finite_bound_is_422_naming_it(client, tenant, value):
+    text = (
+        '{"metric": {"preset": "precision"}, "dataset": {"uri": "builtin://breast_cancer"}, '
+        f'"constraints": [{{"metric": "recall", "at_least": {value}}}]}}'
+    )
+    r = client.post(
+        "/v1/jobs", content=text, headers={**tenant.headers, "Content-Type": "application/json"}
+    )
+    assert [e["loc"] for e in _errors(r)] == [["body", "constraints", 0, "at_least"]]
+
+
+def test_result_and_trace_carry_the_constraint_values(client, app, tenant, submit, set_job):
+    job = submit(tenant, metric={"preset": "precision"}, constraints=[RECALL_FLOOR], repeats=2,
+                 baselines=["koyejo1"])  # fmt: skip
+    job_id = uuid.UUID(job["id"])
+    # (method, repeat) -> (recall on validation, on test)
+    recalls = {("metro", 0): (0.92, 0.88), ("metro", 1): (0.95, 0.91),
+               ("koyejo1", 0): (0.9, 0.93), ("koyejo1", 1): (0.91, 0.94)}  # fmt: skip
+    with app.state.sessionmaker() as session:
+        for (method, repeat), values in recalls.items():
+            for split, value in zip(("validation", "test"), values, strict=True):
+                assert record_metric_result(
+                    session, job_id, method=method, repeat=repeat, split=split,
+                    metric_value=0.7, tp=10, fp=2, fn=3, tn=85, constraint_values=[value],
+                    constraints_hold=value >= 0.9,
+                )  # fmt: skip
+        assert record_lambda_step(
+            session, job_id, repeat=0, step=0, lambda_=-0.5, shift="minimal", mu=0.25,
+            constraint_values=[0.87], validation_metric=0.6,
+        )  # fmt: skip
+        session.commit()
+    choice = {
+        "repeat": 0, "trained_lambda": -0.5, "shift": "minimal", "ratio_reached": None,
+        "tuned_threshold": 0.0, "selection_score": 0.7, "selection_split": "cross-validation",
+        "n_folds": 5, "selection_counts": None, "constraint_values": [0.91],
+        "constraints_satisfied": True,
+        "warnings": [{"code": "constraints_not_met", "message": "no fit met every constraint"}],
+    }  # fmt: skip
+    set_job(job["id"], state="succeeded", best_lambda=-0.5, progress=1.0, choices=[choice])
+    result = client.get(f"/v1/jobs/{job['id']}/result", headers=tenant.headers).json()
+    assert result["constraints"] == [
+        {"name": "recall >= 0.9", "display_name": "Recall ≥ 0.9", "metric_display_name": "Recall",
+         "sense": "at_least", "bound": 0.9, "confidence": None}
+    ]  # fmt: skip
+    run = next(
+        r for r in result["runs"] if (r["method"], r["repeat"], r["split"]) == ("metro", 0, "test")
+    )
+    assert (run["constraint_values"], run["constraints_hold"]) == ([0.88], False)
+    summary = {(s["method"], s["split"]): s for s in result["summary"]}
+    assert summary[("metro", "test")]["constraint_means"] == [pytest.approx(0.895)]
+    assert summary[("metro", "test")]["constraints_held"] == 1
+    assert summary[("koyejo1", "test")]["constraints_held"] == 2
+    assert result["choices"][0]["constraint_values"] == [0.91]
+    assert result["choices"][0]["warnings"][0]["code"] == "constraints_not_met"
+    [step] = client.get(f"/v1/jobs/{job['id']}/trace", headers=tenant.headers).json()["items"]
+    assert (step["mu"], step["constraint_values"]) == (0.25, [0.87])

@@ -87,3 +87,65 @@ def test_a_diverged_fit_is_stored_and_loaded_as_diverged(make_cluster):
         runner.load(row, solver), lambdas, shift="minimal", surrogate_loss=row.surrogate_loss
     )
     assert all(c.diverged for c in candidates)
+
+
+def test_constrained_fits_are_recorded_shared_and_replayed_with_their_multipliers(make_cluster):
+    """A constrained grid's shards carry their multipliers: a helper fits them as the job's
+    worker would, a replay loads them, and a search that asks the same fits for other
+    multipliers (or for none) is refused instead of mixing two searches."""
+    from core.db.models import Job
+    from core.job_spec import build_job_objects
+    from metro.search.constrained import multiplier_rows
+    from tests.worker.test_pipeline import CONSTRAINED_JOB
+    from worker.fits import FitLedger, FitStoreError
+    from worker.helper import help_job
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    job_id = uuid.UUID(cluster.submit(CONSTRAINED_JOB))  # no worker runs it
+    with cluster.app.state.sessionmaker() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        job.state, spec = "running", dict(job.spec)  # a helper helps running jobs only
+        session.commit()
+    objects = build_job_objects(spec)
+    setup = prepare_repeat(
+        load_dataset(spec["dataset"]["uri"]), metric=objects.metric,
+        surrogate=objects.surrogate, model=objects.model, training=objects.training, repeat=0,
+        seed=objects.training.seed, constraints=objects.constraints,
+    )  # fmt: skip
+    lambdas = np.array([-0.9, -0.6, -0.3])
+    rows = multiplier_rows(setup.constraints, 4.0, lambdas.size)
+
+    def ledger(help_with: bool = False) -> FitLedger:
+        lease = Lease(ctx, job_id, "t", holds_job=False)
+        return FitLedger(
+            ctx, job_id, f"attempt-{uuid.uuid4().hex[:6]}", lease, shard_size=2,
+            # the job's worker asks for help; here the helper answers at once, taking every shard
+            request_help=lambda n: help_job(str(job_id), ctx) if help_with else None,
+        )  # fmt: skip
+
+    def solve(led: FitLedger, multipliers: np.ndarray | None) -> list:
+        solver = led.wrap(setup, "main", setup.solver("main"))
+        extra = {} if multipliers is None else {"multipliers": multipliers}
+        return solver.solve(lambdas, shift="minimal", **extra)
+
+    first = ledger(help_with=True)
+    helped = solve(first, rows)
+    assert (first.trained, first.loaded) == (0, 2)  # both shards fitted by the helper
+    recorded = {f.key: f.multipliers for f in cluster.rows(JobFit, str(job_id))}
+    assert recorded == {"r0/main/c0/s0": rows[:2].tolist(), "r0/main/c0/s1": rows[2:].tolist()}
+    direct = setup.solver("main").solve(lambdas, shift="minimal", multipliers=rows)
+    for got, want in zip(helped, direct, strict=True):
+        assert got.multipliers == want.multipliers == (float(rows[0, 0]),)
+        assert np.array_equal(got.validation_cells, want.validation_cells)
+
+    replay = ledger()
+    again = solve(replay, rows)
+    assert (replay.trained, replay.loaded) == (0, 2)
+    assert [c.validation_cells.tolist() for c in again] == [
+        c.validation_cells.tolist() for c in helped
+    ]
+    for other in (multiplier_rows(setup.constraints, 1.0, lambdas.size), None):
+        with pytest.raises(FitStoreError, match="other multipliers"):
+            solve(ledger(), other)

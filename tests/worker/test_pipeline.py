@@ -310,3 +310,95 @@ def test_a_sequential_multi_repeat_job_reports_what_each_repeat_trained(pair: Cl
         choices[0]["shift"],
     )
     assert manifest["ratio_reached"] == choices[0]["ratio_reached"]
+
+
+CONSTRAINED_JOB = {
+    **SMALL_JOB,
+    "metric": {"preset": "precision"},
+    "dataset": {"uri": "builtin://synthetic?n_samples=600&n_features=6&positive_fraction=0.3"},
+    "search": {"strategy": "grid", "n_lambdas": 4, "shift": "minimal", "cv": None,
+               "multipliers": [0.0, 4.0]},
+    "baselines": ["koyejo1"],
+    "constraints": [{"metric": "recall", "at_least": 0.8}],
+}  # fmt: skip
+
+
+def test_a_constrained_job_reports_what_its_model_does_under_the_constraint(pair: Cluster):
+    """The best precision with recall >= 0.8: a grid over lambda and the multiplier, shared by
+    the two workers (4 lambdas in shards of 3, at each multiplier), the multipliers recorded
+    with every fit, mu and recall in the trace, and recall on each split of METRO and the
+    baseline in the result and the manifest: for METRO, the recall of the stored model's own
+    predictions."""
+    job_id = pair.submit(CONSTRAINED_JOB)
+    job = pair.wait_state(job_id, timeout=120)
+    assert job["state"] == "succeeded", job
+    [choice] = job["choices"]
+    assert choice["constraints_satisfied"] is True and choice["constraint_values"][0] >= 0.8
+
+    # The trace: every lambda at each multiplier, then the refit at the chosen one.
+    trace = pair.trace(job_id)
+    assert [s["mu"] for s in trace[:8]] == [0.0] * 4 + [4.0] * 4
+    assert trace[8]["lambda"] == choice["trained_lambda"] and trace[8]["mu"] in (0.0, 4.0)
+    assert all(0.0 <= s["constraint_values"][0] <= 1.0 for s in trace)
+
+    # The fits: the multipliers are part of each, one row per lambda, the shards shared.
+    fits = {f.key: f for f in pair.fits(job_id)}
+    assert sorted(fits) == [
+        "r0/main/c0/s0", "r0/main/c0/s1", "r0/main/c1/s0", "r0/main/c1/s1", "r0/refit/c0/s0"
+    ]  # fmt: skip
+    assert fits["r0/main/c0/s0"].multipliers == [[0.0]] * 3
+    assert fits["r0/main/c0/s1"].multipliers == [[0.0]]
+    scaled = fits["r0/main/c1/s0"].multipliers[0][0]
+    assert scaled > 0 and fits["r0/main/c1/s1"].multipliers == [[scaled]]
+    assert fits["r0/refit/c0/s0"].multipliers in ([[0.0]], [[scaled]])
+
+    # The same search as the library's own run_experiment with the job's settings.
+    from core.job_spec import build_job_objects
+    from metro.data import load_dataset
+    from metro.experiment import prepare_repeat, run_experiment
+
+    spec = job["spec"]
+    objects = build_job_objects(spec)
+    data = load_dataset(CONSTRAINED_JOB["dataset"]["uri"])
+    direct = run_experiment(
+        data, metric=objects.metric, surrogate=objects.surrogate, model=objects.model,
+        search=objects.search, training=objects.training, seed=objects.training.seed,
+        baselines=("koyejo1",), constraints=objects.constraints,
+    )  # fmt: skip
+    assert direct.searches[0].trained_lambda == pytest.approx(choice["trained_lambda"])
+    assert direct.searches[0].constraint_values == pytest.approx(choice["constraint_values"])
+    assert [s.mu for s in direct.traces[0]] == [s["mu"] for s in trace]
+
+    # Recall on each split, for METRO and the baseline, as the library scored them ...
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    assert [c["display_name"] for c in result["constraints"]] == ["Recall ≥ 0.8"]
+    runs = {(r["method"], r["split"]): r for r in result["runs"]}
+    assert set(runs) == {(m, s) for m in ("metro", "koyejo1") for s in ("validation", "test")}
+    for score in direct.scores:
+        run = runs[(score.method, score.split)]
+        assert run["constraint_values"] == pytest.approx(list(score.constraint_values))
+        assert run["constraints_hold"] is (run["constraint_values"][0] >= 0.8)
+    # ... and, for METRO, as its stored model's own predictions give it.
+    setup = prepare_repeat(
+        data, metric=objects.metric, surrogate=objects.surrogate, model=objects.model,
+        training=objects.training, repeat=0, seed=objects.training.seed,
+        constraints=objects.constraints,
+    )  # fmt: skip
+    model = pair.client.get(f"/v1/models?job_id={job_id}", headers=pair.headers).json()["items"][0]
+    for split in ("validation", "test"):
+        rows = getattr(setup.splits, split)
+        r = pair.client.post(
+            f"/v1/models/{model['id']}/predict", json={"instances": data.X[rows].tolist()},
+            headers=pair.headers,
+        )  # fmt: skip
+        assert r.status_code == 200, r.text
+        predicted = np.array([label == data.positive_label for label in r.json()["labels"]])
+        truth = data.y[rows] == 1
+        recall = (predicted & truth).sum() / truth.sum()
+        assert runs[("metro", split)]["constraint_values"] == [pytest.approx(recall)]
+        assert model["manifest"]["constraints"][0]["scores"][split] == pytest.approx(recall)
+        assert model["manifest"]["constraints_hold"][split] is bool(recall >= 0.8)
+    manifest = model["manifest"]
+    assert manifest["constraints"][0]["name"] == "recall >= 0.8"
+    assert manifest["constraints"][0]["selection_value"] == choice["constraint_values"][0]
+    assert manifest["constraints_satisfied"] is True

@@ -72,4 +72,25 @@ def test_a_step_row_reads_the_step_and_stores_non_finite_values_as_null():
         "train_metric": 0.5,
         "validation_metric": None,
         "seconds": 0.1,
+        "mu": None,
+        "constraint_values": None,
     }
+
+
+def test_a_constrained_step_row_carries_its_multiplier_and_constraint_values():
+    step = TraceStep(
+        step=0, lam=-0.5, shift="minimal", surrogate_loss=0.3, l_lambda=0.0, train_metric=0.6,
+        validation_metric=0.55, seconds=0.1, multipliers=(0.8,), mu=4.0,
+        constraint_values=(0.91, math.nan),
+    )  # fmt: skip
+    row = step_row(0, step)
+    assert (row["mu"], row["constraint_values"]) == (4.0, [0.91, None])
+
+
+def test_progress_counts_every_multiplier_of_a_constrained_grid():
+    from worker.runner import Progress
+
+    grid = {"strategy": "grid", "n_lambdas": 4, "cv": None, "multipliers": [0.0, 1.0, 4.0]}
+    free = Progress({**SPEC, "search": grid})
+    constrained = Progress({**SPEC, "search": grid, "constraints": [{"metric": "recall"}]})
+    assert (free.metro_units, constrained.metro_units) == (4 + 1, 3 * 4 + 1)

@@ -164,8 +164,36 @@
       h('strong', {}, items.length > 1 ? 'Warnings' : 'Warning'), h('ul', {}, items));
   }
 
-  // The per-repeat choices: trained lambda and shift, ratio reached, the score chosen by.
-  function choicesTable(choices, name) {
+  // The job's constraints as its spec records them, with the names given at submission:
+  // [{display_name, sense, bound}], [] for an unconstrained job.
+  function jobConstraints(spec) {
+    const info = (spec && spec.constraint_info) || [];
+    return ((spec && spec.constraints) || []).map((c, i) => {
+      const sense = c.at_least !== undefined && c.at_least !== null ? 'at_least' : 'at_most';
+      const named = info[i] || {};
+      return { display_name: named.display_name || named.name || `constraint ${i + 1}`, sense, bound: c[sense] };
+    });
+  }
+
+  function holdsEl(holds, text) {
+    return h('span', { class: `holds ${holds ? 'is-met' : 'is-missed'}`, 'data-holds': holds ? 'true' : 'false' },
+      text || (holds ? 'met' : 'not met'));
+  }
+
+  // Under constraints, their values where the searches chose and whether they held there:
+  // "met where chosen: Recall ≥ 0.9 0.9123 (5-fold CV)".
+  function chosenConstraintsEl(choices, constraints) {
+    const chosen = (choices || []).filter((c) => c.constraint_values);
+    if (!chosen.length || !constraints.length) return null;
+    const met = chosen.every((c) => c.constraints_satisfied);
+    const values = constraints.map((c, i) => `${c.display_name} ${chosen.map((x) => fmtNum(x.constraint_values[i])).join(', ')}`);
+    const where = `${selectionLabel(chosen[0])}${chosen.length > 1 ? `, ${chosen.length} repeats` : ''}`;
+    return h('span', { id: 'chosen-constraints' }, holdsEl(met), ` where chosen: ${values.join('; ')} (${where})`);
+  }
+
+  // The per-repeat choices: trained lambda and shift, ratio reached, the score chosen by (and,
+  // under constraints, each one's value there).
+  function choicesTable(choices, name, constraints) {
     const reached = choices.some((c) => c.ratio_reached !== null && c.ratio_reached !== undefined);
     return h('div', { class: 'table-wrap' }, h('table', { class: 'table compact', id: 'choices-table' },
       h('caption', { class: 'sr-only' }, 'What each repeat\'s search chose'),
@@ -175,14 +203,19 @@
         h('th', { scope: 'col' }, 'Shift'),
         reached ? h('th', { scope: 'col', class: 'num' }, 'Ratio reached') : null,
         h('th', { scope: 'col', class: 'num' }, 'Threshold'),
-        h('th', { scope: 'col', class: 'num' }, `${name} chosen by`))),
+        h('th', { scope: 'col', class: 'num' }, `${name} chosen by`),
+        constraints.map((c) => h('th', { scope: 'col', class: 'num' }, c.display_name)),
+        constraints.length ? h('th', { scope: 'col' }, 'Constraints') : null)),
       h('tbody', {}, choices.map((c) => h('tr', { 'data-repeat': c.repeat },
         h('td', { class: 'num' }, c.repeat),
         h('td', { class: 'num' }, fmtLambda(c.trained_lambda)),
         h('td', {}, c.shift),
         reached ? h('td', { class: 'num' }, fmtLambda(c.ratio_reached)) : null,
         h('td', { class: 'num' }, fmtNum(c.tuned_threshold)),
-        h('td', { class: 'num' }, `${fmtNum(c.selection_score)} (${selectionLabel(c)})`))))));
+        h('td', { class: 'num' }, `${fmtNum(c.selection_score)} (${selectionLabel(c)})`),
+        constraints.map((_, i) => h('td', { class: 'num', 'data-constraint': i },
+          fmtNum((c.constraint_values || [])[i]))),
+        constraints.length ? h('td', {}, holdsEl(Boolean(c.constraints_satisfied))) : null)))));
   }
 
   // A dataset:// upload by its file name (the URI in the tooltip); other URIs as they are.
@@ -451,7 +484,9 @@
           job.id.slice(0, 8))),
         h('td', {}, stateBadge(job.state)),
         h('td', { class: 'col-progress' }, progressBar(job.progress, job.state, `Progress of job ${job.id.slice(0, 8)}`)),
-        h('td', {}, metricName(job.spec)),
+        h('td', { class: 'metric-cell' }, metricName(job.spec),
+          jobConstraints(job.spec).length ? h('span', { class: 'muted small constraints-note' },
+            ` under ${jobConstraints(job.spec).map((c) => c.display_name).join(', ')}`) : null),
         h('td', { class: 'truncate', title: job.dataset_uri, 'data-uri': job.dataset_uri }, state.names.get(job.dataset_uri) || job.dataset_uri),
         h('td', { class: 'num' }, fmtLambda(job.best_lambda)),
         h('td', { class: 'num' }, job.attempts),
@@ -577,12 +612,15 @@
     const choices = job.choices || [];
     const delivered = choices[0];
     const name = metricName(job.spec);
+    const constraints = jobConstraints(job.spec);
+    const chosenConstraints = chosenConstraintsEl(choices, constraints);
     children.push(dl([
       ['State', stateBadge(job.state)],
       running && ['Current λ', h('span', { class: 'num' }, fmtLambda(job.current_lambda))],
       ['Trained λ', [h('span', { class: 'num', id: 'best-lambda' }, fmtLambda(job.best_lambda)),
         delivered ? h('span', { class: 'muted', id: 'trained-shift' }, ` shift ${delivered.shift}${choices.length > 1 ? ' (repeat 0, the model delivered)' : ''}`) : null]],
       choices.length && ['Best', h('span', { id: 'selection-score' }, selectionText(choices, name) || '—')],
+      chosenConstraints && ['Constraints', chosenConstraints],
       ['Trace steps', String(steps.length)],
       ['Attempts', String(job.attempts)],
       ['Created', timeEl(job.created_at)],
@@ -590,7 +628,7 @@
       ['Finished', timeEl(job.finished_at)],
       ['Run time', job.started_at ? fmtDuration(job.started_at, job.finished_at) : '—'],
     ]));
-    if (choices.length) children.push(choicesTable(choices, name));
+    if (choices.length) children.push(choicesTable(choices, name, constraints));
     children.push(warningsBlock(choices));
     el.replaceChildren(...children.filter(Boolean));
   }
@@ -614,6 +652,8 @@
       h('h2', { id: 'spec-title' }, 'Specification'),
       dl([
         ['Metric', `${metricName(s)}${s.metric_info && s.metric_info.greater_is_better === false ? ' (lower is better)' : ''}`],
+        jobConstraints(s).length && ['Constraints', h('span', { id: 'spec-constraints' },
+          jobConstraints(s).map((c) => c.display_name).join(', '))],
         ['Dataset', datasetEl(job.dataset_uri, job.dataset_label)],
         ['Surrogate', [surrogate.name || 'logistic', extra(surrogate, ['name'])].filter(Boolean).join(': ')],
         ['Model', modelText],
@@ -681,6 +721,7 @@
     const running = ACTIVE_STATES.has(job.state);
     const name = metricName(job.spec);
     const chosen = job.best_lambda;
+    const constraints = jobConstraints(job.spec);
     const children = [
       h('div', { class: 'card-head' },
         h('h2', { id: 'trace-title' }, 'Lambda search'),
@@ -693,22 +734,31 @@
       el.replaceChildren(...children);
       return;
     }
+    const hasMu = (s) => s.mu !== null && s.mu !== undefined;
+    const constrained = steps.some(hasMu);
     const repeats = [...new Set(steps.map((s) => s.repeat))].sort((a, b) => a - b);
     const shifts = [...new Set(steps.map((s) => s.shift || ''))].sort();
-    const colorOf = (repeat) => REPEAT_COLORS[repeats.indexOf(repeat) % REPEAT_COLORS.length];
-    // One series per (repeat, shift): color tells the repeats apart, the dash the shifts.
+    const mus = [...new Set(steps.filter(hasMu).map((s) => s.mu))].sort((a, b) => a - b);
+    // One series per (repeat, shift), and per multiplier mu under constraints: color tells the
+    // repeats apart (the multipliers under constraints), the dash the shifts.
+    const colorOf = (s) => (constrained
+      ? REPEAT_COLORS[mus.indexOf(s.mu) % REPEAT_COLORS.length]
+      : REPEAT_COLORS[repeats.indexOf(s.repeat) % REPEAT_COLORS.length]);
     const dashOf = (shift) => SHIFT_DASHES[shifts.indexOf(shift || '') % SHIFT_DASHES.length];
-    children.push(tracePlot(steps, chosen, name, colorOf, dashOf, running));
+    children.push(tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints));
 
     const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' });
-    if (repeats.length > 1 || shifts.length > 1) {
+    if (repeats.length > 1 || shifts.length > 1 || constrained) {
       for (const r of repeats) {
         for (const shift of shifts) {
-          if (!steps.some((s) => s.repeat === r && (s.shift || '') === shift)) continue;
-          const swatch = svg('svg', { class: 'swatch-line', width: 26, height: 10, 'aria-hidden': 'true' },
-            svg('line', { x1: 1, x2: 25, y1: 5, y2: 5, stroke: colorOf(r), 'stroke-width': 2, 'stroke-dasharray': dashOf(shift) }));
-          const label = [repeats.length > 1 ? `repeat ${r}` : null, shift ? `shift ${shift}` : null].filter(Boolean).join(', ');
-          legend.append(h('li', { class: 'series', 'data-repeat': r, 'data-shift': shift }, swatch, label));
+          for (const mu of constrained ? mus : [null]) {
+            if (!steps.some((s) => s.repeat === r && (s.shift || '') === shift && (mu === null || s.mu === mu))) continue;
+            const swatch = svg('svg', { class: 'swatch-line', width: 26, height: 10, 'aria-hidden': 'true' },
+              svg('line', { x1: 1, x2: 25, y1: 5, y2: 5, stroke: colorOf({ repeat: r, mu }), 'stroke-width': 2, 'stroke-dasharray': dashOf(shift) }));
+            const label = [mu !== null ? `μ = ${fmtLambda(mu)}` : null, repeats.length > 1 ? `repeat ${r}` : null,
+              shift && (shifts.length > 1 || mu === null) ? `shift ${shift}` : null].filter(Boolean).join(', ');
+            legend.append(h('li', { class: 'series', 'data-repeat': r, 'data-shift': shift, 'data-mu': mu === null ? '' : mu }, swatch, label));
+          }
         }
       }
     }
@@ -721,51 +771,70 @@
         `trained λ = ${fmtLambda(chosen)}${(job.choices || []).length > 1 ? ' (repeat 0)' : ''}`));
     }
     if (legend.childElementCount) children.push(legend);
+    if (constrained) {
+      children.push(h('p', { class: 'muted small' }, 'μ: the multiplier of the constraints a fit was trained with (0: the metric alone); ',
+        'the lower panels show each constraint where the metric is measured, its bound dashed.'));
+    }
 
     const hasFolds = steps.some((s) => s.fold !== null);
+    const constraintCell = (s, j) => h('td', { class: 'num', 'data-constraint': j }, fmtNum((s.constraint_values || [])[j]));
     children.push(h('details', { class: 'raw' },
       h('summary', {}, 'The trace as a table'),
       h('div', { class: 'table-wrap' }, h('table', { class: 'table compact', id: 'trace-table' },
         h('thead', {}, h('tr', {},
-          ['Repeat', 'Step'].concat(hasFolds ? ['Fold'] : [])
-            .concat(['λ', 'Shift', 'Surrogate loss', 'l^λ', `Train ${name}`, `Validation ${name}`, 'Seconds'])
+          ['Repeat', 'Step'].concat(hasFolds ? ['Fold'] : []).concat(constrained ? ['μ'] : [])
+            .concat(['λ', 'Shift', 'Surrogate loss', 'l^λ', `Train ${name}`, `Validation ${name}`])
+            .concat(constraints.map((c) => c.display_name)).concat(['Seconds'])
             .map((t) => h('th', { scope: 'col', class: t === 'Shift' ? null : 'num' },
-              t.includes('λ') ? h('span', { class: 'nt' }, t) : t)))),
+              t.includes('λ') || t === 'μ' ? h('span', { class: 'nt' }, t) : t)))),
         h('tbody', {}, steps.map((s) => h('tr', { class: sameLambda(s.lambda, chosen) ? 'is-chosen' : null },
           h('td', { class: 'num' }, s.repeat), h('td', { class: 'num' }, s.step),
           hasFolds ? h('td', { class: 'num' }, s.fold === null ? '—' : s.fold) : null,
+          constrained ? h('td', { class: 'num' }, hasMu(s) ? fmtLambda(s.mu) : '—') : null,
           h('td', { class: 'num' }, fmtLambda(s.lambda)), h('td', {}, s.shift || '—'),
           h('td', { class: 'num' }, fmtNum(s.surrogate_loss)), h('td', { class: 'num' }, fmtNum(s.l_lambda)),
           h('td', { class: 'num' }, fmtNum(s.train_metric)), h('td', { class: 'num' }, fmtNum(s.validation_metric)),
+          constraints.map((_, j) => constraintCell(s, j)),
           h('td', { class: 'num' }, fmtNum(s.seconds, 2)))))))));
     el.replaceChildren(...children);
   }
 
-  // Two panels sharing the lambda axis: the validation metric (top) and the surrogate loss
-  // (bottom), one point per trace step, lines joining the steps of one repeat (and fold), and
-  // the chosen lambda as a dashed vertical line across both.
-  function tracePlot(steps, chosen, name, colorOf, dashOf, running) {
+  // Panels sharing the lambda axis: the validation metric (top), the surrogate loss, and under
+  // constraints each constraint's value with its bound; one point per trace step, lines joining
+  // the steps of one series (repeat, fold, shift, multiplier), and the chosen lambda as a
+  // dashed vertical line across all of them.
+  function tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints) {
     const W = 800;
     const M = { left: 70, right: 24, top: 30, bottom: 46 };
-    const P1 = 200;
     const GAP = 30;
-    const P2 = 140;
-    const H = M.top + P1 + GAP + P2 + M.bottom;
     const innerW = W - M.left - M.right;
-    const top1 = M.top;
-    const top2 = M.top + P1 + GAP;
-
+    const finite = (v) => v !== null && v !== undefined && Number.isFinite(v);
     const metricOf = (s) => (s.validation_metric !== null ? s.validation_metric : s.train_metric);
+    const anyValidation = steps.some((s) => s.validation_metric !== null);
+    const panels = [
+      { kind: 'metric', height: 200, valueOf: metricOf, label: anyValidation ? `validation ${name}` : `train ${name}` },
+      { kind: 'loss', height: 140, valueOf: (s) => s.surrogate_loss, label: 'surrogate loss' },
+    ].concat(constraints.map((c, j) => ({
+      kind: 'constraint', index: j, height: 120, valueOf: (s) => (s.constraint_values || [])[j],
+      label: c.display_name, bound: c.bound,
+    })));
+    let top = M.top;
+    for (const p of panels) {
+      p.top = top;
+      top += p.height + GAP;
+      const values = steps.map(p.valueOf).concat(p.bound !== undefined ? [p.bound] : []);
+      p.dom = extent(values);
+      p.y = (v) => p.top + p.height - ((v - p.dom[0]) / (p.dom[1] - p.dom[0])) * p.height;
+    }
+    const last = panels[panels.length - 1];
+    const bottom = last.top + last.height;
+    const H = bottom + M.bottom;
+
     const hasChosen = chosen !== null && chosen !== undefined;
     const xDom = extent(steps.map((s) => s.lambda).concat(hasChosen ? [chosen] : []));
-    const y1Dom = extent(steps.map(metricOf));
-    const y2Dom = extent(steps.map((s) => s.surrogate_loss));
     const x = (v) => M.left + ((v - xDom[0]) / (xDom[1] - xDom[0])) * innerW;
-    const y1 = (v) => top1 + P1 - ((v - y1Dom[0]) / (y1Dom[1] - y1Dom[0])) * P1;
-    const y2 = (v) => top2 + P2 - ((v - y2Dom[0]) / (y2Dom[1] - y2Dom[0])) * P2;
-    const finite = (v) => v !== null && v !== undefined && Number.isFinite(v);
 
-    const desc = `${name} and surrogate loss against lambda for ${steps.length} steps`
+    const desc = `${name}, surrogate loss${constraints.length ? ' and the constraints' : ''} against lambda for ${steps.length} steps`
       + (hasChosen ? `; trained lambda ${fmtLambda(chosen)}` : '');
     const root = svg('svg', {
       class: 'trace-plot', id: 'trace-plot', viewBox: `0 0 ${W} ${H}`, role: 'img',
@@ -776,51 +845,55 @@
     svg('desc', { id: 'trace-plot-desc' }, desc));
 
     const xTicks = ticks(xDom[0], xDom[1], 8);
-    const panel = (top, height, dom, label, yOf) => {
-      const g = svg('g', { class: 'panel' });
-      g.append(svg('rect', { class: 'panel-bg', x: M.left, y: top, width: innerW, height }));
+    for (const p of panels) {
+      const g = svg('g', { class: 'panel', 'data-panel': p.kind });
+      g.append(svg('rect', { class: 'panel-bg', x: M.left, y: p.top, width: innerW, height: p.height }));
       for (const t of xTicks) {
-        g.append(svg('line', { class: 'grid', x1: x(t.value), x2: x(t.value), y1: top, y2: top + height }));
+        g.append(svg('line', { class: 'grid', x1: x(t.value), x2: x(t.value), y1: p.top, y2: p.top + p.height }));
       }
-      for (const t of ticks(dom[0], dom[1], height > 160 ? 5 : 4)) {
-        g.append(svg('line', { class: 'grid', x1: M.left, x2: M.left + innerW, y1: yOf(t.value), y2: yOf(t.value) }));
-        g.append(svg('text', { class: 'tick', x: M.left - 8, y: yOf(t.value), 'text-anchor': 'end', 'dominant-baseline': 'middle' }, t.label));
+      for (const t of ticks(p.dom[0], p.dom[1], p.height > 160 ? 5 : 4)) {
+        g.append(svg('line', { class: 'grid', x1: M.left, x2: M.left + innerW, y1: p.y(t.value), y2: p.y(t.value) }));
+        g.append(svg('text', { class: 'tick', x: M.left - 8, y: p.y(t.value), 'text-anchor': 'end', 'dominant-baseline': 'middle' }, t.label));
       }
-      g.append(svg('rect', { class: 'panel-frame', x: M.left, y: top, width: innerW, height }));
+      g.append(svg('rect', { class: 'panel-frame', x: M.left, y: p.top, width: innerW, height: p.height }));
       g.append(svg('text', {
         class: 'axis-label', 'text-anchor': 'middle',
-        transform: `translate(${16} ${top + height / 2}) rotate(-90)`,
-      }, label));
-      return g;
-    };
-    const anyValidation = steps.some((s) => s.validation_metric !== null);
-    root.append(panel(top1, P1, y1Dom, anyValidation ? `validation ${name}` : `train ${name}`, y1));
-    root.append(panel(top2, P2, y2Dom, 'surrogate loss', y2));
+        transform: `translate(${16} ${p.top + p.height / 2}) rotate(-90)`,
+      }, p.label));
+      if (p.bound !== undefined) {
+        g.append(svg('line', {
+          class: 'constraint-bound', 'data-constraint': p.index, 'data-bound': p.bound,
+          x1: M.left, x2: M.left + innerW, y1: p.y(p.bound), y2: p.y(p.bound),
+        }, svg('title', {}, `bound: ${p.label}`)));
+      }
+      root.append(g);
+    }
     for (const t of xTicks) {
-      root.append(svg('text', { class: 'tick', x: x(t.value), y: top2 + P2 + 18, 'text-anchor': 'middle' }, t.label));
+      root.append(svg('text', { class: 'tick', x: x(t.value), y: bottom + 18, 'text-anchor': 'middle' }, t.label));
     }
     root.append(svg('text', { class: 'axis-label', x: M.left + innerW / 2, y: H - 8, 'text-anchor': 'middle' }, 'λ'));
 
-    // Lines: the steps of one (method, repeat, fold, shift), in lambda order.
+    // Lines: the steps of one (method, repeat, fold, shift, mu), in lambda order.
     const groups = new Map();
     for (const s of steps) {
-      const key = `${s.method}|${s.repeat}|${s.fold === null ? '' : s.fold}|${s.shift || ''}`;
+      const mu = s.mu === null || s.mu === undefined ? '' : s.mu;
+      const key = `${s.method}|${s.repeat}|${s.fold === null ? '' : s.fold}|${s.shift || ''}|${mu}`;
       if (!groups.has(key)) groups.set(key, []);
       groups.get(key).push(s);
     }
     const lines = svg('g', { class: 'lines' });
     for (const group of groups.values()) {
       const sorted = group.slice().sort((a, b) => a.lambda - b.lambda);
-      const color = colorOf(sorted[0].repeat);
-      const dash = dashOf(sorted[0].shift);
-      for (const [valueOf, yOf] of [[metricOf, y1], [(s) => s.surrogate_loss, y2]]) {
-        const pts = sorted.filter((s) => finite(valueOf(s)));
+      const first = sorted[0];
+      for (const p of panels) {
+        const pts = sorted.filter((s) => finite(p.valueOf(s)));
         if (pts.length < 2) continue;
-        const d = pts.map((s, i) => `${i ? 'L' : 'M'}${x(s.lambda).toFixed(1)},${yOf(valueOf(s)).toFixed(1)}`).join(' ');
+        const d = pts.map((s, i) => `${i ? 'L' : 'M'}${x(s.lambda).toFixed(1)},${p.y(p.valueOf(s)).toFixed(1)}`).join(' ');
         lines.append(svg('path', {
-          class: 'series-line', d, stroke: color, 'stroke-dasharray': dash,
-          'data-repeat': sorted[0].repeat, 'data-shift': sorted[0].shift || '',
-          'data-fold': sorted[0].fold === null ? '' : sorted[0].fold,
+          class: 'series-line', d, stroke: colorOf(first), 'stroke-dasharray': dashOf(first.shift),
+          'data-repeat': first.repeat, 'data-shift': first.shift || '',
+          'data-fold': first.fold === null ? '' : first.fold,
+          'data-mu': first.mu === null || first.mu === undefined ? '' : first.mu, 'data-panel': p.kind,
         }));
       }
     }
@@ -832,35 +905,44 @@
       const label = `trained λ = ${fmtLambda(chosen)}`;
       const anchor = cx > M.left + innerW * 0.85 ? 'end' : cx < M.left + innerW * 0.15 ? 'start' : 'middle';
       root.append(svg('g', { class: 'chosen-lambda', id: 'chosen-lambda', 'data-lambda': chosen },
-        svg('line', { x1: cx, x2: cx, y1: top1 - 4, y2: top2 + P2, stroke: CHOSEN_COLOR }),
-        svg('text', { x: cx, y: top1 - 10, 'text-anchor': anchor, fill: CHOSEN_COLOR }, label)));
+        svg('line', { x1: cx, x2: cx, y1: M.top - 4, y2: bottom, stroke: CHOSEN_COLOR }),
+        svg('text', { x: cx, y: M.top - 10, 'text-anchor': anchor, fill: CHOSEN_COLOR }, label)));
     }
 
     const points = svg('g', { class: 'points' });
     for (const s of steps) {
-      const color = colorOf(s.repeat);
-      const where = `repeat ${s.repeat}, step ${s.step}${s.fold !== null ? `, fold ${s.fold}` : ''}${s.shift ? `, shift ${s.shift}` : ''}`;
-      const m = metricOf(s);
+      const color = colorOf(s);
+      const mu = s.mu === null || s.mu === undefined ? null : s.mu;
+      const where = `repeat ${s.repeat}, step ${s.step}${s.fold !== null ? `, fold ${s.fold}` : ''}${s.shift ? `, shift ${s.shift}` : ''}${mu !== null ? `, μ ${fmtLambda(mu)}` : ''}`;
       const isChosen = hasChosen && sameLambda(s.lambda, chosen);
-      if (finite(m)) {
-        if (isChosen) {
-          points.append(svg('circle', { class: 'chosen-halo', cx: x(s.lambda), cy: y1(m), r: 8, stroke: CHOSEN_COLOR }));
+      const common = {
+        'data-lambda': s.lambda, 'data-repeat': s.repeat, 'data-step': s.step,
+        'data-mu': mu === null ? null : mu,
+      };
+      for (const p of panels) {
+        const v = p.valueOf(s);
+        if (!finite(v)) continue;
+        if (p.kind === 'metric') {
+          if (isChosen) {
+            points.append(svg('circle', { class: 'chosen-halo', cx: x(s.lambda), cy: p.y(v), r: 8, stroke: CHOSEN_COLOR }));
+          }
+          const train = s.validation_metric === null;
+          points.append(svg('circle', {
+            class: `pt pt-metric${train ? ' is-train' : ''}`, cx: x(s.lambda), cy: p.y(v), r: 4,
+            fill: train ? '#ffffff' : color, stroke: color, ...common,
+            'data-value': v, 'data-chosen': isChosen ? 'true' : null,
+          }, svg('title', {}, `λ = ${fmtLambda(s.lambda)}: ${train ? 'train' : 'validation'} ${name} ${fmtNum(v)} (${where})`)));
+        } else if (p.kind === 'loss') {
+          points.append(svg('circle', {
+            class: 'pt pt-loss', cx: x(s.lambda), cy: p.y(v), r: 3.5, fill: color, stroke: color,
+            ...common, 'data-value': v,
+          }, svg('title', {}, `λ = ${fmtLambda(s.lambda)}: surrogate loss ${fmtNum(v)} (${where})`)));
+        } else {
+          points.append(svg('circle', {
+            class: 'pt pt-constraint', cx: x(s.lambda), cy: p.y(v), r: 3.5, fill: color, stroke: color,
+            ...common, 'data-value': v, 'data-constraint': p.index,
+          }, svg('title', {}, `λ = ${fmtLambda(s.lambda)}: ${p.label}: ${fmtNum(v)} (${where})`)));
         }
-        const train = s.validation_metric === null;
-        points.append(svg('circle', {
-          class: `pt pt-metric${train ? ' is-train' : ''}`, cx: x(s.lambda), cy: y1(m), r: 4,
-          fill: train ? '#ffffff' : color, stroke: color,
-          'data-lambda': s.lambda, 'data-repeat': s.repeat, 'data-step': s.step,
-          'data-value': m, 'data-chosen': isChosen ? 'true' : null,
-        }, svg('title', {}, `λ = ${fmtLambda(s.lambda)}: ${train ? 'train' : 'validation'} ${name} ${fmtNum(m)} (${where})`)));
-      }
-      if (finite(s.surrogate_loss)) {
-        points.append(svg('circle', {
-          class: 'pt pt-loss', cx: x(s.lambda), cy: y2(s.surrogate_loss), r: 3.5,
-          fill: color, stroke: color,
-          'data-lambda': s.lambda, 'data-repeat': s.repeat, 'data-step': s.step,
-          'data-value': s.surrogate_loss,
-        }, svg('title', {}, `λ = ${fmtLambda(s.lambda)}: surrogate loss ${fmtNum(s.surrogate_loss)} (${where})`)));
       }
     }
     root.append(points);
@@ -872,10 +954,12 @@
   function drawResults(el, result) {
     const name = result.metric_display_name || result.metric;
     const chosenBy = selectionText(result.choices, name);
+    const constraints = result.constraints || [];
     const children = [h('div', { class: 'card-head' },
       h('h2', { id: 'results-title' }, 'Results'),
       h('span', { class: 'muted small', id: 'results-summary' },
-        `${name}, ${result.greater_is_better ? 'higher' : 'lower'} is better · trained λ = ${fmtLambda(result.trained_lambda)}`
+        `${name}${constraints.length ? ` under ${constraints.map((c) => c.display_name).join(', ')}` : ''}`
+        + `, ${result.greater_is_better ? 'higher' : 'lower'} is better · trained λ = ${fmtLambda(result.trained_lambda)}`
         + (result.shift ? ` (shift ${result.shift})` : '') + (chosenBy ? ` · METRO chose by ${chosenBy}` : '')))];
     if (!result.summary.length) {
       children.push(h('p', { class: 'muted' }, 'This job recorded no metric values.'));
@@ -883,9 +967,51 @@
       return;
     }
     children.push(h('div', { class: 'results-grid' },
-      h('div', {}, h('h3', {}, 'Methods'), methodsTable(result)),
+      h('div', {}, h('h3', {}, 'Methods'), methodsTable(result),
+        constraints.length ? [h('h3', {}, 'Constraints'), constraintsTable(result)] : null),
       h('div', {}, h('h3', {}, 'Confusion matrix'), confusionBlock(result))));
     el.replaceChildren(...children);
+  }
+
+  // Under constraints: each one's value per method and split (the mean over the repeats), and
+  // whether they all hold (in how many repeats, when there are several); every method chose
+  // under them.
+  function constraintsTable(result) {
+    const constraints = result.constraints || [];
+    const methods = [...new Set(result.summary.map((s) => s.method))];
+    const splits = ['validation', 'test'].filter((sp) => result.summary.some((s) => s.split === sp));
+    const cellOf = (method, split) => result.summary.find((s) => s.method === method && s.split === split);
+    const n = Math.max(0, ...result.summary.map((s) => s.n));
+    const rows = [];
+    constraints.forEach((c, i) => {
+      for (const split of splits) {
+        rows.push(h('tr', { 'data-constraint': i, 'data-split': split },
+          h('th', { scope: 'row' }, c.display_name), h('td', {}, split),
+          methods.map((m) => {
+            const cell = cellOf(m, split);
+            const means = cell && cell.constraint_means;
+            return h('td', { class: 'num', 'data-method': m }, fmtNum(means ? means[i] : null));
+          })));
+      }
+    });
+    for (const split of splits) {
+      rows.push(h('tr', { class: 'all-hold', 'data-split': split },
+        h('th', { scope: 'row' }, 'All hold'), h('td', {}, split),
+        methods.map((m) => {
+          const cell = cellOf(m, split);
+          if (!cell || cell.constraints_held === null || cell.constraints_held === undefined) {
+            return h('td', { class: 'num', 'data-method': m }, '—');
+          }
+          const all = cell.constraints_held === cell.n;
+          return h('td', { class: 'num', 'data-method': m },
+            holdsEl(all, cell.n === 1 ? (all ? 'yes' : 'no') : `${cell.constraints_held} of ${cell.n}`));
+        })));
+    }
+    return h('div', { class: 'table-wrap' }, h('table', { class: 'table compact', id: 'constraints-table' },
+      h('caption', { class: 'sr-only' }, `Each constraint's value per method and split${n > 1 ? `, mean over ${n} repeats` : ''}`),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Constraint'), h('th', { scope: 'col' }, 'Split'),
+        methods.map((m) => h('th', { scope: 'col', class: 'num' }, methodLabel(m))))),
+      h('tbody', {}, rows)));
   }
 
   function methodsTable(result) {
@@ -973,7 +1099,10 @@
             h('tr', {}, h('th', { scope: 'row' }, 'Actual negative'),
               box('fp', 'FP', c.fp, false), box('tn', 'TN', c.tn, true)))),
         h('p', { class: 'muted small' }, `${result.metric_display_name || result.metric} = ${fmtNum(run.value)}`,
-          run.lambda !== null ? ` at λ = ${fmtLambda(run.lambda)}` : '', ` · ${fmtCount(total)} examples`));
+          run.lambda !== null ? ` at λ = ${fmtLambda(run.lambda)}` : '', ` · ${fmtCount(total)} examples`),
+        run.constraint_values ? h('p', { class: 'muted small', id: 'cm-constraints' },
+          (result.constraints || []).map((c, i) => `${c.display_name}: ${fmtNum(run.constraint_values[i])}`).join(' · '),
+          ' · ', holdsEl(Boolean(run.constraints_hold))) : null);
     }
     for (const sel of [methodSel, splitSel, repeatSel]) sel.addEventListener('change', draw);
     draw();

@@ -132,3 +132,14 @@ def test_estimator_meets_a_recall_floor_on_held_out_data():
     steps = clf.trace_
     assert {s.multipliers for s in steps[:-1]} >= {(0.0,)}
     assert len({s.multipliers for s in steps}) == len(SearchConfig().multipliers)
+    # every step names the grid multiplier it was fitted at (the refit the chosen one's) and
+    # the constraint's value where its metric is measured: one fold's held-out rows
+    assert [s.mu for s in steps[:-1]] == [
+        mu for mu in SearchConfig().multipliers for _ in range(5 * 7)
+    ]
+    assert steps[-1].mu == clf.search_result_.best.mu is not None
+    assert steps[-1].multipliers == clf.search_result_.best.multipliers
+    first = clf.search_result_.trace[0]
+    recall_0 = first.constraint_values[0]
+    assert 0.0 <= recall_0 <= 1.0 and len(first.constraint_values) == 1
+    assert first.to_dict()["constraint_values"] == [recall_0]

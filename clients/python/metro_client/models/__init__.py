@@ -8,6 +8,11 @@ from .confusion_counts import ConfusionCounts
 from .confusion_metric import ConfusionMetric
 from .confusion_metric_denominator import ConfusionMetricDenominator
 from .confusion_metric_numerator import ConfusionMetricNumerator
+from .constraint import Constraint
+from .constraint_metric import ConstraintMetric
+from .constraint_params import ConstraintParams
+from .constraint_sense import ConstraintSense
+from .constraint_spec import ConstraintSpec
 from .dataset import Dataset
 from .dataset_page import DatasetPage
 from .dataset_ref import DatasetRef
@@ -62,6 +67,11 @@ __all__ = (
     "ConfusionMetric",
     "ConfusionMetricDenominator",
     "ConfusionMetricNumerator",
+    "Constraint",
+    "ConstraintMetric",
+    "ConstraintParams",
+    "ConstraintSense",
+    "ConstraintSpec",
     "Dataset",
     "DatasetPage",
     "DatasetRef",

@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.coefficient_metric import CoefficientMetric
     from ..models.confusion_metric import ConfusionMetric
+    from ..models.constraint_spec import ConstraintSpec
     from ..models.dataset_ref import DatasetRef
     from ..models.model_spec import ModelSpec
     from ..models.preset_metric import PresetMetric
@@ -33,6 +34,9 @@ class JobCreate:
     training: TrainingSpec | Unset = UNSET
     repeats: int | Unset = 1
     baselines: list[Baseline] | Unset = UNSET
+    constraints: list[ConstraintSpec] | Unset = UNSET
+    """ Floors and ceilings on other ratio metrics that METRO and every baseline choose under (grid search only);
+    none: the unconstrained problem """
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.coefficient_metric import CoefficientMetric  # noqa: PLC0415
@@ -73,6 +77,13 @@ class JobCreate:
                 baselines_item: str = baselines_item_data
                 baselines.append(baselines_item)
 
+        constraints: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.constraints, Unset):
+            constraints = []
+            for constraints_item_data in self.constraints:
+                constraints_item = constraints_item_data.to_dict()
+                constraints.append(constraints_item)
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -93,6 +104,8 @@ class JobCreate:
             field_dict["repeats"] = repeats
         if baselines is not UNSET:
             field_dict["baselines"] = baselines
+        if constraints is not UNSET:
+            field_dict["constraints"] = constraints
 
         return field_dict
 
@@ -100,6 +113,7 @@ class JobCreate:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.coefficient_metric import CoefficientMetric  # noqa: PLC0415
         from ..models.confusion_metric import ConfusionMetric  # noqa: PLC0415
+        from ..models.constraint_spec import ConstraintSpec  # noqa: PLC0415
         from ..models.dataset_ref import DatasetRef  # noqa: PLC0415
         from ..models.model_spec import ModelSpec  # noqa: PLC0415
         from ..models.preset_metric import PresetMetric  # noqa: PLC0415
@@ -175,6 +189,15 @@ class JobCreate:
 
                 baselines.append(baselines_item)
 
+        _constraints = d.pop("constraints", UNSET)
+        constraints: list[ConstraintSpec] | Unset = UNSET
+        if _constraints is not UNSET:
+            constraints = []
+            for constraints_item_data in _constraints:
+                constraints_item = ConstraintSpec.from_dict(constraints_item_data)
+
+                constraints.append(constraints_item)
+
         job_create = cls(
             metric=metric,
             dataset=dataset,
@@ -184,6 +207,7 @@ class JobCreate:
             training=training,
             repeats=repeats,
             baselines=baselines,
+            constraints=constraints,
         )
 
         return job_create

@@ -7,7 +7,10 @@ from uuid import UUID
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
+    from ..models.constraint import Constraint
     from ..models.method_summary import MethodSummary
     from ..models.metric_run import MetricRun
     from ..models.repeat_choice import RepeatChoice
@@ -37,6 +40,8 @@ class JobResult:
     """ What each repeat's search chose """
     summary: list[MethodSummary]
     runs: list[MetricRun]
+    constraints: list[Constraint] | Unset = UNSET
+    """ The job's constraints, in the order of every constraint_values list; empty for an unconstrained job """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,6 +85,13 @@ class JobResult:
             runs_item = runs_item_data.to_dict()
             runs.append(runs_item)
 
+        constraints: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.constraints, Unset):
+            constraints = []
+            for constraints_item_data in self.constraints:
+                constraints_item = constraints_item_data.to_dict()
+                constraints.append(constraints_item)
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -97,11 +109,14 @@ class JobResult:
                 "runs": runs,
             }
         )
+        if constraints is not UNSET:
+            field_dict["constraints"] = constraints
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.constraint import Constraint  # noqa: PLC0415
         from ..models.method_summary import MethodSummary  # noqa: PLC0415
         from ..models.metric_run import MetricRun  # noqa: PLC0415
         from ..models.repeat_choice import RepeatChoice  # noqa: PLC0415
@@ -173,6 +188,15 @@ class JobResult:
 
             runs.append(runs_item)
 
+        _constraints = d.pop("constraints", UNSET)
+        constraints: list[Constraint] | Unset = UNSET
+        if _constraints is not UNSET:
+            constraints = []
+            for constraints_item_data in _constraints:
+                constraints_item = Constraint.from_dict(constraints_item_data)
+
+                constraints.append(constraints_item)
+
         job_result = cls(
             job_id=job_id,
             metric=metric,
@@ -185,6 +209,7 @@ class JobResult:
             choices=choices,
             summary=summary,
             runs=runs,
+            constraints=constraints,
         )
 
         job_result.additional_properties = d

@@ -6,6 +6,8 @@ from typing import Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 T = TypeVar("T", bound="LambdaStep")
 
 
@@ -23,6 +25,12 @@ class LambdaStep:
     train_metric: float | None
     validation_metric: float | None
     seconds: float | None
+    mu: float | None | Unset = UNSET
+    """ Under constraints: the Lagrange multiplier of the constraints this fit was trained with (one of
+    search.multipliers); null without """
+    constraint_values: list[float | None] | None | Unset = UNSET
+    """ Under constraints: each constraint's value where validation_metric is measured (train_metric's rows when it
+    is null), at threshold 0 like the metric """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,6 +63,25 @@ class LambdaStep:
         seconds: float | None
         seconds = self.seconds
 
+        mu: float | None | Unset
+        if isinstance(self.mu, Unset):
+            mu = UNSET
+        else:
+            mu = self.mu
+
+        constraint_values: list[float | None] | None | Unset
+        if isinstance(self.constraint_values, Unset):
+            constraint_values = UNSET
+        elif isinstance(self.constraint_values, list):
+            constraint_values = []
+            for constraint_values_type_0_item_data in self.constraint_values:
+                constraint_values_type_0_item: float | None
+                constraint_values_type_0_item = constraint_values_type_0_item_data
+                constraint_values.append(constraint_values_type_0_item)
+
+        else:
+            constraint_values = self.constraint_values
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -72,6 +99,10 @@ class LambdaStep:
                 "seconds": seconds,
             }
         )
+        if mu is not UNSET:
+            field_dict["mu"] = mu
+        if constraint_values is not UNSET:
+            field_dict["constraint_values"] = constraint_values
 
         return field_dict
 
@@ -135,6 +166,45 @@ class LambdaStep:
 
         seconds = _parse_seconds(d.pop("seconds"))
 
+        def _parse_mu(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        mu = _parse_mu(d.pop("mu", UNSET))
+
+        def _parse_constraint_values(data: object) -> list[float | None] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                constraint_values_type_0 = []
+                _constraint_values_type_0 = data
+                for constraint_values_type_0_item_data in _constraint_values_type_0:
+
+                    def _parse_constraint_values_type_0_item(data: object) -> float | None:
+                        if data is None:
+                            return data
+                        return cast(float | None, data)
+
+                    constraint_values_type_0_item = _parse_constraint_values_type_0_item(
+                        constraint_values_type_0_item_data
+                    )
+
+                    constraint_values_type_0.append(constraint_values_type_0_item)
+
+                return constraint_values_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float | None] | None | Unset, data)
+
+        constraint_values = _parse_constraint_values(d.pop("constraint_values", UNSET))
+
         lambda_step = cls(
             repeat=repeat,
             step=step,
@@ -147,6 +217,8 @@ class LambdaStep:
             train_metric=train_metric,
             validation_metric=validation_metric,
             seconds=seconds,
+            mu=mu,
+            constraint_values=constraint_values,
         )
 
         lambda_step.additional_properties = d

@@ -7,6 +7,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.split import Split, check_split
+from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="MethodSummary")
 
@@ -20,6 +21,10 @@ class MethodSummary:
     n: int
     mean: float
     std: float | None
+    constraint_means: list[float | None] | None | Unset = UNSET
+    """ Under constraints: each constraint's mean value over the repeats on this split; null without """
+    constraints_held: int | None | Unset = UNSET
+    """ Under constraints: in how many of the n repeats every constraint held on this split """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -34,6 +39,25 @@ class MethodSummary:
         std: float | None
         std = self.std
 
+        constraint_means: list[float | None] | None | Unset
+        if isinstance(self.constraint_means, Unset):
+            constraint_means = UNSET
+        elif isinstance(self.constraint_means, list):
+            constraint_means = []
+            for constraint_means_type_0_item_data in self.constraint_means:
+                constraint_means_type_0_item: float | None
+                constraint_means_type_0_item = constraint_means_type_0_item_data
+                constraint_means.append(constraint_means_type_0_item)
+
+        else:
+            constraint_means = self.constraint_means
+
+        constraints_held: int | None | Unset
+        if isinstance(self.constraints_held, Unset):
+            constraints_held = UNSET
+        else:
+            constraints_held = self.constraints_held
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -45,6 +69,10 @@ class MethodSummary:
                 "std": std,
             }
         )
+        if constraint_means is not UNSET:
+            field_dict["constraint_means"] = constraint_means
+        if constraints_held is not UNSET:
+            field_dict["constraints_held"] = constraints_held
 
         return field_dict
 
@@ -66,12 +94,53 @@ class MethodSummary:
 
         std = _parse_std(d.pop("std"))
 
+        def _parse_constraint_means(data: object) -> list[float | None] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                constraint_means_type_0 = []
+                _constraint_means_type_0 = data
+                for constraint_means_type_0_item_data in _constraint_means_type_0:
+
+                    def _parse_constraint_means_type_0_item(data: object) -> float | None:
+                        if data is None:
+                            return data
+                        return cast(float | None, data)
+
+                    constraint_means_type_0_item = _parse_constraint_means_type_0_item(
+                        constraint_means_type_0_item_data
+                    )
+
+                    constraint_means_type_0.append(constraint_means_type_0_item)
+
+                return constraint_means_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float | None] | None | Unset, data)
+
+        constraint_means = _parse_constraint_means(d.pop("constraint_means", UNSET))
+
+        def _parse_constraints_held(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        constraints_held = _parse_constraints_held(d.pop("constraints_held", UNSET))
+
         method_summary = cls(
             method=method,
             split=split,
             n=n,
             mean=mean,
             std=std,
+            constraint_means=constraint_means,
+            constraints_held=constraints_held,
         )
 
         method_summary.additional_properties = d

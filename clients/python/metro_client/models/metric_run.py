@@ -7,6 +7,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.split import Split, check_split
+from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.confusion_counts import ConfusionCounts
@@ -26,6 +27,11 @@ class MetricRun:
     lambda_: float | None
     """ METRO: the trained_lambda of this repeat's model """
     confusion: ConfusionCounts
+    constraint_values: list[float | None] | None | Unset = UNSET
+    """ Under constraints: each constraint's value on this split (in the order of the result's constraints); null
+    without """
+    constraints_hold: bool | None | Unset = UNSET
+    """ Under constraints: whether every constraint holds on this split """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -42,6 +48,25 @@ class MetricRun:
 
         confusion = self.confusion.to_dict()
 
+        constraint_values: list[float | None] | None | Unset
+        if isinstance(self.constraint_values, Unset):
+            constraint_values = UNSET
+        elif isinstance(self.constraint_values, list):
+            constraint_values = []
+            for constraint_values_type_0_item_data in self.constraint_values:
+                constraint_values_type_0_item: float | None
+                constraint_values_type_0_item = constraint_values_type_0_item_data
+                constraint_values.append(constraint_values_type_0_item)
+
+        else:
+            constraint_values = self.constraint_values
+
+        constraints_hold: bool | None | Unset
+        if isinstance(self.constraints_hold, Unset):
+            constraints_hold = UNSET
+        else:
+            constraints_hold = self.constraints_hold
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -54,6 +79,10 @@ class MetricRun:
                 "confusion": confusion,
             }
         )
+        if constraint_values is not UNSET:
+            field_dict["constraint_values"] = constraint_values
+        if constraints_hold is not UNSET:
+            field_dict["constraints_hold"] = constraints_hold
 
         return field_dict
 
@@ -79,6 +108,45 @@ class MetricRun:
 
         confusion = ConfusionCounts.from_dict(d.pop("confusion"))
 
+        def _parse_constraint_values(data: object) -> list[float | None] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                constraint_values_type_0 = []
+                _constraint_values_type_0 = data
+                for constraint_values_type_0_item_data in _constraint_values_type_0:
+
+                    def _parse_constraint_values_type_0_item(data: object) -> float | None:
+                        if data is None:
+                            return data
+                        return cast(float | None, data)
+
+                    constraint_values_type_0_item = _parse_constraint_values_type_0_item(
+                        constraint_values_type_0_item_data
+                    )
+
+                    constraint_values_type_0.append(constraint_values_type_0_item)
+
+                return constraint_values_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float | None] | None | Unset, data)
+
+        constraint_values = _parse_constraint_values(d.pop("constraint_values", UNSET))
+
+        def _parse_constraints_hold(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        constraints_hold = _parse_constraints_hold(d.pop("constraints_hold", UNSET))
+
         metric_run = cls(
             method=method,
             repeat=repeat,
@@ -86,6 +154,8 @@ class MetricRun:
             value=value,
             lambda_=lambda_,
             confusion=confusion,
+            constraint_values=constraint_values,
+            constraints_hold=constraints_hold,
         )
 
         metric_run.additional_properties = d

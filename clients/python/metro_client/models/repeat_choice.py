@@ -46,6 +46,12 @@ class RepeatChoice:
     """ The refinement step (null: it did not run: refine off, a network, constraints, or no held-out rows). When
     kept, selection_score is the refined models' and tuned_threshold is 0 (the refined model decides by its sign)
     """
+    constraint_values: list[float | None] | None | Unset = UNSET
+    """ Under constraints: each constraint's value (in the spec's order) where the choice was made, on
+    selection_split at the tuned threshold; null without """
+    constraints_satisfied: bool | None | Unset = UNSET
+    """ Under constraints: whether every constraint held there (false: none of the fits met them, and the one
+    closest was kept); null without """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,6 +96,25 @@ class RepeatChoice:
         else:
             refinement = self.refinement
 
+        constraint_values: list[float | None] | None | Unset
+        if isinstance(self.constraint_values, Unset):
+            constraint_values = UNSET
+        elif isinstance(self.constraint_values, list):
+            constraint_values = []
+            for constraint_values_type_0_item_data in self.constraint_values:
+                constraint_values_type_0_item: float | None
+                constraint_values_type_0_item = constraint_values_type_0_item_data
+                constraint_values.append(constraint_values_type_0_item)
+
+        else:
+            constraint_values = self.constraint_values
+
+        constraints_satisfied: bool | None | Unset
+        if isinstance(self.constraints_satisfied, Unset):
+            constraints_satisfied = UNSET
+        else:
+            constraints_satisfied = self.constraints_satisfied
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -108,6 +133,10 @@ class RepeatChoice:
         )
         if refinement is not UNSET:
             field_dict["refinement"] = refinement
+        if constraint_values is not UNSET:
+            field_dict["constraint_values"] = constraint_values
+        if constraints_satisfied is not UNSET:
+            field_dict["constraints_satisfied"] = constraints_satisfied
 
         return field_dict
 
@@ -188,6 +217,45 @@ class RepeatChoice:
 
         refinement = _parse_refinement(d.pop("refinement", UNSET))
 
+        def _parse_constraint_values(data: object) -> list[float | None] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                constraint_values_type_0 = []
+                _constraint_values_type_0 = data
+                for constraint_values_type_0_item_data in _constraint_values_type_0:
+
+                    def _parse_constraint_values_type_0_item(data: object) -> float | None:
+                        if data is None:
+                            return data
+                        return cast(float | None, data)
+
+                    constraint_values_type_0_item = _parse_constraint_values_type_0_item(
+                        constraint_values_type_0_item_data
+                    )
+
+                    constraint_values_type_0.append(constraint_values_type_0_item)
+
+                return constraint_values_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float | None] | None | Unset, data)
+
+        constraint_values = _parse_constraint_values(d.pop("constraint_values", UNSET))
+
+        def _parse_constraints_satisfied(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        constraints_satisfied = _parse_constraints_satisfied(d.pop("constraints_satisfied", UNSET))
+
         repeat_choice = cls(
             repeat=repeat,
             trained_lambda=trained_lambda,
@@ -200,6 +268,8 @@ class RepeatChoice:
             selection_counts=selection_counts,
             warnings=warnings,
             refinement=refinement,
+            constraint_values=constraint_values,
+            constraints_satisfied=constraints_satisfied,
         )
 
         repeat_choice.additional_properties = d

@@ -38,6 +38,9 @@ class SearchSpec:
     refine_temperatures: list[float] | None | Unset = UNSET
     """ The temperatures the refinement tries, as fractions of the spread of the chosen model's scores (default
     [0.05, 0.2]) """
+    multipliers: list[float] | None | Unset = UNSET
+    """ With constraints: the Lagrange multipliers mu tried with every lambda (0 is the unconstrained problem);
+    default [0, 0.25, 1, 4, 16] """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -134,6 +137,15 @@ class SearchSpec:
         else:
             refine_temperatures = self.refine_temperatures
 
+        multipliers: list[float] | None | Unset
+        if isinstance(self.multipliers, Unset):
+            multipliers = UNSET
+        elif isinstance(self.multipliers, list):
+            multipliers = self.multipliers
+
+        else:
+            multipliers = self.multipliers
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -165,6 +177,8 @@ class SearchSpec:
             field_dict["refine"] = refine
         if refine_temperatures is not UNSET:
             field_dict["refine_temperatures"] = refine_temperatures
+        if multipliers is not UNSET:
+            field_dict["multipliers"] = multipliers
 
         return field_dict
 
@@ -334,6 +348,23 @@ class SearchSpec:
 
         refine_temperatures = _parse_refine_temperatures(d.pop("refine_temperatures", UNSET))
 
+        def _parse_multipliers(data: object) -> list[float] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                multipliers_type_0 = cast(list[float], data)
+
+                return multipliers_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float] | None | Unset, data)
+
+        multipliers = _parse_multipliers(d.pop("multipliers", UNSET))
+
         search_spec = cls(
             strategy=strategy,
             n_lambdas=n_lambdas,
@@ -349,6 +380,7 @@ class SearchSpec:
             lambda_max=lambda_max,
             refine=refine,
             refine_temperatures=refine_temperatures,
+            multipliers=multipliers,
         )
 
         search_spec.additional_properties = d

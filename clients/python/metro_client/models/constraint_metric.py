@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="ConstraintMetric")
+
+
+@_attrs_define
+class ConstraintMetric:
+    """A constraint's metric as the ratio <alpha, phi> / <beta, phi> on the basis
+    (h*y, y, h, 1), read in its natural orientation (``greater_is_better``).
+
+    """
+
+    alpha: list[float]
+    beta: list[float]
+    greater_is_better: bool | Unset = False
+    zero_division: float | Unset = 0.0
+    name: str | Unset = "custom"
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        alpha = self.alpha
+
+        beta = self.beta
+
+        greater_is_better = self.greater_is_better
+
+        zero_division = self.zero_division
+
+        name = self.name
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "alpha": alpha,
+                "beta": beta,
+            }
+        )
+        if greater_is_better is not UNSET:
+            field_dict["greater_is_better"] = greater_is_better
+        if zero_division is not UNSET:
+            field_dict["zero_division"] = zero_division
+        if name is not UNSET:
+            field_dict["name"] = name
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        alpha = cast(list[float], d.pop("alpha"))
+
+        beta = cast(list[float], d.pop("beta"))
+
+        greater_is_better = d.pop("greater_is_better", UNSET)
+
+        zero_division = d.pop("zero_division", UNSET)
+
+        name = d.pop("name", UNSET)
+
+        constraint_metric = cls(
+            alpha=alpha,
+            beta=beta,
+            greater_is_better=greater_is_better,
+            zero_division=zero_division,
+            name=name,
+        )
+
+        constraint_metric.additional_properties = d
+        return constraint_metric
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,106 @@
+"""The spec's constraints become the library's, each error naming its field."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.job_spec import (
+    SpecFieldError,
+    build_constraints,
+    build_job_objects,
+    build_search,
+    check_constrained_search,
+)
+from metro.experiment import prepare_repeat
+from metro.metrics import get_metric
+
+
+def test_built_constraints_are_the_librarys():
+    from metro.constraints import get_constraints
+
+    given = [
+        {"metric": "recall", "params": {}, "at_least": 0.9, "confidence": None},
+        {"metric": "f_beta", "params": {"beta": 2}, "at_most": 0.95, "confidence": 0.8},
+    ]
+    [recall, f2] = build_constraints(given)
+    [lib_recall, lib_f2] = get_constraints(given)
+    assert (
+        (recall.name, f2.name)
+        == (lib_recall.name, lib_f2.name)
+        == (
+            "recall >= 0.9",
+            "f_beta(2) <= 0.95",
+        )
+    )
+    assert np.array_equal(recall.cells, lib_recall.cells) and f2.confidence == 0.8
+
+
+def test_a_prior_dependent_metric_resolves_on_the_labels_it_is_given():
+    given = [{"metric": "balanced_accuracy", "at_least": 0.7}]
+    y = np.array([0, 0, 0, 1])
+    [at_submission] = build_constraints(given)
+    [on_labels] = build_constraints(given, y)
+    assert at_submission.metric.params["prior"] == 0.5 and on_labels.metric.params["prior"] == 0.25
+    # What the worker runs: each repeat resolves the spec's form on its own training labels.
+    from metro.data import load_dataset
+    from metro.models import ModelSpec
+    from metro.surrogates import get_surrogate
+    from metro.trainer import TrainingConfig
+
+    data = load_dataset("builtin://breast_cancer")
+    setup = prepare_repeat(
+        data, metric=get_metric("f1"), surrogate=get_surrogate("logistic"), model=ModelSpec(),
+        training=TrainingConfig(), repeat=0, constraints=given,
+    )  # fmt: skip
+    prior = float(data.y[setup.splits.train].mean())
+    assert setup.constraints[0].metric.params["prior"] == pytest.approx(prior)
+
+
+@pytest.mark.parametrize(
+    ("given", "path"),
+    [
+        ({"metric": "nope", "at_least": 0.5}, ("constraints", 0, "metric")),
+        ({"at_least": 0.5}, ("constraints", 0, "metric")),
+        ({"metric": "recall"}, ("constraints", 0, "at_least")),
+        ({"metric": "recall", "at_least": 0.5, "at_most": 0.9}, ("constraints", 0, "at_most")),
+        ({"metric": "recall", "at_most": True}, ("constraints", 0, "at_most")),
+        ({"metric": "precision", "at_least": 1.01}, ("constraints", 0, "at_least")),
+        ({"metric": "accuracy", "at_most": float("nan")}, ("constraints", 0, "at_most")),
+        ({"metric": "recall", "at_least": 0.5, "confidence": 0.3},
+         ("constraints", 0, "confidence")),
+        ({"metric": "recall", "params": {"beta": 1}, "at_least": 0.5},
+         ("constraints", 0, "params", "beta")),
+        ({"metric": "recall", "bound": 0.5}, ("constraints", 0, "bound")),
+        ("recall >= 0.5", ("constraints", 0)),
+    ],
+)  # fmt: skip
+def test_each_error_names_its_field(given, path):
+    with pytest.raises(SpecFieldError) as caught:
+        build_constraints([given])
+    assert caught.value.path == path
+
+
+def test_a_ceiling_below_a_metric_range_says_no_classifier_meets_it_and_above_that_all_do():
+    with pytest.raises(SpecFieldError, match="no classifier can meet it"):
+        build_constraints([{"metric": "false_positive_rate", "at_most": -0.5}])
+    with pytest.raises(SpecFieldError, match="every classifier meets it"):
+        build_constraints([{"metric": "false_positive_rate", "at_least": -0.5}])
+
+
+def test_only_the_grid_searches_under_constraints():
+    built = build_constraints([{"metric": "recall", "at_least": 0.9}])
+    check_constrained_search(build_search({}), built)
+    check_constrained_search(build_search({"strategy": "dinkelbach"}), ())
+    with pytest.raises(SpecFieldError, match="grid strategy") as caught:
+        check_constrained_search(build_search({"strategy": "dinkelbach"}), built)
+    assert caught.value.path == ("search", "strategy")
+    # ... and a stored spec that says otherwise does not rebuild (the worker's SpecError).
+    spec = {
+        "metric": {"preset": "precision"}, "surrogate": {"name": "logistic"},
+        "model": {"kind": "linear"}, "search": {"strategy": "bisection"}, "training": {},
+        "constraints": [{"metric": "recall", "at_least": 0.9}],
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="grid strategy"):
+        build_job_objects(spec)
+    assert build_job_objects({**spec, "search": {}}).constraints == tuple(spec["constraints"])
