@@ -490,6 +490,11 @@ def _assert_constrained_job_page(dom: Node) -> None:
     assert summary.startswith("Precision under Recall ≥ 0.9, higher is better · trained λ"), summary
     # The confusion matrix's method on its split: its recall, and whether the floor holds.
     assert dom.find(id="cm-constraints").text == "Recall ≥ 0.9: 0.8800 · not met"
+    # "best" under a floor: METRO's higher test precision broke the recall floor on test, so the
+    # tag goes to the best method whose floor held.
+    body = dom.find("table", id="methods-table").find("tbody")
+    tagged = [tr.attrs["data-method"] for tr in body.find_all("tr") if tr.find_all("span", cls="tag")]
+    assert tagged == ["koyejo1"]
 
 
 # -- the test -------------------------------------------------------------------------------

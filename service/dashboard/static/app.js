@@ -1024,9 +1024,20 @@
       }
       byMethod.get(row.method)[row.split] = row;
     }
-    const testMeans = methods.map((m) => (byMethod.get(m).test || {}).mean).filter((v) => v !== undefined);
+    // Under constraints "best" is the best test mean among the methods whose constraints held
+    // on test in every repeat: a better objective that breaks the floor is not the better model.
+    const constrained = (result.constraints || []).length > 0;
+    const eligible = (m) => {
+      const test = byMethod.get(m).test;
+      return Boolean(test) && (!constrained || test.constraints_held === test.n);
+    };
+    const testMeans = methods.filter(eligible).map((m) => byMethod.get(m).test.mean)
+      .filter((v) => v !== undefined && v !== null);
     const best = testMeans.length
       ? (result.greater_is_better ? Math.max(...testMeans) : Math.min(...testMeans)) : null;
+    const bestTitle = constrained
+      ? 'Best test mean among the methods whose constraints held on test in every repeat'
+      : 'Best test mean';
     const lambdaOf = (method) => {
       const values = result.runs.filter((r) => r.method === method && r.split === 'test' && r.lambda !== null)
         .map((r) => r.lambda);
@@ -1045,10 +1056,10 @@
         h('tr', {}, ['mean', 'std', 'mean', 'std'].map((t) => h('th', { scope: 'col', class: 'num' }, t)))),
       h('tbody', {}, methods.map((method) => {
         const rows = byMethod.get(method);
-        const isBest = rows.test && best !== null && rows.test.mean === best;
+        const isBest = eligible(method) && best !== null && rows.test.mean === best;
         return h('tr', { 'data-method': method, class: isBest ? 'is-best' : null },
           h('th', { scope: 'row' }, methodLabel(method),
-            isBest ? h('span', { class: 'tag', title: 'Best test mean' }, 'best') : null),
+            isBest ? h('span', { class: 'tag', title: bestTitle }, 'best') : null),
           cell(rows.validation, 'mean'), cell(rows.validation, 'std'),
           cell(rows.test, 'mean'), cell(rows.test, 'std'),
           h('td', { class: 'num' }, fmtLambda(lambdaOf(method))),
