@@ -493,7 +493,8 @@ def _assert_constrained_job_page(dom: Node) -> None:
     # "best" under a floor: METRO's higher test precision broke the recall floor on test, so the
     # tag goes to the best method whose floor held.
     body = dom.find("table", id="methods-table").find("tbody")
-    tagged = [tr.attrs["data-method"] for tr in body.find_all("tr") if tr.find_all("span", cls="tag")]
+    rows = body.find_all("tr")
+    tagged = [tr.attrs["data-method"] for tr in rows if tr.find_all("span", cls="tag")]
     assert tagged == ["koyejo1"]
 
 
