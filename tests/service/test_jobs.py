@@ -89,6 +89,10 @@ def _errors(r) -> list[dict[str, Any]]:
         ({"search": {"n_lambdas": 0}}, ["body", "search", "n_lambdas"]),
         ({"search": {"shift": "sideways"}}, ["body", "search", "shift"]),
         ({"search": {"lambda_min": 1.0, "lambda_max": 0.0}}, ["body", "search"]),
+        (
+            {"search": {"refine_temperatures": [0.1, 0.0]}},
+            ["body", "search", "refine_temperatures"],
+        ),
         ({"training": {"lr": -1}}, ["body", "training", "lr"]),
         ({"training": {"warm_start": "sometimes"}}, ["body", "training", "warm_start"]),
         ({"model": {"kind": "mlp", "hidden": [0]}}, ["body", "model", "hidden"]),
@@ -115,6 +119,7 @@ def test_invalid_spec_is_422_naming_the_field(client, tenant, overrides, loc):
         (job_body(repeats=0), ["body", "repeats"]),
         (job_body(baselines=["nope"]), ["body", "baselines", 0]),
         (job_body(unknown_field=1), ["body", "unknown_field"]),
+        (job_body(search={"refine": "always"}), ["body", "search", "refine"]),
     ],
 )
 def test_schema_errors_are_problem_json(client, tenant, body, loc_prefix):
