@@ -658,6 +658,28 @@ def chosen_constraints_text(choices: list[Any], names: list[str]) -> str | None:
     )
 
 
+def refinement_text(choices: list[Any], name: str) -> str | None:
+    """The refinement step of the delivered model's search (repeat 0), and how many repeats
+    kept one: "refinement kept (T = 0.2): F1 0.8500 -> 0.9000 (5-fold CV)"."""
+    steps = [_optional(getattr(c, "refinement", None)) for c in choices]
+    if not steps or steps[0] is None:
+        return None
+    step, first = steps[0], choices[0]
+    where = selection_label(str(first.selection_split), first.n_folds)
+    before = _fmt(_optional(step.score_before), ".4f")
+    if step.kept:
+        text = (
+            f"refinement kept (T = {_fmt(step.temperature)}): {name} {before} -> "
+            f"{_fmt(_optional(first.selection_score), '.4f')} ({where})"
+        )
+    else:
+        text = f"refinement not kept: no refined model beat {name} {before} ({where})"
+    ran = [s for s in steps if s is not None]
+    if len(choices) > 1:
+        text += f"; kept in {sum(1 for s in ran if s.kept)} of {len(choices)} repeats"
+    return text
+
+
 def spec_constraint_names(job: Any) -> list[str]:
     """The job's constraints as people write them (Recall ≥ 0.9), from its spec."""
     spec = job.spec.to_dict() if hasattr(job.spec, "to_dict") else dict(job.spec)
@@ -989,6 +1011,7 @@ def result(
     for line in (
         choices_text(choices) or f"trained λ {_fmt(_optional(res.lambda_star))}",
         None if chosen_by is None else f"METRO chose by {chosen_by}",
+        refinement_text(choices, name),
         chosen_constraints_text(choices, names),
     ):
         if line:

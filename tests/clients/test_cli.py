@@ -91,6 +91,20 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     assert "F2 (higher is better)" in table.stdout and f"model {model_id}" in table.stdout
     assert "f_beta(2)" not in table.stdout
     assert trained in table.stdout and f"METRO chose by {best[5:]}" in table.stdout
+    # The refinement step of repeat 0, in the same numbers as the result's choice.
+    step = choices[0]["refinement"]
+    kept = sum(c["refinement"]["kept"] for c in choices)
+    if step["kept"]:
+        refined = (
+            f"refinement kept (T = {step['temperature']:.4g}): F2 {step['score_before']:.4f} "
+            f"-> {choices[0]['selection_score']:.4f} (5-fold CV); kept in {kept} of 2 repeats"
+        )
+    else:
+        refined = (
+            f"refinement not kept: no refined model beat F2 {step['score_before']:.4f} "
+            f"(5-fold CV); kept in {kept} of 2 repeats"
+        )
+    assert refined in table.stdout, table.stdout
 
     info = manifest(live, model_id)
     weights = tmp_path / "weights.safetensors"

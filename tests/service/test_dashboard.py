@@ -74,9 +74,17 @@ def _choice(repeat: int, lam: float, shift: str, score: float, warnings: list) -
     }  # fmt: skip
 
 
+REFINED = {
+    "kept": True, "temperature": 0.2, "score_before": 0.85, "threshold_before": 0.3,
+    "scores": [{"temperature": 0.05, "score": 0.88}, {"temperature": 0.2, "score": 0.9}],
+}  # fmt: skip
+NOT_REFINED = {**REFINED, "kept": False, "temperature": None}
 CHOICES = [
-    _choice(0, CHOSEN, "minimal", 0.9, [{"code": "few_true_positives", "message": FEW_TP}]),
-    _choice(1, CHOSEN_1, "paper", 0.8, []),
+    {
+        **_choice(0, CHOSEN, "minimal", 0.9, [{"code": "few_true_positives", "message": FEW_TP}]),
+        "refinement": REFINED,
+    },
+    {**_choice(1, CHOSEN_1, "paper", 0.8, []), "refinement": NOT_REFINED},
 ]
 # (method, repeat, split) -> (value, tp, fp, fn, tn)
 RESULTS = {
@@ -561,7 +569,9 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
         ["0", "-0.25", "minimal"],
         ["1", "-0.5", "paper"],
     ]
-    assert cells_of(choice_rows[0])[-1] == "0.9000 (5-fold CV)"
+    assert cells_of(choice_rows[0])[-2] == "0.9000 (5-fold CV)"
+    # Repeat 0 kept a refined model (chosen by its score, 0.9, up from the search's 0.85).
+    assert [cells_of(r)[-1] for r in choice_rows] == ["T = 0.2, from 0.8500", "no"]
     assert dom.find(id="selection-score").text == "F2 0.8500 ± 0.0707 (5-fold CV, 2 repeats)"
     [warning] = dom.find(id="search-warnings").find_all("li")
     assert warning.attrs["data-code"] == "few_true_positives" and FEW_TP in warning.text

@@ -193,8 +193,21 @@
 
   // The per-repeat choices: trained lambda and shift, ratio reached, the score chosen by (and,
   // under constraints, each one's value there).
+  // The refinement step of one repeat: "T = 0.2, from 0.8512" when a refined model was kept
+  // (the score it was chosen by is then the refined one), "no" when none beat the choice.
+  function refinementCell(c) {
+    const step = c.refinement;
+    if (!step) return h('td', { 'data-refined': 'none' }, '—');
+    const tried = step.scores.map((s) => `T = ${s.temperature}: ${fmtNum(s.score)}`).join(', ');
+    const title = `Before the step ${fmtNum(step.score_before)} at threshold ${fmtNum(step.threshold_before)}; refined ${tried}`;
+    return step.kept
+      ? h('td', { 'data-refined': 'kept', title }, `T = ${step.temperature}, from ${fmtNum(step.score_before)}`)
+      : h('td', { 'data-refined': 'not-kept', title }, 'no');
+  }
+
   function choicesTable(choices, name, constraints) {
     const reached = choices.some((c) => c.ratio_reached !== null && c.ratio_reached !== undefined);
+    const refined = choices.some((c) => c.refinement);
     return h('div', { class: 'table-wrap' }, h('table', { class: 'table compact', id: 'choices-table' },
       h('caption', { class: 'sr-only' }, 'What each repeat\'s search chose'),
       h('thead', {}, h('tr', {},
@@ -204,6 +217,7 @@
         reached ? h('th', { scope: 'col', class: 'num' }, 'Ratio reached') : null,
         h('th', { scope: 'col', class: 'num' }, 'Threshold'),
         h('th', { scope: 'col', class: 'num' }, `${name} chosen by`),
+        refined ? h('th', { scope: 'col', title: 'The refinement step after the choice (docs/algorithms.md)' }, 'Refined') : null,
         constraints.map((c) => h('th', { scope: 'col', class: 'num' }, c.display_name)),
         constraints.length ? h('th', { scope: 'col' }, 'Constraints') : null)),
       h('tbody', {}, choices.map((c) => h('tr', { 'data-repeat': c.repeat },
@@ -213,6 +227,7 @@
         reached ? h('td', { class: 'num' }, fmtLambda(c.ratio_reached)) : null,
         h('td', { class: 'num' }, fmtNum(c.tuned_threshold)),
         h('td', { class: 'num' }, `${fmtNum(c.selection_score)} (${selectionLabel(c)})`),
+        refined ? refinementCell(c) : null,
         constraints.map((_, i) => h('td', { class: 'num', 'data-constraint': i },
           fmtNum((c.constraint_values || [])[i]))),
         constraints.length ? h('td', {}, holdsEl(Boolean(c.constraints_satisfied))) : null)))));
