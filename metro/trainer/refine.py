@@ -28,9 +28,11 @@ standardized input space, which is where the step runs.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import torch
+from torch.optim.lbfgs import _strong_wolfe
 
 from metro.metrics import MetricSpec
 from metro.models import StackedModel
@@ -39,6 +41,9 @@ __all__ = ["MAX_ROWS", "refine_linear", "smoothed_ratio_loss"]
 
 MAX_ROWS = 100_000
 _MAX_ITER = 100
+_TOLERANCE_GRAD = 1e-9
+_TOLERANCE_CHANGE = 1e-12
+_HISTORY = 100
 
 
 def smoothed_ratio_loss(
@@ -121,20 +126,13 @@ def refine_linear(
         return model.shifted(float(offset))  # one class: no boundary to move
     spread = float((z @ w0).std())
     tau = temperature * (spread if spread > 0 else 1.0)
-    w = w0.clone().requires_grad_(True)
-    b = b0.clone().requires_grad_(True)
-    opt = torch.optim.LBFGS(
-        [w, b], lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe",
-        tolerance_grad=1e-9, tolerance_change=1e-12,
-    )  # fmt: skip
+    d = w0.numel()
 
-    def closure() -> torch.Tensor:
-        opt.zero_grad()
-        loss = smoothed_ratio_loss(spec, z @ w + b, labels, tau)
-        loss.backward()
-        return loss
+    def objective(x: torch.Tensor) -> torch.Tensor:
+        return smoothed_ratio_loss(spec, z @ x[:d] + x[d], labels, tau)
 
-    opt.step(closure)
+    x = _lbfgs(objective, torch.cat([w0, b0.reshape(1)]), max_iter=max_iter)
+    w, b = x[:d], x[d]
     with torch.no_grad():
         if not bool(torch.isfinite(w).all() and torch.isfinite(b)):
             return model.shifted(float(offset))  # a failed step never replaces the start
@@ -147,3 +145,83 @@ def refine_linear(
         new["weight"].copy_(w.to(params["weight"].dtype)[:, None])
         new["bias"].copy_(b.to(params["bias"].dtype).reshape(1))
     return refined
+
+
+def _lbfgs(
+    objective: Callable[[torch.Tensor], torch.Tensor], x0: torch.Tensor, *, max_iter: int
+) -> torch.Tensor:
+    """The minimizer ``torch.optim.LBFGS(params, lr=1, max_iter=max_iter,
+    line_search_fn="strong_wolfe", tolerance_grad=1e-9, tolerance_change=1e-12).step`` reaches
+    from ``x0`` (one flat parameter), step for step (a test holds the two equal), without
+    ``torch.optim.Optimizer``: its first use in a process imports TorchDynamo, which costs one to
+    three seconds, more than a refinement takes. The line search is torch's own function."""
+
+    def evaluate(x: torch.Tensor) -> tuple[float, torch.Tensor]:
+        leaf = x.detach().clone().requires_grad_(True)
+        with torch.enable_grad():
+            loss = objective(leaf)
+            (grad,) = torch.autograd.grad(loss, leaf)
+        return float(loss.detach()), grad
+
+    def directional(x: torch.Tensor, t: float, d: torch.Tensor) -> tuple[float, torch.Tensor]:
+        return evaluate(x.clone().add_(d, alpha=t))
+
+    max_eval = max_iter * 5 // 4
+    x = x0.detach().clone()
+    loss, flat_grad = evaluate(x)
+    evals = 1
+    if flat_grad.abs().max() <= _TOLERANCE_GRAD:
+        return x
+    old_dirs: list[torch.Tensor] = []
+    old_stps: list[torch.Tensor] = []
+    ro: list[torch.Tensor] = []
+    al: list[torch.Tensor] = [torch.zeros(())] * _HISTORY
+    h_diag: torch.Tensor | float = 1.0
+    d = flat_grad.neg()
+    t: torch.Tensor | float = 0.0
+    prev_flat_grad: torch.Tensor | None = None
+    for n_iter in range(1, max_iter + 1):
+        if n_iter > 1:
+            assert prev_flat_grad is not None
+            y = flat_grad.sub(prev_flat_grad)
+            s = d.mul(t)
+            ys = y.dot(s)
+            if ys > 1e-10:
+                if len(old_dirs) == _HISTORY:
+                    old_dirs.pop(0)
+                    old_stps.pop(0)
+                    ro.pop(0)
+                old_dirs.append(y)
+                old_stps.append(s)
+                ro.append(1.0 / ys)
+                h_diag = ys / y.dot(y)
+            q = flat_grad.neg()
+            # 0-d tensors as alpha, as torch's own L-BFGS passes them (the stubs want numbers).
+            for i in range(len(old_dirs) - 1, -1, -1):
+                al[i] = old_stps[i].dot(q) * ro[i]
+                q.add_(old_dirs[i], alpha=-al[i])  # type: ignore[arg-type]
+            d = r = torch.mul(q, h_diag)
+            for i in range(len(old_dirs)):
+                be_i = old_dirs[i].dot(r) * ro[i]
+                r.add_(old_stps[i], alpha=al[i] - be_i)  # type: ignore[arg-type]
+        prev_flat_grad = flat_grad.clone(memory_format=torch.contiguous_format)
+        prev_loss = loss
+        t = min(1.0, 1.0 / flat_grad.abs().sum()) if n_iter == 1 else 1.0  # type: ignore[assignment]
+        gtd = flat_grad.dot(d)
+        if gtd > -_TOLERANCE_CHANGE:
+            break
+        with torch.no_grad():
+            loss, flat_grad, t, ls_evals = _strong_wolfe(
+                directional, x.clone(), t, d, loss, flat_grad, gtd, max_ls=max_eval - evals
+            )
+            x.add_(d, alpha=t)  # type: ignore[arg-type]
+        evals += ls_evals
+        if n_iter == max_iter or evals >= max_eval:
+            break
+        if flat_grad.abs().max() <= _TOLERANCE_GRAD:
+            break
+        if d.mul(t).abs().max() <= _TOLERANCE_CHANGE:
+            break
+        if abs(loss - prev_loss) < _TOLERANCE_CHANGE:
+            break
+    return x

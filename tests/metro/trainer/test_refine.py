@@ -119,3 +119,44 @@ def test_cells_of_a_refined_model_are_its_signs() -> None:
     s = predict_scores(refined, X)
     cells = cells_from_predictions(y, s >= 0)[0]
     assert -spec.loss_from_fractions(cells) == pytest.approx(f1_score(y, s[:, 0] >= 0))
+
+
+def _torch_lbfgs(objective, w0: torch.Tensor, b0: torch.Tensor, max_iter: int) -> torch.Tensor:
+    """The reference: torch.optim.LBFGS with the settings refine_linear uses."""
+    w = w0.clone().requires_grad_(True)
+    b = b0.clone().requires_grad_(True)
+    opt = torch.optim.LBFGS(
+        [w, b], lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe",
+        tolerance_grad=1e-9, tolerance_change=1e-12,
+    )  # fmt: skip
+
+    def closure():
+        opt.zero_grad()
+        loss = objective(torch.cat([w, b.reshape(1)]))
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    return torch.cat([w.detach(), b.detach().reshape(1)])
+
+
+@pytest.mark.parametrize(
+    ("seed", "temperature", "max_iter"), [(0, 0.05, 100), (1, 0.2, 100), (2, 0.2, 7)]
+)
+def test_the_minimizer_is_torch_lbfgs_step_for_step(seed, temperature, max_iter) -> None:
+    from metro.trainer.refine import _lbfgs
+
+    rng = np.random.default_rng(seed)
+    z = torch.as_tensor(rng.normal(size=(600, 5)))
+    y = torch.as_tensor((rng.normal(size=600) + z[:, 0].numpy() > 0.8).astype(np.int64))
+    spec = get_metric("f1").resolve(y.numpy())
+    d = z.shape[1]
+
+    def objective(x: torch.Tensor) -> torch.Tensor:
+        return smoothed_ratio_loss(spec, z @ x[:d] + x[d], y, temperature)
+
+    x0 = torch.as_tensor(rng.normal(size=d + 1))
+    ours = _lbfgs(objective, x0, max_iter=max_iter)
+    reference = _torch_lbfgs(objective, x0[:d], x0[d], max_iter)
+    assert torch.equal(ours, reference)
+    assert float(objective(ours)) < float(objective(x0))
