@@ -7,6 +7,7 @@ the objective, the constrained metric, and whether the constraint holds there.
 
 Methods
     metro       ``MetroClassifier(metric=objective, constraints=[constraint])``, library defaults
+    metro-refine-off  the same with ``refine="off"`` (the refinement step's ablation)
     threshold   StandardScaler + LogisticRegression() (C=1); its out-of-fold decision scores over
                 the five folds; the threshold with the best objective among those where the
                 constraint holds on them (``metro.thresholds.best_constrained_threshold``, an
@@ -68,7 +69,7 @@ PROBLEMS: dict[str, Problem] = {
     "recall@fpr<=0.1": Problem("recall", {"metric": "false_positive_rate", "at_most": 0.1}),
     "f1@precision>=0.7": Problem("f1", {"metric": "precision", "at_least": 0.7}),
 }
-METHODS = ("metro", "threshold", "parambath", "metro-c90", "threshold-c90")
+METHODS = ("metro", "threshold", "parambath", "metro-c90", "threshold-c90", "metro-refine-off")
 # Variants that ask each constraint to hold with 90% one-sided confidence on the held-out rows
 # (metro.constraints.Constraint.confidence), to see what a margin buys on new data.
 CONFIDENT = {"metro-c90": 0.9, "threshold-c90": 0.9}
@@ -104,16 +105,19 @@ def fit_predict(
     cons = get_constraints([constraint], y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if method == "metro":
+        if method in ("metro", "metro-refine-off"):
             from metro import MetroClassifier
 
             clf = MetroClassifier(
-                metric=problem.objective, constraints=[constraint], random_state=seed
-            ).fit(X, y)
+                metric=problem.objective, constraints=[constraint], random_state=seed,
+                refine="off" if method == "metro-refine-off" else "auto",
+            ).fit(X, y)  # fmt: skip
+            step = clf.refinement_
             return clf.predict(X_test), {
                 "lambda": clf.best_lambda_,
                 "multipliers": list(clf.search_result_.best.multipliers),
                 "feasible_cv": clf.constraints_satisfied_,
+                "refined": bool(step is not None and step.kept),
             }
         if method == "threshold":
             oof, test_scores = _lr_scores(X, y, X_test, seed, None)

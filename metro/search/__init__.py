@@ -87,17 +87,17 @@ def run_search(
     ``fold_solvers`` are used by the grid for cross-validation instead of ``solver``.
     """
     spec = solver.spec
+    judges = list(fold_solvers) if fold_solvers else [solver]
     if constraints:
         check_constrainable(config)
-        return constrained_grid_search(
-            list(fold_solvers) if fold_solvers else [solver],
+        result = constrained_grid_search(
+            judges,
             config=config,
             constraints=constraints,
             refit_solver=refit_solver,
             on_step=on_step,
         )
-    judges = list(fold_solvers) if fold_solvers else [solver]
-    if not spec.denominator_depends_on_predictions:
+    elif not spec.denominator_depends_on_predictions:
         lo, hi = lambda_bounds(spec, config)
         result = grid_search(
             judges,
@@ -118,5 +118,6 @@ def run_search(
             solver, config=config, refit_solver=refit_solver, on_step=on_step
         )
     return refine_choice(
-        result, solvers=judges, refit_solver=refit_solver, config=config, spec=spec
-    )
+        result, solvers=judges, refit_solver=refit_solver, config=config, spec=spec,
+        constraints=constraints,
+    )  # fmt: skip

@@ -38,7 +38,7 @@ from metro.search.config import SearchConfig
 from metro.search.grid import grid_lambdas
 from metro.thresholds import ConstrainedThreshold, best_constrained_threshold
 
-__all__ = ["constrained_grid_search", "judge_constrained", "multiplier_rows"]
+__all__ = ["constrained_grid_search", "judge_at_zero", "judge_constrained", "multiplier_rows"]
 
 
 def multiplier_rows(constraints: Sequence[Constraint], mu: float, k: int) -> np.ndarray:
@@ -58,10 +58,10 @@ def judge_constrained(
         labels = np.concatenate([np.asarray(c.validation_labels) for c in folds])
         if not tune:
             cells = _pooled_cells(scores >= 0, labels)
-            return _at_zero(spec, constraints, cells, labels.size)
+            return judge_at_zero(spec, constraints, cells, labels.size)
         return best_constrained_threshold(spec, constraints, scores, labels)
     cells = np.mean([np.asarray(c.train_cells) for c in folds], axis=0)
-    return _at_zero(spec, constraints, cells, None)
+    return judge_at_zero(spec, constraints, cells, None)
 
 
 def constrained_grid_search(
@@ -147,9 +147,11 @@ def _pooled_cells(predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return cells_from_predictions(labels, predictions[:, None])[0]
 
 
-def _at_zero(
+def judge_at_zero(
     spec: MetricSpec, constraints: Sequence[Constraint], cells: np.ndarray, n: int | None
 ) -> ConstrainedThreshold:
+    """The loss and each constraint's slack (of its confidence bound when it has one and ``n``,
+    the rows behind the fractions ``cells``, is given) deciding by h >= 0."""
     slacks = tuple(float(c.slacks(cells, n)[0]) for c in constraints)
     return ConstrainedThreshold(
         threshold=0.0,

@@ -22,10 +22,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from metro.constraints import Constraint
 from metro.metrics import MetricSpec
 from metro.models import StackedModel
 from metro.search.base import SearchResult, cells_from_predictions, diagnose
 from metro.search.config import SearchConfig
+from metro.search.constrained import judge_at_zero
 
 __all__ = ["Refinement", "Refiner", "refine_choice"]
 
@@ -53,6 +55,9 @@ class Refinement:
     threshold_before: float  # the tuned threshold the step started from (folded into its bias)
     losses: tuple[tuple[float, float], ...]  # (temperature, pooled held-out loss)
     temperature: float | None
+    # Under constraints: whether they held on the pooled held-out rows, per temperature tried
+    # (a refined model that breaks one is never kept); empty without constraints.
+    feasible: tuple[bool, ...] = ()
 
     @property
     def kept(self) -> bool:
@@ -65,6 +70,7 @@ class Refinement:
             "loss_before": self.loss_before,
             "threshold_before": self.threshold_before,
             "losses": [{"temperature": t, "loss": loss} for t, loss in self.losses],
+            "feasible": list(self.feasible),
         }
 
 
@@ -75,26 +81,32 @@ def refine_choice(
     refit_solver: object | None,
     config: SearchConfig,
     spec: MetricSpec,
+    constraints: Sequence[Constraint] = (),
 ) -> SearchResult:
     """``result`` with the refinement step applied where it helps (see the module docstring).
 
     ``solvers`` are the ones the choice was judged with: one per fold (in fold order) or the
     holdout's one. The result is returned unchanged when refinement is off, the model is not
-    linear, the choice had no held-out rows, or a solver cannot refine.
+    linear, the choice had no held-out rows, or a solver cannot refine. Under ``constraints``
+    (the solvers refine with the same ones) the step runs only from a choice that met them, and a
+    refined model is kept only if it meets them on the pooled held-out rows too (their
+    confidence bounds, where they have one).
     """
     if config.refine == "off" or result.selection_counts is None:
+        return result
+    if constraints and not result.constraints_satisfied:
         return result
     fits = result.fold_fits or [result.best]
     if any(fit.handle is None or isinstance(fit.handle, int) for fit in fits):
         return result
-    if fits[0].model().spec.kind != "linear" or fits[0].multipliers:
+    if fits[0].model().spec.kind != "linear":
         return result
     if len(solvers) != len(fits) or not all(isinstance(s, Refiner) for s in solvers):
         return result
     refiners = [s for s in solvers if isinstance(s, Refiner)]
     offset = -float(result.threshold)
 
-    tried: list[tuple[float, float, tuple[int, int, int, int]]] = []
+    tried: list[tuple[float, float, tuple[int, int, int, int], bool, np.ndarray]] = []
     for temperature in config.refine_temperatures:
         scores, labels = [], []
         for fit, solver in zip(fits, refiners, strict=True):
@@ -107,15 +119,19 @@ def refine_choice(
         y = np.concatenate(labels)
         fractions = cells_from_predictions(y, (np.concatenate(scores) >= 0)[:, None])[0]
         tp, fp, fn, tn = (round(float(v) * y.size) for v in fractions)
-        tried.append((temperature, float(spec.loss_from_fractions(fractions)), (tp, fp, fn, tn)))
+        feasible = not constraints or judge_at_zero(spec, constraints, fractions, y.size).feasible
+        loss = float(spec.loss_from_fractions(fractions))
+        tried.append((temperature, loss, (tp, fp, fn, tn), feasible, fractions))
 
-    best_t, best_loss, best_counts = min(tried, key=lambda row: row[1])
-    keep = best_loss < result.selection_loss - 1e-12
+    allowed = [row for row in tried if row[3]]
+    best_t, best_loss, best_counts, _, best_cells = min(allowed or tried, key=lambda row: row[1])
+    keep = bool(allowed) and best_loss < result.selection_loss - 1e-12
     result.refinement = Refinement(
         loss_before=float(result.selection_loss),
         threshold_before=float(result.threshold),
-        losses=tuple((t, loss) for t, loss, _ in tried),
+        losses=tuple((t, loss) for t, loss, *_ in tried),
         temperature=best_t if keep else None,
+        feasible=tuple(row[3] for row in tried) if constraints else (),
     )
     if not keep:
         return result
@@ -126,6 +142,8 @@ def refine_choice(
     result.refined_model = on.refine(start, offset=offset, temperature=best_t)
     result.selection_loss = best_loss
     result.selection_counts = best_counts
+    if constraints:
+        result.constraint_values = [float(c.value(best_cells)) for c in constraints]
     result.threshold = 0.0
     result.warnings = diagnose(result, spec)
     return result

@@ -191,7 +191,7 @@ class TrainerSolver:
         .refine_linear`), with ``offset`` added to its scores first."""
         return refine_linear(
             model, self.X, self.y, self.spec, offset=offset, temperature=temperature,
-            seed=self.config.seed,
+            seed=self.config.seed, constraints=self.constraints,
         )  # fmt: skip
 
     def held_out_scores(self, model: StackedModel) -> np.ndarray | None:

@@ -21,6 +21,9 @@ factor changes no decision). Whether the step helps at all is for held-out data 
 Above :data:`MAX_ROWS` rows the step runs on a stratified sample of that many (a soft count over
 100,000 rows is already a precise estimate); the returned model is scored on every row.
 
+Under constraints the objective adds an exact penalty on each constraint's soft shortfall
+(:func:`constraint_penalty`), so the step may not buy the metric with the constraint.
+
 Only linear models (``ModelSpec(kind="linear")``) are refined; their weights live in the model's
 standardized input space, which is where the step runs.
 """
@@ -28,34 +31,43 @@ standardized input space, which is where the step runs.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 from torch.optim.lbfgs import _strong_wolfe
 
+from metro.constraints import Constraint
 from metro.metrics import MetricSpec
 from metro.models import StackedModel
 
-__all__ = ["MAX_ROWS", "refine_linear", "smoothed_ratio_loss"]
+__all__ = [
+    "MAX_ROWS",
+    "PENALTY",
+    "constraint_penalty",
+    "refine_linear",
+    "smoothed_cells",
+    "smoothed_ratio_loss",
+]
 
 MAX_ROWS = 100_000
+# The weight of a constraint's soft shortfall against the metric's loss (an exact penalty: large
+# enough that trading the constraint for the objective never pays at the start's scale; the
+# held-out check in metro.search.refine decides whether the result is kept).
+PENALTY = 100.0
 _MAX_ITER = 100
 _TOLERANCE_GRAD = 1e-9
 _TOLERANCE_CHANGE = 1e-12
 _HISTORY = 100
 
 
-def smoothed_ratio_loss(
-    spec: MetricSpec, scores: torch.Tensor, y: torch.Tensor, temperature: float
-) -> torch.Tensor:
-    """The metric's loss with soft confusion cells: each row counts sigmoid(score / T) as
-    predicted positive. At T -> 0 this is the loss of sign(score) (with score 0 counted as half
-    a positive)."""
+def smoothed_cells(scores: torch.Tensor, y: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Soft confusion fractions (tp, fp, fn, tn): each row counts sigmoid(score / T) as
+    predicted positive."""
     s = torch.sigmoid(scores / temperature)
     yf = y.to(scores.dtype)
     n = float(y.numel())
-    cells = torch.stack(
+    return torch.stack(
         [
             (yf * s).sum() / n,
             ((1 - yf) * s).sum() / n,
@@ -63,9 +75,33 @@ def smoothed_ratio_loss(
             ((1 - yf) * (1 - s)).sum() / n,
         ]
     )
+
+
+def smoothed_ratio_loss(
+    spec: MetricSpec, scores: torch.Tensor, y: torch.Tensor, temperature: float
+) -> torch.Tensor:
+    """The metric's loss with soft confusion cells (:func:`smoothed_cells`). At T -> 0 this is
+    the loss of sign(score) (with score 0 counted as half a positive)."""
+    cells = smoothed_cells(scores, y, temperature)
     num = cells @ torch.as_tensor(spec.numerator_cells, dtype=scores.dtype, device=scores.device)
     den = cells @ torch.as_tensor(spec.denominator_cells, dtype=scores.dtype, device=scores.device)
     return num / den
+
+
+def constraint_penalty(
+    constraints: Sequence[Constraint], scores: torch.Tensor, y: torch.Tensor, temperature: float
+) -> torch.Tensor:
+    """An exact penalty for the constraints on the soft cells: PENALTY times the sum of each
+    constraint's shortfall ``max(0, -g . C)``, with g (:attr:`Constraint.cells`, g . C >= 0 where
+    it holds) divided by its largest weight so every constraint counts on one scale."""
+    cells = smoothed_cells(scores, y, temperature)
+    total = torch.zeros((), dtype=scores.dtype, device=scores.device)
+    for c in constraints:
+        g = np.asarray(c.cells, dtype=np.float64)
+        g = g / max(float(np.abs(g).max()), 1e-12)
+        weights = torch.as_tensor(g, dtype=scores.dtype, device=scores.device)
+        total = total + torch.relu(-(cells @ weights))
+    return PENALTY * total
 
 
 def _sample(y: np.ndarray, max_rows: int, seed: int) -> np.ndarray | None:
@@ -92,12 +128,14 @@ def refine_linear(
     max_iter: int = _MAX_ITER,
     max_rows: int = MAX_ROWS,
     seed: int = 0,
+    constraints: Sequence[Constraint] = (),
 ) -> StackedModel:
     """A copy of ``model`` (a linear stack of one) refined on (X, y) for ``spec``'s metric.
 
     ``offset`` is added to the scores first (pass ``-threshold`` to start from the model with its
     tuned threshold), ``temperature`` is relative to the spread of the starting scores (see the
-    module docstring). The result decides by its own sign: h(x) >= 0 is positive.
+    module docstring). With ``constraints`` the soft shortfall of each is added to the loss
+    (:func:`constraint_penalty`). The result decides by its own sign: h(x) >= 0 is positive.
     """
     if model.spec.kind != "linear":
         raise ValueError(f"only linear models can be refined, got a {model.spec.kind} model")
@@ -129,7 +167,11 @@ def refine_linear(
     d = w0.numel()
 
     def objective(x: torch.Tensor) -> torch.Tensor:
-        return smoothed_ratio_loss(spec, z @ x[:d] + x[d], labels, tau)
+        scores = z @ x[:d] + x[d]
+        loss = smoothed_ratio_loss(spec, scores, labels, tau)
+        if constraints:
+            loss = loss + constraint_penalty(constraints, scores, labels, tau)
+        return loss
 
     x = _lbfgs(objective, torch.cat([w0, b0.reshape(1)]), max_iter=max_iter)
     w, b = x[:d], x[d]
