@@ -67,8 +67,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     refine : {"auto", "off"}, default="auto"
         ``"auto"``: after the choice, a linear model is moved to a local minimum of the metric
         itself, smoothed (:mod:`metro.trainer.refine`), at each of ``refine_temperatures``; the
-        step is kept only when it scores better on the held-out rows the choice was made on
-        (see :mod:`metro.search.refine`). ``"off"``: the search's model as it is.
+        step is kept only when it scores better on the held-out rows the choice was made on, and
+        under ``constraints`` only when they hold there too (see :mod:`metro.search.refine`).
+        ``"off"``: the search's model as it is.
     refine_temperatures : sequence of float, default=(0.05, 0.2)
         The temperatures tried, as fractions of the spread of the chosen model's scores.
     constraints : list of dict, optional

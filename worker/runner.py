@@ -475,7 +475,14 @@ def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None
         "temperature": step.temperature,
         "score_before": score(step.loss_before),
         "threshold_before": step.threshold_before,
-        "scores": [{"temperature": t, "score": score(loss)} for t, loss in step.losses],
+        "scores": [
+            {
+                "temperature": t,
+                "score": score(loss),
+                "constraints_hold": step.feasible[i] if step.feasible else None,
+            }
+            for i, (t, loss) in enumerate(step.losses)
+        ],
     }
 
 

@@ -61,8 +61,9 @@ class SearchConfig:
     ``refine``: ``"auto"`` (the default) moves the chosen linear model to a local minimum of the
     metric itself, smoothed at each of ``refine_temperatures`` (:mod:`metro.trainer.refine`), and
     keeps the step only where it scores better on the same held-out rows (pooled over the folds)
-    than the unrefined choice; ``"off"`` never refines. Other model kinds, constrained searches and
-    searches without held-out rows are never refined.
+    than the unrefined choice (and, under constraints, meets them there too); ``"off"`` never
+    refines. Other model kinds, choices that missed their constraints and searches without held-out
+    rows are never refined.
     """
 
     strategy: str = "grid"

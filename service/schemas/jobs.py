@@ -277,6 +277,10 @@ class ChoiceWarning(BaseModel):
 class RefinementScore(BaseModel):
     temperature: float
     score: float | None = Field(description="The refined models' metric on selection_split")
+    constraints_hold: bool | None = Field(
+        default=None,
+        description="Under constraints: whether they all held there (null without)",
+    )
 
 
 class Refinement(BaseModel):
@@ -324,8 +328,8 @@ class RepeatChoice(BaseModel):
     refinement: Refinement | None = Field(
         default=None,
         description="The refinement step (null: it did not run: refine off, a network, "
-        "constraints, or no held-out rows). When kept, selection_score is the refined "
-        "models' and tuned_threshold is 0 (the refined model decides by its sign)",
+        "constraints missed where chosen, or no held-out rows). When kept, selection_score is "
+        "the refined models' and tuned_threshold is 0 (the refined model decides by its sign)",
     )
     constraint_values: list[float | None] | None = Field(
         default=None,

@@ -160,3 +160,47 @@ def test_the_minimizer_is_torch_lbfgs_step_for_step(seed, temperature, max_iter)
     reference = _torch_lbfgs(objective, x0[:d], x0[d], max_iter)
     assert torch.equal(ours, reference)
     assert float(objective(ours)) < float(objective(x0))
+
+
+def test_the_constraint_penalty_is_the_soft_shortfall() -> None:
+    from metro.constraints import get_constraints
+    from metro.trainer.refine import PENALTY, constraint_penalty, smoothed_cells
+
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 500)
+    scores = torch.as_tensor(rng.normal(size=500) + 1.5 * y)
+    labels = torch.as_tensor(y)
+    cells = smoothed_cells(scores, labels, 0.1).numpy()
+    recall = cells[0] / (cells[0] + cells[2])
+    met = get_constraints([{"metric": "recall", "at_least": recall - 0.05}], y)
+    missed = get_constraints([{"metric": "recall", "at_least": recall + 0.05}], y)
+    assert float(constraint_penalty(met, scores, labels, 0.1)) == 0.0
+    # g . C for recall >= b is (1 - b) tp - b fn, divided by its largest weight
+    b = recall + 0.05
+    g = np.array([1 - b, 0.0, -b, 0.0])
+    expected = PENALTY * max(0.0, -(cells @ (g / np.abs(g).max())))
+    assert float(constraint_penalty(missed, scores, labels, 0.1)) == pytest.approx(expected)
+    assert expected > 0
+
+
+def test_a_constrained_refinement_keeps_its_floor_on_the_training_rows() -> None:
+    from metro.constraints import get_constraints
+
+    data = load_dataset(
+        "builtin://synthetic?n_samples=2000&n_features=20&positive_fraction=0.05&seed=0"
+    )
+    X, y = data.X.astype(np.float32), data.y.astype(np.int64)
+    spec = get_metric("precision").resolve(y)
+    model = _fitted(X, y)[1]
+    floor = get_constraints([{"metric": "recall", "at_least": 0.6}], y)
+    scores = predict_scores(model, X)[:, 0]
+    start = np.quantile(scores[y == 1], 0.3)  # recall 0.7 at the start: inside the floor
+    free = refine_linear(model, X, y, spec, offset=-start, temperature=0.05)
+    bound = refine_linear(model, X, y, spec, offset=-start, temperature=0.05, constraints=floor)
+    recall = {
+        name: float(np.mean(predict_scores(m, X)[y == 1, 0] >= 0))
+        for name, m in (("free", free), ("bound", bound))
+    }
+    # Precision alone trades recall away; the penalty holds it at the floor (up to the softness).
+    assert recall["free"] < 0.55
+    assert recall["bound"] >= 0.58

@@ -6,6 +6,8 @@ from typing import Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 T = TypeVar("T", bound="RefinementScore")
 
 
@@ -14,6 +16,8 @@ class RefinementScore:
     temperature: float
     score: float | None
     """ The refined models' metric on selection_split """
+    constraints_hold: bool | None | Unset = UNSET
+    """ Under constraints: whether they all held there (null without) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -21,6 +25,12 @@ class RefinementScore:
 
         score: float | None
         score = self.score
+
+        constraints_hold: bool | None | Unset
+        if isinstance(self.constraints_hold, Unset):
+            constraints_hold = UNSET
+        else:
+            constraints_hold = self.constraints_hold
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -30,6 +40,8 @@ class RefinementScore:
                 "score": score,
             }
         )
+        if constraints_hold is not UNSET:
+            field_dict["constraints_hold"] = constraints_hold
 
         return field_dict
 
@@ -45,9 +57,19 @@ class RefinementScore:
 
         score = _parse_score(d.pop("score"))
 
+        def _parse_constraints_hold(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        constraints_hold = _parse_constraints_hold(d.pop("constraints_hold", UNSET))
+
         refinement_score = cls(
             temperature=temperature,
             score=score,
+            constraints_hold=constraints_hold,
         )
 
         refinement_score.additional_properties = d

@@ -43,9 +43,9 @@ class RepeatChoice:
     """ The held-out confusion counts selection_score was computed from """
     warnings: list[ChoiceWarning]
     refinement: None | Refinement | Unset = UNSET
-    """ The refinement step (null: it did not run: refine off, a network, constraints, or no held-out rows). When
-    kept, selection_score is the refined models' and tuned_threshold is 0 (the refined model decides by its sign)
-    """
+    """ The refinement step (null: it did not run: refine off, a network, constraints missed where chosen, or no
+    held-out rows). When kept, selection_score is the refined models' and tuned_threshold is 0 (the refined model
+    decides by its sign) """
     constraint_values: list[float | None] | None | Unset = UNSET
     """ Under constraints: each constraint's value (in the spec's order) where the choice was made, on
     selection_split at the tuned threshold; null without """
