@@ -29,13 +29,13 @@ def _synthetic(n: int) -> tuple[np.ndarray, np.ndarray]:
     return data.X.astype(np.float32), data.y.astype(np.int64)
 
 
-def _solvers(X, y, spec, folds):
+def _solvers(X, y, spec, folds, constraints=()):
     def solver(tr, va):
         return TrainerSolver(
             spec, X[tr], y[tr], surrogate=get_surrogate("logistic"),
             model=get_model_spec("linear"), config=TrainingConfig(device="cpu"),
             X_validation=None if va is None else X[va],
-            y_validation=None if va is None else y[va],
+            y_validation=None if va is None else y[va], constraints=constraints,
         )  # fmt: skip
 
     return [solver(tr, va) for tr, va in folds], solver(np.arange(y.size), None)
@@ -115,18 +115,6 @@ def test_refinement_settings_are_validated() -> None:
         MetroClassifier(refine_temperatures=(-1.0,)).fit(*_synthetic(200))
 
 
-def _constrained_solvers(X, y, spec, folds, constraints):
-    def solver(tr, va):
-        return TrainerSolver(
-            spec, X[tr], y[tr], surrogate=get_surrogate("logistic"),
-            model=get_model_spec("linear"), config=TrainingConfig(device="cpu"),
-            X_validation=None if va is None else X[va],
-            y_validation=None if va is None else y[va], constraints=constraints,
-        )  # fmt: skip
-
-    return [solver(tr, va) for tr, va in folds], solver(np.arange(y.size), None)
-
-
 def test_under_a_constraint_a_kept_refinement_meets_it_on_the_pooled_held_out_rows() -> None:
     data = load_dataset(
         "builtin://synthetic?n_samples=3000&n_features=10&positive_fraction=0.1&seed=0"
@@ -135,7 +123,7 @@ def test_under_a_constraint_a_kept_refinement_meets_it_on_the_pooled_held_out_ro
     spec = get_metric("f1").resolve(y)
     constraints = get_constraints([{"metric": "precision", "at_least": 0.5}], y)
     folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
-    fold_solvers, refit = _constrained_solvers(X, y, spec, folds, constraints)
+    fold_solvers, refit = _solvers(X, y, spec, folds, constraints)
     result = run_search(
         fold_solvers[0], config=SearchConfig(n_lambdas=5), fold_solvers=fold_solvers,
         refit_solver=refit, constraints=constraints,
