@@ -435,7 +435,6 @@ class JobRun:
 
 def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> dict[str, Any]:
     """One repeat's choice as the API shows it (service.schemas.jobs.RepeatChoice)."""
-    score = spec.score_from_loss(search.selection_loss)
     counts = search.selection_counts
     return {
         "repeat": repeat,
@@ -443,7 +442,7 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> dict[s
         "shift": search.trained_shift,
         "ratio_reached": search.ratio_reached,
         "tuned_threshold": search.threshold,
-        "selection_score": score if math.isfinite(score) else None,
+        "selection_score": _finite(spec.score_from_loss(search.selection_loss)),
         "selection_split": search.selection_split,
         "n_folds": search.n_folds,
         "selection_counts": None
@@ -465,20 +464,15 @@ def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None
     step = search.refinement
     if step is None:
         return None
-
-    def score(loss: float) -> float | None:
-        value = spec.score_from_loss(loss)
-        return value if math.isfinite(value) else None
-
     return {
         "kept": step.kept,
         "temperature": step.temperature,
-        "score_before": score(step.loss_before),
+        "score_before": _finite(spec.score_from_loss(step.loss_before)),
         "threshold_before": step.threshold_before,
         "scores": [
             {
                 "temperature": t,
-                "score": score(loss),
+                "score": _finite(spec.score_from_loss(loss)),
                 "constraints_hold": step.feasible[i] if step.feasible else None,
             }
             for i, (t, loss) in enumerate(step.losses)

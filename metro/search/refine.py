@@ -28,6 +28,7 @@ from metro.models import StackedModel
 from metro.search.base import SearchResult, cells_from_predictions, diagnose
 from metro.search.config import SearchConfig
 from metro.search.constrained import judge_at_zero
+from metro.thresholds import ConstrainedThreshold
 
 __all__ = ["Refinement", "Refiner", "refine_choice"]
 
@@ -103,35 +104,35 @@ def refine_choice(
         return result
     if len(solvers) != len(fits) or not all(isinstance(s, Refiner) for s in solvers):
         return result
+    if any(fit.validation_labels is None for fit in fits):
+        return result
     refiners = [s for s in solvers if isinstance(s, Refiner)]
     offset = -float(result.threshold)
+    y = np.concatenate([np.asarray(fit.validation_labels) for fit in fits])
 
-    tried: list[tuple[float, float, tuple[int, int, int, int], bool, np.ndarray]] = []
+    # (temperature, the refined folds judged at their sign on the pooled held-out rows, their
+    # pooled confusion fractions); without constraints every one is feasible.
+    tried: list[tuple[float, ConstrainedThreshold, np.ndarray]] = []
     for temperature in config.refine_temperatures:
-        scores, labels = [], []
+        scores = []
         for fit, solver in zip(fits, refiners, strict=True):
             refined = solver.refine(fit.model(), offset=offset, temperature=temperature)
             held_out = solver.held_out_scores(refined)
-            if held_out is None or fit.validation_labels is None:
+            if held_out is None:
                 return result
             scores.append(held_out)
-            labels.append(np.asarray(fit.validation_labels))
-        y = np.concatenate(labels)
         fractions = cells_from_predictions(y, (np.concatenate(scores) >= 0)[:, None])[0]
-        tp, fp, fn, tn = (round(float(v) * y.size) for v in fractions)
-        feasible = not constraints or judge_at_zero(spec, constraints, fractions, y.size).feasible
-        loss = float(spec.loss_from_fractions(fractions))
-        tried.append((temperature, loss, (tp, fp, fn, tn), feasible, fractions))
+        tried.append((temperature, judge_at_zero(spec, constraints, fractions, y.size), fractions))
 
-    allowed = [row for row in tried if row[3]]
-    best_t, best_loss, best_counts, _, best_cells = min(allowed or tried, key=lambda row: row[1])
-    keep = bool(allowed) and best_loss < result.selection_loss - 1e-12
+    allowed = [row for row in tried if row[1].feasible]
+    best_t, best, best_cells = min(allowed or tried, key=lambda row: row[1].loss)
+    keep = bool(allowed) and best.loss < result.selection_loss - 1e-12
     result.refinement = Refinement(
         loss_before=float(result.selection_loss),
         threshold_before=float(result.threshold),
-        losses=tuple((t, loss) for t, loss, *_ in tried),
+        losses=tuple((t, judged.loss) for t, judged, _ in tried),
         temperature=best_t if keep else None,
-        feasible=tuple(row[3] for row in tried) if constraints else (),
+        feasible=tuple(judged.feasible for _, judged, _ in tried) if constraints else (),
     )
     if not keep:
         return result
@@ -140,8 +141,9 @@ def refine_choice(
     else:
         start, on = result.best.model(), refiners[0]
     result.refined_model = on.refine(start, offset=offset, temperature=best_t)
-    result.selection_loss = best_loss
-    result.selection_counts = best_counts
+    result.selection_loss = best.loss
+    tp, fp, fn, tn = (round(float(v) * y.size) for v in best_cells)
+    result.selection_counts = (tp, fp, fn, tn)
     if constraints:
         result.constraint_values = [float(c.value(best_cells)) for c in constraints]
     result.threshold = 0.0
