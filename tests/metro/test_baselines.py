@@ -20,6 +20,17 @@ def _split(seed=0):
     return X[:450], y[:450], X[450:], y[450:]
 
 
+def _fit(method, split, *, spec=None, validation=True, **extra):
+    """``fit_baseline`` on a ``_split`` (without its validation part when ``validation`` is
+    False), with the tests' model and trainer settings."""
+    Xtr, ytr, Xva, yva = split
+    return fit_baseline(
+        method, spec=f1() if spec is None else spec, X_train=Xtr, y_train=ytr,
+        X_validation=Xva if validation else None, y_validation=yva if validation else None,
+        model=ModelSpec(), config=CONFIG, **extra,
+    )  # fmt: skip
+
+
 def test_theta_cost_tables():
     costs = theta_cost_tables(np.array([0.2, 0.5]))
     assert costs.shape == (2, 2, 2)
@@ -32,17 +43,9 @@ def test_theta_cost_tables():
 
 @pytest.mark.parametrize("method", BASELINES)
 def test_each_baseline_fits_and_predicts(method):
-    Xtr, ytr, Xva, yva = _split()
-    result = fit_baseline(
-        method,
-        spec=f1(),
-        X_train=Xtr,
-        y_train=ytr,
-        X_validation=Xva,
-        y_validation=yva,
-        model=ModelSpec(),
-        config=CONFIG,
-    )
+    split = _split()
+    _, _, Xva, yva = split
+    result = _fit(method, split)
     pred = result.predict(Xva)
     assert pred.shape == yva.shape and set(np.unique(pred)) <= {0, 1}
     if method != "erm":
@@ -53,28 +56,11 @@ def test_each_baseline_fits_and_predicts(method):
 
 
 def test_koyejo1_threshold_is_validation_optimal_for_erm_scores():
-    Xtr, ytr, Xva, yva = _split(1)
+    split = _split(1)
+    _, _, Xva, yva = split
     spec = f_beta(0.5)
-    k1 = fit_baseline(
-        "koyejo1",
-        spec=spec,
-        X_train=Xtr,
-        y_train=ytr,
-        X_validation=Xva,
-        y_validation=yva,
-        model=ModelSpec(),
-        config=CONFIG,
-    )
-    erm = fit_baseline(
-        "erm",
-        spec=spec,
-        X_train=Xtr,
-        y_train=ytr,
-        X_validation=None,
-        y_validation=None,
-        model=ModelSpec(),
-        config=CONFIG,
-    )
+    k1 = _fit("koyejo1", split, spec=spec)
+    erm = _fit("erm", split, spec=spec, validation=False)
     scores = predict_scores(erm.model, Xva)[:, 0]
     best = min(spec.loss(yva, (scores >= t).astype(int)) for t in np.r_[np.unique(scores), np.inf])
     assert k1.validation_loss == pytest.approx(best)
@@ -82,64 +68,29 @@ def test_koyejo1_threshold_is_validation_optimal_for_erm_scores():
 
 
 def test_parambath_is_at_least_as_good_as_koyejo2_on_validation():
-    Xtr, ytr, Xva, yva = _split(2)
-    kw = dict(
-        spec=f1(),
-        X_train=Xtr,
-        y_train=ytr,
-        X_validation=Xva,
-        y_validation=yva,
-        model=ModelSpec(),
-        config=CONFIG,
-    )
-    k2 = fit_baseline("koyejo2", **kw)
-    pb = fit_baseline("parambath", **kw)
+    split = _split(2)
+    k2 = _fit("koyejo2", split)
+    pb = _fit("parambath", split)
     assert pb.validation_loss <= k2.validation_loss + 1e-12
 
 
 def test_refit_keeps_theta_and_threshold():
-    Xtr, ytr, Xva, yva = _split(3)
+    split = _split(3)
+    Xtr, ytr, Xva, yva = split
     X_all, y_all = np.concatenate([Xtr, Xva]), np.concatenate([ytr, yva])
-    kw = dict(
-        spec=f1(),
-        X_train=Xtr,
-        y_train=ytr,
-        X_validation=Xva,
-        y_validation=yva,
-        model=ModelSpec(),
-        config=CONFIG,
-    )
-    plain = fit_baseline("parambath", **kw)
-    refit = fit_baseline("parambath", **kw, X_refit=X_all, y_refit=y_all)
+    plain = _fit("parambath", split)
+    refit = _fit("parambath", split, X_refit=X_all, y_refit=y_all)
     assert refit.theta == plain.theta and refit.threshold == plain.threshold
     assert refit.details["refit"] is True
     assert not np.allclose(predict_scores(refit.model, Xva), predict_scores(plain.model, Xva))
 
 
 def test_baseline_errors():
-    Xtr, ytr, _, _ = _split()
+    split = _split()
     with pytest.raises(ValueError, match="unknown baseline 'svm'"):
-        fit_baseline(
-            "svm",
-            spec=f1(),
-            X_train=Xtr,
-            y_train=ytr,
-            X_validation=None,
-            y_validation=None,
-            model=ModelSpec(),
-            config=CONFIG,
-        )
+        _fit("svm", split, validation=False)
     with pytest.raises(ValueError, match="needs a validation split"):
-        fit_baseline(
-            "koyejo1",
-            spec=f1(),
-            X_train=Xtr,
-            y_train=ytr,
-            X_validation=None,
-            y_validation=None,
-            model=ModelSpec(),
-            config=CONFIG,
-        )
+        _fit("koyejo1", split, validation=False)
 
 
 @pytest.mark.parametrize("method", ["erm", "koyejo2"])

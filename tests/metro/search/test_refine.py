@@ -41,6 +41,20 @@ def _solvers(X, y, spec, folds, constraints=()):
     return [solver(tr, va) for tr, va in folds], solver(np.arange(y.size), None)
 
 
+def _refined_by_hand(X, y, folds, result, fold_solvers) -> tuple[np.ndarray, np.ndarray]:
+    """Each fold's chosen fit refined by its solver at the kept temperature (from the search's
+    threshold), deciding by its sign on its held-out rows: (labels, predictions), pooled."""
+    step = result.refinement
+    predicted, truth = [], []
+    for (_, va), fit, solver in zip(folds, result.fold_fits, fold_solvers, strict=True):
+        refined = solver.refine(
+            fit.model(), offset=-step.threshold_before, temperature=step.temperature
+        )
+        predicted.append(predict_scores(refined, X[va])[:, 0] >= 0)
+        truth.append(y[va])
+    return np.concatenate(truth), np.concatenate(predicted)
+
+
 def test_a_kept_refinement_reports_the_refined_folds_pooled_metric() -> None:
     X, y = figure1_data(1000, seed=0)
     spec = get_metric("f1").resolve(y)
@@ -54,14 +68,7 @@ def test_a_kept_refinement_reports_the_refined_folds_pooled_metric() -> None:
     assert result.threshold == 0.0
     assert result.selection_loss < ref.loss_before
     # Oracle: refine each fold's chosen fit by hand at the kept temperature, pool, score.
-    predicted, truth = [], []
-    for (_, va), fit, solver in zip(folds, result.fold_fits, fold_solvers, strict=True):
-        refined = solver.refine(
-            fit.model(), offset=-ref.threshold_before, temperature=ref.temperature
-        )
-        predicted.append(predict_scores(refined, X[va])[:, 0] >= 0)
-        truth.append(y[va])
-    pooled = f1_score(np.concatenate(truth), np.concatenate(predicted))
+    pooled = f1_score(*_refined_by_hand(X, y, folds, result, fold_solvers))
     assert -result.selection_loss == pytest.approx(pooled)
     assert dict(ref.losses)[ref.temperature] == pytest.approx(result.selection_loss)
     tp, fp, fn, tn = result.selection_counts
@@ -131,14 +138,7 @@ def test_under_a_constraint_a_kept_refinement_meets_it_on_the_pooled_held_out_ro
     step = result.refinement
     assert step is not None and step.kept  # checked: kept on this sample
     assert step.feasible == (True, True) and result.constraints_satisfied
-    predicted, truth = [], []
-    for (_, va), fit, solver in zip(folds, result.fold_fits, fold_solvers, strict=True):
-        refined = solver.refine(
-            fit.model(), offset=-step.threshold_before, temperature=step.temperature
-        )
-        predicted.append(predict_scores(refined, X[va])[:, 0] >= 0)
-        truth.append(y[va])
-    pooled_y, pooled_p = np.concatenate(truth), np.concatenate(predicted)
+    pooled_y, pooled_p = _refined_by_hand(X, y, folds, result, fold_solvers)
     precision = precision_score(pooled_y, pooled_p)
     assert precision >= 0.5
     assert result.constraint_values == pytest.approx([precision])
