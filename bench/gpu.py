@@ -68,17 +68,23 @@ from metro import models as metro_models  # noqa: E402
 from metro.costs import cost_tables  # noqa: E402
 from metro.metrics import f1  # noqa: E402
 from metro.models import ModelSpec  # noqa: E402
+from metro.surrogates import cost_sensitive_loss, get_surrogate  # noqa: E402
 from metro.trainer import (  # noqa: E402
     TrainingConfig,
     augment_images,
     fit_cost_sensitive,
     predict_scores,
 )
+from metro.trainer.common import costs_by_label, loss_matrix  # noqa: E402
+
+LOGISTIC = get_surrogate("logistic")
+# The stackings metro.models implements (set per device type in models._CNN_STACKING).
+LIBRARY_STACKINGS = ("grouped", "gemm", "loop")
 
 
 # -- data ---------------------------------------------------------------------------------------
 def make_data(
-    n: int, size: int, seed: int, positive_fraction: float = 0.2
+    n: int, size: int, seed: int, positive_fraction: float = 0.2, strength: float = 1.2
 ) -> tuple[np.ndarray, np.ndarray]:
     """Seeded CIFAR-shaped images [n, 3, size, size] with a learnable, translation-varying
     signal: positives carry a faint coloured 6x6 cross at a random place; all carry smooth noise
@@ -93,7 +99,6 @@ def make_data(
     cross[:, p // 2 - 1 : p // 2 + 1, :] = 1.0
     cross[:, :, p // 2 - 1 : p // 2 + 1] = 1.0
     cross *= np.array([1.0, -0.5, 0.5], dtype=np.float32)[:, None, None]
-    strength = 1.2
     pos = np.flatnonzero(y)
     rows = rng.integers(0, size - p + 1, size=pos.size)
     cols = rng.integers(0, size - p + 1, size=pos.size)
@@ -123,6 +128,19 @@ def plain_net(channels: tuple[int, int, int]) -> nn.Module:
     )
 
 
+class PlainRun:
+    """What :func:`plain_loop` returns: wall seconds of the timed epochs and the trained net."""
+
+    def __init__(self, seconds: float, net: nn.Module, mean: torch.Tensor, std: torch.Tensor):
+        self.seconds, self.net, self.mean, self.std = seconds, net, mean, std
+
+    @torch.no_grad()
+    def scores(self, X: torch.Tensor) -> np.ndarray:
+        self.net.eval()
+        out = torch.cat([self.net((xb - self.mean) / self.std) for xb in X.split(4096)])
+        return out.squeeze(1).float().cpu().numpy()
+
+
 def plain_loop(
     X: torch.Tensor,
     y: torch.Tensor,
@@ -133,8 +151,11 @@ def plain_loop(
     device: torch.device,
     amp: bool = False,
     seed: int = 0,
-) -> float:
-    """Train the straightforward way; returns wall seconds of ``epochs`` epochs (after sync)."""
+    table: torch.Tensor | None = None,
+) -> PlainRun:
+    """Train the straightforward way for ``epochs`` epochs. Without ``table`` the loss is plain
+    binary cross-entropy; with one ([true, pred, 1], metro's layout for one lambda) it is the same
+    cost-sensitive logistic loss metro minimizes at that lambda."""
     torch.manual_seed(seed)
     net = plain_net(channels).to(device)
     if amp:
@@ -149,6 +170,7 @@ def plain_loop(
     gen = torch.Generator(device=device).manual_seed(seed)
     _sync(device)
     started = time.perf_counter()
+    net.train()
     for _ in range(epochs):
         perm = torch.randperm(n, device=device)
         for b in range(0, n, batch):
@@ -160,13 +182,154 @@ def plain_loop(
                     logits = net(xb).squeeze(1)
             else:
                 logits = net(xb).squeeze(1)
-            loss = F.binary_cross_entropy_with_logits(logits.float(), yf[idx])
+            if table is None:
+                loss = F.binary_cross_entropy_with_logits(logits.float(), yf[idx])
+            else:
+                cost = table[y[idx], :, 0]  # [b, pred]
+                loss = cost_sensitive_loss(LOGISTIC, logits.float(), cost[:, 1], cost[:, 0]).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             sched.step()
     _sync(device)
-    return time.perf_counter() - started
+    return PlainRun(time.perf_counter() - started, net, mean, std)
+
+
+# -- one training step of the K-stack, by variant -----------------------------------------------
+class _AutocastForward(nn.Module):
+    """The stack's forward on standardized, augmented images under bf16 autocast (with the cast
+    cache off, as CUDA graphs and torch.compile need)."""
+
+    def __init__(self, model: nn.Module, amp: bool) -> None:
+        super().__init__()
+        self.model, self.amp = model, amp
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp, cache_enabled=False):
+            return self.model(z, standardized=True).float()
+
+
+def time_steps(
+    X: torch.Tensor,
+    y: torch.Tensor,
+    tables: np.ndarray,
+    *,
+    channels: tuple[int, int, int],
+    batch: int,
+    device: torch.device,
+    stacking: str,
+    channels_last: bool = True,
+    wrap: str = "none",
+    steps: int = 20,
+    warmup: int = 5,
+) -> dict[str, float]:
+    """Milliseconds per SGD step of metro's K-stack (the trainer's step: gather the batch,
+    standardize, augment, forward, cost-sensitive loss, backward, Nesterov SGD), full batches
+    only, timed with CUDA events over ``steps`` steps after ``warmup``. ``stacking`` is one of
+    metro's (models._CNN_STACKING); ``wrap`` is ``none``, ``graph``
+    (torch.cuda.make_graphed_callables around forward + backward) or ``compile``
+    (torch.compile of the forward; its first call's compile time is reported)."""
+    K = tables.shape[0]
+    saved = dict(metro_models._CNN_STACKING)
+    metro_models._CNN_STACKING[device.type] = stacking
+    try:
+        model = metro_models.build_model(
+            ModelSpec("cnn3", channels=channels),
+            input_shape=tuple(X.shape[1:]),
+            n_models=K,
+            X_stats=X[:2048].cpu(),
+            seed=0,
+        ).to(device)
+        table = costs_by_label(torch.from_numpy(tables.astype(np.float32))).to(device)
+        amp = device.type == "cuda"
+        opt = torch.optim.SGD(
+            model.parameters(), lr=0.02, momentum=0.9, nesterov=True, weight_decay=1e-4
+        )
+        fwd: Any = _AutocastForward(model, amp)
+        gen = torch.Generator(device=device).manual_seed(0)
+        n = X.shape[0]
+        perm = torch.randperm(n, device=device)
+
+        def batch_z(i: int) -> tuple[torch.Tensor, torch.Tensor]:
+            idx = perm[(i * batch) % (n - batch + 1) :][:batch]
+            xb = X[idx]
+            if channels_last:
+                xb = xb.contiguous(memory_format=torch.channels_last)
+            return augment_images(model.standardize(xb), generator=gen), idx
+
+        compile_s = 0.0
+        if wrap == "graph":
+            z0, _ = batch_z(0)
+            fwd = torch.cuda.make_graphed_callables(fwd, (z0,))
+        elif wrap == "compile":
+            fwd = torch.compile(fwd)
+            z0, idx0 = batch_z(0)
+            _sync(device)
+            t = time.perf_counter()
+            loss_matrix(LOGISTIC, fwd(z0), table[y[idx0]]).sum().backward()
+            _sync(device)
+            compile_s = time.perf_counter() - t
+            opt.zero_grad(set_to_none=True)
+
+        def step(i: int) -> None:
+            z, idx = batch_z(i)
+            losses = loss_matrix(LOGISTIC, fwd(z), table[y[idx]])
+            opt.zero_grad(set_to_none=True)
+            (losses.sum() / batch).backward()
+            opt.step()
+
+        for i in range(warmup):
+            step(i)
+        _sync(device)
+        if device.type == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for i in range(steps):
+                step(warmup + i)
+            end.record()
+            end.synchronize()
+            ms = start.elapsed_time(end) / steps
+        else:
+            t = time.perf_counter()
+            for i in range(steps):
+                step(warmup + i)
+            ms = 1000 * (time.perf_counter() - t) / steps
+        out = {"ms_per_step": round(ms, 3), "n_models": K, "batch": batch}
+        out["model_images_per_s"] = round(K * batch / (ms / 1000), 1)
+        if wrap == "compile":
+            out["compile_s"] = round(compile_s, 2)
+        return out
+    finally:
+        metro_models._CNN_STACKING.clear()
+        metro_models._CNN_STACKING.update(saved)
+
+
+def profile_step(
+    X: torch.Tensor,
+    y: torch.Tensor,
+    tables: np.ndarray,
+    *,
+    channels: tuple[int, int, int],
+    batch: int,
+    device: torch.device,
+    stacking: str,
+    top: int = 12,
+) -> list[dict[str, Any]]:
+    """The CUDA kernels of 5 training steps, by total device time (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        time_steps(
+            X, y, tables, channels=channels, batch=batch, device=device, stacking=stacking,
+            steps=5, warmup=0,
+        )  # fmt: skip
+    rows = []
+    for ev in prof.key_averages():
+        t = getattr(ev, "self_device_time_total", None) or getattr(ev, "self_cuda_time_total", 0)
+        if t > 0:
+            rows.append({"kernel": ev.key[:90], "calls": ev.count, "ms": round(t / 1000, 2)})
+    rows.sort(key=lambda r: -r["ms"])
+    return rows[:top]
 
 
 # -- metro --------------------------------------------------------------------------------------
@@ -221,6 +384,20 @@ def f1_of(pred: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(2 * tp + fp + fn > 0, 2 * tp / np.maximum(2 * tp + fp + fn, 1), 0.0)
 
 
+def _auc(scores: np.ndarray, y: np.ndarray) -> float:
+    """Area under the ROC curve by ranks (ties averaged)."""
+    order = np.argsort(scores, kind="mergesort")
+    ranks = np.empty(len(scores))
+    sorted_scores = scores[order]
+    ranks[order] = np.arange(1, len(scores) + 1)
+    for v in np.unique(sorted_scores[np.r_[False, np.diff(sorted_scores) == 0]]):
+        tie = scores == v
+        ranks[tie] = ranks[tie].mean()
+    pos = y == 1
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / max(n_pos * n_neg, 1))
+
+
 # -- main ---------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -230,7 +407,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=32)
     ap.add_argument("--channels", default="32,64,128")
     ap.add_argument("--epochs", type=int, default=100, help="epochs of the full fits")
-    ap.add_argument("--probe-epochs", type=int, default=3, help="epochs of a timed probe")
+    ap.add_argument("--probe-epochs", type=int, default=3, help="epochs of a timed plain probe")
+    ap.add_argument("--steps", type=int, default=20, help="timed steps per step variant")
+    ap.add_argument(
+        "--variants",
+        default="all",
+        help="step variants to time: all, none, or a comma list of their names",
+    )
+    ap.add_argument(
+        "--stacking",
+        default="library",
+        help="the search's stacking: library (metro's default for the device), fastest (the "
+        "fastest library stacking timed in this run), or one of " + ", ".join(LIBRARY_STACKINGS),
+    )
+    ap.add_argument("--plain-seeds", type=int, default=3, help="plain loops at the chosen lambda")
+    ap.add_argument("--strength", type=float, default=1.2, help="the positives' signal strength")
+    ap.add_argument(
+        "--check-strengths",
+        default="",
+        help="comma list of signal strengths to check first with a plain BCE loop of the full "
+        "epochs (validation AUC and best F1 over thresholds)",
+    )
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--k", type=int, default=21, help="lambdas of the search")
     ap.add_argument(
@@ -289,9 +486,30 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", flush=True)
 
-    Xtr_np, ytr_np = make_data(args.n, args.size, seed=0)
-    Xva_np, yva_np = make_data(args.n_eval, args.size, seed=1)
-    Xte_np, yte_np = make_data(args.n_eval, args.size, seed=2)
+    for strength in [float(v) for v in args.check_strengths.split(",") if v]:
+        Xc, yc = make_data(args.n, args.size, seed=0, strength=strength)
+        Xcv, ycv = make_data(args.n_eval, args.size, seed=1, strength=strength)
+        run = plain_loop(
+            torch.from_numpy(Xc).to(device), torch.from_numpy(yc).to(device),
+            channels=channels, epochs=args.epochs, batch=args.batch, device=device,
+        )  # fmt: skip
+        sc = run.scores(torch.from_numpy(Xcv).to(device))
+        cuts = np.quantile(sc, np.linspace(0.5, 0.97, 48))
+        report.setdefault("data_check", []).append(
+            {
+                "strength": strength,
+                "epochs": args.epochs,
+                "seconds": round(run.seconds, 2),
+                "val_auc": round(_auc(sc, ycv), 4),
+                "val_best_f1": round(float(f1_of(sc[:, None] > cuts[None, :], ycv).max()), 4),
+                "val_f1_at_zero": round(float(f1_of(sc[:, None] > 0, ycv)[0]), 4),
+            }
+        )
+        log(f"data check: {report['data_check'][-1]}")
+
+    Xtr_np, ytr_np = make_data(args.n, args.size, seed=0, strength=args.strength)
+    Xva_np, yva_np = make_data(args.n_eval, args.size, seed=1, strength=args.strength)
+    Xte_np, yte_np = make_data(args.n_eval, args.size, seed=2, strength=args.strength)
     X = torch.from_numpy(Xtr_np).to(device)
     y = torch.from_numpy(ytr_np).to(device)
     Xva = torch.from_numpy(Xva_np).to(device)
@@ -302,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
         "n_test": args.n_eval,
         "shape": [3, args.size, args.size],
         "positive_fraction": float(ytr_np.mean()),
+        "strength": args.strength,
     }
     n, E, P = args.n, args.epochs, args.probe_epochs
     spec = f1()
@@ -327,63 +546,139 @@ def main(argv: list[str] | None = None) -> int:
     # (a) plain fp32 loop and its bf16/channels_last variant: warm up one epoch, time P*3 epochs.
     for name, amp in (("plain-fp32", False), ("plain-bf16", True)):
         plain_loop(X, y, channels=channels, epochs=1, batch=args.batch, device=device, amp=amp)
-        sec = plain_loop(
+        run = plain_loop(
             X, y, channels=channels, epochs=3 * P, batch=args.batch, device=device, amp=amp
         )
-        res[name] = ips(sec, 3 * P)
+        res[name] = ips(run.seconds, 3 * P)
         log(f"{name}: {res[name]}")
         save()
 
-    # (b) metro, one model: warm-up fit of 1 epoch, then the full E epochs.
-    metro_fit(X, y, one_table, channels=channels, epochs=1, batch=args.batch, device=device)
-    _, sec = metro_fit(
-        X, y, one_table, channels=channels, epochs=E, batch=args.batch, device=device
-    )
-    res["metro-k1"] = ips(sec, E)
-    res["metro-k1"]["note"] = "whole fit_cost_sensitive call (setup and final loss pass included)"
-    log(f"metro-k1: {res['metro-k1']}")
-    save()
-
-    # (c) metro, K lambdas at once: warm-up, a probe of P epochs, then the full search if it fits.
+    # (b) one training step of the K-stack, variant by variant (same batch, same tables).
     K = args.k
-    metro_fit(X, y, tables, channels=channels, epochs=1, batch=args.batch, device=device)
-    _, sec = metro_fit(X, y, tables, channels=channels, epochs=P, batch=args.batch, device=device)
-    res[f"metro-k{K}-probe"] = ips(sec, P, K)
-    log(f"metro-k{K} probe: {res[f'metro-k{K}-probe']}")
-    save()
-    per_epoch = sec / P
-    full_epochs = E if per_epoch * E * 1.1 < left() - 10 else max(P, int((left() - 15) / per_epoch))
-    if full_epochs < E:
-        report["notes"].append(
-            f"search ran {full_epochs} of {E} epochs (time budget); "
-            f"its {E}-epoch wall time is extrapolated"
+    variants: list[tuple[str, dict[str, Any]]] = [
+        ("grouped", {"stacking": "grouped"}),
+        ("grouped-nchw", {"stacking": "grouped", "channels_last": False}),
+        ("gemm", {"stacking": "gemm"}),
+        ("gemm-nchw", {"stacking": "gemm", "channels_last": False}),
+        ("loop", {"stacking": "loop"}),
+        (f"grouped-3-chunks-of-{K // 3}", {"stacking": "grouped", "chunks": 3}),
+        (f"gemm-3-chunks-of-{K // 3}", {"stacking": "gemm", "chunks": 3}),
+        ("grouped-cuda-graph", {"stacking": "grouped", "wrap": "graph"}),
+        ("gemm-cuda-graph", {"stacking": "gemm", "wrap": "graph"}),
+        ("grouped-k1", {"stacking": "grouped", "k": 1}),
+        ("grouped-k1-cuda-graph", {"stacking": "grouped", "k": 1, "wrap": "graph"}),
+        ("grouped-compile", {"stacking": "grouped", "wrap": "compile"}),
+        ("gemm-compile", {"stacking": "gemm", "wrap": "compile"}),
+    ]
+    wanted = None if args.variants == "all" else set(args.variants.split(","))
+    steps_res: dict[str, Any] = {}
+    res["steps"] = steps_res
+    for name, kw in variants:
+        if args.variants == "none" or (wanted is not None and name not in wanted):
+            continue
+        if (kw.get("wrap") == "graph" or kw.get("wrap") == "compile") and device.type != "cuda":
+            continue
+        if left() < (150 if kw.get("wrap") == "compile" else 60):
+            report["notes"].append(f"step variant {name} skipped (time budget)")
+            continue
+        kw = dict(kw)
+        chunks, k = kw.pop("chunks", 1), kw.pop("k", K)
+        try:
+            parts = np.array_split(np.arange(k), chunks)
+            timed = [
+                time_steps(
+                    X,
+                    y,
+                    tables[part],
+                    channels=channels,
+                    batch=args.batch,
+                    device=device,
+                    steps=args.steps,
+                    **kw,
+                )
+                for part in parts
+            ]
+            row = dict(timed[0])
+            row["ms_per_step"] = round(sum(t["ms_per_step"] for t in timed), 3)
+            row["n_models"] = k
+            row["model_images_per_s"] = round(k * args.batch / (row["ms_per_step"] / 1000), 1)
+            steps_res[name] = row
+        except Exception as exc:  # one variant's failure must not lose the others
+            steps_res[name] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+        log(f"step {name}: {steps_res[name]}")
+        save()
+
+    library = metro_models._CNN_STACKING.get(device.type, "loop")
+    timed_library = {
+        s: steps_res[s]["ms_per_step"]
+        for s in LIBRARY_STACKINGS
+        if "ms_per_step" in steps_res.get(s, {})
+    }
+    if args.stacking == "library":
+        stacking = library
+    elif args.stacking == "fastest":
+        stacking = min(timed_library, key=timed_library.__getitem__) if timed_library else library
+    else:
+        stacking = args.stacking
+    report["search_stacking"] = {
+        "used": stacking,
+        "library_default": library,
+        "asked": args.stacking,
+    }
+    if device.type == "cuda" and args.variants != "none" and left() > 60:
+        for s in dict.fromkeys(["grouped", stacking]):
+            try:
+                report.setdefault("profile", {})[s] = profile_step(
+                    X, y, tables, channels=channels, batch=args.batch, device=device, stacking=s
+                )
+            except Exception as exc:
+                report.setdefault("profile", {})[s] = [{"error": f"{type(exc).__name__}: {exc}"}]
+        save()
+
+    saved_stacking = dict(metro_models._CNN_STACKING)
+    metro_models._CNN_STACKING[device.type] = stacking
+    try:
+        # (c) metro, one model: warm-up fit of 1 epoch, then the full E epochs.
+        metro_fit(X, y, one_table, channels=channels, epochs=1, batch=args.batch, device=device)
+        _, sec = metro_fit(
+            X, y, one_table, channels=channels, epochs=E, batch=args.batch, device=device
         )
-    started = time.perf_counter()
-    result, fit_sec = metro_fit(
-        X, y, tables, channels=channels, epochs=full_epochs, batch=args.batch, device=device
-    )
-    dev_name = str(device)
-    val_scores = predict_scores(result.model, Xva, device=dev_name)
-    val_f1 = f1_of(val_scores > 0, yva_np)
-    best = int(np.argmax(val_f1))
-    test_scores = predict_scores(result.model.select([best]), Xte, device=dev_name)
-    test_f1 = float(f1_of(test_scores > 0, yte_np)[0])
-    search_sec = time.perf_counter() - started
-    res[f"metro-k{K}"] = ips(fit_sec, full_epochs, K)
+        res["metro-k1"] = ips(sec, E)
+        res["metro-k1"]["note"] = "whole fit_cost_sensitive call (setup and final loss pass)"
+        log(f"metro-k1: {res['metro-k1']}")
+        save()
+
+        # (d) the search: K lambdas at once for E epochs (after a 1-epoch warm-up fit), validation
+        # F1 at sign(h) picks lambda, the test split scores the pick.
+        metro_fit(X, y, tables, channels=channels, epochs=1, batch=args.batch, device=device)
+        _sync(device)
+        started = time.perf_counter()
+        result, fit_sec = metro_fit(
+            X, y, tables, channels=channels, epochs=E, batch=args.batch, device=device
+        )
+        dev_name = str(device)
+        val_scores = predict_scores(result.model, Xva, device=dev_name)
+        val_f1 = f1_of(val_scores > 0, yva_np)
+        best = int(np.argmax(val_f1))
+        test_scores = predict_scores(result.model.select([best]), Xte, device=dev_name)
+        test_f1 = float(f1_of(test_scores > 0, yte_np)[0])
+        search_sec = time.perf_counter() - started
+    finally:
+        metro_models._CNN_STACKING.clear()
+        metro_models._CNN_STACKING.update(saved_stacking)
+    res[f"metro-k{K}"] = ips(fit_sec, E, K)
     res["search"] = {
         "n_lambdas": K,
-        "epochs": full_epochs,
+        "epochs": E,
+        "stacking": stacking,
         "wall_s": round(search_sec, 2),
         "fit_s": round(fit_sec, 2),
-        f"wall_s_for_{E}_epochs": round(
-            search_sec if full_epochs == E else search_sec * E / full_epochs, 2
-        ),
-        "extrapolated": full_epochs != E,
         "best_lambda": float(lambdas[best]),
         "val_f1": float(val_f1[best]),
         "test_f1": test_f1,
         "val_f1_by_lambda": [round(float(v), 4) for v in val_f1],
-        "sequential_k1_estimate_s": round(res["metro-k1"]["seconds"] * K * E / E, 1),
+        "positive_rate_by_lambda": [round(float(v), 4) for v in (val_scores > 0).mean(0)],
+        "sequential_k1_estimate_s": round(res["metro-k1"]["seconds"] * K, 1),
         "plain_fp32_sequential_estimate_s": round(
             K * E * res["plain-fp32"]["ms_per_epoch"] / 1000, 1
         ),
@@ -391,75 +686,37 @@ def main(argv: list[str] | None = None) -> int:
     log(f"search: {res['search']}")
     save()
 
-    # Probes of alternatives (each: 1 warm-up epoch + P timed), while time is left.
-    probes: list[tuple[str, Any]] = []
-
-    def with_benchmark() -> float:
-        torch.backends.cudnn.benchmark = True
-        try:
-            metro_fit(X, y, tables, channels=channels, epochs=1, batch=args.batch, device=device)
-            return metro_fit(
-                X, y, tables, channels=channels, epochs=P, batch=args.batch, device=device
-            )[1]
-        finally:
-            torch.backends.cudnn.benchmark = False
-
-    def with_loop() -> float:
-        saved = dict(metro_models._CNN_STACKING)
-        metro_models._CNN_STACKING[device.type] = "loop"
-        try:
-            metro_fit(X, y, tables, channels=channels, epochs=1, batch=args.batch, device=device)
-            return metro_fit(
-                X, y, tables, channels=channels, epochs=P, batch=args.batch, device=device
-            )[1]
-        finally:
-            metro_models._CNN_STACKING.clear()
-            metro_models._CNN_STACKING.update(saved)
-
-    def chunks_of_7() -> float:
-        total = 0.0
-        for part in np.array_split(np.arange(K), max(1, K // 7)):
-            if total == 0.0:
-                metro_fit(
-                    X, y, tables[part], channels=channels, epochs=1, batch=args.batch, device=device
-                )
-            total += metro_fit(
-                X, y, tables[part], channels=channels, epochs=P, batch=args.batch, device=device
-            )[1]
-        return total
-
-    def plain_benchmark_bf16() -> float:
-        torch.backends.cudnn.benchmark = True
-        try:
-            plain_loop(X, y, channels=channels, epochs=1, batch=args.batch, device=device, amp=True)
-            return (
-                plain_loop(
-                    X, y, channels=channels, epochs=3 * P, batch=args.batch, device=device, amp=True
-                )
-                / 3
-            )  # per P epochs
-        finally:
-            torch.backends.cudnn.benchmark = False
-
-    probes = [
-        (f"metro-k{K}-cudnn-benchmark", with_benchmark),
-        ("plain-bf16-cudnn-benchmark", plain_benchmark_bf16),
-        (f"metro-k{K}-as-3-chunks-of-{K // 3}", chunks_of_7),
-        (f"metro-k{K}-loop-stacking", with_loop),
-    ]
-    est = per_epoch * (P + 1) * 1.5 + 5
-    for name, fn in probes:
-        if left() < est:
-            report["notes"].append(f"probe {name} skipped (time budget)")
-            continue
-        try:
-            sec = fn()
-            k = 1 if name.startswith("plain") else K
-            res[name] = ips(sec, P, k)
-            log(f"{name}: {res[name]}")
-        except Exception as exc:  # a probe must not lose the main numbers
-            res[name] = {"error": f"{type(exc).__name__}: {exc}"}
-        save()
+    # (e) the plain fp32 loop trained on the same cost-sensitive loss at the chosen lambda, for
+    # as many epochs: the search must learn as much as a user's own loop would.
+    best_table = costs_by_label(torch.from_numpy(tables[best : best + 1].astype(np.float32))).to(
+        device
+    )
+    plain_runs = []
+    for seed in range(args.plain_seeds):
+        if left() < 1.5 * E * res["plain-fp32"]["ms_per_epoch"] / 1000 + 5:
+            report["notes"].append(f"plain loop seed {seed} at lambda* skipped (time budget)")
+            break
+        run = plain_loop(
+            X, y, channels=channels, epochs=E, batch=args.batch, device=device, seed=seed,
+            table=best_table,
+        )  # fmt: skip
+        plain_runs.append(
+            {
+                "seed": seed,
+                "seconds": round(run.seconds, 2),
+                "val_f1": float(f1_of(run.scores(Xva)[:, None] > 0, yva_np)[0]),
+                "test_f1": float(f1_of(run.scores(Xte)[:, None] > 0, yte_np)[0]),
+            }
+        )
+        log(f"plain at lambda*: {plain_runs[-1]}")
+    if plain_runs:
+        res["plain-at-lambda-star"] = {
+            "lambda": float(lambdas[best]),
+            "epochs": E,
+            "runs": plain_runs,
+            "mean_test_f1": round(float(np.mean([r["test_f1"] for r in plain_runs])), 4),
+            "metro_test_f1": test_f1,
+        }
     if device.type == "cuda":
         report["machine"]["max_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
     save()

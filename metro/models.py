@@ -258,8 +258,11 @@ class StackedModel(torch.nn.Module):
             return torch.addmm(p["bias"], z, p["weight"])
         if self.spec.kind == "mlp":
             return self._mlp(z)
-        if self._cnn_stacking(z) == "grouped":
+        how = self._cnn_stacking(z)
+        if how == "grouped":
             return self._cnn_grouped(z)
+        if how == "gemm":
+            return self._cnn_gemm(z)
         return self._cnn_loop(z)
 
     @staticmethod
@@ -310,6 +313,18 @@ class StackedModel(torch.nn.Module):
             a, p["conv3_weight"].flatten(0, 1), p["conv3_bias"].flatten(), padding=1, groups=K
         )
         pooled = F.relu(a).mean(dim=(2, 3)).view(z.shape[0], K, -1)
+        return (pooled * p["head_weight"]).sum(-1) + p["head_bias"]
+
+    def _cnn_gemm(self, z: Tensor) -> Tensor:
+        """Layers 2 and 3 as one batched matrix product over the K models each (im2col in
+        channels-last order, then ``baddbmm``), instead of a grouped convolution."""
+        p = dict(self.named_parameters())
+        K = self.n_models
+        a = F.conv2d(z, p["conv1_weight"].flatten(0, 1), p["conv1_bias"].flatten(), padding=1)
+        a = F.max_pool2d(F.relu(a), 2)
+        a = F.max_pool2d(F.relu(_conv3x3_gemm(a, p["conv2_weight"], p["conv2_bias"])), 2)
+        a = F.relu(_conv3x3_gemm(a, p["conv3_weight"], p["conv3_bias"]))
+        pooled = a.mean(dim=(2, 3)).view(z.shape[0], K, -1)
         return (pooled * p["head_weight"]).sum(-1) + p["head_bias"]
 
     # -- copies and serialization ---------------------------------------------------------------
@@ -408,6 +423,24 @@ class StackedModel(torch.nn.Module):
 
     def extra_repr(self) -> str:
         return f"kind={self.spec.kind!r}, input_shape={self.input_shape}, n_models={self.n_models}"
+
+
+def _conv3x3_gemm(a: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    """K independent 3x3 convolutions (padding 1) of ``a`` [n, K*C, H, W], whose channels hold
+    model k's C channels at k*C..(k+1)*C, with ``weight`` [K, C_out, C, 3, 3] and ``bias``
+    [K, C_out]: the nine shifted copies of each model's input are gathered once into
+    [K, n*H*W, 9*C] (a K-major im2col) and multiplied by the weights in one ``baddbmm``.
+    Returns [n, K*C_out, H, W] in channels-last memory (what a grouped convolution returns)."""
+    K, c_out, c_in = weight.shape[:3]
+    n, _, H, W = a.shape
+    x = a.permute(0, 2, 3, 1).reshape(n, H, W, K, c_in)  # a view when a is channels-last
+    x = F.pad(x, (0, 0, 0, 0, 1, 1, 1, 1))  # zero rows and columns around each image
+    taps = [x[:, i : i + H, j : j + W].permute(3, 0, 1, 2, 4) for i in range(3) for j in range(3)]
+    cols = torch.stack(taps, dim=4).view(K, n * H * W, 9 * c_in)  # [K, (n,y,x), (i,j,c)]
+    w = weight.permute(0, 3, 4, 2, 1).reshape(K, 9 * c_in, c_out)  # [K, (i,j,c), c_out]
+    out = torch.baddbmm(bias[:, None, :].to(cols.dtype), cols, w.to(cols.dtype))
+    out = out.view(K, n, H, W, c_out).permute(1, 2, 3, 0, 4).reshape(n, H, W, K * c_out)
+    return out.permute(0, 3, 1, 2)
 
 
 def _as_tensor(X: np.ndarray | Tensor) -> Tensor:

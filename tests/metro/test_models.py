@@ -131,6 +131,21 @@ def test_cnn_stacking_strategies_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(models_module._CNN_STACKING, "cpu", "grouped")
     grouped = model(x)
     torch.testing.assert_close(grouped, looped, rtol=1e-4, atol=1e-5)
+    # The im2col + batched-GEMM form computes the same function, in either memory layout, and the
+    # same gradients.
+    monkeypatch.setitem(models_module._CNN_STACKING, "cpu", "gemm")
+    for layout in (torch.contiguous_format, torch.channels_last):
+        torch.testing.assert_close(
+            model(x.contiguous(memory_format=layout)), looped, rtol=1e-4, atol=1e-5
+        )
+    grads = {}
+    for how in ("loop", "gemm"):
+        monkeypatch.setitem(models_module._CNN_STACKING, "cpu", how)
+        model.zero_grad()
+        model(x).square().sum().backward()
+        grads[how] = {name: p.grad.clone() for name, p in model.named_parameters()}
+    for name, g in grads["loop"].items():
+        torch.testing.assert_close(grads["gemm"][name], g, rtol=1e-4, atol=1e-5, msg=name)
     # Model k of the loop is exactly model k evaluated alone.
     monkeypatch.setitem(models_module._CNN_STACKING, "cpu", "loop")
     assert torch.equal(model.select([1])(x)[:, 0], looped[:, 1])
@@ -312,3 +327,28 @@ def test_shifted_moves_every_score_and_leaves_the_original(kind: str) -> None:
     torch.testing.assert_close(rebuilt(x), before - 0.75)
     with pytest.raises(ValueError, match="offset must be finite"):
         model.shifted(float("nan"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("amp", [False, True])
+def test_cuda_stackings_agree(monkeypatch: pytest.MonkeyPatch, amp: bool) -> None:
+    # On CUDA the three stackings compute the same scores and gradients up to the precision
+    # they run in (cuDNN convolutions use TF32, autocast bf16).
+    spec = ModelSpec("cnn3", channels=(8, 16, 32))
+    model = _randomize(build_model(spec, input_shape=(3, 32, 32), n_models=3)).cuda()
+    x = torch.randn(64, 3, 32, 32, generator=torch.Generator().manual_seed(3)).cuda()
+    x = x.contiguous(memory_format=torch.channels_last)
+    results = {}
+    for how in ("loop", "grouped", "gemm"):
+        monkeypatch.setitem(models_module._CNN_STACKING, "cuda", how)
+        model.zero_grad()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            scores = model(x).float()
+        scores.square().sum().backward()
+        grads = torch.cat([p.grad.flatten() for p in model.parameters()])
+        results[how] = (scores.detach(), grads)
+    tolerance = 5e-2 if amp else 1e-2
+    for how in ("grouped", "gemm"):
+        for got, want in zip(results[how], results["loop"], strict=True):
+            assert torch.isfinite(got).all()
+            assert (got - want).norm() / want.norm() < tolerance, how
