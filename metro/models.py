@@ -288,13 +288,13 @@ class StackedModel(torch.nn.Module):
 
         def conv(a: Tensor, layer: int, k: int) -> Tensor:
             w, b = p[f"conv{layer}_weight"][k], p[f"conv{layer}_bias"][k]
-            return F.relu(F.conv2d(a, w, b, padding=1))
+            return F.conv2d(a, w, b, padding=1)
 
         scores = []
         for k in range(self.n_models):
-            a = F.max_pool2d(conv(z, 1, k), 2)
-            a = F.max_pool2d(conv(a, 2, k), 2)
-            a = conv(a, 3, k)
+            a = _pool_relu(conv(z, 1, k))
+            a = _pool_relu(conv(a, 2, k))
+            a = F.relu(conv(a, 3, k))
             scores.append(a.mean(dim=(2, 3)) @ p["head_weight"][k] + p["head_bias"][k])
         return torch.stack(scores, dim=1)
 
@@ -304,11 +304,11 @@ class StackedModel(torch.nn.Module):
         # The first layer sees the same input for every model: one dense convolution with K*c1
         # outputs equals a grouped one on the input repeated K times, without the repeat.
         a = F.conv2d(z, p["conv1_weight"].flatten(0, 1), p["conv1_bias"].flatten(), padding=1)
-        a = F.max_pool2d(F.relu(a), 2)
+        a = _pool_relu(a)
         a = F.conv2d(
             a, p["conv2_weight"].flatten(0, 1), p["conv2_bias"].flatten(), padding=1, groups=K
         )
-        a = F.max_pool2d(F.relu(a), 2)
+        a = _pool_relu(a)
         a = F.conv2d(
             a, p["conv3_weight"].flatten(0, 1), p["conv3_bias"].flatten(), padding=1, groups=K
         )
@@ -321,8 +321,8 @@ class StackedModel(torch.nn.Module):
         p = dict(self.named_parameters())
         K = self.n_models
         a = F.conv2d(z, p["conv1_weight"].flatten(0, 1), p["conv1_bias"].flatten(), padding=1)
-        a = F.max_pool2d(F.relu(a), 2)
-        a = F.max_pool2d(F.relu(_conv3x3_gemm(a, p["conv2_weight"], p["conv2_bias"])), 2)
+        a = _pool_relu(a)
+        a = _pool_relu(_conv3x3_gemm(a, p["conv2_weight"], p["conv2_bias"]))
         a = F.relu(_conv3x3_gemm(a, p["conv3_weight"], p["conv3_bias"]))
         pooled = a.mean(dim=(2, 3)).view(z.shape[0], K, -1)
         return (pooled * p["head_weight"]).sum(-1) + p["head_bias"]
@@ -423,6 +423,13 @@ class StackedModel(torch.nn.Module):
 
     def extra_repr(self) -> str:
         return f"kind={self.spec.kind!r}, input_shape={self.input_shape}, n_models={self.n_models}"
+
+
+def _pool_relu(a: Tensor) -> Tensor:
+    """relu(max_pool(a)), which equals the network's max_pool(relu(a)) (relu is monotone), with
+    the ReLU and its backward on a quarter of the activations: the first layer's output is the
+    largest tensor of a K-stack step."""
+    return F.relu(F.max_pool2d(a, 2))
 
 
 def _conv3x3_gemm(a: Tensor, weight: Tensor, bias: Tensor) -> Tensor:

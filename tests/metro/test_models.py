@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 import metro.models as models_module
 from metro.models import MODEL_KINDS, ModelSpec, StackedModel, build_model, get_model_spec
@@ -352,3 +353,25 @@ def test_cuda_stackings_agree(monkeypatch: pytest.MonkeyPatch, amp: bool) -> Non
         for got, want in zip(results[how], results["loop"], strict=True):
             assert torch.isfinite(got).all()
             assert (got - want).norm() / want.norm() < tolerance, how
+
+
+@pytest.mark.parametrize("how", ["loop", "grouped", "gemm"])
+def test_cnn3_is_the_textbook_network(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    # Every stacking pools before its ReLU; the network is still conv -> ReLU -> max-pool (twice),
+    # conv -> ReLU, global average pool, linear head: same scores, same gradients.
+    monkeypatch.setitem(models_module._CNN_STACKING, "cpu", how)
+    model = _randomize(build_model(SPECS["cnn3"], input_shape=SHAPES["cnn3"], n_models=2))
+    x = _data("cnn3")
+    model(x).sum().backward()
+    for k in range(2):
+        w = {name: p.detach()[k].clone().requires_grad_() for name, p in model.named_parameters()}
+        a = model.standardize(x)
+        for layer in (1, 2, 3):
+            a = F.relu(F.conv2d(a, w[f"conv{layer}_weight"], w[f"conv{layer}_bias"], padding=1))
+            if layer < 3:
+                a = F.max_pool2d(a, 2)
+        expected = a.mean(dim=(2, 3)) @ w["head_weight"] + w["head_bias"]
+        torch.testing.assert_close(model(x)[:, k], expected, rtol=1e-5, atol=1e-6)
+        expected.sum().backward()
+        for name, p in model.named_parameters():
+            torch.testing.assert_close(p.grad[k], w[name].grad, rtol=1e-4, atol=1e-6, msg=name)
