@@ -573,40 +573,45 @@ def main(argv: list[str] | None = None) -> int:
     wanted = None if args.variants == "all" else set(args.variants.split(","))
     steps_res: dict[str, Any] = {}
     res["steps"] = steps_res
-    for name, kw in variants:
-        if args.variants == "none" or (wanted is not None and name not in wanted):
-            continue
-        if (kw.get("wrap") == "graph" or kw.get("wrap") == "compile") and device.type != "cuda":
-            continue
-        if left() < (150 if kw.get("wrap") == "compile" else 60):
-            report["notes"].append(f"step variant {name} skipped (time budget)")
-            continue
-        kw = dict(kw)
-        chunks, k = kw.pop("chunks", 1), kw.pop("k", K)
-        try:
-            parts = np.array_split(np.arange(k), chunks)
-            timed = [
-                time_steps(
-                    X,
-                    y,
-                    tables[part],
-                    channels=channels,
-                    batch=args.batch,
-                    device=device,
-                    steps=args.steps,
-                    **kw,
-                )
-                for part in parts
-            ]
-            row = dict(timed[0])
-            row["ms_per_step"] = round(sum(t["ms_per_step"] for t in timed), 3)
-            row["n_models"] = k
-            row["model_images_per_s"] = round(k * args.batch / (row["ms_per_step"] / 1000), 1)
-            steps_res[name] = row
-        except Exception as exc:  # one variant's failure must not lose the others
-            steps_res[name] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
-        log(f"step {name}: {steps_res[name]}")
-        save()
+
+    def run_variants(which: list[tuple[str, dict[str, Any]]], reserve_s: float) -> None:
+        for name, kw in which:
+            if args.variants == "none" or (wanted is not None and name not in wanted):
+                continue
+            if kw.get("wrap") in ("graph", "compile") and device.type != "cuda":
+                continue
+            if left() < reserve_s:
+                report["notes"].append(f"step variant {name} skipped (time budget)")
+                continue
+            kw = dict(kw)
+            chunks, k = kw.pop("chunks", 1), kw.pop("k", K)
+            try:
+                timed = [
+                    time_steps(
+                        X,
+                        y,
+                        tables[part],
+                        channels=channels,
+                        batch=args.batch,
+                        device=device,
+                        steps=args.steps,
+                        **kw,
+                    )
+                    for part in np.array_split(np.arange(k), chunks)
+                ]
+                row = dict(timed[0])
+                row["ms_per_step"] = round(sum(t["ms_per_step"] for t in timed), 3)
+                row["n_models"] = k
+                row["model_images_per_s"] = round(k * args.batch / (row["ms_per_step"] / 1000), 1)
+                steps_res[name] = row
+            except Exception as exc:  # one variant's failure must not lose the others
+                steps_res[name] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+            log(f"step {name}: {steps_res[name]}")
+            save()
+
+    # torch.compile's first call compiles for tens of seconds: those variants run last.
+    late = [v for v in variants if v[1].get("wrap") == "compile"]
+    run_variants([v for v in variants if v not in late], reserve_s=60)
 
     library = metro_models._CNN_STACKING.get(device.type, "loop")
     timed_library = {
@@ -720,6 +725,7 @@ def main(argv: list[str] | None = None) -> int:
     if device.type == "cuda":
         report["machine"]["max_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
     save()
+    run_variants(late, reserve_s=30)
     log(f"wrote {out}")
     return 0
 
