@@ -78,8 +78,6 @@ from metro.trainer import (  # noqa: E402
 from metro.trainer.common import costs_by_label, loss_matrix  # noqa: E402
 
 LOGISTIC = get_surrogate("logistic")
-# The stackings metro.models implements (set per device type in models._CNN_STACKING).
-LIBRARY_STACKINGS = ("grouped", "gemm", "loop")
 
 
 # -- data ---------------------------------------------------------------------------------------
@@ -220,6 +218,7 @@ def time_steps(
     stacking: str,
     channels_last: bool = True,
     wrap: str = "none",
+    cudnn_benchmark: bool = False,
     steps: int = 20,
     warmup: int = 5,
 ) -> dict[str, float]:
@@ -232,6 +231,7 @@ def time_steps(
     K = tables.shape[0]
     saved = dict(metro_models._CNN_STACKING)
     metro_models._CNN_STACKING[device.type] = stacking
+    torch.backends.cudnn.benchmark = cudnn_benchmark
     try:
         model = metro_models.build_model(
             ModelSpec("cnn3", channels=channels),
@@ -300,6 +300,7 @@ def time_steps(
             out["compile_s"] = round(compile_s, 2)
         return out
     finally:
+        torch.backends.cudnn.benchmark = False
         metro_models._CNN_STACKING.clear()
         metro_models._CNN_STACKING.update(saved)
 
@@ -418,7 +419,12 @@ def main(argv: list[str] | None = None) -> int:
         "--stacking",
         default="library",
         help="the search's stacking: library (metro's default for the device), fastest (the "
-        "fastest library stacking timed in this run), or one of " + ", ".join(LIBRARY_STACKINGS),
+        "fastest library stacking timed in this run), or a models._CNN_STACKING value",
+    )
+    ap.add_argument(
+        "--steps-only",
+        action="store_true",
+        help="stop after timing the step variants (no fits, no search)",
     )
     ap.add_argument("--plain-seeds", type=int, default=3, help="plain loops at the chosen lambda")
     ap.add_argument("--strength", type=float, default=1.2, help="the positives' signal strength")
@@ -555,20 +561,24 @@ def main(argv: list[str] | None = None) -> int:
 
     # (b) one training step of the K-stack, variant by variant (same batch, same tables).
     K = args.k
-    variants: list[tuple[str, dict[str, Any]]] = [
-        ("grouped", {"stacking": "grouped"}),
+    # Layers 2 and 3 each stacked one of metro's ways (models.CONV_STACKINGS), channels-last as the
+    # trainer runs; then the other candidates around the library's stackings.
+    combos = [
+        f"{a}/{b}" if a != b else a
+        for a in metro_models.CONV_STACKINGS
+        for b in metro_models.CONV_STACKINGS
+    ]
+    variants: list[tuple[str, dict[str, Any]]] = [(c, {"stacking": c}) for c in combos]
+    variants += [
         ("grouped-nchw", {"stacking": "grouped", "channels_last": False}),
-        ("gemm", {"stacking": "gemm"}),
         ("gemm-nchw", {"stacking": "gemm", "channels_last": False}),
+        ("grouped-cudnn-benchmark", {"stacking": "grouped", "cudnn_benchmark": True}),
         ("loop", {"stacking": "loop"}),
         (f"grouped-3-chunks-of-{K // 3}", {"stacking": "grouped", "chunks": 3}),
-        (f"gemm-3-chunks-of-{K // 3}", {"stacking": "gemm", "chunks": 3}),
         ("grouped-cuda-graph", {"stacking": "grouped", "wrap": "graph"}),
-        ("gemm-cuda-graph", {"stacking": "gemm", "wrap": "graph"}),
         ("grouped-k1", {"stacking": "grouped", "k": 1}),
         ("grouped-k1-cuda-graph", {"stacking": "grouped", "k": 1, "wrap": "graph"}),
         ("grouped-compile", {"stacking": "grouped", "wrap": "compile"}),
-        ("gemm-compile", {"stacking": "gemm", "wrap": "compile"}),
     ]
     wanted = None if args.variants == "all" else set(args.variants.split(","))
     steps_res: dict[str, Any] = {}
@@ -616,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
     library = metro_models._CNN_STACKING.get(device.type, "loop")
     timed_library = {
         s: steps_res[s]["ms_per_step"]
-        for s in LIBRARY_STACKINGS
+        for s in [*combos, "loop"]
         if "ms_per_step" in steps_res.get(s, {})
     }
     if args.stacking == "library":
@@ -639,6 +649,13 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as exc:
                 report.setdefault("profile", {})[s] = [{"error": f"{type(exc).__name__}: {exc}"}]
         save()
+
+    if stacking not in ("grouped", "loop") and device.type == "cuda":
+        late.append((f"{stacking}-compile", {"stacking": stacking, "wrap": "compile"}))
+    if args.steps_only:
+        run_variants(late, reserve_s=30)
+        log(f"wrote {out}")
+        return 0
 
     saved_stacking = dict(metro_models._CNN_STACKING)
     metro_models._CNN_STACKING[device.type] = stacking

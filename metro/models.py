@@ -30,7 +30,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-__all__ = ["MODEL_KINDS", "ModelSpec", "StackedModel", "build_model", "get_model_spec"]
+__all__ = [
+    "CONV_STACKINGS",
+    "MODEL_KINDS",
+    "ModelSpec",
+    "StackedModel",
+    "build_model",
+    "get_model_spec",
+]
 
 MODEL_KINDS: tuple[str, ...] = ("linear", "mlp", "cnn3")
 
@@ -53,6 +60,10 @@ _STATS_CHUNK_ROWS = 8192
 #   16x16, 16/32/64, K=4: 22 against 27. At 32x32 the loop wins once the channels are wider
 #   (16/32/64, K=21: 551 loop against 588; 32/64/128, K=21: 1302 against 2219).
 _CNN_STACKING: dict[str, str] = {"cpu": "by_size", "cuda": "grouped"}
+# How layers 2 and 3 of a stack convolve each model's channels (a _CNN_STACKING value names one
+# for both, or "second/third" per layer): one grouped convolution (groups=K), an im2col and one
+# batched GEMM over the K models, or one dense convolution per model on its channel slice.
+CONV_STACKINGS: tuple[str, ...] = ("grouped", "gemm", "split")
 # "by_size": images with at most this many pixels take the grouped path, larger ones the loop.
 _GROUPED_MAX_PIXELS = 16 * 16
 
@@ -259,18 +270,23 @@ class StackedModel(torch.nn.Module):
         if self.spec.kind == "mlp":
             return self._mlp(z)
         how = self._cnn_stacking(z)
-        if how == "grouped":
-            return self._cnn_grouped(z)
-        if how == "gemm":
-            return self._cnn_gemm(z)
-        return self._cnn_loop(z)
+        if how == "loop":
+            return self._cnn_loop(z)
+        return self._cnn_stacked(z, how)
 
     @staticmethod
-    def _cnn_stacking(z: Tensor) -> str:
+    def _cnn_stacking(z: Tensor) -> str | tuple[str, str]:
+        """ "loop", or how layers 2 and 3 are stacked, from ``_CNN_STACKING``."""
         how = _CNN_STACKING.get(z.device.type, "loop")
         if how == "by_size":
-            return "grouped" if z.shape[-2] * z.shape[-1] <= _GROUPED_MAX_PIXELS else "loop"
-        return how
+            how = "grouped" if z.shape[-2] * z.shape[-1] <= _GROUPED_MAX_PIXELS else "loop"
+        if how == "loop":
+            return how
+        second, _, third = how.partition("/")
+        layers = (second, third or second)
+        if not set(layers) <= set(CONV_STACKINGS):
+            raise ValueError(f"unknown cnn3 stacking {how!r}")
+        return layers
 
     def _mlp(self, z: Tensor) -> Tensor:
         params = dict(self.named_parameters())
@@ -298,32 +314,17 @@ class StackedModel(torch.nn.Module):
             scores.append(a.mean(dim=(2, 3)) @ p["head_weight"][k] + p["head_bias"][k])
         return torch.stack(scores, dim=1)
 
-    def _cnn_grouped(self, z: Tensor) -> Tensor:
-        p = dict(self.named_parameters())
-        K = self.n_models
-        # The first layer sees the same input for every model: one dense convolution with K*c1
-        # outputs equals a grouped one on the input repeated K times, without the repeat.
-        a = F.conv2d(z, p["conv1_weight"].flatten(0, 1), p["conv1_bias"].flatten(), padding=1)
-        a = _pool_relu(a)
-        a = F.conv2d(
-            a, p["conv2_weight"].flatten(0, 1), p["conv2_bias"].flatten(), padding=1, groups=K
-        )
-        a = _pool_relu(a)
-        a = F.conv2d(
-            a, p["conv3_weight"].flatten(0, 1), p["conv3_bias"].flatten(), padding=1, groups=K
-        )
-        pooled = F.relu(a).mean(dim=(2, 3)).view(z.shape[0], K, -1)
-        return (pooled * p["head_weight"]).sum(-1) + p["head_bias"]
-
-    def _cnn_gemm(self, z: Tensor) -> Tensor:
-        """Layers 2 and 3 as one batched matrix product over the K models each (im2col in
-        channels-last order, then ``baddbmm``), instead of a grouped convolution."""
+    def _cnn_stacked(self, z: Tensor, layers: tuple[str, str]) -> Tensor:
+        """All K models in one pass per layer. The first layer sees the same input for every
+        model: one dense convolution with K*c1 outputs (a grouped one on the input repeated K
+        times, without the repeat). Layers 2 and 3 convolve each model's own channels, the way
+        ``layers`` names (see :data:`CONV_STACKINGS`)."""
         p = dict(self.named_parameters())
         K = self.n_models
         a = F.conv2d(z, p["conv1_weight"].flatten(0, 1), p["conv1_bias"].flatten(), padding=1)
         a = _pool_relu(a)
-        a = _pool_relu(_conv3x3_gemm(a, p["conv2_weight"], p["conv2_bias"]))
-        a = F.relu(_conv3x3_gemm(a, p["conv3_weight"], p["conv3_bias"]))
+        a = _pool_relu(_stacked_conv3x3(a, p["conv2_weight"], p["conv2_bias"], layers[0]))
+        a = F.relu(_stacked_conv3x3(a, p["conv3_weight"], p["conv3_bias"], layers[1]))
         pooled = a.mean(dim=(2, 3)).view(z.shape[0], K, -1)
         return (pooled * p["head_weight"]).sum(-1) + p["head_bias"]
 
@@ -430,6 +431,21 @@ def _pool_relu(a: Tensor) -> Tensor:
     the ReLU and its backward on a quarter of the activations: the first layer's output is the
     largest tensor of a K-stack step."""
     return F.relu(F.max_pool2d(a, 2))
+
+
+def _stacked_conv3x3(a: Tensor, weight: Tensor, bias: Tensor, how: str) -> Tensor:
+    """K independent 3x3 convolutions (padding 1): model k's ``weight[k]`` [C_out, C, 3, 3] and
+    ``bias[k]`` on its channels k*C..(k+1)*C of ``a`` [n, K*C, H, W]; [n, K*C_out, H, W]."""
+    K = weight.shape[0]
+    if how == "grouped":
+        return F.conv2d(a, weight.flatten(0, 1), bias.flatten(), padding=1, groups=K)
+    if how == "gemm":
+        return _conv3x3_gemm(a, weight, bias)
+    # "split": one dense convolution per model on its slice of the channels.
+    return torch.cat(
+        [F.conv2d(x, w, b, padding=1) for x, w, b in zip(a.chunk(K, 1), weight, bias, strict=True)],
+        dim=1,
+    )
 
 
 def _conv3x3_gemm(a: Tensor, weight: Tensor, bias: Tensor) -> Tensor:

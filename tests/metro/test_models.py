@@ -8,7 +8,14 @@ import torch
 import torch.nn.functional as F
 
 import metro.models as models_module
-from metro.models import MODEL_KINDS, ModelSpec, StackedModel, build_model, get_model_spec
+from metro.models import (
+    CONV_STACKINGS,
+    MODEL_KINDS,
+    ModelSpec,
+    StackedModel,
+    build_model,
+    get_model_spec,
+)
 
 SPECS = {
     "linear": ModelSpec("linear"),
@@ -132,21 +139,27 @@ def test_cnn_stacking_strategies_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(models_module._CNN_STACKING, "cpu", "grouped")
     grouped = model(x)
     torch.testing.assert_close(grouped, looped, rtol=1e-4, atol=1e-5)
-    # The im2col + batched-GEMM form computes the same function, in either memory layout, and the
+    # Every per-layer stacking computes the same function, in either memory layout, and the
     # same gradients.
-    monkeypatch.setitem(models_module._CNN_STACKING, "cpu", "gemm")
-    for layout in (torch.contiguous_format, torch.channels_last):
-        torch.testing.assert_close(
-            model(x.contiguous(memory_format=layout)), looped, rtol=1e-4, atol=1e-5
-        )
+    combos = [f"{a}/{b}" for a in CONV_STACKINGS for b in CONV_STACKINGS]
+    for how in combos:
+        monkeypatch.setitem(models_module._CNN_STACKING, "cpu", how)
+        for layout in (torch.contiguous_format, torch.channels_last):
+            torch.testing.assert_close(
+                model(x.contiguous(memory_format=layout)), looped, rtol=1e-4, atol=1e-5, msg=how
+            )
     grads = {}
-    for how in ("loop", "gemm"):
+    for how in ("loop", *combos):
         monkeypatch.setitem(models_module._CNN_STACKING, "cpu", how)
         model.zero_grad()
         model(x).square().sum().backward()
         grads[how] = {name: p.grad.clone() for name, p in model.named_parameters()}
-    for name, g in grads["loop"].items():
-        torch.testing.assert_close(grads["gemm"][name], g, rtol=1e-4, atol=1e-5, msg=name)
+    for how in combos:
+        for name, g in grads["loop"].items():
+            torch.testing.assert_close(grads[how][name], g, rtol=1e-4, atol=1e-5, msg=how + name)
+    monkeypatch.setitem(models_module._CNN_STACKING, "cpu", "gemm/nonsense")
+    with pytest.raises(ValueError, match="unknown cnn3 stacking"):
+        model(x)
     # Model k of the loop is exactly model k evaluated alone.
     monkeypatch.setitem(models_module._CNN_STACKING, "cpu", "loop")
     assert torch.equal(model.select([1])(x)[:, 0], looped[:, 1])
@@ -160,13 +173,17 @@ def test_cpu_stacks_small_images_with_grouped_convolutions(
     # the loop up to 1.7x faster at 32x32 with wider channels).
     calls: list[str] = []
     model = build_model(SPECS["cnn3"], input_shape=(SHAPES["cnn3"][0], side, side), n_models=2)
-    for name in ("_cnn_loop", "_cnn_grouped"):
+    for name in ("_cnn_loop", "_cnn_stacked"):
         original = getattr(model, name)
         monkeypatch.setattr(
-            model, name, lambda z, name=name, original=original: calls.append(name) or original(z)
+            model,
+            name,
+            lambda z, *how, name=name, original=original: (
+                calls.append((name, *how)) or original(z, *how)
+            ),
         )
     model(torch.zeros(2, SHAPES["cnn3"][0], side, side))
-    assert calls == [f"_cnn_{expected}"]
+    assert calls == [("_cnn_loop",) if expected == "loop" else ("_cnn_stacked", (expected,) * 2)]
 
 
 def test_mlp_matches_a_plain_per_model_computation() -> None:
@@ -340,7 +357,7 @@ def test_cuda_stackings_agree(monkeypatch: pytest.MonkeyPatch, amp: bool) -> Non
     x = torch.randn(64, 3, 32, 32, generator=torch.Generator().manual_seed(3)).cuda()
     x = x.contiguous(memory_format=torch.channels_last)
     results = {}
-    for how in ("loop", "grouped", "gemm"):
+    for how in ("loop", "grouped", "gemm", "split", "gemm/grouped", "grouped/gemm"):
         monkeypatch.setitem(models_module._CNN_STACKING, "cuda", how)
         model.zero_grad()
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
@@ -349,13 +366,13 @@ def test_cuda_stackings_agree(monkeypatch: pytest.MonkeyPatch, amp: bool) -> Non
         grads = torch.cat([p.grad.flatten() for p in model.parameters()])
         results[how] = (scores.detach(), grads)
     tolerance = 5e-2 if amp else 1e-2
-    for how in ("grouped", "gemm"):
+    for how in set(results) - {"loop"}:
         for got, want in zip(results[how], results["loop"], strict=True):
             assert torch.isfinite(got).all()
             assert (got - want).norm() / want.norm() < tolerance, how
 
 
-@pytest.mark.parametrize("how", ["loop", "grouped", "gemm"])
+@pytest.mark.parametrize("how", ["loop", "grouped", "gemm", "split/grouped"])
 def test_cnn3_is_the_textbook_network(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     # Every stacking pools before its ReLU; the network is still conv -> ReLU -> max-pool (twice),
     # conv -> ReLU, global average pool, linear head: same scores, same gradients.
