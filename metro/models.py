@@ -51,15 +51,18 @@ _STATS_CHUNK_ROWS = 8192
 #   grouped convolutions) 540 ms; channels_last made the grouped/vmap paths 2-5x slower still.
 #   oneDNN's grouped kernels are not tuned for this shape. The loop also makes model k of a stack
 #   bit-identical to a K=1 model on CPU.
-# * CUDA (H200, bf16 autocast, channels_last, K=21, batch 1024 3x32x32, channels 32/64/128):
-#   grouped 36 ms per step against 44 ms for the loop; a whole epoch of 10k images with
-#   augmentation 1.2 s against 3.3 s (the loop launches 21x more kernels).
 # * CPU, small images (1 thread, batch 64, forward + backward): the grouped path wins where the
 #   per-kernel overhead dominates. 8x8 (digits), channels 8/16/32, K=21: 13 ms grouped against
 #   35 ms loop; 8x8, 32/64/128, K=8: 32 against 48; 16x16, 8/16/32, K=21: 44 against 89;
 #   16x16, 16/32/64, K=4: 22 against 27. At 32x32 the loop wins once the channels are wider
 #   (16/32/64, K=21: 551 loop against 588; 32/64/128, K=21: 1302 against 2219).
-_CNN_STACKING: dict[str, str] = {"cpu": "by_size", "cuda": "grouped"}
+# * CUDA (bf16 autocast, channels-last, K=21, batch 1024 3x32x32, channels 32/64/128, one whole
+#   SGD step, bench/gpu.py; docs/benchmarks.md has the table): the grouped convolution of layer
+#   3 is cuDNN's slowest kernel there (one implicit-GEMM launch per model, ~25 ms of a 34 ms
+#   step), so layer 3 runs one dense convolution per model ("split") and layer 2 stays grouped:
+#   33.2 ms against 34.5 all grouped, 36.2 all split, 44.9 the whole loop, 54.8 im2col + batched
+#   GEMM (H200); under torch.compile 22.7 against 25.6 all grouped.
+_CNN_STACKING: dict[str, str] = {"cpu": "by_size", "cuda": "grouped/split"}
 # How layers 2 and 3 of a stack convolve each model's channels (a _CNN_STACKING value names one
 # for both, or "second/third" per layer): one grouped convolution (groups=K), an im2col and one
 # batched GEMM over the K models, or one dense convolution per model on its channel slice.
@@ -270,7 +273,7 @@ class StackedModel(torch.nn.Module):
         if self.spec.kind == "mlp":
             return self._mlp(z)
         how = self._cnn_stacking(z)
-        if how == "loop":
+        if isinstance(how, str):  # "loop"
             return self._cnn_loop(z)
         return self._cnn_stacked(z, how)
 

@@ -58,7 +58,13 @@ class TrainingConfig:
     from a better starting point; measured on the quality benchmark's networks (docs/quality.md)
     it was better than starting every fit from the seeded initialization, most for methods that
     keep a threshold tuned before the refit. ``False`` starts every fit fresh, as scikit-learn's
-    refits do (path-independent steps, a refit that repeats the validated procedure)."""
+    refits do (path-independent steps, a refit that repeats the validated procedure).
+
+    ``compile`` runs the network's forward and backward through ``torch.compile`` (SGD only).
+    Measured on cnn3 with K = 21 on an H100 (docs/benchmarks.md, "GPU"), it makes each step about
+    a third faster but costs 10-15 s of compilation per process and stack shape (the number of
+    models, the batch size, the last, smaller batch of an epoch); so it pays on long fits and on a
+    worker that trains many jobs of one shape, not on one short fit. Off by default."""
 
     optimizer: str = "auto"
     max_iter: int = 200
@@ -73,6 +79,7 @@ class TrainingConfig:
     mixed_precision: bool = True
     seed: int = 0
     warm_start: bool = True
+    compile: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.optimizer, str) or self.optimizer not in OPTIMIZERS:
@@ -99,6 +106,7 @@ class TrainingConfig:
             "mixed_precision": _check_bool("mixed_precision", self.mixed_precision),
             "seed": check_int("seed", self.seed, 0),
             "warm_start": _check_bool("warm_start", self.warm_start),
+            "compile": _check_bool("compile", self.compile),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)

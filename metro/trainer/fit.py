@@ -68,6 +68,8 @@ def fit_cost_sensitive(
             raise ValueError(f"augment needs image inputs [n, C, H, W], got {list(Xt.shape)}")
         if optimizer_name != "sgd":
             raise ValueError("augment needs the sgd optimizer (L-BFGS is full-batch)")
+    if config.compile and optimizer_name != "sgd":
+        raise ValueError("compile needs the sgd optimizer (it compiles the minibatch step)")
 
     resume: tuple[dict[str, Tensor], int] | None = None
     if resume_from is not None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -10,10 +12,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from metro.models import StackedModel
 from metro.surrogates import Surrogate
 from metro.trainer.common import (
     Emit,
-    autocast,
     derive_seed,
     loss_matrix,
     mean_loss,
@@ -52,6 +54,47 @@ def augment_images(images: Tensor, *, generator: torch.Generator, pad: int = _CR
     return out
 
 
+def _stack_forward(model: StackedModel, z: Tensor, amp: bool) -> Tensor:
+    """Scores [n, K] of standardized (and augmented) images, under bf16 autocast when ``amp``;
+    the autocast cast cache is off because torch.compile traces this function."""
+    if not amp:
+        return model(z, standardized=True)
+    with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+        return model(z, standardized=True)
+
+
+# One compiled forward per process: torch.compile caches its graphs by the shapes it sees, and a
+# new stack of the same shape reuses them (the parameters are the graph's inputs).
+_COMPILED: dict[str, Callable[[StackedModel, Tensor, bool], Tensor]] = {}
+
+
+def _compiled_forward() -> Callable[[StackedModel, Tensor, bool], Tensor]:
+    if "forward" not in _COMPILED:
+        _COMPILED["forward"] = torch.compile(_stack_forward)
+    return _COMPILED["forward"]
+
+
+class _Forward:
+    """The step's forward: compiled when asked, falling back to eager (with a warning) if the
+    compiler fails, e.g. without a working Triton or C++ toolchain."""
+
+    def __init__(self, compiled: bool) -> None:
+        self.compiled = compiled
+
+    def __call__(self, model: StackedModel, z: Tensor, amp: bool) -> Tensor:
+        if self.compiled:
+            try:
+                return _compiled_forward()(model, z, amp)
+            except Exception as exc:  # any compiler failure: train eager instead
+                warnings.warn(
+                    f"torch.compile failed ({type(exc).__name__}: {exc}); training without it",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                self.compiled = False
+        return _stack_forward(model, z, amp)
+
+
 def fit_sgd(problem: FitProblem, *, emit: Emit) -> OptimizerResult:
     """Minibatch SGD over ``config.epochs`` epochs; a fit whose loss blew up is marked diverged
     (:func:`_diverged`)."""
@@ -84,6 +127,7 @@ def fit_sgd(problem: FitProblem, *, emit: Emit) -> OptimizerResult:
     if step > config.epochs:
         raise ValueError(f"the checkpoint is at epoch {step}, past the {config.epochs} configured")
     amp = config.mixed_precision and device.type == "cuda"
+    forward = _Forward(config.compile)
     # The loss before the first epoch, the reference for divergence (kept in checkpoints so that
     # a resumed fit judges itself as the uninterrupted one would).
     if resume is not None and "initial_loss" in resume[0]:
@@ -128,11 +172,10 @@ def fit_sgd(problem: FitProblem, *, emit: Emit) -> OptimizerResult:
             xb = X[idx]
             if images and device.type == "cuda":
                 xb = xb.contiguous(memory_format=torch.channels_last)
-            with autocast(device, amp):
-                z = model.standardize(xb)
-                if aug_gen is not None:
-                    z = augment_images(z, generator=aug_gen)
-                scores = model(z, standardized=True)
+            z = model.standardize(xb)
+            if aug_gen is not None:
+                z = augment_images(z, generator=aug_gen)
+            scores = forward(model, z, amp)
             losses = loss_matrix(surrogate, scores, table[y[idx]])
             optimizer.zero_grad(set_to_none=True)
             (losses.sum() / idx.shape[0]).backward()

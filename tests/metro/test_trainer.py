@@ -685,3 +685,91 @@ def test_cuda_fit_matches_cpu_roughly() -> None:
         rtol=1e-2,
         atol=1e-2,
     )
+
+
+# -- torch.compile --------------------------------------------------------------------------------
+def _spy_compiled(monkeypatch: pytest.MonkeyPatch, raises: bool = False) -> list[int]:
+    """Stand in for torch.compile's output (compiling for real takes tens of seconds on a CPU):
+    record each call's batch, then run the eager forward (or fail like a broken compiler)."""
+    from metro.trainer import sgd
+
+    calls: list[int] = []
+
+    def compiled(model: StackedModel, z: torch.Tensor, amp: bool) -> torch.Tensor:
+        calls.append(z.shape[0])
+        if raises:
+            raise RuntimeError("no C++ compiler")
+        return sgd._stack_forward(model, z, amp)
+
+    monkeypatch.setitem(sgd._COMPILED, "forward", compiled)
+    return calls
+
+
+def test_compile_runs_every_step_through_the_compiled_forward(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    X, y = _images(n=40)
+    config = dict(epochs=2, batch_size=16, augment=True, **CPU)
+    eager = fit_cost_sensitive(
+        X, y, COSTS, model=CNN, surrogate=LOGISTIC, config=TrainingConfig(**config)
+    )
+    calls = _spy_compiled(monkeypatch)
+    compiled = fit_cost_sensitive(
+        X, y, COSTS, model=CNN, surrogate=LOGISTIC, config=TrainingConfig(compile=True, **config)
+    )
+    assert calls == [16, 16, 8] * 2  # every minibatch step of both epochs, the last one short
+    np.testing.assert_array_equal(compiled.surrogate_loss, eager.surrogate_loss)
+    for name, t in compiled.model.tensors().items():
+        assert torch.equal(t, eager.model.tensors()[name]), name
+
+
+def test_a_failing_compiler_falls_back_to_eager_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    X, y = _images(n=32)
+    config = dict(epochs=2, batch_size=16, **CPU)
+    eager = fit_cost_sensitive(
+        X, y, COSTS, model=CNN, surrogate=LOGISTIC, config=TrainingConfig(**config)
+    )
+    calls = _spy_compiled(monkeypatch, raises=True)
+    with pytest.warns(RuntimeWarning, match="torch.compile failed .*no C\\+\\+ compiler"):
+        fallback = fit_cost_sensitive(
+            X, y, COSTS, model=CNN, surrogate=LOGISTIC,
+            config=TrainingConfig(compile=True, **config),
+        )  # fmt: skip
+    assert calls == [16]  # tried once, then eager for the rest of the fit
+    np.testing.assert_array_equal(fallback.surrogate_loss, eager.surrogate_loss)
+
+
+def test_compile_is_validated() -> None:
+    with pytest.raises(ValueError, match="compile must be true or false"):
+        TrainingConfig(compile="yes")  # type: ignore[arg-type]
+    X, y = _tabular(n=40)
+    with pytest.raises(ValueError, match="compile needs the sgd optimizer"):
+        fit_cost_sensitive(
+            X, y, COSTS, model=ModelSpec("linear"), surrogate=LOGISTIC,
+            config=TrainingConfig(compile=True, **CPU),
+        )  # fmt: skip
+
+
+@pytest.mark.gpu
+def test_cuda_compiled_fit_trains_like_the_eager_one() -> None:
+    from metro.trainer import sgd
+
+    X, y = _images(n=256)
+    config = dict(epochs=3, batch_size=64, augment=True, device="cuda")
+    fits = {
+        compiled: fit_cost_sensitive(
+            X,
+            y,
+            COSTS,
+            model=CNN,
+            surrogate=LOGISTIC,
+            config=TrainingConfig(compile=compiled, **config),
+        )
+        for compiled in (False, True)
+    }
+    assert "forward" in sgd._COMPILED  # the compiled path ran, without falling back
+    assert np.isfinite(fits[True].surrogate_loss).all()
+    # bf16 kernels fused differently: the same training, up to rounding along the way.
+    np.testing.assert_allclose(fits[True].surrogate_loss, fits[False].surrogate_loss, rtol=0.05)
