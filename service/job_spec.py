@@ -88,6 +88,12 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     training = section(
         "training", job.training.model_dump(exclude_unset=True), build_training_config
     )
+    if model is not None and training is not None:
+        try:
+            training.check_for(model)
+        except ValueError as exc:  # an option the model's optimizer cannot honour
+            given = job.training.model_dump(exclude_unset=True)
+            errors.append(FieldError(loc=_loc("training", given, str(exc)), msg=_clean(exc)))
     if len(set(job.baselines)) != len(job.baselines):
         errors.append(FieldError(("body", "baselines"), "baselines must not repeat a method"))
     constraints = [_normalized_constraint(c) for c in job.constraints]
@@ -126,11 +132,21 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         "surrogate": surrogate.to_dict(),
         "model": as_json(model),
         "search": as_json(search),
-        "training": as_json(training),
+        "training": _normalized_training(training),
         "repeats": job.repeats,
         "baselines": list(job.baselines),
         **extra,
     }
+
+
+def _normalized_training(training: Any) -> dict[str, Any]:
+    """The training section with every default, except ``compile`` when it is off: a job that
+    does not ask for compilation keeps the spec, and so the hash and an Idempotency-Key's replay,
+    it had before the option existed (workers read a missing ``compile`` as false)."""
+    fields = as_json(training)
+    if not fields.get("compile"):
+        fields.pop("compile", None)
+    return fields
 
 
 def _normalized_constraint(given: ConstraintIn) -> dict[str, Any]:

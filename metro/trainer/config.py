@@ -61,10 +61,11 @@ class TrainingConfig:
     refits do (path-independent steps, a refit that repeats the validated procedure).
 
     ``compile`` runs the network's forward and backward through ``torch.compile`` (SGD only).
-    Measured on cnn3 with K = 21 on an H100 (docs/benchmarks.md, "GPU"), it makes each step about
-    a third faster but costs 10-15 s of compilation per process and stack shape (the number of
-    models, the batch size, the last, smaller batch of an epoch); so it pays on long fits and on a
-    worker that trains many jobs of one shape, not on one short fit. Off by default."""
+    Measured on cnn3 with K = 21 on an H100 (docs/benchmarks.md, "GPU"), it took a 100-epoch
+    search from 38.1 s to 28.8 s but cost 37 s of compilation first: one graph per process and
+    stack shape (the number of models, the batch size, the last, smaller batch of an epoch). So
+    it pays on long fits and on a worker that trains many jobs of one shape, not on one short fit
+    in a fresh process. Off by default."""
 
     optimizer: str = "auto"
     max_iter: int = 200
@@ -127,6 +128,16 @@ class TrainingConfig:
         if self.optimizer != "auto":
             return self.optimizer
         return "lbfgs" if spec.kind == "linear" else "sgd"
+
+    def check_for(self, spec: ModelSpec) -> None:
+        """Raise ValueError for options the model's optimizer cannot honour: augmentation and
+        compilation belong to the SGD minibatch step (L-BFGS is full-batch)."""
+        if self.resolve_optimizer(spec) == "sgd":
+            return
+        if self.augment:
+            raise ValueError("augment needs the sgd optimizer (L-BFGS is full-batch)")
+        if self.compile:
+            raise ValueError("compile needs the sgd optimizer (it compiles the minibatch step)")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -63,13 +63,9 @@ def fit_cost_sensitive(
     stack = initial_model(model, Xt, K, config.seed)
     optimizer_name = config.resolve_optimizer(stack.spec)
     config = replace(config, weight_decay=config.resolve_weight_decay(n, optimizer_name))
-    if config.augment:
-        if Xt.ndim != 4:
-            raise ValueError(f"augment needs image inputs [n, C, H, W], got {list(Xt.shape)}")
-        if optimizer_name != "sgd":
-            raise ValueError("augment needs the sgd optimizer (L-BFGS is full-batch)")
-    if config.compile and optimizer_name != "sgd":
-        raise ValueError("compile needs the sgd optimizer (it compiles the minibatch step)")
+    config.check_for(stack.spec)
+    if config.augment and Xt.ndim != 4:
+        raise ValueError(f"augment needs image inputs [n, C, H, W], got {list(Xt.shape)}")
 
     resume: tuple[dict[str, Tensor], int] | None = None
     if resume_from is not None:

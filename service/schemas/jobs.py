@@ -175,6 +175,12 @@ class TrainingIn(BaseModel):
         description="Whether bisection/Dinkelbach steps and the final refit start from an "
         "earlier fit (default true); false starts every fit from the seeded initialization",
     )
+    compile: bool | None = Field(
+        default=None,
+        description="Run the network's SGD steps through torch.compile (default false; SGD "
+        "only): a quarter faster on a GPU after about 40 s of compilation per worker process "
+        "and model shape, so for long fits and workers that train many jobs of one shape",
+    )
 
 
 class ConstraintMetricIn(BaseModel):

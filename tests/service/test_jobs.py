@@ -26,6 +26,7 @@ def test_submit_returns_201_location_and_normalized_spec(client, tenant):
     assert spec["model"]["kind"] == "linear"
     assert spec["training"]["optimizer"] == "auto"
     assert spec["training"]["warm_start"] is True
+    assert "compile" not in spec["training"]  # off: the spec (and its hash) as before the option
     assert spec["metric"] == {"preset": "f1"}
     assert spec["metric_info"] == {"name": "f1", "display_name": "F1", "greater_is_better": True}
     assert spec["repeats"] == 1 and spec["baselines"] == []
@@ -52,7 +53,7 @@ def test_submit_with_all_sections(client, tenant):
         surrogate={"name": "sigmoid", "k": 2.0},
         model={"kind": "mlp", "hidden": [32, 16]},
         search={"strategy": "bisection", "epsilon": 0.01},
-        training={"optimizer": "sgd", "epochs": 3, "seed": 7},
+        training={"optimizer": "sgd", "epochs": 3, "seed": 7, "compile": True},
         repeats=3,
         baselines=["erm", "koyejo1", "koyejo2", "parambath"],
     )
@@ -63,6 +64,7 @@ def test_submit_with_all_sections(client, tenant):
     assert spec["model"]["hidden"] == [32, 16]
     assert spec["search"]["strategy"] == "bisection" and spec["search"]["epsilon"] == 0.01
     assert spec["training"]["epochs"] == 3 and spec["training"]["lr"] == 0.02
+    assert spec["training"]["compile"] is True
     assert spec["repeats"] == 3 and len(spec["baselines"]) == 4
 
 
@@ -95,6 +97,10 @@ def _errors(r) -> list[dict[str, Any]]:
         ),
         ({"training": {"lr": -1}}, ["body", "training", "lr"]),
         ({"training": {"warm_start": "sometimes"}}, ["body", "training", "warm_start"]),
+        ({"training": {"compile": "sometimes"}}, ["body", "training", "compile"]),
+        # A linear model trains with full-batch L-BFGS: nothing to compile or augment.
+        ({"training": {"compile": True}}, ["body", "training", "compile"]),
+        ({"training": {"augment": True}}, ["body", "training", "augment"]),
         ({"model": {"kind": "mlp", "hidden": [0]}}, ["body", "model", "hidden"]),
         ({"baselines": ["erm", "erm"]}, ["body", "baselines"]),
     ],

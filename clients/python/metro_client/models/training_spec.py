@@ -31,6 +31,10 @@ class TrainingSpec:
     warm_start: bool | None | Unset = UNSET
     """ Whether bisection/Dinkelbach steps and the final refit start from an earlier fit (default true); false
     starts every fit from the seeded initialization """
+    compile_: bool | None | Unset = UNSET
+    """ Run the network's SGD steps through torch.compile (default false; SGD only): a quarter faster on a GPU after
+    about 40 s of compilation per worker process and model shape, so for long fits and workers that train many jobs
+    of one shape """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,6 +118,12 @@ class TrainingSpec:
         else:
             warm_start = self.warm_start
 
+        compile_: bool | None | Unset
+        if isinstance(self.compile_, Unset):
+            compile_ = UNSET
+        else:
+            compile_ = self.compile_
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -143,6 +153,8 @@ class TrainingSpec:
             field_dict["seed"] = seed
         if warm_start is not UNSET:
             field_dict["warm_start"] = warm_start
+        if compile_ is not UNSET:
+            field_dict["compile"] = compile_
 
         return field_dict
 
@@ -279,6 +291,15 @@ class TrainingSpec:
 
         warm_start = _parse_warm_start(d.pop("warm_start", UNSET))
 
+        def _parse_compile_(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        compile_ = _parse_compile_(d.pop("compile", UNSET))
+
         training_spec = cls(
             optimizer=optimizer,
             max_iter=max_iter,
@@ -293,6 +314,7 @@ class TrainingSpec:
             mixed_precision=mixed_precision,
             seed=seed,
             warm_start=warm_start,
+            compile_=compile_,
         )
 
         training_spec.additional_properties = d
