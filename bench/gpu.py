@@ -1,17 +1,24 @@
 """GPU path benchmark: the paper's image protocol on CIFAR-shaped synthetic tensors.
 
-Measures images per second (training images processed per second, augmentation included) for
+Measures, in one run on one device:
 
 * ``plain-fp32``: the same network written the straightforward way in plain PyTorch (nn.Sequential,
   fp32, torch.optim.SGD with Nesterov momentum, a per-step cosine schedule, data resident on the
-  device, the same on-device pad-4 crop + flip) - the floor any user could write;
+  device, the same on-device pad-4 crop + flip) - the floor any user could write - in images/s;
 * ``plain-bf16``: the same loop under bf16 autocast with channels_last (a reference point);
-* ``metro-k1``: metro's trainer (``fit_cost_sensitive``) with one model;
-* ``metro-k21``: metro's K-at-once trainer fitting 21 lambdas at once;
+* ``steps``: one SGD step of metro's K-stack per candidate (how layers 2 and 3 are stacked, memory
+  layout, chunks of the K models, CUDA graphs, cuDNN autotuning, torch.compile), in ms, and a
+  kernel profile of the default and the chosen stacking;
+* ``metro-k1``: metro's trainer (``fit_cost_sensitive``) with one model, 100 epochs;
+* ``search``: the whole 21-lambda, 100-epoch grid search (fit all 21 cost tables at once, score a
+  validation split, pick lambda by F1, score the test split), its wall time and test F1;
+* ``plain-at-lambda-star``: the plain fp32 loop trained on the same cost-sensitive loss at the
+  search's lambda for as many epochs (seeds 0, 1, 2): speed must not come from learning less;
+* ``search-compiled``: the same search with ``TrainingConfig(compile=True)``, after a warm-up fit
+  that pays the compilation (reported).
 
-and the wall time of a whole 21-lambda, 100-epoch grid search (fit all 21 cost tables at once, score
-a validation split, pick lambda by F1, score the test split), plus short probes of alternatives
-(cuDNN autotuning, the per-model loop instead of grouped convolutions, chunks of 7 lambdas).
+``--check-strengths 1.2,2`` first checks how learnable the synthetic signal is (a plain BCE loop,
+validation AUC).
 
 Protocol (paper, Section 6): cnn3 (3x3 convs 32/64/128, max-pool after the first two, global
 average pool, linear head), SGD Nesterov momentum 0.9, lr 0.02, batch 1024, weight decay 1e-4,
