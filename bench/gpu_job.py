@@ -99,7 +99,7 @@ class Server:
         self.env = dict(os.environ)
         paths = [p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p]
         if str(ROOT) not in paths:
-            paths.append(str(ROOT))  # after /tmp/site on the device, so installed wheels win
+            paths.append(str(ROOT))  # last: packages already on PYTHONPATH win
         self.env["PYTHONPATH"] = os.pathsep.join(paths)
         self.env["PYTHONUNBUFFERED"] = "1"
         for name in [k for k in self.env if k.startswith("METRO_")]:
