@@ -28,6 +28,7 @@ from service.schemas.jobs import ConstraintIn, JobCreate
 
 if TYPE_CHECKING:
     from metro.constraints import Constraint
+    from metro.trainer import TrainingConfig
 
 INVALID_JOB = "Invalid job"
 
@@ -139,7 +140,7 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     }
 
 
-def _normalized_training(training: Any) -> dict[str, Any]:
+def _normalized_training(training: TrainingConfig) -> dict[str, Any]:
     """The training section with every default, except ``compile`` when it is off: a job that
     does not ask for compilation keeps the spec, and so the hash and an Idempotency-Key's replay,
     it had before the option existed (workers read a missing ``compile`` as false)."""

@@ -129,9 +129,11 @@ def full_batch_rows(model: StackedModel, n: int) -> int:
     return max(1, min(n, _FULL_BATCH_ELEMENTS // (width * model.n_models)))
 
 
-def autocast(device: torch.device, enabled: bool) -> Any:
+def autocast(device: torch.device, enabled: bool, *, cache_enabled: bool = True) -> Any:
+    """bf16 autocast on CUDA when ``enabled``, else nothing. ``cache_enabled=False`` for code
+    that torch.compile traces, which cannot keep autocast's cast cache."""
     if enabled and device.type == "cuda":
-        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+        return torch.autocast(device_type="cuda", dtype=torch.bfloat16, cache_enabled=cache_enabled)
     return nullcontext()
 
 

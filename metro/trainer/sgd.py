@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from metro.models import StackedModel
 from metro.surrogates import Surrogate
 from metro.trainer.common import (
     Emit,
+    autocast,
     derive_seed,
     loss_matrix,
     mean_loss,
@@ -55,23 +57,17 @@ def augment_images(images: Tensor, *, generator: torch.Generator, pad: int = _CR
 
 
 def _stack_forward(model: StackedModel, z: Tensor, amp: bool) -> Tensor:
-    """Scores [n, K] of standardized (and augmented) images, under bf16 autocast when ``amp``;
-    the autocast cast cache is off because torch.compile traces this function."""
-    if not amp:
-        return model(z, standardized=True)
-    with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+    """Scores [n, K] of standardized (and augmented) images, under bf16 autocast when ``amp``
+    (without the cast cache, since torch.compile traces this function)."""
+    with autocast(z.device, amp, cache_enabled=False):
         return model(z, standardized=True)
 
 
-# One compiled forward per process: torch.compile caches its graphs by the shapes it sees, and a
-# new stack of the same shape reuses them (the parameters are the graph's inputs).
-_COMPILED: dict[str, Callable[[StackedModel, Tensor, bool], Tensor]] = {}
-
-
+@functools.cache
 def _compiled_forward() -> Callable[[StackedModel, Tensor, bool], Tensor]:
-    if "forward" not in _COMPILED:
-        _COMPILED["forward"] = torch.compile(_stack_forward)
-    return _COMPILED["forward"]
+    """One compiled forward per process: torch.compile caches its graphs by the shapes it sees,
+    and a new stack of the same shape reuses them (the parameters are the graph's inputs)."""
+    return torch.compile(_stack_forward)
 
 
 class _Forward:
