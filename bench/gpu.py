@@ -83,6 +83,7 @@ from metro.trainer import (  # noqa: E402
     predict_scores,
 )
 from metro.trainer.common import costs_by_label, loss_matrix  # noqa: E402
+from metro.trainer.sgd import _stack_forward  # noqa: E402
 
 LOGISTIC = get_surrogate("logistic")
 
@@ -202,16 +203,15 @@ def plain_loop(
 
 # -- one training step of the K-stack, by variant -----------------------------------------------
 class _AutocastForward(nn.Module):
-    """The stack's forward on standardized, augmented images under bf16 autocast (with the cast
-    cache off, as CUDA graphs and torch.compile need)."""
+    """The trainer's step forward (bf16 autocast without the cast cache, as CUDA graphs and
+    torch.compile need) as a module, so make_graphed_callables finds the parameters."""
 
-    def __init__(self, model: nn.Module, amp: bool) -> None:
+    def __init__(self, model: metro_models.StackedModel, amp: bool) -> None:
         super().__init__()
         self.model, self.amp = model, amp
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp, cache_enabled=False):
-            return self.model(z, standardized=True).float()
+        return _stack_forward(self.model, z, self.amp).float()
 
 
 def time_steps(

@@ -72,15 +72,6 @@ def _tail(path: Path, lines: int = 80) -> str:
     return "\n".join(kept[-lines:])
 
 
-def _f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    y_true = np.asarray(y_true).astype(bool)
-    y_pred = np.asarray(y_pred).astype(bool)
-    tp = int(np.sum(y_true & y_pred))
-    fp = int(np.sum(~y_true & y_pred))
-    fn = int(np.sum(y_true & ~y_pred))
-    return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
-
-
 def _check(response: httpx.Response, what: str, *ok: int) -> Any:
     if response.status_code not in (ok or (200,)):
         raise BenchError(f"{what}: HTTP {response.status_code}: {response.text[:2000]}")
@@ -276,6 +267,8 @@ def _serve(
     X_test: np.ndarray,
     y_test: np.ndarray,
 ) -> None:
+    from gpu import f1_of  # bench/gpu.py, on sys.path since run()
+
     timings = report["timings"]
     deadline = t0 + args.timeout_s
     server.wait_healthy(min(deadline, time.monotonic() + 120))
@@ -464,7 +457,7 @@ def _serve(
     positive = manifest.get("labels", {}).get("positive", 1)
     report["local"] = {
         "n": len(X_test),
-        "test_f1": round(_f1(y_test == 1, local_labels), 4),
+        "test_f1": round(float(f1_of(np.asarray(local_labels, bool)[:, None], y_test)[0]), 4),
         "predicted_positive_fraction": round(float(local_labels.mean()), 4),
     }
     t = mark("local_score_s", t)
@@ -491,7 +484,9 @@ def _serve(
         "max_abs_diff": float(diff.max()),
         "margins_match": bool((diff <= tol).all()),
         "labels_match": bool((endpoint_positive == local_labels[:m]).all()),
-        "test_f1": round(_f1(y_test[:m] == 1, endpoint_positive), 4),
+        "test_f1": round(
+            float(f1_of(np.asarray(endpoint_positive, bool)[:, None], y_test[:m])[0]), 4
+        ),
     }
     mark("predict_s", t)
     if not report["predict"]["margins_match"]:
