@@ -35,8 +35,15 @@ class Settings(BaseSettings):
     # workers share no disk; else upload_dir. See core.datasets.storage.
     uploads_uri: str | None = None
     # Directories whose files a job may name with file:// URIs. Empty means file:// is refused.
-    # NoDecode: the environment variable is a comma-separated list, not JSON.
+    # NoDecode: the environment variable is a comma-separated list, not JSON. "{tenant}" in a
+    # root stands for the submitting tenant's id: /data/tenants/{tenant} is one folder each.
+    # The service's own upload and artifact stores are never readable this way, even inside a
+    # root (core.datasets.locations).
     data_roots: Annotated[list[Path], NoDecode] = Field(default_factory=list)
+    # Object-store prefixes (s3://bucket/prefix/) whose objects a job may name as its dataset,
+    # read with the workers' own credentials; "{tenant}" as above. Empty means s3:// dataset
+    # URIs are refused: a tenant reads only what an operator allowed.
+    data_uri_prefixes: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     # Limits. Each bounds the work or memory one request can cause.
     max_upload_bytes: int = 256 * 1024 * 1024
@@ -104,7 +111,7 @@ class Settings(BaseSettings):
     # RFC 9457 "type" URIs are this base plus a short slug (validation, not-found, ...).
     problem_type_base: str = "https://metro.example/problems/"
 
-    @field_validator("data_roots", mode="before")
+    @field_validator("data_roots", "data_uri_prefixes", mode="before")
     @classmethod
     def _split_roots(cls, value: object) -> object:
         if isinstance(value, str):

@@ -1,23 +1,29 @@
 """Turning a job's dataset URI into a :class:`metro.data.Dataset`.
 
-``builtin://`` and ``file://`` (under METRO_DATA_ROOTS) go straight to ``metro.data``;
-``dataset://<id>`` is the tenant's upload, read from the disk or copied from the object store it
-was kept in (:mod:`core.datasets.storage`); ``s3://`` is copied through fsspec and ``https://``
-downloaded under the SSRF policy of :mod:`core.datasets.fetch`, both into a temporary file
-with a size cap. Loaded datasets are kept (two per process), so a worker helping with a grid or
-resuming a job does not parse the same file again.
+``builtin://`` goes straight to ``metro.data``; ``file://`` and ``s3://`` are first checked again
+against the tenant's allowed locations (:mod:`core.datasets.locations`, with this worker's
+settings: a spec stored under other settings does not widen them); ``dataset://<id>`` is the
+tenant's upload, read from the disk or copied from the object store it was kept in
+(:mod:`core.datasets.storage`); ``s3://`` is copied through fsspec and ``https://`` downloaded
+under the SSRF policy of :mod:`core.datasets.fetch`, both into a temporary file with a size cap.
+A failure names the job's URI, never a server path (the upload store's, or a temporary copy's).
+Loaded datasets are kept (two per process), so a worker helping with a grid or resuming a job
+does not parse the same file again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import threading
 import urllib.parse
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from core.datasets.locations import LocationPolicy, UnreadableLocationError, local_path_of
 from core.datasets.storage import fetch_stored
 from core.datasets.uploads import file_format
 from core.db.models import Dataset as DatasetRow
@@ -59,8 +65,15 @@ def _load(
     }  # fmt: skip
     if scheme == "builtin":
         return load_dataset(uri, **common)
+    locations = LocationPolicy.from_settings(settings)
     if scheme in ("file", ""):
-        return load_dataset(uri, data_roots=[str(r) for r in settings.data_roots], **common)
+        path = local_path_of(uri)
+        try:
+            real, root = locations.local_file(tenant_id, uri, path or "")
+        except UnreadableLocationError as exc:
+            raise DataError(str(exc)) from None
+        with _named_in_errors(real, uri):
+            return _named(load_dataset(real, data_roots=[root], **common), uri)
     if scheme == "dataset":
         with ctx.session() as session:
             try:
@@ -72,8 +85,9 @@ def _load(
                 raise DataError(f"the uploaded dataset {uri} no longer exists")
             location = row.storage_path
         if "://" not in location:  # kept on a disk this worker shares with the API
-            path = Path(location)
-            return _named(load_dataset(str(path), data_roots=[str(path.parent)], **common), uri)
+            path_ = Path(location)
+            with _named_in_errors(location, uri):
+                return _named(load_dataset(location, data_roots=[str(path_.parent)], **common), uri)
         with tempfile.TemporaryDirectory(prefix="metro-data-") as tmp:
             local = Path(tmp) / Path(urllib.parse.urlsplit(location).path).name
             try:
@@ -81,9 +95,15 @@ def _load(
             except FileNotFoundError:
                 raise DataError(f"the stored file of {uri} is missing") from None
             except ServiceError as exc:
-                raise DataError(str(exc)) from None
-            return _named(load_dataset(str(local), data_roots=[tmp], **common), uri)
+                raise DataError(str(exc).replace(location, uri)) from None
+            with _named_in_errors(str(local), uri):
+                return _named(load_dataset(str(local), data_roots=[tmp], **common), uri)
     if scheme in ("s3", "https"):
+        if scheme == "s3":
+            try:
+                uri = locations.object_uri(tenant_id, uri)
+            except UnreadableLocationError as exc:
+                raise DataError(str(exc)) from None
         with tempfile.TemporaryDirectory(prefix="metro-data-") as tmp:
             name = Path(urllib.parse.urlsplit(uri).path).name or "data"
             try:
@@ -104,8 +124,23 @@ def _load(
                     )  # fmt: skip
                 except ServiceError as exc:
                     raise DataError(f"could not download the dataset: {exc}") from None
-            return _named(load_dataset(str(local), data_roots=[tmp], **common), uri)
+            with _named_in_errors(str(local), uri):
+                return _named(load_dataset(str(local), data_roots=[tmp], **common), uri)
     raise DataError(f"unsupported dataset URI scheme in {uri!r}")
+
+
+@contextlib.contextmanager
+def _named_in_errors(path: str, uri: str) -> Iterator[None]:
+    """A DataError about ``path`` (a stored upload, a temporary copy) names ``uri`` instead: a
+    job's failure_reason never shows a server path, a tenant id or a temporary folder."""
+    try:
+        yield
+    except DataError as exc:
+        message = str(exc).replace(path, uri)
+        folder = str(Path(path).parent)
+        if folder not in ("", "/", "."):
+            message = message.replace(folder, "")
+        raise type(exc)(message) from None  # DataLimitError stays one
 
 
 def _named(loaded: Dataset, uri: str) -> Dataset:

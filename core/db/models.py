@@ -82,6 +82,25 @@ class Dataset(Base):
         return f"dataset://{self.id}"
 
 
+class StoredObject(Base):
+    """One stored upload object (a tenant's bytes with one SHA-256), shared by every dataset row
+    whose ``storage_path`` is its ``location``.
+
+    Its row is the lock that serializes what touches those bytes: an upload of the same bytes
+    and the deletion of the last dataset holding them both lock it (``service.crud.datasets``),
+    so a delete never removes bytes that a dataset committed meanwhile points to.
+    """
+
+    __tablename__ = "stored_objects"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    location: Mapped[str] = mapped_column(Text, unique=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class Job(Base):
     __tablename__ = "jobs"
     __table_args__ = (

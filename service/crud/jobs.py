@@ -23,6 +23,7 @@ from core.errors import (
 )
 from core.job_spec import spec_hash
 from core.states import IllegalTransitionError, JobState
+from service.crud.datasets import dataset_exists, unknown_dataset
 from service.crud.pagination import decode_cursor, encode_cursor, newest_first_page
 
 
@@ -67,8 +68,12 @@ def submit_job(
     try:
         session.commit()
     except IntegrityError:
-        # Two concurrent requests with one key: the unique constraint let exactly one insert win.
         session.rollback()
+        # The dataset was deleted since it was checked (SQLite: no row lock held it; see
+        # service.crud.datasets): the same answer as for a dataset that never existed.
+        if dataset_id is not None and not dataset_exists(session, tenant_id, dataset_id):
+            raise unknown_dataset(dataset_id) from None
+        # Two concurrent requests with one key: the unique constraint let exactly one insert win.
         if idempotency_key is None:
             raise
         existing = _by_idempotency_key(session, tenant_id, idempotency_key)

@@ -2,8 +2,10 @@
 
 ``dataset://<id>``  an upload of the same tenant (another tenant's id is "not found");
 ``builtin://name``  a data set shipped with metro (``metro.data.BUILTIN_DATASETS``);
-``file:///path``    only under METRO_DATA_ROOTS, after resolving symlinks and ``..``;
-``s3://bucket/key`` accepted by shape; the worker reads it through fsspec (needs ``s3fs``);
+``file:///path``    only under METRO_DATA_ROOTS, never in the service's own stores
+                    (:mod:`core.datasets.locations`);
+``s3://bucket/key`` only under METRO_DATA_URI_PREFIXES, never in the service's own stores;
+                    the worker reads it through fsspec (needs ``s3fs``);
 ``https://...``     host checked against private addresses now, and again at download time
                     (:mod:`core.datasets.fetch`).
 Anything else is refused. All failures are InvalidInputError at ``body.dataset.uri``.
@@ -11,16 +13,14 @@ Anything else is refused. All failures are InvalidInputError at ``body.dataset.u
 
 from __future__ import annotations
 
-import os
 import urllib.parse
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from sqlalchemy.orm import Session
 
 from core.datasets.fetch import Resolver, check_https_url
+from core.datasets.locations import LocationPolicy, UnreadableLocationError, local_path_of
 from core.datasets.uploads import file_format
 from core.errors import (
     FieldError,
@@ -29,7 +29,7 @@ from core.errors import (
     UnsafeURLError,
     UnsupportedFormatError,
 )
-from service.crud.datasets import get_dataset
+from service.crud.datasets import get_dataset, unknown_dataset
 from service.schemas.jobs import DatasetRef
 
 _URI_LOC = ("body", "dataset", "uri")
@@ -65,7 +65,7 @@ def check_dataset(
     tenant_id: uuid.UUID,
     dataset: DatasetRef,
     *,
-    data_roots: Sequence[Path],
+    locations: LocationPolicy,
     resolver: Resolver,
 ) -> CheckedDataset:
     uri = dataset.uri.strip()
@@ -76,13 +76,17 @@ def check_dataset(
         _check_builtin(uri, dataset.positive_label)
         return CheckedDataset(uri=uri, dataset_id=None)
     if scheme in ("file", ""):
-        return CheckedDataset(uri=_check_local(uri, scheme, data_roots), dataset_id=None)
+        return CheckedDataset(uri=_check_local(tenant_id, uri, locations), dataset_id=None)
     if scheme == "s3":
         parts = urllib.parse.urlsplit(uri)
         if not parts.netloc or parts.path in ("", "/"):
             raise _invalid("s3 URIs must name a bucket and a key, as in s3://bucket/data.csv")
+        try:
+            canonical = locations.object_uri(tenant_id, uri)
+        except UnreadableLocationError as exc:
+            raise _invalid(str(exc)) from None
         _check_format(parts.path)
-        return CheckedDataset(uri=uri, dataset_id=None)
+        return CheckedDataset(uri=canonical, dataset_id=None)
     if scheme == "https":
         try:
             check_https_url(uri, resolver)
@@ -102,9 +106,10 @@ def _check_upload(
     ident = urllib.parse.urlsplit(uri).netloc
     try:
         dataset_id = uuid.UUID(ident)
-        row = get_dataset(session, tenant_id, dataset_id)
+        # Held until the job is committed: a concurrent delete waits, then sees the job.
+        row = get_dataset(session, tenant_id, dataset_id, lock="share")
     except (ValueError, NotFoundError):
-        raise _invalid(f"no dataset {ident!r}; upload it with POST /v1/datasets first") from None
+        raise unknown_dataset(ident) from None
     if row.columns is not None and row.format != ".npz" and label_column not in row.columns:
         raise _invalid(
             f"label column {label_column!r} is not a column of dataset {ident}",
@@ -113,36 +118,22 @@ def _check_upload(
     return CheckedDataset(uri=f"dataset://{dataset_id}", dataset_id=dataset_id)
 
 
-def _check_local(uri: str, scheme: str, data_roots: Sequence[Path]) -> str:
-    if not data_roots:
+def _check_local(tenant_id: uuid.UUID, uri: str, locations: LocationPolicy) -> str:
+    if not locations.data_roots:
         raise _invalid("local files are not enabled on this server (no data roots configured)")
-    if scheme == "file":
-        parts = urllib.parse.urlsplit(uri)
-        if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
-            raise _invalid("file URIs must be absolute, as in file:///data/train.csv")
-        path = urllib.parse.unquote(parts.path)
-    else:
-        path = uri
-    if "\x00" in path:  # os.path.realpath would raise on it
+    path = local_path_of(uri)
+    if path is None:
+        raise _invalid("file URIs must be absolute, as in file:///data/train.csv")
+    if "\x00" in path:
         raise _invalid("the path must not contain a NUL character")
-    if not os.path.isabs(path):
+    if not path.startswith("/"):
         raise _invalid("local paths must be absolute")
-    real = os.path.realpath(path)
-    # Containment is checked on the resolved path (no escape through '..' or a symlink) and
-    # before existence, so that a request cannot probe for files outside the roots.
-    if not any(_within(real, os.path.realpath(root)) for root in data_roots):
-        raise _invalid(f"{path} is outside the allowed data roots")
-    if not os.path.isfile(real):
-        raise _invalid(f"file not found: {path}")
+    try:
+        locations.local_file(tenant_id, uri, path)
+    except UnreadableLocationError as exc:
+        raise _invalid(str(exc)) from None
     _check_format(path)
     return f"file://{urllib.parse.quote(path)}"
-
-
-def _within(path: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([path, root]) == root
-    except ValueError:
-        return False
 
 
 def _check_format(path: str) -> None:

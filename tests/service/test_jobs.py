@@ -200,22 +200,29 @@ def test_file_uri_under_a_data_root(client, tenant, service_dirs):
             "/v1/jobs", json=job_body(dataset={"uri": f"file://{link}"}), headers=tenant.headers
         )
     )
-    assert "outside" in errors[0]["msg"]
+    assert "no readable dataset" in errors[0]["msg"]
     # ".." cannot climb out either, and the message does not reveal whether the file exists.
     sneaky = f"file://{service_dirs['data']}/../../../../etc/passwd"
     errors = _errors(
         client.post("/v1/jobs", json=job_body(dataset={"uri": sneaky}), headers=tenant.headers)
     )
-    assert "outside" in errors[0]["msg"]
-
-
-def test_s3_uri_accepted_by_shape(client, tenant):
-    r = client.post(
-        "/v1/jobs",
-        json=job_body(dataset={"uri": "s3://bucket/path/train.parquet"}),
-        headers=tenant.headers,
+    assert "no readable dataset" in errors[0]["msg"]
+    missing_uri = f"file://{service_dirs['data']}/missing.csv"
+    missing = _errors(
+        client.post("/v1/jobs", json=job_body(dataset={"uri": missing_uri}), headers=tenant.headers)
     )
+    assert missing[0]["msg"].replace(missing_uri, "") == errors[0]["msg"].replace(sneaky, "")
+
+
+def test_s3_uri_only_under_an_allowed_prefix(client, tenant, settings, monkeypatch):
+    body = job_body(dataset={"uri": "s3://bucket/path/train.parquet"})
+    errors = _errors(client.post("/v1/jobs", json=body, headers=tenant.headers))
+    assert errors[0]["loc"] == ["body", "dataset", "uri"]
+    assert "no readable dataset" in errors[0]["msg"]
+    monkeypatch.setattr(settings, "data_uri_prefixes", ["s3://bucket/path/"])
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
     assert r.status_code == 201, r.text
+    assert r.json()["dataset_uri"] == "s3://bucket/path/train.parquet"
 
 
 # -- idempotency ------------------------------------------------------------------------------

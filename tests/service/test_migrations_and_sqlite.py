@@ -3,6 +3,7 @@ default end to end."""
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, inspect
 
@@ -15,7 +16,7 @@ from tests.service.conftest import job_body
 
 TABLES = {
     "tenants", "api_keys", "datasets", "jobs", "lambda_steps", "metric_results", "models",
-    "job_fits",
+    "job_fits", "stored_objects",
 }  # fmt: skip
 
 
@@ -33,7 +34,7 @@ def test_postgres_upgrade_from_empty_and_downgrade_to_base(create_pg_database):
     assert migrate.current(url) is None
     migrate.upgrade(url)
     assert _tables(url) == TABLES | {"alembic_version"}
-    assert migrate.current(url) == "0004"
+    assert migrate.current(url) == "0005"
     migrate.downgrade(url, "base")
     assert _tables(url) == {"alembic_version"}
     assert migrate.current(url) is None
@@ -100,3 +101,46 @@ def test_sqlite_embedded_default_end_to_end(tmp_path):
         assert upload.status_code == 201
     migrate.downgrade(url, "base")
     assert _tables(url) == {"alembic_version"}
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+def test_stored_objects_are_backfilled_from_existing_datasets(
+    backend, create_pg_database, tmp_path
+):
+    """0005: one stored_objects row per distinct stored location, so the lifecycle's lock exists
+    for datasets uploaded before it."""
+    import uuid
+
+    from sqlalchemy import text
+
+    url = create_pg_database() if backend == "postgresql" else f"sqlite:///{tmp_path / 'm.db'}"
+    migrate.upgrade(url, "0004")
+    engine = create_engine(url)
+    tenant = uuid.uuid4()
+    hexid = lambda u: str(u) if backend == "postgresql" else u.hex  # noqa: E731
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text("INSERT INTO tenants (id, name, created_at) VALUES (:i, 't', :c)"),
+                {"i": hexid(tenant), "c": "2026-01-01 00:00:00"},
+            )
+            for n, location in enumerate(["/u/a.csv", "/u/a.csv", "/u/b.csv"]):
+                conn.execute(
+                    text(
+                        "INSERT INTO datasets (id, tenant_id, filename, format, size_bytes, "
+                        "sha256, storage_path, created_at) VALUES (:i, :t, 'f.csv', '.csv', "
+                        ":s, :h, :p, :c)"
+                    ),
+                    {
+                        "i": hexid(uuid.uuid4()), "t": hexid(tenant), "s": 10 + n,
+                        "h": location[-5] * 64, "p": location, "c": "2026-01-01 00:00:00",
+                    },
+                )  # fmt: skip
+        migrate.upgrade(url)
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT location, size_bytes FROM stored_objects ORDER BY location")
+            ).fetchall()
+    finally:
+        engine.dispose()
+    assert [tuple(r) for r in rows] == [("/u/a.csv", 11), ("/u/b.csv", 12)]

@@ -61,6 +61,41 @@ def test_other_tenants_dataset_uri_is_refused(client, victim, other_tenant):
     assert r.json()["errors"][0]["loc"] == ["body", "dataset", "uri"]
 
 
+def test_no_file_uri_reaches_another_tenants_upload(
+    client, victim, other_tenant, settings, service_dirs, monkeypatch, tmp_path
+):
+    """A data root that contains the upload and artifact directories (here: their common
+    parent) opens neither, by any spelling; a refused path reads like a missing one."""
+    from core.datasets.locations import not_readable
+
+    root = service_dirs["uploads"].parent
+    monkeypatch.setattr(settings, "data_roots", [root])
+    owner = victim["owner"]
+    (stored,) = (service_dirs["uploads"] / str(owner.id)).glob("*.csv")
+    rel = stored.relative_to(root)
+    (service_dirs["data"] / f"link-{owner.id}.csv").symlink_to(stored)
+    forms = [
+        f"file://{stored}",
+        str(stored),
+        f"file://localhost{stored}",
+        f"file://{root}//{rel}",
+        f"file://{root}/data/../{rel}",
+        f"file://{root}/%75ploads/{rel.relative_to('uploads')}",
+        f"file://{service_dirs['data']}/link-{owner.id}.csv",
+        f"file://{root}/uploads/{owner.id}/{'0' * 64}.csv",
+        f"file://{root}/data/no-such-file.csv",
+        f"file://{root}/artifacts/x.csv",
+    ]
+    for tenant in (other_tenant, owner):
+        for uri in forms:
+            body = job_body(dataset={"uri": uri, "label_column": "y"})
+            r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+            assert r.status_code == 422, (uri, r.text)
+            (error,) = r.json()["errors"]
+            assert error["loc"] == ["body", "dataset", "uri"]
+            assert error["msg"] == not_readable(uri), uri
+
+
 @pytest.mark.parametrize(
     "auth", [None, "Bearer", "Bearer wrong-key", "Basic dXNlcjpwYXNz", "metro_x"]
 )

@@ -26,8 +26,49 @@ def test_s3_dataset_without_credentials_fails_with_a_clear_reason(monkeypatch, t
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # never reached
-    ctx = SimpleNamespace(settings=Settings(_env_file=None))  # type: ignore[call-arg]
-    uri = f"s3://metro-{uuid.uuid4().hex[:12]}/train.csv"
+    import s3fs
+
+    s3fs.S3FileSystem.clear_instance_cache()  # not one made for another test's endpoint
+    bucket = f"metro-{uuid.uuid4().hex[:12]}"
+    settings = Settings(_env_file=None, data_uri_prefixes=[f"s3://{bucket}/"])  # type: ignore[call-arg]
+    ctx = SimpleNamespace(settings=settings)
+    uri = f"s3://{bucket}/train.csv"
     with pytest.raises(DataError, match="the workers have no S3 credentials") as info:
         load_job_dataset(ctx, uuid.uuid4(), {"uri": uri, "label_column": "y"})  # type: ignore[arg-type]
     assert uri in str(info.value)
+
+
+def test_a_failure_names_the_dataset_uri_never_a_server_path(tmp_path):
+    """Was "could not read /.../uploads/<tenant>/<sha>.npz as NPZ ...": the store's path, with
+    the tenant's id, in a reason the tenant reads."""
+    from core.db.migrate import upgrade
+    from core.db.models import Dataset as DatasetRow
+    from core.db.models import Tenant
+    from core.db.session import make_engine, make_sessionmaker
+
+    url = f"sqlite:///{tmp_path / 'metro.db'}"
+    upgrade(url)
+    sessions = make_sessionmaker(make_engine(url))
+    tenant_id = uuid.uuid4()
+    stored = tmp_path / "uploads" / str(tenant_id) / f"{'ab' * 32}.npz"
+    stored.parent.mkdir(parents=True)
+    stored.write_bytes(b"PK\x03\x04 not really a zip archive")
+    with sessions() as session:
+        session.add(Tenant(id=tenant_id, name="t"))
+        session.flush()
+        row = DatasetRow(
+            tenant_id=tenant_id, filename="x.npz", format=".npz", size_bytes=10,
+            sha256="ab" * 32, storage_path=str(stored),
+        )  # fmt: skip
+        session.add(row)
+        session.commit()
+        uri = row.uri
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, database_url=url, upload_dir=tmp_path / "uploads"
+    )
+    ctx = SimpleNamespace(settings=settings, session=sessions)
+    with pytest.raises(DataError) as info:
+        load_job_dataset(ctx, tenant_id, {"uri": uri, "label_column": "y"})  # type: ignore[arg-type]
+    message = str(info.value)
+    assert uri in message
+    assert str(tmp_path) not in message and str(tenant_id) not in message, message

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import urllib.request
+import uuid
 
 # s3fs is a runtime dependency and moto a test one: both are installed by `make test`.
 import moto  # noqa: F401
@@ -118,3 +119,79 @@ def test_api_and_worker_share_no_disk(make_cluster, s3_server, tmp_path):
     job = cluster.wait_state(job_id, timeout=90)
     assert job["state"] == "succeeded", job
     assert not worker_dir.exists() or not any(p.is_file() for p in worker_dir.rglob("*"))
+
+
+def test_no_tenant_reads_another_tenants_upload_or_models_through_s3(make_cluster, s3_server):
+    """Even with the whole bucket allowed for datasets, the service's own prefixes (uploads,
+    models, fits) are not readable through an s3:// URI, in any spelling, at submission and
+    again on the worker; an allowed object is, and a refusal reads like a missing object."""
+    from types import SimpleNamespace
+
+    from sqlalchemy import select
+
+    from core.datasets.locations import not_readable
+    from core.db.models import Tenant
+    from metro.data import DataError
+    from service.admin import create_api_key
+    from worker.datasets import load_job_dataset
+
+    env, fs = s3_server
+    cluster = make_cluster(
+        artifacts_uri="s3://metro-models/prod",
+        data_uri_prefixes=["s3://metro-models/"],
+        extra_env=env,
+    )
+    rows = "\n".join(f"{i / 10},{(i * 7) % 5 / 4},{int(i % 3 == 0)}" for i in range(60))
+    content = f"a,b,y\n{rows}\n".encode()
+    r = cluster.client.post(
+        "/v1/datasets",
+        files={"file": ("train.csv", content, "text/csv")},
+        data={"label_column": "y"},
+        headers=cluster.headers,
+    )
+    assert r.status_code == 201, r.text
+    (stored,) = fs.find("metro-models/prod/uploads")
+    a_id = stored.split("/")[-2]
+    name = stored.rsplit("/", 1)[1]
+    with cluster.app.state.sessionmaker() as session:
+        b_key = create_api_key(session, "tenant-b")
+        b_id = session.scalars(select(Tenant.id).where(Tenant.name == "tenant-b")).one()
+    b_headers = {"Authorization": f"Bearer {b_key}"}
+
+    forms = [
+        f"s3://metro-models/prod/uploads/{a_id}/{name}",
+        f"S3://metro-models/prod/uploads/{a_id}/{name}",
+        f"s3://METRO-MODELS/prod/uploads/{a_id}/{name}",
+        f"s3://metro-models/PROD/uploads/{a_id}/{name}",
+        f"s3://metro-models//prod/uploads/{a_id}/{name}",
+        f"s3://metro-models/prod//uploads/{a_id}/{name}",
+        f"s3://metro-models/x/../prod/uploads/{a_id}/{name}",
+        f"s3://metro-models/%70rod/uploads/{a_id}/{name}",
+        f"s3://metro-models/prod/uploads/{a_id}/{'0' * 64}.csv",  # a wrong digest: same answer
+        "s3://metro-models/prod/jobs/00000000-0000-0000-0000-000000000000/model/model.onnx",
+    ]
+    messages = set()
+    for uri in forms:
+        body = {"metric": {"preset": "f1"}, "dataset": {"uri": uri, "label_column": "y"}}
+        r = cluster.client.post("/v1/jobs", json=body, headers=b_headers)
+        assert r.status_code == 422, (uri, r.text)
+        (error,) = [e for e in r.json()["errors"] if e["loc"] == ["body", "dataset", "uri"]]
+        messages.add(error["msg"].replace(uri, "URI"))
+    assert messages == {not_readable("URI")}
+
+    # The worker checks again, with its own settings (a spec stored before, or elsewhere).
+    ctx = SimpleNamespace(settings=cluster.settings)
+    upload = f"s3://metro-models/prod/uploads/{a_id}/{name}"
+    for tenant in (b_id, uuid.UUID(a_id)):
+        with pytest.raises(DataError) as info:
+            load_job_dataset(ctx, tenant, {"uri": upload, "label_column": "y"})  # type: ignore[arg-type]
+        assert str(info.value) == not_readable(upload)
+
+    # An object under the allowed prefix is read; the bytes are the same as A's upload.
+    fs.pipe("metro-models/shared/train.csv", content)
+    shared = load_job_dataset(
+        ctx,  # type: ignore[arg-type]
+        b_id,
+        {"uri": "s3://metro-models/shared/train.csv", "label_column": "y"},
+    )
+    assert shared.n_samples == 60

@@ -95,8 +95,16 @@ def upload_dataset(
         stored_before = crud.location_in_use(session, principal.tenant_id, location)
         if quota and not stored_before and used + staged.size_bytes > quota:
             raise StorageQuotaExceededError(_quota_message(used + staged.size_bytes, quota))
-        created = store.keep(staged.path, location)
+        # From here until the dataset row is committed, the stored object's row is locked: a
+        # concurrent delete of the last dataset holding these bytes either finished before
+        # (and the bytes are stored again below) or waits and then sees this dataset.
+        crud.lock_stored_object(
+            session, tenant_id=principal.tenant_id, location=location, sha256=staged.sha256,
+            size_bytes=staged.size_bytes,
+        )  # fmt: skip
+        created = False
         try:
+            created = store.keep(staged.path, location)
             dataset = crud.add_dataset(
                 session,
                 Dataset(
@@ -112,8 +120,9 @@ def upload_dataset(
                 ),
             )
         except BaseException:
-            if created:  # no row, no object
+            if created:  # no row, no object (still under the lock: no other row holds them)
                 store.remove(location)
+            session.rollback()
             raise
     finally:
         staged.path.unlink(missing_ok=True)
@@ -161,7 +170,7 @@ def get_dataset(dataset_id: uuid.UUID, session: SessionDep, principal: Principal
 def delete_dataset(dataset_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> Response:
     """Refused (409) while a queued or running job uses it. Finished jobs keep its URI for the
     record. The stored bytes go with the last dataset of the tenant that holds them."""
-    location = crud.delete_dataset(session, principal.tenant_id, dataset_id)
-    if location is not None:
-        UploadStore.remove(location)
+    crud.delete_dataset(
+        session, principal.tenant_id, dataset_id, remove_bytes=UploadStore.remove
+    )
     return Response(status_code=204)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from core.datasets.locations import LocationPolicy
 from core.errors import InvalidInputError
 from core.queue import JobQueue
 from core.states import JobState
@@ -99,7 +100,7 @@ def submit_job(
             session,
             principal.tenant_id,
             body.dataset,
-            data_roots=settings.data_roots,
+            locations=LocationPolicy.from_settings(settings),
             resolver=request.app.state.resolver,
         )
     except InvalidInputError as exc:
