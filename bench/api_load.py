@@ -50,10 +50,10 @@ def _prepare(root: Path) -> tuple[str, str, str, str, str]:
     sys.path.insert(0, str(ROOT))
     from core.db.migrate import upgrade
     from core.db.session import make_engine, make_sessionmaker
+    from metro._testing import write_linear_artifact
     from service.admin import create_api_key
     from service.crud.jobs import submit_job
     from service.crud.models import register_model
-    from tests.service.conftest import job_body, write_linear_artifact
 
     name = f"metro_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as conn:
@@ -73,7 +73,9 @@ def _prepare(root: Path) -> tuple[str, str, str, str, str]:
 
         tenant_id = session.scalars(select(Tenant.id)).one()
         job, _ = submit_job(
-            session, tenant_id=tenant_id, spec=job_body(), dataset_uri="builtin://breast_cancer",
+            session, tenant_id=tenant_id,
+            spec={"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}},
+            dataset_uri="builtin://breast_cancer",
             dataset_id=None, idempotency_key=None, max_active_jobs=0,
         )  # fmt: skip
         model = register_model(

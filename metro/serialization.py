@@ -68,17 +68,20 @@ class ModelFormatError(ValueError):
 
 
 # -- storage: a local directory or an fsspec URL --------------------------------------------------
-def _is_url(target: str | os.PathLike[str]) -> bool:
-    return isinstance(target, str) and "://" in target and not target.startswith("file://")
+def is_url(target: str | os.PathLike[str]) -> bool:
+    """Whether ``target`` names a remote (fsspec) location rather than a local path: it has a
+    scheme, and the scheme is not ``file`` (in any case: URI schemes are case-insensitive).
+    The one test of it for the library, the artifact store and the upload store."""
+    return isinstance(target, str) and "://" in target and target[:7].lower() != "file://"
 
 
 def _local(target: str | os.PathLike[str]) -> Path:
     text = os.fspath(target)
-    return Path(text[len("file://") :] if text.startswith("file://") else text)
+    return Path(text[len("file://") :] if text[:7].lower() == "file://" else text)
 
 
 def _write(target: str | os.PathLike[str], name: str, data: bytes) -> None:
-    if _is_url(target):
+    if is_url(target):
         import fsspec
 
         fs, root = fsspec.core.url_to_fs(str(target))
@@ -100,7 +103,7 @@ def _write(target: str | os.PathLike[str], name: str, data: bytes) -> None:
 
 def _read(target: str | os.PathLike[str], name: str) -> bytes:
     try:
-        if _is_url(target):
+        if is_url(target):
             import fsspec
 
             fs, root = fsspec.core.url_to_fs(str(target))

@@ -15,12 +15,9 @@ import uuid
 from pathlib import Path
 
 from core.artifacts import resolve_artifact_uri
+from metro.serialization import is_url
 
 logger = logging.getLogger(__name__)
-
-
-def _is_url(uri: str) -> bool:
-    return "://" in uri and not uri.startswith("file://")
 
 
 def model_path(job_id: uuid.UUID) -> str:
@@ -37,7 +34,7 @@ def full_uri(root: str, rel: str) -> str:
 
 def put_bytes(root: str, rel: str, data: bytes) -> None:
     uri = full_uri(root, rel)
-    if _is_url(uri):
+    if is_url(uri):
         import fsspec
 
         fs, path = fsspec.core.url_to_fs(uri)
@@ -59,7 +56,7 @@ def get_bytes(root: str, rel: str) -> bytes | None:
     """The file's bytes, or None if it does not exist."""
     uri = full_uri(root, rel)
     try:
-        if _is_url(uri):
+        if is_url(uri):
             import fsspec
 
             fs, path = fsspec.core.url_to_fs(uri)

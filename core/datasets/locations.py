@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from core.config import Settings
 from core.datasets.storage import UploadStore
+from metro.serialization import is_url
 
 TENANT_PLACEHOLDER = "{tenant}"
 
@@ -49,10 +50,6 @@ class UnreadableLocationError(ValueError):
 
     def __init__(self, uri: str) -> None:
         super().__init__(not_readable(uri))
-
-
-def _is_url(location: str) -> bool:
-    return "://" in location and not location.lower().startswith("file://")
 
 
 def _with_tenant(template: str, tenant_id: uuid.UUID) -> str:
@@ -86,8 +83,8 @@ class LocationPolicy:
         stores.add(str(settings.upload_dir))
         if settings.uploads_uri:
             stores.add(settings.uploads_uri)
-        urls = [s for s in stores if _is_url(s)]
-        dirs = [s.removeprefix("file://") for s in stores if not _is_url(s)]
+        urls = [s for s in stores if is_url(s)]
+        dirs = [s[7:] if s[:7].lower() == "file://" else s for s in stores if not is_url(s)]
         return cls(
             data_roots=tuple(str(r) for r in settings.data_roots),
             uri_prefixes=tuple(settings.data_uri_prefixes),

@@ -24,12 +24,9 @@ import fsspec
 
 from core.config import Settings
 from core.errors import PayloadTooLargeError
+from metro.serialization import is_url
 
 _UPLOADS_PREFIX = "uploads"
-
-
-def _is_url(location: str) -> bool:
-    return "://" in location and not location.lower().startswith("file://")
 
 
 @dataclass(frozen=True)
@@ -40,13 +37,13 @@ class UploadStore:
     def from_settings(cls, settings: Settings) -> UploadStore:
         if settings.uploads_uri:
             return cls(settings.uploads_uri.rstrip("/"))
-        if _is_url(settings.artifacts_uri):
+        if is_url(settings.artifacts_uri):
             return cls(settings.artifacts_uri.rstrip("/") + "/" + _UPLOADS_PREFIX)
         return cls(str(settings.upload_dir))
 
     @property
     def is_local(self) -> bool:
-        return not _is_url(self.root)
+        return not is_url(self.root)
 
     def location(self, tenant_id: uuid.UUID, sha256: str, fmt: str) -> str:
         """Where the bytes with this digest are kept for this tenant."""
@@ -73,7 +70,7 @@ class UploadStore:
 
     @staticmethod
     def exists(location: str) -> bool:
-        if not _is_url(location):
+        if not is_url(location):
             return Path(location).is_file()
         fs, path = fsspec.core.url_to_fs(location)
         fs.invalidate_cache(path)
@@ -81,7 +78,7 @@ class UploadStore:
 
     @staticmethod
     def remove(location: str) -> None:
-        if not _is_url(location):
+        if not is_url(location):
             Path(location).unlink(missing_ok=True)
             return
         fs, path = fsspec.core.url_to_fs(location)

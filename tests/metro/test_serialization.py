@@ -128,3 +128,23 @@ def test_refuses_stacks_bad_fields_and_computed_keys(tmp_path):
 def test_decision_rule_is_score_at_least_threshold():
     assert predict_labels(np.array([-1.0, 0.0, 0.5]), 0.0).tolist() == [False, True, True]
     assert predict_labels(np.array([0.49, 0.5]), 0.5).tolist() == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("target", "remote"),
+    [
+        ("s3://bucket/models", True),
+        ("S3://bucket/models", True),
+        ("gs://b/p", True),
+        ("file:///srv/models", False),
+        ("FILE:///srv/models", False),
+        ("File:///srv/models", False),
+        ("/srv/models", False),
+        ("relative/models", False),
+    ],
+)
+def test_is_url_is_one_rule_for_every_store(target, remote):
+    """The library, the artifact store and the upload store share it (they disagreed on case)."""
+    from metro.serialization import is_url
+
+    assert is_url(target) is remote

@@ -19,6 +19,7 @@ from sqlalchemy import select
 from core.config import Settings
 from core.db.migrate import upgrade
 from core.db.models import Job, Tenant
+from metro._testing import write_linear_artifact
 from service.admin import create_api_key
 from service.crud.models import register_model
 from service.main import create_app
@@ -197,65 +198,6 @@ def set_job(app: Any) -> Callable[..., None]:
             session.commit()
 
     return do
-
-
-def write_linear_artifact(
-    directory: Path,
-    weight: list[float],
-    bias: float,
-    *,
-    feature_names: list[str] | None = None,
-    mean: list[float] | None = None,
-    std: list[float] | None = None,
-    onnx: bool = False,
-    threshold: float = 0.0,
-) -> tuple[Path, str, dict[str, Any]]:
-    """A tiny linear model written the way workers write them (metro.serialization)."""
-    import torch
-
-    from metro.models import ModelSpec, StackedModel
-    from metro.serialization import save_model
-
-    d = len(weight)
-    model = StackedModel(ModelSpec("linear"), input_shape=(d,), n_models=1)
-    with torch.no_grad():
-        model.weight.copy_(torch.tensor(weight).reshape(d, 1))
-        model.bias.fill_(bias)
-        model.mean.copy_(torch.tensor(mean or [0.0] * d))
-        model.std.copy_(torch.tensor(std or [1.0] * d))
-    manifest = save_model(
-        directory,
-        model.eval(),
-        manifest={
-            "feature_names": feature_names,
-            "metric": {"preset": "f1", "name": "f1", "greater_is_better": True},
-            "lambda_star": -0.42,
-            "threshold": threshold,
-            "labels": {"positive": "yes", "negative": "no"},
-        },
-        onnx=onnx,
-    )
-    return directory, manifest["weights_sha256"], manifest
-
-
-def write_mlp_artifact(
-    directory: Path, d: int, hidden: int, seed: int = 0
-) -> tuple[Path, str, dict[str, Any], Any]:
-    import torch
-
-    from metro.models import ModelSpec, build_model
-    from metro.serialization import save_model
-
-    gen = torch.Generator().manual_seed(seed)
-    model = build_model(ModelSpec("mlp", hidden=(hidden,)), input_shape=(d,), n_models=1, seed=seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen))
-    manifest = save_model(
-        directory, model.eval(), manifest={"metric": {"preset": "jaccard"}, "lambda_star": 0.1},
-        onnx=False,
-    )  # fmt: skip
-    return directory, manifest["weights_sha256"], manifest, model
 
 
 @pytest.fixture

@@ -29,9 +29,9 @@ from sqlalchemy import select
 from core.db.migrate import upgrade
 from core.db.models import ApiKey
 from core.db.session import make_engine, make_sessionmaker
+from metro._testing import write_linear_artifact
 from service.admin import create_api_key
 from service.crud.models import register_model
-from tests.service.conftest import write_linear_artifact
 
 CLIENTS = 64
 REQUESTS_PER_CLIENT = 4

@@ -10,8 +10,8 @@ import uuid
 import numpy as np
 import pytest
 
+from metro._testing import write_mlp_artifact
 from service.crud.models import register_model
-from tests.service.conftest import write_mlp_artifact
 
 
 def test_get_and_list_models(client, tenant, add_model):
