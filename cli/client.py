@@ -52,6 +52,14 @@ class CliError(Exception):
     """A failure to report as one line (``error: ...``) and exit code 1."""
 
 
+class ApiError(CliError):
+    """An answer of the API that is not a success, with its HTTP status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -66,6 +74,8 @@ def one_line_errors(func: F) -> F:
             return func(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
+        except BrokenPipeError:
+            exit_on_broken_pipe()
         except CliError as exc:
             _fail(str(exc))
         except KeyboardInterrupt:
@@ -78,6 +88,29 @@ def one_line_errors(func: F) -> F:
             _fail(f"unexpected {type(exc).__name__}: {_flat(str(exc))} (METRO_DEBUG=1 shows more)")
 
     return wrapper  # type: ignore[return-value]
+
+
+# The exit status of a process that SIGPIPE ended, as a shell reports it (128 + 13).
+BROKEN_PIPE_EXIT = 141
+
+
+def exit_on_broken_pipe() -> NoReturn:
+    """What Unix tools do when the reader of their output has gone (``metro predict ... | head
+    -2``): stop quietly, with the status SIGPIPE gives them. Standard output now leads nowhere,
+    so that Python's final flush of it cannot fail again (the Python documentation's recipe,
+    under "Note on SIGPIPE"); the default SIGPIPE action is not restored, since it would also
+    end the process when an HTTP connection breaks."""
+    import os
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file behind stdout (a test's capture)
+        pass
+    finally:
+        os.close(devnull)
+    raise typer.Exit(BROKEN_PIPE_EXIT)
 
 
 def _flat(text: str, limit: int = 500) -> str:
@@ -152,7 +185,7 @@ class Api:
         status = int(response.status_code)
         if 200 <= status < 300 and response.parsed is not None:
             return response.parsed
-        raise CliError(problem_message(status, response.content))
+        raise ApiError(problem_message(status, response.content), status)
 
     def job(self, job_id: str) -> Any:
         from metro_client.api.jobs import get_job
@@ -185,6 +218,36 @@ class Api:
 
         page = self.call(list_models, job_id=_uuid(job_id, "job"), limit=1)
         return page.items[0] if page.items else None
+
+    def delivered_model(self, job_id: str) -> Any:
+        """The job's delivered model, or a CliError saying why there is none (yet)."""
+        model = self.job_model(job_id)
+        if model is not None:
+            return model
+        job = self.job(job_id)  # a 404 for no such job
+        if job.state == "succeeded":
+            raise CliError(f"job {job_id} registered no model")
+        after = f" (`metro watch {job_id}` follows it)" if job.state not in TERMINAL_STATES else ""
+        raise CliError(f"job {job_id} has no model: it is {job.state}{after}")
+
+    def model(self, model_or_job: str) -> Any:
+        """The model with this id or, given a job's id, the job's delivered model (the one
+        `metro result` names): what `download` and `predict` act on."""
+        from metro_client.api.models import get_model
+
+        ident = _uuid(model_or_job, "model id or job")
+        try:
+            return self.call(get_model, ident)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            not_found = exc
+        try:
+            return self.delivered_model(str(ident))
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            raise ApiError(f"{not_found}; nor is it a job's id", 404) from None
 
     def _pages(self, endpoint: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         from metro_client.types import UNSET
@@ -619,22 +682,26 @@ def selection_text(choices: list[Any], name: str) -> str | None:
 
 
 def choices_text(choices: list[Any]) -> str | None:
-    """The delivered model's lambda and shift, each repeat's choice when there are several,
-    and a bisection or Dinkelbach search's ratio reached, named apart."""
+    """The delivered model's lambda and shift, each repeat's choice (labelled with its repeat)
+    when there are several, and a bisection or Dinkelbach search's ratio reached, named apart:
+    "trained λ -0.8333 (shift minimal) in repeat 0, the model delivered; each repeat chose:
+    repeat 0 -0.8333 (minimal), repeat 1 -0.5833 (minimal)". No line starts with "model ", the
+    start of the last line of `metro result`."""
     if not choices:
         return None
     first = choices[0]
     text = f"trained λ {_fmt(first.trained_lambda)} (shift {first.shift})"
     if len(choices) > 1:
-        text = (
-            "model (repeat 0) "
-            + text
-            + "; repeats chose "
-            + ", ".join(f"{_fmt(c.trained_lambda)} ({c.shift})" for c in choices)
+        text += " in repeat 0, the model delivered; each repeat chose: " + ", ".join(
+            f"repeat {c.repeat} {_fmt(c.trained_lambda)} ({c.shift})" for c in choices
         )
     reached = [_optional(c.ratio_reached) for c in choices]
     if any(r is not None for r in reached):
-        text += "; ratio reached " + ", ".join(_fmt(r) for r in reached)
+        labelled = len(choices) > 1
+        text += "; ratio reached " + ", ".join(
+            f"repeat {c.repeat} {_fmt(r)}" if labelled else _fmt(r)
+            for c, r in zip(choices, reached, strict=True)
+        )
     return text
 
 
@@ -659,31 +726,46 @@ def chosen_constraints_text(choices: list[Any], names: list[str]) -> str | None:
 
 
 def refinement_text(choices: list[Any], name: str) -> str | None:
-    """The refinement step of the delivered model's search (repeat 0), and how many repeats
-    kept one: "refinement kept (T = 0.2): F1 0.8500 -> 0.9000 (5-fold CV)"."""
+    """The refinement step of each repeat's search, every number labelled with its repeat:
+    "refinement kept (T = 0.2): F1 0.8500 -> 0.9000 (5-fold CV)" for one repeat; with several,
+    "refinement kept in 1 of 3 repeats (5-fold CV): repeat 0 (the model delivered) not kept, no
+    refined model beat F2 0.8883; repeat 1 kept (T = 0.2), F2 0.8500 -> 0.9000; ..."."""
     steps = [_optional(getattr(c, "refinement", None)) for c in choices]
     if not steps or steps[0] is None:
         return None
-    step, first = steps[0], choices[0]
+    first = choices[0]
     where = selection_label(str(first.selection_split), first.n_folds)
-    before = _fmt(_optional(step.score_before), ".4f")
-    if step.kept:
-        text = (
-            f"refinement kept (T = {_fmt(step.temperature)}): {name} {before} -> "
-            f"{_fmt(_optional(first.selection_score), '.4f')} ({where})"
-        )
-    else:
-        text = f"refinement not kept: no refined model beat {name} {before} ({where})"
-    ran = [s for s in steps if s is not None]
-    if len(choices) > 1:
-        text += f"; kept in {sum(1 for s in ran if s.kept)} of {len(choices)} repeats"
-    return text
+
+    def outcome(step: Any, choice: Any, sep: str) -> str:
+        if step is None:
+            return "did not run"
+        before = _fmt(_optional(step.score_before), ".4f")
+        if step.kept:
+            after = _fmt(_optional(choice.selection_score), ".4f")
+            return f"kept (T = {_fmt(step.temperature)}){sep} {name} {before} -> {after}"
+        return f"not kept{sep} no refined model beat {name} {before}"
+
+    if len(choices) == 1:
+        return f"refinement {outcome(steps[0], first, ':')} ({where})"
+    kept = sum(1 for step in steps if step is not None and step.kept)
+    parts = [
+        f"repeat {c.repeat}{' (the model delivered)' if i == 0 else ''} {outcome(step, c, ',')}"
+        for i, (step, c) in enumerate(zip(steps, choices, strict=True))
+    ]
+    return f"refinement kept in {kept} of {len(choices)} repeats ({where}): " + "; ".join(parts)
 
 
 def spec_constraint_names(job: Any) -> list[str]:
     """The job's constraints as people write them (Recall ≥ 0.9), from its spec."""
     spec = job.spec.to_dict() if hasattr(job.spec, "to_dict") else dict(job.spec)
-    return [str(c.get("display_name") or c.get("name")) for c in spec.get("constraint_info") or []]
+    given = spec.get("constraints") or []
+    return [
+        constraint_label(
+            str(c.get("display_name") or c.get("name")),
+            given[i].get("confidence") if i < len(given) and isinstance(given[i], dict) else None,
+        )
+        for i, c in enumerate(spec.get("constraint_info") or [])
+    ]
 
 
 def warning_lines(choices: list[Any]) -> list[str]:
@@ -806,7 +888,52 @@ def _watch(api: Api, job_id: str, *, interval: float, timeout: float | None) -> 
 
 
 def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) -> Any:
-    """Poll the job under a live progress bar until it ends; return its last state."""
+    """Poll the job until it ends and return its last state: under a live progress bar on a
+    terminal; elsewhere (a pipe, a file, CI's log) as plain, complete lines, one whenever the
+    state or the best score changes or the progress passes a tenth (not at every lambda: a grid
+    moves through them all the time)."""
+    job = api.job(job_id)
+    name, greater_is_better = _metric_info(job)
+    trace = TraceFollower(api, job_id)
+
+    def best_text(job: Any) -> str:
+        # "best" is what the searches chose by (the result's selection score), known per repeat
+        # once its search has chosen. Before that, the best held-out score of a single step so
+        # far, named apart: it is another quantity (one fold, not pooled).
+        chosen = selection_text(_choices(job), name)
+        if chosen is not None:
+            return f"best {chosen}"
+        steps = trace.poll() if job.state != "queued" else []
+        return best_so_far_text(job, steps, name, greater_is_better) or "best -"
+
+    def progress_of(job: Any) -> float:
+        return 1.0 if job.state == "succeeded" else float(job.progress)
+
+    started = time.monotonic()
+
+    def next_poll(job: Any) -> Any:
+        if timeout is not None and time.monotonic() - started > timeout:
+            raise CliError(f"job {job_id} is still {job.state} after {timeout:g}s")
+        time.sleep(interval)
+        return api.job(job_id)
+
+    if not console.is_terminal:
+        last: tuple[str, str, int] | None = None
+        while True:
+            best = best_text(job)
+            tenth = int(progress_of(job) * 10 + 1e-9)
+            key = (job.state, best, tenth)
+            if key != last:
+                console.print(
+                    f"{job_id[:8]} {job.state} {progress_of(job):.0%} {_lambda_text(job)} {best} "
+                    f"{_elapsed(job):.1f}s",
+                    highlight=False, soft_wrap=True,
+                )  # fmt: skip
+                last = key
+            if job.state in TERMINAL_STATES:
+                return job
+            job = next_poll(job)
+
     from rich.progress import (
         BarColumn,
         Progress,
@@ -816,10 +943,6 @@ def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) ->
         TextColumn,
     )
     from rich.text import Text
-
-    job = api.job(job_id)
-    name, greater_is_better = _metric_info(job)
-    trace = TraceFollower(api, job_id)
 
     class StateColumn(SpinnerColumn):  # a spinner while the job runs, then ✓ or ✗
         def render(self, task: Any) -> Any:
@@ -843,36 +966,26 @@ def _follow(api: Api, job_id: str, *, interval: float, timeout: float | None) ->
         TextColumn("{task.fields[best]}"),
         ElapsedColumn(),
     )
-    started = time.monotonic()
     with Progress(*columns, console=console, transient=False) as progress:
         task = progress.add_task("", total=1.0, lam="λ -", best="best -", job=job, mark="")
         while True:
-            # "best" is what the searches chose by (the result's selection score), known per
-            # repeat once its search has chosen. Before that, the best held-out score of a
-            # single step so far, named apart: it is another quantity (one fold, not pooled).
-            chosen = selection_text(_choices(job), name)
-            if chosen is not None:
-                best = f"best {chosen}"
-            else:
-                steps = trace.poll() if job.state != "queued" else []
-                best = best_so_far_text(job, steps, name, greater_is_better) or "best -"
             progress.update(
                 task,
-                completed=1.0 if job.state == "succeeded" else job.progress,
+                completed=progress_of(job),
                 description=f"{job_id[:8]} {job.state}",
                 lam=_lambda_text(job),
-                best=best,
+                best=best_text(job),
                 job=job,
                 mark="" if job.state not in TERMINAL_STATES
                 else "✓" if job.state == "succeeded" else "✗",
             )  # fmt: skip
             if job.state in TERMINAL_STATES:
                 return job
-            if timeout is not None and time.monotonic() - started > timeout:
+            try:
+                job = next_poll(job)
+            except CliError:
                 progress.stop()
-                raise CliError(f"job {job_id} is still {job.state} after {timeout:g}s")
-            time.sleep(interval)
-            job = api.job(job_id)
+                raise
 
 
 @one_line_errors
@@ -915,7 +1028,7 @@ def result_table(result: Any) -> Table:
     n = max((s.n for s in summary), default=0)
     name = _optional(getattr(result, "metric_display_name", None)) or result.metric
     title = f"{name} ({'higher' if result.greater_is_better else 'lower'} is better)"
-    names = [c.display_name for c in _result_constraints(result)]
+    names = _constraint_labels(result)
     if names:
         title += f" under {', '.join(names)}"
     table = Table(
@@ -947,6 +1060,22 @@ def _result_constraints(result: Any) -> list[Any]:
     return list(_optional(getattr(result, "constraints", None)) or [])
 
 
+def constraint_label(display_name: str, confidence: Any) -> str:
+    """A constraint as people write it, with the confidence it must hold at when it has one:
+    "Recall ≥ 0.8 (90% confidence)"."""
+    confidence = _optional(confidence)
+    return (
+        display_name if confidence is None else f"{display_name} ({confidence * 100:g}% confidence)"
+    )
+
+
+def _constraint_labels(result: Any) -> list[str]:
+    return [
+        constraint_label(c.display_name, getattr(c, "confidence", None))
+        for c in _result_constraints(result)
+    ]
+
+
 def constraints_table(result: Any) -> Table | None:
     """Under constraints: each one's value per method and split (the mean over the repeats),
     and whether they all hold (in how many repeats, when there are several)."""
@@ -963,9 +1092,9 @@ def constraints_table(result: Any) -> Table | None:
     for method in methods:
         table.add_column(method, justify="right")
     cells = {(s.method, s.split): s for s in summary}
-    for i, constraint in enumerate(constraints):
+    for i, label in enumerate(_constraint_labels(result)):
         for split in splits:
-            row = [constraint.display_name, split]
+            row = [label, split]
             for method in methods:
                 means = _optional(getattr(cells.get((method, split)), "constraint_means", None))
                 row.append(_fmt(None if not means else _optional(means[i]), ".4f"))
@@ -988,14 +1117,34 @@ def constraints_table(result: Any) -> Table | None:
 @one_line_errors
 def result(
     job: Annotated[str, typer.Argument(help="The job id.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the raw result as JSON.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the result as the API answers it (GET /v1/jobs/{id}/result), as JSON.",
+        ),
+    ] = False,
+    model_id: Annotated[
+        bool,
+        typer.Option(
+            "--model-id",
+            help="Print only the id of the job's delivered model, for "
+            "MODEL=$(metro result JOB --model-id).",
+        ),
+    ] = False,
     url: UrlOption = DEFAULT_URL,
     api_key: KeyOption = None,
 ) -> None:
-    """Final metrics of a job: METRO and its baselines side by side, mean ± std per split."""
+    """Final metrics of a job: METRO and its baselines side by side, mean ± std per split, each
+    repeat's choice, and the delivered model's id (the last line, "model <id>")."""
     from metro_client.api.jobs import get_job_result
 
+    if as_json and model_id:
+        raise CliError("--json and --model-id print different things: give one of them")
     api = Api(url, api_key)
+    if model_id:
+        typer.echo(str(api.delivered_model(str(_uuid(job, "job"))).id))
+        return
     res = api.call(get_job_result, _uuid(job, "job"))
     if as_json:
         typer.echo(json.dumps(res.to_dict(), indent=2))
@@ -1007,7 +1156,7 @@ def result(
     name = _optional(getattr(res, "metric_display_name", None)) or res.metric
     choices = _choices(res)
     chosen_by = selection_text(choices, name)
-    names = [c.display_name for c in _result_constraints(res)]
+    names = _constraint_labels(res)
     for line in (
         choices_text(choices) or f"trained λ {_fmt(_optional(res.lambda_star))}",
         None if chosen_by is None else f"METRO chose by {chosen_by}",
@@ -1024,9 +1173,14 @@ def result(
 
 
 # -- download -------------------------------------------------------------------------------------
+MODEL_HELP = (
+    "The model id, or a job id for the job's delivered model (the one `metro result` names)."
+)
+
+
 @one_line_errors
 def download(
-    model: Annotated[str, typer.Argument(help="The model id.")],
+    model: Annotated[str, typer.Argument(help=MODEL_HELP, metavar="MODEL_OR_JOB")],
     format_: Annotated[
         str, typer.Option("--format", help="safetensors (weights) or onnx.")
     ] = "safetensors",
@@ -1038,13 +1192,13 @@ def download(
     api_key: KeyOption = None,
 ) -> None:
     """Download a model file (its SHA-256 checked against the manifest)."""
-    from metro_client.api.models import download_model, get_model
+    from metro_client.api.models import download_model
 
     if format_ not in ("safetensors", "onnx"):
         raise CliError(f"--format must be safetensors or onnx, not {format_!r}")
     api = Api(url, api_key)
-    model_id = _uuid(model, "model")
-    info = api.call(get_model, model_id)
+    info = api.model(model)
+    model_id = info.id
     manifest = info.manifest.to_dict()
     expected = manifest.get("weights_sha256" if format_ == "safetensors" else "onnx_sha256")
     file = api.call(download_model, model_id, format_=format_)
@@ -1067,7 +1221,7 @@ def download(
 # -- predict --------------------------------------------------------------------------------------
 @one_line_errors
 def predict(
-    model: Annotated[str, typer.Argument(help="The model id.")],
+    model: Annotated[str, typer.Argument(help=MODEL_HELP, metavar="MODEL_OR_JOB")],
     input_: Annotated[
         Path,
         typer.Option(
@@ -1100,13 +1254,13 @@ def predict(
     import csv
 
     import pandas as pd
-    from metro_client.api.models import get_model
     from metro_client.api.models import predict as predict_endpoint
     from metro_client.models import PredictRequest
 
     api = Api(url, api_key)
-    model_id = _uuid(model, "model")
-    manifest = api.call(get_model, model_id).manifest.to_dict()
+    info = api.model(model)
+    model_id = info.id
+    manifest = info.manifest.to_dict()
     try:
         frame = pd.read_csv(input_)
     except FileNotFoundError:

@@ -7,10 +7,12 @@ import csv
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -70,16 +72,25 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     assert (selection["split"], selection["n_folds"], selection["n"]) == ("cross-validation", 5, 2)
     best = f"best F2 {selection['mean']:.4f} ± {selection['std']:.4f} (5-fold CV, 2 repeats)"
     assert best in watched.stdout, watched.stdout
-    # ... and its lambda is the delivered model's trained one, beside each repeat's choice.
+    # ... and its lambda is the delivered model's trained one, beside each repeat's choice,
+    # each labelled with its repeat.
     trained = (
-        f"model (repeat 0) trained λ {choices[0]['trained_lambda']:.4g} (shift minimal); "
-        f"repeats chose {choices[0]['trained_lambda']:.4g} (minimal), "
-        f"{choices[1]['trained_lambda']:.4g} (minimal)"
+        f"trained λ {choices[0]['trained_lambda']:.4g} (shift minimal) in repeat 0, the model "
+        f"delivered; each repeat chose: repeat 0 {choices[0]['trained_lambda']:.4g} (minimal), "
+        f"repeat 1 {choices[1]['trained_lambda']:.4g} (minimal)"
     )
     assert trained in watched.stdout, watched.stdout
-    # The bar ends on the delivered model's lambda, not on the last step fitted (repeat 1's).
-    bar = next(line for line in watched.stdout.splitlines() if "100%" in line)
-    assert f"trained λ {choices[0]['trained_lambda']:.4g} best F2" in bar, bar
+    # Not a terminal: plain, complete lines (no live bar cut to 80 columns), the last one on the
+    # delivered model's lambda, not on the last step fitted (repeat 1's).
+    assert "…" not in watched.stdout and "━" not in watched.stdout, watched.stdout
+    *lines, final = watched.stdout.strip().splitlines()
+    assert lines and all(line.startswith(f"{job_id[:8]} ") for line in lines), lines
+    assert re.fullmatch(
+        rf"{job_id[:8]} succeeded 100% trained λ {choices[0]['trained_lambda']:.4g} "
+        rf"{re.escape(best)} \d+\.\ds",
+        lines[-1],
+    ), lines[-1]
+    assert final.startswith(f"job {job_id} succeeded in ") and final.endswith(f"model {model_id}")
 
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr
@@ -88,23 +99,35 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     for split in ("validation", "test"):
         row = next(line for line in table.stdout.splitlines() if split in line)
         assert row.count("±") == 2, row  # mean ± std for both methods, two repeats
-    assert "F2 (higher is better)" in table.stdout and f"model {model_id}" in table.stdout
-    assert "f_beta(2)" not in table.stdout
+    assert "F2 (higher is better)" in table.stdout and "f_beta(2)" not in table.stdout
     assert trained in table.stdout and f"METRO chose by {best[5:]}" in table.stdout
-    # The refinement step of repeat 0, in the same numbers as the result's choice.
-    step = choices[0]["refinement"]
+    # The last line names the model, and it is the only line that starts with "model ".
+    assert [line for line in table.stdout.splitlines() if line.startswith("model ")] == [
+        f"model {model_id}"
+    ]
+    assert table.stdout.strip().splitlines()[-1] == f"model {model_id}"
+    # The refinement step of each repeat, each number labelled with its repeat, in the same
+    # numbers as the result's choices.
+    outcomes = []
+    for c in choices:
+        step = c["refinement"]
+        label = f"repeat {c['repeat']}" + (" (the model delivered)" if c["repeat"] == 0 else "")
+        if step["kept"]:
+            outcomes.append(
+                f"{label} kept (T = {step['temperature']:.4g}), F2 {step['score_before']:.4f} "
+                f"-> {c['selection_score']:.4f}"
+            )
+        else:
+            outcomes.append(
+                f"{label} not kept, no refined model beat F2 {step['score_before']:.4f}"
+            )
     kept = sum(c["refinement"]["kept"] for c in choices)
-    if step["kept"]:
-        refined = (
-            f"refinement kept (T = {step['temperature']:.4g}): F2 {step['score_before']:.4f} "
-            f"-> {choices[0]['selection_score']:.4f} (5-fold CV); kept in {kept} of 2 repeats"
-        )
-    else:
-        refined = (
-            f"refinement not kept: no refined model beat F2 {step['score_before']:.4f} "
-            f"(5-fold CV); kept in {kept} of 2 repeats"
-        )
+    refined = f"refinement kept in {kept} of 2 repeats (5-fold CV): " + "; ".join(outcomes)
     assert refined in table.stdout, table.stdout
+
+    # The model's id alone, for MODEL=$(metro result JOB --model-id).
+    only = metro(live, "result", job_id, "--model-id")
+    assert (only.returncode, only.stdout, only.stderr) == (0, f"{model_id}\n", "")
 
     info = manifest(live, model_id)
     weights = tmp_path / "weights.safetensors"
@@ -115,6 +138,12 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     assert got.returncode == 0, got.stderr
     onnx_file = tmp_path / f"model-{model_id}.onnx"
     assert hashlib.sha256(onnx_file.read_bytes()).hexdigest() == info["onnx_sha256"]
+    # A job id stands for the job's delivered model.
+    by_job = tmp_path / "by-job"
+    by_job.mkdir()
+    got = metro(live, "download", job_id, "--format", "onnx", "--output", str(by_job))
+    assert got.returncode == 0, got.stderr
+    assert (by_job / onnx_file.name).read_bytes() == onnx_file.read_bytes()
 
     # Rows with the label column too, and the features in another order: the model's
     # feature columns are picked by name.
@@ -135,14 +164,62 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     assert piped.returncode == 0, piped.stderr
     assert list(csv.DictReader(piped.stdout.splitlines())) == written
     assert "scored 7 rows" in piped.stderr
+    by_job_id = metro(live, "predict", job_id, "--input", str(rows))
+    assert (by_job_id.returncode, by_job_id.stdout) == (0, piped.stdout), by_job_id.stderr
 
 
-def test_a_constrained_job_from_the_command_line(live: Live) -> None:
+def test_predict_into_a_pipe_that_closes_early_stops_quietly(live: Live, tmp_path: Path) -> None:
+    """`metro predict ... | head -2`: once head has read its lines, the rest of the output has
+    no reader; metro stops as Unix tools do, with SIGPIPE's status (141) and nothing on stderr."""
+    train = write_training_csv(tmp_path / "train.csv", n=120, seed=3)
+    done = metro(
+        live, "submit", "-d", str(train), "--label-column", "y", "-m", "f1", "--n-lambdas", "3",
+        "--max-iter", "20", "--set", "search.cv=null", "--set", "search.refine=off", "--watch",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    job_id = done.stdout.splitlines()[0]
+    many = write_training_csv(tmp_path / "many.csv", n=20_000, seed=4)  # ~400 kB of output
+    line = (
+        f"{sys.executable} -m cli.main predict {job_id} --input {many} --batch-size 10000"
+        ' | head -2; echo "status ${PIPESTATUS[0]}"'
+    )
+    piped = subprocess.run(
+        ["bash", "-c", line], cwd=ROOT, env=live.env, capture_output=True, text=True, timeout=120
+    )
+    assert piped.stderr == "", piped.stderr
+    head, status = piped.stdout.splitlines()[:2], piped.stdout.splitlines()[-1]
+    assert head[0] == "margin,label" and len(piped.stdout.splitlines()) == 3, piped.stdout
+    assert status == "status 141", piped.stdout
+
+
+def test_result_model_id_and_a_job_without_a_model(live: Live) -> None:
+    job_id = _job_mid_search(live, [(0, 0.9)])
+    try:
+        for args in (["result", job_id, "--model-id"], ["predict", job_id, "-i", "x.csv"]):
+            assert_one_line_error(
+                metro(live, *args), f"job {job_id} has no model: it is running",
+                f"`metro watch {job_id}` follows it",
+            )  # fmt: skip
+    finally:
+        _set_job(live, job_id, state="failed", failure_reason="test over", lease_owner=None)
+    assert_one_line_error(metro(live, "download", job_id), "has no model: it is failed")
+    absent = str(uuid.uuid4())
+    assert_one_line_error(metro(live, "result", absent, "--model-id"), "Not found (404)", absent)
+    assert_one_line_error(
+        metro(live, "download", absent), "Not found (404)", "nor is it a job's id"
+    )
+    assert_one_line_error(metro(live, "result", absent, "--model-id", "--json"), "give one of them")
+
+
+def test_a_constrained_job_from_the_command_line(live: Live, tmp_path: Path) -> None:
     """--at-least / --at-most make the job's constraints (after a job file's); watch and result
-    show each one's value beside the metric, for METRO and the baseline."""
+    show each one's value beside the metric, for METRO and the baseline, and the confidence a
+    constraint must hold at, where it has one."""
+    job_file = tmp_path / "job.yaml"
+    job_file.write_text("constraints: [{metric: recall, at_least: 0.7, confidence: 0.9}]\n")
     done = metro(
         live, "submit", "-d", "builtin://synthetic?n_samples=400&n_features=5&positive_fraction=0.3",
-        "-m", "precision", "--at-least", "recall=0.7", "--at-most", "false_positive_rate=0.5",
+        "-f", str(job_file), "-m", "precision", "--at-most", "false_positive_rate=0.5",
         "--n-lambdas", "3", "--max-iter", "20", "--baseline", "koyejo1",
         "--set", "search.cv=null", "--set", "search.multipliers=[0, 4]", "--watch",
     )  # fmt: skip
@@ -157,8 +234,9 @@ def test_a_constrained_job_from_the_command_line(live: Live) -> None:
     [choice] = raw["choices"]
     recall, fpr = choice["constraint_values"]
     met = "met" if choice["constraints_satisfied"] else "NOT met"
+    assert [c["confidence"] for c in raw["constraints"]] == [0.9, None]
     where = (
-        f"constraints {met} where chosen: Recall ≥ 0.7 {recall:.4f}; "
+        f"constraints {met} where chosen: Recall ≥ 0.7 (90% confidence) {recall:.4f}; "
         f"False positive rate ≤ 0.5 {fpr:.4f} (validation)"
     )
     assert where in done.stdout, done.stdout
@@ -166,10 +244,13 @@ def test_a_constrained_job_from_the_command_line(live: Live) -> None:
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr
     out = table.stdout
-    assert "Precision (higher is better) under Recall ≥ 0.7, False positive rate ≤ 0.5" in out
+    assert (
+        "Precision (higher is better) under Recall ≥ 0.7 (90% confidence), "
+        "False positive rate ≤ 0.5"
+    ) in out, out
     summary = {(s["method"], s["split"]): s for s in raw["summary"]}
     lines = out.splitlines()
-    for i, name in enumerate(["Recall ≥ 0.7", "False positive rate ≤ 0.5"]):
+    for i, name in enumerate(["Recall ≥ 0.7 (90% confidence)", "False positive rate ≤ 0.5"]):
         row = next(line for line in lines if name in line and "test" in line)
         for method in ("metro", "koyejo1"):
             assert f"{summary[(method, 'test')]['constraint_means'][i]:.4f}" in row, row
@@ -387,3 +468,46 @@ def test_positive_label_in_the_json_form_the_help_shows(live: Live, tmp_path: Pa
         headers={"Authorization": f"Bearer {live.api_key}"}, timeout=10,
     )  # fmt: skip
     assert r.json()["spec"]["dataset"]["positive_label"] == "yes"
+
+
+def test_numbers_of_several_repeats_are_labelled_with_their_repeat() -> None:
+    """What `metro result` and `metro watch` print from a result's choices, without a server:
+    every per-repeat number says which repeat it is, and none of the lines starts with "model "
+    (that is the last line of `metro result`, the model's id)."""
+    from types import SimpleNamespace
+
+    from cli.client import choices_text, constraint_label, refinement_text
+
+    def choice(repeat: int, lam: float, score: float, before: float, kept: bool) -> Any:
+        step = SimpleNamespace(kept=kept, temperature=0.2 if kept else None, score_before=before)
+        return SimpleNamespace(
+            repeat=repeat, trained_lambda=lam, shift="minimal", ratio_reached=None,
+            selection_score=score, selection_split="cross-validation", n_folds=5,
+            refinement=step,
+        )  # fmt: skip
+
+    one = [choice(0, -0.5, 0.9, 0.9, False)]
+    assert refinement_text(one, "F2") == (
+        "refinement not kept: no refined model beat F2 0.9000 (5-fold CV)"
+    )
+    three = [
+        choice(0, -0.8333, 0.8883, 0.8883, False),
+        choice(1, -0.5833, 0.93, 0.91, True),
+        choice(2, -0.8333, 0.9117, 0.9117, False),
+    ]
+    assert refinement_text(three, "F2") == (
+        "refinement kept in 1 of 3 repeats (5-fold CV): repeat 0 (the model delivered) not "
+        "kept, no refined model beat F2 0.8883; repeat 1 kept (T = 0.2), F2 0.9100 -> 0.9300; "
+        "repeat 2 not kept, no refined model beat F2 0.9117"
+    )
+    three[1].ratio_reached, three[2].ratio_reached = -0.61, -0.7
+    text = choices_text(three)
+    assert text is not None and not text.startswith("model ")
+    assert text == (
+        "trained λ -0.8333 (shift minimal) in repeat 0, the model delivered; each repeat chose: "
+        "repeat 0 -0.8333 (minimal), repeat 1 -0.5833 (minimal), repeat 2 -0.8333 (minimal); "
+        "ratio reached repeat 0 -, repeat 1 -0.61, repeat 2 -0.7"
+    )
+    assert constraint_label("Recall ≥ 0.8", 0.9) == "Recall ≥ 0.8 (90% confidence)"
+    assert constraint_label("Recall ≥ 0.8", 0.975) == "Recall ≥ 0.8 (97.5% confidence)"
+    assert constraint_label("Recall ≥ 0.8", None) == "Recall ≥ 0.8"

@@ -34,12 +34,13 @@ from core.config import Settings
 from core.db.base import utcnow
 from core.db.models import Dataset, Job
 from core.states import JobState
+from metro._testing import write_linear_artifact
 from service.crud.datasets import add_dataset
 from service.crud.jobs import record_lambda_step, record_metric_result, submit_job
 from service.crud.models import register_model
 from service.job_spec import normalize_job_spec
 from service.schemas.jobs import JobCreate
-from tests.service.conftest import TenantCtx, write_linear_artifact
+from tests.service.conftest import TenantCtx
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT_DIR = ROOT / "test-output" / "dashboard"
@@ -354,7 +355,8 @@ def _seed(app: Any, tenant: TenantCtx, artifacts: Path) -> dict[str, Any]:
         for (method, repeat, split), (value, tp, fp, fn, tn) in RESULTS.items():
             assert record_metric_result(
                 session, job.id, method=method, repeat=repeat, split=split, metric_value=value,
-                tp=tp, fp=fp, fn=fn, tn=tn, lambda_=CHOSEN if method == "metro" else None,
+                tp=tp, fp=fp, fn=fn, tn=tn,
+                lambda_=(CHOSEN, CHOSEN_1)[repeat] if method == "metro" else None,
             )  # fmt: skip
         job_row = session.get(Job, job.id)
         assert job_row is not None
@@ -395,6 +397,8 @@ def _seed(app: Any, tenant: TenantCtx, artifacts: Path) -> dict[str, Any]:
 
 MUS = (0.0, 4.0)
 RECALL_BOUND = 0.9
+CONFIDENCE = 0.9
+RECALL = "Recall ≥ 0.9 (90% confidence)"  # the constraint, with the confidence it must hold at
 NOT_MET = "no fit met every constraint on the held-out rows"
 # (method, split) -> (precision, recall): METRO misses the floor on test, the baseline meets it
 CONSTRAINED_RESULTS = {
@@ -417,7 +421,9 @@ def _seed_constrained(app: Any, tenant: TenantCtx) -> str:
                 "dataset": {"uri": "builtin://breast_cancer"},
                 "search": {"n_lambdas": len(LAMBDAS), "cv": None, "multipliers": list(MUS)},
                 "baselines": ["koyejo1"],
-                "constraints": [{"metric": "recall", "at_least": RECALL_BOUND}],
+                "constraints": [
+                    {"metric": "recall", "at_least": RECALL_BOUND, "confidence": CONFIDENCE}
+                ],
             }
         )
     )
@@ -455,14 +461,36 @@ def _seed_constrained(app: Any, tenant: TenantCtx) -> str:
         return str(job.id)
 
 
+def matrix_host(dom: Node) -> Node:
+    """The element the confusion matrix is drawn into (its table, its caption and, under
+    constraints, their values)."""
+    return next(
+        n for n in dom.iter()
+        if any(isinstance(c, Node) and c.attrs.get("id") == "confusion-matrix" for c in n.children)
+    )  # fmt: skip
+
+
+def assert_no_clipped_tables(dom: Node) -> None:
+    """The page marks a table wider than its card (data-clipped, the pixels it overflows by)."""
+    clipped = [
+        (w.find("table").attrs.get("id"), w.attrs["data-clipped"])
+        for w in dom.find_all(cls="table-wrap") if "data-clipped" in w.attrs
+    ]  # fmt: skip
+    assert not clipped, f"tables cut off at their card's edge (id, pixels): {clipped}"
+    # ... and the Progress card's per-repeat table fits in its half of the page, beside the
+    # specification (the card takes the whole width only for a table that cannot).
+    overview = dom.find("section", aria_labelledby="overview-title")
+    assert overview.attrs.get("data-wide") == "false" and "span-2" not in overview.classes
+
+
 def _assert_constrained_job_page(dom: Node) -> None:
     """The constraint beside the metric everywhere the metric is: the spec, the choice (with the
     warning that it was not met), the trace (a series per multiplier, the recall of every step
     against its bound), and each method's recall per split."""
-    assert dom.find(id="spec-constraints").text == "Recall ≥ 0.9"
+    assert dom.find(id="spec-constraints").text == RECALL
     chosen = dom.find(id="chosen-constraints")
     assert chosen.find(cls="holds").attrs["data-holds"] == "false"
-    assert "not met where chosen: Recall ≥ 0.9 0.8900 (validation)" in chosen.text
+    assert f"not met where chosen: {RECALL} 0.8900 (validation)" in chosen.text
     [row] = dom.find("table", id="choices-table").find("tbody").find_all("tr")
     assert cells_of(row)[-2:] == ["0.8900", "not met"]
     [warning] = dom.find(id="search-warnings").find_all("li")
@@ -486,7 +514,7 @@ def _assert_constrained_job_page(dom: Node) -> None:
     legend = [li.text for li in dom.find("ul", cls="legend").find_all("li", cls="series")]
     assert legend == ["μ = 0", "μ = 4"]
     header = [th.text for th in dom.find("table", id="trace-table").find("thead").find_all("th")]
-    assert "μ" in header and "Recall ≥ 0.9" in header
+    assert "μ" in header and RECALL in header
 
     table = dom.find("table", id="constraints-table")
     for (method, split), (_, recall) in CONSTRAINED_RESULTS.items():
@@ -495,15 +523,17 @@ def _assert_constrained_job_page(dom: Node) -> None:
     held = table.find("tr", cls="all-hold", data_split="test")
     assert [held.find("td", data_method=m).text for m in ("metro", "koyejo1")] == ["no", "yes"]
     summary = dom.find(id="results-summary").text
-    assert summary.startswith("Precision under Recall ≥ 0.9, higher is better · trained λ"), summary
+    assert summary.startswith(f"Precision under {RECALL}, higher is better · trained λ"), summary
     # The confusion matrix's method on its split: its recall, and whether the floor holds.
-    assert dom.find(id="cm-constraints").text == "Recall ≥ 0.9: 0.8800 · not met"
+    assert dom.find(id="cm-constraints").text == f"{RECALL}: 0.8800 · not met"
+    assert table.find("th", scope="row").text == RECALL
     # "best" under a floor: METRO's higher test precision broke the recall floor on test, so the
     # tag goes to the best method whose floor held.
     body = dom.find("table", id="methods-table").find("tbody")
     rows = body.find_all("tr")
     tagged = [tr.attrs["data-method"] for tr in rows if tr.find_all("span", cls="tag")]
     assert tagged == ["koyejo1"]
+    assert_no_clipped_tables(dom)
 
 
 # -- the test -------------------------------------------------------------------------------
@@ -603,7 +633,22 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
         assert cells[:4] == want, (method, cells)
         assert cells[5] == str(REPEATS)
     assert "best" in rows[0].find("th").text  # METRO has the best test mean here
-    assert cells_of(rows[0])[4] == "-0.25"  # METRO's lambda column
+    # METRO's lambda: each repeat's (a model was trained at each), not their mean, -0.375, at
+    # which no model was trained; the baselines have none.
+    assert table.find("th", id="methods-lambda").text == "λ per repeat"
+    assert [cells_of(r)[4] for r in rows] == ["-0.25, -0.5", "—", "—"]
+    assert (
+        "repeat 0 (the model delivered): λ = -0.25"
+        in rows[0].find("td", cls="lambdas").attrs["title"]
+    )
+    # Under the confusion matrix of an unconstrained job: its caption, and nothing else (no
+    # literal "null" where the constraints' line would be).
+    below = [c for c in matrix_host(dom).children if not (isinstance(c, str) and not c.strip())]
+    assert [n.tag for n in below] == ["table", "p"], below
+    assert "null" not in dom.find(id="results").text
+    # Every table fits its card at 1280 px: the per-repeat choices in the half-wide Progress card
+    # too (none scrolls, cut off at the card's edge).
+    assert_no_clipped_tables(dom)
     summary = dom.find(id="results-summary").text
     assert summary.startswith("F2, higher is better · trained λ = -0.25 (shift minimal)"), summary
     assert "METRO chose by F2 0.8500 ± 0.0707 (5-fold CV, 2 repeats)" in summary
@@ -635,7 +680,7 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
         if "data-job-id" in r.attrs
     }  # fmt: skip
     assert set(rows) == {ids["job"], ids["running"], ids["failed"], constrained}
-    assert rows[constrained].find("td", cls="metric-cell").text == "Precision under Recall ≥ 0.9"
+    assert rows[constrained].find("td", cls="metric-cell").text == f"Precision under {RECALL}"
     assert rows[ids["job"]].find("td", cls="metric-cell").text == "F2"
     assert rows[ids["failed"]].attrs["data-state"] == "failed"
     assert rows[ids["job"]].attrs["data-state"] == "succeeded"
@@ -673,7 +718,9 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert "The job failed" in dom.find(id="results").text
 
     # A constrained job: its constraint wherever its metric is shown.
-    html, dom = browser.dom(f"{live_server}/dashboard/jobs/{constrained}#key={tenant.key}")
+    constrained_url = f"{live_server}/dashboard/jobs/{constrained}#key={tenant.key}"
+    browser.screenshot(constrained_url, OUTPUT_DIR / "constrained.png", height=2300)
+    html, dom = browser.dom(constrained_url)
     assert dom.find("body").attrs.get("data-ready") == "true"
     _assert_constrained_job_page(dom)
 
@@ -682,3 +729,12 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert dom.find(id="login").attrs.get("hidden") is None
     assert not dom.find_all("svg", id="trace-plot")
     browser.screenshot(f"{live_server}/dashboard/", OUTPUT_DIR / "sign-in.png", height=700)
+
+
+def test_the_dashboard_never_hands_null_to_replace_children() -> None:
+    """`el.replaceChildren(a, null)` writes the text "null" into the page (the confusion
+    matrix of every unconstrained job showed one); the dashboard fills elements through its
+    `fill`, which skips null, undefined and false as `h` does."""
+    script = (ROOT / "service" / "dashboard" / "static" / "app.js").read_text()
+    assert ".replaceChildren(" not in script
+    assert "function fill(el, ...children)" in script

@@ -50,6 +50,14 @@
     }
   }
 
+  // An element's new children, skipping null, undefined and false as h() does (the DOM's own
+  // replaceChildren would write them as the text "null"); never replaceChildren directly.
+  function fill(el, ...children) {
+    el.textContent = '';
+    appendAll(el, children);
+    return el;
+  }
+
   // Text always goes in as text nodes: nothing from the API is ever parsed as HTML.
   function h(tag, attrs, ...children) {
     const el = document.createElement(tag);
@@ -164,14 +172,29 @@
       h('strong', {}, items.length > 1 ? 'Warnings' : 'Warning'), h('ul', {}, items));
   }
 
-  // The job's constraints as its spec records them, with the names given at submission:
-  // [{display_name, sense, bound}], [] for an unconstrained job.
+  // A constraint as people write it, with the confidence it must hold at when it has one:
+  // "Recall ≥ 0.8 (90% confidence)".
+  function constraintLabel(name, confidence) {
+    if (confidence === null || confidence === undefined) return name;
+    return `${name} (${Number((confidence * 100).toPrecision(6))}% confidence)`;
+  }
+
+  // The constraints of a result (the API's display_name and confidence), labelled.
+  function resultConstraints(result) {
+    return (result.constraints || []).map((c) => ({ ...c, display_name: constraintLabel(c.display_name, c.confidence) }));
+  }
+
+  // The job's constraints as its spec records them, with the names given at submission and the
+  // confidence each must hold at: [{name, display_name (with the confidence), sense, bound,
+  // confidence}], [] for an unconstrained job.
   function jobConstraints(spec) {
     const info = (spec && spec.constraint_info) || [];
     return ((spec && spec.constraints) || []).map((c, i) => {
       const sense = c.at_least !== undefined && c.at_least !== null ? 'at_least' : 'at_most';
       const named = info[i] || {};
-      return { display_name: named.display_name || named.name || `constraint ${i + 1}`, sense, bound: c[sense] };
+      const confidence = c.confidence === undefined ? null : c.confidence;
+      const name = named.display_name || named.name || `constraint ${i + 1}`;
+      return { name, display_name: constraintLabel(name, confidence), sense, bound: c[sense], confidence };
     });
   }
 
@@ -218,7 +241,8 @@
         h('th', { scope: 'col', class: 'num' }, 'Threshold'),
         h('th', { scope: 'col', class: 'num' }, `${name} chosen by`),
         refined ? h('th', { scope: 'col', title: 'The refinement step after the choice (docs/algorithms.md)' }, 'Refined') : null,
-        constraints.map((c) => h('th', { scope: 'col', class: 'num' }, c.display_name)),
+        // The constraint's name (the card says above it at what confidence it must hold).
+        constraints.map((c) => h('th', { scope: 'col', class: 'num', title: c.display_name }, c.name)),
         constraints.length ? h('th', { scope: 'col' }, 'Constraints') : null)),
       h('tbody', {}, choices.map((c) => h('tr', { 'data-repeat': c.repeat },
         h('td', { class: 'num' }, c.repeat),
@@ -391,7 +415,7 @@
     const detail = status === 404
       ? `${err.message}. It may not exist, or it belongs to another tenant than this API key's.`
       : (err && err.message) || String(err);
-    view.replaceChildren(h('section', { class: 'card notice notice-error', role: 'alert' },
+    fill(view, h('section', { class: 'card notice notice-error', role: 'alert' },
       h('h1', {}, title), h('p', {}, detail),
       h('p', {}, h('a', { href: `${ROOT}/dashboard/` }, '← Back to the job list'))));
   }
@@ -400,7 +424,7 @@
 
   function showLogin(message) {
     stopPolling();
-    view.replaceChildren();
+    fill(view);
     document.title = 'Sign in · METRO';
     login.hidden = false;
     signOut.hidden = true;
@@ -451,7 +475,7 @@
       guard(refresh);
     });
 
-    view.replaceChildren(
+    fill(view,
       h('div', { class: 'page-head' },
         h('div', {}, h('h1', {}, 'Jobs'),
           h('p', { class: 'muted' }, 'Training jobs of this API key\'s tenant, newest first.')),
@@ -488,7 +512,7 @@
 
     function drawTable() {
       if (!state.jobs.length) {
-        tableHost.replaceChildren(h('div', { class: 'empty' },
+        fill(tableHost, h('div', { class: 'empty' },
           h('p', {}, state.filter ? `No ${state.filter} jobs.` : 'No jobs yet.'),
           h('p', { class: 'muted' }, 'Submit one with ', h('code', {}, 'POST /v1/jobs'), ' or ',
             h('code', {}, 'metro submit'), '.')));
@@ -507,7 +531,7 @@
         h('td', { class: 'num' }, job.attempts),
         h('td', {}, timeEl(job.created_at)),
         h('td', { class: 'num' }, job.started_at ? fmtDuration(job.started_at, job.finished_at) : '—')));
-      tableHost.replaceChildren(h('table', { class: 'table', id: 'jobs-table' },
+      fill(tableHost, h('table', { class: 'table', id: 'jobs-table' },
         h('caption', { class: 'sr-only' }, 'Jobs, newest first'),
         h('thead', {}, h('tr', {},
           ['Job', 'State', 'Progress', 'Metric', 'Dataset'].map((t) => h('th', { scope: 'col' }, t)),
@@ -531,7 +555,7 @@
     const trace = h('section', { class: 'card span-2', id: 'trace', 'aria-labelledby': 'trace-title' });
     const results = h('section', { class: 'card span-2', id: 'results', 'aria-labelledby': 'results-title' });
     const model = h('section', { class: 'card span-2', id: 'model', 'aria-labelledby': 'model-title' });
-    view.replaceChildren(
+    fill(view,
       h('nav', { class: 'breadcrumb', 'aria-label': 'Breadcrumb' },
         h('a', { href: `${ROOT}/dashboard/` }, 'Jobs'), h('span', { 'aria-hidden': 'true' }, ' / '),
         h('span', { class: 'mono', 'aria-current': 'page' }, jobId)),
@@ -552,6 +576,7 @@
       job.dataset_label = await datasetLabel(job.dataset_uri);
       drawHead(head, job, tick);
       drawOverview(overview, job, steps);
+      fitOverview(overview);
       if (!specDrawn) {
         drawSpec(spec, job);
         specDrawn = true;
@@ -568,10 +593,33 @@
       }
       if (ACTIVE_STATES.has(job.state)) schedulePoll(tick);
       else stopPolling();
+      markClippedTables();
       document.body.dataset.ready = 'true';
     }
 
     await tick();
+  }
+
+  // The Progress card shares the page's width with the specification; when its per-repeat
+  // table cannot fit in that half even with its cells wrapped (many constraints), the card
+  // takes the whole width instead of cutting the table off.
+  function fitOverview(card) {
+    card.classList.remove('span-2');
+    const wrap = card.querySelector('.table-wrap');
+    const wide = Boolean(wrap) && wrap.scrollWidth > wrap.clientWidth + 1;
+    card.classList.toggle('span-2', wide);
+    card.dataset.wide = String(wide);
+  }
+
+  // A table wider than its card is cut off there (it scrolls, which a reader may not notice):
+  // each such table is marked with the pixels it overflows by, where a test (or a person in the
+  // inspector) can see it.
+  function markClippedTables() {
+    for (const wrap of view.querySelectorAll('.table-wrap')) {
+      const over = wrap.closest('details:not([open])') ? 0 : wrap.scrollWidth - wrap.clientWidth;
+      if (over > 1) wrap.dataset.clipped = String(over);
+      else delete wrap.dataset.clipped;
+    }
   }
 
   // The job's model: models are listed newest first and made after their job, so paging stops
@@ -600,7 +648,7 @@
       actions.append(h('span', { class: 'live', title: `Refreshed every ${POLL_MS / 1000} s` },
         h('span', { class: 'live-dot', 'aria-hidden': 'true' }), 'Live'));
     }
-    el.replaceChildren(
+    fill(el,
       h('div', {},
         h('h1', {}, 'Job ', h('span', { class: 'mono', title: job.id }, job.id.slice(0, 8)), ' ',
           stateBadge(job.state)),
@@ -645,7 +693,7 @@
     ]));
     if (choices.length) children.push(choicesTable(choices, name, constraints));
     children.push(warningsBlock(choices));
-    el.replaceChildren(...children.filter(Boolean));
+    fill(el, ...children);
   }
 
   function drawSpec(el, job) {
@@ -663,7 +711,7 @@
     let searchText = search.strategy || '—';
     if (search.strategy === 'grid' && search.n_lambdas) searchText += `, ${search.n_lambdas} lambdas`;
     if (search.cv) searchText += `, ${search.cv}-fold CV`;
-    el.replaceChildren(
+    fill(el,
       h('h2', { id: 'spec-title' }, 'Specification'),
       dl([
         ['Metric', `${metricName(s)}${s.metric_info && s.metric_info.greater_is_better === false ? ' (lower is better)' : ''}`],
@@ -689,7 +737,7 @@
       failed: 'The job failed: there are no results.',
       cancelled: 'The job was cancelled: there are no results.',
     }[job.state] || '';
-    el.replaceChildren(h('h2', { id: titleId }, title), h('p', { class: 'muted' }, text));
+    fill(el, h('h2', { id: titleId }, title), h('p', { class: 'muted' }, text));
   }
 
   // ---------------------------------------------------------------- the lambda trace
@@ -746,7 +794,7 @@
       children.push(h('p', { class: 'muted' }, running
         ? 'No lambda has been fitted yet; points appear here as the search runs.'
         : 'This job recorded no lambda steps.'));
-      el.replaceChildren(...children);
+      fill(el, ...children);
       return;
     }
     const hasMu = (s) => s.mu !== null && s.mu !== undefined;
@@ -811,7 +859,7 @@
           h('td', { class: 'num' }, fmtNum(s.train_metric)), h('td', { class: 'num' }, fmtNum(s.validation_metric)),
           constraints.map((_, j) => constraintCell(s, j)),
           h('td', { class: 'num' }, fmtNum(s.seconds, 2)))))))));
-    el.replaceChildren(...children);
+    fill(el, ...children);
   }
 
   // Panels sharing the lambda axis: the validation metric (top), the surrogate loss, and under
@@ -969,7 +1017,7 @@
   function drawResults(el, result) {
     const name = result.metric_display_name || result.metric;
     const chosenBy = selectionText(result.choices, name);
-    const constraints = result.constraints || [];
+    const constraints = resultConstraints(result);
     const children = [h('div', { class: 'card-head' },
       h('h2', { id: 'results-title' }, 'Results'),
       h('span', { class: 'muted small', id: 'results-summary' },
@@ -978,21 +1026,21 @@
         + (result.shift ? ` (shift ${result.shift})` : '') + (chosenBy ? ` · METRO chose by ${chosenBy}` : '')))];
     if (!result.summary.length) {
       children.push(h('p', { class: 'muted' }, 'This job recorded no metric values.'));
-      el.replaceChildren(...children);
+      fill(el, ...children);
       return;
     }
     children.push(h('div', { class: 'results-grid' },
       h('div', {}, h('h3', {}, 'Methods'), methodsTable(result),
         constraints.length ? [h('h3', {}, 'Constraints'), constraintsTable(result)] : null),
       h('div', {}, h('h3', {}, 'Confusion matrix'), confusionBlock(result))));
-    el.replaceChildren(...children);
+    fill(el, ...children);
   }
 
   // Under constraints: each one's value per method and split (the mean over the repeats), and
   // whether they all hold (in how many repeats, when there are several); every method chose
   // under them.
   function constraintsTable(result) {
-    const constraints = result.constraints || [];
+    const constraints = resultConstraints(result);
     const methods = [...new Set(result.summary.map((s) => s.method))];
     const splits = ['validation', 'test'].filter((sp) => result.summary.some((s) => s.split === sp));
     const cellOf = (method, split) => result.summary.find((s) => s.method === method && s.split === split);
@@ -1053,10 +1101,17 @@
     const bestTitle = constrained
       ? 'Best test mean among the methods whose constraints held on test in every repeat'
       : 'Best test mean';
-    const lambdaOf = (method) => {
-      const values = result.runs.filter((r) => r.method === method && r.split === 'test' && r.lambda !== null)
-        .map((r) => r.lambda);
-      return values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
+    // Each repeat's λ (a model was trained at each), never their mean (no model was).
+    const repeats = Math.max(0, ...result.summary.map((s) => s.n));
+    const lambdaCell = (method) => {
+      const runs = result.runs.filter((r) => r.method === method && r.split === 'test' && r.lambda !== null)
+        .sort((a, b) => a.repeat - b.repeat);
+      if (!runs.length) return h('td', { class: 'num lambdas' }, '—');
+      const shown = 5;
+      const text = runs.slice(0, shown).map((r) => fmtLambda(r.lambda)).join(', ')
+        + (runs.length > shown ? ', …' : '');
+      const title = runs.map((r) => `repeat ${r.repeat}${r.repeat === 0 ? ' (the model delivered)' : ''}: λ = ${fmtLambda(r.lambda)}`).join('; ');
+      return h('td', { class: 'num lambdas', title, 'data-lambdas': JSON.stringify(runs.map((r) => r.lambda)) }, text);
     };
     const cell = (row, key) => h('td', { class: 'num' }, row ? fmtNum(row[key]) : '—');
     return h('div', { class: 'table-wrap' }, h('table', { class: 'table', id: 'methods-table' },
@@ -1066,7 +1121,9 @@
           h('th', { scope: 'col', rowspan: 2 }, 'Method'),
           h('th', { scope: 'colgroup', colspan: 2, class: 'group' }, 'Validation'),
           h('th', { scope: 'colgroup', colspan: 2, class: 'group' }, 'Test'),
-          h('th', { scope: 'col', rowspan: 2, class: 'num' }, h('span', { class: 'nt' }, 'λ')),
+          h('th', { scope: 'col', rowspan: 2, class: 'num', id: 'methods-lambda',
+            title: repeats > 1 ? 'The λ each repeat trained its model at, repeat 0 first' : 'The λ the model was trained at' },
+          h('span', { class: 'nt' }, 'λ'), repeats > 1 ? ' per repeat' : ''),
           h('th', { scope: 'col', rowspan: 2, class: 'num' }, 'Repeats')),
         h('tr', {}, ['mean', 'std', 'mean', 'std'].map((t) => h('th', { scope: 'col', class: 'num' }, t)))),
       h('tbody', {}, methods.map((method) => {
@@ -1077,7 +1134,7 @@
             isBest ? h('span', { class: 'tag', title: bestTitle }, 'best') : null),
           cell(rows.validation, 'mean'), cell(rows.validation, 'std'),
           cell(rows.test, 'mean'), cell(rows.test, 'std'),
-          h('td', { class: 'num' }, fmtLambda(lambdaOf(method))),
+          lambdaCell(method),
           h('td', { class: 'num' }, String((rows.test || rows.validation).n)));
       }))));
   }
@@ -1105,7 +1162,7 @@
       const run = result.runs.find((r) => r.method === methodSel.value && r.split === splitSel.value
         && String(r.repeat) === repeatSel.value);
       if (!run) {
-        host.replaceChildren(h('p', { class: 'muted' }, 'No value for this choice.'));
+        fill(host, h('p', { class: 'muted' }, 'No value for this choice.'));
         return;
       }
       const c = run.confusion;
@@ -1114,7 +1171,7 @@
       const box = (key, label, n, good) => h('td', { class: `cm-cell ${good ? 'cm-good' : 'cm-bad'}`, 'data-cell': key },
         h('span', { class: 'cm-count' }, fmtCount(n)),
         h('span', { class: 'cm-label' }, `${label} · ${pct(n)}`));
-      host.replaceChildren(
+      fill(host,
         h('table', { class: 'confusion', id: 'confusion-matrix', 'data-method': run.method, 'data-split': run.split, 'data-repeat': run.repeat },
           h('caption', { class: 'sr-only' }, `Confusion matrix of ${methodLabel(run.method)}, ${run.split} split, repeat ${run.repeat}`),
           h('thead', {}, h('tr', {}, h('td', {}),
@@ -1127,7 +1184,7 @@
         h('p', { class: 'muted small' }, `${result.metric_display_name || result.metric} = ${fmtNum(run.value)}`,
           run.lambda !== null ? ` at λ = ${fmtLambda(run.lambda)}` : '', ` · ${fmtCount(total)} examples`),
         run.constraint_values ? h('p', { class: 'muted small', id: 'cm-constraints' },
-          (result.constraints || []).map((c, i) => `${c.display_name}: ${fmtNum(run.constraint_values[i])}`).join(' · '),
+          resultConstraints(result).map((c, i) => `${c.display_name}: ${fmtNum(run.constraint_values[i])}`).join(' · '),
           ' · ', holdsEl(Boolean(run.constraints_hold))) : null);
     }
     for (const sel of [methodSel, splitSel, repeatSel]) sel.addEventListener('change', draw);
@@ -1143,7 +1200,7 @@
       children.push(h('p', { class: 'muted' }, job.state === 'succeeded'
         ? 'No model was registered for this job.'
         : 'The trained model can be downloaded here once the job has succeeded.'));
-      el.replaceChildren(...children);
+      fill(el, ...children);
       return;
     }
     const manifest = model.manifest || {};
@@ -1189,7 +1246,7 @@
       manifest.onnx_sha256 && ['SHA-256 (ONNX)', h('code', { class: 'hash', id: 'sha256-onnx', title: manifest.onnx_sha256 }, manifest.onnx_sha256)],
       ['Created', timeEl(model.created_at)],
     ]), downloads);
-    el.replaceChildren(...children);
+    fill(el, ...children);
   }
 
   // ---------------------------------------------------------------- start
