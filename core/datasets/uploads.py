@@ -143,7 +143,10 @@ def inspect_upload(
             names = list(ds.feature_names) if ds.feature_names is not None else None
             is_table = names is not None and stored.format != ".npz"
             columns = [*names, label_column] if is_table and names is not None else names
-            info = Inspection(n_rows=ds.n_samples, n_columns=ds.n_features, columns=columns)
+            # n_columns counts the file's columns, label included, as without a label column:
+            # one file, one answer (an NPZ has no label column among its X's columns).
+            n_columns = len(columns) if is_table and columns is not None else ds.n_features
+            info = Inspection(n_rows=ds.n_samples, n_columns=n_columns, columns=columns)
         else:
             shape = inspect_file(
                 str(stored.path), data_roots=[upload_dir], **limits.as_metro_kwargs()

@@ -42,7 +42,8 @@ def test_upload_records_sha256_shape_and_returns_uri(client, tenant, service_dir
 def test_upload_validated_with_metro_when_label_column_given(client, tenant):
     r = _upload(client, tenant, label_column="label", positive_label="yes")
     assert r.status_code == 201, r.text
-    assert r.json()["n_rows"] == 3 and r.json()["n_columns"] == 2
+    # The file's columns, the label's included: what "columns" lists (was 2 beside 3 names).
+    assert r.json()["n_rows"] == 3 and r.json()["n_columns"] == 3 == len(r.json()["columns"])
     bad = _upload(client, tenant, label_column="nope")
     assert bad.status_code == 422
     assert bad.json()["errors"][0]["loc"] == ["body", "file"]
@@ -255,7 +256,7 @@ def test_identical_uploads_are_stored_once_per_tenant(client, tenant, other_tena
     second = _upload(client, tenant, filename="b.csv", label_column="label", positive_label="yes")
     second = second.json()
     assert first["id"] != second["id"] and first["sha256"] == second["sha256"]
-    assert second["filename"] == "b.csv" and second["n_columns"] == 2  # its own inspection
+    assert second["filename"] == "b.csv" and second["n_columns"] == 3 == first["n_columns"]
     assert _stored_files(service_dirs, tenant) == [f"{first['sha256']}.csv"]
     _upload(client, other_tenant)  # another tenant's copy is its own
     assert _stored_files(service_dirs, other_tenant) == [f"{first['sha256']}.csv"]
