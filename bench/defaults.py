@@ -76,6 +76,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "refine-off": {"refine": "off"},  # the default before the refinement step
     "refine-t0.05": {"refine_temperatures": (0.05,)},
     "refine-t0.2": {"refine_temperatures": (0.2,)},
+    # Selection under thin evidence (metro.search.safeguard; bench/small_data.py). "guard" is
+    # the default since it was measured; "guard-off" is the default before it. The other two
+    # were measured against the default before "guard" (each with guard off) and not kept.
+    "guard": {"guard": "fallback"},
+    "guard-off": {"guard": "off"},
+    "refine-sig": {"guard": "off", "refine_confidence": 0.9},
+    "shrink": {"guard": "off", "shrink_confidence": 0.9},
+    "guard+shrink": {"guard": "fallback", "shrink_confidence": 0.9},
 }
 
 THETAS = np.linspace(0.05, 0.95, 19)

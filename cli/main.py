@@ -54,6 +54,7 @@ def serve(
 
     from core.config import get_settings
     from core.db.migrate import upgrade
+    from service.api.middleware import parser_header_cap
 
     settings = get_settings()
     if worker is None:  # embedded: the local SQLite broker, which only a local worker can share
@@ -79,6 +80,13 @@ def serve(
             log_level="info",
             # A request that never ends must not keep the server from stopping on SIGTERM.
             timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
+            # h11's own limit on a request's head (16 KiB by default) applies only to a head
+            # that arrives in pieces, and its refusal is a text/plain 400: raised above the
+            # app's METRO_MAX_REQUEST_HEADER_BYTES, the app refuses every oversized head up to
+            # this hard cap with its problem+json 400, however the bytes arrived. h11 even
+            # when httptools is installed (uvicorn[standard]), which would ignore the cap.
+            http="h11",
+            h11_max_incomplete_event_size=parser_header_cap(settings),
         )
     finally:
         if supervisor is not None:

@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     # Limits. Each bounds the work or memory one request can cause.
     max_upload_bytes: int = 256 * 1024 * 1024
     max_request_body_bytes: int = 16 * 1024 * 1024
+    # Request line and header fields together; past it a 400 problem (service.api.middleware).
+    max_request_header_bytes: int = Field(default=16 * 1024, ge=1024)
     max_predict_rows: int = 10_000
     default_page_size: int = 50
     max_page_size: int = 200
@@ -107,6 +109,18 @@ class Settings(BaseSettings):
     # Jobs a tenant may have queued, running or cancelling at once (0: no limit). One tenant
     # cannot fill the queue for everybody; a submission past it is a 429.
     max_active_jobs_per_tenant: int = Field(default=100, ge=0)
+    # What one job may ask for, beyond each parameter's own bounds, which the metro library sets
+    # (docs/operations.md, "Limits on a job"). A job past one is a 422 at submission, or ends
+    # failed once a worker has loaded data whose size was not known then (s3://, https://,
+    # file://). The normalized spec's size in bytes, as stored and listed; the parameters of one
+    # model; and the job's work, parameters x rows x passes (epochs or max_iter) x models trained
+    # over all repeats (core.job_spec.JobWork). The defaults take the paper's cnn3 (93k
+    # parameters) on 10,000 images, 21 lambdas by 5-fold CV, 100 epochs, 4 baselines and 10
+    # repeats (1.4e14), and a 40M-parameter model, with room to spare; 1e15 is about five hours
+    # of one H100 for a cnn3 (docs/operations.md).
+    max_job_spec_bytes: int = Field(default=64 * 1024, ge=1024)
+    max_model_parameters: int = Field(default=50_000_000, ge=1)
+    max_job_work: float = Field(default=1e15, gt=0)
 
     # RFC 9457 "type" URIs are this base plus a short slug (validation, not-found, ...).
     problem_type_base: str = "https://metro.example/problems/"

@@ -225,6 +225,128 @@ def constraint_name(constraint: Constraint) -> dict[str, str]:
     }
 
 
+# -- what a job costs: parameters and work, bounded by the operator's settings ---------------
+
+
+@dataclass(frozen=True)
+class DataSize:
+    """What is known of a job's data: its rows, the features of one example (flattened) and, for
+    images, their channels; None where not known (a dataset a worker has yet to download)."""
+
+    n_rows: int | None = None
+    n_features: int | None = None
+    channels: int | None = None
+
+    @classmethod
+    def of_examples(cls, n_rows: int, example_shape: tuple[int, ...]) -> DataSize:
+        """The size of loaded data: ``n_rows`` examples of ``example_shape``."""
+        features = 1
+        for side in example_shape:
+            features *= int(side)
+        channels = int(example_shape[0]) if len(example_shape) == 3 else None
+        return cls(n_rows=int(n_rows), n_features=features, channels=channels)
+
+
+@dataclass(frozen=True)
+class JobWork:
+    """What a job trains: ``models`` models (at most: see
+    :func:`metro.experiment.models_per_repeat`) in each of ``repeats`` repeats, each of
+    ``parameters`` parameters, each trained for ``passes`` passes (``pass_field``: SGD's epochs or
+    L-BFGS's max_iter) over at most ``rows`` rows (the dataset's: every split is a part of it).
+    Its work is their product: parameters x rows x passes x models x repeats, a measure of the
+    arithmetic of the job (one pass of one model over one row costs about a few operations per
+    parameter). ``parameters_exact`` is False when the data's columns are not known (one column
+    is assumed: a lower bound); ``rows`` and ``models`` are None when its rows are not known."""
+
+    model_kind: str
+    parameters: int
+    parameters_exact: bool
+    rows: int | None
+    passes: int
+    pass_field: str
+    models: int | None
+    repeats: int
+
+    @property
+    def work(self) -> int | None:
+        if self.rows is None or self.models is None:
+            return None
+        return self.parameters * self.rows * self.passes * self.models * self.repeats
+
+
+class JobLimitError(SpecFieldError):
+    """A job past one of the operator's limits (core.config.Settings), with the path of the spec
+    field at fault (empty: the job as a whole)."""
+
+
+def estimate_work(spec: Mapping[str, Any], objects: JobObjects, data: DataSize) -> JobWork:
+    """The :class:`JobWork` of a normalized spec whose objects are ``objects``, on ``data``."""
+    from metro.experiment import models_per_repeat
+
+    model = objects.model
+    n_inputs = data.channels if model.kind == "cnn3" else data.n_features
+    optimizer = objects.training.resolve_optimizer(model)
+    pass_field = "max_iter" if optimizer == "lbfgs" else "epochs"
+    models = None
+    if data.n_rows is not None:
+        models = models_per_repeat(
+            data.n_rows,
+            search=objects.search,
+            baselines=tuple(spec.get("baselines") or ()),
+            constrained=bool(objects.constraints),
+        )
+    return JobWork(
+        model_kind=model.kind,
+        parameters=model.n_parameters(n_inputs),
+        parameters_exact=n_inputs is not None,
+        rows=data.n_rows,
+        passes=int(getattr(objects.training, pass_field)),
+        pass_field=pass_field,
+        models=models,
+        repeats=int(spec.get("repeats", 1)),
+    )
+
+
+# Where a model's parameters are set in a spec, and what to do about too many.
+_PARAMETER_FIELDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "linear": (("model",), "a linear model has one per feature of the data, plus its bias"),
+    "mlp": (("model", "hidden"), "use fewer or narrower hidden layers"),
+    "cnn3": (("model", "channels"), "use fewer channels"),
+}
+
+
+def budget_errors(
+    work: JobWork, *, max_model_parameters: int, max_job_work: float
+) -> list[JobLimitError]:
+    """The limits ``work`` is past, each naming the spec's field and the setting."""
+    errors = []
+    if work.parameters > max_model_parameters:
+        path, hint = _PARAMETER_FIELDS.get(work.model_kind, _PARAMETER_FIELDS["linear"])
+        at_least = "" if work.parameters_exact else "at least "
+        errors.append(
+            JobLimitError(
+                path,
+                f"the model has {at_least}{work.parameters:,} parameters, more than this "
+                f"server's limit of {max_model_parameters:,} (max_model_parameters): {hint}",
+            )
+        )
+    total = work.work
+    if total is not None and total > max_job_work:
+        assert work.rows is not None and work.models is not None
+        errors.append(
+            JobLimitError(
+                (),
+                f"the job's work, {total:.3g} = {work.parameters:,} parameters x "
+                f"{work.rows:,} rows x {work.passes:,} {work.pass_field} x {work.models:,} "
+                f"models per repeat x {work.repeats} repeats, is more than this server's limit "
+                f"of {max_job_work:.3g} (max_job_work): lower training.{work.pass_field}, "
+                "search.n_lambdas (or max_steps), search.cv, baselines or repeats, or use a "
+                "smaller model",
+            )
+        )
+    return errors
+
+
 def spec_hash(spec: Mapping[str, Any]) -> str:
     """A digest of the normalized spec: two submissions that mean the same job hash the same,
     whether or not they spelled out the defaults."""

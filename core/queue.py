@@ -24,6 +24,13 @@ logger = logging.getLogger(__name__)
 # kombu's Redis transport keeps one list per priority step of a queue ("<queue>\x06\x16<p>").
 _PRIORITY_SEP = "\x06\x16"
 _PRIORITY_STEPS = (0, 3, 6, 9)
+# On Redis a worker pops the lists in that order: step 0 first (kombu's Redis priorities run the
+# other way from AMQP's, 0 is the most urgent). New jobs and help requests go to step 3; a job
+# the reconciler recovers (its worker died, or its message was lost) goes to step 0, so that it
+# runs before the jobs that were queued behind it, rather than after every one of them. The
+# embedded SQLite transport has no priorities: there, every message is first in, first out.
+NORMAL_PRIORITY = 3
+RECOVERED_PRIORITY = 0
 # A broker that is down must not hold an API request for long: the reconciler resends.
 _SEND_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 
@@ -61,14 +68,22 @@ class JobQueue:
         return self._app
 
     def enqueue(
-        self, job_id: uuid.UUID | str, spec: dict[str, Any], *, countdown: float | None = None
+        self,
+        job_id: uuid.UUID | str,
+        spec: dict[str, Any],
+        *,
+        countdown: float | None = None,
+        recovered: bool = False,
     ) -> None:
+        """Send the job's run message; ``recovered`` (the reconciler's) puts it ahead of the
+        messages of jobs that are merely waiting."""
         self.app.send_task(
             RUN_JOB,
             args=[str(job_id)],
             queue=queue_for(spec, self.settings),
             task_id=run_task_id(job_id),
             countdown=countdown,
+            priority=RECOVERED_PRIORITY if recovered else NORMAL_PRIORITY,
             retry_policy=_SEND_RETRY,
         )
 
@@ -79,6 +94,7 @@ class JobQueue:
                 args=[str(job_id)],
                 queue=queue_for(spec, self.settings),
                 task_id=f"help-{job_id}-{uuid.uuid4().hex[:8]}",
+                priority=NORMAL_PRIORITY,  # in turn with new jobs, as before priorities
                 retry_policy=_SEND_RETRY,
             )
 

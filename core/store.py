@@ -15,6 +15,7 @@ session it holds.
 from __future__ import annotations
 
 import math
+import numbers
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -47,6 +48,45 @@ class StoreContext(Protocol):
     def settings(self) -> Settings: ...
 
     def session(self) -> Session: ...
+
+
+class NonFiniteValueError(ValueError):
+    """A job's own number that is not finite (NaN, inf) on its way to the database. A JSON column
+    cannot hold one (PostgreSQL refuses the whole statement, which would read as a database
+    error and be retried), so the worker's writes check first and the job fails, naming it."""
+
+
+def _non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
+    """The first number under ``value`` (dicts, lists, tuples) that is not finite, with its
+    path (``lambdas[3]``, ``refinement.scores[0].score``); None if every number is."""
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        number = float(value)
+        return None if math.isfinite(number) else (path or "value", number)
+    if isinstance(value, dict):
+        items: Iterable[tuple[str, Any]] = (
+            (f"{path}.{key}" if path else str(key), item) for key, item in value.items()
+        )
+    elif isinstance(value, list | tuple):
+        items = ((f"{path}[{index}]", item) for index, item in enumerate(value))
+    else:
+        return None
+    for where, item in items:
+        found = _non_finite(item, where)
+        if found is not None:
+            return found
+    return None
+
+
+def require_finite(what: str, **values: Any) -> None:
+    """Raise NonFiniteValueError if a number under ``values`` is not finite; ``what`` says whose
+    numbers they are (``"trace step 3 of repeat 0"``)."""
+    found = _non_finite(values)
+    if found is not None:
+        where, number = found
+        raise NonFiniteValueError(
+            f"the job produced a non-finite number ({number}) as {where} of {what}; nothing "
+            "was recorded (a diverged fit, or a lambda range past what floats hold)"
+        )
 
 
 def _changed_one(result: Result[Any]) -> bool:
@@ -291,7 +331,12 @@ def record_step(
     best_lambda: float | None,
 ) -> bool:
     """Upsert one lambda step (a replayed step after a resume is a no-op: the first write
-    stays) and move the job's progress; False if the lease is gone."""
+    stays) and move the job's progress; False if the lease is gone. NonFiniteValueError for a
+    non-finite number (runner.step_row stores a diverged fit's loss as null)."""
+    require_finite(
+        f"trace step {step.get('step')} of repeat {step.get('repeat')}",
+        step=step, progress=progress, best_lambda=best_lambda,
+    )  # fmt: skip
     with ctx.session() as session:
         insert_ignore(
             session, LambdaStep, [{"job_id": job_id, **step}], ("job_id", "repeat", "step")
@@ -306,6 +351,7 @@ def record_step(
 
 
 def set_progress(ctx: StoreContext, job_id: uuid.UUID, token: str, progress: float) -> bool:
+    require_finite("the job's progress", progress=progress)
     with ctx.session() as session:
         held = _update_held_job(
             session, job_id, token, progress=progress, updated_at=db_now(session)
@@ -324,6 +370,7 @@ def set_choices(
 ) -> bool:
     """Record what the repeats' searches have chosen so far (and the delivered model's lambda
     once repeat 0 has chosen); False if the lease is gone."""
+    require_finite("the repeats' choices", choices=choices, best_lambda=best_lambda)
     with ctx.session() as session:
         held = _update_held_job(
             session, job_id, token,
@@ -345,6 +392,10 @@ def succeed_job(
 ) -> str:
     """One transaction: the metric results, the model row and the final state. Returns the state
     the job ended in ("succeeded", or "cancelled" when a cancel arrived first), or "lost"."""
+    require_finite(
+        "the job's results",
+        runs=metric_rows, model=model_row, best_lambda=best_lambda, choices=choices,
+    )  # fmt: skip
     with ctx.session() as session:
         job = session.scalar(
             select(Job)
@@ -437,6 +488,8 @@ def ensure_fits(
     ctx: StoreContext, job_id: uuid.UUID, rows: list[dict[str, Any]]
 ) -> dict[str, FitRow]:
     """Create the fits of one solve call unless they exist; return them all by key."""
+    for row in rows:
+        require_finite(f"fit {row.get('key')}", **row)
     with ctx.session() as session:
         insert_ignore(
             session, JobFit,

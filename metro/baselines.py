@@ -31,9 +31,26 @@ from metro.trainer import (
     predict_scores,
 )
 
-__all__ = ["BASELINES", "BaselineResult", "fit_baseline", "theta_cost_tables"]
+__all__ = [
+    "BASELINES",
+    "N_THETAS",
+    "BaselineResult",
+    "baseline_models",
+    "fit_baseline",
+    "theta_cost_tables",
+]
 
 BASELINES: tuple[str, ...] = ("erm", "koyejo1", "koyejo2", "parambath")
+# The theta grid of koyejo2 and parambath (fit_baseline's default).
+N_THETAS = 19
+
+
+def baseline_models(method: str, *, refit: bool, n_thetas: int = N_THETAS) -> int:
+    """How many models :func:`fit_baseline` trains for ``method``: one logistic model (erm,
+    koyejo1) or one per theta (koyejo2, parambath), plus the refit of the chosen one."""
+    if method not in BASELINES:
+        raise ValueError(f"unknown baseline {method!r}; expected one of {', '.join(BASELINES)}")
+    return (1 if method in ("erm", "koyejo1") else n_thetas) + (1 if refit else 0)
 
 
 @dataclass
@@ -72,7 +89,7 @@ def fit_baseline(
     y_validation: np.ndarray | None,
     model: ModelSpec,
     config: TrainingConfig,
-    n_thetas: int = 19,
+    n_thetas: int = N_THETAS,
     X_refit: np.ndarray | None = None,
     y_refit: np.ndarray | None = None,
     constraints: Sequence[Constraint] = (),

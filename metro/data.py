@@ -43,10 +43,12 @@ __all__ = [
     "Dataset",
     "Splits",
     "TableShape",
+    "builtin_shape",
     "inspect_file",
     "load_dataset",
     "parse_labels",
     "split_indices",
+    "split_sizes",
     "subset",
 ]
 
@@ -321,6 +323,16 @@ def _split_size(fraction: float, n: int) -> int:
     return math.ceil(fraction * n - 1e-9) if fraction > 0 else 0
 
 
+def split_sizes(
+    n: int, *, validation_fraction: float = 0.25, test_fraction: float = 0.2
+) -> tuple[int, int, int]:
+    """The rows of the train, validation and test splits :func:`split_indices` makes of ``n``
+    rows (the training split may come out empty or negative: split_indices refuses that)."""
+    n_val = _split_size(validation_fraction, n)
+    n_test = _split_size(test_fraction, n)
+    return n - n_val - n_test, n_val, n_test
+
+
 def _allocate_positives(sizes: list[int], n_pos: int, minimum: int, names: list[str]) -> list[int]:
     """How many positives each split gets: proportional, within one of each split's exact share.
 
@@ -424,9 +436,9 @@ def split_indices(
             f"min_positives_per_split must be a non-negative int, got {min_positives_per_split!r}"
         )
     n = int(labels.size)
-    n_val = _split_size(validation_fraction, n)
-    n_test = _split_size(test_fraction, n)
-    n_train = n - n_val - n_test
+    n_train, n_val, n_test = split_sizes(
+        n, validation_fraction=validation_fraction, test_fraction=test_fraction
+    )
     if n_train < 1:
         raise DataError(
             f"dataset has {n} rows, too few for a split with validation_fraction="
@@ -888,6 +900,26 @@ def _read_npz(real: str, given: str, limits: _Limits) -> _Loaded:
 
 def _builtin(uri: str, max_rows: int | None) -> tuple[_Loaded, Any]:
     """Returns the loaded arrays and the default positive label of a ``builtin://`` uri."""
+    name, params = _builtin_params(uri)
+    reader, _ = _BUILTINS[name]
+    return reader(params, max_rows)
+
+
+def builtin_shape(uri: str) -> tuple[int, tuple[int, ...]]:
+    """The rows of a ``builtin://`` data set and the shape of one example, without generating
+    a synthetic one (its size is in its parameters); DataError as :func:`load_dataset` for a bad
+    uri."""
+    name, params = _builtin_params(uri)
+    if name == "synthetic":
+        n_samples, n_features, _, _ = _synthetic_params(params, max_rows=None)
+        return n_samples, (n_features,)
+    reader, _ = _BUILTINS[name]
+    (X, _, _), _ = reader(params, None)  # the two small sets load in milliseconds
+    return int(X.shape[0]), tuple(int(v) for v in X.shape[1:])
+
+
+def _builtin_params(uri: str) -> tuple[str, dict[str, str]]:
+    """The name and parameters of a ``builtin://`` uri, checked against what that set takes."""
     parts = urllib.parse.urlsplit(uri)
     name = parts.netloc
     if parts.path not in ("", "/") or parts.fragment:
@@ -901,14 +933,14 @@ def _builtin(uri: str, max_rows: int | None) -> tuple[_Loaded, Any]:
         if key in params:
             raise DataError(f"builtin://{name}: parameter '{key}' is given twice")
         params[key] = value
-    reader, allowed = _BUILTINS[name]
+    _, allowed = _BUILTINS[name]
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         valid = ", ".join(allowed) if allowed else "none"
         raise DataError(
             f"builtin://{name}: unknown parameter '{unknown[0]}'; valid parameters: {valid}"
         )
-    return reader(params, max_rows)
+    return name, params
 
 
 def _int_param(
@@ -981,6 +1013,27 @@ def _synthetic(params: dict[str, str], max_rows: int | None) -> tuple[_Loaded, A
     """An imbalanced problem of chosen size, for trying METRO without any data of one's own."""
     from sklearn.datasets import make_classification
 
+    n_samples, n_features, seed, fraction = _synthetic_params(params, max_rows=max_rows)
+    n_informative = max(2, n_features // 2)
+    X, y = make_classification(
+        n_samples=n_samples,
+        n_features=n_features,
+        n_informative=n_informative,
+        # scikit-learn's default of 2 redundant features does not fit when n_features is tiny.
+        n_redundant=min(2, n_features - n_informative),
+        n_repeated=0,
+        weights=[1 - fraction, fraction],
+        flip_y=0.01,
+        class_sep=1.0,
+        random_state=seed,
+    )
+    return (X, y, tuple(f"x{i}" for i in range(n_features))), 1
+
+
+def _synthetic_params(
+    params: dict[str, str], *, max_rows: int | None
+) -> tuple[int, int, int, float]:
+    """(n_samples, n_features, seed, positive_fraction) of ``builtin://synthetic``, checked."""
     name = "synthetic"
     n_samples = _int_param(name, params, "n_samples", 2000, 1, _SYNTHETIC_MAX_SAMPLES)
     n_features = _int_param(name, params, "n_features", 20, 2, _SYNTHETIC_MAX_FEATURES)
@@ -1001,20 +1054,7 @@ def _synthetic(params: dict[str, str], max_rows: int | None) -> tuple[_Loaded, A
             f"builtin://{name}: n_samples * n_features must be at most {_SYNTHETIC_MAX_VALUES}"
         )
     _check_rows(n_samples, max_rows)  # before generating, not after
-    n_informative = max(2, n_features // 2)
-    X, y = make_classification(
-        n_samples=n_samples,
-        n_features=n_features,
-        n_informative=n_informative,
-        # scikit-learn's default of 2 redundant features does not fit when n_features is tiny.
-        n_redundant=min(2, n_features - n_informative),
-        n_repeated=0,
-        weights=[1 - fraction, fraction],
-        flip_y=0.01,
-        class_sep=1.0,
-        random_state=seed,
-    )
-    return (X, y, tuple(f"x{i}" for i in range(n_features))), 1
+    return n_samples, n_features, seed, fraction
 
 
 _BUILTINS: dict[

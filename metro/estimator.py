@@ -72,6 +72,19 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         ``"off"``: the search's model as it is.
     refine_temperatures : sequence of float, default=(0.05, 0.2)
         The temperatures tried, as fractions of the spread of the chosen model's scores.
+    guard : {"fallback", "off"}
+        ``"fallback"``: a choice whose held-out counts cannot back it (fewer than 5 true
+        positives, or fewer predicted positives than a tenth of the held-out positives) is
+        replaced by the fallback, the grid's plain-ERM-like fit with its threshold tuned among
+        the supported ones; where that is unsupported too, ``warnings_`` says so
+        (``no_supported_choice``). ``"off"``: the choice as it is. Unconstrained grid only
+        (:mod:`metro.search.safeguard`).
+    refine_confidence : float in [0.5, 1), optional
+        Keep the refinement only when a paired bootstrap over the held-out rows finds it better
+        with at least this probability (None: on any held-out gain).
+    shrink_confidence : float in [0.5, 1), optional
+        Deliver the fallback instead of the choice unless a paired bootstrap over the held-out
+        rows finds the choice better with at least this probability (None: never).
     constraints : list of dict, optional
         Floors and ceilings on other ratio metrics, trained for: e.g.
         ``[{"metric": "recall", "at_least": 0.9}]`` or ``{"metric": "false_positive_rate",
@@ -112,7 +125,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     constraints_satisfied_ (False when no fit met them there: the one closest is kept);
     refinement_ (the :class:`~metro.search.Refinement` step's held-out losses and the temperature
     kept, None when it did not run; when kept, ``threshold_`` is 0 and best_score_ is the refined
-    models' held-out metric).
+    models' held-out metric); safeguard_ (the :class:`~metro.search.Safeguard`: whether and why
+    the fallback replaced the choice, None where there was no fallback; when it did, the
+    delivered model, ``threshold_``, ``best_lambda_`` and ``best_score_`` are the fallback's).
     """
 
     def __init__(
@@ -134,6 +149,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         threshold: str = _DEFAULT_SEARCH.threshold,
         refine: str = _DEFAULT_SEARCH.refine,
         refine_temperatures: Sequence[float] = _DEFAULT_SEARCH.refine_temperatures,
+        guard: str = _DEFAULT_SEARCH.guard,
+        refine_confidence: float | None = _DEFAULT_SEARCH.refine_confidence,
+        shrink_confidence: float | None = _DEFAULT_SEARCH.shrink_confidence,
         constraints: Sequence[Mapping[str, Any] | Constraint] | None = None,
         validation_fraction: float = 0.25,
         refit: bool = _DEFAULT_SEARCH.refit,
@@ -158,6 +176,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.threshold = threshold
         self.refine = refine
         self.refine_temperatures = refine_temperatures
+        self.guard = guard
+        self.refine_confidence = refine_confidence
+        self.shrink_confidence = shrink_confidence
         self.constraints = constraints
         self.validation_fraction = validation_fraction
         self.refit = refit
@@ -195,6 +216,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             refit=self.refit,
             refine=self.refine,
             refine_temperatures=tuple(self.refine_temperatures),
+            guard=self.guard,
+            refine_confidence=self.refine_confidence,
+            shrink_confidence=self.shrink_confidence,
         )
 
     def _training_config(self) -> TrainingConfig:
@@ -298,6 +322,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.best_shift_ = result.trained_shift
         self.warnings_ = list(result.warnings)
         self.refinement_ = result.refinement
+        self.safeguard_ = result.safeguard
         self.lambda_range_ = spec.lambda_range
         self.n_fits_ = result.n_fits
         self.best_score_ = spec.score_from_loss(result.selection_loss)

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from metro.baselines import BASELINES, fit_baseline
+from metro.baselines import BASELINES, baseline_models, fit_baseline
 from metro.constraints import Constraint, get_constraints
-from metro.data import Dataset, Splits, split_indices
+from metro.data import Dataset, Splits, split_indices, split_sizes
 from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec
 from metro.models import ModelSpec, StackedModel
@@ -36,18 +36,24 @@ from metro.search import (
 from metro.search.solver import TrainerSolver, delivered_model
 from metro.surrogates import Surrogate
 from metro.trainer import TrainingConfig, predict_scores
+from metro.trainer.config import MAX_SEED, check_int
 
 __all__ = [
+    "MAX_REPEATS",
     "METHODS",
     "ExperimentResult",
     "FittedMethod",
     "MethodScore",
     "RepeatSetup",
+    "models_per_repeat",
     "prepare_repeat",
+    "repeat_seed",
     "run_experiment",
 ]
 
 METHODS: tuple[str, ...] = ("metro", *BASELINES)
+# Repeats of one experiment: each is a whole search (and every baseline) on fresh splits.
+MAX_REPEATS = 100
 _FOLD_ROLE = re.compile(r"fold(\d+)of(\d+)")
 
 
@@ -167,6 +173,34 @@ class RepeatSetup:
         )  # fmt: skip
 
 
+def models_per_repeat(
+    n_rows: int,
+    *,
+    search: SearchConfig,
+    baselines: Sequence[str] = (),
+    constrained: bool = False,
+    validation_fraction: float = 0.25,
+    test_fraction: float = 0.2,
+) -> int:
+    """At most how many models one repeat of :func:`run_experiment` trains on ``n_rows`` rows:
+    METRO's search on training + validation (:meth:`SearchConfig.models_trained`; its folds
+    depend on those rows) and each baseline's (:func:`metro.baselines.baseline_models`). Each
+    model is trained on at most ``n_rows`` rows for its ``epochs`` (SGD) or ``max_iter``
+    (L-BFGS) passes, which is how a service bounds a job's work."""
+    _, n_validation, n_test = split_sizes(
+        n_rows, validation_fraction=validation_fraction, test_fraction=test_fraction
+    )
+    models = search.models_trained(n_rows - n_test, constrained=constrained)
+    refit = search.refit and n_validation > 0
+    return models + sum(baseline_models(method, refit=refit) for method in baselines)
+
+
+def repeat_seed(seed: int, repeat: int) -> int:
+    """The seed of repeat ``repeat``: ``seed + repeat``, wrapped into 0 .. MAX_SEED, so that every
+    seed a TrainingConfig takes seeds every repeat (NumPy and scikit-learn refuse 2**32)."""
+    return (seed + repeat) % (MAX_SEED + 1)
+
+
 def prepare_repeat(
     dataset: Dataset,
     *,
@@ -181,15 +215,18 @@ def prepare_repeat(
     constraints: Sequence[Constraint | Mapping[str, Any]] | None = None,
 ) -> RepeatSetup:
     """Repeat ``repeat`` of :func:`run_experiment`: split seeded ``seed + repeat``, metric (and
-    constraints) resolved on the training part, trainer seed ``training.seed + repeat``."""
+    constraints) resolved on the training part, trainer seed ``training.seed + repeat`` (both
+    wrapped into 0 .. MAX_SEED by :func:`repeat_seed`)."""
     splits = split_indices(
         dataset.y,
         validation_fraction=validation_fraction,
         test_fraction=test_fraction,
-        random_state=seed + repeat,
+        random_state=repeat_seed(seed, repeat),
     )
     spec = metric.resolve(dataset.y[splits.train])
-    config = TrainingConfig.from_dict({**training.to_dict(), "seed": training.seed + repeat})
+    config = TrainingConfig.from_dict(
+        {**training.to_dict(), "seed": repeat_seed(training.seed, repeat)}
+    )
     return RepeatSetup(
         dataset=dataset, repeat=repeat, splits=splits, spec=spec, config=config,
         surrogate=surrogate, model=model,
@@ -231,8 +268,9 @@ def run_experiment(
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baseline(s) {unknown}; expected any of {', '.join(BASELINES)}")
-    if not isinstance(repeats, int) or isinstance(repeats, bool) or not 1 <= repeats <= 100:
-        raise ValueError("repeats must be an integer between 1 and 100")
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or not 1 <= repeats <= MAX_REPEATS:
+        raise ValueError(f"repeats must be an integer between 1 and {MAX_REPEATS}")
+    check_int("seed", seed, 0, MAX_SEED)
     if baselines and validation_fraction <= 0:
         raise ValueError("baselines need a validation split (validation_fraction > 0)")
     model.check_input(tuple(dataset.X.shape[1:]))

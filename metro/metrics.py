@@ -30,6 +30,9 @@ import numpy as np
 __all__ = [
     "CELLS",
     "CELL_BASIS",
+    "F_BETA_RANGE",
+    "MAX_ABS_COEFFICIENT",
+    "MAX_ABS_LAMBDA",
     "MetricSpec",
     "PriorDependentMetric",
     "UnknownMetricParameterError",
@@ -66,6 +69,20 @@ _BASIS_TO_CELLS = np.linalg.inv(np.stack([CELL_BASIS[c] for c in CELLS]))  # [4 
 
 _ZERO_TOL = 1e-12
 
+# The largest |lambda| a search may be given (SearchConfig.lambda_min / lambda_max) and the
+# largest |zero_division|. A lambda is a value of the loss (lambda* is the optimal one) and every
+# preset's loss lies in [-1, 1], so this leaves custom ratios six orders of magnitude while
+# keeping a grid over [lambda_min, lambda_max] finite (the span of -1e308..1e308 overflows to
+# inf). A custom metric's own range (lambda_range) is finite by MAX_ABS_COEFFICIENT.
+MAX_ABS_LAMBDA = 1e6
+# The largest |coefficient| of a metric (alpha, beta, or a weight on a confusion cell). With
+# |lambda| <= MAX_ABS_LAMBDA the cost coefficients alpha - lambda * beta stay below 1e19, far
+# inside float64 and, once the cost tables are normalized, float32.
+MAX_ABS_COEFFICIENT = 1e12
+# F-beta's beta: beyond 1000 it is recall and below 0.001 precision in all but name, and
+# (1 + beta^2) stays within MAX_ABS_COEFFICIENT.
+F_BETA_RANGE = (1e-3, 1e3)
+
 
 def _as_binary(y: Any, name: str) -> np.ndarray:
     """Labels as booleans, positive = True. Accepts {0,1}, {-1,+1} and booleans."""
@@ -99,6 +116,15 @@ def confusion_fractions(y_true: Any, y_pred: Any) -> np.ndarray:
     return np.array([tp, fp, fn, n - tp - fp - fn], dtype=np.float64) / n
 
 
+def _as_float(value: Any) -> float:
+    """``float(value)``, where an integer past float64's range counts as infinite (``float``
+    raises OverflowError for it): the range checks below then refuse it with their message."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def _coeffs_from_mapping(cells: Mapping[str, float], what: str) -> np.ndarray:
     unknown = set(cells) - set(CELL_BASIS)
     if unknown:
@@ -107,19 +133,26 @@ def _coeffs_from_mapping(cells: Mapping[str, float], what: str) -> np.ndarray:
         )
     vec = np.zeros(4)
     for key, weight in cells.items():
-        w = float(weight)
-        if not math.isfinite(w):
-            raise ValueError(f"{what}[{key!r}] must be finite, got {weight!r}")
+        w = _as_float(weight)
+        if not math.isfinite(w) or abs(w) > MAX_ABS_COEFFICIENT:
+            raise ValueError(
+                f"{what}[{key!r}] must be a finite number of at most {MAX_ABS_COEFFICIENT:g} in "
+                f"absolute value, got {weight!r}"
+            )
         vec += w * CELL_BASIS[key]
     return vec
 
 
 def _check_vector(v: Any, name: str) -> np.ndarray:
-    arr = np.asarray(v, dtype=np.float64)
+    bounded = f"{name} must be finite numbers of at most {MAX_ABS_COEFFICIENT:g} in absolute value"
+    try:
+        arr = np.asarray(v, dtype=np.float64)
+    except OverflowError:  # an integer past float64's range
+        raise ValueError(bounded) from None
     if arr.shape != (4,):
         raise ValueError(f"{name} must have exactly 4 coefficients, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {arr.tolist()}")
+    if not np.all(np.isfinite(arr)) or np.any(np.abs(arr) > MAX_ABS_COEFFICIENT):
+        raise ValueError(f"{bounded}, got {arr.tolist()}")
     return arr
 
 
@@ -180,8 +213,12 @@ class MetricSpec:
                 f"(when every example is {'/'.join(b.upper() for b in bad)}), "
                 "which makes the loss infinite"
             )
-        if not math.isfinite(float(self.zero_division)):
-            raise ValueError("zero_division must be finite")
+        # zero_division is a value of the loss (a lambda the grid may span): bounded as lambdas are.
+        if not -MAX_ABS_LAMBDA <= _as_float(self.zero_division) <= MAX_ABS_LAMBDA:
+            raise ValueError(
+                f"zero_division must be a finite number between {-MAX_ABS_LAMBDA:g} and "
+                f"{MAX_ABS_LAMBDA:g}, got {self.zero_division!r}"
+            )
         if np.ptp([n / d for n, d in zip(num_cells, den_cells, strict=True) if d > tol]) <= tol:
             raise ValueError("the metric is constant on every prediction: nothing to optimize")
         object.__setattr__(self, "alpha", alpha)
@@ -368,9 +405,12 @@ def display_name(name: str) -> str:
 # -- presets -----------------------------------------------------------------------------------
 def f_beta(beta: float = 1.0) -> MetricSpec:
     """F-beta = (1 + b^2) TP / ((1 + b^2) TP + b^2 FN + FP)."""
-    b = float(beta)
-    if not math.isfinite(b) or b <= 0:
-        raise ValueError(f"beta must be a positive number, got {beta!r}")
+    b = _as_float(beta)
+    low, high = F_BETA_RANGE
+    if not low <= b <= high:  # NaN fails too
+        raise ValueError(
+            f"beta must be a positive number between {low:g} and {high:g}, got {beta!r}"
+        )
     b2 = b * b
     return MetricSpec.from_confusion(
         numerator={"tp": 1 + b2},
@@ -435,8 +475,10 @@ def weighted_accuracy(
     """WA = (w_tp TP + w_tn TN) / (w_tp TP + w_tn TN + w_fp FP + w_fn FN), weights >= 0."""
     weights = {"w_tp": w_tp, "w_tn": w_tn, "w_fp": w_fp, "w_fn": w_fn}
     for key, w in weights.items():
-        if not math.isfinite(float(w)) or float(w) < 0:
-            raise ValueError(f"{key} must be a non-negative number, got {w!r}")
+        if not 0 <= _as_float(w) <= MAX_ABS_COEFFICIENT:  # NaN fails too
+            raise ValueError(
+                f"{key} must be a non-negative number of at most {MAX_ABS_COEFFICIENT:g}, got {w!r}"
+            )
     if float(w_tp) == 0 and float(w_tn) == 0:
         raise ValueError("w_tp and w_tn cannot both be zero: the metric would be constant")
     if float(w_fp) == 0 and float(w_fn) == 0:

@@ -31,7 +31,11 @@ import torch.nn.functional as F
 from torch import Tensor
 
 __all__ = [
+    "CNN3_LAYERS",
     "CONV_STACKINGS",
+    "MAX_CHANNELS",
+    "MAX_HIDDEN_LAYERS",
+    "MAX_LAYER_WIDTH",
     "MODEL_KINDS",
     "ModelSpec",
     "StackedModel",
@@ -40,6 +44,17 @@ __all__ = [
 ]
 
 MODEL_KINDS: tuple[str, ...] = ("linear", "mlp", "cnn3")
+
+# The sizes a spec may ask for, so that every accepted spec describes a network a worker can
+# build and a spec stays small: an mlp has 1 to MAX_HIDDEN_LAYERS hidden layers of at most
+# MAX_LAYER_WIDTH units (two such layers are 4.3e9 weights per model, far past any budget a
+# service sets, see core.config.Settings.max_model_parameters); cnn3 has CNN3_LAYERS conv layers
+# of at most MAX_CHANNELS channels. Deeper or wider models than these are not what the paper's
+# hypothesis sets are about.
+MAX_HIDDEN_LAYERS = 32
+MAX_LAYER_WIDTH = 65_536
+CNN3_LAYERS = 3
+MAX_CHANNELS = 4_096
 
 # Two max-pools of 2 halve the image twice; a side under 4 would pool to nothing.
 _MIN_IMAGE_SIDE = 4
@@ -71,10 +86,25 @@ CONV_STACKINGS: tuple[str, ...] = ("grouped", "gemm", "split")
 _GROUPED_MAX_PIXELS = 16 * 16
 
 
-def _sizes(value: Any, field_name: str) -> tuple[int, ...]:
-    """A non-empty tuple of positive ints, or a ValueError naming the field."""
+def _sizes(
+    value: Any,
+    field_name: str,
+    *,
+    max_len: int | None = None,
+    exact_len: int | None = None,
+    max_size: int | None = None,
+) -> tuple[int, ...]:
+    """A non-empty tuple of positive ints (at most ``max_len`` of them, or exactly
+    ``exact_len``, each at most ``max_size``), or a ValueError naming the field. The length is
+    checked first, so that a list of a million sizes is refused without reading it."""
     if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
         raise ValueError(f"{field_name} must be a sequence of positive integers, got {value!r}")
+    if exact_len is not None and len(value) != exact_len:
+        raise ValueError(
+            f"{field_name} must have exactly {exact_len} sizes (one per layer), got {len(value)}"
+        )
+    if max_len is not None and len(value) > max_len:
+        raise ValueError(f"{field_name} may hold at most {max_len} sizes, got {len(value)}")
     sizes: list[int] = []
     for v in value:
         if isinstance(v, bool):
@@ -85,6 +115,8 @@ def _sizes(value: Any, field_name: str) -> tuple[int, ...]:
             raise ValueError(f"{field_name} must hold positive integers, got {v!r}") from None
         if size <= 0:
             raise ValueError(f"{field_name} must hold positive integers, got {size}")
+        if max_size is not None and size > max_size:
+            raise ValueError(f"{field_name} sizes must be at most {max_size}, got {size}")
         sizes.append(size)
     if not sizes:
         raise ValueError(f"{field_name} must not be empty")
@@ -111,12 +143,9 @@ class ModelSpec:
             raise ValueError(
                 f"unknown model kind {self.kind!r}; expected one of {', '.join(MODEL_KINDS)}"
             )
-        object.__setattr__(self, "hidden", _sizes(self.hidden, "hidden"))
-        channels = _sizes(self.channels, "channels")
-        if len(channels) != 3:
-            raise ValueError(
-                f"channels must have exactly 3 sizes (one per conv layer), got {list(channels)}"
-            )
+        hidden = _sizes(self.hidden, "hidden", max_len=MAX_HIDDEN_LAYERS, max_size=MAX_LAYER_WIDTH)
+        object.__setattr__(self, "hidden", hidden)
+        channels = _sizes(self.channels, "channels", exact_len=CNN3_LAYERS, max_size=MAX_CHANNELS)
         object.__setattr__(self, "channels", channels)
 
     def check_input(self, input_shape: tuple[int, ...]) -> None:
@@ -134,6 +163,16 @@ class ModelSpec:
                 f"model kind 'cnn3' needs images of at least {_MIN_IMAGE_SIDE}x{_MIN_IMAGE_SIDE} "
                 f"(it max-pools twice), got {shape[1]}x{shape[2]}"
             )
+
+    def n_parameters(self, n_inputs: int | None = None) -> int:
+        """The trainable parameters of one model, counted without building anything (a stack of
+        K models has K times as many). ``n_inputs`` is what the first layer reads: the features
+        of one example (flattened) for linear and mlp, its channels for cnn3 (the image's sides
+        do not matter). ``None``: one, the fewest any data gives, a lower bound for when the
+        data is not known yet."""
+        (n,) = _sizes([1 if n_inputs is None else n_inputs], "n_inputs")
+        shape = (n, _MIN_IMAGE_SIDE, _MIN_IMAGE_SIDE) if self.kind == "cnn3" else (n,)
+        return sum(math.prod(s) for s in _per_model_shapes(self, shape).values())
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "hidden": list(self.hidden), "channels": list(self.channels)}

@@ -19,7 +19,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-__all__ = ["SURROGATES", "Surrogate", "cost_sensitive_loss", "get_surrogate"]
+__all__ = ["PARAMETER_RANGE", "SURROGATES", "Surrogate", "cost_sensitive_loss", "get_surrogate"]
+
+# The range of a surrogate's parameter (sigmoid's slope k, rho-margin's rho): the margin t is
+# multiplied by k or divided by rho in float32, so outside it Phi is a step (k * 0 is NaN once k
+# overflows float32) or flat, without a useful gradient either way.
+PARAMETER_RANGE = (1e-6, 1e6)
 
 # Beyond this margin the exponential continues along its tangent: exp(30) ~ 1e13 is far past any
 # useful loss value, and the tangent keeps the function convex, non-increasing and finite.
@@ -66,11 +71,16 @@ class Surrogate:
                 f"surrogate {self.name!r} takes no parameter(s) {sorted(unknown)}"
                 + (f"; it takes {', '.join(allowed)}" if allowed else "")
             )
+        low, high = PARAMETER_RANGE
         for key, value in self.params.items():
-            v = float(value)
-            if not math.isfinite(v) or v <= 0:
+            try:
+                v = float(value)
+            except OverflowError:  # an integer past float64's range
+                v = math.inf
+            if not low <= v <= high:  # NaN fails too
                 raise ValueError(
-                    f"surrogate parameter {key} must be a positive number, got {value!r}"
+                    f"surrogate parameter {key} must be a positive number between {low:g} and "
+                    f"{high:g}, got {value!r}"
                 )
 
     @property

@@ -3,19 +3,32 @@
 Each section of the request is handed to the library object that will run it (through the
 builders of :mod:`core.job_spec`); a ``ValueError`` or ``TypeError`` from the library becomes an
 :class:`InvalidInputError` naming that section (and the field, when the message starts with one).
+A normalized spec is then held to the operator's limits (:func:`check_job_limits`: its size, its
+model's parameters, its work) on what is known of its data (:func:`known_data_size`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
+import sys
+import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy.orm import Session
+
+from core.db.models import Dataset
 from core.errors import FieldError, InvalidInputError
 from core.job_spec import (
+    DataSize,
     SpecFieldError,
     as_json,
+    budget_errors,
     build_constraints,
+    build_job_objects,
     build_metric,
     build_model_spec,
     build_search,
@@ -23,10 +36,12 @@ from core.job_spec import (
     build_training_config,
     check_constrained_search,
     constraint_name,
+    estimate_work,
 )
 from service.schemas.jobs import ConstraintIn, JobCreate
 
 if TYPE_CHECKING:
+    from core.config import Settings
     from metro.constraints import Constraint
     from metro.trainer import TrainingConfig
 
@@ -54,6 +69,25 @@ def fields_with_nul(value: Any, loc: tuple[str | int, ...]) -> list[FieldError]:
     return errors
 
 
+def fields_not_finite(value: Any, loc: tuple[str | int, ...]) -> list[FieldError]:
+    """A FieldError for every number under ``value`` that is not finite: JSON has no infinity,
+    yet 1e999 parses as one, and where the library does not look at a field (a label value) it
+    would reach the database's JSON column, which refuses it. An integer past float64's range is
+    refused too: no parameter means one, and Python's float() raises OverflowError for it."""
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [FieldError(loc, "must be a finite number")]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > sys.float_info.max:
+        return [FieldError(loc, "must be a finite number (this integer is past float64's range)")]
+    errors: list[FieldError] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            errors += fields_not_finite(item, (*loc, str(key)))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            errors += fields_not_finite(item, (*loc, index))
+    return errors
+
+
 # -- normalization ---------------------------------------------------------------------------
 
 
@@ -62,7 +96,9 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     every section the library rejected (not just the first)."""
     from metro.metrics import display_name
 
-    errors: list[FieldError] = []
+    errors = fields_not_finite(job.model_dump(exclude_unset=True), ("body",))
+    if errors:  # the library would refuse most of them one section at a time, less plainly
+        raise InvalidInputError(INVALID_JOB, errors)
 
     def section(
         name: str, given: Mapping[str, Any], build: Callable[[Mapping[str, Any]], Any]
@@ -138,6 +174,82 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         "baselines": list(job.baselines),
         **extra,
     }
+
+
+# -- the operator's limits on a job (core.config.Settings; docs/operations.md) ----------------
+
+
+@dataclass(frozen=True)
+class JobLimits:
+    """The limits a normalized spec is checked against at submission."""
+
+    max_spec_bytes: int
+    max_model_parameters: int
+    max_job_work: float
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> JobLimits:
+        return cls(
+            max_spec_bytes=settings.max_job_spec_bytes,
+            max_model_parameters=settings.max_model_parameters,
+            max_job_work=settings.max_job_work,
+        )
+
+
+def spec_bytes(spec: Mapping[str, Any]) -> int:
+    """The size of a spec as stored: compact JSON, UTF-8."""
+    return len(json.dumps(spec, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def check_job_limits(spec: Mapping[str, Any], *, limits: JobLimits, data: DataSize) -> None:
+    """InvalidInputError listing every limit the normalized ``spec`` is past on ``data`` (what is
+    known of the dataset now): the size of the spec, the parameters of its model (a lower bound
+    when the data's columns are unknown) and its work (only when the data's rows are known: the
+    worker checks the rest, see worker.runner)."""
+    errors: list[FieldError] = []
+    size = spec_bytes(spec)
+    if size > limits.max_spec_bytes:
+        errors.append(
+            FieldError(
+                ("body",),
+                f"the job spec is {size:,} bytes once normalized, more than this server's limit "
+                f"of {limits.max_spec_bytes:,} (max_job_spec_bytes)",
+            )
+        )
+    work = estimate_work(spec, build_job_objects(spec), data)
+    errors += [
+        FieldError(("body", *exc.path), str(exc))
+        for exc in budget_errors(
+            work,
+            max_model_parameters=limits.max_model_parameters,
+            max_job_work=limits.max_job_work,
+        )
+    ]
+    if errors:
+        raise InvalidInputError(INVALID_JOB, errors)
+
+
+def known_data_size(session: Session, uri: str, dataset_id: uuid.UUID | None) -> DataSize:
+    """What the service knows of a checked dataset before any worker loads it: an upload's rows
+    and columns (recorded when it was received), a built-in's; nothing of a file, an object or
+    a URL, which only the worker reads."""
+    if dataset_id is not None:
+        row = session.get(Dataset, dataset_id)  # loaded (and locked) by the dataset check
+        if row is None or row.n_rows is None or row.n_columns is None:
+            return DataSize()
+        # An NPZ's columns are its flattened features (the labels are another array); a table's
+        # include the label column. An NPZ's image channels are not recorded.
+        features = row.n_columns if row.format == ".npz" else row.n_columns - 1
+        return DataSize(n_rows=row.n_rows, n_features=max(features, 1))
+    if uri.lower().startswith("builtin://"):
+        from metro.data import DataError, builtin_shape
+
+        try:
+            n_rows, shape = builtin_shape(uri)
+        except DataError:  # refused by the dataset check already
+            return DataSize()
+        return DataSize.of_examples(n_rows, shape)
+    return DataSize()
 
 
 def _normalized_training(training: TrainingConfig) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from core.db.session import make_engine, make_sessionmaker
 from service.api.caches import ModelRefCache, PrincipalCache
 from service.api.middleware import (
     BodySizeLimitMiddleware,
+    HeaderSizeLimitMiddleware,
     MetricsMiddleware,
     RequireKeyMiddleware,
 )
@@ -86,11 +87,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         root.router,
     ):
         app.include_router(router)
-    # Added last = outermost: an anonymous request is refused before its body is read, the size
-    # limit applies before anything else reads it, and the metrics see every response, the 401s
-    # and 413s included.
+    # Added last = outermost: an oversized header section is refused before anything looks at
+    # the request, an anonymous request before its body is read, the body limit applies before
+    # anything else reads it, and the metrics see every response, the 400s, 401s and 413s
+    # included.
     app.add_middleware(BodySizeLimitMiddleware, settings=settings)
     app.add_middleware(RequireKeyMiddleware, settings=settings)
+    app.add_middleware(HeaderSizeLimitMiddleware, settings=settings)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     install_openapi(app)
     return app

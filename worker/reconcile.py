@@ -6,6 +6,10 @@
 * A queued job with no message in the broker (lost with a Redis restart, or the API could not
   send it) gets one, once it has waited ``METRO_REQUEUE_AFTER_SECONDS``.
 
+Both are sent oldest first and as *recovered* (:meth:`core.queue.JobQueue.enqueue`): on Redis
+they are taken before the jobs that are simply waiting, most of which were queued after them.
+The bounds this gives (how long until a job is back in the queue) are in docs/operations.md.
+
 Every worker runs the reconciler when it starts and then every ``METRO_RECONCILE_SECONDS`` in a
 background thread (:class:`PeriodicReconciler`), so recovery needs no special process. On
 PostgreSQL a session advisory lock lets one worker at a time do it and the others skip that round;
@@ -53,6 +57,7 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
                 Job.state.in_((JobState.RUNNING.value, JobState.CANCELLING.value)),
                 Job.lease_expires_at < now,
             )
+            .order_by(Job.created_at)
             .limit(_BATCH)
         ).all()
         for job_id, state, attempts, max_attempts, owner, spec in expired:
@@ -94,7 +99,7 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
 
     for job_id, spec in to_send:
         try:
-            queue.enqueue(job_id, spec)
+            queue.enqueue(job_id, spec, recovered=True)
         except Exception:
             # Still queued in the database: the next reconcile sends it.
             logger.warning("could not send job %s to the broker", job_id, exc_info=True)

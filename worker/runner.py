@@ -13,8 +13,11 @@
    one transaction record the metric results, the model row and ``succeeded``.
 
 Errors in the data or the spec end the job ``failed`` with the library's own message (never a
-traceback); a transient error (database, network, storage) gives the job back to the queue while
-attempts remain; anything else fails it with a generic reason and logs the traceback.
+traceback), and so does a job past the operator's parameter or work budget once its data is
+loaded (the API could not know the size of a file, an object or a URL) or a non-finite number of
+the job's own on its way to the database (:class:`core.store.NonFiniteValueError`); a transient
+error (database, network, storage) gives the job back to the queue while attempts remain;
+anything else fails it with a generic reason and logs the traceback.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from core import store
 from core.db.errors import DATABASE_UNAVAILABLE, is_database_outage
-from core.job_spec import JobObjects, build_job_objects
+from core.job_spec import DataSize, JobObjects, budget_errors, build_job_objects, estimate_work
 from core.queue import JobQueue
 from core.states import JobState
 from metro.data import DataError
@@ -72,6 +75,24 @@ def build_objects(spec: dict[str, Any]) -> JobObjects:
         raise SpecError(f"invalid job spec: {_message(exc)}") from None
 
 
+def check_budgets(
+    spec: dict[str, Any], objects: JobObjects, data: DataSize, ctx: WorkerContext
+) -> None:
+    """SpecError unless the job is within this deployment's max_model_parameters and
+    max_job_work on its data as loaded. The API checked them with what it knew of the data; a
+    file, an object or a URL it could not size, and a limit may have been lowered since."""
+    settings = ctx.settings
+    errors = budget_errors(
+        estimate_work(spec, objects, data),
+        max_model_parameters=settings.max_model_parameters,
+        max_job_work=settings.max_job_work,
+    )
+    if errors:
+        named = [".".join(str(p) for p in e.path) + ": " + str(e) if e.path else str(e)
+                 for e in errors]  # fmt: skip
+        raise SpecError(f"over this server's limits on its data: {'; '.join(named)}")
+
+
 def step_row(repeat: int, step: TraceStep) -> dict[str, Any]:
     """The lambda_steps row of one search step; a non-finite value (a diverged fit's loss) is
     stored as null, as JSON and the API have no infinity."""
@@ -87,7 +108,7 @@ def step_row(repeat: int, step: TraceStep) -> dict[str, Any]:
         "train_metric": _finite(step.train_metric),
         "validation_metric": _finite(step.validation_metric),
         "seconds": _finite(step.seconds),
-        "mu": step.mu,
+        "mu": _finite(step.mu),
         "constraint_values": [_finite(v) for v in step.constraint_values]
         if step.constraint_values
         else None,
@@ -252,6 +273,9 @@ class JobRun:
         objects = build_objects(spec)
         training = objects.training
         dataset = load_job_dataset(self.ctx, self.job.tenant_id, spec["dataset"])
+        check_budgets(
+            spec, objects, DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), self.ctx
+        )
         self.lease.check()
         ledger = FitLedger(
             self.ctx, self.job.id, self.token, self.lease, shard_size=self.job.shard_size,

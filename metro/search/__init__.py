@@ -28,6 +28,7 @@ from metro.search.dinkelbach import dinkelbach_search
 from metro.search.finite import FiniteHypothesisSolver, threshold_predictions
 from metro.search.grid import grid_lambdas, grid_search
 from metro.search.refine import Refinement, Refiner, refine_choice
+from metro.search.safeguard import Safeguard, safeguard_choice
 
 __all__ = [
     "STRATEGIES",
@@ -37,6 +38,7 @@ __all__ = [
     "LambdaSolver",
     "Refinement",
     "Refiner",
+    "Safeguard",
     "SearchConfig",
     "SearchResult",
     "SearchWarning",
@@ -117,7 +119,8 @@ def run_search(
         result = dinkelbach_search(
             solver, config=config, refit_solver=refit_solver, on_step=on_step
         )
-    return refine_choice(
+    result = refine_choice(
         result, solvers=judges, refit_solver=refit_solver, config=config, spec=spec,
         constraints=constraints,
     )  # fmt: skip
+    return safeguard_choice(result, config=config, spec=spec, refit_solver=refit_solver)

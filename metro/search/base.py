@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from metro.constraints import Constraint
     from metro.models import StackedModel
     from metro.search.refine import Refinement
+    from metro.search.safeguard import Fallback, Safeguard
 
 __all__ = [
     "Candidate",
@@ -185,6 +186,7 @@ class WarningCode(StrEnum):
     PREDICTS_ONE_CLASS = "predicts_one_class"
     FEW_TRUE_POSITIVES = "few_true_positives"
     CONSTRAINTS_NOT_MET = "constraints_not_met"
+    NO_SUPPORTED_CHOICE = "no_supported_choice"
 
 
 @dataclass(frozen=True)
@@ -223,7 +225,8 @@ def held_out_counts(
 def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
     """The warnings a search's choice deserves: its lambda at an end of the grid searched (the
     best value may lie beyond it), or a chosen classifier that predicts one class on the held-out
-    rows, or whose metric rests on fewer than :data:`FEW_TRUE_POSITIVES` true positives."""
+    rows, or whose metric rests on fewer than :data:`FEW_TRUE_POSITIVES` true positives, or a
+    choice the safeguard replaced by a fallback that the held-out rows do not support either."""
     out: list[SearchWarning] = []
     lam = result.trained_lambda
     grid = result.grid
@@ -263,6 +266,19 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
                     "more data, or more positives, would make the choice meaningful",
                 )
             )
+    guard = result.safeguard
+    if guard is not None and guard.used and not guard.fallback_supported:
+        tp, fp, fn, tn = guard.fallback_counts
+        out.append(
+            SearchWarning(
+                WarningCode.NO_SUPPORTED_CHOICE,
+                "the held-out rows cannot support any choice: the search's choice rested on "
+                f"too few true positives or predicted too few positives, and so does the "
+                f"fallback delivered instead (plain ERM with a tuned threshold: TP {tp}, FP {fp}, "
+                f"FN {fn}, TN {tn}); its {spec.name} on new data is a guess: more data, or more "
+                "positives, are needed",
+            )
+        )
     if result.constraints_satisfied is False:
         out.append(
             SearchWarning(
@@ -309,6 +325,13 @@ class SearchResult:
     # kept, the delivered model it made (threshold folded in: it decides by its sign).
     refinement: Refinement | None = None
     refined_model: StackedModel | None = None
+    # The refined models' decisions on the pooled held-out rows when the refinement was kept:
+    # (labels, decisions) in fold order (metro.search.safeguard compares them with the fallback).
+    held_out_decisions: tuple[np.ndarray, np.ndarray] | None = None
+    # The grid's fallback (the ERM-like lambda at a supported threshold; None: not available)
+    # and what the safeguard did with it (None: it did not run; metro.search.safeguard).
+    fallback: Fallback | None = None
+    safeguard: Safeguard | None = None
 
     @property
     def best_lambda(self) -> float:

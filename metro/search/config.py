@@ -6,9 +6,19 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from metro.metrics import MAX_ABS_LAMBDA
+
 __all__ = [
     "AUTO_CV_FOLDS",
     "AUTO_CV_MAX_ROWS",
+    "MAX_ABS_LAMBDA",
+    "MAX_CV_FOLDS",
+    "MAX_MULTIPLIER",
+    "MAX_MULTIPLIERS",
+    "MAX_N_LAMBDAS",
+    "MAX_REFINE_TEMPERATURE",
+    "MAX_REFINE_TEMPERATURES",
+    "MAX_STEPS",
     "REFINES",
     "SELECTIONS",
     "SHIFT_CHOICES",
@@ -22,6 +32,7 @@ SHIFT_CHOICES: tuple[str, ...] = ("minimal", "paper", "auto")
 SELECTIONS: tuple[str, ...] = ("best", "last")
 THRESHOLDS: tuple[str, ...] = ("zero", "tuned")
 REFINES: tuple[str, ...] = ("auto", "off")
+GUARDS: tuple[str, ...] = ("fallback", "off")
 # cv="auto": the grid chooses by AUTO_CV_FOLDS-fold cross-validation up to AUTO_CV_MAX_ROWS rows
 # (where a holdout's selection noise costs points: docs/quality.md; every task of the default
 # benchmark is below it), by a holdout above (a 25% holdout then has over 5,000 rows, and five
@@ -29,6 +40,18 @@ REFINES: tuple[str, ...] = ("auto", "off")
 # bench/default_speed.py).
 AUTO_CV_FOLDS = 5
 AUTO_CV_MAX_ROWS = 20_000
+# The bounds of a search, so that every accepted config is one a search can finish: lambdas of a
+# grid, steps of bisection or Dinkelbach, folds, the constrained grid's multipliers (each at most
+# MAX_MULTIPLIER: the constraint's weight against a metric whose loss is bounded by 1 for presets)
+# and the refinement's temperatures (fractions of the spread of the scores). lambda_min and
+# lambda_max lie in [-MAX_ABS_LAMBDA, MAX_ABS_LAMBDA] (metro.metrics).
+MAX_N_LAMBDAS = 1001
+MAX_STEPS = 200
+MAX_CV_FOLDS = 20
+MAX_MULTIPLIERS = 50
+MAX_MULTIPLIER = 1e6
+MAX_REFINE_TEMPERATURES = 10
+MAX_REFINE_TEMPERATURE = 10.0
 
 
 @dataclass(frozen=True)
@@ -64,6 +87,20 @@ class SearchConfig:
     than the unrefined choice (and, under constraints, meets them there too); ``"off"`` never
     refines. Other model kinds, choices that missed their constraints and searches without held-out
     rows are never refined.
+
+    Selection under thin evidence (:mod:`metro.search.safeguard`; the grid without constraints):
+
+    * ``guard``: ``"fallback"`` (the default) never delivers a choice whose held-out counts cannot
+      support it (fewer than 5 true positives, or a predicted-positive count below a tenth of
+      the held-out positives) without trying the fallback first: the grid point whose cost
+      table is closest to unweighted (plain ERM) with its threshold tuned among the supported
+      ones. ``"off"``: the choice as it is.
+    * ``refine_confidence``: None keeps the refinement on any held-out gain; a level in
+      [0.5, 1) keeps it only when a paired bootstrap over the held-out rows finds it better with
+      at least that probability.
+    * ``shrink_confidence``: None never shrinks; a level in [0.5, 1) delivers the fallback
+      instead of the choice unless a paired bootstrap over the held-out rows finds the choice
+      better with at least that probability.
     """
 
     strategy: str = "grid"
@@ -87,6 +124,11 @@ class SearchConfig:
     # choose between them and no refinement (docs/quality.md).
     refine: str = "auto"
     refine_temperatures: tuple[float, ...] = (0.05, 0.2)
+    # "fallback" by measurement: +0.21 points on the small-data tier (p = 0.02), no change on the
+    # main tier's small tasks (docs/quality.md, "Selection under thin evidence").
+    guard: str = "fallback"
+    refine_confidence: float | None = None
+    shrink_confidence: float | None = None
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -102,16 +144,17 @@ class SearchConfig:
             raise ValueError(
                 f"unknown selection {self.selection!r}; expected one of {', '.join(SELECTIONS)}"
             )
-        _int_at_least("n_lambdas", self.n_lambdas, 1, 1001)
-        _int_at_least("max_steps", self.max_steps, 1, 200)
+        _int_at_least("n_lambdas", self.n_lambdas, 1, MAX_N_LAMBDAS)
+        _int_at_least("max_steps", self.max_steps, 1, MAX_STEPS)
         mus = self.multipliers
         if (
             not isinstance(mus, tuple | list)
-            or not 1 <= len(mus) <= 50
-            or not all(_finite(m) and m >= 0 for m in mus)
+            or not 1 <= len(mus) <= MAX_MULTIPLIERS
+            or not all(_finite(m) and 0 <= m <= MAX_MULTIPLIER for m in mus)
         ):
             raise ValueError(
-                f"multipliers must be 1 to 50 non-negative numbers, got {self.multipliers!r}"
+                f"multipliers must be 1 to {MAX_MULTIPLIERS} numbers in [0, {MAX_MULTIPLIER:g}], "
+                f"got {_shown(self.multipliers)}"
             )
         object.__setattr__(self, "multipliers", tuple(float(m) for m in mus))
         if self.refine not in REFINES:
@@ -121,19 +164,25 @@ class SearchConfig:
         temps = self.refine_temperatures
         if (
             not isinstance(temps, tuple | list)
-            or not 1 <= len(temps) <= 10
-            or not all(_finite(t) and 0 < t <= 10 for t in temps)
+            or not 1 <= len(temps) <= MAX_REFINE_TEMPERATURES
+            or not all(_finite(t) and 0 < t <= MAX_REFINE_TEMPERATURE for t in temps)
         ):
             raise ValueError(
-                "refine_temperatures must be 1 to 10 numbers in (0, 10], "
-                f"got {self.refine_temperatures!r}"
+                f"refine_temperatures must be 1 to {MAX_REFINE_TEMPERATURES} numbers in "
+                f"(0, {MAX_REFINE_TEMPERATURE:g}], got {_shown(self.refine_temperatures)}"
             )
         object.__setattr__(self, "refine_temperatures", tuple(float(t) for t in temps))
+        if self.guard not in GUARDS:
+            raise ValueError(f"unknown guard {self.guard!r}; expected one of {', '.join(GUARDS)}")
+        for name in ("refine_confidence", "shrink_confidence"):
+            level = getattr(self, name)
+            if level is not None and not (_finite(level) and 0.5 <= level < 1.0):
+                raise ValueError(f"{name} must be null or a number in [0.5, 1), got {level!r}")
         if isinstance(self.cv, str):
             if self.cv != "auto":
                 raise ValueError(f"cv must be 'auto', an integer or null, got {self.cv!r}")
         elif self.cv is not None:
-            _int_at_least("cv", self.cv, 2, 20)
+            _int_at_least("cv", self.cv, 2, MAX_CV_FOLDS)
             if self.strategy != "grid":
                 raise ValueError(
                     f"cv={self.cv} is only available with the grid strategy; {self.strategy} "
@@ -149,8 +198,11 @@ class SearchConfig:
             raise ValueError(f"epsilon_m must be a non-negative number, got {self.epsilon_m!r}")
         for name in ("lambda_min", "lambda_max"):
             value = getattr(self, name)
-            if value is not None and not _finite(value):
-                raise ValueError(f"{name} must be finite, got {value!r}")
+            if value is not None and not (_finite(value) and abs(value) <= MAX_ABS_LAMBDA):
+                raise ValueError(
+                    f"{name} must be a finite number between {-MAX_ABS_LAMBDA:g} and "
+                    f"{MAX_ABS_LAMBDA:g}, got {_shown(value)}"
+                )
         if (
             self.lambda_min is not None
             and self.lambda_max is not None
@@ -168,6 +220,20 @@ class SearchConfig:
             return None
         return None if self.cv is None else int(self.cv)
 
+    def models_trained(self, n_rows: int, *, constrained: bool = False) -> int:
+        """At most how many models one search trains on ``n_rows`` rows of training +
+        validation: the grid's lambdas on each fold (and each multiplier under constraints),
+        bisection's or Dinkelbach's ``max_steps``, for each shift tried, plus the refit. Exact
+        for the grid; the refinement step after the choice retrains nothing."""
+        shifts = 2 if self.shift == "auto" else 1
+        if self.strategy == "grid":
+            per_shift = self.n_lambdas * (self.folds_for(n_rows) or 1)
+            if constrained:
+                per_shift *= len(self.multipliers)
+        else:
+            per_shift = self.max_steps
+        return shifts * per_shift + (1 if self.refit else 0)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -181,7 +247,24 @@ class SearchConfig:
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer past float64's range
+        return False
+
+
+def _shown(value: Any) -> str:
+    """A value for an error message, cut short: a refused list may be a million entries long,
+    and a JSON number such as 1e308 may come back from a database as a 309-digit integer."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**16:
+        try:
+            return f"{value:g}"
+        except OverflowError:  # past float64's range
+            return f"{'-' if value < 0 else ''}2**{abs(value).bit_length() - 1} or more"
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _int_at_least(name: str, value: Any, low: int, high: int) -> None:

@@ -35,7 +35,13 @@ def grid_lambdas(lo: float, hi: float, n: int) -> np.ndarray:
     """
     if n < 1:
         raise ValueError("a grid needs at least one lambda")
-    return np.linspace(lo, hi, n + 2)[1:-1]
+    # A span past float64's range (hi - lo = inf) gives inf and NaN points: refused here, before
+    # anything is fitted or recorded at them (SearchConfig bounds lambda_min and lambda_max).
+    with np.errstate(over="ignore", invalid="ignore"):
+        lambdas = np.linspace(lo, hi, n + 2)[1:-1]
+    if not np.all(np.isfinite(lambdas)):
+        raise ValueError(f"the lambda grid over [{lo:g}, {hi:g}] is not finite")
+    return lambdas
 
 
 def grid_search(
@@ -95,11 +101,21 @@ def grid_search(
         everything = [c for per_fold in by_shift.values() for fold in per_fold for c in fold]
         raise diverged_error(everything, "every fit of the grid")
     loss, _, _, threshold, best, chosen_folds = min(ranking, key=lambda row: row[:3])
+    fallback = None
+    if strategy == "grid" and tune:
+        # The ERM-like grid point at a supported threshold (metro.search.safeguard), from the
+        # shift the search used ("minimal" when it tried both: the weighted logistic loss).
+        from metro.search.safeguard import erm_like_index, fallback_from
+
+        per_fold = by_shift.get("minimal") or next(iter(by_shift.values()))
+        i = erm_like_index(spec, lambdas)
+        fallback = fallback_from(spec, [fold[i] for fold in per_fold])
     result = SearchResult(
         strategy=strategy, best=best, trace=recorder.steps, threshold=threshold,
         selection_loss=loss, selection_counts=held_out_counts(chosen_folds, threshold),
         fold_fits=chosen_folds if len(solvers) > 1 else [],
         n_folds=len(solvers) if len(solvers) > 1 else None,
         grid=tuple(sorted(float(v) for v in lambdas)) if strategy == "grid" else None,
+        fallback=fallback,
     )  # fmt: skip
     return refit_chosen(result, refit_solver, recorder)

@@ -28,6 +28,7 @@ from metro.models import StackedModel
 from metro.search.base import SearchResult, cells_from_predictions, diagnose
 from metro.search.config import SearchConfig
 from metro.search.constrained import judge_at_zero
+from metro.search.safeguard import win_probability
 from metro.thresholds import ConstrainedThreshold
 
 __all__ = ["Refinement", "Refiner", "refine_choice"]
@@ -59,6 +60,9 @@ class Refinement:
     # Under constraints: whether they held on the pooled held-out rows, per temperature tried
     # (a refined model that breaks one is never kept); empty without constraints.
     feasible: tuple[bool, ...] = ()
+    # With SearchConfig.refine_confidence: the paired bootstrap's probability that the best
+    # temperature beats the unrefined choice on the held-out rows (None: not computed).
+    win_probability: float | None = None
 
     @property
     def kept(self) -> bool:
@@ -72,6 +76,7 @@ class Refinement:
             "threshold_before": self.threshold_before,
             "losses": [{"temperature": t, "loss": loss} for t, loss in self.losses],
             "feasible": list(self.feasible),
+            "win_probability": self.win_probability,
         }
 
 
@@ -113,6 +118,7 @@ def refine_choice(
     # (temperature, the refined folds judged at their sign on the pooled held-out rows, their
     # pooled confusion fractions); without constraints every one is feasible.
     tried: list[tuple[float, ConstrainedThreshold, np.ndarray]] = []
+    decisions: dict[float, np.ndarray] = {}
     for temperature in config.refine_temperatures:
         scores = []
         for fit, solver in zip(fits, refiners, strict=True):
@@ -121,18 +127,27 @@ def refine_choice(
             if held_out is None:
                 return result
             scores.append(held_out)
-        fractions = cells_from_predictions(y, (np.concatenate(scores) >= 0)[:, None])[0]
+        decisions[temperature] = np.concatenate(scores) >= 0
+        fractions = cells_from_predictions(y, decisions[temperature][:, None])[0]
         tried.append((temperature, judge_at_zero(spec, constraints, fractions, y.size), fractions))
 
     allowed = [row for row in tried if row[1].feasible]
     best_t, best, best_cells = min(allowed or tried, key=lambda row: row[1].loss)
     keep = bool(allowed) and best.loss < result.selection_loss - 1e-12
+    probability: float | None = None
+    if keep and config.refine_confidence is not None:
+        # Significant, not just positive: a paired bootstrap over the held-out rows.
+        unrefined = np.concatenate([np.asarray(fit.validation_scores) for fit in fits])
+        before = unrefined >= float(result.threshold)
+        probability = win_probability(spec, y, decisions[best_t], before)
+        keep = probability >= config.refine_confidence
     result.refinement = Refinement(
         loss_before=float(result.selection_loss),
         threshold_before=float(result.threshold),
         losses=tuple((t, judged.loss) for t, judged, _ in tried),
         temperature=best_t if keep else None,
         feasible=tuple(judged.feasible for _, judged, _ in tried) if constraints else (),
+        win_probability=probability,
     )
     if not keep:
         return result
@@ -147,5 +162,6 @@ def refine_choice(
     if constraints:
         result.constraint_values = [float(c.value(best_cells)) for c in constraints]
     result.threshold = 0.0
+    result.held_out_decisions = (y, decisions[best_t])
     result.warnings = diagnose(result, spec)
     return result

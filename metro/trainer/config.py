@@ -15,26 +15,54 @@ from metro.models import ModelSpec, StackedModel
 OPTIMIZERS: tuple[str, ...] = ("auto", "lbfgs", "sgd")
 DEVICE_RE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 
+# The bounds of a fit's settings: every value inside them is one a trainer can honour.
+# The seed seeds NumPy's and scikit-learn's generators, which take 0 .. 2**32 - 1 (a repeat's seed
+# is seed + repeat, wrapped into that range: metro.experiment.repeat_seed).
+MAX_SEED = 2**32 - 1
+# Passes over the data: the paper trains 100 epochs and L-BFGS converges in a few hundred
+# iterations; these leave two orders of magnitude beyond and bound the time of a fit.
+MAX_EPOCHS = 10_000
+MAX_ITER = 100_000
+MAX_BATCH_SIZE = 2**20
+# lr, weight decay: torch multiplies float32 parameters by them, and a value past float32's range
+# (3.4e38) raises instead of training; a large lr within these bounds diverges, which a fit reports
+# (its loss +inf, see FitResult.diverged). tol: L-BFGS's tolerance, meaningless above 1.
+MAX_LR = 1e6
+MAX_WEIGHT_DECAY = 1e6
+MAX_TOL = 1.0
 
-def check_int(name: str, value: Any, minimum: int) -> int:
+
+def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    if value < minimum or (maximum is not None and value > maximum):
+        if maximum is None:
+            raise ValueError(f"{name} must be at least {minimum}, got {value}")
+        raise ValueError(f"{name} must be an integer between {minimum} and {maximum}, got {value}")
     return int(value)
 
 
 def _check_float(
-    name: str, value: Any, *, low: float = 0.0, low_open: bool = False, high: float = math.inf
+    name: str,
+    value: Any,
+    *,
+    low: float = 0.0,
+    low_open: bool = False,
+    high: float = math.inf,
+    high_open: bool = False,
 ) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise ValueError(f"{name} must be a number, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an integer past float64's range
+        v = math.inf
     too_low = v <= low if low_open else v < low
-    if not math.isfinite(v) or too_low or v >= high:
+    too_high = v >= high if high_open else v > high
+    if not math.isfinite(v) or too_low or too_high:
         bounds = f"{'>' if low_open else '>='} {low:g}"
         if high < math.inf:
-            bounds += f" and < {high:g}"
+            bounds += f" and {'<' if high_open else '<='} {high:g}"
         raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
     return v
 
@@ -92,20 +120,20 @@ class TrainingConfig:
                 f"device must be 'auto', 'cpu', 'cuda' or 'cuda:<index>', got {self.device!r}"
             )
         checked: dict[str, Any] = {
-            "max_iter": check_int("max_iter", self.max_iter, 1),
-            "tol": _check_float("tol", self.tol),
+            "max_iter": check_int("max_iter", self.max_iter, 1, MAX_ITER),
+            "tol": _check_float("tol", self.tol, high=MAX_TOL),
             "weight_decay": (
                 "auto"
                 if self.weight_decay == "auto"
-                else _check_float("weight_decay", self.weight_decay)
+                else _check_float("weight_decay", self.weight_decay, high=MAX_WEIGHT_DECAY)
             ),
-            "lr": _check_float("lr", self.lr, low_open=True),
-            "momentum": _check_float("momentum", self.momentum, high=1.0),
-            "batch_size": check_int("batch_size", self.batch_size, 1),
-            "epochs": check_int("epochs", self.epochs, 1),
+            "lr": _check_float("lr", self.lr, low_open=True, high=MAX_LR),
+            "momentum": _check_float("momentum", self.momentum, high=1.0, high_open=True),
+            "batch_size": check_int("batch_size", self.batch_size, 1, MAX_BATCH_SIZE),
+            "epochs": check_int("epochs", self.epochs, 1, MAX_EPOCHS),
             "augment": _check_bool("augment", self.augment),
             "mixed_precision": _check_bool("mixed_precision", self.mixed_precision),
-            "seed": check_int("seed", self.seed, 0),
+            "seed": check_int("seed", self.seed, 0, MAX_SEED),
             "warm_start": _check_bool("warm_start", self.warm_start),
             "compile": _check_bool("compile", self.compile),
         }

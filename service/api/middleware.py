@@ -1,5 +1,5 @@
-"""ASGI middleware: anonymous requests refused unread, request body size limits, and Prometheus
-request metrics.
+"""ASGI middleware: request header and body size limits, anonymous requests refused unread, and
+Prometheus request metrics.
 
 All are plain ASGI (not BaseHTTPMiddleware) so that streamed request and response bodies pass
 through without being buffered.
@@ -20,6 +20,30 @@ from service.observability import Metrics
 # Multipart framing (boundaries, part headers, form fields) around an uploaded file.
 _MULTIPART_OVERHEAD = 64 * 1024
 
+# What uvicorn's h11 parser may buffer of a request's head before it gives up with its own
+# text/plain 400 (the app never sees that request). It is set above the app's limit
+# (:func:`parser_header_cap`) so that the app, with a problem+json 400, is what refuses a header
+# section between the two; h11 checks its cap only while the head is incomplete, so a head that
+# arrives in one read reaches the app whatever its size.
+HEADER_HARD_CAP = 1024 * 1024
+
+
+def parser_header_cap(settings: Settings) -> int:
+    """``h11_max_incomplete_event_size`` for uvicorn: 1 MiB, or 4 times the app's limit when
+    that is larger, so that the parser's own refusal only ever meets a head far past it."""
+    return max(HEADER_HARD_CAP, 4 * settings.max_request_header_bytes)
+
+
+def request_head_bytes(scope: Scope) -> int:
+    """The size of the request line and header fields as sent (less any optional whitespace
+    around the values, which the parser has dropped)."""
+    target = len(scope.get("raw_path") or scope["path"].encode())
+    if scope.get("query_string"):
+        target += 1 + len(scope["query_string"])
+    line = len(scope["method"]) + 1 + target + len(" HTTP/") + len(scope["http_version"]) + 2
+    fields = sum(len(name) + 2 + len(value) + 2 for name, value in scope.get("headers", []))
+    return line + fields + 2
+
 
 class _BodyTooLargeError(Exception):
     pass
@@ -35,18 +59,20 @@ async def send_problem(
     title: str,
     detail: str,
     headers: list[tuple[bytes, bytes]] | None = None,
+    echo_path: bool = True,
 ) -> None:
     """A problem+json response sent from middleware, shaped as ``service.api.problems`` shapes
-    the app's own, for answers given before the app (and its handlers) runs."""
-    body = json.dumps(
-        {
-            "type": settings.problem_type_base + slug,
-            "title": title,
-            "status": status,
-            "detail": detail,
-            "instance": scope["path"],
-        }
-    ).encode()
+    the app's own, for answers given before the app (and its handlers) runs. ``instance`` is
+    the request path unless ``echo_path`` is false."""
+    problem: dict[str, object] = {
+        "type": settings.problem_type_base + slug,
+        "title": title,
+        "status": status,
+        "detail": detail,
+    }
+    if echo_path:
+        problem["instance"] = scope["path"]
+    body = json.dumps(problem).encode()
     await send(
         {
             "type": "http.response.start",
@@ -59,6 +85,30 @@ async def send_problem(
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+class HeaderSizeLimitMiddleware:
+    """Refuse a request whose request line and header fields pass ``max_request_header_bytes``
+    with a 400 problem, before anything else looks at it (the connection is then closed: its
+    body, if any, is not read). HTTP's own status for this, 431, is not used: uvicorn's parser
+    answers a head past its hard cap with a 400, and one limit should have one status."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limit = self.settings.max_request_header_bytes
+        if scope["type"] != "http" or request_head_bytes(scope) <= limit:
+            await self.app(scope, receive, send)
+            return
+        await send_problem(
+            send, self.settings, scope,
+            status=400, slug="header-too-large", title="Request header too large",
+            detail=f"the request line and header fields exceed the limit of {limit} bytes",
+            headers=[(b"connection", b"close")],
+            echo_path=len(scope["path"]) <= 2048,  # not a path that is itself the excess
+        )  # fmt: skip
 
 
 class RequireKeyMiddleware:

@@ -2,9 +2,11 @@
 
 FastAPI files every ``responses=`` model under ``application/json``; errors are served as
 ``application/problem+json``, so the document is rewritten once to say so (generated clients
-then parse error bodies correctly). File fields also get ``format: binary`` beside 3.1's
-``contentMediaType``, for generators that only know the former. The committed client in
-``clients/python`` is generated from this document (``clients/generate.py``).
+then parse error bodies correctly). Every operation also gets the 400 that the middleware and
+the framework give before any route runs (a header section over the limit; a body that cannot
+be parsed). File fields also get ``format: binary`` beside 3.1's ``contentMediaType``, for
+generators that only know the former. The committed client in ``clients/python`` is generated
+from this document (``clients/generate.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,34 @@ def _mark_binary_fields(schema: dict[str, Any]) -> None:
                 prop.setdefault("format", "binary")
 
 
+_HEAD_TOO_LARGE = "the request line and header fields are over the server's limit"
+_BODY_UNPARSABLE = (
+    "the body cannot be parsed: JSON that is not UTF-8, or broken multipart framing "
+    "(well-formed bodies with invalid values are a 422)"
+)
+
+
+def _add_bad_request(operation: dict[str, Any]) -> None:
+    """Declare the 400s no route raises itself: the header size limit answers one to any
+    request (``service.api.middleware.HeaderSizeLimitMiddleware``), and FastAPI one to a body
+    it cannot decode, before validation (so not a 422)."""
+    responses = operation.setdefault("responses", {})
+    if "400" in responses:
+        return
+    causes = [_HEAD_TOO_LARGE]
+    if "requestBody" in operation:
+        causes.append(_BODY_UNPARSABLE)
+    bad_request = {
+        "description": "Bad Request: " + "; or ".join(causes),
+        "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
+    # In status order among the errors, after the successes.
+    items = list(responses.items())
+    at = next((i for i, (status, _) in enumerate(items) if status[0] in "45"), len(items))
+    items.insert(at, ("400", bad_request))
+    operation["responses"] = dict(items)
+
+
 def install_openapi(app: FastAPI) -> None:
     def custom_openapi() -> dict[str, Any]:
         if app.openapi_schema is not None:
@@ -62,6 +92,7 @@ def install_openapi(app: FastAPI) -> None:
                     ref = content.get("application/json", {}).get("schema", {}).get("$ref", "")
                     if status[0] in "45" and ref.endswith("/Problem"):
                         content[PROBLEM_MEDIA_TYPE] = content.pop("application/json")
+                _add_bad_request(operation)
         _mark_binary_fields(schema)
         app.openapi_schema = schema
         return schema

@@ -14,9 +14,7 @@ from core.db.base import utcnow
 from core.db.models import Job, LambdaStep, MetricResult, Tenant
 from core.errors import (
     ConflictError,
-    FieldError,
     IdempotencyKeyReusedError,
-    InvalidInputError,
     NotFoundError,
     NotReadyError,
     QuotaExceededError,
@@ -24,7 +22,7 @@ from core.errors import (
 from core.job_spec import spec_hash
 from core.states import IllegalTransitionError, JobState
 from service.crud.datasets import dataset_exists, unknown_dataset
-from service.crud.pagination import decode_cursor, encode_cursor, newest_first_page
+from service.crud.pagination import decode_step_cursor, encode_step_cursor, newest_first_page
 
 
 def submit_job(
@@ -178,12 +176,7 @@ def list_trace(
     get_job(session, tenant_id, job_id)
     stmt = select(LambdaStep).where(LambdaStep.job_id == job_id)
     if cursor is not None:
-        repeat, step = decode_cursor(cursor, 2)
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (repeat, step)):
-            raise InvalidInputError(
-                "Invalid cursor",
-                [FieldError(("query", "cursor"), "cursor is not one this API returned")],
-            )
+        repeat, step = decode_step_cursor(cursor)
         stmt = stmt.where(
             or_(
                 LambdaStep.repeat > repeat,
@@ -195,7 +188,7 @@ def list_trace(
     if len(rows) <= limit:
         return rows, None
     rows = rows[:limit]
-    return rows, encode_cursor([rows[-1].repeat, rows[-1].step])
+    return rows, encode_step_cursor(rows[-1].repeat, rows[-1].step)
 
 
 def get_result_rows(

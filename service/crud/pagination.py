@@ -4,16 +4,18 @@ Lists are ordered newest first on ``(created_at, id)``; a cursor is the key of t
 returned and the next page holds the rows strictly after it in that order. Unlike offsets, rows
 inserted while a client pages (always newer, so "before" the first page) neither shift nor
 repeat rows on later pages. ``id`` breaks ties between rows created in the same microsecond.
-The cursor is opaque to clients (base64url JSON) and validated when decoded.
+
+A cursor is the key itself, in a form a regular expression describes exactly (the API's document
+states it as the parameter's ``pattern``): every string of that form is a key this API could
+have returned, and is answered with a page (perhaps empty), never refused, and any other string
+is refused by the schema. Clients still treat cursors as opaque.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
+import re
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Select, and_, or_
@@ -34,25 +36,47 @@ class _Paged(Protocol):
 
 T = TypeVar("T", bound=_Paged)
 
+# The lists': the creation time in microseconds since the Unix epoch (17 digits reach the year
+# 5138, inside what a datetime holds), a dot, and the row's id as 32 lowercase hex digits.
+NEWEST_FIRST_CURSOR = r"^[0-9]{1,17}\.[0-9a-f]{32}$"
+# A job's trace: the repeat and the step of the last point seen.
+STEP_CURSOR = r"^[0-9]{1,9}\.[0-9]{1,9}$"
+# Longest strings of those forms.
+NEWEST_FIRST_CURSOR_LENGTH = 17 + 1 + 32
+STEP_CURSOR_LENGTH = 9 + 1 + 9
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
 _BAD_CURSOR = InvalidInputError(
     "Invalid cursor", [FieldError(("query", "cursor"), "cursor is not one this API returned")]
 )
 
 
-def encode_cursor(values: list[Any]) -> str:
-    raw = json.dumps(values, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str, length: int) -> list[Any]:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        values = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise _BAD_CURSOR from None
-    if not isinstance(values, list) or len(values) != length:
+def _parts(cursor: str, pattern: str) -> tuple[str, str]:
+    # The API's schema has checked the form already; other callers are held to it here.
+    if not re.fullmatch(pattern, cursor):
         raise _BAD_CURSOR
-    return values
+    first, _, second = cursor.partition(".")
+    return first, second
+
+
+def encode_newest_first_cursor(created_at: datetime, row_id: uuid.UUID) -> str:
+    return f"{(created_at - _EPOCH) // _MICROSECOND}.{row_id.hex}"
+
+
+def decode_newest_first_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
+    micros, hex_id = _parts(cursor, NEWEST_FIRST_CURSOR)
+    return _EPOCH + int(micros) * _MICROSECOND, uuid.UUID(hex=hex_id)
+
+
+def encode_step_cursor(repeat: int, step: int) -> str:
+    return f"{repeat}.{step}"
+
+
+def decode_step_cursor(cursor: str) -> tuple[int, int]:
+    repeat, step = _parts(cursor, STEP_CURSOR)
+    return int(repeat), int(step)
 
 
 def newest_first_page(
@@ -60,14 +84,7 @@ def newest_first_page(
 ) -> tuple[list[T], str | None]:
     """One page of ``stmt`` (already filtered) ordered by ``created_at`` desc, ``id`` desc."""
     if cursor is not None:
-        created_raw, id_raw = decode_cursor(cursor, 2)
-        try:
-            created_at = datetime.fromisoformat(created_raw)
-            last_id = uuid.UUID(id_raw)
-        except (TypeError, ValueError):
-            raise _BAD_CURSOR from None
-        if created_at.tzinfo is None:
-            raise _BAD_CURSOR
+        created_at, last_id = decode_newest_first_cursor(cursor)
         stmt = stmt.where(
             or_(
                 entity.created_at < created_at,
@@ -80,4 +97,4 @@ def newest_first_page(
         return rows, None
     rows = rows[:limit]
     last = rows[-1]
-    return rows, encode_cursor([last.created_at.isoformat(), str(last.id)])
+    return rows, encode_newest_first_cursor(last.created_at, last.id)

@@ -16,6 +16,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from core.states import JobState
+from metro.experiment import MAX_REPEATS
+from metro.models import CNN3_LAYERS, MAX_HIDDEN_LAYERS
+from metro.search.config import MAX_MULTIPLIERS, MAX_REFINE_TEMPERATURES
 
 BaselineName = Literal["erm", "koyejo1", "koyejo2", "parambath"]
 LabelValue = bool | int | float | str
@@ -108,8 +111,18 @@ class ModelIn(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     kind: Literal["linear", "mlp", "cnn3"] = "linear"
-    hidden: list[int] | None = None
-    channels: list[int] | None = None
+    # The lengths are the library's bounds (metro.models), checked here as well so that a list
+    # of a million layers is refused as it is parsed, before anything is built from it.
+    hidden: list[int] | None = Field(
+        default=None,
+        max_length=MAX_HIDDEN_LAYERS,
+        description="mlp: the widths of its hidden layers (default [64])",
+    )
+    channels: list[int] | None = Field(
+        default=None,
+        max_length=CNN3_LAYERS,
+        description="cnn3: the channels of its three conv layers (default [32, 64, 128])",
+    )
 
 
 class SearchIn(BaseModel):
@@ -142,11 +155,13 @@ class SearchIn(BaseModel):
     )
     refine_temperatures: list[float] | None = Field(
         default=None,
+        max_length=MAX_REFINE_TEMPERATURES,
         description="The temperatures the refinement tries, as fractions of the spread of the "
         "chosen model's scores (default [0.05, 0.2])",
     )
     multipliers: list[float] | None = Field(
         default=None,
+        max_length=MAX_MULTIPLIERS,
         description="With constraints: the Lagrange multipliers mu tried with every lambda "
         "(0 is the unconstrained problem); default [0, 0.25, 1, 4, 16]",
     )
@@ -248,7 +263,7 @@ class JobCreate(BaseModel):
     model: ModelIn = Field(default_factory=ModelIn)
     search: SearchIn = Field(default_factory=SearchIn)
     training: TrainingIn = Field(default_factory=TrainingIn)
-    repeats: int = Field(default=1, ge=1, le=100)
+    repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
     baselines: list[BaselineName] = Field(default_factory=list, max_length=4)
     constraints: list[ConstraintIn] = Field(
         default_factory=list,
@@ -269,7 +284,11 @@ class ChoiceWarning(BaseModel):
     """Something about a repeat's choice to look at before trusting it."""
 
     code: Literal[
-        "lambda_at_grid_edge", "predicts_one_class", "few_true_positives", "constraints_not_met"
+        "lambda_at_grid_edge",
+        "predicts_one_class",
+        "few_true_positives",
+        "constraints_not_met",
+        "no_supported_choice",
     ] = Field(
         description="lambda_at_grid_edge: the trained lambda is the first or last grid point "
         "(the best may lie beyond); predicts_one_class: the chosen classifier predicts one "

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from core import store
 from core.config import Settings
 from core.db.base import Base, utcnow
-from core.db.models import Job, JobFit, Tenant
+from core.db.models import Job, JobFit, LambdaStep, MetricResult, Tenant
 from core.db.session import make_engine, make_sessionmaker
 from core.states import (
     FIT_TRANSITIONS,
@@ -188,3 +188,82 @@ def test_the_reconciler_cannot_requeue_a_job_that_was_cancelled_since_it_looked(
         assert moved is JobState.CANCELLED
         session.commit()
     assert _job_state(ctx, job_id) == JobState.CANCELLED
+
+
+# -- a job's own non-finite numbers never reach the database --------------------------------------
+
+
+def _held(ctx: Context) -> uuid.UUID:
+    job_id = _job(ctx, JobState.QUEUED)
+    assert store.claim_job(ctx, job_id, "w") is not None
+    return job_id
+
+
+def _step(**values: object) -> dict[str, object]:
+    return {
+        "repeat": 0, "step": 0, "fold": None, "method": "metro", "lambda_": -0.5,
+        "shift": "minimal", "surrogate_loss": None, "l_lambda": None, "train_metric": 0.5,
+        "validation_metric": 0.5, "seconds": 0.1, "mu": None, "constraint_values": None,
+        **values,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("write", "where"),
+    [
+        (
+            lambda ctx, job: store.record_step(
+                ctx, job, "w", _step(lambda_=float("inf")), progress=0.1, best_lambda=None
+            ),
+            "(inf) as step.lambda_ of trace step 0 of repeat 0",
+        ),
+        (
+            lambda ctx, job: store.record_step(
+                ctx, job, "w", _step(constraint_values=[0.5, float("nan")]), progress=0.1,
+                best_lambda=None,
+            ),
+            "(nan) as step.constraint_values[1] of trace step 0 of repeat 0",
+        ),
+        (
+            lambda ctx, job: store.ensure_fits(
+                ctx, job,
+                [{"key": "r0/main/c0/s0", "repeat": 0, "role": "main", "shift": "minimal",
+                  "lambdas": [-0.5, float("inf")], "shareable": True, "multipliers": None}],
+            ),
+            "(inf) as lambdas[1] of fit r0/main/c0/s0",
+        ),
+        (
+            lambda ctx, job: store.set_choices(
+                ctx, job, "w", [{"repeat": 0, "tuned_threshold": float("-inf")}], best_lambda=0.1
+            ),
+            "(-inf) as choices[0].tuned_threshold of the repeats' choices",
+        ),
+        (
+            lambda ctx, job: store.succeed_job(
+                ctx, job, "w", metric_rows=[{"method": "metro", "metric_value": float("nan")}],
+                model_row=None, best_lambda=0.1,
+            ),
+            "(nan) as runs[0].metric_value of the job's results",
+        ),
+    ],
+    ids=["step", "constraint value", "fit lambdas", "choice", "result"],
+)  # fmt: skip
+def test_a_non_finite_number_is_refused_before_any_write(ctx: Context, write, where) -> None:
+    job_id = _held(ctx)
+    with pytest.raises(store.NonFiniteValueError) as refused:
+        write(ctx, job_id)
+    assert where in str(refused.value)
+    with ctx.session() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        assert (job.state, job.progress, job.choices) == (JobState.RUNNING.value, 0.0, None)
+        assert session.query(JobFit).filter_by(job_id=job_id).count() == 0
+        assert session.query(LambdaStep).filter_by(job_id=job_id).count() == 0
+        assert session.query(MetricResult).filter_by(job_id=job_id).count() == 0
+
+
+def test_finite_numbers_are_written(ctx: Context) -> None:
+    job_id = _held(ctx)
+    assert store.record_step(ctx, job_id, "w", _step(), progress=0.1, best_lambda=None)
+    with ctx.session() as session:
+        assert session.query(LambdaStep).filter_by(job_id=job_id).count() == 1

@@ -145,7 +145,9 @@ def test_cancel_a_running_job(pair: Cluster):
         **SMALL_JOB,
         "model": {"kind": "mlp", "hidden": [16]},
         "search": {"strategy": "grid", "n_lambdas": 2, "shift": "minimal"},
-        "training": {"optimizer": "sgd", "epochs": 200_000, "batch_size": 64},
+        # The most epochs a spec may ask for (metro.trainer.config.MAX_EPOCHS), of small
+        # batches: minutes per fit, so the cancel always lands inside the first one.
+        "training": {"optimizer": "sgd", "epochs": 10_000, "batch_size": 16},
     }
     job_id = pair.submit(long_job)
     pair.wait_state(job_id, ("running",))

@@ -8,8 +8,10 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from core import store
+from core.broker import queue_names
 from core.db.base import utcnow
 from core.db.models import Job
+from core.queue import JobQueue, job_id_of_task
 from tests.worker.test_pipeline import _insert_job, _solo_context
 from worker.reconcile import reconcile
 
@@ -18,12 +20,15 @@ class FakeQueue:
     def __init__(self, live: set[str] | None = None) -> None:
         self.live = live
         self.sent: list[str] = []
+        self.recovered: list[str] = []  # sent ahead of the jobs that are only waiting
 
     def live_job_ids(self) -> set[str] | None:
         return self.live
 
-    def enqueue(self, job_id, spec, countdown=None) -> None:
+    def enqueue(self, job_id, spec, countdown=None, recovered=False) -> None:
         self.sent.append(str(job_id))
+        if recovered:
+            self.recovered.append(str(job_id))
 
 
 def _set(cluster, job_id: str, **values) -> None:
@@ -83,6 +88,7 @@ def test_reconciler_requeues_fails_and_resends(make_cluster):
     counts = reconcile(ctx, queue)  # type: ignore[arg-type]
     assert counts == {"requeued": 1, "failed": 1, "cancelled": 1, "resent": 1}
     assert sorted(queue.sent) == sorted([lost, orphan])
+    assert queue.recovered == queue.sent
     states = {j: cluster.job(j) for j in (lost, spent, stopping, alive, orphan, waiting, fresh)}
     assert states[lost]["state"] == "queued"
     assert states[spent]["state"] == "failed"
@@ -96,3 +102,38 @@ def test_reconciler_requeues_fails_and_resends(make_cluster):
     again = FakeQueue(live={waiting})
     assert reconcile(ctx, again) == {"requeued": 0, "failed": 0, "cancelled": 0, "resent": 0}  # type: ignore[arg-type]
     assert again.sent == []
+
+
+def _run_messages_in_worker_order(queue: JobQueue, name: str) -> list[str]:
+    """Job ids of the run messages of a queue, in the order a worker takes them (kombu's Redis
+    channel pops the priority lists in the order the worker's BRPOP names them)."""
+    ids = []
+    with queue.app.connection_for_read() as conn:
+        channel = conn.default_channel
+        while (message := channel.basic_get(name, no_ack=True)) is not None:
+            ids.append(job_id_of_task(message.headers["id"]))
+    return ids
+
+
+def test_a_recovered_job_is_taken_before_the_jobs_queued_behind_it(make_cluster):
+    """A killed worker's job, and a job whose message was lost, used to go to the back of the
+    queue: behind every job submitted after them."""
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    queue = JobQueue(cluster.settings)
+    body = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}}
+    lost = _insert_job(cluster, body)  # claimed first; its worker died
+    _set(cluster, lost, state="running", attempts=1, lease_owner="dead",
+         lease_expires_at=utcnow() - timedelta(seconds=5))  # fmt: skip
+    orphan = _insert_job(cluster, body)  # queued next; its message was lost with Redis
+    _set(cluster, orphan, enqueued_at=utcnow() - timedelta(minutes=5))
+    behind = [_insert_job(cluster, body) for _ in range(3)]  # submitted later, still waiting
+    for job_id in behind:
+        queue.enqueue(job_id, body)  # as the API sends them
+    _set(cluster, behind[0], enqueued_at=utcnow() - timedelta(minutes=5))  # old, not lost
+
+    counts = reconcile(ctx, queue)
+    assert counts["requeued"] == 1 and counts["resent"] == 1
+    assert queue.live_job_ids() == {lost, orphan, *behind}
+    cpu = queue_names(cluster.settings)["cpu"]
+    assert _run_messages_in_worker_order(queue, cpu) == [lost, orphan, *behind]

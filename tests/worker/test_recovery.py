@@ -102,7 +102,7 @@ def test_redis_restart_with_queued_jobs_loses_none(make_cluster, private_redis):
     # A long job keeps the worker busy while three more wait in Redis.
     busy = cluster.submit(
         {**SMALL_JOB, "model": {"kind": "mlp", "hidden": [16]},
-         "training": {"optimizer": "sgd", "epochs": 100_000, "batch_size": 128}}
+         "training": {"optimizer": "sgd", "epochs": 10_000, "batch_size": 16}}
     )  # fmt: skip
     cluster.wait_state(busy, ("running",))
     queued = [cluster.submit() for _ in range(3)]
@@ -123,11 +123,12 @@ def test_redis_restart_with_queued_jobs_loses_none(make_cluster, private_redis):
     print(f"\nall jobs done {time.monotonic() - started:.1f}s after the restart")
 
 
-# A job that would run for hours: it is still running whenever the test looks.
+# A job that would run for a long while (the most epochs a spec may ask for,
+# metro.trainer.config.MAX_EPOCHS, of small batches): still running whenever the test looks.
 ENDLESS_JOB = {
     **SMALL_JOB,
     "model": {"kind": "mlp", "hidden": [16]},
-    "training": {"optimizer": "sgd", "epochs": 100_000, "batch_size": 128},
+    "training": {"optimizer": "sgd", "epochs": 10_000, "batch_size": 16},
 }
 
 

@@ -52,7 +52,13 @@ def upload_dataset(
     session: SessionDep,
     principal: PrincipalDep,
     settings: SettingsDep,
-    file: Annotated[UploadFile, File(description="The data file")],
+    file: Annotated[
+        UploadFile,
+        File(
+            description="The data file, its format told by its name's suffix: .csv, .csv.gz, "
+            ".parquet (or .pq) or .npz; any other suffix is refused with a 415"
+        ),
+    ],
     label_column: Annotated[
         str | None,
         Form(
@@ -170,7 +176,5 @@ def get_dataset(dataset_id: uuid.UUID, session: SessionDep, principal: Principal
 def delete_dataset(dataset_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> Response:
     """Refused (409) while a queued or running job uses it. Finished jobs keep its URI for the
     record. The stored bytes go with the last dataset of the tenant that holds them."""
-    crud.delete_dataset(
-        session, principal.tenant_id, dataset_id, remove_bytes=UploadStore.remove
-    )
+    crud.delete_dataset(session, principal.tenant_id, dataset_id, remove_bytes=UploadStore.remove)
     return Response(status_code=204)

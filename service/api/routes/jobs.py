@@ -15,12 +15,19 @@ from core.queue import JobQueue
 from core.states import JobState
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
 from service.api.problems import problem_responses
-from service.api.routes._paging import CursorQuery, LimitQuery, page_size
+from service.api.routes._paging import CursorQuery, LimitQuery, StepCursorQuery, page_size
 from service.api.routing import SessionScopedRoute
 from service.crud import jobs as crud
 from service.crud import reads
 from service.datasets.uris import check_dataset
-from service.job_spec import INVALID_JOB, fields_with_nul, normalize_job_spec
+from service.job_spec import (
+    INVALID_JOB,
+    JobLimits,
+    check_job_limits,
+    fields_with_nul,
+    known_data_size,
+    normalize_job_spec,
+)
 from service.results import build_job_result
 from service.schemas.common import Page
 from service.schemas.jobs import JobCreate, JobOut, JobResult, LambdaStepOut
@@ -85,7 +92,9 @@ def submit_job(
     ] = None,
 ) -> JobOut:
     """The whole spec is validated now, by the ``metro`` library itself: an invalid metric,
-    unknown surrogate or bad parameter is a 422 naming the field, never a job that fails later."""
+    unknown surrogate or bad parameter is a 422 naming the field, never a job that fails later.
+    So is a job past the server's limits (spec size, model parameters, work; see
+    docs/operations.md, "Limits on a job")."""
     nul_errors = fields_with_nul(body.model_dump(mode="json", exclude_unset=True), ("body",))
     if nul_errors:
         raise InvalidInputError(INVALID_JOB, nul_errors)
@@ -108,6 +117,12 @@ def submit_job(
     if errors or spec is None:
         raise InvalidInputError(INVALID_JOB, errors)
     spec["dataset"]["uri"] = checked.uri
+    # The operator's limits (spec size, model parameters, work) on what is known of the data now.
+    check_job_limits(
+        spec,
+        limits=JobLimits.from_settings(settings),
+        data=known_data_size(session, checked.uri, checked.dataset_id),
+    )
     job, created = crud.submit_job(
         session,
         tenant_id=principal.tenant_id,
@@ -185,7 +200,7 @@ def get_job_trace(
     session: SessionDep,
     principal: PrincipalDep,
     settings: SettingsDep,
-    cursor: CursorQuery = None,
+    cursor: StepCursorQuery = None,
     limit: LimitQuery = None,
 ) -> Page[LambdaStepOut]:
     rows, next_cursor = crud.list_trace(

@@ -18,7 +18,9 @@ class ModelSpec:
 
     kind: ModelKind | Unset = "linear"
     hidden: list[int] | None | Unset = UNSET
+    """ mlp: the widths of its hidden layers (default [64]) """
     channels: list[int] | None | Unset = UNSET
+    """ cnn3: the channels of its three conv layers (default [32, 64, 128]) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

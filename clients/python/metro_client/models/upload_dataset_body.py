@@ -16,7 +16,8 @@ T = TypeVar("T", bound="UploadDatasetBody")
 @_attrs_define
 class UploadDatasetBody:
     file: File
-    """ The data file """
+    """ The data file, its format told by its name's suffix: .csv, .csv.gz, .parquet (or .pq) or .npz; any other
+    suffix is refused with a 415 """
     label_column: None | str | Unset = UNSET
     """ When given, the file is loaded as a job will load it and refused now if that would fail """
     positive_label: None | str | Unset = UNSET

@@ -5,6 +5,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
 from ...models.readiness import Readiness
 from ...types import Response
 
@@ -19,11 +20,16 @@ def _get_kwargs() -> dict[str, Any]:
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Readiness | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | Readiness | None:
     if response.status_code == 200:
         response_200 = Readiness.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 503:
         response_503 = Readiness.from_dict(response.json())
@@ -36,7 +42,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Readiness]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | Readiness]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -48,7 +54,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[Readiness]:
+) -> Response[Problem | Readiness]:
     """Readiness: the database and the broker are reachable
 
     Raises:
@@ -56,7 +62,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Readiness]
+        Response[Problem | Readiness]
     """
 
     kwargs = _get_kwargs()
@@ -71,7 +77,7 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
-) -> Readiness | None:
+) -> Problem | Readiness | None:
     """Readiness: the database and the broker are reachable
 
     Raises:
@@ -79,7 +85,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Readiness
+        Problem | Readiness
     """
 
     return sync_detailed(
@@ -90,7 +96,7 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[Readiness]:
+) -> Response[Problem | Readiness]:
     """Readiness: the database and the broker are reachable
 
     Raises:
@@ -98,7 +104,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Readiness]
+        Response[Problem | Readiness]
     """
 
     kwargs = _get_kwargs()
@@ -111,7 +117,7 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-) -> Readiness | None:
+) -> Problem | Readiness | None:
     """Readiness: the database and the broker are reachable
 
     Raises:
@@ -119,7 +125,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Readiness
+        Problem | Readiness
     """
 
     return (

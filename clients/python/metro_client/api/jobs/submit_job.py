@@ -44,6 +44,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_201
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
 
@@ -89,6 +94,8 @@ def sync_detailed(
 
      The whole spec is validated now, by the ``metro`` library itself: an invalid metric,
     unknown surrogate or bad parameter is a 422 naming the field, never a job that fails later.
+    So is a job past the server's limits (spec size, model parameters, work; see
+    docs/operations.md, "Limits on a job").
 
     Args:
         idempotency_key (None | str | Unset): Retries with the same key return the same job (200)
@@ -125,6 +132,8 @@ def sync(
 
      The whole spec is validated now, by the ``metro`` library itself: an invalid metric,
     unknown surrogate or bad parameter is a 422 naming the field, never a job that fails later.
+    So is a job past the server's limits (spec size, model parameters, work; see
+    docs/operations.md, "Limits on a job").
 
     Args:
         idempotency_key (None | str | Unset): Retries with the same key return the same job (200)
@@ -156,6 +165,8 @@ async def asyncio_detailed(
 
      The whole spec is validated now, by the ``metro`` library itself: an invalid metric,
     unknown surrogate or bad parameter is a 422 naming the field, never a job that fails later.
+    So is a job past the server's limits (spec size, model parameters, work; see
+    docs/operations.md, "Limits on a job").
 
     Args:
         idempotency_key (None | str | Unset): Retries with the same key return the same job (200)
@@ -190,6 +201,8 @@ async def asyncio(
 
      The whole spec is validated now, by the ``metro`` library itself: an invalid metric,
     unknown surrogate or bad parameter is a 422 naming the field, never a job that fails later.
+    So is a job past the server's limits (spec size, model parameters, work; see
+    docs/operations.md, "Limits on a job").
 
     Args:
         idempotency_key (None | str | Unset): Retries with the same key return the same job (200)

@@ -1,0 +1,279 @@
+"""Selection under thin evidence (metro.search.safeguard): the fallback, the guard against choices
+the held-out rows cannot back, the shrinkage towards the fallback and the refinement's
+significance test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.model_selection import StratifiedKFold
+
+from metro import MetroClassifier, SearchConfig
+from metro.costs import cost_tables
+from metro.examples import figure1_data
+from metro.metrics import get_metric
+from metro.models import get_model_spec
+from metro.search import Candidate, WarningCode, cells_from_predictions, grid_lambdas, run_search
+from metro.search.base import FEW_TRUE_POSITIVES
+from metro.search.safeguard import (
+    MIN_PREDICTED_RATIO,
+    erm_like_index,
+    supported,
+    supported_threshold,
+    win_probability,
+)
+from metro.search.solver import TrainerSolver
+from metro.surrogates import get_surrogate
+from metro.trainer import TrainingConfig
+
+
+class _ScoreSolver:
+    """Each lambda's 'fit' is a fixed score vector, judged on the rows ``rows`` (a fold)."""
+
+    def __init__(self, spec, scores_by_lambda, labels, rows):
+        self.spec, self.scores, self.labels, self.rows = spec, scores_by_lambda, labels, rows
+
+    def solve(self, lambdas, *, shift, warm_start=None):
+        out = []
+        for lam in lambdas:
+            s = self.scores(float(lam))[self.rows]
+            y = self.labels[self.rows]
+            cells = cells_from_predictions(y, (s >= 0)[:, None])[0]
+            out.append(Candidate(
+                lam=float(lam), shift=shift, train_cells=cells, validation_cells=cells,
+                validation_scores=s, validation_labels=y,
+            ))  # fmt: skip
+        return out
+
+
+N_LAMBDAS = 9
+
+
+def _problem(n_pos: int, n: int = 400, seed: int = 0):
+    """F0.5 on ``n`` rows with ``n_pos`` positives: the ERM-like grid point has a real but weak
+    score; every other point puts exactly three positives, alone, at the top (a lucky corner that
+    wins the pooled F0.5 on three true positives)."""
+    rng = np.random.default_rng(seed)
+    labels = np.zeros(n, dtype=int)
+    labels[rng.choice(n, n_pos, replace=False)] = 1
+    spec = get_metric("f_beta", beta=0.5).resolve(labels)
+    lambdas = grid_lambdas(*spec.lambda_range, N_LAMBDAS)
+    erm = float(lambdas[erm_like_index(spec, lambdas)])
+    weak = rng.normal(size=n) + 1.0 * labels
+    lucky = np.full(n, -1.0)
+    lucky[np.flatnonzero(labels)[:3]] = 1.0
+
+    def scores(lam: float) -> np.ndarray:
+        return weak if lam == erm else lucky
+
+    rows = np.array_split(rng.permutation(n), 3)
+    return spec, [_ScoreSolver(spec, scores, labels, r) for r in rows], erm
+
+
+def _search(solvers, **settings):
+    config = SearchConfig(n_lambdas=N_LAMBDAS, shift="minimal", **settings)
+    return run_search(solvers[0], config=config, fold_solvers=solvers)
+
+
+# -- the pieces ---------------------------------------------------------------------------------
+
+
+def test_supported_counts_need_enough_true_positives_and_enough_predicted_positives():
+    assert supported(None)
+    assert supported((FEW_TRUE_POSITIVES, 0, 10, 100))
+    assert not supported((FEW_TRUE_POSITIVES - 1, 0, 10, 100))
+    assert not supported((0, 0, 10, 100))
+    # 5 TP but predicting 5 of 60 positives: below MIN_PREDICTED_RATIO of them
+    assert MIN_PREDICTED_RATIO * 60 > 5
+    assert not supported((5, 0, 55, 100))
+
+
+def test_the_supported_threshold_skips_a_lucky_corner_that_the_plain_best_takes():
+    y = np.array([1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0])
+    scores = -np.arange(y.size, dtype=float)  # ranked as listed
+    spec = get_metric("precision").resolve(y)
+    threshold, loss, ok = supported_threshold(spec, scores, y)
+    decided = scores >= threshold
+    tp = int(np.sum(decided & (y == 1)))
+    assert ok and tp >= FEW_TRUE_POSITIVES
+    # the unrestricted best is the top two rows, precision 1.0 on two true positives
+    assert -loss < 1.0
+    assert -loss == pytest.approx(tp / decided.sum())
+    # with fewer positives than the minimum, the best with a true positive is taken, unsupported
+    y2 = np.array([1, 0, 1, 0, 0, 0, 0, 0])
+    threshold, loss, ok = supported_threshold(spec, -np.arange(8.0), y2)
+    assert not ok and -loss == 1.0
+
+
+def test_win_probability_is_one_half_for_the_same_decisions_and_tracks_a_real_gain():
+    rng = np.random.default_rng(0)
+    y = rng.random(500) < 0.2
+    spec = get_metric("f1").resolve(y.astype(int))
+    noisy = np.where(rng.random(500) < 0.3, ~y, y)
+    assert win_probability(spec, y, noisy, noisy) == 0.5
+    better = win_probability(spec, y, y, noisy)  # the labels themselves against noise
+    assert better == 1.0
+    assert win_probability(spec, y, noisy, y) == 0.0
+    # two decisions that differ on a single row: no evidence either way
+    one_off = noisy.copy()
+    one_off[np.flatnonzero(y & ~noisy)[0]] = True
+    p = win_probability(spec, y, one_off, noisy)
+    assert 0.5 < p < 0.9
+    assert win_probability(spec, y, noisy, one_off) == pytest.approx(1 - p)
+    with pytest.raises(ValueError, match="one length"):
+        win_probability(spec, y, noisy[:10], noisy)
+
+
+@pytest.mark.parametrize(
+    ("metric", "params"), [("f1", {}), ("f_beta", {"beta": 0.5}), ("f_beta", {"beta": 2.0}),
+                           ("jaccard", {})],
+)  # fmt: skip
+def test_the_fallback_lambda_weighs_the_classes_most_nearly_alike(metric, params):
+    spec = get_metric(metric, **params).resolve(np.array([0, 1, 0, 0]))
+    lambdas = grid_lambdas(*spec.lambda_range, 21)
+    tables = cost_tables(spec, lambdas, normalize=False)
+    ratio = (tables[:, 0, 1] - tables[:, 1, 1]) / (tables[:, 1, 0] - tables[:, 0, 0])
+    i = erm_like_index(spec, lambdas)
+    assert abs(np.log(ratio[i])) == pytest.approx(np.min(np.abs(np.log(ratio))))
+
+
+# -- the rules in the search ----------------------------------------------------------------------
+
+
+def test_the_guard_replaces_a_choice_resting_on_three_true_positives_by_the_fallback():
+    _, solvers, erm = _problem(n_pos=30)
+    off = _search(solvers, guard="off")
+    assert off.selection_counts[0] == 3 and off.safeguard is None  # the lucky corner wins
+    assert WarningCode.FEW_TRUE_POSITIVES in [w.code for w in off.warnings]
+
+    on = _search(solvers, guard="fallback")
+    assert on.safeguard is not None and on.safeguard.reason == "unsupported"
+    assert on.best.lam == erm and on.trained_lambda == erm
+    assert supported(on.selection_counts)
+    assert on.threshold == on.safeguard.fallback_threshold
+    assert on.selection_counts == on.safeguard.fallback_counts
+    assert on.selection_loss > off.selection_loss  # it gave up held-out score for support
+    assert [w.code for w in on.warnings if w.code != WarningCode.LAMBDA_AT_GRID_EDGE] == []
+
+
+def test_when_no_choice_is_supported_the_fallback_is_delivered_with_a_warning():
+    _, solvers, erm = _problem(n_pos=4)  # fewer positives than any supported threshold needs
+    result = _search(solvers, guard="fallback")
+    assert result.safeguard.used and not result.safeguard.fallback_supported
+    assert result.best.lam == erm
+    tp, fp, _, _ = result.selection_counts
+    assert tp >= 1 and tp + fp >= 1
+    codes = [w.code for w in result.warnings]
+    assert WarningCode.NO_SUPPORTED_CHOICE in codes
+    message = next(w.message for w in result.warnings if w.code is WarningCode.NO_SUPPORTED_CHOICE)
+    assert "cannot support any choice" in message and f"TP {tp}" in message
+
+
+def test_shrinking_delivers_the_fallback_exactly_when_the_choice_is_not_clearly_better():
+    rng = np.random.default_rng(1)
+    n = 600
+    labels = (rng.random(n) < 0.3).astype(int)
+    spec = get_metric("f1").resolve(labels)
+    lambdas = grid_lambdas(*spec.lambda_range, N_LAMBDAS)
+    erm = float(lambdas[erm_like_index(spec, lambdas)])
+    signal = rng.normal(size=n)
+
+    def solvers(gain: float):
+        def scores(lam: float) -> np.ndarray:
+            strength = 1.0 if lam == erm else 1.0 + gain * (lam - lambdas[0])
+            return strength * labels + signal
+
+        rows = np.array_split(np.random.default_rng(0).permutation(n), 3)
+        return [_ScoreSolver(spec, scores, labels, r) for r in rows]
+
+    near = _search(solvers(0.05), guard="off", shrink_confidence=0.9)
+    far = _search(solvers(4.0), guard="off", shrink_confidence=0.9)
+    for result in (near, far):
+        g = result.safeguard
+        assert g is not None and g.win_probability is not None
+        assert g.used == (g.win_probability < 0.9)
+        if g.used:
+            assert g.reason == "within_noise" and result.best.lam == erm
+    assert near.safeguard.used and not far.safeguard.used
+    assert far.best.lam != erm
+    # without shrink (and guard off) there is nothing to do
+    assert _search(solvers(0.05), guard="off").safeguard is None
+
+
+def test_settings_are_validated_with_clear_errors():
+    with pytest.raises(ValueError, match="unknown guard 'always'"):
+        SearchConfig(guard="always")
+    for name in ("refine_confidence", "shrink_confidence"):
+        for bad in (0.3, 1.0, float("nan"), "0.9", True, -1):
+            with pytest.raises(ValueError, match=f"{name} must be null or a number in"):
+                SearchConfig(**{name: bad})
+        assert getattr(SearchConfig(**{name: 0.5}), name) == 0.5
+    X, y = figure1_data(100, seed=0)
+    with pytest.raises(ValueError, match="unknown guard"):
+        MetroClassifier(guard="yes").fit(X, y)
+    with pytest.raises(ValueError, match="shrink_confidence"):
+        MetroClassifier(shrink_confidence=2.0).fit(X, y)
+    with pytest.raises(ValueError, match="refine_confidence"):
+        MetroClassifier(refine_confidence=0.1).fit(X, y)
+
+
+def test_a_significance_level_drops_a_refinement_kept_on_a_tiny_gain():
+    X, y = figure1_data(1000, seed=0)
+    spec = get_metric("f1").resolve(y)
+    folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+
+    def solver(tr, va):
+        return TrainerSolver(
+            spec, X[tr], y[tr], surrogate=get_surrogate("logistic"),
+            model=get_model_spec("linear"), config=TrainingConfig(device="cpu"),
+            X_validation=None if va is None else X[va], y_validation=None if va is None else y[va],
+        )  # fmt: skip
+
+    fold_solvers = [solver(tr, va) for tr, va in folds]
+    refit = solver(np.arange(y.size), None)
+    any_gain = run_search(fold_solvers[0], config=SearchConfig(n_lambdas=7),
+                          fold_solvers=fold_solvers, refit_solver=refit)  # fmt: skip
+    assert any_gain.refinement.kept  # kept on this sample by 0.0004 of F1 (tests/.../test_refine)
+    assert any_gain.refinement.win_probability is None
+    strict = run_search(fold_solvers[0], config=SearchConfig(n_lambdas=7, refine_confidence=0.9),
+                        fold_solvers=fold_solvers, refit_solver=refit)  # fmt: skip
+    step = strict.refinement
+    assert not step.kept and step.win_probability is not None and step.win_probability < 0.9
+    assert strict.refined_model is None and strict.threshold != 0.0
+    assert step.to_dict()["win_probability"] == step.win_probability
+
+
+# -- the estimator ---------------------------------------------------------------------------------
+
+
+def _rare(seed: int, n: int = 400):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    y = (0.7 * X[:, 0] + rng.normal(size=n) > 2.3).astype(int)
+    return X, y
+
+
+def test_the_default_never_delivers_an_empty_held_out_choice_without_trying_the_fallback():
+    unguarded_empty = 0
+    for seed in (1, 2, 3):
+        X, y = _rare(seed)
+        assert 5 <= y.sum() <= 20  # a tiny rare-positive task
+        for params in ({"beta": 0.5}, {"beta": 1.0}):
+            kwargs = {"metric": "f_beta", "metric_params": params, "random_state": 0}
+            off = MetroClassifier(guard="off", **kwargs).fit(X, y)
+            if not supported(off.search_result_.selection_counts):
+                unguarded_empty += 1
+            clf = MetroClassifier(**kwargs).fit(X, y)
+            tp, fp, _, _ = clf.search_result_.selection_counts
+            tried = clf.safeguard_ is not None and clf.safeguard_.used
+            assert (tp > 0 and tp + fp > 0) or tried
+            if not supported(clf.search_result_.selection_counts):
+                # delivered unsupported only as the fallback, and then the warning says so
+                assert tried
+                codes = {w.code for w in clf.warnings_}
+                assert WarningCode.NO_SUPPORTED_CHOICE in codes
+            if tried:
+                assert clf.best_lambda_ == clf.safeguard_.fallback_lambda
+                assert clf.threshold_ == clf.safeguard_.fallback_threshold
+                assert clf.predict(X).sum() > 0
+    assert unguarded_empty >= 1  # the guard had something to do on these tasks
