@@ -121,6 +121,7 @@ def test_submit_and_delete_at_once(backend):
     # Either the job came first (the delete is refused: a queued job reads the dataset) or the
     # delete did (the job is refused like any unknown dataset). Nothing else, never a 500.
     assert set(outcomes) <= {(201, 409), (422, 204)}, outcomes
+    print(f"\n(submit, delete) outcomes over {TRIES} pairs: {dict(outcomes)}")
     for s, _, ident in results:
         if s == 201:
             assert _bytes_of(backend, ident)
