@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from metro.trainer import TrainingConfig
 
 INVALID_JOB = "Invalid job"
+# The F-beta preset's names (metro.metrics): it must be given its beta.
+_F_BETA_PRESETS = ("f_beta", "fbeta")
 
 
 def fields_with_nul(value: Any, loc: tuple[str | int, ...]) -> list[FieldError]:
@@ -118,7 +120,19 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
             return None
 
     metric_in = job.metric.model_dump(exclude_unset=False)
-    metric = section("metric", metric_in, build_metric)
+    if str(metric_in.get("preset", "")).lower() in _F_BETA_PRESETS and "beta" not in metric_in:
+        # The library's f_beta() defaults to beta = 1, so the job would silently train for F1
+        # while the user asked for an F-beta (and f1 with a beta is refused): say so instead.
+        errors.append(
+            FieldError(
+                ("body", "metric", "beta"),
+                "f_beta needs a beta (2 for F2, 0.5 for F0.5); for beta = 1 use the f1 preset",
+                type="missing",
+            )
+        )
+        metric = None
+    else:
+        metric = section("metric", metric_in, build_metric)
     surrogate = section("surrogate", job.surrogate.model_dump(), build_surrogate)
     search = section("search", job.search.model_dump(exclude_unset=True), build_search)
     model = section("model", job.model.model_dump(exclude_unset=True), build_model_spec)
@@ -137,9 +151,25 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     built: list[Constraint] = []
     for index, given in enumerate(constraints):
         try:
-            built += build_constraints([given])
+            one = build_constraints([given])
         except SpecFieldError as exc:  # its path says constraints[0]: this one's index instead
             errors.append(FieldError(("body", "constraints", index, *exc.path[2:]), str(exc)))
+            continue
+        cmetric = given.get("metric")
+        if (
+            isinstance(cmetric, str)
+            and cmetric.lower() in _F_BETA_PRESETS
+            and "beta" not in (given.get("params") or {})
+        ):  # as for the job's metric: an F-beta must say which
+            errors.append(
+                FieldError(
+                    ("body", "constraints", index, "params", "beta"),
+                    "f_beta needs a beta in params (2 for F2); for beta = 1 use f1",
+                    type="missing",
+                )
+            )
+            continue
+        built += one
     if search is not None and built:
         try:
             check_constrained_search(search, built)

@@ -81,6 +81,14 @@ def _errors(r) -> list[dict[str, Any]]:
     [
         ({"metric": {"preset": "nonsense"}}, ["body", "metric"]),
         ({"metric": {"preset": "f_beta", "beta": -1}}, ["body", "metric", "beta"]),
+        # Was accepted and trained for F1 (the library's beta = 1 default), while f1 with a
+        # beta is refused: an F-beta must say which.
+        ({"metric": {"preset": "f_beta"}}, ["body", "metric", "beta"]),
+        ({"metric": {"preset": "FBETA"}}, ["body", "metric", "beta"]),
+        (
+            {"constraints": [{"metric": "f_beta", "at_least": 0.5}]},
+            ["body", "constraints", 0, "params", "beta"],
+        ),
         ({"metric": {"alpha": [1, 1, 1, 1], "beta": [0, 0, 0, 0]}}, ["body", "metric", "beta"]),
         (
             {"metric": {"numerator": {"tq": 1}, "denominator": {"tp": 1}}},
