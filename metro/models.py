@@ -175,7 +175,15 @@ class ModelSpec:
         return sum(math.prod(s) for s in _per_model_shapes(self, shape).values())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "hidden": list(self.hidden), "channels": list(self.channels)}
+        """The kind and the sizes it uses: a linear model has neither ``hidden`` nor
+        ``channels``, an mlp no ``channels``, a cnn3 no ``hidden`` (:meth:`from_dict` fills in
+        the defaults of the unused ones, which nothing reads)."""
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.kind == "mlp":
+            out["hidden"] = list(self.hidden)
+        elif self.kind == "cnn3":
+            out["channels"] = list(self.channels)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ModelSpec:

@@ -52,7 +52,3 @@ class PredictResponse(BaseModel):
         "threshold (0: the tuned threshold is already folded into the model)"
     )
     labels: list[LabelValue] = Field(description="Predicted labels, in the training data's terms")
-    scores: list[float] = Field(
-        deprecated=True,
-        description="The same numbers as margins, under their older name",
-    )

@@ -187,14 +187,14 @@ def test_end_to_end_with_only_the_generated_client(live: Live, tmp_path: Path) -
             model.id, client=client,
             body=PredictRequest(columns=["d", "c", "b", "a"], data=rows[:, ::-1].tolist()),
         )  # fmt: skip
-        assert len(by_position.scores) == 5 and set(by_position.labels) <= {0, 1}
+        assert len(by_position.margins) == 5 and set(by_position.labels) <= {0, 1}
         # float32 scores: equal up to round-off relative to their size
-        assert by_name.scores == pytest.approx(by_position.scores, rel=1e-5, abs=1e-6)
+        assert by_name.margins == pytest.approx(by_position.margins, rel=1e-5, abs=1e-6)
         import onnxruntime as ort
 
         session = ort.InferenceSession(io.BytesIO(onnx_bytes).getvalue())
         (onnx_scores,) = session.run(None, {session.get_inputs()[0].name: rows.astype(np.float32)})
-        assert onnx_scores[:, 0] == pytest.approx(by_position.scores, abs=1e-4)
+        assert onnx_scores[:, 0] == pytest.approx(by_position.margins, abs=1e-4)
 
         # Errors come back as parsed problems.
         missing = get_job.sync_detailed(uuid.uuid4(), client=client)

@@ -392,3 +392,20 @@ def test_cnn3_is_the_textbook_network(monkeypatch: pytest.MonkeyPatch, how: str)
         expected.sum().backward()
         for name, p in model.named_parameters():
             torch.testing.assert_close(p.grad[k], w[name].grad, rtol=1e-4, atol=1e-6, msg=name)
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (ModelSpec("linear"), {"kind": "linear"}),
+        (ModelSpec("mlp", hidden=(8, 4)), {"kind": "mlp", "hidden": [8, 4]}),
+        (ModelSpec("cnn3", channels=(4, 8, 16)), {"kind": "cnn3", "channels": [4, 8, 16]}),
+    ],
+)
+def test_to_dict_holds_only_the_sizes_the_kind_uses(spec, expected):
+    """A linear model's spec and manifest carried hidden [64] and channels [32, 64, 128]."""
+    assert spec.to_dict() == expected
+    assert ModelSpec.from_dict(spec.to_dict()) == spec
+    # Manifests written before keep loading.
+    old = {"kind": spec.kind, "hidden": list(spec.hidden), "channels": list(spec.channels)}
+    assert ModelSpec.from_dict(old) == spec

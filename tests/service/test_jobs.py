@@ -775,3 +775,13 @@ def test_result_and_trace_carry_the_constraint_values(client, app, tenant, submi
     assert result["choices"][0]["warnings"][0]["code"] == "constraints_not_met"
     [step] = client.get(f"/v1/jobs/{job['id']}/trace", headers=tenant.headers).json()["items"]
     assert (step["mu"], step["constraint_values"]) == (0.25, [0.87])
+
+
+def test_the_normalized_model_spec_holds_only_what_its_kind_uses(client, tenant):
+    for model, expected in [
+        ({"kind": "linear"}, {"kind": "linear"}),
+        ({"kind": "mlp", "hidden": [16]}, {"kind": "mlp", "hidden": [16]}),
+    ]:
+        r = client.post("/v1/jobs", json=job_body(model=model), headers=tenant.headers)
+        assert r.status_code == 201, r.text
+        assert r.json()["spec"]["model"] == expected

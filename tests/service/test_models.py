@@ -86,7 +86,8 @@ def test_predict_instances(client, tenant, add_model):
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["margins"] == pytest.approx([1.25, -1.75, 0.25])  # h(x), raw
-    assert out["scores"] == out["margins"]  # the older name, kept for existing clients
+    # One name, one meaning: "scores" is the manifest's metric per split, not a second margins.
+    assert set(out) == {"model_id", "margins", "labels"}
     assert out["labels"] == ["yes", "no", "yes"]
     assert out["model_id"] == m["id"]
 
@@ -97,7 +98,7 @@ def test_the_prediction_schema_says_the_margin_is_a_raw_decision_function(client
     ]
     assert "raw margin h(x)" in props["margins"]["description"]
     assert "not a probability" in props["margins"]["description"]
-    assert props["scores"].get("deprecated") is True
+    assert set(props) == {"model_id", "margins", "labels"}
 
 
 def test_predict_standardizes_and_reorders_named_columns(client, tenant, add_model):
@@ -115,7 +116,7 @@ def test_predict_standardizes_and_reorders_named_columns(client, tenant, add_mod
         headers=tenant.headers,
     )
     assert r.status_code == 200, r.text
-    assert r.json()["scores"] == pytest.approx([2.0 * (5.0 - 1.0) / 2.0 + 3.0])
+    assert r.json()["margins"] == pytest.approx([2.0 * (5.0 - 1.0) / 2.0 + 3.0])
 
 
 def test_predict_mlp_matches_torch(client, app, tenant, service_dirs):
@@ -139,7 +140,7 @@ def test_predict_mlp_matches_torch(client, app, tenant, service_dirs):
     assert r.status_code == 200, r.text
     with torch.no_grad():
         expected = net(torch.from_numpy(x)).reshape(-1).tolist()
-    assert r.json()["scores"] == pytest.approx(expected, rel=1e-5, abs=1e-5)
+    assert r.json()["margins"] == pytest.approx(expected, rel=1e-5, abs=1e-5)
     assert set(r.json()["labels"]) <= {0, 1}
 
 
@@ -287,7 +288,7 @@ def test_score_equal_to_threshold_is_positive(client, tenant, add_model):
         headers=tenant.headers,
     )
     assert r.status_code == 200, r.text
-    assert r.json()["scores"] == [0.0, pytest.approx(-1e-3)]
+    assert r.json()["margins"] == [0.0, pytest.approx(-1e-3)]
     assert r.json()["labels"] == ["yes", "no"]
 
 
@@ -322,7 +323,7 @@ def test_predict_cnn3_with_flattened_rows(client, app, tenant, service_dirs):
     assert r.status_code == 200, r.text
     with torch.no_grad():
         expected = model(torch.from_numpy(x))[:, 0].tolist()
-    assert r.json()["scores"] == pytest.approx(expected, rel=1e-5, abs=1e-6)
+    assert r.json()["margins"] == pytest.approx(expected, rel=1e-5, abs=1e-6)
     bad = client.post(
         f"/v1/models/{row.id}/predict", json={"instances": [[0.0] * 5]}, headers=tenant.headers
     )

@@ -85,7 +85,7 @@ def test_models_and_fits_go_to_s3(make_cluster, s3_server):
         f"/v1/models/{model.id}/predict", json={"instances": X}, headers=cluster.headers
     )
     assert r.status_code == 200, r.text
-    assert len(r.json()["scores"]) == 5
+    assert len(r.json()["margins"]) == 5
 
 
 def test_api_and_worker_share_no_disk(make_cluster, s3_server, tmp_path):

@@ -194,4 +194,4 @@ def _score_loaded(
     )
     margins, labels = inference.predict(loaded, matrix)
     state.metrics.predictions.inc(len(margins))
-    return PredictResponse(model_id=ref.id, margins=margins, labels=labels, scores=margins)
+    return PredictResponse(model_id=ref.id, margins=margins, labels=labels)

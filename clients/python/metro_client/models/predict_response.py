@@ -19,8 +19,6 @@ class PredictResponse:
     the model) """
     labels: list[bool | float | int | str]
     """ Predicted labels, in the training data's terms """
-    scores: list[float]
-    """ The same numbers as margins, under their older name """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -34,8 +32,6 @@ class PredictResponse:
             labels_item = labels_item_data
             labels.append(labels_item)
 
-        scores = self.scores
-
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -43,7 +39,6 @@ class PredictResponse:
                 "model_id": model_id,
                 "margins": margins,
                 "labels": labels,
-                "scores": scores,
             }
         )
 
@@ -67,13 +62,10 @@ class PredictResponse:
 
             labels.append(labels_item)
 
-        scores = cast(list[float], d.pop("scores"))
-
         predict_response = cls(
             model_id=model_id,
             margins=margins,
             labels=labels,
-            scores=scores,
         )
 
         predict_response.additional_properties = d
