@@ -120,6 +120,7 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
             return None
 
     metric_in = job.metric.model_dump(exclude_unset=False)
+    metric: Any  # the library's metric, or None with an error recorded
     if str(metric_in.get("preset", "")).lower() in _F_BETA_PRESETS and "beta" not in metric_in:
         # The library's f_beta() defaults to beta = 1, so the job would silently train for F1
         # while the user asked for an F-beta (and f1 with a beta is refused): say so instead.

@@ -40,6 +40,8 @@ class Inspection:
     n_rows: int | None
     n_columns: int | None
     columns: list[str] | None
+    # With a label column: its two classes as metro read them, [negative, positive].
+    labels: list[Any] | None = None
 
 
 def file_format(filename: str) -> str:
@@ -146,7 +148,10 @@ def inspect_upload(
             # n_columns counts the file's columns, label included, as without a label column:
             # one file, one answer (an NPZ has no label column among its X's columns).
             n_columns = len(columns) if is_table and columns is not None else ds.n_features
-            info = Inspection(n_rows=ds.n_samples, n_columns=n_columns, columns=columns)
+            info = Inspection(
+                n_rows=ds.n_samples, n_columns=n_columns, columns=columns,
+                labels=[ds.negative_label, ds.positive_label],
+            )  # fmt: skip
         else:
             shape = inspect_file(
                 str(stored.path), data_roots=[upload_dir], **limits.as_metro_kwargs()

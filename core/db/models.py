@@ -75,6 +75,11 @@ class Dataset(Base):
     n_rows: Mapped[int | None] = mapped_column(BigInteger, default=None)
     n_columns: Mapped[int | None] = mapped_column(Integer, default=None)
     columns: Mapped[list[str] | None] = mapped_column(PortableJSON, default=None)
+    # The label column the upload was checked with, and its two classes as the file holds them
+    # ([negative, positive] as metro read them): a job naming that column is checked against
+    # them at submission (its positive_label), not only when a worker loads the file.
+    label_column: Mapped[str | None] = mapped_column(String(255), default=None)
+    labels: Mapped[list[Any] | None] = mapped_column(PortableJSON, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     @property

@@ -43,8 +43,10 @@ def upgrade() -> None:
     )
     # One row per distinct stored location of the existing datasets, with a new id: generated
     # by each database (the Uuid type is a native uuid on PostgreSQL, 32 hex digits on SQLite).
-    new_id = "gen_random_uuid()" if op.get_bind().dialect.name == "postgresql" else (
-        "lower(hex(randomblob(16)))"
+    new_id = (
+        "gen_random_uuid()"
+        if op.get_bind().dialect.name == "postgresql"
+        else ("lower(hex(randomblob(16)))")
     )
     op.execute(
         "INSERT INTO stored_objects (id, tenant_id, location, sha256, size_bytes, created_at) "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import urllib.parse
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -71,7 +72,7 @@ def check_dataset(
     uri = dataset.uri.strip()
     scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
     if scheme == "dataset":
-        return _check_upload(session, tenant_id, uri, dataset.label_column)
+        return _check_upload(session, tenant_id, uri, dataset.label_column, dataset.positive_label)
     if scheme == "builtin":
         _check_builtin(uri, dataset.positive_label)
         return CheckedDataset(uri=uri, dataset_id=None)
@@ -101,7 +102,7 @@ def check_dataset(
 
 
 def _check_upload(
-    session: Session, tenant_id: uuid.UUID, uri: str, label_column: str
+    session: Session, tenant_id: uuid.UUID, uri: str, label_column: str, positive_label: object
 ) -> CheckedDataset:
     ident = urllib.parse.urlsplit(uri).netloc
     try:
@@ -115,7 +116,23 @@ def _check_upload(
             f"label column {label_column!r} is not a column of dataset {ident}",
             ("body", "dataset", "label_column"),
         )
+    if row.labels is not None and row.label_column == label_column:
+        _check_positive_label(row.labels, positive_label)
     return CheckedDataset(uri=f"dataset://{dataset_id}", dataset_id=dataset_id)
+
+
+def _check_positive_label(labels: list[Any], positive_label: object) -> None:
+    """The upload recorded the label column's two classes: match ``positive_label`` against them
+    with the worker's own rule (metro.data.parse_labels), so a job that would fail on loading its
+    data is refused now, naming the labels found."""
+    import numpy as np
+
+    from metro.data import DataError, parse_labels
+
+    try:
+        parse_labels(np.asarray(labels, dtype=object), positive_label=positive_label)
+    except DataError as exc:
+        raise _invalid(f"{exc} (in the upload)", ("body", "dataset", "positive_label")) from None
 
 
 def _check_local(tenant_id: uuid.UUID, uri: str, locations: LocationPolicy) -> str:

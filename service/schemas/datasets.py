@@ -5,7 +5,9 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from service.schemas.jobs import LabelValue
 
 
 class DatasetOut(BaseModel):
@@ -20,4 +22,11 @@ class DatasetOut(BaseModel):
     n_rows: int | None
     n_columns: int | None
     columns: list[str] | None
+    label_column: str | None = Field(
+        description="The label column the upload was checked with (its label_column), if any"
+    )
+    labels: list[LabelValue] | None = Field(
+        description="That column's two classes, [negative, positive] as read with the upload's "
+        "positive_label (or the default); a job on this column is checked against them"
+    )
     created_at: datetime

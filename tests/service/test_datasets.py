@@ -300,3 +300,55 @@ def test_storage_quota_per_tenant(client, tenant, settings, monkeypatch):
     assert r.status_code == 413, r.text
     assert r.json()["type"].endswith("/storage-quota-exceeded")
     assert f"more than its quota of {len(CSV) + 10} bytes" in r.json()["detail"]
+
+
+ZERO_ONE = b"a,b,y\n1.0,2.0,0\n3.0,4.0,1\n5.0,6.0,0\n7.0,8.0,1\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "positive", "status"),
+    [
+        (ZERO_ONE, "yes", 422),  # was accepted, then failed on the worker
+        (ZERO_ONE, 2, 422),
+        (ZERO_ONE, 1, 201),
+        (ZERO_ONE, "1", 201),  # typed differently from the labels: matched as the worker does
+        (ZERO_ONE, None, 201),  # 0/1 says which class is positive
+        (CSV.replace(b"label", b"y"), None, 422),  # yes/no does not: positive_label is required
+        (CSV.replace(b"label", b"y"), "yes", 201),
+        (CSV.replace(b"label", b"y"), "maybe", 422),
+    ],
+)
+def test_a_positive_label_the_upload_does_not_hold_is_refused_at_submission(
+    client, tenant, content, positive, status
+):
+    # Uploaded with its label column (and, for yes/no, which one is positive: the upload's own
+    # check needs it), so the upload records the column's two classes.
+    form = (
+        {"label_column": "y"}
+        if content == ZERO_ONE
+        else {"label_column": "y", "positive_label": "yes"}
+    )
+    up = _upload(client, tenant, content, **form)
+    assert up.status_code == 201, up.text
+    dataset: dict = {"uri": up.json()["uri"], "label_column": "y"}
+    if positive is not None:
+        dataset["positive_label"] = positive
+    r = client.post("/v1/jobs", json=job_body(dataset=dataset), headers=tenant.headers)
+    assert r.status_code == status, r.text
+    if status == 422:
+        (error,) = r.json()["errors"]
+        assert error["loc"] == ["body", "dataset", "positive_label"]
+        assert "the labels" in error["msg"]
+
+
+def test_the_upload_records_its_label_column_and_classes(client, tenant):
+    r = _upload(client, tenant, ZERO_ONE, label_column="y")
+    assert r.status_code == 201, r.text
+    assert (r.json()["label_column"], r.json()["labels"]) == ("y", [0, 1])
+    r = _upload(client, tenant, CSV, label_column="label", positive_label="yes")
+    assert (r.json()["label_column"], r.json()["labels"]) == ("label", ["no", "yes"])
+    bare = _upload(client, tenant, ZERO_ONE + b"9,9,0\n")
+    assert (bare.json()["label_column"], bare.json()["labels"]) == (None, None)
+    # A job on another column of the upload is not judged by these labels.
+    body = job_body(dataset={"uri": r.json()["uri"], "label_column": "b", "positive_label": 2.0})
+    assert client.post("/v1/jobs", json=body, headers=tenant.headers).status_code == 201

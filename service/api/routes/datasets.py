@@ -123,6 +123,8 @@ def upload_dataset(
                     n_rows=info.n_rows,
                     n_columns=info.n_columns,
                     columns=info.columns,
+                    label_column=label_column if info.labels is not None else None,
+                    labels=info.labels,
                 ),
             )
         except BaseException:

@@ -22,6 +22,11 @@ class Dataset:
     n_rows: int | None
     n_columns: int | None
     columns: list[str] | None
+    label_column: None | str
+    """ The label column the upload was checked with (its label_column), if any """
+    labels: list[bool | float | int | str] | None
+    """ That column's two classes, [negative, positive] as read with the upload's positive_label (or the default); a
+    job on this column is checked against them """
     created_at: datetime.datetime
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -51,6 +56,20 @@ class Dataset:
         else:
             columns = self.columns
 
+        label_column: None | str
+        label_column = self.label_column
+
+        labels: list[bool | float | int | str] | None
+        if isinstance(self.labels, list):
+            labels = []
+            for labels_type_0_item_data in self.labels:
+                labels_type_0_item: bool | float | int | str
+                labels_type_0_item = labels_type_0_item_data
+                labels.append(labels_type_0_item)
+
+        else:
+            labels = self.labels
+
         created_at = self.created_at.isoformat()
 
         field_dict: dict[str, Any] = {}
@@ -66,6 +85,8 @@ class Dataset:
                 "n_rows": n_rows,
                 "n_columns": n_columns,
                 "columns": columns,
+                "label_column": label_column,
+                "labels": labels,
                 "created_at": created_at,
             }
         )
@@ -116,6 +137,37 @@ class Dataset:
 
         columns = _parse_columns(d.pop("columns"))
 
+        def _parse_label_column(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        label_column = _parse_label_column(d.pop("label_column"))
+
+        def _parse_labels(data: object) -> list[bool | float | int | str] | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                labels_type_0 = []
+                _labels_type_0 = data
+                for labels_type_0_item_data in _labels_type_0:
+
+                    def _parse_labels_type_0_item(data: object) -> bool | float | int | str:
+                        return cast(bool | float | int | str, data)
+
+                    labels_type_0_item = _parse_labels_type_0_item(labels_type_0_item_data)
+
+                    labels_type_0.append(labels_type_0_item)
+
+                return labels_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[bool | float | int | str] | None, data)
+
+        labels = _parse_labels(d.pop("labels"))
+
         created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
 
         dataset = cls(
@@ -128,6 +180,8 @@ class Dataset:
             n_rows=n_rows,
             n_columns=n_columns,
             columns=columns,
+            label_column=label_column,
+            labels=labels,
             created_at=created_at,
         )
 
