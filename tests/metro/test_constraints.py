@@ -163,25 +163,65 @@ def test_infeasible_threshold_misses_by_the_least():
     assert choice.shortfall == pytest.approx(min(shortfalls))
 
 
-def test_a_confidence_bound_is_the_wald_interval_for_a_proportion():
-    """For recall the delta-method bound is the Wald interval of TP / (TP + FN)."""
-    from statistics import NormalDist
+def test_a_proportions_confidence_bound_is_the_exact_clopper_pearson_one():
+    """Recall 68 / 80: the one-sided lower bound at 0.9 is the lower end of the two-sided 0.8
+    exact interval (scipy's binomtest); an FPR ceiling is the upper end. The Wald bound it
+    replaces (0.85 - z sqrt(0.85 0.15 / 80) = 0.799) is looser at the bottom."""
+    from scipy.stats import binomtest
 
     y = np.r_[np.ones(80, int), np.zeros(120, int)]
     p = np.r_[np.ones(68, int), np.zeros(12, int), np.zeros(120, int)]  # recall 0.85
     cells = confusion_fractions(y, p)
     plain = get_constraint({"metric": "recall", "at_least": 0.8})
     sure = get_constraint({"metric": "recall", "at_least": 0.8, "confidence": 0.9})
-    z = NormalDist().inv_cdf(0.9)
-    wald = 0.85 - z * np.sqrt(0.85 * 0.15 / 80)
+    exact = binomtest(68, 80).proportion_ci(confidence_level=0.8, method="exact").low
     assert plain.slacks(cells[None], 200)[0] == pytest.approx(0.05)
-    assert sure.slacks(cells[None], 200)[0] == pytest.approx(wald - 0.8)
+    assert sure.slacks(cells[None], 200)[0] == pytest.approx(exact - 0.8)
     assert sure.slacks(cells[None])[0] == pytest.approx(0.05)  # no row count, no bound
     assert sure.to_dict()["confidence"] == 0.9
     upper = get_constraint({"metric": "false_positive_rate", "at_most": 0.2, "confidence": 0.95})
     fpr_cells = confusion_fractions(np.zeros(100, int), np.r_[np.ones(10, int), np.zeros(90, int)])
-    zz = NormalDist().inv_cdf(0.95)
-    assert upper.slacks(fpr_cells[None], 100)[0] == pytest.approx(0.2 - (0.1 + zz * 0.03))
+    high = binomtest(10, 100).proportion_ci(confidence_level=0.9, method="exact").high
+    assert upper.slacks(fpr_cells[None], 100)[0] == pytest.approx(0.2 - high)
+
+
+@pytest.mark.parametrize(("m", "confidence"), [(5, 0.9), (12, 0.9), (40, 0.95), (12, 0.5)])
+def test_the_exact_bound_covers_at_least_its_confidence_for_every_true_rate(m, confidence):
+    """Brute force over every outcome k of m trials: for any true rate q, the probability that
+    the lower bound stays at or below q is at least the confidence (the normal approximation's
+    coverage falls well below it at such counts)."""
+    from scipy.stats import binom
+
+    sure = get_constraint({"metric": "recall", "at_least": 0.5, "confidence": confidence})
+    k = np.arange(m + 1)
+    cells = np.stack([k, np.zeros_like(k), m - k, np.zeros_like(k)], axis=1) / m  # tp, fp, fn, tn
+    lower = sure.slacks(cells, m) + 0.5
+    assert lower[0] == 0.0 and np.all(np.diff(lower) > 0)
+    for q in np.linspace(0.0, 1.0, 201):
+        assert binom.pmf(k, m, q)[lower <= q + 1e-12].sum() >= confidence - 1e-9
+
+
+def test_which_metrics_get_the_exact_bound():
+    proportions = ["recall", "precision", "false_positive_rate", "true_negative_rate", "accuracy"]
+    for name in proportions:
+        assert get_constraint({"metric": name, "at_least": 0.1}).is_proportion, name
+    for name in ["f1", "balanced_accuracy"]:
+        assert not get_constraint({"metric": name, "at_least": 0.1}, y=[0, 0, 0, 1]).is_proportion
+
+
+def test_a_ratio_that_is_no_proportion_keeps_the_delta_method_bound():
+    """F1 = 2 TP / (2 TP + FP + FN): estimate minus z times the delta method's standard error."""
+    from statistics import NormalDist
+
+    y = np.r_[np.ones(80, int), np.zeros(120, int)]
+    p = np.r_[np.ones(60, int), np.zeros(20, int), np.ones(10, int), np.zeros(110, int)]
+    cells = confusion_fractions(y, p)
+    sure = get_constraint({"metric": "f1", "at_least": 0.5, "confidence": 0.9})
+    f1 = 120 / 150
+    u, v = np.array([2.0, 0, 0, 0]), np.array([2.0, 1, 1, 0])
+    se = np.sqrt((cells * (u - f1 * v) ** 2).sum() / 200) / (v @ cells)
+    expected = f1 - NormalDist().inv_cdf(0.9) * se - 0.5
+    assert sure.slacks(cells[None], 200)[0] == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("bad", [0.3, 1.0, "high", True])
