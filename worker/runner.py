@@ -480,6 +480,12 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> dict[s
         if search.constraint_values
         else None,
         "constraints_satisfied": search.constraints_satisfied,
+        # The grid's pooled held-out curve the choice ran over (the dashboard draws it).
+        "selection_curve": [
+            {"lambda": p.lam, "shift": p.shift, "score": _finite(spec.score_from_loss(p.loss))}
+            for p in search.selection_curve
+        ]
+        or None,
     }
 
 

@@ -292,6 +292,16 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
     return out
 
 
+@dataclass(frozen=True)
+class SelectionPoint:
+    """One (lambda, shift) of a grid as the choice judged it: its held-out loss, pooled over the
+    folds at its own tuned threshold (what the argmin ran over, not the folds' mean)."""
+
+    lam: float
+    shift: str
+    loss: float
+
+
 @dataclass
 class SearchResult:
     strategy: str
@@ -317,6 +327,9 @@ class SearchResult:
     # the training sample), and the number of folds pooled (None: a holdout or none).
     selection_counts: tuple[int, int, int, int] | None = None
     n_folds: int | None = None
+    # The grid: every (lambda, shift) the choice ran over, with the loss it was judged by (the
+    # curve a user should see beside the folds' own; empty for the other strategies).
+    selection_curve: tuple[SelectionPoint, ...] = ()
     # The grid's lambdas in increasing order (None for bisection and Dinkelbach).
     grid: tuple[float, ...] | None = None
     # What the user should look at before trusting the choice (see :func:`diagnose`).

@@ -11,6 +11,7 @@ from metro.search.base import (
     Candidate,
     LambdaSolver,
     SearchResult,
+    SelectionPoint,
     StepCallback,
     TraceRecorder,
     diverged_error,
@@ -115,6 +116,10 @@ def grid_search(
         selection_loss=loss, selection_counts=held_out_counts(chosen_folds, threshold),
         fold_fits=chosen_folds if len(solvers) > 1 else [],
         n_folds=len(solvers) if len(solvers) > 1 else None,
+        selection_curve=tuple(
+            SelectionPoint(lam=float(c.lam), shift=c.shift, loss=float(row_loss))
+            for row_loss, _, _, _, c, _ in ranking
+        ),
         grid=tuple(sorted(float(v) for v in lambdas)) if strategy == "grid" else None,
         fallback=fallback,
     )  # fmt: skip

@@ -325,6 +325,16 @@ class Refinement(BaseModel):
     scores: list[RefinementScore]
 
 
+class SelectionPoint(BaseModel):
+    lambda_: float = Field(alias="lambda")
+    shift: str
+    score: float | None = Field(
+        description="The metric on selection_split's rows at this lambda's own tuned threshold"
+    )
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
 class RepeatChoice(BaseModel):
     """What one repeat's lambda search chose. See the glossary in docs/api.md."""
 
@@ -368,6 +378,12 @@ class RepeatChoice(BaseModel):
         default=None,
         description="Under constraints: whether every constraint held there (false: none of "
         "the fits met them, and the one closest was kept); null without",
+    )
+    selection_curve: list[SelectionPoint] | None = Field(
+        default=None,
+        description="Grid searches: every (lambda, shift) with the score the choice was made by "
+        "(pooled over the folds with cross-validation: not the mean of the folds' curves); "
+        "null for bisection, Dinkelbach and constrained searches",
     )
 
 

@@ -731,6 +731,109 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     browser.screenshot(f"{live_server}/dashboard/", OUTPUT_DIR / "sign-in.png", height=700)
 
 
+FOLDS = 3
+CV_CHOSEN = (-0.25, -0.5)  # each repeat's trained lambda
+
+
+def _pooled_at(lam: float, repeat: int) -> float:
+    """The pooled held-out score the choice ran over: its peak at the repeat's chosen lambda,
+    which the folds' own curves (at threshold 0, below) do not share."""
+    return 0.9 - 0.5 * (lam - CV_CHOSEN[repeat]) ** 2
+
+
+def _seed_cross_validated(app: Any, tenant: TenantCtx) -> str:
+    """A finished grid job with 3-fold CV and 2 repeats: every fold's steps, and each repeat's
+    choice with the pooled curve it was made on."""
+    spec = normalize_job_spec(
+        JobCreate.model_validate(
+            {
+                "metric": {"preset": "f1"},
+                "dataset": {"uri": "builtin://breast_cancer"},
+                "search": {"n_lambdas": len(LAMBDAS), "cv": FOLDS},
+                "repeats": 2,
+            }
+        )
+    )
+    choices = [
+        {
+            **_choice(r, CV_CHOSEN[r], "minimal", _pooled_at(CV_CHOSEN[r], r), []),
+            "n_folds": FOLDS,
+            "selection_curve": [
+                {"lambda": lam, "shift": "minimal", "score": _pooled_at(lam, r)} for lam in LAMBDAS
+            ],
+        }
+        for r in range(2)
+    ]
+    with app.state.sessionmaker() as session:
+        job, _ = submit_job(
+            session, tenant_id=tenant.id, spec=spec, dataset_uri="builtin://breast_cancer",
+            dataset_id=None, idempotency_key=None,
+        )  # fmt: skip
+        for repeat in range(2):
+            for step, (fold, lam) in enumerate((f, lam) for f in range(FOLDS) for lam in LAMBDAS):
+                assert record_lambda_step(
+                    session, job.id, repeat=repeat, step=step, fold=fold, lambda_=lam,
+                    shift="minimal", surrogate_loss=0.4, l_lambda=0.0, train_metric=0.8,
+                    validation_metric=0.6 - 0.1 * lam * (fold + 1), seconds=0.05,
+                )  # fmt: skip
+        row = session.get(Job, job.id)
+        assert row is not None
+        row.state, row.progress, row.best_lambda = JobState.SUCCEEDED.value, 1.0, CV_CHOSEN[0]
+        row.choices, row.attempts = choices, 1
+        row.started_at, row.finished_at = utcnow() - timedelta(seconds=30), utcnow()
+        session.commit()
+        return str(job.id)
+
+
+@pytest.mark.timeout(60)
+def test_a_cross_validated_chart_draws_each_repeats_pooled_curve_over_faint_folds(
+    app: Any, tenant: TenantCtx, live_server: str, tmp_path: Path
+) -> None:
+    """The chart drew 15 fold lines coloured by repeat, but not the curve that drove the
+    choice: now each repeat's pooled curve in front, its chosen lambda marked on it, and the
+    folds' lines in the background."""
+    browser = Browser(tmp_path)
+    job = _seed_cross_validated(app, tenant)
+    url = f"{live_server}/dashboard/jobs/{job}#key={tenant.key}"
+    browser.screenshot(url, OUTPUT_DIR / "cross-validated.png", height=1400)
+    _, dom = browser.dom(url)
+    assert dom.find("body").attrs.get("data-ready") == "true"
+    plot = dom.find("svg", id="trace-plot")
+
+    # One pooled curve per repeat, through every grid lambda at the pooled scores.
+    curves = plot.find("g", cls="pooled-curves").find_all("path", cls="pooled-curve")
+    assert sorted(c.attrs["data-repeat"] for c in curves) == ["0", "1"]
+    assert all(c.attrs["data-points"] == str(len(LAMBDAS)) for c in curves)
+    colors = {c.attrs["data-repeat"]: c.attrs["stroke"] for c in curves}
+    assert colors["0"] != colors["1"]
+
+    # Every repeat's chosen lambda marked, on its own curve, at the score it was chosen by.
+    marks = plot.find("g", cls="repeat-choices").find_all("circle", cls="repeat-choice")
+    assert {m.attrs["data-repeat"]: float(m.attrs["data-lambda"]) for m in marks} == {
+        "0": CV_CHOSEN[0], "1": CV_CHOSEN[1]
+    }  # fmt: skip
+    for m in marks:
+        r = int(m.attrs["data-repeat"])
+        assert float(m.attrs["data-score"]) == pytest.approx(_pooled_at(CV_CHOSEN[r], r))
+        assert m.attrs["fill"] == colors[m.attrs["data-repeat"]]
+
+    # The folds' lines: all there, marked as background, and drawn before (under) the curves.
+    folds = plot.find_all("path", cls="fold-line")
+    metric_folds = [f for f in folds if f.attrs["data-panel"] == "metric"]
+    assert len(metric_folds) == 2 * FOLDS
+    order = [n for n in plot.iter() if n.tag in ("path", "circle")]
+    last_fold = max(i for i, n in enumerate(order) if "fold-line" in n.classes)
+    first_curve = min(i for i, n in enumerate(order) if "pooled-curve" in n.classes)
+    first_mark = min(i for i, n in enumerate(order) if "repeat-choice" in n.classes)
+    assert last_fold < first_curve < first_mark
+    # ... and faint: the stylesheet draws them thinner and lighter than the pooled curves.
+    css = (ROOT / "service" / "dashboard" / "static" / "app.css").read_text()
+    assert ".trace-plot .series-line.fold-line { stroke-width: 1; stroke-opacity: 0.22; }" in css
+    assert ".trace-plot .pooled-curve { fill: none; stroke-width: 3.2;" in css
+    fold_points = plot.find_all("circle", cls="is-fold")
+    assert len(fold_points) == 2 * FOLDS * len(LAMBDAS) and ".trace-plot .pt.is-fold {" in css
+
+
 def test_the_dashboard_never_hands_null_to_replace_children() -> None:
     """`el.replaceChildren(a, null)` writes the text "null" into the page (the confusion
     matrix of every unconstrained job showed one); the dashboard fills elements through its

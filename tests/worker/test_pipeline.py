@@ -95,6 +95,16 @@ def test_end_to_end(pair: Cluster):
     assert {s["temperature"] for s in step["scores"]} == {0.05, 0.2}
     assert direct.searches[0].refinement is not None
     assert step["kept"] == direct.searches[0].refinement.kept
+    # The curve the choice ran over: every grid lambda, pooled over the 5 folds at its own
+    # threshold; its best point is the chosen lambda, at the score the search chose by.
+    curve = choice["selection_curve"]
+    assert [p["lambda"] for p in curve] == pytest.approx([s["lambda"] for s in trace[:5]])
+    best = max(curve, key=lambda p: p["score"])
+    assert best["lambda"] == pytest.approx(choice["trained_lambda"])
+    assert best["score"] == pytest.approx(step["score_before"])
+    assert [p.lam for p in direct.searches[0].selection_curve] == pytest.approx(
+        [p["lambda"] for p in curve]
+    )
     assert manifest["labels"] == {"positive": "malignant", "negative": "benign"} or set(
         manifest["labels"]
     ) == {"positive", "negative"}

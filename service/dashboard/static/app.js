@@ -808,7 +808,15 @@
       ? REPEAT_COLORS[mus.indexOf(s.mu) % REPEAT_COLORS.length]
       : REPEAT_COLORS[repeats.indexOf(s.repeat) % REPEAT_COLORS.length]);
     const dashOf = (shift) => SHIFT_DASHES[shifts.indexOf(shift || '') % SHIFT_DASHES.length];
-    children.push(tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints));
+    // The curve each repeat's choice ran over (grid searches): pooled over the folds at each
+    // lambda's own tuned threshold, which the folds' own lines (at threshold 0) are not.
+    const curves = (job.choices || [])
+      .filter((c) => Array.isArray(c.selection_curve) && c.selection_curve.length)
+      .map((c) => ({
+        repeat: c.repeat, trained: c.trained_lambda, shift: c.shift, split: selectionLabel(c),
+        points: c.selection_curve,
+      }));
+    children.push(tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves));
 
     const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' });
     if (repeats.length > 1 || shifts.length > 1 || constrained) {
@@ -866,7 +874,7 @@
   // constraints each constraint's value with its bound; one point per trace step, lines joining
   // the steps of one series (repeat, fold, shift, multiplier), and the chosen lambda as a
   // dashed vertical line across all of them.
-  function tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints) {
+  function tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves = []) {
     const W = 800;
     const M = { left: 70, right: 24, top: 30, bottom: 46 };
     const GAP = 30;
@@ -882,10 +890,12 @@
       label: c.display_name, bound: c.bound,
     })));
     let top = M.top;
+    const curveScores = curves.flatMap((c) => c.points.map((q) => q.score).filter(finite));
     for (const p of panels) {
       p.top = top;
       top += p.height + GAP;
-      const values = steps.map(p.valueOf).concat(p.bound !== undefined ? [p.bound] : []);
+      const values = steps.map(p.valueOf).concat(p.bound !== undefined ? [p.bound] : [])
+        .concat(p.kind === 'metric' ? curveScores : []);
       p.dom = extent(values);
       p.y = (v) => p.top + p.height - ((v - p.dom[0]) / (p.dom[1] - p.dom[0])) * p.height;
     }
@@ -952,8 +962,12 @@
         const pts = sorted.filter((s) => finite(p.valueOf(s)));
         if (pts.length < 2) continue;
         const d = pts.map((s, i) => `${i ? 'L' : 'M'}${x(s.lambda).toFixed(1)},${p.y(p.valueOf(s)).toFixed(1)}`).join(' ');
+        // With folds (cross-validation), each fold's own line is background: the pooled curve
+        // below is what the choice was made on.
+        const isFold = first.fold !== null && curves.length > 0;
         lines.append(svg('path', {
-          class: 'series-line', d, stroke: colorOf(first), 'stroke-dasharray': dashOf(first.shift),
+          class: `series-line${isFold ? ' fold-line' : ''}`, d, stroke: colorOf(first),
+          'stroke-dasharray': dashOf(first.shift),
           'data-repeat': first.repeat, 'data-shift': first.shift || '',
           'data-fold': first.fold === null ? '' : first.fold,
           'data-mu': first.mu === null || first.mu === undefined ? '' : first.mu, 'data-panel': p.kind,
@@ -961,6 +975,37 @@
       }
     }
     root.append(lines);
+
+    // Each repeat's pooled curve, prominent, and the lambda it chose marked on it.
+    const metricPanel = panels[0];
+    const pooled = svg('g', { class: 'pooled-curves' });
+    const marks = svg('g', { class: 'repeat-choices' });
+    for (const c of curves) {
+      const color = colorOf({ repeat: c.repeat, mu: null });
+      const byShift = new Map();
+      for (const q of c.points) {
+        if (!finite(q.score)) continue;
+        if (!byShift.has(q.shift)) byShift.set(q.shift, []);
+        byShift.get(q.shift).push(q);
+      }
+      for (const [shift, qs] of byShift) {
+        const sorted = qs.slice().sort((a, b) => a.lambda - b.lambda);
+        const d = sorted.map((q, i) => `${i ? 'L' : 'M'}${x(q.lambda).toFixed(1)},${metricPanel.y(q.score).toFixed(1)}`).join(' ');
+        pooled.append(svg('path', {
+          class: 'pooled-curve', d, stroke: color, 'stroke-dasharray': dashOf(shift),
+          'data-repeat': c.repeat, 'data-shift': shift, 'data-points': sorted.length,
+        }, svg('title', {}, `repeat ${c.repeat}: ${name} by ${c.split}, each λ at its tuned threshold${shift ? ` (shift ${shift})` : ''}`)));
+      }
+      const at = c.points.find((q) => q.shift === c.shift && sameLambda(q.lambda, c.trained));
+      if (at && finite(at.score)) {
+        marks.append(svg('circle', {
+          class: 'repeat-choice', cx: x(at.lambda), cy: metricPanel.y(at.score), r: 6,
+          fill: color, stroke: CHOSEN_COLOR, 'data-repeat': c.repeat, 'data-lambda': at.lambda,
+          'data-score': at.score,
+        }, svg('title', {}, `repeat ${c.repeat} chose λ = ${fmtLambda(at.lambda)}: ${name} ${fmtNum(at.score)} (${c.split})`)));
+      }
+    }
+    root.append(pooled);
 
     // The chosen lambda, under the points.
     if (hasChosen) {
@@ -978,6 +1023,7 @@
       const mu = s.mu === null || s.mu === undefined ? null : s.mu;
       const where = `repeat ${s.repeat}, step ${s.step}${s.fold !== null ? `, fold ${s.fold}` : ''}${s.shift ? `, shift ${s.shift}` : ''}${mu !== null ? `, μ ${fmtLambda(mu)}` : ''}`;
       const isChosen = hasChosen && sameLambda(s.lambda, chosen);
+      const fold = s.fold !== null && curves.length > 0 ? ' is-fold' : '';  // background, as its line
       const common = {
         'data-lambda': s.lambda, 'data-repeat': s.repeat, 'data-step': s.step,
         'data-mu': mu === null ? null : mu,
@@ -986,12 +1032,12 @@
         const v = p.valueOf(s);
         if (!finite(v)) continue;
         if (p.kind === 'metric') {
-          if (isChosen) {
+          if (isChosen && !fold) {
             points.append(svg('circle', { class: 'chosen-halo', cx: x(s.lambda), cy: p.y(v), r: 8, stroke: CHOSEN_COLOR }));
           }
           const train = s.validation_metric === null;
           points.append(svg('circle', {
-            class: `pt pt-metric${train ? ' is-train' : ''}`, cx: x(s.lambda), cy: p.y(v), r: 4,
+            class: `pt pt-metric${train ? ' is-train' : ''}${fold}`, cx: x(s.lambda), cy: p.y(v), r: fold ? 2.5 : 4,
             fill: train ? '#ffffff' : color, stroke: color, ...common,
             'data-value': v, 'data-chosen': isChosen ? 'true' : null,
           }, svg('title', {}, `λ = ${fmtLambda(s.lambda)}: ${train ? 'train' : 'validation'} ${name} ${fmtNum(v)} (${where})`)));
@@ -1009,6 +1055,7 @@
       }
     }
     root.append(points);
+    root.append(marks);  // above the points: what each repeat chose
     return h('figure', { class: 'plot' }, root);
   }
 

@@ -51,6 +51,7 @@ from .repeat_choice import RepeatChoice
 from .repeat_choice_selection_split import RepeatChoiceSelectionSplit
 from .search_spec import SearchSpec
 from .search_strategy import SearchStrategy
+from .selection_point import SelectionPoint
 from .selection_summary import SelectionSummary
 from .selection_summary_split import SelectionSummarySplit
 from .split import Split
@@ -110,6 +111,7 @@ __all__ = (
     "RepeatChoiceSelectionSplit",
     "SearchSpec",
     "SearchStrategy",
+    "SelectionPoint",
     "SelectionSummary",
     "SelectionSummarySplit",
     "Split",

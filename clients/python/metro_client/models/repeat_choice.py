@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..models.choice_warning import ChoiceWarning
     from ..models.confusion_counts import ConfusionCounts
     from ..models.refinement import Refinement
+    from ..models.selection_point import SelectionPoint
 
 
 T = TypeVar("T", bound="RepeatChoice")
@@ -52,6 +53,10 @@ class RepeatChoice:
     constraints_satisfied: bool | None | Unset = UNSET
     """ Under constraints: whether every constraint held there (false: none of the fits met them, and the one
     closest was kept); null without """
+    selection_curve: list[SelectionPoint] | None | Unset = UNSET
+    """ Grid searches: every (lambda, shift) with the score the choice was made by (pooled over the folds with
+    cross-validation: not the mean of the folds' curves); null for bisection, Dinkelbach and constrained searches
+    """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,6 +120,18 @@ class RepeatChoice:
         else:
             constraints_satisfied = self.constraints_satisfied
 
+        selection_curve: list[dict[str, Any]] | None | Unset
+        if isinstance(self.selection_curve, Unset):
+            selection_curve = UNSET
+        elif isinstance(self.selection_curve, list):
+            selection_curve = []
+            for selection_curve_type_0_item_data in self.selection_curve:
+                selection_curve_type_0_item = selection_curve_type_0_item_data.to_dict()
+                selection_curve.append(selection_curve_type_0_item)
+
+        else:
+            selection_curve = self.selection_curve
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -137,6 +154,8 @@ class RepeatChoice:
             field_dict["constraint_values"] = constraint_values
         if constraints_satisfied is not UNSET:
             field_dict["constraints_satisfied"] = constraints_satisfied
+        if selection_curve is not UNSET:
+            field_dict["selection_curve"] = selection_curve
 
         return field_dict
 
@@ -145,6 +164,7 @@ class RepeatChoice:
         from ..models.choice_warning import ChoiceWarning  # noqa: PLC0415
         from ..models.confusion_counts import ConfusionCounts  # noqa: PLC0415
         from ..models.refinement import Refinement  # noqa: PLC0415
+        from ..models.selection_point import SelectionPoint  # noqa: PLC0415
 
         d = dict(src_dict)
         repeat = d.pop("repeat")
@@ -256,6 +276,28 @@ class RepeatChoice:
 
         constraints_satisfied = _parse_constraints_satisfied(d.pop("constraints_satisfied", UNSET))
 
+        def _parse_selection_curve(data: object) -> list[SelectionPoint] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                selection_curve_type_0 = []
+                _selection_curve_type_0 = data
+                for selection_curve_type_0_item_data in _selection_curve_type_0:
+                    selection_curve_type_0_item = SelectionPoint.from_dict(selection_curve_type_0_item_data)
+
+                    selection_curve_type_0.append(selection_curve_type_0_item)
+
+                return selection_curve_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[SelectionPoint] | None | Unset, data)
+
+        selection_curve = _parse_selection_curve(d.pop("selection_curve", UNSET))
+
         repeat_choice = cls(
             repeat=repeat,
             trained_lambda=trained_lambda,
@@ -270,6 +312,7 @@ class RepeatChoice:
             refinement=refinement,
             constraint_values=constraint_values,
             constraints_satisfied=constraints_satisfied,
+            selection_curve=selection_curve,
         )
 
         repeat_choice.additional_properties = d
