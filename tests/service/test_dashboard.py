@@ -591,6 +591,22 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert "trained λ = -0.25" in chosen.text
     marked = [p for p in metric_points if p.attrs.get("data-chosen") == "true"]
     assert [float(p.attrs["data-lambda"]) for p in marked] == [CHOSEN] * REPEATS * len(SHIFTS)
+    # Every repeat's own choice marked too, though these choices carry no pooled curve (a job
+    # from before selection_curve, or not a grid): at its lambda and the score the search chose
+    # it by, which for repeat 0 is the score before its refinement (0.85; the refined model's 0.9
+    # is not a point of the lambda search); in the repeat's color, named in the text alternative.
+    assert not plot.find_all("path", cls="pooled-curve")
+    choice_marks = plot.find("g", cls="repeat-choices").find_all("circle", cls="repeat-choice")
+    assert [
+        (m.attrs["data-repeat"], float(m.attrs["data-lambda"]), float(m.attrs["data-score"]),
+         m.attrs["data-on"]) for m in choice_marks
+    ] == [("0", CHOSEN, 0.85, "selection"), ("1", CHOSEN_1, 0.8, "selection")]  # fmt: skip
+    assert len({m.attrs["fill"] for m in choice_marks}) == REPEATS
+    desc = plot.find("desc").text
+    refined = "F2 0.8500 (5-fold CV), refined model 0.9000"
+    assert f"repeat 0 chose λ = -0.25 (shift minimal): {refined}" in desc
+    assert "repeat 1 chose λ = -0.5 (shift paper): F2 0.8000 (5-fold CV)" in desc
+    assert "pooled" not in desc  # no curve is claimed where none is drawn
     assert dom.find(id="best-lambda").text == "-0.25"
     assert "shift minimal (repeat 0, the model delivered)" in dom.find(id="trained-shift").text
     # Each repeat's own choice, the score it was chosen by (and on which split), its warnings.
@@ -832,6 +848,39 @@ def test_a_cross_validated_chart_draws_each_repeats_pooled_curve_over_faint_fold
     assert ".trace-plot .pooled-curve { fill: none; stroke-width: 3.2;" in css
     fold_points = plot.find_all("circle", cls="is-fold")
     assert len(fold_points) == 2 * FOLDS * len(LAMBDAS) and ".trace-plot .pt.is-fold {" in css
+
+    # The text alternative says what the plot draws: the pooled curves, the faint folds behind
+    # them, and each repeat's choice with its lambda and score; the legend says the same.
+    chose = [
+        f"repeat {r}: pooled F1 ({FOLDS}-fold CV), chose λ = {CV_CHOSEN[r]:g} (shift minimal) at "
+        f"{_pooled_at(CV_CHOSEN[r], r):.4f}"
+        for r in range(2)
+    ]
+    desc = plot.find("desc").text
+    assert "thick lines: each repeat's pooled F1" in desc
+    background = f"thin, faint lines in the background: each of the {FOLDS} folds' own held-out F1"
+    assert background in desc
+    assert all(text in desc for text in chose), desc
+    legend = dom.find("ul", cls="legend")
+    keys = legend.find_all("li", cls="choice-key")
+    assert [
+        (k.attrs["data-repeat"], float(k.attrs["data-lambda"]), k.attrs["data-curve"]) for k in keys
+    ] == [("0", CV_CHOSEN[0], "true"), ("1", CV_CHOSEN[1], "true")]
+    assert [k.text for k in keys] == chose
+    assert "one fold's own held-out F1" in legend.find("li", cls="fold-key").text
+    # ... and as numbers: every lambda's pooled score per repeat, each repeat's choice marked.
+    table = dom.find("table", id="pooled-table")
+    rows = table.find("tbody").find_all("tr")
+    assert [float(row.attrs["data-lambda"]) for row in rows] == LAMBDAS
+    for row, lam in zip(rows, LAMBDAS, strict=True):
+        for r in range(2):
+            cell = row.find("td", data_repeat=str(r)).text
+            assert cell.startswith(f"{_pooled_at(lam, r):.4f}"), (lam, r, cell)
+    chosen_cells = table.find_all("td", data_chosen="true")  # in row order: -0.5 comes first
+    assert [(c.attrs["data-repeat"], float(c.attrs["data-lambda"])) for c in chosen_cells] == [
+        ("1", CV_CHOSEN[1]), ("0", CV_CHOSEN[0])
+    ]  # fmt: skip
+    assert all(c.text.endswith(" chosen") for c in chosen_cells)
 
 
 def test_the_dashboard_never_hands_null_to_replace_children() -> None:

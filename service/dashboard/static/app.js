@@ -816,7 +816,18 @@
         repeat: c.repeat, trained: c.trained_lambda, shift: c.shift, split: selectionLabel(c),
         points: c.selection_curve,
       }));
-    children.push(tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves));
+    // Every repeat's choice, marked in the plot: on its pooled curve where the choice carries
+    // one, else at the score it chose by (bisection, Dinkelbach and constrained searches, and
+    // jobs recorded before selection_curve).
+    const marked = (job.choices || [])
+      .filter((c) => c && c.trained_lambda !== null && c.trained_lambda !== undefined)
+      .map((c) => ({
+        repeat: c.repeat, trained: c.trained_lambda, shift: c.shift, split: selectionLabel(c),
+        score: choiceScore(c), refined: c.refinement && c.refinement.kept ? c.selection_score : null,
+        color: (constrained ? CHOSEN_COLOR : colorOf({ repeat: c.repeat })) || CHOSEN_COLOR,
+      }));
+    const many = (job.choices || []).length > 1;
+    children.push(tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves, marked));
 
     const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' });
     if (repeats.length > 1 || shifts.length > 1 || constrained) {
@@ -840,6 +851,21 @@
     if (chosen !== null && chosen !== undefined) {
       legend.append(h('li', {}, h('span', { class: 'swatch chosen', 'aria-hidden': 'true' }),
         `trained λ = ${fmtLambda(chosen)}${(job.choices || []).length > 1 ? ' (repeat 0)' : ''}`));
+    }
+    const curveOf = new Map(curves.map((c) => [c.repeat, c]));
+    if (curves.length && steps.some((s) => s.fold !== null)) {
+      legend.append(h('li', { class: 'fold-key' },
+        svg('svg', { class: 'swatch-line', width: 26, height: 10, 'aria-hidden': 'true' },
+          svg('line', { x1: 1, x2: 25, y1: 5, y2: 5, stroke: '#64748b', 'stroke-width': 1, 'stroke-opacity': 0.5 })),
+        `thin, faint: one fold's own held-out ${name} (at threshold 0)`));
+    }
+    for (const m of marked) {
+      const curve = curveOf.get(m.repeat);
+      const swatch = svg('svg', { class: 'swatch-line', width: 26, height: 14, 'aria-hidden': 'true' },
+        curve ? svg('line', { x1: 1, x2: 25, y1: 7, y2: 7, stroke: m.color, 'stroke-width': 3.2 }) : null,
+        svg('circle', { cx: 13, cy: 7, r: 4.5, fill: m.color, stroke: CHOSEN_COLOR, 'stroke-width': 2 }));
+      legend.append(h('li', { class: 'choice-key', 'data-repeat': m.repeat, 'data-lambda': m.trained, 'data-curve': curve ? 'true' : 'false' },
+        swatch, choiceText(m, name, many, Boolean(curve))));
     }
     if (legend.childElementCount) children.push(legend);
     if (constrained) {
@@ -867,14 +893,68 @@
           h('td', { class: 'num' }, fmtNum(s.train_metric)), h('td', { class: 'num' }, fmtNum(s.validation_metric)),
           constraints.map((_, j) => constraintCell(s, j)),
           h('td', { class: 'num' }, fmtNum(s.seconds, 2)))))))));
+    if (curves.length) children.push(pooledTable(curves, name));
     fill(el, ...children);
+  }
+
+  // The score a repeat's lambda was chosen by: the search's own at that lambda, which is the
+  // refinement's score_before where a refined model was kept (selection_score is then the
+  // refined model's, not a point of the lambda search).
+  function choiceScore(c) {
+    const step = c.refinement;
+    if (step && step.kept && step.score_before !== null && step.score_before !== undefined) return step.score_before;
+    return c.selection_score === undefined ? null : c.selection_score;
+  }
+
+  // "repeat 1: pooled F1 (3-fold CV), chose λ = -0.5 at 0.8750": a repeat's entry in the
+  // legend, and in the plot's text alternative.
+  function choiceText(m, name, many, onCurve) {
+    const who = many ? `repeat ${m.repeat}` : '';
+    const at = `λ = ${fmtLambda(m.trained)}${m.shift ? ` (shift ${m.shift})` : ''}`;
+    const score = `${name} ${fmtNum(m.score)} (${m.split})${m.refined !== null && m.refined !== undefined ? `, refined model ${fmtNum(m.refined)}` : ''}`;
+    return onCurve
+      ? `${who ? `${who}: ` : ''}pooled ${name} (${m.split}), chose ${at} at ${fmtNum(m.score)}`
+      : `${who ? `${who} ` : ''}chose ${at}: ${score}`;
+  }
+
+  // Each repeat's pooled curve as numbers: one row per (shift, lambda), one column per repeat,
+  // the lambda each repeat chose marked.
+  function pooledTable(curves, name) {
+    const shifts = [...new Set(curves.flatMap((c) => c.points.map((q) => q.shift || '')))].sort();
+    const rows = [];
+    for (const shift of shifts) {
+      const lambdas = [...new Set(curves.flatMap((c) => c.points.filter((q) => (q.shift || '') === shift).map((q) => q.lambda)))]
+        .sort((a, b) => a - b);
+      for (const lam of lambdas) rows.push({ shift, lam });
+    }
+    const cell = (c, row) => {
+      const q = c.points.find((p) => (p.shift || '') === row.shift && sameLambda(p.lambda, row.lam));
+      const isChoice = (c.shift || '') === row.shift && sameLambda(row.lam, c.trained);
+      return h('td', {
+        class: `num${isChoice ? ' is-chosen' : ''}`, 'data-repeat': c.repeat, 'data-lambda': row.lam,
+        'data-chosen': isChoice ? 'true' : null,
+      }, q ? fmtNum(q.score) : '—', isChoice ? h('span', { class: 'chosen-tag' }, ' chosen') : null);
+    };
+    return h('details', { class: 'raw' },
+      h('summary', {}, `The pooled ${name} curves as a table`),
+      h('div', { class: 'table-wrap' }, h('table', { class: 'table compact', id: 'pooled-table' },
+        h('caption', { class: 'sr-only' },
+          `Each repeat's ${name} at every lambda, on its selection split (${curves[0].split}: the folds' held-out rows pooled), at that lambda's tuned threshold; the lambda each repeat chose is marked`),
+        h('thead', {}, h('tr', {},
+          h('th', { scope: 'col', class: 'num' }, h('span', { class: 'nt' }, 'λ')),
+          shifts.length > 1 ? h('th', { scope: 'col' }, 'Shift') : null,
+          curves.map((c) => h('th', { scope: 'col', class: 'num' }, `Repeat ${c.repeat} (${c.split})`)))),
+        h('tbody', {}, rows.map((row) => h('tr', { 'data-lambda': row.lam },
+          h('td', { class: 'num' }, fmtLambda(row.lam)),
+          shifts.length > 1 ? h('td', {}, row.shift || '—') : null,
+          curves.map((c) => cell(c, row))))))));
   }
 
   // Panels sharing the lambda axis: the validation metric (top), the surrogate loss, and under
   // constraints each constraint's value with its bound; one point per trace step, lines joining
   // the steps of one series (repeat, fold, shift, multiplier), and the chosen lambda as a
   // dashed vertical line across all of them.
-  function tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves = []) {
+  function tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves = [], marked = []) {
     const W = 800;
     const M = { left: 70, right: 24, top: 30, bottom: 46 };
     const GAP = 30;
@@ -890,7 +970,8 @@
       label: c.display_name, bound: c.bound,
     })));
     let top = M.top;
-    const curveScores = curves.flatMap((c) => c.points.map((q) => q.score).filter(finite));
+    const curveScores = curves.flatMap((c) => c.points.map((q) => q.score).filter(finite))
+      .concat(marked.map((m) => m.score).filter(finite));
     for (const p of panels) {
       p.top = top;
       top += p.height + GAP;
@@ -904,11 +985,18 @@
     const H = bottom + M.bottom;
 
     const hasChosen = chosen !== null && chosen !== undefined;
-    const xDom = extent(steps.map((s) => s.lambda).concat(hasChosen ? [chosen] : []));
+    const xDom = extent(steps.map((s) => s.lambda).concat(hasChosen ? [chosen] : [])
+      .concat(marked.map((m) => m.trained)));
     const x = (v) => M.left + ((v - xDom[0]) / (xDom[1] - xDom[0])) * innerW;
 
+    const nFolds = new Set(steps.filter((s) => s.fold !== null).map((s) => s.fold)).size;
+    const withCurve = new Set(curves.map((c) => c.repeat));
+    const many = marked.length > 1 || curves.length > 1;
     const desc = `${name}, surrogate loss${constraints.length ? ' and the constraints' : ''} against lambda for ${steps.length} steps`
-      + (hasChosen ? `; trained lambda ${fmtLambda(chosen)}` : '');
+      + (hasChosen ? `; trained lambda ${fmtLambda(chosen)}` : '')
+      + (curves.length ? `; thick lines: each repeat's pooled ${name} over the lambdas (${curves[0].split}, each lambda at its tuned threshold), the curve the choice was made on` : '')
+      + (curves.length && nFolds ? `; thin, faint lines in the background: each of the ${nFolds} folds' own held-out ${name} at threshold 0` : '')
+      + (marked.length ? `; marked: ${marked.map((m) => choiceText(m, name, many, withCurve.has(m.repeat))).join('; ')}` : '');
     const root = svg('svg', {
       class: 'trace-plot', id: 'trace-plot', viewBox: `0 0 ${W} ${H}`, role: 'img',
       'aria-labelledby': 'trace-plot-title trace-plot-desc', 'data-steps': steps.length,
@@ -1001,9 +1089,17 @@
         marks.append(svg('circle', {
           class: 'repeat-choice', cx: x(at.lambda), cy: metricPanel.y(at.score), r: 6,
           fill: color, stroke: CHOSEN_COLOR, 'data-repeat': c.repeat, 'data-lambda': at.lambda,
-          'data-score': at.score,
+          'data-score': at.score, 'data-on': 'curve',
         }, svg('title', {}, `repeat ${c.repeat} chose λ = ${fmtLambda(at.lambda)}: ${name} ${fmtNum(at.score)} (${c.split})`)));
       }
+    }
+    for (const m of marked) {
+      if (marks.querySelector(`[data-repeat="${m.repeat}"]`) || !finite(m.score)) continue;
+      marks.append(svg('circle', {
+        class: 'repeat-choice', cx: x(m.trained), cy: metricPanel.y(m.score), r: 6,
+        fill: m.color, stroke: CHOSEN_COLOR, 'data-repeat': m.repeat, 'data-lambda': m.trained,
+        'data-score': m.score, 'data-on': 'selection',
+      }, svg('title', {}, choiceText(m, name, true, false))));
     }
     root.append(pooled);
 
