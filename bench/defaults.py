@@ -11,6 +11,8 @@ Methods
     ttcv                  ``TunedThresholdClassifierCV(StandardScaler + LogisticRegression(),
                           scoring=the metric, cv=5)``, scikit-learn's defaults otherwise (C=1,
                           100 thresholds, refit)
+    ttcv-shuffled         ``ttcv`` with its five folds shuffled (random_state=seed): the noise
+                          floor of a paired comparison (bench/small_data.py, docs/quality.md)
     parambath             Parambath et al. (2014) with the same budget: for each theta of a
                           19-point grid, ``LogisticRegression(class_weight={0: 2 theta,
                           1: 2 (1 - theta)})`` with its threshold tuned by the same 5-fold
@@ -177,6 +179,15 @@ def fit_predict(
         warnings.simplefilter("ignore")
         if method == "ttcv":
             model = _ttcv(metric_name, seed).fit(X, y)
+            return model.predict(X_test), {"threshold": float(model.best_threshold_)}
+        if method == "ttcv-shuffled":
+            # The noise floor of a paired comparison: TTCV itself with its five folds shuffled
+            # (StratifiedKFold(shuffle=True, random_state=seed), as METRO draws them) instead of
+            # scikit-learn's unshuffled ones. Same model, same rule: only the fold split differs.
+            from sklearn.model_selection import StratifiedKFold
+
+            model = _ttcv(metric_name, seed)
+            model.set_params(cv=StratifiedKFold(5, shuffle=True, random_state=seed)).fit(X, y)
             return model.predict(X_test), {"threshold": float(model.best_threshold_)}
         if method == "parambath":
             best: tuple[float, float, Any] | None = None
