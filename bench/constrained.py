@@ -119,16 +119,19 @@ def fit_predict(
                 "feasible_cv": clf.constraints_satisfied_,
                 "refined": bool(step is not None and step.kept),
             }
+        # With a confidence, the floor must hold on a new sample as large as one fold's
+        # held-out part, as METRO's search asks (metro.search.constrained).
+        fraction = 1.0 / FOLDS if any(c.confidence is not None for c in cons) else None
         if method == "threshold":
             oof, test_scores = _lr_scores(X, y, X_test, seed, None)
-            choice = best_constrained_threshold(spec, cons, oof, y)
+            choice = best_constrained_threshold(spec, cons, oof, y, new_fraction=fraction)
             return (test_scores >= choice.threshold).astype(int), {"feasible_cv": choice.feasible}
         if method == "parambath":
             best: tuple[tuple[int, float], float, np.ndarray, bool] | None = None
             for theta in THETAS:
                 weights = {0: 2.0 * theta, 1: 2.0 * (1.0 - theta)}
                 oof, test_scores = _lr_scores(X, y, X_test, seed, weights)
-                choice = best_constrained_threshold(spec, cons, oof, y)
+                choice = best_constrained_threshold(spec, cons, oof, y, new_fraction=fraction)
                 rank = (0, choice.loss) if choice.feasible else (1, choice.shortfall)
                 if best is None or rank < best[0]:
                     predicted = (test_scores >= choice.threshold).astype(int)

@@ -104,16 +104,28 @@ class Constraint:
         v = self.value(cells)
         return v - self.bound if self.sense == "at_least" else self.bound - v
 
-    def slacks(self, cells: np.ndarray, n: int | None = None) -> np.ndarray:
+    def slacks(
+        self, cells: np.ndarray, n: int | None = None, *, new_fraction: float | None = None
+    ) -> np.ndarray:
         """:meth:`slack` for every row of ``cells`` ([M, 4]) at once; with ``n`` (the rows the
-        fractions come from) and a ``confidence``, the slack of the confidence bound instead."""
+        fractions come from) and a ``confidence``, the slack of the confidence bound instead:
+        of the ratio itself (exact for proportions) or, with ``new_fraction``, of its value on a
+        new sample ``new_fraction`` times as large (:meth:`prediction_bounds`)."""
+        if new_fraction is not None and not (
+            isinstance(new_fraction, int | float)
+            and not isinstance(new_fraction, bool)
+            and 0.0 < new_fraction < math.inf
+        ):
+            raise ValueError(f"new_fraction must be a positive number, got {new_fraction!r}")
         c = np.atleast_2d(np.asarray(cells, dtype=np.float64))
         num = c @ self.score_numerator_cells
         den = c @ self.metric.denominator_cells
         zero = np.abs(den) <= 1e-12
         safe = np.where(zero, 1.0, den)
         value = np.where(zero, self.metric.zero_division, num / safe)
-        if self.confidence is not None and n is not None:
+        if self.confidence is not None and n is not None and new_fraction is not None:
+            value = self.prediction_bounds(c, int(n), new_fraction)
+        elif self.confidence is not None and n is not None:
             if self.is_proportion:
                 value = self._exact_bound(c, int(n))
             else:
@@ -150,6 +162,34 @@ class Constraint:
                 return np.where(k <= 0, 0.0, np.nan_to_num(bound, nan=0.0))
             bound = beta.ppf(c, k + 1.0, m - k)
             return np.where(k >= m, 1.0, np.nan_to_num(bound, nan=1.0))
+
+    def prediction_bounds(self, fractions: np.ndarray, n: int, new_fraction: float) -> np.ndarray:
+        """For each row of cell fractions of ``n`` rows: the value the ratio stays above
+        (at_least; below for at_most) with probability ``confidence`` on a new sample
+        ``new_fraction`` times as large, drawn like the first. The new sample's value differs
+        from this one's by both samples' noise, so the standard error is the estimate's times
+        sqrt(1 + 1 / new_fraction); the bound is the estimate minus (plus) z of them. For a
+        proportion k / m the standard error is sqrt(q (1 - q) / m) with q = (k + 1/2) / (m + 1)
+        (the Jeffreys centre, so that k = m or k = 0 still leaves a margin); any other ratio
+        takes the delta method's (see the class docstring). No trials (m = 0) bound nothing."""
+        c = np.atleast_2d(np.asarray(fractions, dtype=np.float64))
+        z = NormalDist().inv_cdf(float(self.confidence if self.confidence is not None else 0.5))
+        u, v = self.score_numerator_cells, self.metric.denominator_cells
+        num, den = c @ u, c @ v
+        zero = np.abs(den) <= 1e-12
+        safe = np.where(zero, 1.0, den)
+        value = np.where(zero, self.metric.zero_division, num / safe)
+        if self.is_proportion:
+            k, m = np.rint(num * max(n, 0)), np.rint(den * max(n, 0))
+            q = (k + 0.5) / (m + 1.0)
+            se = np.sqrt(q * (1.0 - q) / np.maximum(m, 1.0))
+        else:
+            d = u[None, :] - value[:, None] * v[None, :]
+            se = np.sqrt((c * d**2).sum(axis=1) / max(int(n), 1)) / safe
+        margin = z * se * math.sqrt(1.0 + 1.0 / float(new_fraction))
+        if self.sense == "at_least":
+            return np.where(zero, 0.0, value - margin)
+        return np.where(zero, 1.0, value + margin)
 
     def holds(self, cells: np.ndarray) -> bool:
         return self.slack(cells) >= -_SLACK_TOL

@@ -93,17 +93,27 @@ class ConstrainedThreshold:
 
 
 def best_constrained_threshold(
-    spec: MetricSpec, constraints: Sequence[Constraint], scores: np.ndarray, y: np.ndarray
+    spec: MetricSpec,
+    constraints: Sequence[Constraint],
+    scores: np.ndarray,
+    y: np.ndarray,
+    *,
+    new_fraction: float | None = None,
 ) -> ConstrainedThreshold:
     """The threshold with the lowest loss among those where every constraint holds on
     (scores, y); where none does, the one that misses them by the least (summed shortfall), ties
     to the lower loss. An exact search over every distinct threshold, like :func:`best_threshold`.
+    A constraint with a ``confidence`` must hold at its confidence bound: of the ratio itself, or
+    with ``new_fraction`` on a new sample that many times the size of (scores, y)
+    (:meth:`metro.constraints.Constraint.slacks`).
     """
     thresholds, cells = cells_at_all_thresholds(scores, y)
     losses = _losses(spec, cells)
     slacks = np.zeros((cells.shape[0], len(constraints)))
     for i, constraint in enumerate(constraints):
-        slacks[:, i] = constraint.slacks(cells, n=np.asarray(scores).size)
+        slacks[:, i] = constraint.slacks(
+            cells, n=np.asarray(scores).size, new_fraction=new_fraction
+        )
     feasible = np.all(slacks >= -1e-12, axis=1)
     if feasible.any():
         candidates = np.flatnonzero(feasible)

@@ -10,10 +10,20 @@ the least, and the result says so (``constraints_satisfied`` False).
 
 One multiplier scales every constraint (each normalized by its largest cell weight), so the grid
 stays two-dimensional however many constraints there are.
+
+Where it is judged on held-out rows, a constraint must hold on new data, not only on the rows
+that chose: its ``confidence`` bound for a new sample as large as one fold's held-out part
+(``new_fraction`` 1 / k of the pooled rows; :meth:`metro.constraints.Constraint.slacks`) must
+clear the bound, and a constraint without ``confidence`` is judged at
+:data:`DEFAULT_CONFIDENCE`. Choosing the best of many fits that barely meet a floor on the same
+rows favours the ones whose rows flattered them; without a margin the delivered floor held on
+new data less often than threshold tuning's (docs/quality.md). ``confidence: 0.5`` asks for no
+margin (the estimate itself).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -38,7 +48,28 @@ from metro.search.config import SearchConfig
 from metro.search.grid import grid_lambdas
 from metro.thresholds import ConstrainedThreshold, best_constrained_threshold
 
-__all__ = ["constrained_grid_search", "judge_at_zero", "judge_constrained", "multiplier_rows"]
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "constrained_grid_search",
+    "judge_at_zero",
+    "judge_constrained",
+    "judged_constraints",
+    "multiplier_rows",
+]
+
+# The confidence a constraint without one is judged at on held-out rows (for a new sample of one
+# fold's size): the smallest margin measured to make the delivered floor hold on new data at
+# least as often as threshold tuning's (bench/constrained_selection.py, docs/quality.md).
+DEFAULT_CONFIDENCE = 0.55
+
+
+def judged_constraints(constraints: Sequence[Constraint]) -> tuple[Constraint, ...]:
+    """``constraints`` as the search judges them: each without a confidence at
+    :data:`DEFAULT_CONFIDENCE`."""
+    return tuple(
+        c if c.confidence is not None else dataclasses.replace(c, confidence=DEFAULT_CONFIDENCE)
+        for c in constraints
+    )
 
 
 def multiplier_rows(constraints: Sequence[Constraint], mu: float, k: int) -> np.ndarray:
@@ -52,14 +83,16 @@ def judge_constrained(
 ) -> ConstrainedThreshold:
     """How one (lambda, mu) fitted on each of ``folds`` does under the constraints: on the
     held-out scores pooled over the folds (the threshold chosen there when ``tune``, else 0), or
-    on the training cells at threshold 0 when there is no held-out part."""
+    on the training cells at threshold 0 when there is no held-out part. On held-out rows each
+    constraint's confidence bound is for a new sample as large as one fold's held-out part."""
     if all(c.validation_scores is not None for c in folds):
         scores = np.concatenate([np.asarray(c.validation_scores) for c in folds])
         labels = np.concatenate([np.asarray(c.validation_labels) for c in folds])
+        fraction = 1.0 / len(folds)
         if not tune:
             cells = _pooled_cells(scores >= 0, labels)
-            return judge_at_zero(spec, constraints, cells, labels.size)
-        return best_constrained_threshold(spec, constraints, scores, labels)
+            return judge_at_zero(spec, constraints, cells, labels.size, new_fraction=fraction)
+        return best_constrained_threshold(spec, constraints, scores, labels, new_fraction=fraction)
     cells = np.mean([np.asarray(c.train_cells) for c in folds], axis=0)
     return judge_at_zero(spec, constraints, cells, None)
 
@@ -84,6 +117,7 @@ def constrained_grid_search(
     lambdas = grid_lambdas(lo, hi, n_lambdas)
     recorder = TraceRecorder(spec, on_step, constraints)
     tune = config.threshold == "tuned"
+    judged = judged_constraints(constraints)
     ranking: list[tuple[int, float, float, float, int, ConstrainedThreshold, list[Candidate]]] = []
     everything: list[Candidate] = []
     order = 0
@@ -106,7 +140,7 @@ def constrained_grid_search(
                 order += 1
                 if any(c.diverged for c in folds):
                     continue
-                choice = judge_constrained(spec, constraints, folds, tune=tune)
+                choice = judge_constrained(spec, judged, folds, tune=tune)
                 train_loss = float(np.mean([c.train_loss(spec) for c in folds]))
                 ranking.append((
                     0 if choice.feasible else 1,
@@ -148,11 +182,17 @@ def _pooled_cells(predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def judge_at_zero(
-    spec: MetricSpec, constraints: Sequence[Constraint], cells: np.ndarray, n: int | None
+    spec: MetricSpec,
+    constraints: Sequence[Constraint],
+    cells: np.ndarray,
+    n: int | None,
+    *,
+    new_fraction: float | None = None,
 ) -> ConstrainedThreshold:
     """The loss and each constraint's slack (of its confidence bound when it has one and ``n``,
-    the rows behind the fractions ``cells``, is given) deciding by h >= 0."""
-    slacks = tuple(float(c.slacks(cells, n)[0]) for c in constraints)
+    the rows behind the fractions ``cells``, is given; with ``new_fraction``, for a new sample
+    that many times as large) deciding by h >= 0."""
+    slacks = tuple(float(c.slacks(cells, n, new_fraction=new_fraction)[0]) for c in constraints)
     return ConstrainedThreshold(
         threshold=0.0,
         loss=float(spec.loss_from_fractions(cells)),

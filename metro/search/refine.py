@@ -27,7 +27,7 @@ from metro.metrics import MetricSpec
 from metro.models import StackedModel
 from metro.search.base import SearchResult, cells_from_predictions, diagnose
 from metro.search.config import SearchConfig
-from metro.search.constrained import judge_at_zero
+from metro.search.constrained import judge_at_zero, judged_constraints
 from metro.search.safeguard import win_probability
 from metro.thresholds import ConstrainedThreshold
 
@@ -95,8 +95,9 @@ def refine_choice(
     holdout's one. The result is returned unchanged when refinement is off, the model is not
     linear, the choice had no held-out rows, or a solver cannot refine. Under ``constraints``
     (the solvers refine with the same ones) the step runs only from a choice that met them, and a
-    refined model is kept only if it meets them on the pooled held-out rows too (their
-    confidence bounds, where they have one).
+    refined model is kept only if it meets them on the pooled held-out rows too, at the same
+    confidence bounds as the search's choice (:func:`metro.search.constrained
+    .judged_constraints`).
     """
     if config.refine == "off" or result.selection_counts is None:
         return result
@@ -114,6 +115,8 @@ def refine_choice(
     refiners = [s for s in solvers if isinstance(s, Refiner)]
     offset = -float(result.threshold)
     y = np.concatenate([np.asarray(fit.validation_labels) for fit in fits])
+    # Judged as the search judged the choice: for a new sample of one fold's held-out size.
+    judged, fraction = judged_constraints(constraints), 1.0 / len(fits)
 
     # (temperature, the refined folds judged at their sign on the pooled held-out rows, their
     # pooled confusion fractions); without constraints every one is feasible.
@@ -129,7 +132,8 @@ def refine_choice(
             scores.append(held_out)
         decisions[temperature] = np.concatenate(scores) >= 0
         fractions = cells_from_predictions(y, decisions[temperature][:, None])[0]
-        tried.append((temperature, judge_at_zero(spec, constraints, fractions, y.size), fractions))
+        judged_here = judge_at_zero(spec, judged, fractions, y.size, new_fraction=fraction)
+        tried.append((temperature, judged_here, fractions))
 
     allowed = [row for row in tried if row[1].feasible]
     best_t, best, best_cells = min(allowed or tried, key=lambda row: row[1].loss)

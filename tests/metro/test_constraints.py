@@ -246,3 +246,69 @@ def test_a_confident_threshold_keeps_a_margin():
     )
     recall = lambda t: recall_score(y, (scores >= t).astype(int))  # noqa: E731
     assert sure.feasible and recall(sure.threshold) > recall(plain.threshold) >= 0.8
+
+
+def test_the_new_sample_bound_adds_the_new_samples_noise_to_the_estimates():
+    """Recall 68 / 80, a new sample a fifth as large: the estimate minus z standard errors of the
+    Jeffreys centre q = 68.5 / 81, times sqrt(1 + 5) for the new sample's own noise."""
+    from scipy.stats import norm
+
+    y = np.r_[np.ones(80, int), np.zeros(120, int)]
+    p = np.r_[np.ones(68, int), np.zeros(12, int), np.zeros(120, int)]
+    cells = confusion_fractions(y, p)[None]
+    sure = get_constraint({"metric": "recall", "at_least": 0.8, "confidence": 0.9})
+    q = 68.5 / 81
+    expected = 0.85 - norm.ppf(0.9) * np.sqrt(q * (1 - q) / 80) * np.sqrt(6.0) - 0.8
+    assert sure.slacks(cells, 200, new_fraction=0.2)[0] == pytest.approx(expected)
+    # wider than the population's exact bound, which ignores the new sample's noise
+    assert sure.slacks(cells, 200, new_fraction=0.2)[0] < sure.slacks(cells, 200)[0]
+    # at_most: the upper side; an FPR of 10 / 100 against 0.2
+    upper = get_constraint({"metric": "false_positive_rate", "at_most": 0.2, "confidence": 0.9})
+    fpr = confusion_fractions(np.zeros(100, int), np.r_[np.ones(10, int), np.zeros(90, int)])
+    q = 10.5 / 101
+    high = 0.1 + norm.ppf(0.9) * np.sqrt(q * (1 - q) / 100) * np.sqrt(2.0)
+    assert upper.slacks(fpr[None], 100, new_fraction=1.0)[0] == pytest.approx(0.2 - high)
+    # all correct still leaves a margin (the normal approximation at k = m would not)
+    perfect = confusion_fractions(np.ones(10, int), np.ones(10, int))[None]
+    assert sure.slacks(perfect, 10, new_fraction=0.2)[0] < 0.0
+    # confidence 0.5 is the estimate itself; without a confidence, no bound at all
+    half = get_constraint({"metric": "recall", "at_least": 0.8, "confidence": 0.5})
+    plain = get_constraint({"metric": "recall", "at_least": 0.8})
+    assert half.slacks(cells, 200, new_fraction=0.2)[0] == pytest.approx(0.05)
+    assert plain.slacks(cells, 200, new_fraction=0.2)[0] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize(("m", "confidence"), [(30, 0.9), (60, 0.9), (150, 0.9), (150, 0.55)])
+def test_a_floor_certified_for_a_new_sample_fails_there_at_most_as_often_as_allowed(m, confidence):
+    """Brute force over every outcome of m trials judged and m / 5 new ones: for any true
+    recall q, the probability that the floor is certified on the first and missed on the new
+    sample is at most 1 - confidence."""
+    from scipy.stats import binom
+
+    bound, new = 0.8, m // 5
+    sure = get_constraint({"metric": "recall", "at_least": bound, "confidence": confidence})
+    k = np.arange(m + 1)
+    cells = np.stack([k, np.zeros_like(k), m - k, np.zeros_like(k)], axis=1) / m
+    certified = sure.slacks(cells, m, new_fraction=new / m) >= 0
+    assert certified.any() and not certified.all()
+    for q in np.linspace(0.5, 1.0, 251):
+        missed = binom.cdf(np.ceil(bound * new - 1e-9) - 1, new, q)  # new recall below 0.8
+        assert binom.pmf(k, m, q)[certified].sum() * missed <= 1 - confidence + 1e-9
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.2, float("inf"), "a fifth", True])
+def test_bad_new_fraction_is_refused(bad):
+    sure = get_constraint({"metric": "recall", "at_least": 0.8, "confidence": 0.9})
+    with pytest.raises(ValueError, match="new_fraction"):
+        sure.slacks(np.array([[0.4, 0.1, 0.1, 0.4]]), 100, new_fraction=bad)
+
+
+def test_a_threshold_certified_for_a_new_sample_keeps_a_wider_margin():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 400)
+    scores = y + rng.normal(size=400)
+    cons = [get_constraint({"metric": "recall", "at_least": 0.8, "confidence": 0.9})]
+    population = best_constrained_threshold(precision(), cons, scores, y)
+    new_data = best_constrained_threshold(precision(), cons, scores, y, new_fraction=0.2)
+    recall = lambda t: recall_score(y, (scores >= t).astype(int))  # noqa: E731
+    assert new_data.feasible and recall(new_data.threshold) > recall(population.threshold)

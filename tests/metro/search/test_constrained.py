@@ -143,3 +143,44 @@ def test_estimator_meets_a_recall_floor_on_held_out_data():
     recall_0 = first.constraint_values[0]
     assert 0.0 <= recall_0 <= 1.0 and len(first.constraint_values) == 1
     assert first.to_dict()["constraint_values"] == [recall_0]
+
+
+def test_a_constraint_without_confidence_is_judged_at_the_default_margin():
+    """On five folds' held-out rows the search judges a floor without a confidence at
+    DEFAULT_CONFIDENCE for a new sample of one fold's size: the same threshold as asking for it,
+    a higher recall than ``confidence: 0.5`` (the estimate itself) and a lower one than 0.9."""
+    from sklearn.metrics import recall_score
+
+    from metro.search.base import Candidate
+    from metro.search.constrained import (
+        DEFAULT_CONFIDENCE,
+        judge_constrained,
+        judged_constraints,
+    )
+
+    rng = np.random.default_rng(5)
+    folds = []
+    for k in range(5):
+        y = rng.integers(0, 2, 400)
+        folds.append(Candidate(lam=0.0, shift="minimal", train_cells=np.full(4, 0.25), fold=k,
+                               validation_scores=2 * y + rng.normal(size=400),
+                               validation_labels=y))  # fmt: skip
+    scores = np.concatenate([c.validation_scores for c in folds])
+    labels = np.concatenate([c.validation_labels for c in folds])
+
+    def recall_at(confidence):
+        spec = {"metric": "recall", "at_least": 0.8}
+        if confidence is not None:
+            spec["confidence"] = confidence
+        cons = judged_constraints(get_constraints([spec]))
+        choice = judge_constrained(precision(), cons, folds, tune=True)
+        assert choice.feasible
+        return recall_score(labels, (scores >= choice.threshold).astype(int))
+
+    assert (
+        judged_constraints(get_constraints([{"metric": "recall", "at_least": 0.8}]))[0].confidence
+        == DEFAULT_CONFIDENCE
+    )
+    assert recall_at(None) == recall_at(DEFAULT_CONFIDENCE)
+    assert recall_at(0.5) < recall_at(None) < recall_at(0.9)
+    assert 0.8 <= recall_at(0.5) < 0.805  # the estimate alone sits at the floor
