@@ -46,11 +46,13 @@ COPY core ./core
 COPY service ./service
 COPY worker ./worker
 COPY cli ./cli
-# The generated client: the `metro` subcommands that talk to a running service (submit, watch,
-# result, download, predict, upload, cancel) are built on it.
+# The generated client and the `metro` command (metro_cli: submit, watch, result, download,
+# predict, upload, cancel), which is the client package's; the project adds serve, worker,
+# migrate and admin to it (the metro.cli entry point), so the image's `metro` has them all.
 COPY clients/python ./clients/python
 RUN pip install -e . ./clients/python \
- && python -c "import torch, metro_client, cli.main, service.main; print('torch', torch.__version__)"
+ && python -c "import torch, metro_client, metro_cli.app, cli.main, service.main; print('torch', torch.__version__)" \
+ && metro serve --help > /dev/null
 
 # ------------------------------------------------------------------------------ runtime stage
 FROM python:${PYTHON_VERSION}-slim AS runtime

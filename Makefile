@@ -17,7 +17,11 @@ $(STAMP): pyproject.toml clients/python/setup.py
 	# disk (2.13.0+cpu); resolved as a dependency of the project it took PyPI's CUDA build
 	# (several GB). Elsewhere this is PyPI's 2.13.0. The project's pin is then already met.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]' -e clients/python
+	# The client last, on its own: its package owns the `metro` script (the project adds its
+	# commands through the metro.cli entry point), which reinstalling an older project, one that
+	# had a `metro` script of its own, would otherwise remove.
+	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e clients/python
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -27,8 +31,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check metro core service worker cli tests bench
-	$(BIN)/ruff format --check metro core service worker cli tests bench
+	$(BIN)/ruff check metro core service worker cli clients/python/metro_cli tests bench
+	$(BIN)/ruff format --check metro core service worker cli clients/python/metro_cli tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

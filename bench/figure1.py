@@ -29,8 +29,8 @@ import torch
 
 from metro import MetroClassifier, ModelSpec, TrainingConfig, f_beta
 from metro.baselines import fit_baseline
-from metro.data import split_indices
 from metro.examples import FIGURE1_COMPONENTS, figure1_data
+from metro.model_selection import split_indices
 from metro.thresholds import losses_at_all_thresholds
 from metro.trainer import predict_scores
 

@@ -35,7 +35,7 @@ from metro import ModelSpec, TrainingConfig
 from metro import models as metro_models
 from metro.baselines import theta_cost_tables
 from metro.costs import cost_tables
-from metro.data import load_dataset
+from metro.datasets import load_dataset
 from metro.metrics import get_metric
 from metro.search import grid_lambdas
 from metro.trainer import fit_cost_sensitive

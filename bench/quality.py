@@ -60,7 +60,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 import metro.baselines as metro_baselines
 from metro.baselines import fit_baseline, theta_cost_tables
-from metro.data import Dataset, load_dataset
+from metro.datasets import Dataset, load_dataset
 from metro.examples import figure1_data
 from metro.experiment import ExperimentResult, FittedMethod, _score, prepare_repeat, run_experiment
 from metro.metrics import Metric, get_metric

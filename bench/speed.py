@@ -44,7 +44,7 @@ import torch
 from metro import MetroClassifier, ModelSpec, TrainingConfig
 from metro.baselines import theta_cost_tables
 from metro.costs import cost_tables
-from metro.data import load_dataset
+from metro.datasets import load_dataset
 from metro.metrics import get_metric
 from metro.search import grid_lambdas
 from metro.trainer import fit_cost_sensitive

@@ -1,5 +1,11 @@
-"""The ``metro`` command: run the service, manage it, and try the library; the commands that use
-a running service (``submit``, ``watch``, ``result``, ...) are in :mod:`cli.client`.
+"""The server's ``metro`` commands: run the service (``serve``, ``worker``, ``migrate``), manage
+it (``admin``), and try the library (``demo``).
+
+The ``metro`` command itself is the client package's (``clients/python``, :mod:`metro_cli.app`):
+the commands that use a running service (``submit``, ``watch``, ``result``, ...) are there, and
+this package adds its own to them through the ``metro.cli`` entry point (:func:`register`), so a
+server install offers every command and a client-only install the users' ones.
+``python -m cli.main`` runs the same whole command (the embedded worker is started so).
 
 Heavy imports happen inside each command so that ``metro --help`` is instant and a command only
 needs the parts of the stack it uses.
@@ -12,18 +18,11 @@ import sys
 from typing import Annotated, Any
 
 import typer
+from metro_cli.app import create_app, run
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-app = typer.Typer(
-    name="metro",
-    help="Train binary classifiers that optimize the metric you report.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
 admin_app = typer.Typer(help="Administration: tenants and API keys.", no_args_is_help=True)
-app.add_typer(admin_app, name="admin")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -34,7 +33,6 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-@app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
@@ -136,7 +134,6 @@ class _EmbeddedWorker:
         self._thread.join(timeout=5)
 
 
-@app.command("worker")
 def worker_cmd(
     queues: Annotated[
         str | None,
@@ -191,7 +188,6 @@ def worker_cmd(
     celery_app.worker_main(argv)
 
 
-@app.command("migrate")
 def migrate_cmd() -> None:
     """Upgrade the database schema to the latest revision."""
     from core.config import get_settings
@@ -254,7 +250,6 @@ def _admin_session() -> Any:
     return make_sessionmaker(make_engine(get_settings().database_url))()
 
 
-@app.command()
 def demo(
     dataset: Annotated[str, typer.Option(help="Dataset URI.")] = "builtin://breast_cancer",
     metric: Annotated[str, typer.Option(help="Metric preset.")] = "f1",
@@ -293,43 +288,25 @@ def demo(
     console.print(table)
 
 
-def _register_client_commands() -> None:
-    from cli import client as cli_client
+def register(app: typer.Typer) -> None:
+    """Add the server's commands to the ``metro`` app: the ``metro.cli`` entry point of this
+    package (pyproject.toml), which :mod:`metro_cli.app` loads."""
+    app.command()(serve)
+    app.command("worker")(worker_cmd)
+    app.command("migrate")(migrate_cmd)
+    app.add_typer(admin_app, name="admin")
+    app.command()(demo)
 
-    cli_client.register(app)
 
-
-_register_client_commands()
-
-
-def _usage_error_line(exc: Exception) -> str:
-    """Click's usage error as one line: what is wrong, and where the options are listed."""
-    message = " ".join(exc.format_message().split()).rstrip(".")  # type: ignore[attr-defined]
-    ctx = getattr(exc, "ctx", None)
-    hint = f" (`{ctx.command_path} --help` lists the options)" if ctx is not None else ""
-    return f"{message[:1].lower()}{message[1:]}{hint}"
+# Every command, the users' and the server's: what `metro` offers where both are installed.
+app = create_app(plugins=False)
+register(app)
 
 
 def main(args: list[str] | None = None) -> int:
-    """The ``metro`` command. A wrong command line (a missing option, a value that does not
-    parse) is one line on stderr, ``error: ...``, and exit code 2, like every other error of the
-    CLI, rather than click's usage box."""
-    try:
-        code = app(args=args, prog_name="metro", standalone_mode=False)
-    except typer.Abort:
-        err_console.print("[bold red]error:[/] aborted")
-        return 1
-    except Exception as exc:
-        # click's ClickException, duck-typed: typer may ship its own copy of click.
-        if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
-            raise
-        if type(exc).__name__ != "NoArgsIsHelpError":  # that one has printed the help already
-            err_console.print(
-                f"[bold red]error:[/] {escape(_usage_error_line(exc))}",
-                highlight=False, soft_wrap=True,
-            )  # fmt: skip
-        return int(exc.exit_code)
-    return code if isinstance(code, int) else 0
+    """The whole ``metro`` command (``python -m cli.main``): one-line errors, exit code 2 for a
+    wrong command line (:func:`metro_cli.app.run`)."""
+    return run(app, args)
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m cli.main` (the embedded worker)

@@ -5,8 +5,10 @@
 
 The document is built in-process from ``service.main:create_app()`` (no server, no database
 connection), written as ``openapi.json``, and handed to openapi-python-client with the settings
-in ``openapi-python-client.yaml`` beside this file. The output depends only on the code, that
-settings file and the generator's version (pinned in the dev extras), so
+in ``openapi-python-client.yaml`` beside this file and the templates in ``templates/`` (setup.py
+and README.md: the package also installs the users' ``metro`` command). ``python/metro_cli``,
+that command, is written by hand: regeneration keeps it. The output depends only on the code,
+those settings and templates, and the generator's version (pinned in the dev extras), so
 ``tests/clients/test_generated_client.py`` can regenerate it and demand the committed copy be
 identical.
 """
@@ -26,6 +28,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CONFIG = HERE / "openapi-python-client.yaml"
+# The generator's templates that this project replaces (setup.py: the CLI's dependencies and its
+# `metro` command; README.md: how to install and use them).
+TEMPLATES = HERE / "templates"
+# Hand-written parts of clients/python that regeneration keeps as they are: the user CLI.
+HAND_WRITTEN = ("metro_cli",)
 
 
 def openapi_document() -> dict[str, Any]:
@@ -63,14 +70,30 @@ def generate(output_dir: Path) -> None:
             sys.executable, "-m", "openapi_python_client", "generate",
             "--path", str(document), "--config", str(CONFIG), "--meta", "setup",
             "--output-path", str(staged), "--overwrite", "--fail-on-warning",
+            "--custom-template-path", str(TEMPLATES),
         ]  # fmt: skip
         done = subprocess.run(command, env=env, cwd=scratch, capture_output=True, text=True)
         if done.returncode != 0:
             sys.stderr.write(done.stdout + done.stderr)
             raise SystemExit(f"openapi-python-client failed ({done.returncode})")
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(staged, target, ignore=shutil.ignore_patterns(".ruff_cache", "__pycache__"))
+        _remove_generated(target)
+        shutil.copytree(
+            staged, target, ignore=shutil.ignore_patterns(".ruff_cache", "__pycache__"),
+            dirs_exist_ok=True,
+        )  # fmt: skip
+
+
+def _remove_generated(target: Path) -> None:
+    """Empty ``target`` of what an earlier generation wrote, keeping :data:`HAND_WRITTEN`."""
+    if not target.exists():
+        return
+    for child in target.iterdir():
+        if child.name in HAND_WRITTEN:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
 
 
 def main() -> None:

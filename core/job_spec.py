@@ -8,6 +8,7 @@ whatever the library says later.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -352,6 +353,19 @@ def spec_hash(spec: Mapping[str, Any]) -> str:
     whether or not they spelled out the defaults."""
     canonical = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def current_spec_hash(spec: Mapping[str, Any]) -> str:
+    """The :func:`spec_hash` of a stored spec in the form this version normalizes it to, so that
+    a submission retried across an upgrade still finds its job: a model section stored when
+    every kind carried ``hidden`` and ``channels`` hashes as the sizes its kind uses (the form
+    of ``ModelSpec.to_dict``). The stored spec itself is left as it is."""
+    model = spec.get("model")
+    # A model this version does not build (TypeError, ValueError) is hashed as stored.
+    if isinstance(model, Mapping):
+        with contextlib.suppress(TypeError, ValueError):
+            spec = {**spec, "model": as_json(build_model_spec(model))}
+    return spec_hash(spec)
 
 
 def as_json(obj: Any) -> dict[str, Any]:

@@ -12,9 +12,9 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from metro.constraints import Constraint, get_constraints
-from metro.data import split_indices
 from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec, get_metric
+from metro.model_selection import split_indices
 from metro.models import ModelSpec, StackedModel, get_model_spec
 from metro.search import SearchConfig, SearchResult, TraceStep, run_search
 from metro.search.solver import TrainerSolver, delivered_model
@@ -100,6 +100,12 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         Refit at the chosen lambda on all the data given to ``fit``.
     training : dict or TrainingConfig, optional
         Trainer settings (optimizer, epochs, learning rate, weight decay, device, ...).
+    average : {"macro", "weighted"} or None, default=None
+        None: binary y, as always. Set: the ``average`` of ``sklearn.metrics.f1_score`` over the
+        classes of a multi-class y (one label per row; a binary y counts as two classes, as in
+        scikit-learn) or over the labels of a multi-label indicator matrix Y, trained for by one
+        binary METRO fit per class or label (see :mod:`metro.multiclass`; per-class attributes
+        ``estimators_``, ``lambdas_``, ``thresholds_``, ``best_scores_``, ``offsets_``).
     pos_label : label, optional
         The positive class; defaults to the greater of the two labels (``classes_[1]``).
     random_state : int, optional
@@ -159,6 +165,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         pos_label: Any = None,
         random_state: int | None = None,
         callback: Callable[[TraceStep], None] | None = None,
+        average: str | None = None,
     ) -> None:
         self.metric = metric
         self.metric_params = metric_params
@@ -186,6 +193,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.pos_label = pos_label
         self.random_state = random_state
         self.callback = callback
+        self.average = average
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -236,11 +244,24 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any) -> MetroClassifier:
+        if self.average is not None:
+            from metro.multiclass import fit_averaged
+
+            return fit_averaged(self, X, y)
+        self.average_: str | None = None
+        shape = getattr(y, "shape", None)
+        if shape is not None and len(shape) == 2 and shape[1] > 1:
+            raise ValueError(
+                f"y is a 2-D target of shape {tuple(shape)} (multi-label); only binary "
+                "classification is supported without average. Pass average='macro' for "
+                "multi-class or multi-label targets."
+            )
         X, y = validate_data(self, X, y, allow_nd=True, dtype=np.float32, ensure_min_samples=2)
         target_type = type_of_target(y, input_name="y", raise_unknown=True)
         if target_type != "binary":
             raise ValueError(
                 f"Only binary classification is supported. The type of the target is {target_type}."
+                " Pass average='macro' for multi-class or multi-label targets."
             )
         self.classes_ = np.unique(y)
         if self.classes_.size != 2:
@@ -334,12 +355,21 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
 
     # -- prediction ------------------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:
-        """h(x): positive means the positive class (``pos_label_``)."""
+        """h(x): positive means the positive class (``pos_label_``); with ``average`` set, the
+        n x C (or n x L) margins of :func:`metro.multiclass.decision_function`."""
+        if getattr(self, "average_", None) is not None:
+            from metro import multiclass
+
+            return multiclass.decision_function(self, X)
         check_is_fitted(self, "model_")
         X = validate_data(self, X, reset=False, allow_nd=True, dtype=np.float32)
         return predict_scores(self.model_, X, device=self.device_)[:, 0]
 
     def predict(self, X: Any) -> np.ndarray:
+        if getattr(self, "average_", None) is not None:
+            from metro import multiclass
+
+            return multiclass.predict(self, X)
         positive = self.decision_function(X) >= 0
         return np.where(positive, self.pos_label_, self._negative_label)
 
@@ -347,6 +377,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         """The metric (natural orientation: F1 itself) of the predictions on (X, y)."""
         if sample_weight is not None:
             raise ValueError("MetroClassifier.score does not support sample_weight")
+        if getattr(self, "average_", None) is not None:
+            from metro import multiclass
+
+            return multiclass.score(self, X, y)
         check_is_fitted(self, "model_")
         truth = (np.asarray(y) == self.pos_label_).astype(np.int64)
         predicted = (self.predict(X) == self.pos_label_).astype(np.int64)

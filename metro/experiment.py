@@ -21,9 +21,10 @@ from sklearn.model_selection import StratifiedKFold
 
 from metro.baselines import BASELINES, baseline_models, fit_baseline
 from metro.constraints import Constraint, get_constraints
-from metro.data import Dataset, Splits, split_indices, split_sizes
+from metro.datasets import Dataset
 from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec
+from metro.model_selection import Splits, split_indices, split_sizes
 from metro.models import ModelSpec, StackedModel
 from metro.search import (
     LambdaSolver,

@@ -49,7 +49,8 @@ def test_metro_sources_import_nothing_from_the_service_stack():
 
 def test_importing_metro_loads_no_service_module():
     code = (
-        "import sys, metro, metro.data, metro.baselines, metro.search.solver\n"
+        "import sys, metro, metro.data, metro.datasets, metro.model_selection, metro.baselines,"
+        " metro.search.solver\n"
         f"bad = [m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}]\n"
         "print(','.join(bad))"
     )
@@ -57,6 +58,67 @@ def test_importing_metro_loads_no_service_module():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == ""
+
+
+# -- metro.datasets: one concept a module, each importing only the modules below it --------------
+DATASETS = ROOT / "metro" / "datasets"
+# What each module of metro.datasets may import of metro. The readers (_csv, _parquet, _npz) and
+# the built-in sets know nothing of each other, the path check knows no reader, and only the
+# loader, the entry points, brings them together; a new module must be placed here.
+DATASETS_MAY_IMPORT: dict[str, set[str]] = {
+    "_base": set(),
+    "_labels": {"_base"},
+    "_limits": {"_base"},
+    "_paths": {"_base"},
+    "_table": {"_base", "_limits"},
+    "_csv": {"_base", "_limits", "_table"},
+    "_parquet": {"_base", "_limits", "_table"},
+    "_npz": {"_base", "_limits"},
+    "_builtin": {"_base", "_limits"},
+    "_loader": {"_base", "_builtin", "_csv", "_labels", "_limits", "_npz", "_parquet", "_paths"},
+    "__init__": {"_base", "_builtin", "_labels", "_loader"},
+}
+
+
+def _metro_imports(path: Path) -> set[str]:
+    """The metro modules ``path`` imports, at the top or inside a function; a relative import
+    is listed as written (``.x``), so that it cannot slip past the checks below."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "metro")
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            found.add("." * node.level + (node.module or ""))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("metro"):
+            found.add(node.module)
+    return found
+
+
+def test_each_datasets_module_imports_only_the_modules_below_it():
+    assert {p.stem for p in DATASETS.glob("*.py")} == set(DATASETS_MAY_IMPORT)
+    offenders = {}
+    for path in sorted(DATASETS.glob("*.py")):
+        allowed = {f"metro.datasets.{name}" for name in DATASETS_MAY_IMPORT[path.stem]}
+        wrong = _metro_imports(path) - allowed
+        if wrong:
+            offenders[path.name] = sorted(wrong)
+    assert offenders == {}
+
+
+def test_splits_know_only_the_public_datasets_api():
+    assert _metro_imports(ROOT / "metro" / "model_selection.py") <= {"metro.datasets"}
+
+
+def test_metro_data_only_re_exports():
+    """metro/data.py, the data API's old home, holds imports and ``__all__``: no code of its
+    own that could drift from the modules it re-exports."""
+    path = ROOT / "metro" / "data.py"
+    assert _metro_imports(path) == {"metro.datasets", "metro.model_selection"}
+    body = ast.parse(path.read_text()).body
+    kinds = [type(node).__name__ for node in body[1:]]  # after the docstring
+    assert set(kinds) <= {"ImportFrom", "Assign"}, kinds
+    assigned = [ast.unparse(t) for n in body if isinstance(n, ast.Assign) for t in n.targets]
+    assert assigned == ["__all__"]
 
 
 # -- job state: one writer -------------------------------------------------------------------------
@@ -190,3 +252,51 @@ def test_no_import_circle_between_modules_of_the_service():
         if module not in state:
             walk(module, [module])
     assert circles == []
+
+
+# -- the client CLI installs on its own ------------------------------------------------------------
+CLIENT_CLI = ROOT / "clients" / "python" / "metro_cli"
+# What a client-only install (`pip install ./clients/python`) does not have: this project's
+# server packages and the server's heavy dependencies.
+NOT_IN_THE_CLIENT = (*OUR_PACKAGES, "torch", "numpy", "pandas", "pyarrow", "sklearn", "scipy",
+                     "fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg",
+                     "celery", "kombu", "redis", "pydantic_settings")  # fmt: skip
+
+
+def test_the_client_cli_imports_nothing_of_the_server():
+    """metro_cli (the users' `metro` command, shipped with the generated client) imports none
+    of metro, core, service, worker or cli, nor the server's dependencies: at the top or
+    inside a function."""
+    sources = sorted(CLIENT_CLI.rglob("*.py"))
+    assert len(sources) > 5, sources
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(_imported_roots(path) & set(NOT_IN_THE_CLIENT))
+        for path in sources
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_importing_the_client_cli_loads_no_server_module():
+    modules = ", ".join(f"metro_cli.{p.stem}" for p in sorted(CLIENT_CLI.glob("[!_]*.py")))
+    code = (
+        f"import sys, metro_client, metro_client.models, {modules}\n"
+        f"bad = [m for m in sys.modules if m.split('.')[0] in {NOT_IN_THE_CLIENT!r}]\n"
+        "print(','.join(sorted(bad)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        cwd=CLIENT_CLI.parent,
+    )  # fmt: skip
+    assert out.stdout.strip() == ""
+
+
+def test_only_the_server_command_line_builds_on_the_client():
+    """cli adds the server's commands to metro_cli's `metro`; nothing else of the server
+    imports the client's packages (the service is not a client of itself)."""
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(_imported_roots(path) & {"metro_cli", "metro_client"})
+        for package in ("metro", "core", "service", "worker")
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+    assert "metro_cli" in _imported_roots(ROOT / "cli" / "main.py")

@@ -300,8 +300,13 @@ def test_dockerfile_entrypoint_user_and_environment() -> None:
     final = final_stage(instructions)
     entrypoints = [rest for k, rest in final if k == "ENTRYPOINT"]
     assert entrypoints and yaml.safe_load(entrypoints[-1]) == ["metro"]
+    # `metro` is the client package's script; the server's package adds its commands to it
+    # through the metro.cli entry point, and declares no `metro` script of its own to clash.
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"]["metro"] == "cli.main:main"
+    assert "metro" not in pyproject["project"].get("scripts", {})
+    assert pyproject["project"]["entry-points"]["metro.cli"] == {"server": "cli.main:register"}
+    setup = (ROOT / "clients" / "python" / "setup.py").read_text()
+    assert '"console_scripts": ["metro = metro_cli.app:main"]' in setup
     cmd = yaml.safe_load([rest for k, rest in final if k == "CMD"][-1])
     assert cmd[0] in metro_cli().commands
     users = [rest for k, rest in final if k == "USER"]
@@ -329,8 +334,9 @@ def test_dockerfile_copies_what_exists_and_dockerignore_keeps_it() -> None:
 
 
 def test_the_image_installs_the_client_the_cli_commands_use() -> None:
-    # submit/watch/result/... import the generated client: without it they fail in the container.
-    assert "metro_client" in (ROOT / "cli" / "client.py").read_text()
+    # The `metro` command (the entry point) and its submit/watch/result/... are the client
+    # package's: without it the container has no `metro`.
+    assert "metro_client" in (ROOT / "clients" / "python" / "metro_cli" / "api.py").read_text()
     installs = [
         rest for keyword, rest in dockerfile_instructions()
         if keyword == "RUN" and "pip install" in rest

@@ -1,7 +1,7 @@
-"""Turning a job's dataset URI into a :class:`metro.data.Dataset`.
+"""Turning a job's dataset URI into a :class:`metro.datasets.Dataset`.
 
-``builtin://`` goes straight to ``metro.data``; ``file://`` and ``s3://`` are first checked again
-against the tenant's allowed locations (:mod:`core.datasets.locations`, with this worker's
+``builtin://`` goes straight to ``metro.datasets``; ``file://`` and ``s3://`` are first checked
+again against the tenant's allowed locations (:mod:`core.datasets.locations`, with this worker's
 settings: a spec stored under other settings does not widen them); ``dataset://<id>`` is the
 tenant's upload, read from the disk or copied from the object store it was kept in
 (:mod:`core.datasets.storage`); ``s3://`` is copied through fsspec and ``https://`` downloaded
@@ -28,7 +28,7 @@ from core.datasets.storage import fetch_stored
 from core.datasets.uploads import file_format
 from core.db.models import Dataset as DatasetRow
 from core.errors import ServiceError
-from metro.data import DataError, Dataset, load_dataset
+from metro.datasets import DataError, Dataset, load_dataset
 from worker.context import WorkerContext
 
 _CACHE_SIZE = 2

@@ -36,7 +36,7 @@ from core.db.errors import DATABASE_UNAVAILABLE, is_database_outage
 from core.job_spec import DataSize, JobObjects, budget_errors, build_job_objects, estimate_work
 from core.queue import JobQueue
 from core.states import JobState
-from metro.data import DataError
+from metro.datasets import DataError
 from metro.experiment import ExperimentResult, run_experiment
 from metro.metrics import MetricSpec
 from metro.search import SearchResult, TraceStep

@@ -14,7 +14,7 @@ Policy, applied to the URL a job names *and to every redirect hop*:
 
 The service checks the URL at submission (:func:`check_https_url`, for an early 422) and the
 worker calls :func:`fetch_https` into the upload directory before handing the local file to
-``metro.data.load_dataset`` (DNS may have changed in between, hence the second check).
+``metro.datasets.load_dataset`` (DNS may have changed in between, hence the second check).
 """
 
 from __future__ import annotations

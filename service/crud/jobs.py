@@ -19,7 +19,7 @@ from core.errors import (
     NotReadyError,
     QuotaExceededError,
 )
-from core.job_spec import spec_hash
+from core.job_spec import current_spec_hash, spec_hash
 from core.states import IllegalTransitionError, JobState
 from service.crud.datasets import dataset_exists, unknown_dataset
 from service.crud.pagination import decode_step_cursor, encode_step_cursor, newest_first_page
@@ -106,7 +106,9 @@ def _by_idempotency_key(session: Session, tenant_id: uuid.UUID, key: str) -> Job
 
 
 def _replayed(job: Job, request_hash: str) -> Job:
-    if job.request_hash != request_hash:
+    # The stored hash, else the stored spec's hash in this version's form (a job submitted
+    # before an upgrade that changed how a spec is normalized is still the same request).
+    if job.request_hash != request_hash and current_spec_hash(job.spec) != request_hash:
         raise IdempotencyKeyReusedError(
             "this Idempotency-Key was already used for a different job submission"
         )

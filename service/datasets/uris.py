@@ -1,7 +1,7 @@
 """Checking the dataset URI of a job at submission, per scheme.
 
 ``dataset://<id>``  an upload of the same tenant (another tenant's id is "not found");
-``builtin://name``  a data set shipped with metro (``metro.data.BUILTIN_DATASETS``);
+``builtin://name``  a data set shipped with metro (``metro.datasets.BUILTIN_DATASETS``);
 ``file:///path``    only under METRO_DATA_ROOTS, never in the service's own stores
                     (:mod:`core.datasets.locations`);
 ``s3://bucket/key`` only under METRO_DATA_URI_PREFIXES, never in the service's own stores;
@@ -52,13 +52,27 @@ _BUILTIN_CHECK_ROWS = 5_000
 
 
 def _check_builtin(uri: str, positive_label: object) -> None:
-    from metro.data import DataError, load_dataset
+    """The URI's name and parameters at ``body.dataset.uri``, then its ``positive_label`` against
+    the set's two classes at ``body.dataset.positive_label`` (every built-in has a default
+    positive class, so it loads without one whenever its URI is good)."""
+    from metro.datasets import DataError, DataLimitError, load_dataset
 
     try:
-        load_dataset(uri, positive_label=positive_label, max_rows=_BUILTIN_CHECK_ROWS)
+        ds = load_dataset(uri, max_rows=_BUILTIN_CHECK_ROWS)
+    except DataLimitError:
+        # Only builtin://synthetic grows past the cap: its classes are 0 and 1 whatever its
+        # parameters, so those of its default (small) set stand in for them.
+        if _builtin_name(uri) != "synthetic":
+            return
+        ds = load_dataset("builtin://synthetic", max_rows=_BUILTIN_CHECK_ROWS)
     except DataError as exc:
-        if "more than the limit" not in str(exc):
-            raise _invalid(str(exc)) from None
+        raise _invalid(str(exc)) from None
+    if positive_label is not None:
+        _check_positive_label([ds.negative_label, ds.positive_label], positive_label, uri)
+
+
+def _builtin_name(uri: str) -> str:
+    return urllib.parse.urlsplit(uri).netloc
 
 
 def check_dataset(
@@ -117,22 +131,23 @@ def _check_upload(
             ("body", "dataset", "label_column"),
         )
     if row.labels is not None and row.label_column == label_column:
-        _check_positive_label(row.labels, positive_label)
+        _check_positive_label(row.labels, positive_label, "the upload")
     return CheckedDataset(uri=f"dataset://{dataset_id}", dataset_id=dataset_id)
 
 
-def _check_positive_label(labels: list[Any], positive_label: object) -> None:
-    """The upload recorded the label column's two classes: match ``positive_label`` against them
-    with the worker's own rule (metro.data.parse_labels), so a job that would fail on loading its
-    data is refused now, naming the labels found."""
+def _check_positive_label(labels: list[Any], positive_label: object, where: str) -> None:
+    """``labels`` are the label column's two classes (an upload recorded them, or a built-in was
+    loaded): match ``positive_label`` against them with the worker's own rule
+    (metro.datasets.parse_labels), so a job that would fail on loading its data is refused now,
+    naming the labels found."""
     import numpy as np
 
-    from metro.data import DataError, parse_labels
+    from metro.datasets import DataError, parse_labels
 
     try:
         parse_labels(np.asarray(labels, dtype=object), positive_label=positive_label)
     except DataError as exc:
-        raise _invalid(f"{exc} (in the upload)", ("body", "dataset", "positive_label")) from None
+        raise _invalid(f"{exc} (in {where})", ("body", "dataset", "positive_label")) from None
 
 
 def _check_local(tenant_id: uuid.UUID, uri: str, locations: LocationPolicy) -> str:

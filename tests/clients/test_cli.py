@@ -364,6 +364,12 @@ def test_errors_are_one_line(live: Live, tmp_path: Path) -> None:
         metro(live, "submit", "-d", "builtin://breast_cancer", "-m", "f1", "--set", "serach={}"),
         "unknown field(s) in the job: serach",
     )  # fmt: skip
+    # A bound no classifier could miss or meet: the server's check, naming the constraint.
+    assert_one_line_error(
+        metro(live, "submit", "-d", "builtin://breast_cancer", "-m", "f1",
+              "--at-least", "recall=1.2"),
+        "Invalid job (422)", "constraints.0.at_least: at_least 1.2 is outside",
+    )  # fmt: skip
     assert_one_line_error(metro(live, "download", "not-an-id"), "not a model id")
     # Uploads: the URI alone on stdout; a file a job could not load is refused at once.
     train = write_training_csv(tmp_path / "t.csv")
@@ -392,8 +398,8 @@ def test_usage_errors_are_one_line_naming_the_option() -> None:
         (["sumbit"], "error: no such command 'sumbit'"),
         (["submit", "--at-least", "recall"], "error: invalid value for '--at-least': 'recall' is"),
         (
-            ["submit", "--at-least", "recall=1.2"],
-            "error: invalid value for '--at-least': 'recall=1.2': at_least 1.2 is outside",
+            ["submit", "--at-most", "recall=high"],
+            "error: invalid value for '--at-most': 'recall=high': the bound 'high' is not a number",
         ),
     ]
     for args, start in cases:
@@ -439,12 +445,16 @@ def test_submit_checks_a_local_file_before_uploading_it(live: Live, tmp_path: Pa
               "--positive-label", "2", "-m", "f1"),
         "positive_label 2 is not one of the labels",
     )  # fmt: skip
-    # A job the server would refuse (a metric parameter precision does not take).
-    assert_one_line_error(
-        metro(live, "submit", "-d", str(churn), "--label-column", "churned",
-              "-m", "precision", "--set", "metric.min_recall=0.8"),
-        "metric.min_recall", "nothing was uploaded",
-    )  # fmt: skip
+    # A job the server refuses (a metric parameter precision does not take, a bound out of its
+    # metric's range): the file went up for it, and is deleted again.
+    for refused, fragment in [
+        (["-m", "precision", "--set", "metric.min_recall=0.8"], "metric.min_recall"),
+        (["-m", "f1", "--at-most", "recall=-1"], "constraints.0.at_most"),
+    ]:
+        assert_one_line_error(
+            metro(live, "submit", "-d", str(churn), "--label-column", "churned", *refused),
+            "Invalid job (422)", fragment, "its upload was deleted, nothing is left on the server",
+        )  # fmt: skip
     assert _dataset_ids(live) == before, "a refused submission left an upload behind"
 
 
@@ -476,7 +486,7 @@ def test_numbers_of_several_repeats_are_labelled_with_their_repeat() -> None:
     (that is the last line of `metro result`, the model's id)."""
     from types import SimpleNamespace
 
-    from cli.client import choices_text, constraint_label, refinement_text
+    from metro_cli.choices import choices_text, constraint_label, refinement_text
 
     def choice(repeat: int, lam: float, score: float, before: float, kept: bool) -> Any:
         step = SimpleNamespace(kept=kept, temperature=0.2 if kept else None, score_before=before)

@@ -43,7 +43,7 @@ def test_a_prior_dependent_metric_resolves_on_the_labels_it_is_given():
     [on_labels] = build_constraints(given, y)
     assert at_submission.metric.params["prior"] == 0.5 and on_labels.metric.params["prior"] == 0.25
     # What the worker runs: each repeat resolves the spec's form on its own training labels.
-    from metro.data import load_dataset
+    from metro.datasets import load_dataset
     from metro.models import ModelSpec
     from metro.surrogates import get_surrogate
     from metro.trainer import TrainingConfig
@@ -104,3 +104,26 @@ def test_only_the_grid_searches_under_constraints():
     with pytest.raises(ValueError, match="grid strategy"):
         build_job_objects(spec)
     assert build_job_objects({**spec, "search": {}}).constraints == tuple(spec["constraints"])
+
+
+@pytest.mark.parametrize(
+    ("stored", "now"),
+    [
+        ({"kind": "linear", "hidden": [64], "channels": [32, 64, 128]}, {"kind": "linear"}),
+        ({"kind": "mlp", "hidden": [8], "channels": [32, 64, 128]}, {"kind": "mlp", "hidden": [8]}),
+        ({"kind": "cnn3", "hidden": [64], "channels": [4, 8, 16]},
+         {"kind": "cnn3", "channels": [4, 8, 16]}),
+        ({"kind": "mlp", "hidden": [8]}, {"kind": "mlp", "hidden": [8]}),
+    ],
+)  # fmt: skip
+def test_current_spec_hash_is_the_hash_of_the_spec_as_normalized_now(stored, now):
+    """A spec stored when every model carried hidden and channels hashes as submitted now."""
+    from core.job_spec import current_spec_hash, spec_hash
+
+    rest = {"metric": {"preset": "f1"}, "repeats": 1}
+    assert current_spec_hash({**rest, "model": stored}) == spec_hash({**rest, "model": now})
+    # Another model is another hash; a model this version cannot build is hashed as stored.
+    other = {**rest, "model": {"kind": "mlp", "hidden": [9]}}
+    assert current_spec_hash({**rest, "model": stored}) != spec_hash(other)
+    odd = {**rest, "model": {"kind": "rnn"}}
+    assert current_spec_hash(odd) == spec_hash(odd)

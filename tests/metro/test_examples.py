@@ -18,8 +18,8 @@ import pytest
 
 from metro import MetroClassifier, ModelSpec, TrainingConfig, f_beta
 from metro.baselines import fit_baseline
-from metro.data import split_indices
 from metro.examples import FIGURE1_COMPONENTS, figure1_data
+from metro.model_selection import split_indices
 from metro.trainer import predict_scores
 
 SPEC = f_beta(0.5)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from metro import SearchConfig, TrainingConfig, f1, get_surrogate
-from metro.data import load_dataset
+from metro.datasets import load_dataset
 from metro.experiment import run_experiment
 from metro.models import ModelSpec
 from metro.trainer import TrainingCancelled, predict_scores

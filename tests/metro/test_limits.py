@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from metro.baselines import BASELINES, N_THETAS, baseline_models
-from metro.data import builtin_shape, load_dataset, split_sizes
+from metro.datasets import builtin_shape, load_dataset
 from metro.experiment import MAX_REPEATS, models_per_repeat, prepare_repeat, run_experiment
 from metro.metrics import (
     MAX_ABS_COEFFICIENT,
@@ -21,6 +21,7 @@ from metro.metrics import (
     f_beta,
     weighted_accuracy,
 )
+from metro.model_selection import split_sizes
 from metro.models import (
     MAX_CHANNELS,
     MAX_HIDDEN_LAYERS,

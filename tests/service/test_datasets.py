@@ -352,3 +352,63 @@ def test_the_upload_records_its_label_column_and_classes(client, tenant):
     # A job on another column of the upload is not judged by these labels.
     body = job_body(dataset={"uri": r.json()["uri"], "label_column": "b", "positive_label": 2.0})
     assert client.post("/v1/jobs", json=body, headers=tenant.headers).status_code == 201
+
+
+# Label columns of each kind a file holds, uploaded with their label column (and, where the
+# labels do not say which class is positive, the upload's own positive_label), and positive
+# labels a job may name, typed as JSON types them.
+LABEL_FILES = {
+    "ints 0/1": (b"a,y\n1,0\n2,1\n3,0\n4,1\n", None),
+    "ints -1/1": (b"a,y\n1,-1\n2,1\n3,-1\n4,1\n", None),
+    "floats 1.0/2.0": (b"a,y\n1,1.0\n2,2.0\n3,1.0\n4,2.0\n", "2"),
+    "booleans": (b"a,y\n1,True\n2,False\n3,True\n4,False\n", None),
+    "strings yes/no": (b"a,y\n1,yes\n2,no\n3,yes\n4,no\n", "yes"),
+}
+CANDIDATES = [None, 0, 1, "1", 1.0, "1.0", -1, "-1", 2, "2", 2.0, "2.0", True, False, "true",
+              "True", "FALSE", "yes", "no", "YES", "maybe"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(LABEL_FILES))
+def test_the_positive_label_check_at_submission_agrees_with_the_worker(
+    client, tenant, tmp_path, name
+):
+    """A job is refused at submission exactly when the worker's loading of its data would fail
+    on its positive_label (metro.datasets.load_dataset on the same file), at its field."""
+    from metro.datasets import DataError, load_dataset
+
+    content, upload_positive = LABEL_FILES[name]
+    form = {"label_column": "y"}
+    if upload_positive is not None:
+        form["positive_label"] = upload_positive
+    up = _upload(client, tenant, content, **form)
+    assert up.status_code == 201, up.text
+    (tmp_path / "train.csv").write_bytes(content)
+    accepted = []
+    for positive in CANDIDATES:
+        try:
+            load_dataset(str(tmp_path / "train.csv"), label_column="y", positive_label=positive)
+            worker_error = None
+        except DataError as exc:
+            worker_error = str(exc)
+        dataset = {"uri": up.json()["uri"], "label_column": "y", "positive_label": positive}
+        r = client.post("/v1/jobs", json=job_body(dataset=dataset), headers=tenant.headers)
+        if worker_error is None:
+            assert r.status_code == 201, (positive, r.text)
+            accepted.append(positive)
+        else:
+            assert r.status_code == 422, (positive, worker_error)
+            (error,) = r.json()["errors"]
+            assert error["loc"] == ["body", "dataset", "positive_label"], positive
+            # The worker's message, naming the labels found (listed in another order).
+            assert error["msg"].split(" [")[0] == worker_error.split(" [")[0]
+            labels = up.json()["labels"]
+            assert all(repr(label) in error["msg"] for label in labels), error["msg"]
+    # The cases that matter: numbers given as strings or booleans, booleans given as strings.
+    expected = {
+        "ints 0/1": [None, 0, 1, "1", 1.0, "1.0", True, False],
+        "ints -1/1": [None, 1, "1", 1.0, "1.0", -1, "-1", True],
+        "floats 1.0/2.0": [1, "1", 1.0, "1.0", 2, "2", 2.0, "2.0", True],
+        "booleans": [None, 0, 1, "1", 1.0, "1.0", True, False, "true", "True", "FALSE"],
+        "strings yes/no": ["yes", "no"],
+    }[name]
+    assert accepted == expected

@@ -161,6 +161,20 @@ def test_unknown_metric_parameter_is_422_naming_it_and_the_accepted_ones(
     assert "unexpected keyword" not in r.text
 
 
+def test_f_beta_without_beta_says_what_to_give(client, tenant):
+    """It trained for F1 (the library's default beta), while f1 with a beta is refused."""
+    r = client.post("/v1/jobs", json=job_body(metric={"preset": "f_beta"}), headers=tenant.headers)
+    (error,) = _errors(r)
+    assert error["loc"] == ["body", "metric", "beta"]
+    assert "f_beta needs a beta" in error["msg"] and "use the f1 preset" in error["msg"]
+    # With its beta, the normalized metric (and so the spec hash) is as before.
+    metric = {"preset": "f_beta", "beta": 2}
+    r = client.post("/v1/jobs", json=job_body(metric=metric), headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["metric"] == {"preset": "f_beta", "beta": 2.0}
+    assert r.json()["spec"]["metric_info"]["display_name"] == "F2"
+
+
 def test_several_invalid_sections_are_all_reported(client, tenant):
     body = job_body(
         metric={"preset": "nope"}, surrogate={"name": "nope"}, dataset={"uri": "ftp://x/y.csv"}
@@ -778,10 +792,75 @@ def test_result_and_trace_carry_the_constraint_values(client, app, tenant, submi
 
 
 def test_the_normalized_model_spec_holds_only_what_its_kind_uses(client, tenant):
-    for model, expected in [
-        ({"kind": "linear"}, {"kind": "linear"}),
-        ({"kind": "mlp", "hidden": [16]}, {"kind": "mlp", "hidden": [16]}),
+    images = {"uri": "builtin://digits?positive=3&as_images=true"}
+    for model, dataset, expected in [
+        ({"kind": "linear"}, None, {"kind": "linear"}),
+        ({"kind": "mlp", "hidden": [16]}, None, {"kind": "mlp", "hidden": [16]}),
+        ({"kind": "mlp"}, None, {"kind": "mlp", "hidden": [64]}),
+        ({"kind": "cnn3"}, images, {"kind": "cnn3", "channels": [32, 64, 128]}),
     ]:
-        r = client.post("/v1/jobs", json=job_body(model=model), headers=tenant.headers)
+        body = job_body(model=model, **({"dataset": dataset} if dataset else {}))
+        r = client.post("/v1/jobs", json=body, headers=tenant.headers)
         assert r.status_code == 201, r.text
         assert r.json()["spec"]["model"] == expected
+
+
+@pytest.mark.parametrize(
+    ("model", "stored"),
+    [
+        ({"kind": "linear"}, {"kind": "linear", "hidden": [64], "channels": [32, 64, 128]}),
+        (
+            {"kind": "mlp", "hidden": [16]},
+            {"kind": "mlp", "hidden": [16], "channels": [32, 64, 128]},
+        ),
+    ],
+)
+def test_a_job_stored_with_every_kinds_sizes_is_replayed_by_its_key(
+    client, app, tenant, model, stored
+):
+    """A job submitted before the model spec held only its kind's sizes was stored, and hashed,
+    with hidden and channels: a retry of it with its Idempotency-Key is still the same request."""
+    from core.job_spec import spec_hash
+
+    headers = {**tenant.headers, "Idempotency-Key": f"before-the-upgrade-{model['kind']}"}
+    first = client.post("/v1/jobs", json=job_body(model=model), headers=headers)
+    assert first.status_code == 201, first.text
+    with app.state.sessionmaker() as session:  # as the earlier version stored it
+        job = session.get(Job, uuid.UUID(first.json()["id"]))
+        assert job is not None
+        job.spec = {**job.spec, "model": stored}
+        job.request_hash = spec_hash(job.spec)
+        session.commit()
+    again = client.post("/v1/jobs", json=job_body(model=model), headers=headers)
+    assert again.status_code == 200, again.text
+    assert again.json()["id"] == first.json()["id"]
+    assert again.json()["spec"]["model"] == stored  # the stored spec is what it is
+    # Another job under the same key is still refused.
+    other = job_body(model={"kind": "mlp", "hidden": [8]})
+    r = client.post("/v1/jobs", json=other, headers=headers)
+    assert r.status_code == 422 and r.json()["type"].endswith("/idempotency-key-reused")
+
+
+@pytest.mark.parametrize(
+    ("uri", "positive", "status"),
+    [
+        ("builtin://breast_cancer", "cat", 422),
+        ("builtin://breast_cancer", "benign", 201),
+        ("builtin://digits?positive=3", 4, 422),
+        ("builtin://digits?positive=3", "3", 201),  # "3" for the label 3, as the worker reads it
+        ("builtin://digits?positive=3", "not 3", 201),
+        ("builtin://synthetic", True, 201),  # true for the label 1
+        ("builtin://synthetic", "yes", 422),
+        # Past the check's row cap (judged by its parameters): its labels were not checked.
+        ("builtin://synthetic?n_samples=200000&positive_fraction=0.1", "yes", 422),
+        ("builtin://synthetic?n_samples=200000&positive_fraction=0.1", 0, 201),
+    ],
+)
+def test_a_builtin_positive_label_is_checked_at_its_field(client, tenant, uri, positive, status):
+    body = job_body(dataset={"uri": uri, "positive_label": positive})
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == status, r.text
+    if status == 422:
+        (error,) = _errors(r)
+        assert error["loc"] == ["body", "dataset", "positive_label"]  # was body.dataset.uri
+        assert f"positive_label {positive!r} is not one of the labels" in error["msg"]

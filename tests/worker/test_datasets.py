@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from core.config import Settings
-from metro.data import DataError
+from metro.datasets import DataError
 from worker.datasets import load_job_dataset
 
 

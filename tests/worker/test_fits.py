@@ -12,7 +12,7 @@ import torch
 
 from core import store
 from core.db.models import JobFit
-from metro.data import load_dataset
+from metro.datasets import load_dataset
 from metro.experiment import prepare_repeat
 from metro.metrics import get_metric
 from metro.models import ModelSpec

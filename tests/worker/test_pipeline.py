@@ -58,7 +58,7 @@ def test_end_to_end(pair: Cluster):
         build_surrogate,
         build_training_config,
     )  # fmt: skip
-    from metro.data import load_dataset
+    from metro.datasets import load_dataset
     from metro.experiment import run_experiment
 
     spec = job["spec"]
@@ -80,7 +80,9 @@ def test_end_to_end(pair: Cluster):
     mine = [m for m in models if m["job_id"] == job_id]
     assert len(mine) == 1 and mine[0]["formats"] == ["safetensors", "onnx"]
     manifest = mine[0]["manifest"]
-    assert manifest["architecture"]["kind"] == "linear" and manifest["n_features"] == 30
+    # Only what a linear model has: it carried mlp's hidden and cnn3's channels too.
+    assert manifest["architecture"] == {"kind": "linear"} == spec["model"]
+    assert manifest["n_features"] == 30
     assert manifest["lambda_star"] == result["lambda_star"] and manifest["threshold"] == 0.0
     assert (manifest["trained_lambda"], manifest["shift"]) == (
         choice["trained_lambda"],
@@ -366,7 +368,7 @@ def test_a_constrained_job_reports_what_its_model_does_under_the_constraint(pair
 
     # The same search as the library's own run_experiment with the job's settings.
     from core.job_spec import build_job_objects
-    from metro.data import load_dataset
+    from metro.datasets import load_dataset
     from metro.experiment import prepare_repeat, run_experiment
 
     spec = job["spec"]

@@ -78,7 +78,7 @@ def test_models_and_fits_go_to_s3(make_cluster, s3_server):
     # The API reads the model back from S3: manifest, download, prediction.
     r = cluster.client.get(f"/v1/models/{model.id}/download", headers=cluster.headers)
     assert r.status_code == 200 and r.headers["etag"] == f'"{model.sha256}"'
-    from metro.data import load_dataset
+    from metro.datasets import load_dataset
 
     X = load_dataset("builtin://breast_cancer").X[:5].tolist()
     r = cluster.client.post(
@@ -131,7 +131,7 @@ def test_no_tenant_reads_another_tenants_upload_or_models_through_s3(make_cluste
 
     from core.datasets.locations import not_readable
     from core.db.models import Tenant
-    from metro.data import DataError
+    from metro.datasets import DataError
     from service.admin import create_api_key
     from worker.datasets import load_job_dataset
 

@@ -11,7 +11,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from metro import MetroClassifier
 from metro.constraints import get_constraints
-from metro.data import load_dataset
+from metro.datasets import load_dataset
 from metro.examples import figure1_data
 from metro.metrics import get_metric
 from metro.models import get_model_spec

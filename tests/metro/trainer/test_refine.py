@@ -9,7 +9,7 @@ import torch
 from sklearn.metrics import f1_score, fbeta_score, jaccard_score
 
 from metro.costs import cost_tables
-from metro.data import load_dataset
+from metro.datasets import load_dataset
 from metro.examples import figure1_data
 from metro.metrics import get_metric
 from metro.models import build_model, get_model_spec

@@ -1,0 +1,165 @@
+"""What a job's searches chose, in words, as `metro watch` and `metro result` both print it: the
+delivered model's lambda and shift, each repeat's choice, the score they chose by, the
+refinement step, the constraints where chosen and the warnings. Every per-repeat number says
+which repeat it is, and no line starts with "model " (the last line of `metro result`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from metro_cli.output import fmt, optional
+
+
+def spec_of(job: Any) -> dict[str, Any]:
+    """The job's normalized spec as a dict (every default filled in by the server)."""
+    return job.spec.to_dict() if hasattr(job.spec, "to_dict") else dict(job.spec)
+
+
+def metric_info(job: Any) -> tuple[str, bool]:
+    """The metric's display name (F2, not f_beta(2)) and its direction, as the server named
+    them in the job's spec."""
+    info = spec_of(job).get("metric_info") or {}
+    name = info.get("display_name") or info.get("name") or "metric"
+    return str(name), bool(info.get("greater_is_better", True))
+
+
+def job_choices(job_or_result: Any) -> list[Any]:
+    """The repeats' choices of a job or result (none yet, or an older server: [])."""
+    return list(optional(getattr(job_or_result, "choices", None)) or [])
+
+
+def selection_label(split: str, n_folds: Any) -> str:
+    """Which split a selection score was measured on, in words."""
+    if split == "cross-validation":
+        folds = optional(n_folds)
+        return f"{folds}-fold CV" if folds else "CV"
+    return split
+
+
+def selection_text(choices: list[Any], name: str) -> str | None:
+    """The score the searches chose by: "F2 0.9023 ± 0.0260 (5-fold CV, 3 repeats)"."""
+    values = [c.selection_score for c in choices if optional(c.selection_score) is not None]
+    if not values:
+        return None
+    mean = math.fsum(values) / len(values)
+    text = f"{name} {mean:.4f}"
+    if len(values) > 1:
+        std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+        text += f" ± {std:.4f}"
+    where = selection_label(str(choices[0].selection_split), choices[0].n_folds)
+    repeats = f", {len(values)} repeats" if len(values) > 1 else ""
+    return f"{text} ({where}{repeats})"
+
+
+def choices_text(choices: list[Any]) -> str | None:
+    """The delivered model's lambda and shift, each repeat's choice (labelled with its repeat)
+    when there are several, and a bisection or Dinkelbach search's ratio reached, named apart:
+    "trained λ -0.8333 (shift minimal) in repeat 0, the model delivered; each repeat chose:
+    repeat 0 -0.8333 (minimal), repeat 1 -0.5833 (minimal)"."""
+    if not choices:
+        return None
+    first = choices[0]
+    text = f"trained λ {fmt(first.trained_lambda)} (shift {first.shift})"
+    if len(choices) > 1:
+        text += " in repeat 0, the model delivered; each repeat chose: " + ", ".join(
+            f"repeat {c.repeat} {fmt(c.trained_lambda)} ({c.shift})" for c in choices
+        )
+    reached = [optional(c.ratio_reached) for c in choices]
+    if any(r is not None for r in reached):
+        labelled = len(choices) > 1
+        text += "; ratio reached " + ", ".join(
+            f"repeat {c.repeat} {fmt(r)}" if labelled else fmt(r)
+            for c, r in zip(choices, reached, strict=True)
+        )
+    return text
+
+
+def constraint_label(display_name: str, confidence: Any) -> str:
+    """A constraint as people write it, with the confidence it must hold at when it has one:
+    "Recall ≥ 0.8 (90% confidence)"."""
+    confidence = optional(confidence)
+    return (
+        display_name if confidence is None else f"{display_name} ({confidence * 100:g}% confidence)"
+    )
+
+
+def result_constraint_names(result: Any) -> list[str]:
+    """The result's constraints as people write them."""
+    return [
+        constraint_label(c.display_name, getattr(c, "confidence", None))
+        for c in optional(getattr(result, "constraints", None)) or []
+    ]
+
+
+def spec_constraint_names(job: Any) -> list[str]:
+    """The job's constraints as people write them (Recall ≥ 0.9), from its spec."""
+    spec = spec_of(job)
+    given = spec.get("constraints") or []
+    return [
+        constraint_label(
+            str(c.get("display_name") or c.get("name")),
+            given[i].get("confidence") if i < len(given) and isinstance(given[i], dict) else None,
+        )
+        for i, c in enumerate(spec.get("constraint_info") or [])
+    ]
+
+
+def chosen_constraints_text(choices: list[Any], names: list[str]) -> str | None:
+    """Under constraints, their values where each repeat's search chose and whether they held
+    there: "constraints met where chosen: Recall ≥ 0.9 0.9123 (5-fold CV)"."""
+    chosen = [c for c in choices if optional(getattr(c, "constraint_values", None)) is not None]
+    if not chosen or not names:
+        return None
+    parts = []
+    for i, name in enumerate(names):
+        values = ", ".join(fmt(optional(c.constraint_values[i]), ".4f") for c in chosen)
+        parts.append(f"{name} {values}")
+    met = all(optional(c.constraints_satisfied) for c in chosen)
+    where = selection_label(str(chosen[0].selection_split), chosen[0].n_folds)
+    repeats = f", {len(chosen)} repeats" if len(chosen) > 1 else ""
+    return (
+        f"constraints {'met' if met else 'NOT met'} where chosen: "
+        + "; ".join(parts)
+        + f" ({where}{repeats})"
+    )
+
+
+def refinement_text(choices: list[Any], name: str) -> str | None:
+    """The refinement step of each repeat's search, every number labelled with its repeat:
+    "refinement kept (T = 0.2): F1 0.8500 -> 0.9000 (5-fold CV)" for one repeat; with several,
+    "refinement kept in 1 of 3 repeats (5-fold CV): repeat 0 (the model delivered) not kept, no
+    refined model beat F2 0.8883; repeat 1 kept (T = 0.2), F2 0.8500 -> 0.9000; ..."."""
+    steps = [optional(getattr(c, "refinement", None)) for c in choices]
+    if not steps or steps[0] is None:
+        return None
+    first = choices[0]
+    where = selection_label(str(first.selection_split), first.n_folds)
+
+    def outcome(step: Any, choice: Any, sep: str) -> str:
+        if step is None:
+            return "did not run"
+        before = fmt(optional(step.score_before), ".4f")
+        if step.kept:
+            after = fmt(optional(choice.selection_score), ".4f")
+            return f"kept (T = {fmt(step.temperature)}){sep} {name} {before} -> {after}"
+        return f"not kept{sep} no refined model beat {name} {before}"
+
+    if len(choices) == 1:
+        return f"refinement {outcome(steps[0], first, ':')} ({where})"
+    kept = sum(1 for step in steps if step is not None and step.kept)
+    parts = [
+        f"repeat {c.repeat}{' (the model delivered)' if i == 0 else ''} {outcome(step, c, ',')}"
+        for i, (step, c) in enumerate(zip(steps, choices, strict=True))
+    ]
+    return f"refinement kept in {kept} of {len(choices)} repeats ({where}): " + "; ".join(parts)
+
+
+def warning_lines(choices: list[Any]) -> list[str]:
+    """One line per warning, naming the repeat when there are several."""
+    lines = []
+    for c in choices:
+        for w in optional(c.warnings) or []:
+            where = f"repeat {c.repeat}: " if len(choices) > 1 else ""
+            lines.append(f"warning: {where}{w.message}")
+    return lines

@@ -1,0 +1,168 @@
+"""A job spec from the command line: a JSON or YAML job file, the flags and ``--set`` paths on
+top of it, checked against the generated client's models (the API's shape) before anything is
+sent. What the shape cannot tell (a known metric, a bound in its metric's range) the server
+checks when the job is submitted."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from metro_cli.errors import CliError
+
+
+def scalar(text: str) -> Any:
+    """A command-line value as JSON when it parses (numbers, true, null, lists), else text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def read_job_file(path: str) -> dict[str, Any]:
+    """The job file's object (``-``: standard input); JSON for a ``.json`` name, else YAML."""
+    import yaml
+
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot read the job file {path}: {exc.strerror or exc}") from None
+    try:
+        spec = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise CliError(f"the job file {path} is not valid JSON/YAML: {exc}") from None
+    if not isinstance(spec, dict):
+        raise CliError(f"the job file {path} must hold an object (a mapping of fields)")
+    return spec
+
+
+def set_path(spec: dict[str, Any], dotted: str, value: Any) -> None:
+    """``spec[a][b][c] = value`` for ``a.b.c``, making the objects on the way."""
+    keys = dotted.split(".")
+    node = spec
+    for key in keys[:-1]:
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            raise CliError(f"--set {dotted}: {key!r} is not an object in the job")
+        node = child
+    node[keys[-1]] = value
+
+
+def constraint_flag(item: str, sense: str) -> dict[str, Any]:
+    """The job's constraint for ``--at-least`` / ``--at-most METRIC=BOUND``; a value that is not
+    of that form is a usage error naming the option. Whether the metric is known and the bound
+    in its range, the server says when the job is submitted."""
+    option = "--at-least" if sense == "at_least" else "--at-most"
+    metric, sep, text = item.partition("=")
+    metric = metric.strip()
+    if not sep or not metric or not text.strip():
+        raise typer.BadParameter(f"{item!r} is not METRIC=BOUND (e.g. {option} recall=0.9)")
+    try:
+        bound = float(text)
+    except ValueError:
+        raise typer.BadParameter(f"{item!r}: the bound {text!r} is not a number") from None
+    if not math.isfinite(bound):
+        raise typer.BadParameter(f"{item!r}: the bound {text!r} is not a finite number")
+    return {"metric": metric, sense: bound}
+
+
+def check_constraint_flags(sense: str) -> Callable[[list[str] | None], list[str] | None]:
+    """The option callback that checks each ``--at-least`` / ``--at-most`` as it is parsed."""
+
+    def check(values: list[str] | None) -> list[str] | None:
+        for item in values or []:
+            constraint_flag(item, sense)
+        return values
+
+    return check
+
+
+def spec_from_command_line(
+    spec: dict[str, Any],
+    flags: Mapping[str, Any],
+    sets: list[str],
+    at_least: list[str],
+    at_most: list[str],
+) -> dict[str, Any]:
+    """``spec`` (a job file's, or empty) with the command line on top, in this order: ``metric``
+    (a preset's name, replacing the file's metric), the flags by dotted path (None: not given),
+    each ``--set FIELD=VALUE``, then the flags' constraints after the file's."""
+    if flags.get("metric") is not None:
+        spec["metric"] = {"preset": flags["metric"]}
+    for dotted, value in flags.items():
+        if dotted != "metric" and value is not None:
+            set_path(spec, dotted, value)
+    for item in sets:
+        field, sep, value = item.partition("=")
+        if not sep or not field:
+            raise CliError(f"--set {item!r}: expected FIELD=VALUE")
+        set_path(spec, field.strip(), scalar(value))
+    flagged = [constraint_flag(v, "at_least") for v in at_least]
+    flagged += [constraint_flag(v, "at_most") for v in at_most]
+    if flagged:
+        given = spec.setdefault("constraints", [])
+        if not isinstance(given, list):
+            raise CliError(f"job field 'constraints' must be a list, not {given!r}")
+        given.extend(flagged)
+    return spec
+
+
+def _lost_keys(sent: Any, kept: Any, path: str = "") -> list[str]:
+    """Keys of ``sent`` that the generated model dropped (fields the API does not have)."""
+    if not isinstance(sent, dict) or not isinstance(kept, dict):
+        return []
+    lost = []
+    for key, value in sent.items():
+        where = f"{path}{key}"
+        if key not in kept:
+            lost.append(where)
+        else:
+            lost += _lost_keys(value, kept[key], where + ".")
+    return lost
+
+
+def build_job(spec: dict[str, Any]) -> Any:
+    """The generated ``JobCreate`` for a job spec, refusing fields the API does not know (the
+    generated models would silently drop them)."""
+    from metro_client import models
+
+    for required in ("metric", "dataset"):
+        if required not in spec:
+            raise CliError(f"the job has no {required}: give --{required} or a job file with one")
+    sections: dict[str, Any] = {
+        "dataset": models.DatasetRef, "surrogate": models.SurrogateSpec,
+        "model": models.ModelSpec, "search": models.SearchSpec, "training": models.TrainingSpec,
+    }  # fmt: skip
+    failures = (KeyError, TypeError, ValueError, AttributeError)
+    for key in ("metric", *sections):
+        if key in spec and not isinstance(spec[key], dict):
+            raise CliError(f"job field {key!r} must be an object, not {spec[key]!r}")
+    if not ({"preset"} <= spec["metric"].keys() or {"alpha", "beta"} <= spec["metric"].keys()
+            or {"numerator", "denominator"} <= spec["metric"].keys()):  # fmt: skip
+        raise CliError(
+            "job field 'metric' needs 'preset', or 'alpha' and 'beta', or 'numerator' and "
+            "'denominator'"
+        )
+    for key, section in sections.items():  # first section by section, to name the culprit
+        try:
+            if key in spec:
+                section.from_dict(spec[key])
+        except failures as exc:
+            raise CliError(f"job field {key!r}: {str(exc) or type(exc).__name__}") from None
+    try:
+        job = models.JobCreate.from_dict(spec)
+        kept = job.to_dict()
+    except failures as exc:
+        raise CliError(
+            f"the job does not have the API's shape: {str(exc) or type(exc).__name__}"
+        ) from None
+    lost = _lost_keys(spec, kept)
+    if lost:
+        raise CliError(f"unknown field(s) in the job: {', '.join(lost)}")
+    return job

@@ -1,0 +1,173 @@
+"""What can be checked of a local data file before it is uploaded, with the standard library
+alone: that it exists and can be read, that its name says a format the server reads, and for a
+CSV (or CSV.gz) that its header holds the label column and its label column the positive label.
+
+These checks only spare an upload that would be refused: the server loads every upload given a
+label column exactly as a job will (``POST /v1/datasets``), and refuses what it cannot train on.
+The messages are worded as the server's are."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from metro_cli.errors import CliError
+
+# The formats the server reads, by the end of the file's name (any case), as it tells them.
+FORMATS = {".csv.gz": "CSV.gz", ".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet",
+           ".npz": "NPZ"}  # fmt: skip
+DEFAULT_LABEL_COLUMN = "y"  # the label column of a job that names none
+# How far the positive label is looked for: past this many rows without it, the server decides.
+MAX_ROWS_SCANNED = 1_000_000
+_SHOWN_COLUMNS = 10
+_SHOWN_LABELS = 5
+
+
+def data_format(path: Path) -> str | None:
+    """The file's format by its name (CSV, CSV.gz, Parquet, NPZ), None for another name."""
+    name = path.name.lower()
+    return next((kind for suffix, kind in FORMATS.items() if name.endswith(suffix)), None)
+
+
+def check_readable(path: Path) -> str:
+    """Refuse a path that is not a readable data file the server would take; its format."""
+    if not path.exists():
+        raise CliError(f"no such file: {path}")
+    if not path.is_file():
+        raise CliError(f"{path} is not a file")
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    kind = data_format(path)
+    if kind is None:
+        raise CliError(
+            f"{path}: the server reads files named *.csv, *.csv.gz, *.parquet (or *.pq) and "
+            "*.npz, and tells their format by that name"
+        )
+    return kind
+
+
+def check_local_dataset(
+    path: Path, *, label_column: str | None, positive_label: Any, option: str = "--label-column"
+) -> None:
+    """Refuse, before anything is uploaded, a local file that a job could not train on, as far
+    as the standard library can tell: one that is missing or unreadable, whose name says no
+    format the server reads, or, for a CSV, whose header lacks the label column (the error lists
+    the columns) or whose label column lacks the positive label."""
+    kind = check_readable(path)
+    if kind not in ("CSV", "CSV.gz"):
+        return  # Parquet and NPZ need libraries this package does without: the server checks
+    label = DEFAULT_LABEL_COLUMN if label_column is None else label_column
+    try:
+        with _open_text(path, kind) as handle:
+            rows = csv.reader(handle)
+            columns = next(rows, None)
+            if columns is None:
+                raise CliError(f"{path}: the file is empty (a CSV needs a header row)")
+            if label not in columns:
+                hint = ""
+                if label_column is None:
+                    hint = f" (the default label column: name yours with {option})"
+                total = f" ({len(columns)} in total)" if len(columns) > _SHOWN_COLUMNS else ""
+                raise CliError(
+                    f"{path}: label column '{label}' not found; columns are "
+                    f"{_show(columns, _SHOWN_COLUMNS)}{total}{hint}"
+                )
+            if positive_label is not None:
+                _check_positive_label(path, positive_label, _column(rows, columns.index(label)))
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
+        raise CliError(f"could not read {path} as CSV: {exc}") from None
+
+
+def _open_text(path: Path, kind: str) -> Any:
+    if kind == "CSV.gz":
+        return gzip.open(path, "rt", encoding="utf-8", newline="")
+    return path.open(encoding="utf-8", newline="")
+
+
+def _column(rows: Iterable[list[str]], index: int) -> Iterator[str]:
+    """The column's non-empty cells, of at most MAX_ROWS_SCANNED rows."""
+    for n, row in enumerate(rows):
+        if n >= MAX_ROWS_SCANNED:
+            return
+        if index < len(row) and row[index] != "":
+            yield row[index]
+
+
+def _check_positive_label(path: Path, wanted: Any, cells: Iterator[str]) -> None:
+    """Refuse a positive label that no cell of a whole (scanned) label column matches, matched
+    as the server matches it: the same text, or the same number ("1" for 1, "1.0" for 1), or
+    the same truth value ("True" for true)."""
+    seen: set[str] = set()
+    scanned = 0
+    for cell in cells:
+        scanned += 1
+        if cell in seen:
+            continue
+        if _matches(cell, wanted):
+            return
+        seen.add(cell)
+    if scanned >= MAX_ROWS_SCANNED or not seen:
+        return  # not all of it was read, or no label at all: the server tells
+    labels = sorted((_typed(c) for c in seen), key=_order)
+    raise CliError(
+        f"{path}: positive_label {wanted!r} is not one of the labels {_show(labels, _SHOWN_LABELS)}"
+    )
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool | int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
+def _matches(cell: str, wanted: Any) -> bool:
+    if isinstance(wanted, str) and cell == wanted:
+        return True
+    number, flag = _as_number(wanted), _as_bool(wanted)
+    return (number is not None and _as_number(cell) == number) or (
+        flag is not None and _as_bool(cell) is flag
+    )
+
+
+def _typed(cell: str) -> Any:
+    """A label as the server shows it: 1 rather than '1'."""
+    for parse in (int, float):
+        try:
+            return parse(cell)
+        except ValueError:
+            pass
+    flag = _as_bool(cell)
+    return cell if flag is None else flag
+
+
+def _order(value: Any) -> tuple[int, Any]:
+    if isinstance(value, bool | int | float):
+        return (0, float(value))
+    return (1, str(value))
+
+
+def _show(values: list[Any], limit: int) -> str:
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return f"[{shown}, ...]" if len(values) > limit else f"[{shown}]"

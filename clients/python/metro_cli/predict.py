@@ -1,0 +1,152 @@
+"""``metro predict``: score the rows of a CSV file with a model, in batches, and write each
+row's margin and label as CSV. The file is read with the standard library's CSV reader."""
+
+from __future__ import annotations
+
+import csv
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+
+from metro_cli.api import Api
+from metro_cli.errors import CliError, one_line_errors
+from metro_cli.options import DEFAULT_URL, MODEL_HELP, KeyOption, UrlOption
+from metro_cli.output import note
+
+
+def _number(text: str) -> float | None:
+    """A cell as a feature's value: a number, or true/false as 1/0; None for anything else."""
+    word = text.strip().lower()
+    if word in ("true", "false"):
+        return 1.0 if word == "true" else 0.0
+    try:
+        value = float(word)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def read_rows(path: Path, feature_names: list[str] | None) -> list[list[float]]:
+    """The rows of a CSV file with a header, as numbers: the columns named ``feature_names``
+    in that order (others, like a label, are left out), or without names every column."""
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except FileNotFoundError:
+        raise CliError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        with handle:
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            if header is None:
+                raise CliError(f"cannot read {path} as CSV: the file is empty")
+            if feature_names:
+                missing = [n for n in feature_names if n not in header]
+                if missing:
+                    raise CliError(f"{path} lacks the model's feature column(s) {missing[:10]}")
+                indices = [header.index(n) for n in feature_names]
+            else:
+                indices = list(range(len(header)))
+            rows = []
+            for line, record in enumerate(reader, start=2):
+                if not record:
+                    continue  # a blank line
+                if len(record) != len(header):
+                    raise CliError(
+                        f"cannot read {path} as CSV: line {line} has {len(record)} fields, "
+                        f"the header {len(header)}"
+                    )
+                values = [_number(record[i]) for i in indices]
+                bad = next((i for i, v in zip(indices, values, strict=True) if v is None), None)
+                if bad is not None:
+                    raise CliError(
+                        f"column {header[bad]!r} of {path} is not numeric "
+                        f"(line {line}: {record[bad]!r})"
+                    )
+                rows.append([v for v in values if v is not None])
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise CliError(f"cannot read {path} as CSV: {exc}") from None
+    return rows
+
+
+def score(api: Api, model_id: Any, names: list[str] | None, rows: list[list[float]],
+          batch_size: int) -> tuple[list[float], list[Any]]:  # fmt: skip
+    """The model's margins and labels for ``rows``, ``batch_size`` rows per request."""
+    from metro_client.api.models import predict as predict_endpoint
+    from metro_client.models import PredictRequest
+
+    margins: list[float] = []
+    labels: list[Any] = []
+    for start in range(0, len(rows), batch_size):
+        batch = rows[start : start + batch_size]
+        if names:
+            body = PredictRequest(columns=list(names), data=batch)
+        else:
+            body = PredictRequest(instances=batch)
+        try:
+            answer = api.call(predict_endpoint, model_id, body=body)
+        except CliError as exc:
+            raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
+        margins += answer.margins
+        labels += answer.labels
+    return margins, labels
+
+
+def write_scores(handle: TextIO, margins: list[float], labels: list[Any]) -> None:
+    writer = csv.writer(handle)
+    writer.writerow(["margin", "label"])
+    writer.writerows(zip(margins, labels, strict=True))
+
+
+@one_line_errors
+def predict(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP, metavar="MODEL_OR_JOB")],
+    input_: Annotated[
+        Path,
+        typer.Option(
+            "--input",
+            "-i",
+            help="CSV with a header row; with the model's feature names, those columns are "
+            "used (others, like a label, are ignored); without, every column in order.",
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help=(
+                "CSV to write: margin,label per input row (margin: the model's raw h(x)); "
+                "default: standard output."
+            ),
+            show_default=False,
+        ),
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option(help="Rows per request (at most the server's limit).", min=1)
+    ] = 1000,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Score the rows of a CSV file: the model's margin h(x) (unbounded, not a probability)
+    and the label it gives, per row."""
+    api = Api(url, api_key)
+    info = api.model(model)
+    names = info.manifest.to_dict().get("feature_names") or None
+    rows = read_rows(input_, names)
+    margins, labels = score(api, info.id, names, rows, batch_size)
+    if output is None:  # the CSV alone on stdout, for a pipe or a redirection
+        write_scores(sys.stdout, margins, labels)
+        sys.stdout.flush()
+        note(f"scored {len(margins)} rows")
+        return
+    try:
+        with output.open("w", newline="", encoding="utf-8") as handle:
+            write_scores(handle, margins, labels)
+    except OSError as exc:
+        raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
+    note(f"scored {len(margins)} rows into {output}")

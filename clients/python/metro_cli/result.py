@@ -1,0 +1,164 @@
+"""``metro result``: a finished job's metrics, METRO and its baselines side by side, what its
+searches chose, and the delivered model's id."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from metro_cli.api import Api, parse_uuid
+from metro_cli.choices import (
+    choices_text,
+    chosen_constraints_text,
+    job_choices,
+    refinement_text,
+    result_constraint_names,
+    selection_text,
+    warning_lines,
+)
+from metro_cli.errors import CliError, one_line_errors
+from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
+from metro_cli.output import console, fmt, optional, say
+
+
+def _methods_and_splits(result: Any) -> tuple[list[Any], list[str], list[str], int]:
+    summary = list(result.summary)
+    methods = list(dict.fromkeys(s.method for s in summary))
+    splits = [s for s in ("validation", "test") if any(x.split == s for x in summary)]
+    n = max((s.n for s in summary), default=0)
+    return summary, methods, splits, n
+
+
+def result_table(result: Any) -> Table:
+    """Methods side by side (one column each), one row per split: mean ± std over repeats,
+    the best method of each split in bold."""
+    summary, methods, splits, n = _methods_and_splits(result)
+    name = optional(getattr(result, "metric_display_name", None)) or result.metric
+    title = f"{name} ({'higher' if result.greater_is_better else 'lower'} is better)"
+    names = result_constraint_names(result)
+    if names:
+        title += f" under {', '.join(names)}"
+    table = Table(
+        title=title, caption=f"mean ± std over {n} repeat(s)" if n > 1 else None,
+        min_width=len(title) + 4 if names else None,  # the title on one line
+    )  # fmt: skip
+    table.add_column("split")
+    for method in methods:
+        table.add_column(method, justify="right")
+    for split in splits:
+        cells = {s.method: s for s in summary if s.split == split}
+        means = [c.mean for c in cells.values()]
+        best = (max if result.greater_is_better else min)(means) if means else None
+        row = [split]
+        for method in methods:
+            cell = cells.get(method)
+            if cell is None:
+                row.append("-")
+                continue
+            text = f"{cell.mean:.4f}"
+            if optional(cell.std) is not None:
+                text += f" ± {cell.std:.4f}"
+            row.append(f"[bold]{text}[/]" if cell.mean == best and len(methods) > 1 else text)
+        table.add_row(*row)
+    return table
+
+
+def constraints_table(result: Any) -> Table | None:
+    """Under constraints: each one's value per method and split (the mean over the repeats),
+    and whether they all hold (in how many repeats, when there are several)."""
+    names = result_constraint_names(result)
+    if not names:
+        return None
+    summary, methods, splits, n = _methods_and_splits(result)
+    table = Table(title="Constraints", caption=f"mean over {n} repeat(s)" if n > 1 else None)
+    for column in ("constraint", "split"):
+        table.add_column(column)
+    for method in methods:
+        table.add_column(method, justify="right")
+    cells = {(s.method, s.split): s for s in summary}
+    for i, label in enumerate(names):
+        for split in splits:
+            row = [label, split]
+            for method in methods:
+                means = optional(getattr(cells.get((method, split)), "constraint_means", None))
+                row.append(fmt(None if not means else optional(means[i]), ".4f"))
+            table.add_row(*row)
+    for split in splits:
+        row = ["all hold", split]
+        for method in methods:
+            cell = cells.get((method, split))
+            held = None if cell is None else optional(cell.constraints_held)
+            if cell is None or held is None:
+                row.append("-")
+            elif cell.n == 1:
+                row.append("[green]yes[/]" if held else "[red]no[/]")
+            else:
+                row.append(f"{held} of {cell.n}")
+        table.add_row(*row)
+    return table
+
+
+def choice_lines(result: Any) -> list[str]:
+    """What the searches chose, a line each: the trained λ, the score chosen by, the
+    refinement step and the constraints where chosen."""
+    name = optional(getattr(result, "metric_display_name", None)) or result.metric
+    choices = job_choices(result)
+    chosen_by = selection_text(choices, name)
+    lines = (
+        choices_text(choices) or f"trained λ {fmt(optional(result.lambda_star))}",
+        None if chosen_by is None else f"METRO chose by {chosen_by}",
+        refinement_text(choices, name),
+        chosen_constraints_text(choices, result_constraint_names(result)),
+    )
+    return [line for line in lines if line]
+
+
+@one_line_errors
+def result(
+    job: Annotated[str, typer.Argument(help="The job id.")],
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the result as the API answers it (GET /v1/jobs/{id}/result), as JSON.",
+        ),
+    ] = False,
+    model_id: Annotated[
+        bool,
+        typer.Option(
+            "--model-id",
+            help="Print only the id of the job's delivered model, for "
+            "MODEL=$(metro result JOB --model-id).",
+        ),
+    ] = False,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Final metrics of a job: METRO and its baselines side by side, mean ± std per split, each
+    repeat's choice, and the delivered model's id (the last line, "model <id>")."""
+    from metro_client.api.jobs import get_job_result
+
+    if as_json and model_id:
+        raise CliError("--json and --model-id print different things: give one of them")
+    api = Api(url, api_key)
+    if model_id:
+        typer.echo(str(api.delivered_model(str(parse_uuid(job, "job"))).id))
+        return
+    res = api.call(get_job_result, parse_uuid(job, "job"))
+    if as_json:
+        typer.echo(json.dumps(res.to_dict(), indent=2))
+        return
+    console.print(result_table(res))
+    constrained = constraints_table(res)
+    if constrained is not None:
+        console.print(constrained)
+    for line in choice_lines(res):
+        say(line)
+    for line in warning_lines(job_choices(res)):
+        console.print(line, style="yellow", highlight=False, soft_wrap=True, markup=False)
+    model = api.job_model(job)
+    if model is not None:
+        say(f"model {model.id}")

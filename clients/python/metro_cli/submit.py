@@ -1,0 +1,170 @@
+"""``metro submit``: a job from flags and/or a job file; a local data file is checked, uploaded,
+and taken back if the server refuses the job, so a refused submission leaves no upload behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from metro_cli.api import Api
+from metro_cli.errors import ApiError, one_line_errors
+from metro_cli.job_spec import (
+    build_job,
+    check_constraint_flags,
+    read_job_file,
+    scalar,
+    spec_from_command_line,
+)
+from metro_cli.local_files import DEFAULT_LABEL_COLUMN, check_local_dataset
+from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
+from metro_cli.output import note
+from metro_cli.upload import delete_upload, upload_file
+from metro_cli.watch import watch_job
+
+# The dataset URI of a job whose data is a local file, until the file is uploaded.
+_LOCAL_FILE = "dataset://local-file"
+
+
+def local_file(dataset: str | None) -> Path | None:
+    """The local file a --dataset names (one without a scheme), else None."""
+    return Path(dataset) if dataset is not None and "://" not in dataset else None
+
+
+def submit_job(api: Api, body: Any, idempotency_key: str | None) -> Any:
+    from metro_client.api.jobs import submit_job as endpoint
+    from metro_client.types import UNSET
+
+    return api.call(endpoint, body=body, idempotency_key=idempotency_key or UNSET)
+
+
+def submit_with_upload(
+    api: Api, spec: dict[str, Any], path: Path, idempotency_key: str | None
+) -> Any:
+    """Check ``path`` here, upload it, and submit the job on it; when the server refuses the job
+    (a 4xx: no job was made), delete the upload again."""
+    ds = spec["dataset"]
+    label_column, positive_label = ds.get("label_column"), ds.get("positive_label")
+    check_local_dataset(path, label_column=label_column, positive_label=positive_label)
+    dataset = upload_file(api, path, label_column or DEFAULT_LABEL_COLUMN, positive_label)
+    ds["uri"] = dataset.uri
+    try:
+        job = submit_job(api, build_job(spec), idempotency_key)
+    except ApiError as exc:
+        if not 400 <= exc.status < 500:
+            raise
+        failed = delete_upload(api, dataset)
+        after = (
+            "its upload was deleted, nothing is left on the server"
+            if failed is None
+            else f"deleting its upload {dataset.uri} failed: {failed}"
+        )
+        raise ApiError(f"{exc} ({after})", exc.status) from None
+    note(f"uploaded {path.name} as {dataset.uri}")
+    return job
+
+
+@one_line_errors
+def submit(
+    job_file: Annotated[
+        str | None,
+        typer.Option(
+            "--file", "-f", help="A JSON or YAML job spec ('-' reads stdin); flags override it."
+        ),
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            "-d",
+            help="Dataset URI (dataset://, builtin://, file://, s3://, https://) or a local "
+            "file, which is uploaded first.",
+        ),
+    ] = None,
+    label_column: Annotated[str | None, typer.Option(help="The label column.")] = None,
+    positive_label: Annotated[
+        str | None, typer.Option(help='The positive class\'s label (JSON: 1, true, "yes").')
+    ] = None,
+    metric: Annotated[
+        str | None, typer.Option("--metric", "-m", help="Metric preset: f1, f_beta, jaccard, ...")
+    ] = None,
+    beta: Annotated[float | None, typer.Option(help="beta of the f_beta metric.")] = None,
+    surrogate: Annotated[str | None, typer.Option(help="Surrogate loss, e.g. logistic.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model kind: linear, mlp or cnn3.")] = None,
+    strategy: Annotated[
+        str | None, typer.Option(help="Lambda search: grid, bisection or dinkelbach.")
+    ] = None,
+    n_lambdas: Annotated[int | None, typer.Option(help="Grid size.")] = None,
+    max_iter: Annotated[int | None, typer.Option(help="Training iterations per fit.")] = None,
+    repeats: Annotated[int | None, typer.Option(help="Fresh splits to average over.")] = None,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(help="A baseline to run too (repeatable): erm, koyejo1, koyejo2, parambath."),
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
+    at_least: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--at-least",
+            metavar="METRIC=BOUND",
+            callback=check_constraint_flags("at_least"),
+            help="A floor on another metric the search must meet, e.g. recall=0.9 (repeatable; "
+            "grid search only).",
+        ),
+    ] = None,
+    at_most: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--at-most",
+            metavar="METRIC=BOUND",
+            callback=check_constraint_flags("at_most"),
+            help="A ceiling on another metric, e.g. false_positive_rate=0.1 (repeatable).",
+        ),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="FIELD=VALUE",
+            help="Any field by its dotted path, the value as JSON or text "
+            "(e.g. --set search.shift=minimal). Repeatable.",
+        ),
+    ] = None,
+    idempotency_key: Annotated[
+        str | None, typer.Option(help="Retries with the same key return the same job.")
+    ] = None,
+    watch_: Annotated[
+        bool, typer.Option("--watch", help="Then follow the job, as `metro watch` does.")
+    ] = False,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Submit a training job and print its id."""
+    spec = read_job_file(job_file) if job_file else {}
+    api = Api(url, api_key)
+    local = local_file(dataset)
+    flags: dict[str, Any] = {
+        "metric": metric,
+        "metric.beta": beta,
+        "dataset.uri": _LOCAL_FILE if local is not None else dataset,
+        "dataset.label_column": label_column,
+        "dataset.positive_label": None if positive_label is None else scalar(positive_label),
+        "surrogate.name": surrogate,
+        "model.kind": model,
+        "search.strategy": strategy,
+        "search.n_lambdas": n_lambdas,
+        "training.max_iter": max_iter,
+        "training.seed": seed,
+        "repeats": repeats,
+        "baselines": baseline or None,
+    }
+    spec = spec_from_command_line(spec, flags, set_ or [], at_least or [], at_most or [])
+    body = build_job(spec)  # the API's shape, checked before a file goes up
+    if local is None:
+        job = submit_job(api, body, idempotency_key)
+    else:
+        job = submit_with_upload(api, spec, local, idempotency_key)
+    typer.echo(str(job.id))
+    if watch_:
+        watch_job(api, str(job.id), interval=1.0, timeout=None)

@@ -1,0 +1,83 @@
+"""Uploading a local data file (``metro upload``, and ``metro submit`` given a local file), and
+taking an upload back when the job it was made for is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from metro_cli.api import Api
+from metro_cli.errors import CliError, one_line_errors
+from metro_cli.job_spec import scalar
+from metro_cli.local_files import check_local_dataset, check_readable
+from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
+from metro_cli.output import note
+
+
+def label_text(label: Any) -> str:
+    """A positive label as the upload form's text field carries it: ``yes`` for the JSON string
+    ``"yes"`` (not the quoted form), ``1`` for 1, ``true`` for true."""
+    return label if isinstance(label, str) else json.dumps(label)
+
+
+def upload_file(api: Api, path: Path, label_column: str | None, positive_label: Any) -> Any:
+    """``POST /v1/datasets``: the server keeps the file only if it can load it with
+    ``label_column`` (and find ``positive_label``); the new dataset."""
+    from metro_client.api.datasets import upload_dataset
+    from metro_client.models import UploadDatasetBody
+    from metro_client.types import UNSET, File
+
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with handle:
+        body = UploadDatasetBody(
+            file=File(payload=handle, file_name=path.name),
+            label_column=label_column if label_column is not None else UNSET,
+            positive_label=label_text(positive_label) if positive_label is not None else UNSET,
+        )
+        return api.call(upload_dataset, body=body)
+
+
+def delete_upload(api: Api, dataset: Any) -> str | None:
+    """Delete a dataset this command uploaded (its bytes go only if no other dataset holds
+    them); None when done, else why not, in a few words."""
+    from metro_client.api.datasets import delete_dataset
+
+    try:
+        api.call(delete_dataset, dataset.id)
+    except CliError as exc:
+        return str(exc)
+    return None
+
+
+@one_line_errors
+def upload(
+    path: Annotated[Path, typer.Argument(help="CSV, CSV.gz, Parquet or NPZ file.")],
+    label_column: Annotated[
+        str | None,
+        typer.Option(help="Check now that a job can load the file with this label column."),
+    ] = None,
+    positive_label: Annotated[
+        str | None, typer.Option(help="The positive class's label (checked with --label-column).")
+    ] = None,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Upload a dataset and print its dataset:// URI (to use in jobs)."""
+    api = Api(url, api_key)
+    label = None if positive_label is None else scalar(positive_label)
+    if label_column is not None:
+        check_local_dataset(path, label_column=label_column, positive_label=label)
+    else:
+        check_readable(path)
+    dataset = upload_file(api, path, label_column, label)
+    note(
+        f"uploaded {path.name}: {dataset.n_rows} rows, {dataset.n_columns} columns, "
+        f"sha256 {dataset.sha256}"
+    )
+    typer.echo(dataset.uri)

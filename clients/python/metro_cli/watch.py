@@ -1,0 +1,81 @@
+"""``metro watch`` (follow a job to its end and say what it delivered) and ``metro cancel``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from metro_cli.api import Api, parse_uuid
+from metro_cli.choices import (
+    choices_text,
+    chosen_constraints_text,
+    job_choices,
+    metric_info,
+    selection_text,
+    spec_constraint_names,
+    warning_lines,
+)
+from metro_cli.errors import fail, one_line_errors
+from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
+from metro_cli.output import fmt, note, say
+from metro_cli.progress import elapsed, follow
+
+
+def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) -> None:
+    """Follow the job to its end; exit 1 if it fails or is cancelled, else say what it
+    delivered: "job <id> succeeded in 12.3s: trained λ ...; best F1 ...; model <id>"."""
+    try:
+        job = follow(api, job_id, interval=interval, timeout=timeout)
+    except KeyboardInterrupt:
+        fail(f"stopped watching; job {job_id} goes on (`metro watch {job_id}` follows it)", 130)
+    if job.state == "failed":
+        fail(f"job {job_id} failed: {job.failure_reason or 'no reason recorded'}")
+    if job.state == "cancelled":
+        fail(f"job {job_id} was cancelled")
+    model = api.job_model(job_id)
+    name, _ = metric_info(job)
+    choices = job_choices(job)
+    parts = [choices_text(choices) or f"trained λ {fmt(job.best_lambda)}"]
+    best = selection_text(choices, name)
+    if best is not None:
+        parts.append(f"best {best}")
+    say(
+        f"job {job_id} succeeded in {elapsed(job):.1f}s: " + "; ".join(parts)
+        + (f"; model {model.id}" if model is not None else "")
+    )  # fmt: skip
+    constrained = chosen_constraints_text(choices, spec_constraint_names(job))
+    if constrained is not None:
+        say(constrained)
+    for line in warning_lines(choices):
+        note(line, style="yellow")
+
+
+@one_line_errors
+def watch(
+    job: Annotated[str, typer.Argument(help="The job id.")],
+    interval: Annotated[float, typer.Option(help="Seconds between polls.", min=0.1)] = 1.0,
+    timeout: Annotated[
+        float | None, typer.Option(help="Give up (exit 1) after this many seconds.")
+    ] = None,
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Follow a job live: progress, current lambda, best metric so far, elapsed time.
+
+    Exits 0 when the job succeeds, 1 when it fails (printing its failure reason) or is
+    cancelled."""
+    watch_job(Api(url, api_key), job, interval=interval, timeout=timeout)
+
+
+@one_line_errors
+def cancel(
+    job: Annotated[str, typer.Argument(help="The job id.")],
+    url: UrlOption = DEFAULT_URL,
+    api_key: KeyOption = None,
+) -> None:
+    """Cancel a job: a queued one at once, a running one after its current lambda step."""
+    from metro_client.api.jobs import cancel_job
+
+    state = Api(url, api_key).call(cancel_job, parse_uuid(job, "job")).state
+    say(f"job {job} is {state}")

@@ -1,0 +1,193 @@
+"""The data sets that ship with METRO, named by ``builtin://NAME?key=value&...`` uris.
+
+They let a user try METRO without data of their own, and give the tests and benchmarks data that
+need no file. The scikit-learn loaders are imported when a set is asked for, not with the library.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from metro.datasets._base import DataError, Loaded
+from metro.datasets._limits import check_rows
+
+#: Names accepted after ``builtin://``.
+BUILTIN_DATASETS = ("breast_cancer", "digits", "synthetic")
+
+# Generous caps on what ``builtin://synthetic`` may be asked to allocate, so that a request cannot
+# exhaust the worker's memory before ``max_rows`` is even consulted.
+_SYNTHETIC_MAX_SAMPLES = 10_000_000
+_SYNTHETIC_MAX_FEATURES = 10_000
+_SYNTHETIC_MAX_VALUES = 200_000_000
+
+
+def load_builtin(uri: str, max_rows: int | None) -> tuple[Loaded, Any]:
+    """Returns the loaded arrays and the default positive label of a ``builtin://`` uri."""
+    name, params = _builtin_params(uri)
+    reader, _ = _BUILTINS[name]
+    return reader(params, max_rows)
+
+
+def builtin_shape(uri: str) -> tuple[int, tuple[int, ...]]:
+    """The rows of a ``builtin://`` data set and the shape of one example, without generating
+    a synthetic one (its size is in its parameters); DataError as :func:`load_dataset` for a bad
+    uri."""
+    name, params = _builtin_params(uri)
+    if name == "synthetic":
+        n_samples, n_features, _, _ = _synthetic_params(params, max_rows=None)
+        return n_samples, (n_features,)
+    reader, _ = _BUILTINS[name]
+    (X, _, _), _ = reader(params, None)  # the two small sets load in milliseconds
+    return int(X.shape[0]), tuple(int(v) for v in X.shape[1:])
+
+
+def _builtin_params(uri: str) -> tuple[str, dict[str, str]]:
+    """The name and parameters of a ``builtin://`` uri, checked against what that set takes."""
+    parts = urllib.parse.urlsplit(uri)
+    name = parts.netloc
+    if parts.path not in ("", "/") or parts.fragment:
+        raise DataError(f"malformed builtin uri {uri!r}; expected builtin://NAME?key=value&...")
+    if name not in _BUILTINS:
+        raise DataError(
+            f"unknown builtin dataset '{name}'; expected one of {', '.join(BUILTIN_DATASETS)}"
+        )
+    params: dict[str, str] = {}
+    for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        if key in params:
+            raise DataError(f"builtin://{name}: parameter '{key}' is given twice")
+        params[key] = value
+    _, allowed = _BUILTINS[name]
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        valid = ", ".join(allowed) if allowed else "none"
+        raise DataError(
+            f"builtin://{name}: unknown parameter '{unknown[0]}'; valid parameters: {valid}"
+        )
+    return name, params
+
+
+def _int_param(
+    name: str, params: dict[str, str], key: str, default: int | None, low: int, high: int
+) -> int:
+    text = params.get(key)
+    if text is None:
+        if default is None:
+            raise DataError(f"builtin://{name} needs the parameter '{key}'")
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise DataError(f"builtin://{name}: {key} must be an integer, got '{text}'") from None
+    if not low <= value <= high:
+        raise DataError(f"builtin://{name}: {key} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _bool_param(name: str, params: dict[str, str], key: str) -> bool:
+    text = params.get(key, "false").strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no", ""):
+        return False
+    raise DataError(f"builtin://{name}: {key} must be true or false, got '{params[key]}'")
+
+
+def _breast_cancer(params: dict[str, str], max_rows: int | None) -> tuple[Loaded, Any]:
+    """Malignant is the positive class although scikit-learn codes it 0.
+
+    It is the class a screening metric is about (recall on malignant tumours is what matters),
+    and it is the minority (212 of 569), which is where F1-type objectives differ from accuracy.
+    Labels are kept as the names, so ``positive_label="benign"`` still works.
+    """
+    from sklearn.datasets import load_breast_cancer
+
+    data = load_breast_cancer()
+    labels = np.asarray(data.target_names)[data.target]
+    names = tuple(str(n) for n in data.feature_names)
+    return (data.data, labels, names), "malignant"
+
+
+def _digits(params: dict[str, str], max_rows: int | None) -> tuple[Loaded, Any]:
+    """One digit against the rest, or against one other digit (the other rows dropped)."""
+    from sklearn.datasets import load_digits
+
+    positive = _int_param("digits", params, "positive", None, 0, 9)
+    negative = None
+    if "negative" in params:
+        negative = _int_param("digits", params, "negative", None, 0, 9)
+        if negative == positive:
+            raise DataError(f"builtin://digits: negative must differ from positive ({positive})")
+    as_images = _bool_param("digits", params, "as_images")
+    data = load_digits()
+    X, target = data.data, data.target
+    if negative is None:
+        labels = np.full(target.shape, f"not {positive}", dtype=object)
+        labels[target == positive] = positive
+    else:
+        keep = np.isin(target, (positive, negative))
+        X, labels = X[keep], target[keep]
+    names = None if as_images else tuple(str(n) for n in data.feature_names)
+    if as_images:
+        X = X.reshape(-1, 1, 8, 8)
+    return (X, labels, names), positive
+
+
+def _synthetic(params: dict[str, str], max_rows: int | None) -> tuple[Loaded, Any]:
+    """An imbalanced problem of chosen size, for trying METRO without any data of one's own."""
+    from sklearn.datasets import make_classification
+
+    n_samples, n_features, seed, fraction = _synthetic_params(params, max_rows=max_rows)
+    n_informative = max(2, n_features // 2)
+    X, y = make_classification(
+        n_samples=n_samples,
+        n_features=n_features,
+        n_informative=n_informative,
+        # scikit-learn's default of 2 redundant features does not fit when n_features is tiny.
+        n_redundant=min(2, n_features - n_informative),
+        n_repeated=0,
+        weights=[1 - fraction, fraction],
+        flip_y=0.01,
+        class_sep=1.0,
+        random_state=seed,
+    )
+    return (X, y, tuple(f"x{i}" for i in range(n_features))), 1
+
+
+def _synthetic_params(
+    params: dict[str, str], *, max_rows: int | None
+) -> tuple[int, int, int, float]:
+    """(n_samples, n_features, seed, positive_fraction) of ``builtin://synthetic``, checked."""
+    name = "synthetic"
+    n_samples = _int_param(name, params, "n_samples", 2000, 1, _SYNTHETIC_MAX_SAMPLES)
+    n_features = _int_param(name, params, "n_features", 20, 2, _SYNTHETIC_MAX_FEATURES)
+    seed = _int_param(name, params, "seed", 0, 0, 2**32 - 1)
+    text = params.get("positive_fraction", "0.05")
+    try:
+        fraction = float(text)
+    except ValueError:
+        raise DataError(
+            f"builtin://{name}: positive_fraction must be a number, got '{text}'"
+        ) from None
+    if not 0 < fraction < 1:
+        raise DataError(
+            f"builtin://{name}: positive_fraction must be strictly between 0 and 1, got {text}"
+        )
+    if n_samples * n_features > _SYNTHETIC_MAX_VALUES:
+        raise DataError(
+            f"builtin://{name}: n_samples * n_features must be at most {_SYNTHETIC_MAX_VALUES}"
+        )
+    check_rows(n_samples, max_rows)  # before generating, not after
+    return n_samples, n_features, seed, fraction
+
+
+_BUILTINS: dict[
+    str, tuple[Callable[[dict[str, str], int | None], tuple[Loaded, Any]], tuple[str, ...]]
+] = {
+    "breast_cancer": (_breast_cancer, ()),
+    "digits": (_digits, ("positive", "negative", "as_images")),
+    "synthetic": (_synthetic, ("n_samples", "n_features", "positive_fraction", "seed")),
+}

@@ -1,0 +1,160 @@
+"""Reading a CSV file (plain or gzip), within the limits, as features and raw labels.
+
+The file is decompressed here rather than in pandas, through a stream that stops at the byte
+limit, so that the limit counts what the parser sees, not the few bytes on disk.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from metro.datasets._base import DataError, DataLimitError, Loaded, TableShape, parser_reason
+from metro.datasets._limits import MIN_HEADER_BYTES, Limits, check_columns, check_rows
+from metro.datasets._table import from_table
+
+_CSV_COUNT_CHUNK_ROWS = 100_000  # rows per chunk when only counting the rows of a CSV
+_CSV_ERRORS = (ValueError, OSError, EOFError, pd.errors.ParserError, pd.errors.EmptyDataError)
+
+
+class _BoundedReader(io.RawIOBase):
+    """A binary stream that delivers at most ``limit`` bytes and raises :class:`DataLimitError`
+    at the first byte past it, so a parser fed from it stops there whatever the file holds.
+
+    ``exceeded`` records the refusal too, for a parser that wraps the exceptions of its source.
+    """
+
+    def __init__(self, raw: Any, *, limit: int | None, message: str) -> None:
+        super().__init__()
+        self._raw = raw
+        self._limit = limit
+        self._message = message
+        self.delivered = 0
+        self.exceeded = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._raw.readinto(buffer) or 0
+        self.delivered += n
+        if self._limit is not None and self.delivered > self._limit:
+            self.exceeded = True
+            raise DataLimitError(self._message)
+        return n
+
+
+def _unreadable(exc: BaseException, real: str, given: str) -> DataError:
+    return DataError(f"could not read {given} as CSV: {parser_reason(exc, real, given)}")
+
+
+def _read_csv_stream(
+    real: str, fmt: str, limit: int | None, message: str, read: Callable[[Any], Any]
+) -> Any:
+    """``read`` applied to the file's decompressed bytes, refused past ``limit`` of them.
+
+    Decompressing here rather than in pandas is what lets the limit count the bytes the parser
+    sees, not the few on disk.
+    """
+    with open(real, "rb") as fh:
+        source: Any = gzip.GzipFile(fileobj=fh, mode="rb") if fmt == ".csv.gz" else fh
+        bounded = _BoundedReader(source, limit=limit, message=message)
+        try:
+            return read(io.BufferedReader(bounded))
+        except DataLimitError:
+            raise
+        except Exception:
+            if bounded.exceeded:
+                raise DataLimitError(message) from None
+            raise
+
+
+def _csv_header(real: str, given: str, fmt: str, limits: Limits) -> list[str]:
+    """The column names exactly as written, before pandas renames duplicates (``y`` to ``y.1``).
+
+    Read from the whole lines within a bounded prefix of the file (a first line longer than the
+    prefix is refused unparsed), with the standard library's CSV reader: the same quoting rules
+    as pandas' default dialect, and linear in the header's length whatever its width.
+    """
+    budget = limits.header_bytes
+
+    def first_record(stream: Any) -> list[str]:
+        if budget is None:  # no limit: read up to the first line break, however far
+            head = b""
+            while (chunk := stream.read(MIN_HEADER_BYTES)) and b"\n" not in chunk:
+                head += chunk
+            head += chunk
+        else:
+            head = stream.read(budget + 1)
+        if budget is not None and len(head) > budget:
+            end = head.rfind(b"\n", 0, budget) + 1
+            if end == 0:
+                raise DataLimitError(f"the header of {given} is longer than {budget} bytes")
+            head = head[:end]
+        text = head.decode("utf-8-sig")  # a byte order mark is not part of the first name
+        for record in csv.reader(io.StringIO(text, newline="")):
+            if record:  # pandas skips blank lines before the header, so does this
+                return record
+        raise DataError(f"could not read {given} as CSV: the file has no header line")
+
+    try:
+        names: list[str] = _read_csv_stream(real, fmt, None, "", first_record)
+    except DataError:
+        raise
+    except (*_CSV_ERRORS, csv.Error) as exc:
+        raise _unreadable(exc, real, given) from None
+    check_columns(names, limits)
+    return names
+
+
+def read_csv(real: str, given: str, fmt: str, label_column: str, limits: Limits) -> Loaded:
+    _csv_header(real, given, fmt, limits)
+    # Reads one row past the limit, so an oversized upload is refused without parsing all of it.
+    nrows = None if limits.rows is None else limits.rows + 1
+    message = f"dataset expands to more than the limit {limits.decompressed_bytes} bytes"
+    try:
+        frame = _read_csv_stream(
+            real, fmt, limits.decompressed_bytes, message,
+            lambda stream: pd.read_csv(stream, nrows=nrows, low_memory=False),
+        )  # fmt: skip
+    except DataError:
+        raise
+    except _CSV_ERRORS as exc:
+        raise _unreadable(exc, real, given) from None
+    check_rows(len(frame), limits.rows, at_least=True)
+    return from_table(frame, label_column)
+
+
+def _count_csv_rows(real: str, given: str, fmt: str, limits: Limits) -> int:
+    """Rows of a CSV, read in chunks and refused as soon as they pass the limit."""
+    message = f"dataset expands to more than the limit {limits.decompressed_bytes} bytes"
+
+    nrows = None if limits.rows is None else limits.rows + 1  # one past the limit, as read_csv
+    chunk_rows = _CSV_COUNT_CHUNK_ROWS if nrows is None else min(nrows, _CSV_COUNT_CHUNK_ROWS)
+
+    def count(stream: Any) -> int:
+        n_rows = 0
+        with pd.read_csv(stream, chunksize=chunk_rows, nrows=nrows, low_memory=False) as chunks:
+            for chunk in chunks:
+                n_rows += len(chunk)
+                check_rows(n_rows, limits.rows, at_least=True)
+        return n_rows
+
+    try:
+        return _read_csv_stream(real, fmt, limits.decompressed_bytes, message, count)
+    except DataError:
+        raise
+    except _CSV_ERRORS as exc:
+        raise _unreadable(exc, real, given) from None
+
+
+def csv_shape(real: str, given: str, fmt: str, limits: Limits) -> TableShape:
+    """The header's names and the rows counted in chunks: memory bounded by the limits."""
+    names = _csv_header(real, given, fmt, limits)
+    n_rows = _count_csv_rows(real, given, fmt, limits)
+    return TableShape(n_rows=n_rows, n_columns=len(names), columns=tuple(names))

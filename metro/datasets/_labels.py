@@ -1,0 +1,133 @@
+"""Reading a user's two classes as {0, 1}, and deciding which one is positive.
+
+The positive class is the one whose metric (F1, Jaccard, ...) is optimised, so it is chosen only
+when the labels themselves say which it is; otherwise the user must name it, and a name sent as
+text over HTTP (``"1"``) matches the label ``1``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from metro.datasets._base import DataError, python_scalar, show_values
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    """Orders classes of mixed types (e.g. ``9`` and ``"not 9"``) without a TypeError."""
+    if isinstance(value, bool | int | float):
+        return (0, float(value))
+    if isinstance(value, str):
+        return (1, value)
+    return (2, repr(value))
+
+
+def _as_number(value: Any) -> float | None:
+    """The numeric reading of a label, so that ``"1"`` from an HTTP form matches a label ``1``."""
+    if isinstance(value, bool | int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
+def _default_positive(classes: list[Any]) -> Any | None:
+    """The positive class when the labels themselves say which one it is, else None.
+
+    Only encodings with an unambiguous "yes" qualify: {0, 1}, {-1, +1} and {False, True}, also
+    spelled as strings as a CSV may hold them. For anything else ("cat"/"dog", 2/4) choosing
+    silently would optimise the metric for the wrong class, so the user must say.
+    """
+    booleans = [_as_bool(c) for c in classes]
+    if None not in booleans and set(booleans) == {False, True}:
+        return classes[booleans.index(True)]
+    numbers = [_as_number(c) for c in classes]
+    if None not in numbers and set(numbers) in ({0.0, 1.0}, {-1.0, 1.0}):
+        return classes[numbers.index(1.0)]
+    return None
+
+
+def _match_positive(positive_label: Any, classes: list[Any]) -> Any:
+    if not isinstance(positive_label, str | bool | int | float | np.generic):
+        kind = type(positive_label).__name__
+        raise DataError(f"positive_label must be a string, number or boolean, got {kind}")
+    wanted = python_scalar(positive_label)
+    exact = [c for c in classes if c == wanted and isinstance(c, bool) == isinstance(wanted, bool)]
+    if exact:
+        return exact[0]
+    # Values typed differently from the labels: "1" for 1, 1 for "1", "true" for True.
+    number, flag = _as_number(wanted), _as_bool(wanted)
+    loose = [
+        c
+        for c in classes
+        if (number is not None and _as_number(c) == number)
+        or (flag is not None and _as_bool(c) is flag)
+    ]
+    if len(loose) == 1:
+        return loose[0]
+    if len(loose) > 1:
+        raise DataError(
+            f"positive_label {wanted!r} matches more than one label: {show_values(loose)}"
+        )
+    raise DataError(f"positive_label {wanted!r} is not one of the labels {show_values(classes)}")
+
+
+def parse_labels(
+    raw: np.ndarray | Sequence[Any], *, positive_label: Any = None
+) -> tuple[np.ndarray, Any, Any]:
+    """Map arbitrary binary labels to {0, 1}; returns ``(y, positive_label, negative_label)``.
+
+    The returned labels are the values as they occur in ``raw`` (as python scalars), not as the
+    caller spelled them, so that a user who sent ``"1"`` sees ``1`` reported back consistently.
+    Missing labels are refused rather than dropped: dropping rows would silently change the data
+    the user thinks they trained on.
+    """
+    arr = raw.to_numpy() if isinstance(raw, pd.Series) else np.asarray(raw)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise DataError(f"labels must be one-dimensional, got shape {arr.shape}")
+    missing = ~np.isfinite(arr) if arr.dtype.kind == "f" else np.asarray(pd.isna(arr), dtype=bool)
+    if missing.any():
+        raise DataError(
+            f"labels contain {int(missing.sum())} missing or non-finite values "
+            f"(first at row {int(np.argmax(missing))})"
+        )
+    codes, uniques = pd.factorize(arr)
+    classes = [python_scalar(u) for u in uniques]
+    if len(classes) != 2:
+        shown = sorted(classes, key=_sort_key)
+        noun = "class" if len(classes) == 1 else "classes"
+        raise DataError(
+            f"labels must have exactly two classes; found {len(classes)} {noun}: "
+            f"{show_values(shown)}"
+        )
+    if positive_label is None:
+        positive = _default_positive(classes)
+        if positive is None:
+            raise DataError(
+                "positive_label is required: the labels are "
+                f"{show_values(sorted(classes, key=_sort_key))}"
+            )
+    else:
+        positive = _match_positive(positive_label, classes)
+    pos_code = classes.index(positive)
+    y = (np.asarray(codes) == pos_code).astype(np.int64)
+    return y, positive, classes[1 - pos_code]

@@ -1,0 +1,146 @@
+"""The two entry points: :func:`load_dataset` (a uri to a validated :class:`Dataset`) and
+:func:`inspect_file` (a file's shape within the same limits, without loading it).
+
+Each checks the caller's arguments, turns the uri into a file the request may read, and hands it
+to the reader of its format; only here are the readers, the built-in sets, the labels and the
+float32 features brought together.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from metro.datasets._base import DataError, Dataset, TableShape
+from metro.datasets._builtin import load_builtin
+from metro.datasets._csv import csv_shape, read_csv
+from metro.datasets._labels import parse_labels
+from metro.datasets._limits import check_rows, limits_of
+from metro.datasets._npz import npz_shape, read_npz
+from metro.datasets._parquet import parquet_shape, read_parquet
+from metro.datasets._paths import check_uri, resolve_path
+
+#: File extensions understood by :func:`load_dataset`, as shown in error messages.
+FORMATS = (".csv", ".csv.gz", ".parquet", ".npz")
+
+
+def _format_of(path: str) -> str:
+    name = Path(path).name.lower()
+    if name.endswith(".csv.gz"):
+        return ".csv.gz"
+    suffix = Path(name).suffix
+    if suffix == ".pq":
+        return ".parquet"
+    if suffix in (".csv", ".parquet", ".npz"):
+        return suffix
+    shown = f"'{suffix}'" if suffix else "(no file extension)"
+    raise DataError(f"unknown format {shown}; expected one of {', '.join(FORMATS)}")
+
+
+def _float32_features(X: np.ndarray, feature_names: tuple[str, ...] | None) -> np.ndarray:
+    """Cast to float32, refusing NaN/inf (and values float32 cannot hold) with their location.
+
+    Refused rather than imputed: how to fill a gap is a modelling decision the user should make,
+    and a NaN reaching the optimiser turns every weight into NaN without saying why.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        X32 = np.asarray(X, dtype=np.float32)
+    bad = ~np.isfinite(X32)
+    n_bad = int(bad.sum())
+    if not n_bad:
+        return X32
+    first = np.unravel_index(int(np.argmax(bad)), bad.shape)
+    row = int(first[0])
+    if X32.ndim == 2:
+        col = int(first[1])
+        where = f"column '{feature_names[col]}'" if feature_names else f"column {col}"
+    else:
+        where = "channel {}, pixel ({}, {})".format(*(int(i) for i in first[1:]))
+    n_overflow = 0
+    if X.dtype.kind == "f" and X.dtype.itemsize > 4:
+        n_overflow = int((bad & np.isfinite(X)).sum())
+    too_large = f", {n_overflow} of them too large for float32" if n_overflow else ""
+    raise DataError(
+        f"features contain {n_bad} NaN or infinite values{too_large} (first at row {row}, {where})"
+    )
+
+
+def inspect_file(
+    uri: str,
+    *,
+    data_roots: Sequence[str | os.PathLike[str]] | None = None,
+    max_rows: int | None = None,
+    max_columns: int | None = None,
+    max_decompressed_bytes: int | None = None,
+) -> TableShape:
+    """The shape of a data file without a label column to load it by, within the same limits as
+    :func:`load_dataset` and refused with the same errors (unique column names included).
+
+    Memory stays bounded by the limits: a CSV is counted in chunks, Parquet and NPZ are judged
+    by their metadata, and no array is loaded.
+    """
+    check_uri(uri, data_roots)
+    limits = limits_of(max_rows, max_columns, max_decompressed_bytes)
+    given, real = resolve_path(uri, data_roots)
+    fmt = _format_of(given)
+    if fmt in (".csv", ".csv.gz"):
+        return csv_shape(real, given, fmt, limits)
+    if fmt == ".parquet":
+        return parquet_shape(real, given, limits)
+    return npz_shape(real, given, limits)
+
+
+def load_dataset(
+    uri: str,
+    *,
+    label_column: str = "y",
+    positive_label: Any = None,
+    data_roots: Sequence[str | os.PathLike[str]] | None = None,
+    max_rows: int | None = None,
+    max_columns: int | None = None,
+    max_decompressed_bytes: int | None = None,
+) -> Dataset:
+    """Load ``uri`` (a path, ``file://`` or ``builtin://`` uri) as a validated binary Dataset.
+
+    ``data_roots`` is the service's sandbox: when given, only files whose real path lies under
+    one of them may be read (``None`` means no restriction, for library use; built-ins need no
+    file and are always allowed). ``max_rows``, ``max_columns`` and ``max_decompressed_bytes``
+    (what a CSV, gzip, Parquet or NPZ file holds once decompressed) bound the work and memory
+    one request can cause: each is checked from the file's metadata before it is read where the
+    format has it, else while it is streamed, and passing one raises :class:`DataLimitError`.
+    Column names must be unique. Rows of error messages are counted from 0, excluding the header.
+    """
+    check_uri(uri, data_roots)
+    if not isinstance(label_column, str):
+        raise TypeError(f"label_column must be a string, got {type(label_column).__name__}")
+    limits = limits_of(max_rows, max_columns, max_decompressed_bytes)
+
+    if uri.lower().startswith("builtin://"):
+        (X, raw_y, names), default_positive = load_builtin(uri, max_rows)
+        if positive_label is None:
+            positive_label = default_positive
+    else:
+        given, real = resolve_path(uri, data_roots)
+        fmt = _format_of(given)
+        if fmt in (".csv", ".csv.gz"):
+            X, raw_y, names = read_csv(real, given, fmt, label_column, limits)
+        elif fmt == ".parquet":
+            X, raw_y, names = read_parquet(real, given, label_column, limits)
+        else:
+            X, raw_y, names = read_npz(real, given, limits)
+
+    check_rows(int(X.shape[0]), max_rows)
+    X32 = _float32_features(X, names)
+    y, positive, negative = parse_labels(raw_y, positive_label=positive_label)
+    return Dataset(
+        X=X32,
+        y=y,
+        feature_names=names,
+        positive_label=positive,
+        negative_label=negative,
+        source=uri,
+    )

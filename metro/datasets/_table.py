@@ -1,0 +1,45 @@
+"""A table read from CSV or Parquet, as features and raw labels: shared by both readers, so that
+a column is numeric, missing or misnamed by the same rules whichever format it came in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from metro.datasets._base import MAX_SHOWN_COLUMNS, DataError, Loaded, python_scalar, show_values
+from metro.datasets._limits import Limits, check_columns
+
+
+def from_table(frame: pd.DataFrame, label_column: str) -> Loaded:
+    columns = [str(c) for c in frame.columns]
+    frame.columns = pd.Index(columns)
+    if label_column not in columns:
+        extra = f" ({len(columns)} in total)" if len(columns) > MAX_SHOWN_COLUMNS else ""
+        raise DataError(
+            f"label column '{label_column}' not found; columns are "
+            f"{show_values(columns, MAX_SHOWN_COLUMNS)}{extra}"
+        )
+    check_columns(columns, Limits())
+    features = [c for c in columns if c != label_column]
+    if not features:
+        raise DataError(
+            f"no feature columns: the table holds only the label column '{label_column}'"
+        )
+    values = []
+    for name in features:
+        column = frame[name]
+        if pd.api.types.is_bool_dtype(column) or (
+            pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_complex_dtype(column)
+        ):
+            values.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
+            continue
+        # Object columns whose every value is a number (Decimals, booleans with gaps, numeric
+        # strings) are still numeric data; anything else is a mistake worth naming.
+        numeric = pd.to_numeric(column, errors="coerce")
+        bad = column[numeric.isna() & column.notna()]
+        if len(bad) or pd.api.types.is_complex_dtype(numeric):
+            example = f" (e.g. value {python_scalar(bad.iloc[0])!r})" if len(bad) else ""
+            raise DataError(f"feature column '{name}' is not numeric{example}")
+        values.append(numeric.to_numpy(dtype=np.float64, na_value=np.nan))
+    X = np.column_stack(values)
+    return X, frame[label_column].to_numpy(), tuple(features)

@@ -1,0 +1,446 @@
+"""Beyond binary: averaged per-class and per-label metrics (macro-F1, ...), trained for.
+
+``MetroClassifier(average="macro")`` delegates here. Everything is derived from the confusion
+matrix: the per-class (or per-label) cells ``(tp, fp, fn, tn)`` of class ``c`` are its
+one-vs-rest cells, each class's ratio metric is the binary preset on them, and ``average`` is the
+``average`` of ``sklearn.metrics.f1_score``:
+
+* ``"macro"``: the unweighted mean of the per-class metrics;
+* ``"weighted"``: their mean weighted by each class's support (its number of true rows).
+
+``"micro"`` and ``"samples"`` are refused (micro-F1 pools the cells, which couples the classes even
+for multi-label data; multi-class micro-F1 is accuracy).
+
+**Multi-label** ``Y`` (an ``n x L`` indicator matrix). Each label's metric depends only on its own
+label's cells, and both averages weigh them with constants, so the averaged metric is maximized by
+maximizing every label's metric on its own: L independent binary METRO fits (each with the
+estimator's settings and its own tuned threshold), deciding ``margin_l >= 0`` per label.
+
+**Multi-class** ``y`` (one label per row, C >= 2 classes). The decision is an argmax, so the
+classes are coupled. One binary METRO fit per class (one-vs-rest, its metric for that class), then
+one of two decision rules on the per-class margins ``m_c(x) = h_c(x) - threshold_c``:
+
+* ``"ovr"``: among the classes whose model says positive (``m_c >= 0``) the largest margin, and the
+  largest margin when none does. Both branches pick ``argmax_c m_c`` (when some margin is
+  non-negative the largest one is), so this rule is the argmax of the thresholded margins.
+* ``"tuned"`` (the default): ``argmax_c (m_c + b_c)`` with per-class offsets ``b`` chosen for the
+  averaged metric by coordinate ascent (:func:`tune_offsets`) on the pooled out-of-fold margins of
+  the per-class fits (each row's margin for class c comes from class c's fold model that did not
+  see it). An offset on a log-probability is a weight on the probability, so this is the weighted
+  argmax of the plug-in literature. It starts from ``b = 0`` (the ``"ovr"`` rule) and only
+  moves when the pooled held-out metric improves, so on the rows it was tuned on it is never worse.
+  Without folds (a holdout, ``cv=None`` or more than 20,000 rows) there are no pooled margins and
+  the rule is ``"ovr"``; ``decision_rule_`` says which rule was used.
+
+A binary ``y`` with ``average="macro"`` is treated as the two-class case of the multi-class
+problem, as ``sklearn.metrics.f1_score(average="macro")`` does: the mean of the F1 of both classes
+(use ``average=None``, the default, for the F1 of the positive class). Constraints are refused.
+
+Where a class's refinement step (:mod:`metro.search.refine`) was kept, its out-of-fold margins are
+those of the search's choice before the step (the refined fold models are not kept); the offsets
+are then tuned on margins close to, not equal to, the delivered model's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from metro.metrics import MetricSpec, get_metric
+
+if TYPE_CHECKING:
+    from metro.estimator import MetroClassifier
+
+__all__ = [
+    "AVERAGES",
+    "DECISION_RULES",
+    "PER_LABEL_METRICS",
+    "averaged_score",
+    "class_cells",
+    "label_cells",
+    "per_class_scores",
+    "predict_argmax",
+    "tune_offsets",
+]
+
+AVERAGES: tuple[str, ...] = ("macro", "weighted")
+DECISION_RULES: tuple[str, ...] = ("tuned", "ovr")
+DEFAULT_DECISION = "tuned"
+# Presets that are a ratio of one class's cells and that sklearn averages over classes.
+PER_LABEL_METRICS: tuple[str, ...] = ("f1", "f_beta", "fbeta", "jaccard", "precision", "recall")
+MIN_POSITIVES = 2
+MAX_ROUNDS = 20
+N_STARTS = 8
+
+
+# -- the metric algebra, from the confusion matrix ---------------------------------------------
+
+
+def class_cells(y_true: Any, y_pred: Any, n_classes: int) -> np.ndarray:
+    """Per-class one-vs-rest counts ``[C, 4]`` (tp, fp, fn, tn) of class indices in [0, C)."""
+    t = np.asarray(y_true, dtype=np.int64).ravel()
+    p = np.asarray(y_pred, dtype=np.int64).ravel()
+    if t.shape != p.shape:
+        raise ValueError(f"y_true has {t.size} labels but y_pred has {p.size}")
+    cm = np.bincount(t * n_classes + p, minlength=n_classes * n_classes).reshape(
+        n_classes, n_classes
+    )  # rows: true, columns: predicted
+    tp = np.diag(cm)
+    fp = cm.sum(axis=0) - tp
+    fn = cm.sum(axis=1) - tp
+    tn = t.size - tp - fp - fn
+    return np.stack([tp, fp, fn, tn], axis=1).astype(np.float64)
+
+
+def label_cells(Y_true: Any, Y_pred: Any) -> np.ndarray:
+    """Per-label counts ``[L, 4]`` (tp, fp, fn, tn) of two ``n x L`` indicator matrices."""
+    t = np.asarray(Y_true).astype(bool)
+    p = np.asarray(Y_pred).astype(bool)
+    if t.shape != p.shape or t.ndim != 2:
+        raise ValueError(f"Y_true {t.shape} and Y_pred {p.shape} must be equal n x L matrices")
+    tp = (t & p).sum(axis=0)
+    fp = (~t & p).sum(axis=0)
+    fn = (t & ~p).sum(axis=0)
+    tn = t.shape[0] - tp - fp - fn
+    return np.stack([tp, fp, fn, tn], axis=1).astype(np.float64)
+
+
+def per_class_scores(spec: MetricSpec, cells: np.ndarray) -> np.ndarray:
+    """The metric (natural orientation) of every row of ``cells [..., 4]`` (counts or fractions);
+    0/0 scores the spec's ``zero_division``, as in ``sklearn.metrics``."""
+    cells = np.asarray(cells, dtype=np.float64)
+    num = cells @ spec.numerator_cells
+    den = cells @ spec.denominator_cells
+    zero = np.abs(den) <= 1e-12
+    loss = np.where(zero, 0.0, num / np.where(zero, 1.0, den))
+    score = -loss if spec.greater_is_better else loss
+    return np.asarray(np.where(zero, spec.zero_division, score))
+
+
+def _weights(cells: np.ndarray, average: str) -> np.ndarray:
+    n_classes = cells.shape[-2]
+    if average == "macro":
+        return np.full(n_classes, 1.0 / n_classes)
+    if average == "weighted":
+        support = cells[..., 0] + cells[..., 2]  # tp + fn: the true rows of each class
+        total = support.sum(axis=-1, keepdims=True)
+        return np.asarray(support / np.where(total > 0, total, 1.0))
+    raise ValueError(_average_message(average))
+
+
+def averaged_score(spec: MetricSpec, cells: np.ndarray, average: str) -> float | np.ndarray:
+    """The ``average`` of the per-class metrics of ``cells [..., C, 4]``."""
+    cells = np.asarray(cells, dtype=np.float64)
+    scores = per_class_scores(spec, cells)
+    out = np.sum(scores * _weights(cells, average), axis=-1)
+    return float(out) if np.ndim(out) == 0 else np.asarray(out)
+
+
+def predict_argmax(margins: np.ndarray, offsets: np.ndarray | None = None) -> np.ndarray:
+    """Class indices ``argmax_c (margins[:, c] + offsets[c])`` (ties: the first class)."""
+    m = np.asarray(margins, dtype=np.float64)
+    if offsets is not None:
+        m = m + np.asarray(offsets, dtype=np.float64)
+    return np.asarray(np.argmax(m, axis=1))
+
+
+def _best_offset(
+    scores: np.ndarray, y: np.ndarray, offsets: np.ndarray, c: int, spec: MetricSpec, average: str
+) -> tuple[float, float]:
+    """The offset of class ``c`` that maximizes the averaged metric with the others fixed, over
+    every distinct decision (exact), and the metric there: (offset, score)."""
+    n, n_classes = scores.shape
+    shifted = scores + offsets
+    others = shifted.copy()
+    others[:, c] = -np.inf
+    rival = np.argmax(others, axis=1)  # what each row gets when it is not given to c
+    # Row i goes to c exactly when offsets[c] > t[i].
+    t = others[np.arange(n), rival] - scores[:, c]
+    order = np.argsort(t, kind="stable")
+    t_sorted, y_sorted, r_sorted = t[order], y[order], rival[order]
+    onehot_true = np.eye(n_classes, dtype=np.float64)[y_sorted]
+    onehot_rival = np.eye(n_classes, dtype=np.float64)[r_sorted]
+    base = class_cells(y, rival, n_classes)  # nobody given to c
+    # after the first k sorted rows are given to c: cumulative changes, k = 0..n
+    hit = np.r_[0.0, np.cumsum(y_sorted == c)]  # c gains a tp
+    miss = np.r_[0.0, np.cumsum(y_sorted != c)]  # c gains a fp
+    lost_tp = np.vstack([np.zeros(n_classes), np.cumsum(onehot_rival * onehot_true, axis=0)])
+    lost_fp = np.vstack([np.zeros(n_classes), np.cumsum(onehot_rival * (1 - onehot_true), axis=0)])
+    tp = base[:, 0] - lost_tp
+    fp = base[:, 1] - lost_fp
+    tp[:, c] = base[c, 0] + hit
+    fp[:, c] = base[c, 1] + miss
+    support = base[:, 0] + base[:, 2]
+    fn = support - tp
+    tn = n - tp - fp - fn
+    cells = np.stack([tp, fp, fn, tn], axis=-1)  # [n + 1, C, 4]
+    objective = np.asarray(averaged_score(spec, cells, average))
+    # only cuts between distinct t values are reachable
+    valid = np.r_[True, t_sorted[1:] > t_sorted[:-1], True]
+    objective = np.where(valid, objective, -np.inf)
+    k = int(np.argmax(objective))
+    spread = max(1.0, float(t_sorted[-1] - t_sorted[0]))
+    if k == 0:
+        value = float(t_sorted[0]) - spread
+    elif k == n:
+        value = float(t_sorted[-1]) + spread
+    else:
+        value = 0.5 * float(t_sorted[k - 1] + t_sorted[k])
+    return value, float(objective[k])
+
+
+def tune_offsets(
+    scores: Any,
+    y: Any,
+    *,
+    spec: MetricSpec,
+    average: str = "macro",
+    n_starts: int = N_STARTS,
+    max_rounds: int = MAX_ROUNDS,
+) -> tuple[np.ndarray, float]:
+    """Per-class offsets ``b`` for the rule ``argmax_c (scores[:, c] + b_c)`` that maximize the
+    averaged metric of ``y`` (class indices), by coordinate ascent: each step sets one class's
+    offset to its exact best with the others fixed (:func:`_best_offset`), taken only when it
+    strictly improves; rounds over the classes stop when none does. The ascent starts from
+    ``b = 0`` (the ``"ovr"`` rule) and from ``n_starts - 1`` random offsets (seeded, at the scale
+    of the scores' spread), as it can stop at a local optimum; the best end point is kept (ties:
+    the earliest start, so ``b = 0`` when nothing beats it). Returns (offsets, score)."""
+    s = np.asarray(scores, dtype=np.float64)
+    t = np.asarray(y, dtype=np.int64)
+    if s.ndim != 2 or s.shape[0] != t.size or s.shape[1] < 2:
+        raise ValueError(f"scores must be n x C with C >= 2 and n = len(y); got {s.shape}")
+    if t.size == 0 or t.min() < 0 or t.max() >= s.shape[1]:
+        raise ValueError("y must hold class indices in [0, C)")
+    if not np.all(np.isfinite(s)):
+        raise ValueError("scores must be finite")
+    check_average(average)
+    if n_starts < 1:
+        raise ValueError("n_starts must be at least 1")
+    n_classes = s.shape[1]
+    rng = np.random.default_rng(0)
+    scale = float(np.std(s)) or 1.0
+    starts: list[np.ndarray] = [np.zeros(n_classes)] + [
+        np.asarray(rng.normal(scale=scale, size=n_classes)) for _ in range(n_starts - 1)
+    ]
+    found: tuple[float, np.ndarray] | None = None
+    for b in starts:
+        best = float(averaged_score(spec, class_cells(t, predict_argmax(s, b), n_classes), average))
+        for _ in range(max_rounds):
+            improved = False
+            for c in range(n_classes):
+                value, score = _best_offset(s, t, b, c, spec, average)
+                if score > best + 1e-12:
+                    b[c], best, improved = value, score, True
+            if not improved:
+                break
+        if found is None or best > found[0] + 1e-12:
+            found = (best, b)
+    assert found is not None
+    return found[1], found[0]
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+
+def _average_message(average: Any) -> str:
+    return (
+        f"average={average!r} is not supported; use one of {', '.join(map(repr, AVERAGES))} "
+        "(or None for binary y). 'micro' and 'samples' are not trained for yet: micro-F1 pools "
+        "the cells of all classes, which couples them (multi-class micro-F1 is accuracy)"
+    )
+
+
+def check_average(average: Any) -> str:
+    if average not in AVERAGES:
+        raise ValueError(_average_message(average))
+    return str(average)
+
+
+def _per_label_spec(est: MetroClassifier) -> MetricSpec:
+    metric = est.metric
+    if not isinstance(metric, str) or metric.lower() not in PER_LABEL_METRICS:
+        raise ValueError(
+            f"average={est.average!r} supports the per-label presets "
+            f"{', '.join(PER_LABEL_METRICS)}; got metric={metric!r}"
+        )
+    spec = get_metric(metric, **dict(est.metric_params or {})).resolve(np.array([0, 1]))
+    assert isinstance(spec, MetricSpec)
+    return spec
+
+
+def _check_config(est: MetroClassifier) -> None:
+    if est.constraints:
+        raise ValueError(
+            "constraints are not supported with average= yet (per-class and per-label "
+            "constraints are planned); drop them or fit one binary problem"
+        )
+    if est.pos_label is not None:
+        raise ValueError(
+            "pos_label does not apply with average=: every class (or label) is scored in turn"
+        )
+
+
+def _check_positives(counts: np.ndarray, names: Sequence[Any], what: str, n: int) -> None:
+    for name, k in zip(names, counts, strict=True):
+        if k == n:
+            raise ValueError(f"{what} {name!r} is constant (every row is positive): drop it")
+        if k == 0:
+            raise ValueError(f"{what} {name!r} is constant (no row is positive): drop it")
+        if k < MIN_POSITIVES:
+            raise ValueError(
+                f"{what} {name!r} has {int(k)} positive row(s); at least {MIN_POSITIVES} "
+                "are needed to train and choose its threshold"
+            )
+        if n - k < MIN_POSITIVES:
+            raise ValueError(
+                f"{what} {name!r} has {int(n - k)} negative row(s); at least {MIN_POSITIVES} "
+                "are needed"
+            )
+
+
+# -- fitting ----------------------------------------------------------------------------------
+
+
+def _binary_estimator(est: MetroClassifier, seed: int) -> MetroClassifier:
+    from metro.estimator import MetroClassifier
+
+    params = est.get_params(deep=False)
+    params.update(average=None, pos_label=None, random_state=seed)
+    return MetroClassifier(**params)
+
+
+def _oof_margins(fitted: MetroClassifier, y01: np.ndarray, seed: int) -> np.ndarray | None:
+    """Class/label margins on the rows each fold held out (None without folds)."""
+    result = fitted.search_result_
+    fits = result.fold_fits
+    if not fitted.n_splits_ or len(fits) != fitted.n_splits_:
+        return None
+    threshold = float(result.threshold)
+    if result.refinement is not None and result.refinement.temperature is not None:
+        threshold = float(result.refinement.threshold_before)
+    folds = StratifiedKFold(n_splits=fitted.n_splits_, shuffle=True, random_state=seed)
+    out = np.full(y01.size, np.nan)
+    for fit, (_, held_out) in zip(fits, folds.split(np.zeros(y01.size), y01), strict=True):
+        scores, labels = fit.validation_scores, fit.validation_labels
+        if scores is None or labels is None or len(scores) != held_out.size:
+            return None
+        if not np.array_equal(np.asarray(labels).astype(bool), y01[held_out].astype(bool)):
+            return None  # not the folds we reproduced: do not guess
+        out[held_out] = np.asarray(scores, dtype=np.float64) - threshold
+    return out if np.all(np.isfinite(out)) else None
+
+
+def fit_averaged(est: MetroClassifier, X: Any, y: Any) -> MetroClassifier:
+    """``est.fit(X, y)`` for ``est.average`` set: multi-class or multi-label (module docstring)."""
+    average = check_average(est.average)
+    _check_config(est)
+    spec = _per_label_spec(est)
+    X, y = validate_data(
+        est, X, y, allow_nd=True, dtype=np.float32, ensure_min_samples=2, multi_output=True
+    )
+    target_type = type_of_target(y, input_name="y", raise_unknown=True)
+    n = X.shape[0]
+    # One seed shared by every class's folds, drawn once when random_state is None.
+    seed = int(check_random_state(est.random_state).randint(np.iinfo(np.int32).max))
+    if target_type == "multilabel-indicator":
+        Y = np.asarray(y).astype(np.int64)
+        names: Sequence[Any] = list(range(Y.shape[1]))
+        _check_positives(Y.sum(axis=0), names, "label", n)
+        targets = [Y[:, j] for j in range(Y.shape[1])]
+        est.classes_ = np.arange(Y.shape[1])
+    elif target_type in ("multiclass", "binary"):
+        y = np.ravel(y)
+        est.classes_, y_idx = np.unique(y, return_inverse=True)
+        names = est.classes_.tolist()
+        counts = np.bincount(y_idx, minlength=est.classes_.size)
+        if est.classes_.size < 2:
+            raise ValueError(f"y has a single class {names}: nothing to classify")
+        _check_positives(counts, names, "class", n)
+        targets = [(y_idx == c).astype(np.int64) for c in range(est.classes_.size)]
+    else:
+        raise ValueError(
+            f"average={average!r} needs a multi-class y (one label per row) or a multi-label "
+            f"indicator matrix Y (n x L of 0/1); the type of the target is {target_type}"
+        )
+
+    estimators = [_binary_estimator(est, seed).fit(X, t) for t in targets]
+    est.estimators_ = estimators
+    est.average_ = average
+    est.target_type_ = target_type
+    est.metric_ = spec
+    est.lambdas_ = np.array([e.best_lambda_ for e in estimators])
+    est.thresholds_ = np.array([e.threshold_ for e in estimators])
+    est.best_scores_ = np.array([e.best_score_ for e in estimators])
+    est.n_fits_ = int(sum(e.n_fits_ for e in estimators))
+    est.n_splits_ = min(e.n_splits_ for e in estimators)
+    est.device_ = estimators[0].device_
+    est.warnings_ = [w for e in estimators for w in e.warnings_]
+    est.class_warnings_ = [list(e.warnings_) for e in estimators]
+
+    if target_type == "multilabel-indicator":
+        est.decision_rule_ = "per_label"
+        est.offsets_ = np.zeros(len(estimators))
+        counts_ = [e.search_result_.selection_counts for e in estimators]
+        if all(c is not None for c in counts_):
+            cells = np.array(counts_, dtype=np.float64)
+            est.best_score_ = float(averaged_score(spec, cells, average))
+        else:
+            est.best_score_ = float(np.mean(est.best_scores_))
+        return est
+
+    oof = [_oof_margins(e, t, seed) for e, t in zip(estimators, targets, strict=True)]
+    est.offsets_ = np.zeros(len(estimators))
+    est.decision_rule_ = "ovr"
+    est.best_score_ = float("nan")
+    if all(m is not None for m in oof):
+        margins = np.column_stack([m for m in oof if m is not None])
+        k = est.classes_.size
+        cells = class_cells(y_idx, predict_argmax(margins), k)
+        est.ovr_score_ = float(averaged_score(spec, cells, average))
+        est.best_score_ = est.ovr_score_
+        if DEFAULT_DECISION == "tuned":
+            est.offsets_, est.best_score_ = tune_offsets(margins, y_idx, spec=spec, average=average)
+            est.decision_rule_ = "tuned"
+    return est
+
+
+# -- prediction -------------------------------------------------------------------------------
+
+
+def decision_function(est: MetroClassifier, X: Any) -> np.ndarray:
+    """``n x C`` (or ``n x L``) margins, offsets included: the argmax is the predicted class
+    (multi-class); ``>= 0`` means the label is on (multi-label)."""
+    check_is_fitted(est, "estimators_")
+    X = validate_data(est, X, reset=False, allow_nd=True, dtype=np.float32)
+    margins = np.column_stack([e.decision_function(X) for e in est.estimators_])
+    return np.asarray(margins + est.offsets_)
+
+
+def predict(est: MetroClassifier, X: Any) -> np.ndarray:
+    margins = decision_function(est, X)
+    if est.target_type_ == "multilabel-indicator":
+        return (margins >= 0).astype(np.int64)
+    return np.asarray(est.classes_[predict_argmax(margins)])
+
+
+def score(est: MetroClassifier, X: Any, y: Any) -> float:
+    """The averaged metric of the predictions on (X, y)."""
+    predicted = predict(est, X)
+    if est.target_type_ == "multilabel-indicator":
+        cells = label_cells(np.asarray(y), predicted)
+    else:
+        lookup = {c: i for i, c in enumerate(est.classes_.tolist())}
+        truth = np.array([lookup.get(v, -1) for v in np.ravel(y).tolist()])
+        if np.any(truth < 0):
+            raise ValueError("y holds classes the model was not fitted on")
+        pred = np.array([lookup[v] for v in predicted.tolist()])
+        cells = class_cells(truth, pred, est.classes_.size)
+        # as sklearn: the classes seen in y or in the predictions
+        cells = cells[cells[:, 0] + cells[:, 1] + cells[:, 2] > 0]
+    return float(averaged_score(est.metric_, cells, str(est.average_)))

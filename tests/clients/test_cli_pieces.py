@@ -1,0 +1,141 @@
+"""The parts of the users' CLI (metro_cli) that need no server: the checks of a local file
+before it is uploaded, the job spec from the command line, and how the one `metro` command
+gathers the server's commands where the server's package is installed."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from metro_cli import local_files
+from metro_cli.app import create_app
+from metro_cli.errors import CliError
+from metro_cli.job_spec import spec_from_command_line
+from metro_cli.local_files import check_local_dataset
+
+CHURN = "tenure,charges,churned\n" + "".join(f"{i},{i * 1.5},{i % 3 == 0:d}\n" for i in range(60))
+
+
+def _refusal(path: Path, label_column: str | None, positive_label: Any) -> str:
+    with pytest.raises(CliError) as caught:
+        check_local_dataset(path, label_column=label_column, positive_label=positive_label)
+    return str(caught.value)
+
+
+def test_a_csv_and_a_csv_gz_are_read_for_their_label_column_and_positive_label(tmp_path):
+    plain = tmp_path / "churn.csv"
+    plain.write_text(CHURN)
+    packed = tmp_path / "CHURN.CSV.GZ"  # the format by the name's end, in any case
+    packed.write_bytes(gzip.compress(CHURN.encode()))
+    for path in (plain, packed):
+        check_local_dataset(path, label_column="churned", positive_label=1)
+        # Matched as the server matches labels: the number, its other spellings, true for 1.
+        for same in (1, 1.0, "1", True):
+            check_local_dataset(path, label_column="churned", positive_label=same)
+        message = _refusal(path, None, None)
+        assert message == (
+            f"{path}: label column 'y' not found; columns are ['tenure', 'charges', 'churned'] "
+            "(the default label column: name yours with --label-column)"
+        )
+        assert _refusal(path, "churned", 2) == (
+            f"{path}: positive_label 2 is not one of the labels [0, 1]"
+        )
+        assert "positive_label 'yes' is not one of the labels" in _refusal(path, "churned", "yes")
+
+
+def test_a_file_is_refused_for_what_the_standard_library_can_tell(tmp_path):
+    assert _refusal(tmp_path / "none.csv", "y", None) == f"no such file: {tmp_path / 'none.csv'}"
+    assert _refusal(tmp_path, "y", None) == f"{tmp_path} is not a file"
+    odd = tmp_path / "data.xlsx"
+    odd.write_text("a,y\n1,0\n")
+    assert "the server reads files named *.csv" in _refusal(odd, "y", None)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert "the file is empty" in _refusal(empty, "y", None)
+    broken = tmp_path / "broken.csv.gz"
+    broken.write_bytes(b"not gzip at all")
+    assert _refusal(broken, "y", None).startswith(f"could not read {broken} as CSV: ")
+    wide = tmp_path / "wide.csv"
+    wide.write_text(",".join(f"c{i}" for i in range(12)) + "\n")
+    assert "['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', ...] (12 in total)" in (
+        _refusal(wide, "y", None)
+    )
+    # Parquet and NPZ need libraries the client does without: only their presence is checked
+    # here, the server loads them on upload.
+    table = tmp_path / "table.parquet"
+    table.write_bytes(b"PAR1 whatever")
+    check_local_dataset(table, label_column="nowhere", positive_label="nothing")
+
+
+def test_the_scan_for_the_positive_label_is_bounded(tmp_path, monkeypatch):
+    """Past MAX_ROWS_SCANNED rows without the positive label, there is no verdict here (the
+    server, which reads the whole file, has it); within them, a missing one is refused."""
+    path = tmp_path / "long.csv"
+    path.write_text("a,y\n" + "1,0\n" * 50 + "1,1\n")
+    monkeypatch.setattr(local_files, "MAX_ROWS_SCANNED", 20)
+    check_local_dataset(path, label_column="y", positive_label=2)
+    monkeypatch.setattr(local_files, "MAX_ROWS_SCANNED", 100)
+    assert "positive_label 2 is not one of the labels [0, 1]" in _refusal(path, "y", 2)
+
+
+def test_the_command_line_goes_on_top_of_the_job_file():
+    spec = {"metric": {"preset": "f1"}, "search": {"n_lambdas": 3}, "constraints": [{"x": 1}]}
+    flags = {"metric": "f_beta", "metric.beta": 2.0, "search.n_lambdas": None, "repeats": 2}
+    built = spec_from_command_line(
+        spec, flags, ["search.cv=null", "model.hidden=[8, 4]"], ["recall=0.8"], ["fpr=0.1"]
+    )
+    assert built == {
+        "metric": {"preset": "f_beta", "beta": 2.0},
+        "search": {"n_lambdas": 3, "cv": None},
+        "model": {"hidden": [8, 4]},
+        "repeats": 2,
+        "constraints": [{"x": 1}, {"metric": "recall", "at_least": 0.8},
+                        {"metric": "fpr", "at_most": 0.1}],
+    }  # fmt: skip
+    with pytest.raises(CliError, match="expected FIELD=VALUE"):
+        spec_from_command_line({}, {}, ["search.cv"], [], [])
+
+
+def test_the_folds_of_cv_auto_are_the_librarys():
+    import metro_cli.progress
+
+    from metro.search.config import AUTO_CV_FOLDS
+
+    assert metro_cli.progress.AUTO_CV_FOLDS == AUTO_CV_FOLDS
+
+
+def _commands(app: typer.Typer) -> set[str]:
+    return set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+
+
+USERS = {"upload", "submit", "watch", "cancel", "result", "download", "predict"}
+SERVERS = {"serve", "worker", "migrate", "admin", "demo"}
+
+
+def test_one_metro_command_has_the_users_and_the_servers_commands():
+    """The server's package plugs its commands in through the metro.cli entry point (this
+    install has it); without plugins the app holds the users' commands alone."""
+    assert _commands(create_app(plugins=False)) == USERS
+    assert _commands(create_app()) == USERS | SERVERS
+    from cli.main import app
+
+    assert _commands(app) == USERS | SERVERS
+
+
+def test_a_plugin_that_fails_to_load_leaves_the_other_commands(monkeypatch, capsys):
+    import importlib.metadata
+
+    broken = importlib.metadata.EntryPoint("broken", "nowhere.module:register", "metro.cli")
+    other = importlib.metadata.EntryPoint("other", "cli.main:register", "another.group")
+
+    class Dist:
+        entry_points = (broken, other)
+
+    monkeypatch.setattr(importlib.metadata, "distributions", lambda: [Dist(), Dist()])
+    assert _commands(create_app()) == USERS
+    err = capsys.readouterr().err
+    assert "warning: the commands of nowhere.module:register are not available" in err
+    assert "ModuleNotFoundError" in err and err.count("warning:") == 1  # each entry point once

@@ -1,0 +1,225 @@
+"""Reading CSV files, plain and gzip: values, user-facing errors and limits."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+from metro.datasets import DataError, DataLimitError, inspect_file, load_dataset
+
+
+def _write_csv(path, text: str):
+    path.write_text(text)
+    return str(path)
+
+
+def test_csv_loads_features_labels_and_names(tmp_path, table):
+    path = tmp_path / "train.csv"
+    table.to_csv(path, index=False)
+    ds = load_dataset(str(path))
+    assert ds.X.dtype == np.float32 and ds.X.shape == (6, 3)
+    assert ds.feature_names == ("x1", "x2", "flag")
+    np.testing.assert_array_equal(ds.X[:, 0], np.arange(6))  # rows stay in file order
+    np.testing.assert_array_equal(ds.y, table["y"])
+    np.testing.assert_array_equal(ds.X[:, 2], [1, 0, 1, 0, 1, 0])  # booleans become 0/1
+    assert (ds.positive_label, ds.negative_label, ds.source) == (1, 0, str(path))
+
+
+def test_csv_gz_file_uri_and_uppercase_extension(tmp_path, table):
+    gz = tmp_path / "train.CSV.GZ"
+    with gzip.open(gz, "wt") as fh:
+        table.to_csv(fh, index=False)
+    ds = load_dataset(gz.as_uri())
+    assert ds.source == gz.as_uri() and ds.n_samples == 6
+    np.testing.assert_array_equal(ds.y, table["y"])
+
+
+def test_csv_file_uri_with_escaped_characters(tmp_path, table):
+    path = tmp_path / "my data.csv"
+    table.to_csv(path, index=False)
+    assert "%20" in path.as_uri()
+    assert load_dataset(path.as_uri()).n_samples == 6
+
+
+def test_csv_string_labels_and_custom_label_column(tmp_path):
+    path = _write_csv(tmp_path / "a.csv", "a,species\n1,cat\n2,dog\n3,cat\n")
+    with pytest.raises(DataError, match="positive_label is required"):
+        load_dataset(path, label_column="species")
+    ds = load_dataset(path, label_column="species", positive_label="cat")
+    np.testing.assert_array_equal(ds.y, [1, 0, 1])
+    assert (ds.positive_label, ds.negative_label, ds.feature_names) == ("cat", "dog", ("a",))
+
+
+def test_csv_positive_label_given_as_text(tmp_path):
+    path = _write_csv(tmp_path / "a.csv", "a,y\n1,2\n2,7\n3,7\n")
+    ds = load_dataset(path, positive_label="7")
+    np.testing.assert_array_equal(ds.y, [0, 1, 1])
+    assert ds.positive_label == 7
+
+
+def test_csv_missing_label_column(tmp_path):
+    path = _write_csv(tmp_path / "a.csv", "a,b,target\n1,2,0\n3,4,1\n")
+    with pytest.raises(
+        DataError, match=re.escape("label column 'y' not found; columns are ['a', 'b', 'target']")
+    ):
+        load_dataset(path)
+    header = ",".join(f"c{i}" for i in range(12))
+    wide = _write_csv(tmp_path / "wide.csv", header + "\n" + ",".join("1" * 12) + "\n")
+    with pytest.raises(DataError, match=re.escape("'c9', ...] (12 in total)")):
+        load_dataset(wide)
+
+
+def test_csv_non_numeric_feature(tmp_path):
+    path = _write_csv(tmp_path / "a.csv", "size,city,y\n1,Paris,0\n2,Rome,1\n")
+    with pytest.raises(
+        DataError, match=re.escape("feature column 'city' is not numeric (e.g. value 'Paris')")
+    ):
+        load_dataset(path)
+    mixed = _write_csv(tmp_path / "b.csv", "size,y\n1,0\n2.5,1\nabc,0\n")
+    with pytest.raises(
+        DataError, match=re.escape("feature column 'size' is not numeric (e.g. value 'abc')")
+    ):
+        load_dataset(mixed)
+
+
+def test_csv_only_label_column(tmp_path):
+    path = _write_csv(tmp_path / "a.csv", "y\n0\n1\n")
+    with pytest.raises(DataError, match="no feature columns"):
+        load_dataset(path)
+
+
+def test_csv_nan_and_inf_features(tmp_path):
+    path = _write_csv(tmp_path / "a.csv", "x1,x2,y\n1,2,0\n1,,1\n1,inf,0\n,3,1\n")
+    with pytest.raises(
+        DataError,
+        match=re.escape("features contain 3 NaN or infinite values (first at row 1, column 'x2')"),
+    ):
+        load_dataset(path)
+
+
+def test_csv_value_too_large_for_float32(tmp_path):
+    path = _write_csv(tmp_path / "a.csv", "x,y\n1,0\n1e300,1\n")
+    with pytest.raises(DataError, match="1 of them too large for float32"):
+        load_dataset(path)
+
+
+def test_csv_missing_labels(tmp_path):
+    path = _write_csv(tmp_path / "a.csv", "x,y\n1,0\n2,\n3,1\n")
+    with pytest.raises(
+        DataError, match=re.escape("labels contain 1 missing or non-finite values (first at row 1)")
+    ):
+        load_dataset(path)
+
+
+def test_csv_without_rows(tmp_path):
+    path = _write_csv(tmp_path / "a.csv", "x,y\n")
+    with pytest.raises(DataError, match="dataset has no rows"):
+        load_dataset(path)
+
+
+def test_csv_max_rows(tmp_path, table):
+    path = tmp_path / "a.csv"
+    table.to_csv(path, index=False)
+    with pytest.raises(
+        DataError, match=re.escape("dataset has at least 4 rows, more than the limit 3")
+    ):
+        load_dataset(str(path), max_rows=3)
+    assert load_dataset(str(path), max_rows=6).n_samples == 6
+    with pytest.raises(ValueError, match="max_rows"):
+        load_dataset(str(path), max_rows=0)
+
+
+def _gzip_bomb(path, header: bytes, repeated: bytes, count: int):
+    """A gzip file of ``header`` then ``repeated`` ``count`` times, written without ever holding
+    the expanded bytes: a few hundred KB on disk for hundreds of MB of text."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # wbits 31: a gzip container
+    with open(path, "wb") as out:
+        out.write(packer.compress(header))
+        block = repeated * max(1, (1 << 20) // len(repeated))
+        per_block = len(block) // len(repeated)
+        for _ in range(count // per_block):
+            out.write(packer.compress(block))
+        out.write(packer.compress(repeated * (count % per_block)))
+        out.write(packer.flush())
+    return str(path)
+
+
+def test_csv_gzip_bomb_stops_at_the_row_limit(tmp_path):
+    path = _gzip_bomb(tmp_path / "bomb.csv.gz", b"a,y\n", b"1,0\n0,1\n", 1_000_000)
+    assert os.path.getsize(path) < 100_000  # 2 million rows, 8 MB of text
+    with pytest.raises(
+        DataLimitError, match=re.escape("at least 1001 rows, more than the limit 1000")
+    ):
+        load_dataset(path, max_rows=1000)
+    with pytest.raises(
+        DataLimitError, match=re.escape("at least 1001 rows, more than the limit 1000")
+    ):
+        inspect_file(path, max_rows=1000)
+    with pytest.raises(
+        DataLimitError, match=re.escape("expands to more than the limit 100000 bytes")
+    ):
+        inspect_file(path, max_decompressed_bytes=100_000)
+
+
+def test_csv_gzip_bomb_of_one_endless_line_is_refused_with_bounded_memory(tmp_path):
+    """256 MB of a single line: no row limit helps, only the decompressed-bytes limit does. Run
+    in a fresh interpreter, whose peak resident memory says what the read cost."""
+    path = _gzip_bomb(tmp_path / "line.csv.gz", b"a,y\n", b"1", 256 << 20)
+    script = f"""
+import resource, sys
+from metro.datasets import DataLimitError, load_dataset
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    load_dataset({path!r}, max_decompressed_bytes=8 << 20)
+except DataLimitError as exc:
+    print("refused:", exc)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print("grew_kb", after - before)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "refused: dataset expands to more than the limit 8388608 bytes" in result.stdout
+    grew_kb = int(result.stdout.split("grew_kb")[1])
+    assert grew_kb < 64 * 1024, result.stdout  # the line alone is 256 MB
+
+
+def test_csv_header_with_too_many_columns(tmp_path):
+    names = ",".join(f"c{i}" for i in range(20_000))
+    path = _write_csv(tmp_path / "wide.csv", f"{names},y\n" + "0," * 20_000 + "1\n")
+    with pytest.raises(DataLimitError, match=re.escape("20001 columns, more than the limit 100")):
+        load_dataset(path, max_columns=100)
+    # A header longer than any allowed one is refused after a bounded read, before parsing.
+    endless = _gzip_bomb(tmp_path / "header.csv.gz", b"", b"a,", 4 << 20)
+    with pytest.raises(DataLimitError, match=r"the header of .* is longer than 1048576 bytes"):
+        inspect_file(endless, max_columns=100)
+    with pytest.raises(ValueError, match="max_columns"):
+        load_dataset(path, max_columns=0)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("empty.csv", b"", "could not read {} as CSV: "),
+        (
+            "latin1.csv",
+            "x,y\n\xe9,0\n".encode("latin-1"),
+            "could not read {} as CSV: the file is not UTF-8 text",
+        ),
+        ("broken.csv.gz", b"not gzip at all", "could not read {} as CSV: "),
+        ("ragged.csv", b'x,y\n1,0\n"2,1\n', "could not read {} as CSV: "),
+    ],
+)
+def test_csv_unreadable(tmp_path, monkeypatch, name, content, reason):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(DataError, match=re.escape(reason.format(name))) as info:
+        load_dataset(name)
+    assert str(tmp_path) not in str(info.value)  # only the path the user gave is shown

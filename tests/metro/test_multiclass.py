@@ -1,0 +1,242 @@
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_classification, make_multilabel_classification
+from sklearn.metrics import f1_score, fbeta_score, jaccard_score, precision_score, recall_score
+
+from metro import MetroClassifier, get_metric
+from metro.multiclass import (
+    averaged_score,
+    class_cells,
+    label_cells,
+    predict_argmax,
+    tune_offsets,
+)
+
+FAST = {"max_iter": 60}
+SMALL = {"n_lambdas": 5, "refine": "off", "training": FAST}
+
+SKLEARN = {
+    "f1": lambda t, p, a: f1_score(t, p, average=a, zero_division=0),
+    "jaccard": lambda t, p, a: jaccard_score(t, p, average=a, zero_division=0),
+    "precision": lambda t, p, a: precision_score(t, p, average=a, zero_division=0),
+    "recall": lambda t, p, a: recall_score(t, p, average=a, zero_division=0),
+}
+
+
+# -- the metric algebra against scikit-learn ------------------------------------------------------
+
+
+@pytest.mark.parametrize("metric", sorted(SKLEARN))
+@pytest.mark.parametrize("average", ["macro", "weighted"])
+@pytest.mark.parametrize("seed", range(4))
+def test_multiclass_average_matches_sklearn(metric, average, seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(3, 7))
+    t = rng.integers(0, k, 80)
+    t[:k] = np.arange(k)  # every class is present in y_true
+    p = np.where(rng.random(80) < 0.5, t, rng.integers(0, k, 80))
+    spec = get_metric(metric)
+    ours = averaged_score(spec, class_cells(t, p, k), average)
+    assert ours == pytest.approx(SKLEARN[metric](t, p, average))
+
+
+@pytest.mark.parametrize("metric", sorted(SKLEARN))
+@pytest.mark.parametrize("average", ["macro", "weighted"])
+def test_multilabel_average_matches_sklearn(metric, average):
+    rng = np.random.default_rng(1)
+    T = rng.integers(0, 2, (60, 5))
+    P = np.where(rng.random((60, 5)) < 0.6, T, 1 - T)
+    P[:, 4] = 0  # a label never predicted: 0/0 precision scores zero_division, as in sklearn
+    ours = averaged_score(get_metric(metric), label_cells(T, P), average)
+    assert ours == pytest.approx(SKLEARN[metric](T, P, average))
+
+
+def test_f_beta_per_label_matches_sklearn():
+    rng = np.random.default_rng(2)
+    t, p = rng.integers(0, 4, 100), rng.integers(0, 4, 100)
+    spec = get_metric("f_beta", beta=0.5)
+    ours = averaged_score(spec, class_cells(t, p, 4), "macro")
+    assert ours == pytest.approx(fbeta_score(t, p, beta=0.5, average="macro"))
+
+
+def test_class_cells_are_the_one_vs_rest_cells():
+    t = np.array([0, 0, 1, 2, 2, 2])
+    p = np.array([0, 1, 1, 2, 0, 2])
+    cells = class_cells(t, p, 3)
+    for c in range(3):
+        tc, pc = t == c, p == c
+        expected = [(tc & pc).sum(), (~tc & pc).sum(), (tc & ~pc).sum(), (~tc & ~pc).sum()]
+        assert cells[c].tolist() == expected
+    assert cells.sum(axis=1).tolist() == [6, 6, 6]
+
+
+# -- decision rules ---------------------------------------------------------------------------
+
+
+def test_ovr_rule_is_largest_positive_margin_else_largest_margin():
+    margins = np.array(
+        [
+            [0.5, 2.0, -1.0],  # two positives: the larger
+            [-3.0, -0.5, -2.0],  # none positive: the largest margin
+            [-1.0, -1.0, 0.0],  # one positive
+        ]
+    )
+    assert predict_argmax(margins).tolist() == [1, 1, 2]
+    assert predict_argmax(margins, np.array([0.0, 0.0, 10.0])).tolist() == [2, 2, 2]
+
+
+def _macro(scores, y, b, k):
+    return averaged_score(get_metric("f1"), class_cells(y, predict_argmax(scores, b), k), "macro")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_one_offset_step_is_exact_against_brute_force(seed):
+    # with the others fixed, the tuner's best offset for a class is the best over every offset
+    from metro.multiclass import _best_offset
+
+    rng = np.random.default_rng(seed)
+    k, n = 3, 15
+    y = rng.integers(0, k, n)
+    scores = rng.normal(size=(n, k)) + 0.8 * np.eye(k)[y]
+    b = rng.normal(scale=0.3, size=k)
+    spec = get_metric("f1")
+    for c in range(k):
+        value, best = _best_offset(scores, y, b, c, spec, "macro")
+        trial = b.copy()
+        trial[c] = value
+        assert _macro(scores, y, trial, k) == pytest.approx(best)
+        brute = []
+        for v in np.linspace(-6, 6, 2401):
+            trial[c] = v
+            brute.append(_macro(scores, y, trial, k))
+        assert best == pytest.approx(max(brute))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tuned_offsets_reach_the_grid_oracle_on_tiny_cases(seed):
+    rng = np.random.default_rng(seed)
+    k, n = 3, 12
+    y = np.r_[np.arange(k), rng.integers(0, k, n - k)]
+    scores = rng.normal(size=(n, k)) + 0.5 * np.eye(k)[y]
+    offsets, tuned = tune_offsets(scores, y, spec=get_metric("f1"))
+    assert tuned == pytest.approx(_macro(scores, y, offsets, k))
+    assert tuned >= _macro(scores, y, np.zeros(k), k)  # never worse than the "ovr" rule
+    grid = np.linspace(-3, 3, 41)
+    oracle = max(
+        _macro(scores, y, np.array([0.0, a, c]), k) for a, c in itertools.product(grid, grid)
+    )
+    assert tuned >= oracle - 1e-12
+
+
+def test_tune_offsets_validates():
+    with pytest.raises(ValueError, match="n x C"):
+        tune_offsets(np.zeros((3, 1)), np.zeros(3), spec=get_metric("f1"))
+    with pytest.raises(ValueError, match="class indices"):
+        tune_offsets(np.zeros((3, 2)), np.array([0, 1, 2]), spec=get_metric("f1"))
+    with pytest.raises(ValueError, match="average='micro'"):
+        tune_offsets(np.zeros((3, 2)), np.array([0, 1, 1]), spec=get_metric("f1"), average="micro")
+
+
+# -- the estimator ------------------------------------------------------------------------------
+
+
+def _iris():
+    X, y = load_iris(return_X_y=True)
+    return X.astype(np.float32), np.array(["setosa", "versicolor", "virginica"])[y]
+
+
+def test_multiclass_fit_attributes_and_predictions():
+    X, y = _iris()
+    clf = MetroClassifier(average="macro", random_state=0, **SMALL).fit(X, y)
+    assert clf.classes_.tolist() == ["setosa", "versicolor", "virginica"]
+    assert clf.target_type_ == "multiclass" and clf.average_ == "macro"
+    assert len(clf.estimators_) == 3
+    for attr in ("lambdas_", "thresholds_", "best_scores_", "offsets_"):
+        assert getattr(clf, attr).shape == (3,)
+    assert clf.decision_rule_ == "tuned"
+    assert clf.best_score_ >= clf.ovr_score_
+    margins = clf.decision_function(X)
+    assert margins.shape == (150, 3)
+    pred = clf.predict(X)
+    assert pred.tolist() == clf.classes_[np.argmax(margins, axis=1)].tolist()
+    # the per-class margins are the binary fits' thresholded margins plus the offsets
+    raw = np.column_stack([e.decision_function(X) for e in clf.estimators_])
+    np.testing.assert_allclose(margins, raw + clf.offsets_, rtol=1e-6)
+    assert clf.score(X, y) == pytest.approx(f1_score(y, pred, average="macro"))
+    assert clf.score(X, y) > 0.8
+
+
+def test_multilabel_fit_attributes_and_predictions():
+    X, Y = make_multilabel_classification(n_samples=200, n_features=6, n_classes=3, random_state=0)
+    clf = MetroClassifier(average="macro", random_state=0, **SMALL).fit(X, Y)
+    assert clf.target_type_ == "multilabel-indicator"
+    assert clf.classes_.tolist() == [0, 1, 2]
+    assert clf.offsets_.tolist() == [0.0, 0.0, 0.0]
+    margins = clf.decision_function(X)
+    P = clf.predict(X)
+    assert margins.shape == P.shape == (200, 3)
+    assert np.array_equal(P, (margins >= 0).astype(int))
+    # each label is its own binary fit on its own column
+    for j, est in enumerate(clf.estimators_):
+        assert np.array_equal(est.predict(X), P[:, j])
+    assert clf.score(X, Y) == pytest.approx(f1_score(Y, P, average="macro"))
+    assert 0 < clf.best_score_ <= 1
+
+
+def test_binary_y_with_macro_is_both_classes_as_sklearn():
+    X, y = make_classification(n_samples=200, n_features=5, weights=[0.7], random_state=0)
+    clf = MetroClassifier(average="macro", random_state=0, **SMALL).fit(X, y)
+    assert clf.target_type_ == "binary" and len(clf.estimators_) == 2
+    pred = clf.predict(X)
+    assert clf.score(X, y) == pytest.approx(f1_score(y, pred, average="macro"))
+
+
+def test_binary_default_unchanged():
+    X, y = make_classification(n_samples=200, n_features=5, weights=[0.7], random_state=0)
+    params = dict(n_lambdas=5, cv=None, training=FAST, random_state=0)
+    a = MetroClassifier(**params).fit(X, y)
+    b = MetroClassifier(average=None, **params).fit(X, y)
+    assert MetroClassifier().average is None
+    assert a.best_lambda_ == b.best_lambda_ and a.threshold_ == b.threshold_
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    assert a.decision_function(X).shape == (200,) and a.average_ is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "y", "match"),
+    [
+        ({"average": "micro"}, "multiclass", "average='micro' is not supported"),
+        ({"average": "samples"}, "multiclass", "not supported"),
+        ({"average": "macro", "metric": "accuracy"}, "multiclass", "per-label presets"),
+        ({"average": "macro", "metric": "balanced_accuracy"}, "multiclass", "per-label presets"),
+        (
+            {"average": "macro", "constraints": [{"metric": "recall", "at_least": 0.5}]},
+            "multiclass",
+            "constraints are not supported with average",
+        ),
+        ({"average": "macro", "pos_label": 1}, "multiclass", "pos_label does not apply"),
+        ({"average": "macro"}, "constant_label", "label 1 is constant"),
+        ({"average": "macro"}, "one_positive", "class 3 has 1 positive"),
+        ({"average": "macro"}, "single", "single class"),
+        ({"average": "macro"}, "continuous", "the type of the target is continuous"),
+        ({}, "multiclass", "Pass average='macro'"),
+        ({}, "multilabel", "Pass average='macro'"),
+    ],
+)
+def test_validation_errors(kwargs, y, match):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)).astype(np.float32)
+    targets = {
+        "multiclass": np.arange(40) % 3,
+        "multilabel": np.column_stack([np.arange(40) % 2, np.arange(40) % 3 == 0]).astype(int),
+        "constant_label": np.column_stack([np.arange(40) % 2, np.zeros(40)]).astype(int),
+        "one_positive": np.r_[np.arange(39) % 3, 3],
+        "single": np.zeros(40, dtype=int),
+        "continuous": rng.normal(size=40),
+    }
+    with pytest.raises(ValueError, match=match):
+        MetroClassifier(**kwargs).fit(X, targets[y])
