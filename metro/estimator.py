@@ -54,8 +54,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     epsilon, epsilon_m : float
         Bisection/Dinkelbach bracket width and early-stop band on |l^lambda|.
     max_steps : int, default=30
-    shift : {"minimal", "paper", "auto"}, default="auto"
-        How cost tables are made non-negative (see :mod:`metro.costs`).
+    shift : {"minimal", "paper", "auto"}, default="minimal"
+        How cost tables are made non-negative (see :mod:`metro.costs`); ``"auto"`` tries both.
     cv : "auto", int or None, default="auto"
         How the grid chooses lambda and the shift: stratified k-fold cross-validation with the
         metric of the counts pooled over the held-out folds; ``"auto"`` is 5 folds up to 20,000

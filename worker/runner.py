@@ -101,21 +101,21 @@ def step_row(repeat: int, step: TraceStep) -> dict[str, Any]:
         "step": step.step,
         "fold": step.fold,
         "method": "metro",
-        "lambda_": _finite(step.lam),
+        "lambda_": _finite_or_none(step.lam),
         "shift": step.shift,
-        "surrogate_loss": _finite(step.surrogate_loss),
-        "l_lambda": _finite(step.l_lambda),
-        "train_metric": _finite(step.train_metric),
-        "validation_metric": _finite(step.validation_metric),
-        "seconds": _finite(step.seconds),
-        "mu": _finite(step.mu),
-        "constraint_values": [_finite(v) for v in step.constraint_values]
+        "surrogate_loss": _finite_or_none(step.surrogate_loss),
+        "l_lambda": _finite_or_none(step.l_lambda),
+        "train_metric": _finite_or_none(step.train_metric),
+        "validation_metric": _finite_or_none(step.validation_metric),
+        "seconds": _finite_or_none(step.seconds),
+        "mu": _finite_or_none(step.mu),
+        "constraint_values": [_finite_or_none(v) for v in step.constraint_values]
         if step.constraint_values
         else None,
     }
 
 
-def _finite(value: float | None) -> float | None:
+def _finite_or_none(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
@@ -383,7 +383,7 @@ class JobRun:
                 "fn": s.fn,
                 "tn": s.tn,
                 "lambda_": None if s.lam is None or not math.isfinite(s.lam) else s.lam,
-                "constraint_values": [_finite(v) for v in s.constraint_values]
+                "constraint_values": [_finite_or_none(v) for v in s.constraint_values]
                 if s.constraint_values
                 else None,
                 "constraints_hold": s.constraints_hold,
@@ -466,7 +466,7 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> dict[s
         "shift": search.trained_shift,
         "ratio_reached": search.ratio_reached,
         "tuned_threshold": search.threshold,
-        "selection_score": _finite(spec.score_from_loss(search.selection_loss)),
+        "selection_score": _finite_or_none(spec.score_from_loss(search.selection_loss)),
         "selection_split": search.selection_split,
         "n_folds": search.n_folds,
         "selection_counts": None
@@ -476,13 +476,17 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> dict[s
         "refinement": _refinement(spec, search),
         # Under constraints: each one's value where the choice was made (selection_split),
         # and whether all of them held there.
-        "constraint_values": [_finite(v) for v in search.constraint_values]
+        "constraint_values": [_finite_or_none(v) for v in search.constraint_values]
         if search.constraint_values
         else None,
         "constraints_satisfied": search.constraints_satisfied,
         # The grid's pooled held-out curve the choice ran over (the dashboard draws it).
         "selection_curve": [
-            {"lambda": p.lam, "shift": p.shift, "score": _finite(spec.score_from_loss(p.loss))}
+            {
+                "lambda": p.lam,
+                "shift": p.shift,
+                "score": _finite_or_none(spec.score_from_loss(p.loss)),
+            }
             for p in search.selection_curve
         ]
         or None,
@@ -497,12 +501,12 @@ def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None
     return {
         "kept": step.kept,
         "temperature": step.temperature,
-        "score_before": _finite(spec.score_from_loss(step.loss_before)),
+        "score_before": _finite_or_none(spec.score_from_loss(step.loss_before)),
         "threshold_before": step.threshold_before,
         "scores": [
             {
                 "temperature": t,
-                "score": _finite(spec.score_from_loss(loss)),
+                "score": _finite_or_none(spec.score_from_loss(loss)),
                 "constraints_hold": step.feasible[i] if step.feasible else None,
             }
             for i, (t, loss) in enumerate(step.losses)
@@ -529,7 +533,9 @@ def constrained_manifest(
                 **given,
                 **named,
                 "selection_value": chosen[i],
-                "scores": {split: _finite(s.constraint_values[i]) for split, s in runs.items()},
+                "scores": {
+                    split: _finite_or_none(s.constraint_values[i]) for split, s in runs.items()
+                },
             }
             for i, (given, named) in enumerate(zip(constraints, info, strict=True))
         ],

@@ -150,7 +150,7 @@ class SearchConfig:
         if (
             not isinstance(mus, tuple | list)
             or not 1 <= len(mus) <= MAX_MULTIPLIERS
-            or not all(_finite(m) and 0 <= m <= MAX_MULTIPLIER for m in mus)
+            or not all(_is_finite_number(m) and 0 <= m <= MAX_MULTIPLIER for m in mus)
         ):
             raise ValueError(
                 f"multipliers must be 1 to {MAX_MULTIPLIERS} numbers in [0, {MAX_MULTIPLIER:g}], "
@@ -165,7 +165,7 @@ class SearchConfig:
         if (
             not isinstance(temps, tuple | list)
             or not 1 <= len(temps) <= MAX_REFINE_TEMPERATURES
-            or not all(_finite(t) and 0 < t <= MAX_REFINE_TEMPERATURE for t in temps)
+            or not all(_is_finite_number(t) and 0 < t <= MAX_REFINE_TEMPERATURE for t in temps)
         ):
             raise ValueError(
                 f"refine_temperatures must be 1 to {MAX_REFINE_TEMPERATURES} numbers in "
@@ -176,7 +176,7 @@ class SearchConfig:
             raise ValueError(f"unknown guard {self.guard!r}; expected one of {', '.join(GUARDS)}")
         for name in ("refine_confidence", "shrink_confidence"):
             level = getattr(self, name)
-            if level is not None and not (_finite(level) and 0.5 <= level < 1.0):
+            if level is not None and not (_is_finite_number(level) and 0.5 <= level < 1.0):
                 raise ValueError(f"{name} must be null or a number in [0.5, 1), got {level!r}")
         if isinstance(self.cv, str):
             if self.cv != "auto":
@@ -192,13 +192,15 @@ class SearchConfig:
             raise ValueError(
                 f"unknown threshold {self.threshold!r}; expected one of {', '.join(THRESHOLDS)}"
             )
-        if not _finite(self.epsilon) or self.epsilon <= 0:
+        if not _is_finite_number(self.epsilon) or self.epsilon <= 0:
             raise ValueError(f"epsilon must be a positive number, got {self.epsilon!r}")
-        if not _finite(self.epsilon_m) or self.epsilon_m < 0:
+        if not _is_finite_number(self.epsilon_m) or self.epsilon_m < 0:
             raise ValueError(f"epsilon_m must be a non-negative number, got {self.epsilon_m!r}")
         for name in ("lambda_min", "lambda_max"):
             value = getattr(self, name)
-            if value is not None and not (_finite(value) and abs(value) <= MAX_ABS_LAMBDA):
+            if value is not None and not (
+                _is_finite_number(value) and abs(value) <= MAX_ABS_LAMBDA
+            ):
                 raise ValueError(
                     f"{name} must be a finite number between {-MAX_ABS_LAMBDA:g} and "
                     f"{MAX_ABS_LAMBDA:g}, got {_shown(value)}"
@@ -246,7 +248,7 @@ class SearchConfig:
         return cls(**data)
 
 
-def _finite(value: Any) -> bool:
+def _is_finite_number(value: Any) -> bool:
     if not isinstance(value, int | float) or isinstance(value, bool):
         return False
     try:
