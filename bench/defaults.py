@@ -424,6 +424,24 @@ def _work(args: tuple[str, str, str, int]) -> dict[str, Any]:
     return run_cell(*args)
 
 
+def finish_run(
+    data: dict[str, Any], out: Path, argv: list[str], started: float, n_cells: int
+) -> None:
+    """Record the run (its arguments, wall time and machine) beside its cells, write the
+    results file once more, and say how long it took: every benchmark's last step."""
+    seconds = time.perf_counter() - started
+    data["runs"].append(
+        {
+            "argv": argv,
+            "seconds": seconds,
+            "machine": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+        }
+    )
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"{n_cells} cells in {seconds:.0f} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", action="append")
@@ -465,16 +483,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(data, indent=1) + "\n")
-    data["runs"].append(
-        {
-            "argv": sys.argv[1:] if argv is None else argv,
-            "seconds": time.perf_counter() - started,
-            "machine": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(),
-        }
-    )
-    args.out.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"{len(plan)} cells in {time.perf_counter() - started:.0f} s")
+    finish_run(data, args.out, sys.argv[1:] if argv is None else argv, started, len(plan))
     return 0
 
 

@@ -61,7 +61,6 @@ import io
 import json
 import multiprocessing as mp
 import os
-import platform
 import sys
 import time
 import warnings
@@ -73,7 +72,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from defaults import key, load, paired_report, seconds_report
+from defaults import finish_run, key, load, paired_report, seconds_report
 from rdatasets_tasks import MAX_LEVELS, MAX_MISSING
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -422,16 +421,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(data, indent=1) + "\n")
-    data["runs"].append(
-        {
-            "argv": sys.argv[1:] if argv is None else argv,
-            "seconds": time.perf_counter() - started,
-            "machine": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(),
-        }
-    )
-    args.out.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"{len(plan)} cells in {time.perf_counter() - started:.0f} s")
+    finish_run(data, args.out, sys.argv[1:] if argv is None else argv, started, len(plan))
     return 0
 
 

@@ -40,7 +40,6 @@ import argparse
 import json
 import multiprocessing as mp
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -50,7 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from defaults import METRICS, _metric, fit_predict, key, load, tasks
+from defaults import METRICS, _metric, finish_run, fit_predict, key, load, tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/small-data.json"
@@ -269,16 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(data, indent=1) + "\n")
-    data["runs"].append(
-        {
-            "argv": sys.argv[1:] if argv is None else argv,
-            "seconds": time.perf_counter() - started,
-            "machine": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(),
-        }
-    )
-    args.out.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"{len(work)} cells in {time.perf_counter() - started:.0f} s")
+    finish_run(data, args.out, sys.argv[1:] if argv is None else argv, started, len(work))
     return 0
 
 
