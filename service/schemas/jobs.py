@@ -99,7 +99,7 @@ class DatasetRef(BaseModel):
 
 
 class SurrogateIn(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     name: str = Field(
         default="logistic",
         description="logistic, exponential, quadratic, hinge, sigmoid (k) or rho_margin (rho)",
@@ -109,7 +109,7 @@ class SurrogateIn(BaseModel):
 class ModelIn(BaseModel):
     """Fields left out take the library's defaults."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     kind: Literal["linear", "mlp", "cnn3"] = "linear"
     # The lengths are the library's bounds (metro.models), checked here as well so that a list
     # of a million layers is refused as it is parsed, before anything is built from it.
@@ -126,7 +126,7 @@ class ModelIn(BaseModel):
 
 
 class SearchIn(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     strategy: Literal["grid", "bisection", "dinkelbach"] | None = None
     n_lambdas: int | None = None
     epsilon: float | None = None
@@ -168,7 +168,7 @@ class SearchIn(BaseModel):
 
 
 class TrainingIn(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     optimizer: Literal["auto", "lbfgs", "sgd"] | None = None
     max_iter: int | None = None
     tol: float | None = None
@@ -246,10 +246,12 @@ MAX_CONSTRAINTS = 4
 class JobCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        # "7" or 7.0 for an integer is a 422, not silently 7 (a float field still takes 7).
+        strict=True,
         json_schema_extra={
             "examples": [
                 {
-                    "metric": {"preset": "f_beta", "beta": 1.0},
+                    "metric": {"preset": "f_beta", "beta": 2.0},
                     "dataset": {"uri": "builtin://breast_cancer"},
                     "surrogate": {"name": "logistic"},
                     "search": {"strategy": "grid", "n_lambdas": 21},

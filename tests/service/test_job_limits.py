@@ -40,9 +40,15 @@ def _nothing_created(client: Any, tenant: Any) -> None:
         ),
         ({"training": {"lr": 1e308}}, ["body", "training", "lr"], "<= 1e+06"),
         (
-            {"training": {"optimizer": "sgd", "epochs": 1e9}},
+            {"training": {"optimizer": "sgd", "epochs": 10**9}},
             ["body", "training", "epochs"],
             "between 1 and 10000",
+        ),
+        # The probe's 1e9 is a float where an integer belongs: refused as such (strict types).
+        (
+            {"training": {"optimizer": "sgd", "epochs": 1e9}},
+            ["body", "training", "epochs"],
+            "valid integer",
         ),
         ({"training": {"max_iter": 10**9}}, ["body", "training", "max_iter"], "100000"),
         (

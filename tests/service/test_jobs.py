@@ -864,3 +864,27 @@ def test_a_builtin_positive_label_is_checked_at_its_field(client, tenant, uri, p
         (error,) = _errors(r)
         assert error["loc"] == ["body", "dataset", "positive_label"]  # was body.dataset.uri
         assert f"positive_label {positive!r} is not one of the labels" in error["msg"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "loc"),
+    [
+        ({"search": {"n_lambdas": "7"}}, ["body", "search", "n_lambdas"]),
+        ({"search": {"n_lambdas": 7.0}}, ["body", "search", "n_lambdas"]),
+        ({"training": {"epochs": "10"}}, ["body", "training", "epochs"]),
+        ({"training": {"warm_start": "true"}}, ["body", "training", "warm_start"]),
+        ({"repeats": "2"}, ["body", "repeats"]),
+        ({"training": {"lr": "0.1"}}, ["body", "training", "lr"]),
+    ],
+)
+def test_strict_types_a_string_or_a_float_for_an_integer_is_422(client, tenant, overrides, loc):
+    """Were accepted as 7, 10, True, 2 and 0.1: a number is a JSON number of its own type."""
+    errors = _errors(client.post("/v1/jobs", json=job_body(**overrides), headers=tenant.headers))
+    assert any(e["loc"][: len(loc)] == loc for e in errors), errors
+
+
+def test_strict_types_still_take_an_integer_where_a_float_belongs(client, tenant):
+    body = job_body(search={"n_lambdas": 7}, training={"lr": 1, "weight_decay": 0})
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["search"]["n_lambdas"] == 7
