@@ -94,7 +94,11 @@ class DatasetRef(BaseModel):
     )
     label_column: str = Field(default="y", min_length=1, max_length=255)
     positive_label: LabelValue | None = Field(
-        default=None, description="The label value of the positive class; inferred when omitted"
+        default=None,
+        description="The label value of the positive class. When omitted it is inferred only "
+        "where the labels say which class is positive (0/1, -1/+1, false/true, also as text); "
+        "other labels need it. With an upload that recorded this column's labels, a value "
+        "that is not one of them is a 422",
     )
 
 

@@ -816,6 +816,8 @@ def test_a_cross_validated_chart_draws_each_repeats_pooled_curve_over_faint_fold
     assert dom.find("body").attrs.get("data-ready") == "true"
     plot = dom.find("svg", id="trace-plot")
 
+    # The top panel's axis says what it holds now: held-out scores, pooled or per fold.
+    assert "held-out F1" in [t.text for t in plot.find_all("text", cls="axis-label")]
     # One pooled curve per repeat, through every grid lambda at the pooled scores.
     curves = plot.find("g", cls="pooled-curves").find_all("path", cls="pooled-curve")
     assert sorted(c.attrs["data-repeat"] for c in curves) == ["0", "1"]

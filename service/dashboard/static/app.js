@@ -963,7 +963,7 @@
     const metricOf = (s) => (s.validation_metric !== null ? s.validation_metric : s.train_metric);
     const anyValidation = steps.some((s) => s.validation_metric !== null);
     const panels = [
-      { kind: 'metric', height: 200, valueOf: metricOf, label: anyValidation ? `validation ${name}` : `train ${name}` },
+      { kind: 'metric', height: 200, valueOf: metricOf, label: curves.length ? `held-out ${name}` : anyValidation ? `validation ${name}` : `train ${name}` },
       { kind: 'loss', height: 140, valueOf: (s) => s.surrogate_loss, label: 'surrogate loss' },
     ].concat(constraints.map((c, j) => ({
       kind: 'constraint', index: j, height: 120, valueOf: (s) => (s.constraint_values || [])[j],

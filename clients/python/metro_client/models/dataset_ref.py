@@ -17,7 +17,9 @@ class DatasetRef:
     https://host/path """
     label_column: str | Unset = "y"
     positive_label: bool | float | int | None | str | Unset = UNSET
-    """ The label value of the positive class; inferred when omitted """
+    """ The label value of the positive class. When omitted it is inferred only where the labels say which class is
+    positive (0/1, -1/+1, false/true, also as text); other labels need it. With an upload that recorded this
+    column's labels, a value that is not one of them is a 422 """
 
     def to_dict(self) -> dict[str, Any]:
         uri = self.uri
