@@ -50,6 +50,12 @@ INVALID_JOB = "Invalid job"
 _F_BETA_PRESETS = ("f_beta", "fbeta")
 
 
+def _f_beta_without_beta(preset: object, params: Mapping[str, Any]) -> bool:
+    """The library's f_beta() defaults to beta = 1, so an F-beta preset without its beta would
+    silently train for F1 while the user asked for an F-beta (and f1 with a beta is refused)."""
+    return isinstance(preset, str) and preset.lower() in _F_BETA_PRESETS and "beta" not in params
+
+
 def fields_with_nul(value: Any, loc: tuple[str | int, ...]) -> list[FieldError]:
     """A FieldError for every string (object key or value) under ``value`` holding a NUL.
 
@@ -121,9 +127,7 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
 
     metric_in = job.metric.model_dump(exclude_unset=False)
     metric: Any  # the library's metric, or None with an error recorded
-    if str(metric_in.get("preset", "")).lower() in _F_BETA_PRESETS and "beta" not in metric_in:
-        # The library's f_beta() defaults to beta = 1, so the job would silently train for F1
-        # while the user asked for an F-beta (and f1 with a beta is refused): say so instead.
+    if _f_beta_without_beta(metric_in.get("preset"), metric_in):
         errors.append(
             FieldError(
                 ("body", "metric", "beta"),
@@ -156,12 +160,7 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         except SpecFieldError as exc:  # its path says constraints[0]: this one's index instead
             errors.append(FieldError(("body", "constraints", index, *exc.path[2:]), str(exc)))
             continue
-        cmetric = given.get("metric")
-        if (
-            isinstance(cmetric, str)
-            and cmetric.lower() in _F_BETA_PRESETS
-            and "beta" not in (given.get("params") or {})
-        ):  # as for the job's metric: an F-beta must say which
+        if _f_beta_without_beta(given.get("metric"), given.get("params") or {}):
             errors.append(
                 FieldError(
                     ("body", "constraints", index, "params", "beta"),
