@@ -172,6 +172,19 @@ class Server:
 
 
 def job_spec(args: argparse.Namespace, dataset_uri: str) -> dict[str, Any]:
+    if args.defaults:
+        # What a user gets who names only the metric, the data, the network and the device:
+        # cv "auto" (5 folds below 20,000 rows, trained as one stack on a GPU), the refit, and
+        # every other setting at its default.
+        return {
+            "metric": {"preset": "f1"},
+            "dataset": {"uri": dataset_uri, "label_column": "y", "positive_label": 1},
+            "model": {"kind": "cnn3"},
+            "training": {
+                "device": args.device,
+                **({} if args.epochs == 100 else {"epochs": args.epochs}),
+            },
+        }
     return {
         "metric": {"preset": "f1"},
         "dataset": {"uri": dataset_uri, "label_column": "y", "positive_label": 1},
@@ -233,6 +246,8 @@ def run(args: argparse.Namespace, report: dict[str, Any], workdir: Path) -> None
 
     # -- service ----------------------------------------------------------------------------
     settings = {}
+    if data_path.stat().st_size > 200 * 2**20:  # past the default upload limit (256 MiB)
+        settings["METRO_MAX_UPLOAD_BYTES"] = str(2 * data_path.stat().st_size)
     if args.grid_shard_size:
         settings["METRO_GRID_SHARD_SIZE"] = str(args.grid_shard_size)
     server = Server(workdir, args.port or _free_port(), settings)
@@ -539,6 +554,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-test", type=int, default=2000, help="held-out images scored locally")
     p.add_argument("--n-lambdas", type=int, default=21)
     p.add_argument("--refit", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument(
+        "--defaults",
+        action="store_true",
+        help="submit the default job (metric, data, cnn3, device; epochs only if not 100) "
+        "instead of the protocol's cv: null job",
+    )
     p.add_argument(
         "--grid-shard-size",
         type=int,

@@ -91,6 +91,11 @@ class Settings(BaseSettings):
     # Lambdas per grid shard: the unit of resume and of sharing a grid between workers. Fixed
     # per job at its first claim, so every worker splits the grid the same way.
     grid_shard_size: int = 8
+    # The same for jobs that ask for CUDA: a GPU trains a whole grid (all its folds, too) as one
+    # stack faster than it trains shards in turn, and a second GPU worker to share with is rare,
+    # so by default such a grid is never split (1,024 is past metro's MAX_N_LAMBDAS, 1,001; a
+    # test keeps it so without this module importing the library).
+    gpu_grid_shard_size: int = Field(default=1024, ge=1)
     # Minimum seconds between two saved trainer checkpoints of one fit (0 disables them).
     checkpoint_seconds: float = 60.0
     # Minimum seconds between two writes of a running job's progress from its fits' optimizer

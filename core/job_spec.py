@@ -348,6 +348,11 @@ def budget_errors(
     return errors
 
 
+def asks_for_gpu(spec: Mapping[str, Any]) -> bool:
+    """Whether a job's training asks for a CUDA device (it then runs on the gpu queue)."""
+    return str((spec.get("training") or {}).get("device", "auto")).startswith("cuda")
+
+
 def spec_hash(spec: Mapping[str, Any]) -> str:
     """A digest of the normalized spec: two submissions that mean the same job hash the same,
     whether or not they spelled out the defaults."""

@@ -18,6 +18,7 @@ from celery import Celery
 
 from core.broker import HELP_JOB, RUN_JOB, make_celery, queue_names
 from core.config import Settings
+from core.job_spec import asks_for_gpu
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +39,7 @@ _SEND_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "int
 def queue_for(spec: dict[str, Any], settings: Settings) -> str:
     """Jobs that ask for CUDA go to the gpu queue; the rest to the cpu queue (which GPU workers
     also serve, running ``device: auto`` jobs on their GPU)."""
-    device = str((spec.get("training") or {}).get("device", "auto"))
-    return queue_names(settings)["gpu" if device.startswith("cuda") else "cpu"]
+    return queue_names(settings)["gpu" if asks_for_gpu(spec) else "cpu"]
 
 
 def run_task_id(job_id: uuid.UUID | str) -> str:

@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 from core.config import Settings
 from core.db.base import db_now
 from core.db.models import Job, JobFit, LambdaStep, MetricResult, Model
+from core.job_spec import asks_for_gpu
 from core.states import (
     HELD_STATES,
     TERMINAL_STATES,
@@ -242,7 +243,11 @@ def claim_job(ctx: StoreContext, job_id: uuid.UUID, token: str) -> ClaimedJob | 
         job = session.get(Job, job_id)
         assert job is not None
         if job.shard_size is None:  # fixed at the first claim, for every later attempt
-            job.shard_size = ctx.settings.grid_shard_size
+            job.shard_size = (
+                ctx.settings.gpu_grid_shard_size
+                if asks_for_gpu(job.spec)
+                else ctx.settings.grid_shard_size
+            )
         claimed = ClaimedJob(
             id=job.id, tenant_id=job.tenant_id, spec=dict(job.spec), dataset_uri=job.dataset_uri,
             attempts=job.attempts, max_attempts=job.max_attempts, shard_size=job.shard_size,

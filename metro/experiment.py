@@ -34,6 +34,7 @@ from metro.search import (
     cells_from_predictions,
     run_search,
 )
+from metro.search.fold_stack import FoldStackSolver, stacks_folds
 from metro.search.solver import TrainerSolver, delivered_model
 from metro.surrogates import Surrogate
 from metro.trainer import TrainingConfig, predict_scores
@@ -56,6 +57,7 @@ METHODS: tuple[str, ...] = ("metro", *BASELINES)
 # Repeats of one experiment: each is a whole search (and every baseline) on fresh splits.
 MAX_REPEATS = 100
 _FOLD_ROLE = re.compile(r"fold(\d+)of(\d+)")
+_FOLD_STACK_ROLE = re.compile(r"folds(\d+)")
 
 
 @dataclass
@@ -145,17 +147,31 @@ class RepeatSetup:
         """Fold ``k`` of a stratified ``n_folds``-fold split of :attr:`development` (seeded by
         the repeat's trainer seed, so every process computes the same folds)."""
         dev = self.development
-        folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=self.config.seed)
-        tr, va = list(folds.split(np.zeros(dev.size), self.dataset.y[dev]))[k]
+        tr, va = self.fold_positions(n_folds)[k]
         return dev[tr], dev[va]
 
-    def solver(self, role: str) -> TrainerSolver:
+    def fold_positions(self, n_folds: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each fold's (training, held-out) positions into :attr:`development`."""
+        dev = self.development
+        folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=self.config.seed)
+        return list(folds.split(np.zeros(dev.size), self.dataset.y[dev]))
+
+    def solver(self, role: str) -> TrainerSolver | FoldStackSolver:
         """``"main"``: fit on the training part, judge on validation (when there is one);
         ``"refit"``: fit on training + validation, the final fit at the chosen lambda;
         ``"fold{k}of{n}"``: fit on fold k's training rows of training + validation, judge on its
-        held-out rows (the grid's cross-validated choice)."""
+        held-out rows (the grid's cross-validated choice); ``"folds{n}"``: all n folds of the
+        grid as one stack (:class:`metro.search.fold_stack.FoldStackSolver`)."""
         X, y = self.dataset.X, self.dataset.y
         tr, va = self.splits.train, self.splits.validation
+        stacked = _FOLD_STACK_ROLE.fullmatch(role)
+        if stacked is not None and int(stacked[1]) >= 2:
+            dev = self.development
+            return FoldStackSolver(
+                self.spec, X[dev], y[dev], self.fold_positions(int(stacked[1])),
+                surrogate=self.surrogate, model=self.model, config=self.config,
+                constraints=self.constraints,
+            )  # fmt: skip
         folded = _FOLD_ROLE.fullmatch(role)
         if role == "main":
             idx, val = tr, (va if self.has_validation else None)
@@ -165,7 +181,8 @@ class RepeatSetup:
             idx, val = self.fold(int(folded[1]), int(folded[2]))
         else:
             raise ValueError(
-                f"unknown solver role {role!r}; expected 'main', 'refit' or 'fold<k>of<n>'"
+                f"unknown solver role {role!r}; expected 'main', 'refit', 'fold<k>of<n>' or "
+                "'folds<n>'"
             )
         return TrainerSolver(
             self.spec, X[idx], y[idx], surrogate=self.surrogate, model=self.model,
@@ -251,8 +268,10 @@ def run_experiment(
     on_step: Callable[[int, TraceStep], None] | None = None,
     on_method: Callable[[int, str], None] | None = None,
     on_search: Callable[[int, MetricSpec, SearchResult], None] | None = None,
-    wrap_solver: Callable[[RepeatSetup, str, TrainerSolver], LambdaSolver] | None = None,
+    wrap_solver: Callable[[RepeatSetup, str, TrainerSolver | FoldStackSolver], LambdaSolver]
+    | None = None,
     constraints: Sequence[Constraint | Mapping[str, Any]] | None = None,
+    stack_folds: bool | None = None,
 ) -> ExperimentResult:
     """Run METRO (and ``baselines``) ``repeats`` times on fresh splits of ``dataset``.
 
@@ -264,7 +283,10 @@ def run_experiment(
     solvers (``role`` is ``"main"`` or ``"refit"``), e.g. to reuse fits saved by an interrupted
     run; it must return the same candidates. ``constraints`` (see :mod:`metro.constraints`) make
     METRO's search the constrained grid and the baselines choose their thresholds under them;
-    every score then reports each constraint's value.
+    every score then reports each constraint's value. ``stack_folds`` trains the folds of a
+    cross-validated, unconstrained grid as one stack (role ``"folds<n>"``;
+    :mod:`metro.search.fold_stack`); None: where :func:`~metro.search.fold_stack.stacks_folds`
+    says so (SGD on a CUDA device).
     """
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
@@ -277,6 +299,10 @@ def run_experiment(
     model.check_input(tuple(dataset.X.shape[1:]))
     X, y = dataset.X, dataset.y
     device = str(resolve_device(training.device))
+    if stack_folds is None:
+        stack_folds = stacks_folds(model, training)
+    elif stack_folds and training.resolve_optimizer(model) != "sgd":
+        raise ValueError("stack_folds needs the SGD optimizer (a model other than linear)")
     result: ExperimentResult | None = None
 
     for repeat in range(repeats):
@@ -302,6 +328,11 @@ def run_experiment(
         folds = None if n_folds is None else [solver(f"fold{k}of{n_folds}") for k in range(n_folds)]
         main = solver("main") if folds is None else folds[0]
         refit = solver("refit") if (search.refit and setup.has_validation) else None
+        stacked = (
+            solver(f"folds{n_folds}")
+            if stack_folds and n_folds is not None and n_folds > 1 and not setup.constraints
+            else None
+        )
         search_result = run_search(
             main,
             config=search,
@@ -309,6 +340,7 @@ def run_experiment(
             refit_solver=refit,
             on_step=None if on_step is None else partial(on_step, repeat),
             constraints=setup.constraints,
+            fold_stack=stacked,
         )
         if on_search is not None:
             on_search(repeat, spec, search_result)

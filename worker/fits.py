@@ -41,6 +41,7 @@ from core.states import FitState
 from metro.experiment import RepeatSetup
 from metro.models import StackedModel
 from metro.search.base import Candidate
+from metro.search.fold_stack import FoldStackSolver
 from metro.search.solver import TrainerSolver
 from metro.trainer import FitResult, TrainingEvent
 from worker import artifacts
@@ -48,6 +49,9 @@ from worker.context import WorkerContext
 from worker.lease import Lease
 
 logger = logging.getLogger(__name__)
+
+# What a recorded fit trains: one fold's (or a holdout's) lambdas, or every fold's at once.
+FittingSolver = TrainerSolver | FoldStackSolver
 
 _POLL_SECONDS = 0.2
 # Trainer checkpoints are taken every this many optimizer steps (and saved at most every
@@ -79,7 +83,7 @@ class FitRunner:
 
     def train(
         self,
-        inner: TrainerSolver,
+        inner: FittingSolver,
         key: str,
         lambdas: np.ndarray,
         *,
@@ -143,7 +147,7 @@ class FitRunner:
         )  # fmt: skip
         return fit
 
-    def load(self, row: store.FitRow, inner: TrainerSolver) -> StackedModel:
+    def load(self, row: store.FitRow, inner: FittingSolver) -> StackedModel:
         from safetensors.torch import load as load_safetensors
 
         data = artifacts.get_bytes(self.root, row.artifact or "")
@@ -233,7 +237,7 @@ class FitLedger:
             self.request_help(missing)
             self.help_outstanding += missing
 
-    def wrap(self, setup: RepeatSetup, role: str, inner: TrainerSolver) -> RecordedSolver:
+    def wrap(self, setup: RepeatSetup, role: str, inner: FittingSolver) -> RecordedSolver:
         return RecordedSolver(self, setup, role, inner)
 
     def next_call(self, repeat: int, role: str) -> int:
@@ -246,20 +250,27 @@ class RecordedSolver:
     """A LambdaSolver whose every fit is recorded, resumable and (for grids) shareable."""
 
     def __init__(
-        self, ledger: FitLedger, setup: RepeatSetup, role: str, inner: TrainerSolver
+        self, ledger: FitLedger, setup: RepeatSetup, role: str, inner: FittingSolver
     ) -> None:
         self.ledger = ledger
         self.setup = setup
         self.role = role
         self.inner = inner
         self.spec = inner.spec
+        # Progress counts (fold, lambda) pairs: a fold stack's lambda is one per fold.
+        self.per_lambda = inner.n_folds if isinstance(inner, FoldStackSolver) else 1
 
     # The refinement step after the choice (metro.search.refine) is not recorded: it is
     # deterministic, takes seconds, and is redone from the recorded fits on a replay.
+    # (A fold stack only fits; the grid refines and scores with the per-fold solvers.)
     def refine(self, model: StackedModel, *, offset: float, temperature: float) -> StackedModel:
+        if isinstance(self.inner, FoldStackSolver):
+            raise TypeError("a fold stack fits the grid; refine with a fold's solver")
         return self.inner.refine(model, offset=offset, temperature=temperature)
 
     def held_out_scores(self, model: StackedModel) -> np.ndarray | None:
+        if isinstance(self.inner, FoldStackSolver):
+            raise TypeError("a fold stack fits the grid; score with a fold's solver")
         return self.inner.held_out_scores(model)
 
     def solve(
@@ -327,7 +338,7 @@ class RecordedSolver:
                 elif store.claim_fit(ctx, ledger.job_id, key, ledger.token):
                     fit = ledger.runner.train(
                         self.inner, key, chunk, shift=shift, warm_start=warm_start,
-                        on_event=self._step_reporter(chunk.size), multipliers=mu,
+                        on_event=self._step_reporter(chunk.size * self.per_lambda), multipliers=mu,
                     )  # fmt: skip
                     done[key] = self.inner.adopt(
                         fit.model, chunk, shift=shift, surrogate_loss=fit.surrogate_loss,
@@ -339,7 +350,7 @@ class RecordedSolver:
                     continue  # another worker holds it: come back to it
                 progressed = True
                 if ledger.on_fit_done is not None:
-                    ledger.on_fit_done(self.setup.repeat, chunk.size)
+                    ledger.on_fit_done(self.setup.repeat, chunk.size * self.per_lambda)
             if not progressed:
                 time.sleep(_POLL_SECONDS)
         if helped:

@@ -78,6 +78,7 @@ def run_search(
     refit_solver: LambdaSolver | None = None,
     on_step: StepCallback | None = None,
     constraints: Sequence[Constraint] = (),
+    fold_stack: LambdaSolver | None = None,
 ) -> SearchResult:
     """Run the configured search.
 
@@ -88,7 +89,9 @@ def run_search(
     When the metric's denominator does not depend on the predictions (beta1 = beta3 = 0, e.g.
     accuracy, recall, balanced accuracy), every lambda gives the same cost-sensitive problem up to
     a constant, so a single fit is exact and no search runs (strategy ``"exact"``).
-    ``fold_solvers`` are used by the grid for cross-validation instead of ``solver``.
+    ``fold_solvers`` are used by the grid for cross-validation instead of ``solver``;
+    ``fold_stack`` (:class:`metro.search.fold_stack.FoldStackSolver`) fits the unconstrained
+    grid's folds all at once (the constrained grid fits them fold by fold).
     """
     spec = solver.spec
     judges = list(fold_solvers) if fold_solvers else [solver]
@@ -110,9 +113,13 @@ def run_search(
             on_step=on_step,
             lambdas=grid_lambdas(lo, hi, 1),
             strategy="exact",
+            fold_stack=fold_stack,
         )
     elif config.strategy == "grid":
-        result = grid_search(judges, config=config, refit_solver=refit_solver, on_step=on_step)
+        result = grid_search(
+            judges, config=config, refit_solver=refit_solver, on_step=on_step,
+            fold_stack=fold_stack,
+        )  # fmt: skip
     elif fold_solvers:
         raise ValueError("cross-validation (cv) is only available with the grid strategy")
     elif config.strategy == "bisection":

@@ -53,12 +53,15 @@ def grid_search(
     on_step: StepCallback | None = None,
     lambdas: np.ndarray | None = None,
     strategy: str = "grid",
+    fold_stack: LambdaSolver | None = None,
 ) -> SearchResult:
     """Fit every lambda of the grid (all at once per fold), choose the one with the best held-out
     metric pooled over the folds, and optionally refit it on all the training data.
 
     ``solvers`` holds one solver per fold (a single one for a holdout split); each judges its
-    candidates on its own validation part.
+    candidates on its own validation part. ``fold_stack`` (with two folds or more) fits every
+    fold's lambdas in one go instead (:class:`metro.search.fold_stack.FoldStackSolver`: its
+    candidates carry their fold); the per-fold solvers then serve the steps after the choice.
     """
     if not solvers:
         raise ValueError("grid_search needs at least one solver")
@@ -69,6 +72,9 @@ def grid_search(
     recorder = TraceRecorder(spec, on_step)
     by_shift: dict[str, list[list[Candidate]]] = {}
     for shift in shifts_for(config):
+        if fold_stack is not None and len(solvers) > 1:
+            by_shift[shift] = _fit_fold_stack(fold_stack, lambdas, shift, len(solvers), recorder)
+            continue
         per_fold: list[list[Candidate]] = []
         for fold, solver in enumerate(solvers):
             started = time.perf_counter()
@@ -124,3 +130,28 @@ def grid_search(
         fallback=fallback,
     )  # fmt: skip
     return refit_chosen(result, refit_solver, recorder)
+
+
+def _fit_fold_stack(
+    fold_stack: LambdaSolver,
+    lambdas: np.ndarray,
+    shift: str,
+    n_folds: int,
+    recorder: TraceRecorder,
+) -> list[list[Candidate]]:
+    """Every fold's candidates from one stacked fit, regrouped by fold in grid order (a fit split
+    into shards of lambdas comes back shard by shard); the fit's time is shared by the folds in
+    the trace."""
+    started = time.perf_counter()
+    candidates = fold_stack.solve(lambdas, shift=shift)
+    seconds = (time.perf_counter() - started) / n_folds
+    per_fold: list[list[Candidate]] = [[] for _ in range(n_folds)]
+    for cand in candidates:
+        if cand.fold is None or not 0 <= cand.fold < n_folds:
+            raise ValueError(f"a fold stack gave a candidate of fold {cand.fold!r}")
+        per_fold[cand.fold].append(cand)
+    for fold in per_fold:
+        if [c.lam for c in fold] != [float(v) for v in lambdas]:
+            raise ValueError("a fold stack did not fit every fold at every lambda, in order")
+        recorder.record(fold, seconds)
+    return per_fold

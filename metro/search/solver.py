@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -27,11 +27,18 @@ from metro.trainer.refine import refine_linear
 __all__ = ["StackHandle", "TrainerSolver", "delivered_model"]
 
 
+class StackSource(Protocol):
+    """A solver that keeps the stacks it fitted, by key."""
+
+    def stack(self, key: int) -> StackedModel: ...
+
+
 @dataclass(frozen=True)
 class StackHandle:
-    """Model ``index`` of the stack a :class:`TrainerSolver` fitted as its ``key``-th fit."""
+    """Model ``index`` of the stack a solver (a :class:`TrainerSolver`, or a
+    :class:`metro.search.fold_stack.FoldStackSolver`) fitted as its ``key``-th fit."""
 
-    solver: TrainerSolver
+    solver: StackSource
     key: int
     index: int
 

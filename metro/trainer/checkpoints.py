@@ -30,11 +30,14 @@ def build_checkpoint(
     config: TrainingConfig,
     costs: Tensor,
     state: Mapping[str, Tensor],
+    row_mask: Tensor | None = None,
 ) -> dict[str, Any]:
     """Everything needed to resume: tensors in one dict, JSON scalars in the other (so it maps
     directly to a safetensors file plus a JSON document; no pickling)."""
     tensors = {f"model.{k}": v for k, v in model.tensors().items()}
     tensors["costs"] = costs.detach().cpu().clone()
+    if row_mask is not None:
+        tensors["row_mask"] = row_mask.detach().to("cpu", torch.uint8).contiguous()
     for key, value in state.items():
         tensors[f"optim.{key}"] = value.detach().to("cpu", copy=True).contiguous()
     scalars: dict[str, Any] = {
@@ -57,6 +60,7 @@ def check_checkpoint(
     n_examples: int,
     config: TrainingConfig,
     costs: Tensor,
+    row_mask: Tensor | None = None,
 ) -> tuple[dict[str, Tensor], dict[str, Tensor], int]:
     """Validate a checkpoint against this fit; return (model tensors, optimizer state, step)."""
     if not isinstance(checkpoint, Mapping) or not {"tensors", "scalars"} <= set(checkpoint):
@@ -79,6 +83,12 @@ def check_checkpoint(
     saved_costs = tensors.get("costs")
     if saved_costs is None or not torch.equal(torch.as_tensor(saved_costs).float(), costs):
         raise ValueError("the checkpoint belongs to a different fit (its cost tables differ)")
+    saved_mask = tensors.get("row_mask")
+    if (saved_mask is None) != (row_mask is None) or (
+        row_mask is not None
+        and not torch.equal(torch.as_tensor(saved_mask).bool(), row_mask.cpu().bool())
+    ):
+        raise ValueError("the checkpoint belongs to a different fit (its row masks differ)")
     step = scalars.get("step")
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise ValueError(f"the checkpoint's step must be a non-negative integer, got {step!r}")

@@ -16,7 +16,15 @@ from metro.device import resolve_device
 from metro.models import ModelSpec, StackedModel
 from metro.surrogates import Surrogate, get_surrogate
 from metro.trainer.checkpoints import build_checkpoint, check_checkpoint, load_model_tensors
-from metro.trainer.common import as_costs, as_features, as_labels, costs_by_label, initial_model
+from metro.trainer.common import (
+    as_costs,
+    as_features,
+    as_labels,
+    as_row_mask,
+    costs_by_label,
+    full_batch_rows,
+    initial_model,
+)
 from metro.trainer.config import DEVICE_RE, FitResult, TrainingConfig, TrainingEvent, check_int
 from metro.trainer.lbfgs import fit_lbfgs
 from metro.trainer.optimizer import FitProblem, Optimizer
@@ -36,6 +44,7 @@ def fit_cost_sensitive(
     callback: Callable[[TrainingEvent], None] | None = None,
     resume_from: Mapping[str, Any] | None = None,
     checkpoint_every: int | None = None,
+    row_mask: Any = None,
 ) -> FitResult:
     """Fit one model per cost table ``costs[k]`` ([K, 2, 2], indexed [k, pred, true]).
 
@@ -45,6 +54,12 @@ def fit_cost_sensitive(
     :class:`TrainingCancelled` from it stops the fit and propagates. ``checkpoint_every=N`` puts a
     resumable checkpoint on every N-th event and on the result; ``resume_from=checkpoint``
     continues that fit as if it had never stopped.
+
+    ``row_mask`` ([n, K] booleans, SGD only) trains model k on the rows where ``row_mask[:, k]``
+    holds and on no other: its loss, gradient, divergence check and reported loss are means over
+    its own rows, as if it had been fitted on them alone. This is how the folds of a
+    cross-validated grid train as one stack (:class:`metro.search.fold_stack.FoldStackSolver`).
+    The standardization statistics still come from all of ``X`` (features only, no labels).
     """
     started = time.perf_counter()
     surrogate = get_surrogate(surrogate)
@@ -66,12 +81,15 @@ def fit_cost_sensitive(
     config.check_for(stack.spec)
     if config.augment and Xt.ndim != 4:
         raise ValueError(f"augment needs image inputs [n, C, H, W], got {list(Xt.shape)}")
+    mask_t = None if row_mask is None else as_row_mask(row_mask, n, K)
+    if mask_t is not None and optimizer_name != "sgd":
+        raise ValueError(f"row_mask needs the SGD optimizer, not {optimizer_name}")
 
     resume: tuple[dict[str, Tensor], int] | None = None
     if resume_from is not None:
         model_tensors, state, step = check_checkpoint(
             resume_from, optimizer_name=optimizer_name, n_models=K, n_examples=n,
-            config=config, costs=cost_t,
+            config=config, costs=cost_t, row_mask=mask_t,
         )  # fmt: skip
         load_model_tensors(stack, model_tensors)
         resume = (state, step)
@@ -88,7 +106,7 @@ def fit_cost_sensitive(
         return build_checkpoint(
             model=stack, optimizer_name=optimizer_name, step=step, n_examples=n,
             total_steps=config.max_iter if optimizer_name == "lbfgs" else config.epochs,
-            config=config, costs=cost_t, state=state,
+            config=config, costs=cost_t, state=state, row_mask=mask_t,
         )  # fmt: skip
 
     def emit(
@@ -109,6 +127,7 @@ def fit_cost_sensitive(
         model=stack, X=X_dev, y=y_dev, table=table, surrogate=surrogate, config=config,
         device=device, resume=resume, checkpoint_every=checkpoint_every,
         make_checkpoint=make_checkpoint,
+        row_mask=None if mask_t is None else mask_t.to(device, torch.float32),
     )  # fmt: skip
     outcome = OPTIMIZERS_BY_NAME[optimizer_name](problem, emit=emit)
     loss_np = outcome.losses.detach().cpu().double().numpy()
@@ -141,6 +160,9 @@ def predict_scores(
     # Score with a copy so that the caller's model stays where it is.
     scorer = model.select(list(range(model.n_models))).to(dev).eval()
     out = np.empty((Xt.shape[0], model.n_models), dtype=np.float32)
+    # A wide stack scores fewer rows at a time: 8,192 images through 105 cnn3 models would
+    # need over 100 GiB for the first layer's activations.
+    batch_size = min(batch_size, full_batch_rows(scorer, Xt.shape[0], dev))
     for start in range(0, Xt.shape[0], batch_size):
         xb = Xt[start : start + batch_size].to(dev, non_blocking=True)
         out[start : start + batch_size] = scorer(xb).float().cpu().numpy()

@@ -24,7 +24,8 @@ class FitProblem:
     ``table`` is the per-example cost rows by label ([2, K, 2]); ``config.weight_decay`` is
     resolved to a number. ``resume`` is (optimizer state, step) from a checkpoint, and
     ``make_checkpoint(step, state)`` builds one; ``checkpoint_every`` says how often one is due
-    (None: never).
+    (None: never). ``row_mask`` ([n, K] float 0/1, or None: every model sees every row) says which
+    rows each model trains on: a model's loss is the mean over its own rows only.
     """
 
     model: StackedModel
@@ -37,6 +38,7 @@ class FitProblem:
     resume: tuple[dict[str, Tensor], int] | None
     checkpoint_every: int | None
     make_checkpoint: MakeCheckpoint
+    row_mask: Tensor | None = None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from metro.trainer.common import (
     derive_seed,
     loss_matrix,
     mean_loss,
+    rows_per_model,
     seeded_generator,
 )
 from metro.trainer.optimizer import FitProblem, OptimizerResult
@@ -97,7 +98,7 @@ def fit_sgd(problem: FitProblem, *, emit: Emit) -> OptimizerResult:
     model, X, y, table = problem.model, problem.X, problem.y, problem.table
     surrogate, config, device = problem.surrogate, problem.config, problem.device
     resume, checkpoint_every = problem.resume, problem.checkpoint_every
-    make_checkpoint = problem.make_checkpoint
+    make_checkpoint, mask = problem.make_checkpoint, problem.row_mask
     n, K = X.shape[0], model.n_models
     params = dict(model.named_parameters())
     decayed = [p for name, p in params.items() if model.is_weight(name)]
@@ -130,7 +131,7 @@ def fit_sgd(problem: FitProblem, *, emit: Emit) -> OptimizerResult:
         initial = resume[0]["initial_loss"].to(device, torch.float64)
     else:
         model.eval()
-        initial = mean_loss(model, X, y, table, surrogate, device=device, amp=amp)
+        initial = mean_loss(model, X, y, table, surrogate, device=device, amp=amp, row_mask=mask)
 
     def state_now() -> dict[str, Tensor]:
         out = {"initial_loss": initial}
@@ -174,28 +175,41 @@ def fit_sgd(problem: FitProblem, *, emit: Emit) -> OptimizerResult:
             scores = forward(model, z, amp)
             losses = loss_matrix(surrogate, scores, table[y[idx]])
             optimizer.zero_grad(set_to_none=True)
-            (losses.sum() / idx.shape[0]).backward()
+            if mask is None:
+                (losses.sum() / idx.shape[0]).backward()
+            else:
+                # Each model's mean over its own rows of the batch (the models share no
+                # parameters, so the sum of their means gives each its own gradient).
+                weights = mask[idx]
+                losses = losses * weights
+                (losses.sum(0) / weights.sum(0).clamp(min=1.0)).sum().backward()
             optimizer.step()
             epoch_loss += losses.detach().sum(0, dtype=torch.float64)
         step += 1
         due = checkpoint_every is not None and step % checkpoint_every == 0
         factory = partial(make_checkpoint, step, state_now()) if due else None
-        emit(step, config.epochs, epoch_loss / n, factory)
+        emit(step, config.epochs, epoch_loss / rows_per_model(mask, n), factory)
 
     model.eval()
-    final = mean_loss(model, X, y, table, surrogate, device=device, amp=amp)
+    final = mean_loss(model, X, y, table, surrogate, device=device, amp=amp, row_mask=mask)
     if checkpoint_every is not None:
         last_checkpoint = make_checkpoint(step, state_now())
-    reference = torch.maximum(initial, _zero_score_loss(y, table, surrogate))
+    reference = torch.maximum(initial, _zero_score_loss(y, table, surrogate, mask))
     return OptimizerResult(
         losses=final, steps=step, checkpoint=last_checkpoint, diverged=_diverged(final, reference)
     )
 
 
-def _zero_score_loss(y: Tensor, table: Tensor, surrogate: Surrogate) -> Tensor:
-    """[K] mean training surrogate loss of the model that scores every example 0."""
+def _zero_score_loss(
+    y: Tensor, table: Tensor, surrogate: Surrogate, mask: Tensor | None = None
+) -> Tensor:
+    """[K] mean training surrogate loss of the model that scores every example 0 (over each
+    model's own rows under a mask)."""
     zeros = torch.zeros(y.shape[0], table.shape[-1], device=y.device)
-    return loss_matrix(surrogate, zeros, table[y]).sum(0, dtype=torch.float64) / y.shape[0]
+    losses = loss_matrix(surrogate, zeros, table[y])
+    if mask is not None:
+        losses = losses * mask
+    return losses.sum(0, dtype=torch.float64) / rows_per_model(mask, y.shape[0])
 
 
 def _diverged(final: Tensor, reference: Tensor) -> Tensor:

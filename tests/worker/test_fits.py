@@ -149,3 +149,75 @@ def test_constrained_fits_are_recorded_shared_and_replayed_with_their_multiplier
     for other in (multiplier_rows(setup.constraints, 1.0, lambdas.size), None):
         with pytest.raises(FitStoreError, match="other multipliers"):
             solve(ledger(), other)
+
+
+def test_a_stacked_fold_grid_is_recorded_as_one_fit_per_shard_and_replayed(
+    make_cluster, monkeypatch
+):
+    """With the folds stacked (as on a GPU; forced here on the CPU), a cross-validated grid is
+    recorded under the role ``folds3``: one fit per shard holding every fold's models. The job
+    reports a trace step per (fold, lambda), and another attempt replays the recorded fits to
+    the same candidates, training nothing."""
+    import metro.experiment
+    from tests.worker.test_pipeline import _insert_job
+    from worker.runner import run_job
+
+    monkeypatch.setattr(metro.experiment, "stacks_folds", lambda model, config: True)
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    body = {
+        "metric": {"preset": "f1"},
+        "dataset": {"uri": "builtin://breast_cancer"},
+        "model": {"kind": "mlp", "hidden": [8]},
+        "search": {"strategy": "grid", "n_lambdas": 10, "shift": "minimal", "cv": 3},
+        "training": {"optimizer": "sgd", "epochs": 4, "batch_size": 64},
+    }
+    job = _insert_job(cluster, body)
+    assert run_job(job, ctx) == "succeeded"
+    keys = sorted(f.key for f in cluster.fits(job))
+    # shards of 8 lambdas (the cpu default): 8 + 2, each with the 3 folds' models
+    assert [k for k in keys if "/folds3/" in k] == ["r0/folds3/c0/s0", "r0/folds3/c0/s1"]
+    assert not [k for k in keys if "/fold0of3/" in k]  # no fold fitted on its own
+    stacked = [f for f in cluster.fits(job) if "/folds3/" in f.key]
+    assert sorted(len(f.surrogate_loss) for f in stacked) == [6, 24]  # 3 folds x 2 and x 8
+    from core.db.models import LambdaStep
+
+    folded = [s for s in cluster.rows(LambdaStep, job) if s.fold is not None]  # less the refit
+    assert sorted({s.fold for s in folded}) == [0, 1, 2] and len(folded) == 30
+
+    # Another job's grid solved through a ledger, then again through another (a second
+    # attempt, before the job finished and its fits were cleared): every shard is loaded.
+    from core.db.models import Job
+    from core.job_spec import build_job_objects
+    from worker.fits import FitLedger
+
+    second = uuid.UUID(_insert_job(cluster, body))
+    with cluster.app.state.sessionmaker() as session:
+        row = session.get(Job, second)
+        assert row is not None
+        spec = dict(row.spec)  # normalized
+    objects = build_job_objects(spec)
+    setup = prepare_repeat(
+        load_dataset(spec["dataset"]["uri"]), metric=objects.metric,
+        surrogate=objects.surrogate, model=objects.model, training=objects.training, repeat=0,
+        seed=objects.training.seed,
+    )  # fmt: skip
+    lambdas = np.array(sorted(s.lambda_ for s in folded if s.fold == 0))
+
+    def attempt(token: str) -> tuple[FitLedger, list]:
+        ledger = FitLedger(
+            ctx, second, token, Lease(ctx, second, token, holds_job=False), shard_size=8,
+            request_help=lambda n: None,
+        )  # fmt: skip
+        solver = ledger.wrap(setup, "folds3", setup.solver("folds3"))
+        return ledger, solver.solve(lambdas, shift="minimal")
+
+    first, _ = attempt("first")
+    ledger, replayed = attempt("second")
+    assert (first.trained, first.loaded) == (2, 0) and (ledger.trained, ledger.loaded) == (0, 2)
+    fresh = setup.solver("folds3").solve(lambdas, shift="minimal")
+    # shard by shard, each shard fold-major; the grid regroups them by fold
+    assert [(c.fold, c.lam) for c in replayed[:8]] == [(0, lam) for lam in lambdas[:8]]
+    assert sorted((c.fold, c.lam) for c in replayed) == [(c.fold, c.lam) for c in fresh]
+    for got, want in zip(sorted(replayed, key=lambda c: (c.fold, c.lam)), fresh, strict=True):
+        np.testing.assert_array_equal(got.validation_cells, want.validation_cells)

@@ -37,6 +37,23 @@ def _set(cluster, job_id: str, **values) -> None:
         session.commit()
 
 
+def test_a_cuda_jobs_grid_is_not_split_into_shards(make_cluster):
+    """A GPU trains a whole grid (all its folds) as one stack: a job that asks for CUDA gets
+    shards of gpu_grid_shard_size lambdas, more than any grid has."""
+    from metro.search.config import MAX_N_LAMBDAS
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    assert ctx.settings.gpu_grid_shard_size >= MAX_N_LAMBDAS
+    body = {
+        "metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"},
+        "model": {"kind": "mlp"}, "training": {"device": "cuda"},
+    }  # fmt: skip
+    job_id = uuid.UUID(_insert_job(cluster, body))
+    claimed = store.claim_job(ctx, job_id, "worker-1")
+    assert claimed is not None and claimed.shard_size == ctx.settings.gpu_grid_shard_size
+
+
 def test_claim_is_a_compare_and_set(make_cluster):
     cluster = make_cluster()
     ctx = _solo_context(cluster)
