@@ -169,6 +169,25 @@ class SearchIn(BaseModel):
         description="With constraints: the Lagrange multipliers mu tried with every lambda "
         "(0 is the unconstrained problem); default [0, 0.25, 1, 4, 16]",
     )
+    guard: Literal["fallback", "off"] | None = Field(
+        default=None,
+        description="'fallback' (the default): a choice whose held-out counts cannot support it "
+        "(fewer than 5 true positives, or predicted positives below a tenth of the held-out "
+        "positives) is compared with the plain-ERM grid point at a supported threshold first; "
+        "'off': the choice as it is",
+    )
+    refine_confidence: float | None = Field(
+        default=None,
+        description="null (the default) keeps the refinement on any held-out gain; a level in "
+        "[0.5, 1) keeps it only when a paired bootstrap over the held-out rows finds it better "
+        "with at least that probability",
+    )
+    shrink_confidence: float | None = Field(
+        default=None,
+        description="null (the default) never shrinks; a level in [0.5, 1) delivers the "
+        "fallback instead of the choice unless a paired bootstrap finds the choice better with "
+        "at least that probability",
+    )
 
 
 class TrainingIn(BaseModel):

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..models.decision_threshold import DecisionThreshold, check_decision_threshold
 from ..models.refine_mode import RefineMode, check_refine_mode
+from ..models.search_spec_guard_type_0 import SearchSpecGuardType0, check_search_spec_guard_type_0
 from ..models.search_strategy import SearchStrategy, check_search_strategy
 from ..types import UNSET, Unset
 
@@ -41,6 +42,16 @@ class SearchSpec:
     multipliers: list[float] | None | Unset = UNSET
     """ With constraints: the Lagrange multipliers mu tried with every lambda (0 is the unconstrained problem);
     default [0, 0.25, 1, 4, 16] """
+    guard: None | SearchSpecGuardType0 | Unset = UNSET
+    """ 'fallback' (the default): a choice whose held-out counts cannot support it (fewer than 5 true positives, or
+    predicted positives below a tenth of the held-out positives) is compared with the plain-ERM grid point at a
+    supported threshold first; 'off': the choice as it is """
+    refine_confidence: float | None | Unset = UNSET
+    """ null (the default) keeps the refinement on any held-out gain; a level in [0.5, 1) keeps it only when a
+    paired bootstrap over the held-out rows finds it better with at least that probability """
+    shrink_confidence: float | None | Unset = UNSET
+    """ null (the default) never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice unless a
+    paired bootstrap finds the choice better with at least that probability """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -146,6 +157,26 @@ class SearchSpec:
         else:
             multipliers = self.multipliers
 
+        guard: None | str | Unset
+        if isinstance(self.guard, Unset):
+            guard = UNSET
+        elif isinstance(self.guard, str):
+            guard = self.guard
+        else:
+            guard = self.guard
+
+        refine_confidence: float | None | Unset
+        if isinstance(self.refine_confidence, Unset):
+            refine_confidence = UNSET
+        else:
+            refine_confidence = self.refine_confidence
+
+        shrink_confidence: float | None | Unset
+        if isinstance(self.shrink_confidence, Unset):
+            shrink_confidence = UNSET
+        else:
+            shrink_confidence = self.shrink_confidence
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -179,6 +210,12 @@ class SearchSpec:
             field_dict["refine_temperatures"] = refine_temperatures
         if multipliers is not UNSET:
             field_dict["multipliers"] = multipliers
+        if guard is not UNSET:
+            field_dict["guard"] = guard
+        if refine_confidence is not UNSET:
+            field_dict["refine_confidence"] = refine_confidence
+        if shrink_confidence is not UNSET:
+            field_dict["shrink_confidence"] = shrink_confidence
 
         return field_dict
 
@@ -365,6 +402,41 @@ class SearchSpec:
 
         multipliers = _parse_multipliers(d.pop("multipliers", UNSET))
 
+        def _parse_guard(data: object) -> None | SearchSpecGuardType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                guard_type_0 = check_search_spec_guard_type_0(data)
+
+                return guard_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SearchSpecGuardType0 | Unset, data)
+
+        guard = _parse_guard(d.pop("guard", UNSET))
+
+        def _parse_refine_confidence(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        refine_confidence = _parse_refine_confidence(d.pop("refine_confidence", UNSET))
+
+        def _parse_shrink_confidence(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        shrink_confidence = _parse_shrink_confidence(d.pop("shrink_confidence", UNSET))
+
         search_spec = cls(
             strategy=strategy,
             n_lambdas=n_lambdas,
@@ -381,6 +453,9 @@ class SearchSpec:
             refine=refine,
             refine_temperatures=refine_temperatures,
             multipliers=multipliers,
+            guard=guard,
+            refine_confidence=refine_confidence,
+            shrink_confidence=shrink_confidence,
         )
 
         search_spec.additional_properties = d
