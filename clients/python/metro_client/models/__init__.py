@@ -50,8 +50,8 @@ from .refinement_score import RefinementScore
 from .repeat_choice import RepeatChoice
 from .repeat_choice_selection_split import RepeatChoiceSelectionSplit
 from .search_spec import SearchSpec
-from .search_spec_guard_type_0 import SearchSpecGuardType0
 from .search_strategy import SearchStrategy
+from .selection_guard import SelectionGuard
 from .selection_point import SelectionPoint
 from .selection_summary import SelectionSummary
 from .selection_summary_split import SelectionSummarySplit
@@ -111,8 +111,8 @@ __all__ = (
     "RepeatChoice",
     "RepeatChoiceSelectionSplit",
     "SearchSpec",
-    "SearchSpecGuardType0",
     "SearchStrategy",
+    "SelectionGuard",
     "SelectionPoint",
     "SelectionSummary",
     "SelectionSummarySplit",

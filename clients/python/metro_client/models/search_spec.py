@@ -8,8 +8,8 @@ from attrs import field as _attrs_field
 
 from ..models.decision_threshold import DecisionThreshold, check_decision_threshold
 from ..models.refine_mode import RefineMode, check_refine_mode
-from ..models.search_spec_guard_type_0 import SearchSpecGuardType0, check_search_spec_guard_type_0
 from ..models.search_strategy import SearchStrategy, check_search_strategy
+from ..models.selection_guard import SelectionGuard, check_selection_guard
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="SearchSpec")
@@ -42,7 +42,7 @@ class SearchSpec:
     multipliers: list[float] | None | Unset = UNSET
     """ With constraints: the Lagrange multipliers mu tried with every lambda (0 is the unconstrained problem);
     default [0, 0.25, 1, 4, 16] """
-    guard: None | SearchSpecGuardType0 | Unset = UNSET
+    guard: None | SelectionGuard | Unset = UNSET
     """ 'fallback' (the default): a choice whose held-out counts cannot support it (fewer than 5 true positives, or
     predicted positives below a tenth of the held-out positives) is compared with the plain-ERM grid point at a
     supported threshold first; 'off': the choice as it is """
@@ -402,7 +402,7 @@ class SearchSpec:
 
         multipliers = _parse_multipliers(d.pop("multipliers", UNSET))
 
-        def _parse_guard(data: object) -> None | SearchSpecGuardType0 | Unset:
+        def _parse_guard(data: object) -> None | SelectionGuard | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -410,12 +410,12 @@ class SearchSpec:
             try:
                 if not isinstance(data, str):
                     raise TypeError()
-                guard_type_0 = check_search_spec_guard_type_0(data)
+                guard_type_0 = check_selection_guard(data)
 
                 return guard_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(None | SearchSpecGuardType0 | Unset, data)
+            return cast(None | SelectionGuard | Unset, data)
 
         guard = _parse_guard(d.pop("guard", UNSET))
 
