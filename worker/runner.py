@@ -147,20 +147,24 @@ class Progress:
     back."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
-        search = spec.get("search") or {}
-        shifts = 2 if search.get("shift") == "auto" else 1
-        refit = 1 if search.get("refit", True) else 0
-        if search.get("strategy", "grid") == "grid":
+        # The stored spec is normalized (every search setting filled in); a spec the library
+        # refuses fails the job when it is built, so here its defaults only size the bar.
+        try:
+            search = SearchConfig.from_dict(dict(spec.get("search") or {}))
+        except (ValueError, TypeError):
+            search = SearchConfig()
+        shifts = 2 if search.shift == "auto" else 1
+        refit = 1 if search.refit else 0
+        if search.strategy == "grid":
             # cv "auto" is 5 folds unless the data is very large (then one holdout): an estimate,
             # the dataset's size is not known here.
-            cv = search.get("cv", "auto")
-            folds = AUTO_CV_FOLDS if cv == "auto" else int(cv or 1)
-            steps = shifts * int(search.get("n_lambdas", 21)) * folds
+            folds = AUTO_CV_FOLDS if search.cv == "auto" else int(search.cv or 1)
+            steps = shifts * search.n_lambdas * folds
             if spec.get("constraints"):  # the constrained grid: every lambda at each multiplier
-                steps *= len(search.get("multipliers") or SearchConfig().multipliers)
+                steps *= len(search.multipliers)
         else:
-            eps = float(search.get("epsilon", 1e-3))
-            steps = shifts * min(int(search.get("max_steps", 30)), max_bisection_steps(0, 2, eps))
+            bisection = max_bisection_steps(0, 2, search.epsilon)
+            steps = shifts * min(search.max_steps, bisection)
         self.metro_units = steps + refit
         self.baselines = len(spec.get("baselines") or [])
         self.repeats = int(spec.get("repeats", 1))

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from metro.metrics import MAX_ABS_LAMBDA
+from metro.options import option
 
 __all__ = [
     "AUTO_CV_FOLDS",
@@ -103,32 +104,113 @@ class SearchConfig:
       better with at least that probability.
     """
 
-    strategy: str = "grid"
-    n_lambdas: int = 21
-    epsilon: float = 1e-3
-    epsilon_m: float = 0.0
-    max_steps: int = 30
+    strategy: str = option(
+        "grid",
+        "grid (Alg. 3: every lambda at once, chosen on held-out rows), bisection (Alg. 2) or "
+        "dinkelbach",
+        choices=STRATEGIES,
+    )
+    n_lambdas: int = option(21, "The grid's lambdas", ge=1, le=MAX_N_LAMBDAS)
+    epsilon: float = option(
+        1e-3, "Bisection and Dinkelbach stop when the bracket is this narrow", gt=0
+    )
+    epsilon_m: float = option(
+        0.0, "Bisection and Dinkelbach also stop when |l^lambda| is at most this", ge=0
+    )
+    max_steps: int = option(
+        30, "Bisection and Dinkelbach: at most this many fits", ge=1, le=MAX_STEPS
+    )
     # "minimal" by measurement: with folds and a tuned threshold, "auto" (both shifts) scored
     # the same on the default benchmark and took about five times as long (docs/quality.md).
-    shift: str = "minimal"
-    cv: int | str | None = "auto"
-    threshold: str = "tuned"
-    refit: bool = True
-    selection: str = "best"
-    lambda_min: float | None = None
-    lambda_max: float | None = None
+    shift: str = option(
+        "minimal",
+        "The cost shift (metro.costs): minimal, paper, or auto (both, chosen on held-out rows)",
+        choices=SHIFT_CHOICES,
+    )
+    cv: int | str | None = option(
+        "auto",
+        "Folds the grid chooses lambda by (metric of the pooled held-out counts); 'auto' is "
+        f"{AUTO_CV_FOLDS} folds up to {AUTO_CV_MAX_ROWS:,} rows, null a holdout",
+        choices=("auto",),
+        ge=2,
+        le=MAX_CV_FOLDS,
+    )
+    threshold: str = option(
+        "tuned",
+        "'tuned' chooses a decision threshold on h with lambda, on the same held-out scores, "
+        "and folds it into the model; 'zero' is the paper's sign(h)",
+        choices=THRESHOLDS,
+    )
+    refit: bool = option(True, "Refit the chosen lambda on training + validation")
+    selection: str = option(
+        "best",
+        "Bisection and Dinkelbach deliver the best visited model on held-out rows, or the last",
+        choices=SELECTIONS,
+    )
+    lambda_min: float | None = option(
+        None,
+        "The lower end of lambda's range (null: the metric's own bound)",
+        ge=-MAX_ABS_LAMBDA,
+        le=MAX_ABS_LAMBDA,
+    )
+    lambda_max: float | None = option(
+        None,
+        "The upper end of lambda's range (null: the metric's own bound)",
+        ge=-MAX_ABS_LAMBDA,
+        le=MAX_ABS_LAMBDA,
+    )
     # The Lagrange multipliers tried with each lambda when there are constraints
     # (metro.search.constrained); 0 is the unconstrained problem.
-    multipliers: tuple[float, ...] = (0.0, 0.25, 1.0, 4.0, 16.0)
+    multipliers: tuple[float, ...] = option(
+        (0.0, 0.25, 1.0, 4.0, 16.0),
+        "With constraints: the Lagrange multipliers mu tried with every lambda (0 is the "
+        "unconstrained problem)",
+        min_items=1,
+        max_items=MAX_MULTIPLIERS,
+        item_ge=0,
+        item_le=MAX_MULTIPLIER,
+    )
     # Both temperatures were fixed before the refinement was first measured; the held-out rows
     # choose between them and no refinement (docs/quality.md).
-    refine: str = "auto"
-    refine_temperatures: tuple[float, ...] = (0.05, 0.2)
+    refine: str = option(
+        "auto",
+        "'auto': after the choice, a linear model is moved to a local minimum of the smoothed "
+        "metric itself, kept only if it scores better on the same held-out rows; 'off': the "
+        "search's model as it is",
+        choices=REFINES,
+    )
+    refine_temperatures: tuple[float, ...] = option(
+        (0.05, 0.2),
+        "The temperatures the refinement tries, as fractions of the spread of the chosen "
+        "model's scores",
+        min_items=1,
+        max_items=MAX_REFINE_TEMPERATURES,
+        item_gt=0,
+        item_le=MAX_REFINE_TEMPERATURE,
+    )
     # "fallback" by measurement: +0.21 points on the small-data tier (p = 0.02), no change on the
     # main tier's small tasks (docs/quality.md, "Selection under thin evidence").
-    guard: str = "fallback"
-    refine_confidence: float | None = None
-    shrink_confidence: float | None = None
+    guard: str = option(
+        "fallback",
+        "'fallback': a choice whose held-out counts cannot support it (fewer than 5 true "
+        "positives, or predicted positives below a tenth of the held-out positives) is compared "
+        "with the plain-ERM grid point at a supported threshold first; 'off': the choice as it is",
+        choices=GUARDS,
+    )
+    refine_confidence: float | None = option(
+        None,
+        "null keeps the refinement on any held-out gain; a level in [0.5, 1) keeps it only when "
+        "a paired bootstrap over the held-out rows finds it better with at least that probability",
+        ge=0.5,
+        lt=1.0,
+    )
+    shrink_confidence: float | None = option(
+        None,
+        "null never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice "
+        "unless a paired bootstrap finds the choice better with at least that probability",
+        ge=0.5,
+        lt=1.0,
+    )
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from metro.models import ModelSpec, StackedModel
+from metro.options import option
 
 OPTIMIZERS: tuple[str, ...] = ("auto", "lbfgs", "sgd")
 DEVICE_RE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
@@ -95,20 +96,44 @@ class TrainingConfig:
     it pays on long fits and on a worker that trains many jobs of one shape, not on one short fit
     in a fresh process. Off by default."""
 
-    optimizer: str = "auto"
-    max_iter: int = 200
-    tol: float = 1e-7
-    weight_decay: float | str = "auto"
-    lr: float = 0.02
-    momentum: float = 0.9
-    batch_size: int = 1024
-    epochs: int = 100
-    augment: bool = False
-    device: str = "auto"
-    mixed_precision: bool = True
-    seed: int = 0
-    warm_start: bool = True
-    compile: bool = False
+    optimizer: str = option(
+        "auto", "'auto': L-BFGS for linear models, SGD for networks", choices=OPTIMIZERS
+    )
+    max_iter: int = option(200, "L-BFGS: at most this many iterations", ge=1, le=MAX_ITER)
+    tol: float = option(1e-7, "L-BFGS: the tolerance it stops at", ge=0, le=MAX_TOL)
+    weight_decay: float | str = option(
+        "auto",
+        "'auto': 1 / (2 ln 2 n) for linear models, scikit-learn's C=1 penalty on the fit's n "
+        "rows; 1e-4 for networks",
+        choices=("auto",),
+        ge=0,
+        le=MAX_WEIGHT_DECAY,
+    )
+    lr: float = option(0.02, "SGD: the learning rate (cosine decay over the fit)", gt=0, le=MAX_LR)
+    momentum: float = option(0.9, "SGD: Nesterov momentum", ge=0, lt=1.0)
+    batch_size: int = option(1024, "SGD: rows per step", ge=1, le=MAX_BATCH_SIZE)
+    epochs: int = option(100, "SGD: passes over the training rows", ge=1, le=MAX_EPOCHS)
+    augment: bool = option(
+        False, "SGD on images: a random 4-pixel translation and horizontal flip per step"
+    )
+    device: str = option(
+        "auto",
+        "auto (a GPU when the worker has one), cpu, cuda or cuda:<index>",
+        pattern=DEVICE_RE.pattern,
+    )
+    mixed_precision: bool = option(True, "bf16 autocast on a CUDA device")
+    seed: int = option(0, "Seeds the splits, the initialization and the batches", ge=0, le=MAX_SEED)
+    warm_start: bool = option(
+        True,
+        "Whether bisection/Dinkelbach steps and the final refit start from an earlier fit; "
+        "false starts every fit from the seeded initialization",
+    )
+    compile: bool = option(
+        False,
+        "Run the network's SGD steps through torch.compile (SGD only): a quarter faster on a GPU "
+        "after about 40 s of compilation per worker process and model shape, so for long fits "
+        "and workers that train many jobs of one shape",
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.optimizer, str) or self.optimizer not in OPTIMIZERS:

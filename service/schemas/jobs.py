@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from core.states import JobState
 from metro.experiment import MAX_REPEATS
 from metro.models import CNN3_LAYERS, MAX_HIDDEN_LAYERS
-from metro.search.config import MAX_MULTIPLIERS, MAX_REFINE_TEMPERATURES
+from metro.search.config import SearchConfig
+from metro.trainer.config import TrainingConfig
+from service.schemas.options import request_section
 
 BaselineName = Literal["erm", "koyejo1", "koyejo2", "parambath"]
 LabelValue = bool | int | float | str
@@ -129,95 +131,27 @@ class ModelIn(BaseModel):
     )
 
 
-class SearchIn(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
-    strategy: Literal["grid", "bisection", "dinkelbach"] | None = None
-    n_lambdas: int | None = None
-    epsilon: float | None = None
-    epsilon_m: float | None = None
-    max_steps: int | None = None
-    shift: str | None = None
-    cv: int | Literal["auto"] | None = Field(
-        default=None,
-        description="Folds the grid chooses lambda by (metric of the pooled held-out counts); "
-        "'auto' (the default) is 5 folds up to 20,000 rows, null a holdout",
-    )
-    threshold: Literal["tuned", "zero"] | None = Field(
-        default=None,
-        description="'tuned' (the default) chooses a decision threshold on h with lambda, on the "
-        "same held-out scores, and folds it into the model; 'zero' is the paper's sign(h)",
-    )
-    refit: bool | None = None
-    selection: str | None = None
-    lambda_min: float | None = None
-    lambda_max: float | None = None
-    refine: Literal["auto", "off"] | None = Field(
-        default=None,
-        description="'auto' (the default): after the choice, a linear model is moved to a local "
-        "minimum of the smoothed metric itself, kept only if it scores better on the same "
-        "held-out rows; 'off': the search's model as it is",
-    )
-    refine_temperatures: list[float] | None = Field(
-        default=None,
-        max_length=MAX_REFINE_TEMPERATURES,
-        description="The temperatures the refinement tries, as fractions of the spread of the "
-        "chosen model's scores (default [0.05, 0.2])",
-    )
-    multipliers: list[float] | None = Field(
-        default=None,
-        max_length=MAX_MULTIPLIERS,
-        description="With constraints: the Lagrange multipliers mu tried with every lambda "
-        "(0 is the unconstrained problem); default [0, 0.25, 1, 4, 16]",
-    )
-    guard: Literal["fallback", "off"] | None = Field(
-        default=None,
-        description="'fallback' (the default): a choice whose held-out counts cannot support it "
-        "(fewer than 5 true positives, or predicted positives below a tenth of the held-out "
-        "positives) is compared with the plain-ERM grid point at a supported threshold first; "
-        "'off': the choice as it is",
-    )
-    refine_confidence: float | None = Field(
-        default=None,
-        description="null (the default) keeps the refinement on any held-out gain; a level in "
-        "[0.5, 1) keeps it only when a paired bootstrap over the held-out rows finds it better "
-        "with at least that probability",
-    )
-    shrink_confidence: float | None = Field(
-        default=None,
-        description="null (the default) never shrinks; a level in [0.5, 1) delivers the "
-        "fallback instead of the choice unless a paired bootstrap finds the choice better with "
-        "at least that probability",
-    )
+# The search and training sections are the library's configurations, field for field
+# (service.schemas.options): their defaults, descriptions, choices and bounds are declared once,
+# in metro.search.config and metro.trainer.config.
+if TYPE_CHECKING:  # what the type checker sees of the two built models
 
+    class SearchIn(BaseModel): ...
 
-class TrainingIn(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
-    optimizer: Literal["auto", "lbfgs", "sgd"] | None = None
-    max_iter: int | None = None
-    tol: float | None = None
-    weight_decay: float | Literal["auto"] | None = Field(
-        default=None,
-        description="'auto' (the default): 1 / (2 ln 2 n) for linear models, scikit-learn's "
-        "C=1 penalty on the fit's n rows; 1e-4 for networks",
+    class TrainingIn(BaseModel): ...
+
+else:
+    SearchIn = request_section(
+        "SearchIn",
+        SearchConfig,
+        "How lambda is searched (metro.search.SearchConfig). Fields left out take the defaults "
+        "shown.",
     )
-    lr: float | None = None
-    momentum: float | None = None
-    batch_size: int | None = None
-    epochs: int | None = None
-    augment: bool | None = None
-    device: str | None = None
-    mixed_precision: bool | None = None
-    seed: int | None = None
-    warm_start: bool | None = Field(
-        default=None,
-        description="Whether bisection/Dinkelbach steps and the final refit start from an "
-        "earlier fit (default true); false starts every fit from the seeded initialization",
-    )
-    compile: bool | None = Field(
-        default=None,
-        description="Run the network's SGD steps through torch.compile (default false; SGD "
-        "only): a quarter faster on a GPU after about 40 s of compilation per worker process "
-        "and model shape, so for long fits and workers that train many jobs of one shape",
+    TrainingIn = request_section(
+        "TrainingIn",
+        TrainingConfig,
+        "How each model is fitted (metro.trainer.TrainingConfig). Fields left out take the "
+        "defaults shown.",
     )
 
 

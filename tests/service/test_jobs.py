@@ -101,7 +101,7 @@ def _errors(r) -> list[dict[str, Any]]:
         ({"search": {"lambda_min": 1.0, "lambda_max": 0.0}}, ["body", "search"]),
         (
             {"search": {"refine_temperatures": [0.1, 0.0]}},
-            ["body", "search", "refine_temperatures"],
+            ["body", "search", "refine_temperatures", 1],
         ),
         ({"training": {"lr": -1}}, ["body", "training", "lr"]),
         ({"training": {"warm_start": "sometimes"}}, ["body", "training", "warm_start"]),

@@ -13,6 +13,7 @@ from .constraint_metric import ConstraintMetric
 from .constraint_params import ConstraintParams
 from .constraint_sense import ConstraintSense
 from .constraint_spec import ConstraintSpec
+from .cost_shift import CostShift
 from .dataset import Dataset
 from .dataset_page import DatasetPage
 from .dataset_ref import DatasetRef
@@ -56,6 +57,7 @@ from .selection_point import SelectionPoint
 from .selection_summary import SelectionSummary
 from .selection_summary_split import SelectionSummarySplit
 from .split import Split
+from .step_selection import StepSelection
 from .surrogate_spec import SurrogateSpec
 from .training_spec import TrainingSpec
 from .upload_dataset_body import UploadDatasetBody
@@ -74,6 +76,7 @@ __all__ = (
     "ConstraintParams",
     "ConstraintSense",
     "ConstraintSpec",
+    "CostShift",
     "Dataset",
     "DatasetPage",
     "DatasetRef",
@@ -117,6 +120,7 @@ __all__ = (
     "SelectionSummary",
     "SelectionSummarySplit",
     "Split",
+    "StepSelection",
     "SurrogateSpec",
     "TrainingSpec",
     "UploadDatasetBody",

@@ -31,7 +31,9 @@ class JobCreate:
     model: ModelSpec | Unset = UNSET
     """ Fields left out take the library's defaults. """
     search: SearchSpec | Unset = UNSET
+    """ How lambda is searched (metro.search.SearchConfig). Fields left out take the defaults shown. """
     training: TrainingSpec | Unset = UNSET
+    """ How each model is fitted (metro.trainer.TrainingConfig). Fields left out take the defaults shown. """
     repeats: int | Unset = 1
     baselines: list[Baseline] | Unset = UNSET
     constraints: list[ConstraintSpec] | Unset = UNSET

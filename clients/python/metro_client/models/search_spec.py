@@ -4,12 +4,13 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, cast
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
+from ..models.cost_shift import CostShift, check_cost_shift
 from ..models.decision_threshold import DecisionThreshold, check_decision_threshold
 from ..models.refine_mode import RefineMode, check_refine_mode
 from ..models.search_strategy import SearchStrategy, check_search_strategy
 from ..models.selection_guard import SelectionGuard, check_selection_guard
+from ..models.step_selection import StepSelection, check_step_selection
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="SearchSpec")
@@ -17,80 +18,67 @@ T = TypeVar("T", bound="SearchSpec")
 
 @_attrs_define
 class SearchSpec:
-    strategy: None | SearchStrategy | Unset = UNSET
-    n_lambdas: int | None | Unset = UNSET
-    epsilon: float | None | Unset = UNSET
-    epsilon_m: float | None | Unset = UNSET
-    max_steps: int | None | Unset = UNSET
-    shift: None | str | Unset = UNSET
-    cv: int | Literal["auto"] | None | Unset = UNSET
-    """ Folds the grid chooses lambda by (metric of the pooled held-out counts); 'auto' (the default) is 5 folds up
-    to 20,000 rows, null a holdout """
-    threshold: DecisionThreshold | None | Unset = UNSET
-    """ 'tuned' (the default) chooses a decision threshold on h with lambda, on the same held-out scores, and folds
-    it into the model; 'zero' is the paper's sign(h) """
-    refit: bool | None | Unset = UNSET
-    selection: None | str | Unset = UNSET
+    """How lambda is searched (metro.search.SearchConfig). Fields left out take the defaults shown."""
+
+    strategy: SearchStrategy | Unset = "grid"
+    """ grid (Alg. 3: every lambda at once, chosen on held-out rows), bisection (Alg. 2) or dinkelbach """
+    n_lambdas: int | Unset = 21
+    """ The grid's lambdas """
+    epsilon: float | Unset = 0.001
+    """ Bisection and Dinkelbach stop when the bracket is this narrow """
+    epsilon_m: float | Unset = 0.0
+    """ Bisection and Dinkelbach also stop when |l^lambda| is at most this """
+    max_steps: int | Unset = 30
+    """ Bisection and Dinkelbach: at most this many fits """
+    shift: CostShift | Unset = "minimal"
+    """ The cost shift (metro.costs): minimal, paper, or auto (both, chosen on held-out rows) """
+    cv: int | Literal["auto"] | None | Unset = "auto"
+    """ Folds the grid chooses lambda by (metric of the pooled held-out counts); 'auto' is 5 folds up to 20,000
+    rows, null a holdout """
+    threshold: DecisionThreshold | Unset = "tuned"
+    """ 'tuned' chooses a decision threshold on h with lambda, on the same held-out scores, and folds it into the
+    model; 'zero' is the paper's sign(h) """
+    refit: bool | Unset = True
+    """ Refit the chosen lambda on training + validation """
+    selection: StepSelection | Unset = "best"
+    """ Bisection and Dinkelbach deliver the best visited model on held-out rows, or the last """
     lambda_min: float | None | Unset = UNSET
+    """ The lower end of lambda's range (null: the metric's own bound) """
     lambda_max: float | None | Unset = UNSET
-    refine: None | RefineMode | Unset = UNSET
-    """ 'auto' (the default): after the choice, a linear model is moved to a local minimum of the smoothed metric
-    itself, kept only if it scores better on the same held-out rows; 'off': the search's model as it is """
-    refine_temperatures: list[float] | None | Unset = UNSET
-    """ The temperatures the refinement tries, as fractions of the spread of the chosen model's scores (default
-    [0.05, 0.2]) """
-    multipliers: list[float] | None | Unset = UNSET
-    """ With constraints: the Lagrange multipliers mu tried with every lambda (0 is the unconstrained problem);
-    default [0, 0.25, 1, 4, 16] """
-    guard: None | SelectionGuard | Unset = UNSET
-    """ 'fallback' (the default): a choice whose held-out counts cannot support it (fewer than 5 true positives, or
-    predicted positives below a tenth of the held-out positives) is compared with the plain-ERM grid point at a
-    supported threshold first; 'off': the choice as it is """
+    """ The upper end of lambda's range (null: the metric's own bound) """
+    multipliers: list[float] | Unset = UNSET
+    """ With constraints: the Lagrange multipliers mu tried with every lambda (0 is the unconstrained problem) """
+    refine: RefineMode | Unset = "auto"
+    """ 'auto': after the choice, a linear model is moved to a local minimum of the smoothed metric itself, kept
+    only if it scores better on the same held-out rows; 'off': the search's model as it is """
+    refine_temperatures: list[float] | Unset = UNSET
+    """ The temperatures the refinement tries, as fractions of the spread of the chosen model's scores """
+    guard: SelectionGuard | Unset = "fallback"
+    """ 'fallback': a choice whose held-out counts cannot support it (fewer than 5 true positives, or predicted
+    positives below a tenth of the held-out positives) is compared with the plain-ERM grid point at a supported
+    threshold first; 'off': the choice as it is """
     refine_confidence: float | None | Unset = UNSET
-    """ null (the default) keeps the refinement on any held-out gain; a level in [0.5, 1) keeps it only when a
-    paired bootstrap over the held-out rows finds it better with at least that probability """
+    """ null keeps the refinement on any held-out gain; a level in [0.5, 1) keeps it only when a paired bootstrap
+    over the held-out rows finds it better with at least that probability """
     shrink_confidence: float | None | Unset = UNSET
-    """ null (the default) never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice unless a
-    paired bootstrap finds the choice better with at least that probability """
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    """ null never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice unless a paired
+    bootstrap finds the choice better with at least that probability """
 
     def to_dict(self) -> dict[str, Any]:
-        strategy: None | str | Unset
-        if isinstance(self.strategy, Unset):
-            strategy = UNSET
-        elif isinstance(self.strategy, str):
-            strategy = self.strategy
-        else:
+        strategy: str | Unset = UNSET
+        if not isinstance(self.strategy, Unset):
             strategy = self.strategy
 
-        n_lambdas: int | None | Unset
-        if isinstance(self.n_lambdas, Unset):
-            n_lambdas = UNSET
-        else:
-            n_lambdas = self.n_lambdas
+        n_lambdas = self.n_lambdas
 
-        epsilon: float | None | Unset
-        if isinstance(self.epsilon, Unset):
-            epsilon = UNSET
-        else:
-            epsilon = self.epsilon
+        epsilon = self.epsilon
 
-        epsilon_m: float | None | Unset
-        if isinstance(self.epsilon_m, Unset):
-            epsilon_m = UNSET
-        else:
-            epsilon_m = self.epsilon_m
+        epsilon_m = self.epsilon_m
 
-        max_steps: int | None | Unset
-        if isinstance(self.max_steps, Unset):
-            max_steps = UNSET
-        else:
-            max_steps = self.max_steps
+        max_steps = self.max_steps
 
-        shift: None | str | Unset
-        if isinstance(self.shift, Unset):
-            shift = UNSET
-        else:
+        shift: str | Unset = UNSET
+        if not isinstance(self.shift, Unset):
             shift = self.shift
 
         cv: int | Literal["auto"] | None | Unset
@@ -99,24 +87,14 @@ class SearchSpec:
         else:
             cv = self.cv
 
-        threshold: None | str | Unset
-        if isinstance(self.threshold, Unset):
-            threshold = UNSET
-        elif isinstance(self.threshold, str):
-            threshold = self.threshold
-        else:
+        threshold: str | Unset = UNSET
+        if not isinstance(self.threshold, Unset):
             threshold = self.threshold
 
-        refit: bool | None | Unset
-        if isinstance(self.refit, Unset):
-            refit = UNSET
-        else:
-            refit = self.refit
+        refit = self.refit
 
-        selection: None | str | Unset
-        if isinstance(self.selection, Unset):
-            selection = UNSET
-        else:
+        selection: str | Unset = UNSET
+        if not isinstance(self.selection, Unset):
             selection = self.selection
 
         lambda_min: float | None | Unset
@@ -131,38 +109,20 @@ class SearchSpec:
         else:
             lambda_max = self.lambda_max
 
-        refine: None | str | Unset
-        if isinstance(self.refine, Unset):
-            refine = UNSET
-        elif isinstance(self.refine, str):
-            refine = self.refine
-        else:
-            refine = self.refine
-
-        refine_temperatures: list[float] | None | Unset
-        if isinstance(self.refine_temperatures, Unset):
-            refine_temperatures = UNSET
-        elif isinstance(self.refine_temperatures, list):
-            refine_temperatures = self.refine_temperatures
-
-        else:
-            refine_temperatures = self.refine_temperatures
-
-        multipliers: list[float] | None | Unset
-        if isinstance(self.multipliers, Unset):
-            multipliers = UNSET
-        elif isinstance(self.multipliers, list):
+        multipliers: list[float] | Unset = UNSET
+        if not isinstance(self.multipliers, Unset):
             multipliers = self.multipliers
 
-        else:
-            multipliers = self.multipliers
+        refine: str | Unset = UNSET
+        if not isinstance(self.refine, Unset):
+            refine = self.refine
 
-        guard: None | str | Unset
-        if isinstance(self.guard, Unset):
-            guard = UNSET
-        elif isinstance(self.guard, str):
-            guard = self.guard
-        else:
+        refine_temperatures: list[float] | Unset = UNSET
+        if not isinstance(self.refine_temperatures, Unset):
+            refine_temperatures = self.refine_temperatures
+
+        guard: str | Unset = UNSET
+        if not isinstance(self.guard, Unset):
             guard = self.guard
 
         refine_confidence: float | None | Unset
@@ -178,7 +138,7 @@ class SearchSpec:
             shrink_confidence = self.shrink_confidence
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update({})
         if strategy is not UNSET:
             field_dict["strategy"] = strategy
@@ -204,12 +164,12 @@ class SearchSpec:
             field_dict["lambda_min"] = lambda_min
         if lambda_max is not UNSET:
             field_dict["lambda_max"] = lambda_max
+        if multipliers is not UNSET:
+            field_dict["multipliers"] = multipliers
         if refine is not UNSET:
             field_dict["refine"] = refine
         if refine_temperatures is not UNSET:
             field_dict["refine_temperatures"] = refine_temperatures
-        if multipliers is not UNSET:
-            field_dict["multipliers"] = multipliers
         if guard is not UNSET:
             field_dict["guard"] = guard
         if refine_confidence is not UNSET:
@@ -222,68 +182,27 @@ class SearchSpec:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
+        _strategy = d.pop("strategy", UNSET)
+        strategy: SearchStrategy | Unset
+        if isinstance(_strategy, Unset):
+            strategy = UNSET
+        else:
+            strategy = check_search_strategy(_strategy)
 
-        def _parse_strategy(data: object) -> None | SearchStrategy | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                strategy_type_0 = check_search_strategy(data)
+        n_lambdas = d.pop("n_lambdas", UNSET)
 
-                return strategy_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(None | SearchStrategy | Unset, data)
+        epsilon = d.pop("epsilon", UNSET)
 
-        strategy = _parse_strategy(d.pop("strategy", UNSET))
+        epsilon_m = d.pop("epsilon_m", UNSET)
 
-        def _parse_n_lambdas(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        max_steps = d.pop("max_steps", UNSET)
 
-        n_lambdas = _parse_n_lambdas(d.pop("n_lambdas", UNSET))
-
-        def _parse_epsilon(data: object) -> float | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(float | None | Unset, data)
-
-        epsilon = _parse_epsilon(d.pop("epsilon", UNSET))
-
-        def _parse_epsilon_m(data: object) -> float | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(float | None | Unset, data)
-
-        epsilon_m = _parse_epsilon_m(d.pop("epsilon_m", UNSET))
-
-        def _parse_max_steps(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        max_steps = _parse_max_steps(d.pop("max_steps", UNSET))
-
-        def _parse_shift(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        shift = _parse_shift(d.pop("shift", UNSET))
+        _shift = d.pop("shift", UNSET)
+        shift: CostShift | Unset
+        if isinstance(_shift, Unset):
+            shift = UNSET
+        else:
+            shift = check_cost_shift(_shift)
 
         def _parse_cv(data: object) -> int | Literal["auto"] | None | Unset:
             if data is None:
@@ -298,40 +217,21 @@ class SearchSpec:
 
         cv = _parse_cv(d.pop("cv", UNSET))
 
-        def _parse_threshold(data: object) -> DecisionThreshold | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                threshold_type_0 = check_decision_threshold(data)
+        _threshold = d.pop("threshold", UNSET)
+        threshold: DecisionThreshold | Unset
+        if isinstance(_threshold, Unset):
+            threshold = UNSET
+        else:
+            threshold = check_decision_threshold(_threshold)
 
-                return threshold_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(DecisionThreshold | None | Unset, data)
+        refit = d.pop("refit", UNSET)
 
-        threshold = _parse_threshold(d.pop("threshold", UNSET))
-
-        def _parse_refit(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        refit = _parse_refit(d.pop("refit", UNSET))
-
-        def _parse_selection(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        selection = _parse_selection(d.pop("selection", UNSET))
+        _selection = d.pop("selection", UNSET)
+        selection: StepSelection | Unset
+        if isinstance(_selection, Unset):
+            selection = UNSET
+        else:
+            selection = check_step_selection(_selection)
 
         def _parse_lambda_min(data: object) -> float | None | Unset:
             if data is None:
@@ -351,73 +251,23 @@ class SearchSpec:
 
         lambda_max = _parse_lambda_max(d.pop("lambda_max", UNSET))
 
-        def _parse_refine(data: object) -> None | RefineMode | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                refine_type_0 = check_refine_mode(data)
+        multipliers = cast(list[float], d.pop("multipliers", UNSET))
 
-                return refine_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(None | RefineMode | Unset, data)
+        _refine = d.pop("refine", UNSET)
+        refine: RefineMode | Unset
+        if isinstance(_refine, Unset):
+            refine = UNSET
+        else:
+            refine = check_refine_mode(_refine)
 
-        refine = _parse_refine(d.pop("refine", UNSET))
+        refine_temperatures = cast(list[float], d.pop("refine_temperatures", UNSET))
 
-        def _parse_refine_temperatures(data: object) -> list[float] | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, list):
-                    raise TypeError()
-                refine_temperatures_type_0 = cast(list[float], data)
-
-                return refine_temperatures_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(list[float] | None | Unset, data)
-
-        refine_temperatures = _parse_refine_temperatures(d.pop("refine_temperatures", UNSET))
-
-        def _parse_multipliers(data: object) -> list[float] | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, list):
-                    raise TypeError()
-                multipliers_type_0 = cast(list[float], data)
-
-                return multipliers_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(list[float] | None | Unset, data)
-
-        multipliers = _parse_multipliers(d.pop("multipliers", UNSET))
-
-        def _parse_guard(data: object) -> None | SelectionGuard | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                guard_type_0 = check_selection_guard(data)
-
-                return guard_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(None | SelectionGuard | Unset, data)
-
-        guard = _parse_guard(d.pop("guard", UNSET))
+        _guard = d.pop("guard", UNSET)
+        guard: SelectionGuard | Unset
+        if isinstance(_guard, Unset):
+            guard = UNSET
+        else:
+            guard = check_selection_guard(_guard)
 
         def _parse_refine_confidence(data: object) -> float | None | Unset:
             if data is None:
@@ -450,29 +300,12 @@ class SearchSpec:
             selection=selection,
             lambda_min=lambda_min,
             lambda_max=lambda_max,
+            multipliers=multipliers,
             refine=refine,
             refine_temperatures=refine_temperatures,
-            multipliers=multipliers,
             guard=guard,
             refine_confidence=refine_confidence,
             shrink_confidence=shrink_confidence,
         )
 
-        search_spec.additional_properties = d
         return search_spec
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

@@ -1,0 +1,63 @@
+"""A configuration setting declared once, on the dataclass field that holds it.
+
+Each field of :class:`metro.search.SearchConfig` and :class:`metro.trainer.TrainingConfig` is an
+:func:`option`: its default with a description, its choices and its bounds. The library's own
+validation (each config's ``__post_init__``) enforces them with its messages, and every layer above
+reads them from here rather than copying them: the service builds its request schema (and so its
+OpenAPI document and the generated client) from :func:`options_of`. A test checks that what a
+field declares is what ``__post_init__`` accepts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Option", "option", "options_of"]
+
+_KEY = "metro.option"
+
+
+@dataclass(frozen=True)
+class Option:
+    """What a setting is and which values it takes, for whoever documents or checks it.
+
+    ``choices``: the strings it takes (all of its values, or beside a number: ``"auto"``);
+    ``ge``/``gt``/``le``/``lt``: bounds of its number; ``min_items``/``max_items`` and
+    ``item_ge``/``item_gt``/``item_le``: a list's length and each entry's bounds; ``pattern``:
+    the regular expression a free string matches.
+    """
+
+    description: str
+    choices: tuple[str, ...] = ()
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    item_ge: float | None = None
+    item_gt: float | None = None
+    item_le: float | None = None
+    pattern: str | None = None
+
+
+def option(default: Any, description: str, **limits: Any) -> Any:
+    """A dataclass field with ``default`` and its :class:`Option` (``limits``: its other
+    fields)."""
+    return field(default=default, metadata={_KEY: Option(description=description, **limits)})
+
+
+def options_of(config: type) -> dict[str, tuple[Option, Any]]:
+    """Each field of a config dataclass: its :class:`Option` and default, in field order.
+    ValueError for a field declared without :func:`option`."""
+    out: dict[str, tuple[Option, Any]] = {}
+    for f in dataclasses.fields(config):
+        opt = f.metadata.get(_KEY)
+        if not isinstance(opt, Option):
+            raise ValueError(
+                f"{config.__name__}.{f.name} is not declared with metro.options.option"
+            )
+        out[f.name] = (opt, f.default)
+    return out
