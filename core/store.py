@@ -29,6 +29,7 @@ from core.config import Settings
 from core.db.base import db_now
 from core.db.models import Job, JobFit, LambdaStep, MetricResult, Model
 from core.job_spec import asks_for_gpu
+from core.records import RepeatChoice, choices_json
 from core.states import (
     HELD_STATES,
     TERMINAL_STATES,
@@ -369,17 +370,18 @@ def set_choices(
     ctx: StoreContext,
     job_id: uuid.UUID,
     token: str,
-    choices: list[dict[str, Any]],
+    choices: list[RepeatChoice],
     *,
     best_lambda: float | None,
 ) -> bool:
     """Record what the repeats' searches have chosen so far (and the delivered model's lambda
     once repeat 0 has chosen); False if the lease is gone."""
-    require_finite("the repeats' choices", choices=choices, best_lambda=best_lambda)
+    stored = choices_json(choices)
+    require_finite("the repeats' choices", choices=stored, best_lambda=best_lambda)
     with ctx.session() as session:
         held = _update_held_job(
             session, job_id, token,
-            choices=choices, best_lambda=best_lambda, updated_at=db_now(session),
+            choices=stored, best_lambda=best_lambda, updated_at=db_now(session),
         )  # fmt: skip
         session.commit()
         return held
@@ -393,13 +395,14 @@ def succeed_job(
     metric_rows: list[dict[str, Any]],
     model_row: dict[str, Any] | None,
     best_lambda: float | None,
-    choices: list[dict[str, Any]] | None = None,
+    choices: list[RepeatChoice] | None = None,
 ) -> str:
     """One transaction: the metric results, the model row and the final state. Returns the state
     the job ended in ("succeeded", or "cancelled" when a cancel arrived first), or "lost"."""
+    stored = None if choices is None else choices_json(choices)
     require_finite(
         "the job's results",
-        runs=metric_rows, model=model_row, best_lambda=best_lambda, choices=choices,
+        runs=metric_rows, model=model_row, best_lambda=best_lambda, choices=stored,
     )  # fmt: skip
     with ctx.session() as session:
         job = session.scalar(
@@ -424,7 +427,7 @@ def succeed_job(
         _finish(
             session, job_id, token, now, JobState.SUCCEEDED, progress=1.0,
             best_lambda=best_lambda, failure_reason=None,
-            **({} if choices is None else {"choices": choices}),
+            **({} if stored is None else {"choices": stored}),
         )  # fmt: skip
         session.commit()
         return JobState.SUCCEEDED.value

@@ -35,6 +35,7 @@ from core import store
 from core.db.errors import DATABASE_UNAVAILABLE, is_database_outage
 from core.job_spec import DataSize, JobObjects, budget_errors, build_job_objects, estimate_work
 from core.queue import JobQueue
+from core.records import RepeatChoice, choices_json
 from core.states import JobState
 from metro.datasets import DataError
 from metro.experiment import ExperimentResult, run_experiment
@@ -187,7 +188,7 @@ class JobRun:
         self.progress = Progress(job.spec)
         info = job.spec.get("metric_info") or {}
         self.greater_is_better = bool(info.get("greater_is_better", True))
-        self.choices: dict[int, dict[str, Any]] = {}  # repeat -> its RepeatChoice, as JSON
+        self.choices: dict[int, RepeatChoice] = {}  # repeat -> what its search chose
         self.steps_in_repeat: dict[int, int] = {}
         self.lambdas_fitted: dict[int, int] = {}  # repeat -> lambdas of its fits in so far
         self.progress_written = -math.inf  # time.monotonic() of the last throttled write
@@ -351,7 +352,7 @@ class JobRun:
         """The job's best_lambda: the trained lambda of the delivered model (repeat 0's choice),
         once that search has chosen; a step's own metric is never a stand-in for it."""
         choice = self.choices.get(0)
-        return None if choice is None else choice["trained_lambda"]
+        return None if choice is None else choice.trained_lambda
 
     def _on_search(self, repeat: int, spec: MetricSpec, search: SearchResult) -> None:
         self.lease.check()
@@ -402,6 +403,7 @@ class JobRun:
             self.choices.get(r) or repeat_choice(r, result.metric, result.searches[r])
             for r in sorted(result.searches)
         ]
+        delivered = choices_json(choices[:1])[0]  # repeat 0's: the model's own
         manifest = {
             "metric": {**spec["metric"], **info},
             # The lambda and shift this model was trained with; "lambda_star" is the same number
@@ -415,11 +417,11 @@ class JobRun:
             # (so "threshold" above, applied to the model's own score, stays 0).
             "tuned_threshold": search.threshold,
             "selection": {
-                k: choices[0][k]
+                k: delivered[k]
                 for k in ("selection_score", "selection_split", "n_folds", "selection_counts")
             },
-            "warnings": choices[0]["warnings"],
-            "refinement": choices[0]["refinement"],
+            "warnings": delivered["warnings"],
+            "refinement": delivered["refinement"],
             "labels": {"positive": dataset.positive_label, "negative": dataset.negative_label},
             "feature_names": list(dataset.feature_names)
             if dataset.feature_names is not None and dataset.X.ndim == 2
@@ -461,40 +463,43 @@ class JobRun:
         return outcome
 
 
-def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> dict[str, Any]:
-    """One repeat's choice as the API shows it (service.schemas.jobs.RepeatChoice)."""
+def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> RepeatChoice:
+    """One repeat's choice as the API shows it, validated here as it is written (a value the
+    type refuses fails this job's worker, not a later read of the job)."""
     counts = search.selection_counts
-    return {
-        "repeat": repeat,
-        "trained_lambda": search.trained_lambda,
-        "shift": search.trained_shift,
-        "ratio_reached": search.ratio_reached,
-        "tuned_threshold": search.threshold,
-        "selection_score": _finite_or_none(spec.score_from_loss(search.selection_loss)),
-        "selection_split": search.selection_split,
-        "n_folds": search.n_folds,
-        "selection_counts": None
-        if counts is None
-        else dict(zip(("tp", "fp", "fn", "tn"), counts, strict=True)),
-        "warnings": [w.to_dict() for w in search.warnings],
-        "refinement": _refinement(spec, search),
-        # Under constraints: each one's value where the choice was made (selection_split),
-        # and whether all of them held there.
-        "constraint_values": [_finite_or_none(v) for v in search.constraint_values]
-        if search.constraint_values
-        else None,
-        "constraints_satisfied": search.constraints_satisfied,
-        # The grid's pooled held-out curve the choice ran over (the dashboard draws it).
-        "selection_curve": [
-            {
-                "lambda": p.lam,
-                "shift": p.shift,
-                "score": _finite_or_none(spec.score_from_loss(p.loss)),
-            }
-            for p in search.selection_curve
-        ]
-        or None,
-    }
+    return RepeatChoice.model_validate(
+        {
+            "repeat": repeat,
+            "trained_lambda": search.trained_lambda,
+            "shift": search.trained_shift,
+            "ratio_reached": search.ratio_reached,
+            "tuned_threshold": search.threshold,
+            "selection_score": _finite_or_none(spec.score_from_loss(search.selection_loss)),
+            "selection_split": search.selection_split,
+            "n_folds": search.n_folds,
+            "selection_counts": None
+            if counts is None
+            else dict(zip(("tp", "fp", "fn", "tn"), counts, strict=True)),
+            "warnings": [w.to_dict() for w in search.warnings],
+            "refinement": _refinement(spec, search),
+            # Under constraints: each one's value where the choice was made (selection_split),
+            # and whether all of them held there.
+            "constraint_values": [_finite_or_none(v) for v in search.constraint_values]
+            if search.constraint_values
+            else None,
+            "constraints_satisfied": search.constraints_satisfied,
+            # The grid's pooled held-out curve the choice ran over (the dashboard draws it).
+            "selection_curve": [
+                {
+                    "lambda": p.lam,
+                    "shift": p.shift,
+                    "score": _finite_or_none(spec.score_from_loss(p.loss)),
+                }
+                for p in search.selection_curve
+            ]
+            or None,
+        }
+    )
 
 
 def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None:
@@ -519,7 +524,7 @@ def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None
 
 
 def constrained_manifest(
-    spec: dict[str, Any], result: ExperimentResult, choice: dict[str, Any]
+    spec: dict[str, Any], result: ExperimentResult, choice: RepeatChoice
 ) -> dict[str, Any]:
     """The manifest's account of the constraints of the delivered model (METRO, repeat 0),
     nothing for an unconstrained job: each constraint as specified and named, its value where
@@ -529,7 +534,7 @@ def constrained_manifest(
     if not constraints:
         return {}
     runs = {s.split: s for s in result.scores if s.method == "metro" and s.repeat == 0}
-    chosen = choice.get("constraint_values") or [None] * len(constraints)
+    chosen = choice.constraint_values or [None] * len(constraints)
     info = spec.get("constraint_info") or [{} for _ in constraints]
     return {
         "constraints": [
@@ -544,7 +549,7 @@ def constrained_manifest(
             for i, (given, named) in enumerate(zip(constraints, info, strict=True))
         ],
         "constraints_hold": {split: s.constraints_hold for split, s in runs.items()},
-        "constraints_satisfied": choice.get("constraints_satisfied"),
+        "constraints_satisfied": choice.constraints_satisfied,
     }
 
 

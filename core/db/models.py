@@ -146,7 +146,7 @@ class Job(Base):
     current_lambda: Mapped[float | None] = mapped_column(Float, default=None)
     best_lambda: Mapped[float | None] = mapped_column(Float, default=None)
     failure_reason: Mapped[str | None] = mapped_column(Text, default=None)
-    # What each finished repeat's search chose (see service.schemas.jobs.RepeatChoice), in
+    # What each finished repeat's search chose (core.records.RepeatChoice), in
     # repeat order; null until the first repeat's search is done.
     choices: Mapped[list[dict[str, Any]] | None] = mapped_column(PortableJSON, default=None)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -15,6 +15,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+from core.records import (  # noqa: F401 - re-exported: the API's schemas
+    ChoiceWarning,
+    ConfusionCounts,
+    Refinement,
+    RefinementScore,
+    RepeatChoice,
+    SelectionPoint,
+)
 from core.states import JobState
 from metro.experiment import MAX_REPEATS
 from metro.models import CNN3_LAYERS, MAX_HIDDEN_LAYERS
@@ -229,120 +237,6 @@ class JobCreate(BaseModel):
         max_length=MAX_CONSTRAINTS,
         description="Floors and ceilings on other ratio metrics that METRO and every baseline "
         "choose under (grid search only); none: the unconstrained problem",
-    )
-
-
-class ConfusionCounts(BaseModel):
-    tp: int
-    fp: int
-    fn: int
-    tn: int
-
-
-class ChoiceWarning(BaseModel):
-    """Something about a repeat's choice to look at before trusting it."""
-
-    code: Literal[
-        "lambda_at_grid_edge",
-        "predicts_one_class",
-        "few_true_positives",
-        "constraints_not_met",
-        "no_supported_choice",
-    ] = Field(
-        description="lambda_at_grid_edge: the trained lambda is the first or last grid point "
-        "(the best may lie beyond); predicts_one_class: the chosen classifier predicts one "
-        "class on the held-out rows; few_true_positives: its score rests on fewer than 5 "
-        "true positives; constraints_not_met: no fit met every constraint on the held-out "
-        "rows, and the one that missed them by the least was kept; no_supported_choice: "
-        "no choice rests on enough held-out evidence (5 true positives, a tenth of the "
-        "positives predicted positive), not even the plain-ERM fallback delivered instead: "
-        "the data cannot support a choice"
-    )
-    message: str
-
-
-class RefinementScore(BaseModel):
-    temperature: float
-    score: float | None = Field(description="The refined models' metric on selection_split")
-    constraints_hold: bool | None = Field(
-        default=None,
-        description="Under constraints: whether they all held there (null without)",
-    )
-
-
-class Refinement(BaseModel):
-    """The refinement step after the choice (docs/algorithms.md, "Refinement")."""
-
-    kept: bool = Field(description="Whether a refined model beat the search's choice")
-    temperature: float | None = Field(description="The temperature kept, null if none was")
-    score_before: float | None = Field(
-        description="The search's choice's metric on selection_split, before the step"
-    )
-    threshold_before: float = Field(
-        description="The threshold the search tuned, where the step started from"
-    )
-    scores: list[RefinementScore]
-
-
-class SelectionPoint(BaseModel):
-    lambda_: float = Field(alias="lambda")
-    shift: str
-    score: float | None = Field(
-        description="The metric on selection_split's rows at this lambda's own tuned threshold"
-    )
-
-    model_config = ConfigDict(populate_by_name=True)
-
-
-class RepeatChoice(BaseModel):
-    """What one repeat's lambda search chose. See the glossary in docs/api.md."""
-
-    repeat: int
-    trained_lambda: float = Field(
-        description="The lambda this repeat's model was trained at (the refit's)"
-    )
-    shift: str = Field(description="The cost shift that model was trained with")
-    ratio_reached: float | None = Field(
-        description="Bisection and Dinkelbach: the middle of their last bracket, their estimate "
-        "of the optimal ratio lambda*; no model was trained there unless it equals "
-        "trained_lambda. Null for the grid"
-    )
-    tuned_threshold: float = Field(
-        description="The decision threshold on h chosen with the lambda, folded into the model"
-    )
-    selection_score: float | None = Field(
-        description="The metric the choice was made by, on selection_split (null if undefined)"
-    )
-    selection_split: Literal["cross-validation", "validation", "train"] = Field(
-        description="cross-validation: the held-out rows of every fold, pooled; validation: "
-        "the validation split; train: the training rows (no held-out part)"
-    )
-    n_folds: int | None = Field(description="Folds pooled for cross-validation, else null")
-    selection_counts: ConfusionCounts | None = Field(
-        description="The held-out confusion counts selection_score was computed from"
-    )
-    warnings: list[ChoiceWarning]
-    refinement: Refinement | None = Field(
-        default=None,
-        description="The refinement step (null: it did not run: refine off, a network, "
-        "constraints missed where chosen, or no held-out rows). When kept, selection_score is "
-        "the refined models' and tuned_threshold is 0 (the refined model decides by its sign)",
-    )
-    constraint_values: list[float | None] | None = Field(
-        default=None,
-        description="Under constraints: each constraint's value (in the spec's order) where "
-        "the choice was made, on selection_split at the tuned threshold; null without",
-    )
-    constraints_satisfied: bool | None = Field(
-        default=None,
-        description="Under constraints: whether every constraint held there (false: none of "
-        "the fits met them, and the one closest was kept); null without",
-    )
-    selection_curve: list[SelectionPoint] | None = Field(
-        default=None,
-        description="Grid searches: every (lambda, shift) with the score the choice was made by "
-        "(pooled over the folds with cross-validation: not the mean of the folds' curves); "
-        "null for bisection, Dinkelbach and constrained searches",
     )
 
 

@@ -19,6 +19,7 @@ from core.config import Settings
 from core.db.base import Base, utcnow
 from core.db.models import Job, JobFit, LambdaStep, MetricResult, Tenant
 from core.db.session import make_engine, make_sessionmaker
+from core.records import RepeatChoice
 from core.states import (
     FIT_TRANSITIONS,
     JOB_TRANSITIONS,
@@ -208,6 +209,15 @@ def _step(**values: object) -> dict[str, object]:
     }  # fmt: skip
 
 
+def _choice(**values: float) -> RepeatChoice:
+    fields = {
+        "repeat": 0, "trained_lambda": -0.5, "shift": "minimal", "ratio_reached": None,
+        "tuned_threshold": 0.0, "selection_score": 0.8, "selection_split": "validation",
+        "n_folds": None, "selection_counts": None, "warnings": [],
+    }  # fmt: skip
+    return RepeatChoice.model_validate({**fields, **values})
+
+
 @pytest.mark.parametrize(
     ("write", "where"),
     [
@@ -234,7 +244,7 @@ def _step(**values: object) -> dict[str, object]:
         ),
         (
             lambda ctx, job: store.set_choices(
-                ctx, job, "w", [{"repeat": 0, "tuned_threshold": float("-inf")}], best_lambda=0.1
+                ctx, job, "w", [_choice(tuned_threshold=float("-inf"))], best_lambda=0.1
             ),
             "(-inf) as choices[0].tuned_threshold of the repeats' choices",
         ),
