@@ -2,20 +2,25 @@
 
 A repeat's choice is built by the worker as a :class:`RepeatChoice` (validated as it is
 written, so a wrong value fails the job's worker, not a later GET), stored as its JSON in the
-job's row (``core.store.set_choices``), and read back by the API into the same type. These are
-the API's schemas too (service.schemas.jobs re-exports them), so what a client reads is what
-the worker wrote.
+job's row (``core.store.set_choices``), and read back by the API into the same type. A model's
+manifest (what ``metro.serialization.save_model`` wrote beside the weights) is checked as a
+:class:`ModelManifest` before its row is written, and the API serves it as one. These are the
+API's schemas too (service.schemas re-exports them), so what a client reads is what the worker
+wrote.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "ChoiceWarning",
     "ConfusionCounts",
+    "ManifestLabels",
+    "ManifestSelection",
+    "ModelManifest",
     "Refinement",
     "RefinementScore",
     "RepeatChoice",
@@ -136,6 +141,76 @@ class RepeatChoice(BaseModel):
         "(pooled over the folds with cross-validation: not the mean of the folds' curves); "
         "null for bisection, Dinkelbach and constrained searches",
     )
+
+
+class ManifestLabels(BaseModel):
+    positive: bool | int | float | str = Field(description="The label h(x) >= 0 predicts")
+    negative: bool | int | float | str
+
+
+class ManifestSelection(BaseModel):
+    """How the delivered model was chosen: repeat 0's choice (see RepeatChoice)."""
+
+    selection_score: float | None
+    selection_split: Literal["cross-validation", "validation", "train"]
+    n_folds: int | None
+    selection_counts: ConfusionCounts | None
+
+
+class ModelManifest(BaseModel):
+    """What a model file says of itself (``manifest.json`` beside the weights), as served.
+
+    The structural fields are computed from the weights when the model is saved; the others
+    describe the job that trained it. Fields this version does not know (a newer worker's) are
+    kept, and a field a manifest does not have is left out of the answer, not shown as null (the
+    model routes answer with ``response_model_exclude_unset``): the API serves the manifest
+    exactly as the model file has it.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    # Every field may be absent from what is read back (a stored manifest is served as it is);
+    # the worker checks a new one before its row is written (worker.runner).
+    format_version: int | None = None
+    architecture: dict[str, Any] | None = Field(
+        default=None, description="The model spec: kind and sizes"
+    )
+    input_shape: list[int] | None = None
+    n_features: int | None = None
+    feature_names: list[str] | None = None
+    weights_sha256: str | None = Field(default=None, description="SHA-256 of model.safetensors")
+    onnx_sha256: str | None = Field(default=None, description="SHA-256 of model.onnx (null: none)")
+    labels: ManifestLabels | None = None
+    threshold: float = Field(
+        default=0.0,
+        description="The margin at or above which the label is positive (0: the tuned "
+        "threshold is folded into the model)",
+    )
+    metric: dict[str, Any] | None = Field(
+        default=None, description="The metric as specified, with its name and orientation"
+    )
+    trained_lambda: float | None = Field(
+        default=None, description="The lambda this model was trained at"
+    )
+    lambda_star: float | None = Field(default=None, description="trained_lambda's older name")
+    ratio_reached: float | None = None
+    tuned_threshold: float | None = Field(
+        default=None, description="The threshold the search tuned on h (already folded in)"
+    )
+    shift: str | None = None
+    selection: ManifestSelection | None = None
+    warnings: list[ChoiceWarning] | None = None
+    refinement: Refinement | None = None
+    scores: dict[str, float | None] | None = Field(
+        default=None, description="The metric of this model per split (validation, test)"
+    )
+    job_id: str | None = None
+    dataset: str | None = None
+    surrogate: dict[str, Any] | None = None
+    search: str | None = Field(default=None, description="The search strategy")
+    constraints: list[dict[str, Any]] | None = None
+    constraints_hold: dict[str, bool | None] | None = None
+    constraints_satisfied: bool | None = None
 
 
 def choices_json(choices: list[RepeatChoice]) -> list[dict[str, object]]:

@@ -35,7 +35,7 @@ from core import store
 from core.db.errors import DATABASE_UNAVAILABLE, is_database_outage
 from core.job_spec import DataSize, JobObjects, budget_errors, build_job_objects, estimate_work
 from core.queue import JobQueue
-from core.records import RepeatChoice, choices_json
+from core.records import ModelManifest, RepeatChoice, choices_json
 from core.states import JobState
 from metro.datasets import DataError
 from metro.experiment import ExperimentResult, run_experiment
@@ -442,6 +442,7 @@ class JobRun:
             # An exporter failure must not cost the trained model: keep it without ONNX.
             logger.warning("job %s: ONNX export failed (%s); saving without it", self.job.id, exc)
             full = save_model(target, fitted.model, manifest=manifest, onnx=False)
+        _check_manifest(full)
         model_row = {
             "id": uuid.uuid5(MODEL_NAMESPACE, f"{self.job.id}/metro/0"),
             "tenant_id": self.job.tenant_id,
@@ -551,6 +552,18 @@ def constrained_manifest(
         "constraints_hold": {split: s.constraints_hold for split, s in runs.items()},
         "constraints_satisfied": choice.constraints_satisfied,
     }
+
+
+_STRUCTURAL = ("format_version", "architecture", "input_shape", "n_features", "weights_sha256")
+
+
+def _check_manifest(manifest: dict[str, Any]) -> None:
+    """A new model's manifest as the API will serve it (core.records.ModelManifest), checked
+    before its row is written: every field of the right type, the structural ones present."""
+    checked = ModelManifest.model_validate(manifest)
+    missing = [k for k in (*_STRUCTURAL, "labels") if getattr(checked, k) is None]
+    if missing:
+        raise ValueError(f"the model's manifest lacks {missing}")
 
 
 def _message(exc: BaseException) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from core.records import ModelManifest
 
 LabelValue = bool | int | float | str
 
@@ -18,8 +20,9 @@ class ModelOut(BaseModel):
     job_id: uuid.UUID | None
     formats: list[Literal["safetensors", "onnx"]]
     sha256: str = Field(description="SHA-256 of model.safetensors")
-    manifest: dict[str, Any] = Field(
-        description="Architecture, metric, lambda*, feature count and names, weights sha256"
+    manifest: ModelManifest = Field(
+        description="What the model file says of itself: architecture, shapes, digests, the "
+        "metric, the trained lambda and how it was chosen (core.records.ModelManifest)"
     )
     created_at: datetime
 

@@ -328,3 +328,25 @@ def test_predict_cnn3_with_flattened_rows(client, app, tenant, service_dirs):
         f"/v1/models/{row.id}/predict", json={"instances": [[0.0] * 5]}, headers=tenant.headers
     )
     assert bad.status_code == 422
+
+
+def test_the_manifest_is_served_exactly_as_the_model_file_has_it(client, tenant, add_model):
+    """Typed in the OpenAPI document (core.records.ModelManifest), yet the answer is the file's
+    manifest key for key: nothing the file lacks appears as null, and a key this version does
+    not know is kept."""
+    m = add_model(tenant)
+    stored = json.loads((m["dir"] / "manifest.json").read_text())
+    served = client.get(f"/v1/models/{m['id']}", headers=tenant.headers).json()["manifest"]
+    assert served == stored
+    assert "constraints" not in served  # a field of the type the file does not have
+
+    from core.records import ModelManifest
+
+    extended = {**stored, "from_a_newer_worker": {"x": 1}}
+    assert ModelManifest.model_validate(extended).model_dump(mode="json", exclude_unset=True) == (
+        extended
+    )
+    document = client.get("/openapi.json").json()["components"]["schemas"]
+    assert {"trained_lambda", "selection", "weights_sha256"} <= set(
+        document["ModelManifest"]["properties"]
+    )

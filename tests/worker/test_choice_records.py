@@ -41,3 +41,16 @@ def test_a_record_the_type_refuses_is_refused_when_written(experiment, monkeypat
     monkeypatch.setattr(type(search), "selection_split", property(lambda self: "holdout"))
     with pytest.raises(ValidationError, match="selection_split"):
         repeat_choice(0, experiment.metric, search)
+
+
+def test_a_new_models_manifest_is_checked_before_its_row_is_written(experiment, tmp_path):
+    from metro.serialization import save_model
+    from worker.runner import _check_manifest
+
+    model = experiment.model_for("metro", 0).model
+    full = save_model(tmp_path / "m", model, manifest={"trained_lambda": -0.5, "shift": "minimal"})
+    _check_manifest(full)  # what save_model writes passes
+    with pytest.raises(ValidationError, match="trained_lambda"):
+        _check_manifest({**full, "trained_lambda": "minus one half"})
+    with pytest.raises(ValueError, match="lacks \\['weights_sha256'\\]"):
+        _check_manifest({k: v for k, v in full.items() if k != "weights_sha256"})

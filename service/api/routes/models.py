@@ -33,23 +33,28 @@ _DOWNLOADS = {
 }
 
 
-def _model_out(model: Model | Row[Any]) -> ModelOut:
+def _model_out(model: Model | Row[Any]) -> dict[str, Any]:
+    """A ModelOut as a plain dict, validated once by the route's response model: the
+    manifest's fields that the stored manifest lacks stay unset and are left out of the answer
+    (response_model_exclude_unset)."""
     formats: list[Literal["safetensors", "onnx"]] = ["safetensors"]
     if model.has_onnx:
         formats.append("onnx")
-    return ModelOut(
-        id=model.id,
-        job_id=model.job_id,
-        formats=formats,
-        sha256=model.sha256,
-        manifest=model.manifest,
-        created_at=model.created_at,
-    )
+    return {
+        "id": model.id,
+        "job_id": model.job_id,
+        "formats": formats,
+        "sha256": model.sha256,
+        "manifest": model.manifest,
+        "created_at": model.created_at,
+    }
 
 
 @router.get(
     "",
     response_model=Page[ModelOut],
+    # A manifest is served as the model file has it: a field it lacks is left out, not null.
+    response_model_exclude_unset=True,
     summary="List models, newest first",
     responses=problem_responses(401, 422),
 )
@@ -62,7 +67,7 @@ def list_models(
     ] = None,
     cursor: CursorQuery = None,
     limit: LimitQuery = None,
-) -> Page[ModelOut]:
+) -> dict[str, Any]:
     rows, next_cursor = crud.list_models(
         session,
         principal.tenant_id,
@@ -70,16 +75,19 @@ def list_models(
         limit=page_size(limit, settings),
         job_id=job_id,
     )
-    return Page[ModelOut](items=[_model_out(r) for r in rows], next_cursor=next_cursor)
+    return {"items": [_model_out(r) for r in rows], "next_cursor": next_cursor}
 
 
 @router.get(
     "/{model_id}",
     response_model=ModelOut,
+    response_model_exclude_unset=True,
     summary="Get a model and its manifest",
     responses=problem_responses(401, 404, 422),
 )
-async def get_model(model_id: uuid.UUID, request: Request, principal: PrincipalDep) -> ModelOut:
+async def get_model(
+    model_id: uuid.UUID, request: Request, principal: PrincipalDep
+) -> dict[str, Any]:
     # One Core SELECT on an autocommit connection (no session: see service.crud.reads).
     row = await run_in_threadpool(
         reads.read_model, request.app.state.read_engine, principal.tenant_id, model_id,

@@ -28,6 +28,15 @@ from .job_spec import JobSpec
 from .job_state import JobState
 from .lambda_step import LambdaStep
 from .lambda_step_page import LambdaStepPage
+from .manifest_architecture import ManifestArchitecture
+from .manifest_constraint import ManifestConstraint
+from .manifest_constraints_hold import ManifestConstraintsHold
+from .manifest_labels import ManifestLabels
+from .manifest_metric import ManifestMetric
+from .manifest_scores import ManifestScores
+from .manifest_selection import ManifestSelection
+from .manifest_selection_selection_split import ManifestSelectionSelectionSplit
+from .manifest_surrogate import ManifestSurrogate
 from .method_summary import MethodSummary
 from .metric_run import MetricRun
 from .model import Model
@@ -91,6 +100,15 @@ __all__ = (
     "JobState",
     "LambdaStep",
     "LambdaStepPage",
+    "ManifestArchitecture",
+    "ManifestConstraint",
+    "ManifestConstraintsHold",
+    "ManifestLabels",
+    "ManifestMetric",
+    "ManifestScores",
+    "ManifestSelection",
+    "ManifestSelectionSelectionSplit",
+    "ManifestSurrogate",
     "MethodSummary",
     "MetricRun",
     "Model",

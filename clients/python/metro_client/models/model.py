@@ -25,7 +25,13 @@ class Model:
     sha256: str
     """ SHA-256 of model.safetensors """
     manifest: ModelManifest
-    """ Architecture, metric, lambda*, feature count and names, weights sha256 """
+    """ What a model file says of itself (``manifest.json`` beside the weights), as served.
+
+    The structural fields are computed from the weights when the model is saved; the others
+    describe the job that trained it. Fields this version does not know (a newer worker's) are
+    kept, and a field a manifest does not have is left out of the answer, not shown as null (the
+    model routes answer with ``response_model_exclude_unset``): the API serves the manifest
+    exactly as the model file has it. """
     created_at: datetime.datetime
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
