@@ -30,6 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from metro.options import option
+
 __all__ = [
     "CNN3_LAYERS",
     "CONV_STACKINGS",
@@ -134,9 +136,23 @@ def _input_shape(value: Any) -> tuple[int, ...]:
 class ModelSpec:
     """The hypothesis set: its kind and sizes (``hidden`` is used by mlp, ``channels`` by cnn3)."""
 
-    kind: str = "linear"
-    hidden: tuple[int, ...] = (64,)
-    channels: tuple[int, int, int] = (32, 64, 128)
+    kind: str = option("linear", "linear, mlp or cnn3", choices=MODEL_KINDS)
+    hidden: tuple[int, ...] = option(
+        (64,),
+        "mlp: the widths of its hidden layers",
+        min_items=1,
+        max_items=MAX_HIDDEN_LAYERS,
+        item_ge=1,
+        item_le=MAX_LAYER_WIDTH,
+    )
+    channels: tuple[int, int, int] = option(
+        (32, 64, 128),
+        "cnn3: the channels of its three conv layers",
+        min_items=CNN3_LAYERS,
+        max_items=CNN3_LAYERS,
+        item_ge=1,
+        item_le=MAX_CHANNELS,
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str) or self.kind not in MODEL_KINDS:

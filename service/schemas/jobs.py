@@ -25,7 +25,7 @@ from core.records import (  # noqa: F401 - re-exported: the API's schemas
 )
 from core.states import JobState
 from metro.experiment import MAX_REPEATS
-from metro.models import CNN3_LAYERS, MAX_HIDDEN_LAYERS
+from metro.models import ModelSpec
 from metro.search.config import SearchConfig
 from metro.trainer.config import TrainingConfig
 from service.schemas.options import request_section
@@ -120,22 +120,16 @@ class SurrogateIn(BaseModel):
     )
 
 
-class ModelIn(BaseModel):
-    """Fields left out take the library's defaults."""
+if TYPE_CHECKING:  # what the type checker sees of the built model
 
-    model_config = ConfigDict(extra="allow", strict=True)
-    kind: Literal["linear", "mlp", "cnn3"] = "linear"
-    # The lengths are the library's bounds (metro.models), checked here as well so that a list
-    # of a million layers is refused as it is parsed, before anything is built from it.
-    hidden: list[int] | None = Field(
-        default=None,
-        max_length=MAX_HIDDEN_LAYERS,
-        description="mlp: the widths of its hidden layers (default [64])",
-    )
-    channels: list[int] | None = Field(
-        default=None,
-        max_length=CNN3_LAYERS,
-        description="cnn3: the channels of its three conv layers (default [32, 64, 128])",
+    class ModelIn(BaseModel): ...
+
+else:
+    ModelIn = request_section(
+        "ModelIn",
+        ModelSpec,
+        "The hypothesis set (metro.models.ModelSpec): its kind and the sizes that kind uses. "
+        "Fields left out take the defaults shown.",
     )
 
 

@@ -109,7 +109,7 @@ def _errors(r) -> list[dict[str, Any]]:
         # A linear model trains with full-batch L-BFGS: nothing to compile or augment.
         ({"training": {"compile": True}}, ["body", "training", "compile"]),
         ({"training": {"augment": True}}, ["body", "training", "augment"]),
-        ({"model": {"kind": "mlp", "hidden": [0]}}, ["body", "model", "hidden"]),
+        ({"model": {"kind": "mlp", "hidden": [0]}}, ["body", "model", "hidden", 0]),
         ({"baselines": ["erm", "erm"]}, ["body", "baselines"]),
     ],
 )

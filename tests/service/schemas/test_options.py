@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from metro.models import ModelSpec
 from metro.options import Option, option, options_of
 from metro.search.config import SearchConfig
 from metro.trainer import TrainingConfig
-from service.schemas.jobs import SearchIn, TrainingIn
+from service.schemas.jobs import ModelIn, SearchIn, TrainingIn
 
-SECTIONS = [(SearchIn, SearchConfig), (TrainingIn, TrainingConfig)]
+SECTIONS = [(SearchIn, SearchConfig), (TrainingIn, TrainingConfig), (ModelIn, ModelSpec)]
 
 
 def _json(value: Any) -> Any:
@@ -87,7 +88,7 @@ def test_the_schema_takes_exactly_the_values_the_library_takes(schema, config):
             api = _schema_accepts(schema, name, list(value) if isinstance(value, tuple) else value)
             assert library == api, (name, value, library, api)
             checked += 1
-    assert checked > 40
+    assert checked > 2 * len(options_of(config))  # every setting probed, most several times
 
 
 def test_strings_for_numbers_and_floats_for_integers_are_refused_with_the_field_named():

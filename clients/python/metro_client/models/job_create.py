@@ -29,7 +29,8 @@ class JobCreate:
     dataset: DatasetRef
     surrogate: SurrogateSpec | Unset = UNSET
     model: ModelSpec | Unset = UNSET
-    """ Fields left out take the library's defaults. """
+    """ The hypothesis set (metro.models.ModelSpec): its kind and the sizes that kind uses. Fields left out take the
+    defaults shown. """
     search: SearchSpec | Unset = UNSET
     """ How lambda is searched (metro.search.SearchConfig). Fields left out take the defaults shown. """
     training: TrainingSpec | Unset = UNSET
