@@ -20,11 +20,13 @@ __all__ = [
     "ConfusionCounts",
     "ManifestLabels",
     "ManifestSelection",
+    "MetricRecord",
     "ModelManifest",
     "Refinement",
     "RefinementScore",
     "RepeatChoice",
     "SelectionPoint",
+    "StepRecord",
     "choices_json",
 ]
 
@@ -211,6 +213,47 @@ class ModelManifest(BaseModel):
     constraints: list[dict[str, Any]] | None = None
     constraints_hold: dict[str, bool | None] | None = None
     constraints_satisfied: bool | None = None
+
+
+class StepRecord(BaseModel):
+    """One step of a job's lambda trace as the worker writes it (a ``lambda_steps`` row, which
+    the API serves as LambdaStepOut). Numbers the search could not compute (a diverged fit's
+    loss) are null; the store refuses any other non-finite value."""
+
+    model_config = ConfigDict(frozen=True, strict=True)
+
+    repeat: int
+    step: int
+    fold: int | None
+    method: str
+    lambda_: float
+    shift: str | None
+    surrogate_loss: float | None
+    l_lambda: float | None
+    train_metric: float | None
+    validation_metric: float | None
+    seconds: float | None
+    mu: float | None
+    constraint_values: list[float | None] | None
+
+
+class MetricRecord(BaseModel):
+    """One method's score on one split of one repeat as the worker writes it (a
+    ``metric_results`` row, served in the job's results)."""
+
+    model_config = ConfigDict(frozen=True, strict=True)
+
+    method: str
+    repeat: int
+    split: Literal["validation", "test"]
+    metric_value: float
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    lambda_: float | None
+    constraint_values: list[float | None] | None
+    constraints_hold: bool | None
 
 
 def choices_json(choices: list[RepeatChoice]) -> list[dict[str, object]]:

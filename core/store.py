@@ -29,7 +29,7 @@ from core.config import Settings
 from core.db.base import db_now
 from core.db.models import Job, JobFit, LambdaStep, MetricResult, Model
 from core.job_spec import asks_for_gpu
-from core.records import RepeatChoice, choices_json
+from core.records import MetricRecord, RepeatChoice, StepRecord, choices_json
 from core.states import (
     HELD_STATES,
     TERMINAL_STATES,
@@ -331,7 +331,7 @@ def record_step(
     ctx: StoreContext,
     job_id: uuid.UUID,
     token: str,
-    step: dict[str, Any],
+    record: StepRecord,
     *,
     progress: float,
     best_lambda: float | None,
@@ -339,8 +339,9 @@ def record_step(
     """Upsert one lambda step (a replayed step after a resume is a no-op: the first write
     stays) and move the job's progress; False if the lease is gone. NonFiniteValueError for a
     non-finite number (runner.step_row stores a diverged fit's loss as null)."""
+    step = record.model_dump()
     require_finite(
-        f"trace step {step.get('step')} of repeat {step.get('repeat')}",
+        f"trace step {record.step} of repeat {record.repeat}",
         step=step, progress=progress, best_lambda=best_lambda,
     )  # fmt: skip
     with ctx.session() as session:
@@ -349,7 +350,7 @@ def record_step(
         )
         held = _update_held_job(
             session, job_id, token,
-            progress=progress, current_lambda=step["lambda_"], best_lambda=best_lambda,
+            progress=progress, current_lambda=record.lambda_, best_lambda=best_lambda,
             updated_at=db_now(session),
         )  # fmt: skip
         session.commit()
@@ -392,7 +393,7 @@ def succeed_job(
     job_id: uuid.UUID,
     token: str,
     *,
-    metric_rows: list[dict[str, Any]],
+    metric_records: list[MetricRecord],
     model_row: dict[str, Any] | None,
     best_lambda: float | None,
     choices: list[RepeatChoice] | None = None,
@@ -400,6 +401,7 @@ def succeed_job(
     """One transaction: the metric results, the model row and the final state. Returns the state
     the job ended in ("succeeded", or "cancelled" when a cancel arrived first), or "lost"."""
     stored = None if choices is None else choices_json(choices)
+    metric_rows = [r.model_dump() for r in metric_records]
     require_finite(
         "the job's results",
         runs=metric_rows, model=model_row, best_lambda=best_lambda, choices=stored,

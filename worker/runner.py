@@ -35,7 +35,13 @@ from core import store
 from core.db.errors import DATABASE_UNAVAILABLE, is_database_outage
 from core.job_spec import DataSize, JobObjects, budget_errors, build_job_objects, estimate_work
 from core.queue import JobQueue
-from core.records import ModelManifest, RepeatChoice, choices_json
+from core.records import (
+    MetricRecord,
+    ModelManifest,
+    RepeatChoice,
+    StepRecord,
+    choices_json,
+)
 from core.states import JobState
 from metro.datasets import DataError
 from metro.experiment import ExperimentResult, run_experiment
@@ -94,26 +100,28 @@ def check_budgets(
         raise SpecError(f"over this server's limits on its data: {'; '.join(named)}")
 
 
-def step_row(repeat: int, step: TraceStep) -> dict[str, Any]:
-    """The lambda_steps row of one search step; a non-finite value (a diverged fit's loss) is
-    stored as null, as JSON and the API have no infinity."""
-    return {
-        "repeat": repeat,
-        "step": step.step,
-        "fold": step.fold,
-        "method": "metro",
-        "lambda_": _finite_or_none(step.lam),
-        "shift": step.shift,
-        "surrogate_loss": _finite_or_none(step.surrogate_loss),
-        "l_lambda": _finite_or_none(step.l_lambda),
-        "train_metric": _finite_or_none(step.train_metric),
-        "validation_metric": _finite_or_none(step.validation_metric),
-        "seconds": _finite_or_none(step.seconds),
-        "mu": _finite_or_none(step.mu),
-        "constraint_values": [_finite_or_none(v) for v in step.constraint_values]
-        if step.constraint_values
-        else None,
-    }
+def step_row(repeat: int, step: TraceStep) -> StepRecord:
+    """The lambda_steps row of one search step, validated as it is built; a non-finite value
+    (a diverged fit's loss) is stored as null, as JSON and the API have no infinity."""
+    return StepRecord.model_validate(
+        {
+            "repeat": repeat,
+            "step": step.step,
+            "fold": step.fold,
+            "method": "metro",
+            "lambda_": _finite_or_none(step.lam),
+            "shift": step.shift,
+            "surrogate_loss": _finite_or_none(step.surrogate_loss),
+            "l_lambda": _finite_or_none(step.l_lambda),
+            "train_metric": _finite_or_none(step.train_metric),
+            "validation_metric": _finite_or_none(step.validation_metric),
+            "seconds": _finite_or_none(step.seconds),
+            "mu": _finite_or_none(step.mu),
+            "constraint_values": [_finite_or_none(v) for v in step.constraint_values]
+            if step.constraint_values
+            else None,
+        }
+    )
 
 
 def _finite_or_none(value: float | None) -> float | None:
@@ -377,22 +385,24 @@ class JobRun:
 
     def _finish(self, result: ExperimentResult, dataset: Any) -> str:
         spec = self.job.spec
-        metric_rows = [
-            {
-                "method": s.method,
-                "repeat": s.repeat,
-                "split": s.split,
-                "metric_value": s.value,
-                "tp": s.tp,
-                "fp": s.fp,
-                "fn": s.fn,
-                "tn": s.tn,
-                "lambda_": None if s.lam is None or not math.isfinite(s.lam) else s.lam,
-                "constraint_values": [_finite_or_none(v) for v in s.constraint_values]
-                if s.constraint_values
-                else None,
-                "constraints_hold": s.constraints_hold,
-            }
+        metric_records = [
+            MetricRecord.model_validate(
+                {
+                    "method": s.method,
+                    "repeat": s.repeat,
+                    "split": s.split,
+                    "metric_value": s.value,
+                    "tp": s.tp,
+                    "fp": s.fp,
+                    "fn": s.fn,
+                    "tn": s.tn,
+                    "lambda_": None if s.lam is None or not math.isfinite(s.lam) else s.lam,
+                    "constraint_values": [_finite_or_none(v) for v in s.constraint_values]
+                    if s.constraint_values
+                    else None,
+                    "constraints_hold": s.constraints_hold,
+                }
+            )
             for s in result.scores
         ]
         fitted = result.model_for("metro", 0)
@@ -455,7 +465,7 @@ class JobRun:
         }
         lam = fitted.lam if fitted.lam is not None and math.isfinite(fitted.lam) else None
         outcome = store.succeed_job(
-            self.ctx, self.job.id, self.token, metric_rows=metric_rows, model_row=model_row,
+            self.ctx, self.job.id, self.token, metric_records=metric_records, model_row=model_row,
             best_lambda=lam, choices=choices,
         )  # fmt: skip
         if outcome == "lost":

@@ -19,7 +19,7 @@ from core.config import Settings
 from core.db.base import Base, utcnow
 from core.db.models import Job, JobFit, LambdaStep, MetricResult, Tenant
 from core.db.session import make_engine, make_sessionmaker
-from core.records import RepeatChoice
+from core.records import MetricRecord, RepeatChoice, StepRecord
 from core.states import (
     FIT_TRANSITIONS,
     JOB_TRANSITIONS,
@@ -200,13 +200,21 @@ def _held(ctx: Context) -> uuid.UUID:
     return job_id
 
 
-def _step(**values: object) -> dict[str, object]:
-    return {
+def _step(**values: object) -> StepRecord:
+    return StepRecord.model_validate({
         "repeat": 0, "step": 0, "fold": None, "method": "metro", "lambda_": -0.5,
         "shift": "minimal", "surrogate_loss": None, "l_lambda": None, "train_metric": 0.5,
         "validation_metric": 0.5, "seconds": 0.1, "mu": None, "constraint_values": None,
         **values,
-    }  # fmt: skip
+    })  # fmt: skip
+
+
+def _metric(**values: object) -> MetricRecord:
+    return MetricRecord.model_validate({
+        "method": "metro", "repeat": 0, "split": "test", "metric_value": 0.5, "tp": 1, "fp": 1,
+        "fn": 1, "tn": 1, "lambda_": -0.5, "constraint_values": None, "constraints_hold": None,
+        **values,
+    })  # fmt: skip
 
 
 def _choice(**values: float) -> RepeatChoice:
@@ -250,7 +258,7 @@ def _choice(**values: float) -> RepeatChoice:
         ),
         (
             lambda ctx, job: store.succeed_job(
-                ctx, job, "w", metric_rows=[{"method": "metro", "metric_value": float("nan")}],
+                ctx, job, "w", metric_records=[_metric(metric_value=float("nan"))],
                 model_row=None, best_lambda=0.1,
             ),
             "(nan) as runs[0].metric_value of the job's results",

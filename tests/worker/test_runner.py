@@ -60,7 +60,7 @@ def test_a_step_row_reads_the_step_and_stores_non_finite_values_as_null():
         seconds=0.1,
         fold=1,
     )
-    assert step_row(2, step) == {
+    assert step_row(2, step).model_dump() == {
         "repeat": 2,
         "step": 3,
         "fold": 1,
@@ -84,7 +84,20 @@ def test_a_constrained_step_row_carries_its_multiplier_and_constraint_values():
         constraint_values=(0.91, math.nan),
     )  # fmt: skip
     row = step_row(0, step)
-    assert (row["mu"], row["constraint_values"]) == (4.0, [0.91, None])
+    assert (row.mu, row.constraint_values) == (4.0, [0.91, None])
+
+
+def test_a_step_without_a_finite_lambda_is_refused_as_its_record_is_built():
+    """The trace's lambda column is NOT NULL: a step at a non-finite lambda fails in the worker,
+    where the record is built, not at the database's insert."""
+    from pydantic import ValidationError
+
+    step = TraceStep(
+        step=0, lam=math.inf, shift="minimal", surrogate_loss=0.3, l_lambda=0.0,
+        train_metric=0.6, validation_metric=0.55, seconds=0.1,
+    )  # fmt: skip
+    with pytest.raises(ValidationError, match="lambda_"):
+        step_row(0, step)
 
 
 def test_progress_counts_every_multiplier_of_a_constrained_grid():
