@@ -113,7 +113,11 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
                 for p in result.selection_curve
             ],
             "peak_gib": _peak_gib(args.device),
-            "batch_size": stack.fit_config.batch_size if stack is not None else 1024,  # type: ignore[attr-defined]
+            "batch_size": (
+                stack.fit_config.batch_size  # type: ignore[attr-defined]
+                if stack is not None
+                else training.batch_size
+            ),
         }
         print(way, json.dumps({k: v for k, v in out[way].items() if k != "curve"}), flush=True)
     return out

@@ -31,6 +31,10 @@ __all__ = [
 ]
 
 
+# Where a choice was made (see RepeatChoice.selection_split).
+SelectionSplit = Literal["cross-validation", "validation", "train"]
+
+
 class ConfusionCounts(BaseModel):
     tp: int
     fp: int
@@ -112,7 +116,7 @@ class RepeatChoice(BaseModel):
     selection_score: float | None = Field(
         description="The metric the choice was made by, on selection_split (null if undefined)"
     )
-    selection_split: Literal["cross-validation", "validation", "train"] = Field(
+    selection_split: SelectionSplit = Field(
         description="cross-validation: the held-out rows of every fold, pooled; validation: "
         "the validation split; train: the training rows (no held-out part)"
     )
@@ -154,7 +158,7 @@ class ManifestSelection(BaseModel):
     """How the delivered model was chosen: repeat 0's choice (see RepeatChoice)."""
 
     selection_score: float | None
-    selection_split: Literal["cross-validation", "validation", "train"]
+    selection_split: SelectionSplit
     n_folds: int | None
     selection_counts: ConfusionCounts | None
 

@@ -286,7 +286,7 @@ def run_experiment(
     every score then reports each constraint's value. ``stack_folds`` trains the folds of a
     cross-validated, unconstrained grid as one stack (role ``"folds<n>"``;
     :mod:`metro.search.fold_stack`); None: where :func:`~metro.search.fold_stack.stacks_folds`
-    says so (SGD on a CUDA device).
+    says so (an mlp trained with SGD on a CUDA device).
     """
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:

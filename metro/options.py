@@ -1,11 +1,11 @@
 """A configuration setting declared once, on the dataclass field that holds it.
 
-Each field of :class:`metro.search.SearchConfig` and :class:`metro.trainer.TrainingConfig` is an
-:func:`option`: its default with a description, its choices and its bounds. The library's own
-validation (each config's ``__post_init__``) enforces them with its messages, and every layer above
-reads them from here rather than copying them: the service builds its request schema (and so its
-OpenAPI document and the generated client) from :func:`options_of`. A test checks that what a
-field declares is what ``__post_init__`` accepts.
+Each field of :class:`metro.search.SearchConfig`, :class:`metro.trainer.TrainingConfig` and
+:class:`metro.models.ModelSpec` is an :func:`option`: its default with a description, its
+choices and its bounds. The library's own validation (each config's ``__post_init__``) enforces
+them with its messages, and every layer above reads them from here rather than copying them: the
+service builds its request schema (and so its OpenAPI document and the generated client) from
+:func:`options_of`. A test checks that what a field declares is what ``__post_init__`` accepts.
 """
 
 from __future__ import annotations

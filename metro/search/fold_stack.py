@@ -32,12 +32,12 @@ from typing import Any
 import numpy as np
 
 from metro.constraints import Constraint
-from metro.costs import cost_tables, penalty_cells
+from metro.costs import cost_tables
 from metro.device import resolve_device
 from metro.metrics import MetricSpec
 from metro.models import ModelSpec, StackedModel
 from metro.search.base import Candidate, cells_from_predictions
-from metro.search.solver import StackHandle
+from metro.search.solver import StackHandle, constraint_penalties, multiplier_tuples
 from metro.surrogates import Surrogate
 from metro.trainer import (
     FitResult,
@@ -157,14 +157,7 @@ class FoldStackSolver:
         if warm_start is not None:
             raise ValueError("a fold stack fits a grid; it takes no warm start")
         lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
-        penalties = None
-        if multipliers is not None:
-            mu = np.atleast_2d(np.asarray(multipliers, dtype=np.float64))
-            if not self.constraints or mu.shape != (lambdas.size, len(self.constraints)):
-                raise ValueError(
-                    f"multipliers must have shape [{lambdas.size}, {len(self.constraints)}]"
-                )
-            penalties = penalty_cells(np.stack([c.cells for c in self.constraints]), mu)
+        penalties = constraint_penalties(self.constraints, lambdas, multipliers)
         costs = cost_tables(self.spec, lambdas, shift=shift, penalties=penalties)
         return fit_cost_sensitive(
             self.X,
@@ -197,9 +190,7 @@ class FoldStackSolver:
                 f"{F} folds of {K} lambdas but a stack of {model.n_models} models and "
                 f"{len(surrogate_loss)} surrogate losses"
             )
-        mus: list[tuple[float, ...]] = [()] * K
-        if multipliers is not None:
-            mus = [tuple(float(m) for m in row) for row in np.atleast_2d(multipliers)]
+        mus = multiplier_tuples(multipliers, K)
         key = len(self._stacks)
         self._stacks[key] = model
         # One pass over the development rows scores every model; each fold reads its own.

@@ -24,7 +24,13 @@ from metro.trainer import (
 )
 from metro.trainer.refine import refine_linear
 
-__all__ = ["StackHandle", "TrainerSolver", "delivered_model"]
+__all__ = [
+    "StackHandle",
+    "TrainerSolver",
+    "constraint_penalties",
+    "delivered_model",
+    "multiplier_tuples",
+]
 
 
 class StackSource(Protocol):
@@ -150,7 +156,7 @@ class TrainerSolver:
                 f"{lambdas.size} lambdas but a stack of {model.n_models} models and "
                 f"{len(surrogate_loss)} surrogate losses"
             )
-        mus = _multiplier_rows(multipliers, lambdas.size)
+        mus = multiplier_tuples(multipliers, lambdas.size)
         key = len(self._stacks)
         self._stacks[key] = model
         train_cells = self._cells(model, self.X, self.y)
@@ -177,17 +183,7 @@ class TrainerSolver:
 
     def penalties(self, lambdas: np.ndarray, multipliers: np.ndarray | None) -> np.ndarray | None:
         """The Lagrangian term of the constraints on the cells for each lambda (None: none)."""
-        if multipliers is None:
-            return None
-        if not self.constraints:
-            raise ValueError("multipliers were given to a solver without constraints")
-        mu = np.atleast_2d(np.asarray(multipliers, dtype=np.float64))
-        if mu.shape != (np.atleast_1d(lambdas).size, len(self.constraints)):
-            raise ValueError(
-                f"multipliers must have shape [{np.atleast_1d(lambdas).size}, "
-                f"{len(self.constraints)}], got {list(mu.shape)}"
-            )
-        return penalty_cells(np.stack([c.cells for c in self.constraints]), mu)
+        return constraint_penalties(self.constraints, lambdas, multipliers)
 
     def model(self, candidate: Candidate) -> StackedModel:
         """The single model (a stack of one) fitted for ``candidate``."""
@@ -218,7 +214,26 @@ class TrainerSolver:
         return cells_from_predictions(y, self._scores(model, X) >= 0)
 
 
-def _multiplier_rows(multipliers: np.ndarray | None, k: int) -> list[tuple[float, ...]]:
+def constraint_penalties(
+    constraints: Sequence[Constraint], lambdas: np.ndarray, multipliers: np.ndarray | None
+) -> np.ndarray | None:
+    """The Lagrangian term of ``constraints`` on the cells for each lambda, from one row of
+    ``multipliers`` per lambda (None: no multipliers, no term)."""
+    if multipliers is None:
+        return None
+    if not constraints:
+        raise ValueError("multipliers were given to a solver without constraints")
+    mu = np.atleast_2d(np.asarray(multipliers, dtype=np.float64))
+    n_lambdas = np.atleast_1d(lambdas).size
+    if mu.shape != (n_lambdas, len(constraints)):
+        raise ValueError(
+            f"multipliers must have shape [{n_lambdas}, {len(constraints)}], got {list(mu.shape)}"
+        )
+    return penalty_cells(np.stack([c.cells for c in constraints]), mu)
+
+
+def multiplier_tuples(multipliers: np.ndarray | None, k: int) -> list[tuple[float, ...]]:
+    """Each of ``k`` candidates' multipliers as a tuple (empty ones without constraints)."""
     if multipliers is None:
         return [()] * k
     return [tuple(float(m) for m in row) for row in np.atleast_2d(multipliers)]
