@@ -1,6 +1,7 @@
 """Regenerate the Python client from the service's OpenAPI document.
 
     python clients/generate.py                  # writes clients/openapi.json and clients/python/
+                                                # (its metro_client/openapi.json a copy)
     python clients/generate.py --output-dir D   # writes D/openapi.json and D/python/ instead
 
 The document is built in-process from ``service.main:create_app()`` (no server, no database
@@ -33,6 +34,7 @@ CONFIG = HERE / "openapi-python-client.yaml"
 TEMPLATES = HERE / "templates"
 # Hand-written parts of clients/python that regeneration keeps as they are: the user CLI.
 HAND_WRITTEN = ("metro_cli",)
+PACKAGE = "metro_client"
 
 
 def openapi_document() -> dict[str, Any]:
@@ -81,6 +83,9 @@ def generate(output_dir: Path) -> None:
             staged, target, ignore=shutil.ignore_patterns(".ruff_cache", "__pycache__"),
             dirs_exist_ok=True,
         )  # fmt: skip
+    # The document travels in the package too: the `metro` command builds its job flags (names,
+    # types, bounds, defaults, help) from it (metro_cli/spec_flags.py), with no copy by hand.
+    shutil.copyfile(document, target / PACKAGE / "openapi.json")
 
 
 def _remove_generated(target: Path) -> None:

@@ -29,10 +29,22 @@ from typing import Any
 import numpy as np
 
 from metro.metrics import MetricSpec, PriorDependentMetric, get_metric
+from metro.options import option
 
-__all__ = ["SENSES", "Constraint", "constraint_metric", "get_constraint", "get_constraints"]
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "SENSES",
+    "Constraint",
+    "constraint_metric",
+    "get_constraint",
+    "get_constraints",
+]
 
 SENSES: tuple[str, ...] = ("at_least", "at_most")
+# The confidence a constraint without one is judged at on held-out rows (for a new sample of one
+# fold's size): the smallest margin measured to make the delivered floor hold on new data at
+# least as often as threshold tuning's (bench/constrained_selection.py, docs/quality.md).
+DEFAULT_CONFIDENCE = 0.55
 # A constraint holds when its slack is at least -_SLACK_TOL (round-off of count ratios).
 _SLACK_TOL = 1e-12
 
@@ -58,7 +70,14 @@ class Constraint:
     metric: MetricSpec
     sense: str
     bound: float
-    confidence: float | None = None
+    confidence: float | None = option(
+        None,
+        "In [0.5, 1): the bound must hold with this one-sided confidence on a new sample the "
+        "size of one fold's held-out rows, not just on average; null: judged at "
+        f"{DEFAULT_CONFIDENCE:g}",
+        ge=0.5,
+        lt=1.0,
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.metric, MetricSpec):

@@ -23,9 +23,11 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+
+from metro.options import Option, parameter_options
 
 __all__ = [
     "CELLS",
@@ -403,7 +405,20 @@ def display_name(name: str) -> str:
 
 
 # -- presets -----------------------------------------------------------------------------------
-def f_beta(beta: float = 1.0) -> MetricSpec:
+_BETA = Option(
+    "How many times recall counts as much as precision: 2 for F2, 0.5 for F0.5 (f_beta only)",
+    ge=F_BETA_RANGE[0],
+    le=F_BETA_RANGE[1],
+)
+
+
+def _weight(cell: str) -> Option:
+    return Option(
+        f"The weight of the {cell} (weighted_accuracy only)", ge=0.0, le=MAX_ABS_COEFFICIENT
+    )
+
+
+def f_beta(beta: Annotated[float, _BETA] = 1.0) -> MetricSpec:
     """F-beta = (1 + b^2) TP / ((1 + b^2) TP + b^2 FN + FP)."""
     b = _as_float(beta)
     low, high = F_BETA_RANGE
@@ -470,7 +485,10 @@ def accuracy() -> MetricSpec:
 
 
 def weighted_accuracy(
-    w_tp: float = 1.0, w_tn: float = 1.0, w_fp: float = 1.0, w_fn: float = 1.0
+    w_tp: Annotated[float, _weight("true positives")] = 1.0,
+    w_tn: Annotated[float, _weight("true negatives")] = 1.0,
+    w_fp: Annotated[float, _weight("false positives")] = 1.0,
+    w_fn: Annotated[float, _weight("false negatives")] = 1.0,
 ) -> MetricSpec:
     """WA = (w_tp TP + w_tn TN) / (w_tp TP + w_tn TN + w_fp FP + w_fn FN), weights >= 0."""
     weights = {"w_tp": w_tp, "w_tn": w_tn, "w_fp": w_fp, "w_fn": w_fn}
@@ -545,6 +563,12 @@ def preset_parameters(metric: str) -> tuple[str, ...]:
     """The parameters a preset takes, e.g. ``("beta",)`` for ``f_beta``, ``()`` for ``f1``."""
     factory = _preset_factory(metric)
     return tuple(inspect.signature(factory).parameters)
+
+
+def preset_options(metric: str) -> dict[str, tuple[Option, Any]]:
+    """Each parameter of a preset with its :class:`~metro.options.Option` (description and
+    bounds) and its default: what the service's request schema declares for it."""
+    return parameter_options(_preset_factory(metric))
 
 
 def _preset_factory(metric: str) -> Callable[..., Metric]:

@@ -11,10 +11,13 @@ service builds its request schema (and so its OpenAPI document and the generated
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Option", "option", "options_of"]
+__all__ = ["Option", "option", "option_of", "options_of", "parameter_options"]
 
 _KEY = "metro.option"
 
@@ -47,6 +50,32 @@ def option(default: Any, description: str, **limits: Any) -> Any:
     """A dataclass field with ``default`` and its :class:`Option` (``limits``: its other
     fields)."""
     return field(default=default, metadata={_KEY: Option(description=description, **limits)})
+
+
+def option_of(config: type, name: str) -> Option:
+    """The :class:`Option` of one field of a dataclass (ValueError when it declares none), for a
+    class whose other fields are not settings (a constraint's metric)."""
+    for f in dataclasses.fields(config):
+        if f.name == name and isinstance(f.metadata.get(_KEY), Option):
+            opt: Option = f.metadata[_KEY]
+            return opt
+    raise ValueError(f"{config.__name__}.{name} is not declared with metro.options.option")
+
+
+def parameter_options(function: Callable[..., Any]) -> dict[str, tuple[Option, Any]]:
+    """Each keyword parameter of ``function`` (a metric preset's factory): its :class:`Option`,
+    declared as ``Annotated[float, Option(...)]``, and its default. ValueError for a parameter
+    declared without one."""
+    hints = typing.get_type_hints(function, include_extras=True)
+    out: dict[str, tuple[Option, Any]] = {}
+    for name, parameter in inspect.signature(function).parameters.items():
+        declared = [
+            m for m in getattr(hints.get(name), "__metadata__", ()) if isinstance(m, Option)
+        ]
+        if not declared:
+            raise ValueError(f"{function.__name__}({name}) is not declared with an Option")
+        out[name] = (declared[0], parameter.default)
+    return out
 
 
 def options_of(config: type) -> dict[str, tuple[Option, Any]]:

@@ -19,7 +19,16 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-__all__ = ["PARAMETER_RANGE", "SURROGATES", "Surrogate", "cost_sensitive_loss", "get_surrogate"]
+from metro.options import Option
+
+__all__ = [
+    "PARAMETER_RANGE",
+    "SURROGATES",
+    "Surrogate",
+    "cost_sensitive_loss",
+    "get_surrogate",
+    "surrogate_options",
+]
 
 # The range of a surrogate's parameter (sigmoid's slope k, rho-margin's rho): the margin t is
 # multiplied by k or divided by rho in float32, so outside it Phi is a step (k * 0 is NaN once k
@@ -89,10 +98,10 @@ class Surrogate:
 
     def phi(self, t: torch.Tensor) -> torch.Tensor:
         if self.name == "sigmoid":
-            k = float(self.params.get("k", 1.0))
+            k = float(self.params.get("k", _PARAMETER_DEFAULT))
             return 1.0 - torch.tanh(k * t)
         if self.name == "rho_margin":
-            rho = float(self.params.get("rho", 1.0))
+            rho = float(self.params.get("rho", _PARAMETER_DEFAULT))
             return torch.clamp(1.0 - t / rho, min=0.0, max=1.0)
         return _PHI[self.name](t)
 
@@ -106,15 +115,37 @@ _PHI: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "quadratic": _quadratic,
     "hinge": _hinge,
 }
-_PARAMS: dict[str, tuple[str, ...]] = {
-    "exponential": (),
-    "logistic": (),
-    "quadratic": (),
-    "hinge": (),
-    "sigmoid": ("k",),
-    "rho_margin": ("rho",),
+# Each surrogate's parameters, declared once: the service's request schema reads them here.
+_PARAMETER_DEFAULT = 1.0
+_PARAMETER_OPTIONS: dict[str, dict[str, Option]] = {
+    "exponential": {},
+    "logistic": {},
+    "quadratic": {},
+    "hinge": {},
+    "sigmoid": {
+        "k": Option(
+            "The sigmoid's slope k in Phi(t) = 1 - tanh(k t) (sigmoid only)",
+            ge=PARAMETER_RANGE[0],
+            le=PARAMETER_RANGE[1],
+        )
+    },
+    "rho_margin": {
+        "rho": Option(
+            "The margin's width rho in Phi(t) = clip(1 - t / rho, 0, 1) (rho_margin only)",
+            ge=PARAMETER_RANGE[0],
+            le=PARAMETER_RANGE[1],
+        )
+    },
 }
+_PARAMS: dict[str, tuple[str, ...]] = {n: tuple(p) for n, p in _PARAMETER_OPTIONS.items()}
 SURROGATES: tuple[str, ...] = tuple(_PARAMS)
+
+
+def surrogate_options(name: str) -> dict[str, tuple[Option, float]]:
+    """Each parameter of the surrogate ``name``: its :class:`~metro.options.Option` and default."""
+    if name not in _PARAMETER_OPTIONS:
+        raise ValueError(f"unknown surrogate {name!r}; expected one of {', '.join(SURROGATES)}")
+    return {key: (opt, _PARAMETER_DEFAULT) for key, opt in _PARAMETER_OPTIONS[name].items()}
 
 
 def get_surrogate(surrogate: str | Surrogate, **params: float) -> Surrogate:

@@ -38,7 +38,7 @@ from core.job_spec import (
     constraint_name,
     estimate_work,
 )
-from service.schemas.jobs import ConstraintIn, JobCreate
+from service.schemas.jobs import ConstraintIn, JobCreate, PresetMetric
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -125,7 +125,9 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
             errors.append(FieldError(loc=_loc(name, given, str(exc)), msg=_clean(exc)))
             return None
 
-    metric_in = job.metric.model_dump(exclude_unset=False)
+    # A preset as given (the library fills in its parameters' defaults, so the spec and its hash
+    # hold only what the client sent); the coefficient forms with their defaults, as stored.
+    metric_in = job.metric.model_dump(exclude_unset=isinstance(job.metric, PresetMetric))
     metric: Any  # the library's metric, or None with an error recorded
     if _f_beta_without_beta(metric_in.get("preset"), metric_in):
         errors.append(
@@ -138,7 +140,7 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         metric = None
     else:
         metric = section("metric", metric_in, build_metric)
-    surrogate = section("surrogate", job.surrogate.model_dump(), build_surrogate)
+    surrogate = section("surrogate", job.surrogate.model_dump(exclude_unset=True), build_surrogate)
     search = section("search", job.search.model_dump(exclude_unset=True), build_search)
     model = section("model", job.model.model_dump(exclude_unset=True), build_model_spec)
     training = section(

@@ -21,7 +21,8 @@ setup(
         "rich >= 13",
         "pyyaml >= 6",
     ],
-    package_data={"metro_client": ["py.typed"], "metro_cli": ["py.typed"]},
+    # openapi.json: the API's document, which the `metro` command builds its job flags from
+    package_data={"metro_client": ["py.typed", "openapi.json"], "metro_cli": ["py.typed"]},
     # The server's package adds its commands (serve, worker, admin, ...) to this one through the
     # "metro.cli" entry-point group; it declares no `metro` script of its own.
     entry_points={"console_scripts": ["metro = metro_cli.app:main"]},

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from metro.constraints import Constraint
+from metro.constraints import DEFAULT_CONFIDENCE, Constraint
 from metro.metrics import MetricSpec
 from metro.search.base import (
     Candidate,
@@ -56,11 +56,6 @@ __all__ = [
     "judged_constraints",
     "multiplier_rows",
 ]
-
-# The confidence a constraint without one is judged at on held-out rows (for a new sample of one
-# fold's size): the smallest margin measured to make the delivered floor hold on new data at
-# least as often as threshold tuning's (bench/constrained_selection.py, docs/quality.md).
-DEFAULT_CONFIDENCE = 0.55
 
 
 def judged_constraints(constraints: Sequence[Constraint]) -> tuple[Constraint, ...]:

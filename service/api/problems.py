@@ -22,6 +22,7 @@ from starlette.routing import compile_path
 
 from core.db.errors import DATABASE_UNAVAILABLE
 from core.errors import InvalidInputError, ServiceError
+from service.schemas.common import UNION_TAGS
 
 logger = logging.getLogger("service.api")
 
@@ -118,7 +119,7 @@ def install_problem_handlers(app: FastAPI) -> None:
         # Only loc/msg/type: pydantic's "input" and "ctx" would echo the request back.
         errors = [
             {
-                "loc": list(e.get("loc", ())),
+                "loc": [step for step in e.get("loc", ()) if step not in UNION_TAGS],
                 "msg": str(e.get("msg", "")),
                 "type": str(e.get("type", "")),
             }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, Tag
 
 T = TypeVar("T")
 
@@ -15,3 +15,15 @@ class Page(BaseModel, Generic[T]):
 
     items: list[T]
     next_cursor: str | None = Field(default=None, description="Opaque cursor of the next page")
+
+
+# A tagged union's tag is a step of pydantic's error locations (["body", "metric", "<tag>",
+# "beta"]) though not of the request; each tag is made here, so that the API's error handler
+# can leave them out and a location names the request's own path (["body", "metric", "beta"]).
+UNION_TAGS: set[str] = set()
+
+
+def union_tag(name: str) -> Tag:
+    """The pydantic ``Tag`` of a union member; ``name`` must not be a field's name."""
+    UNION_TAGS.add(name)
+    return Tag(name)

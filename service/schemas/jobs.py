@@ -1,10 +1,17 @@
 """Job submission and job views.
 
-The submission schema describes the shape (types, which fields exist) for OpenAPI clients; the
-*meaning* of the values (is this a valid metric, does this surrogate take ``k``) is decided by
-the ``metro`` library in :mod:`service.job_spec`, so the service and the library cannot disagree.
-That is also why the sections accept extra keys: a parameter the library learns is usable
-without a service release, and a misspelt one is still refused, by the library.
+Every setting of a submission is declared once, in the ``metro`` library, and the sections here
+are built from those declarations (:mod:`service.schemas.options`): the search, training and model
+sections field for field, the metric presets' and surrogates' names and parameters, and a
+constraint's confidence. So the OpenAPI document, the generated client and the command line show
+the library's types, bounds, defaults and descriptions, and a test keeps them in step
+(tests/service/schemas/test_options.py).
+
+What the shape cannot say (does this preset take ``beta``, is this bound in its metric's range)
+the library decides in :mod:`service.job_spec`, with its own messages. That is why the metric,
+surrogate and constraint objects let unknown keys through to it: the OpenAPI document declares
+``additionalProperties: false``, and the library refuses every key it does not take with a 422
+naming it and what the object takes.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, create_model
 
 from core.records import (  # noqa: F401 - re-exported: the API's schemas
     ChoiceWarning,
@@ -24,29 +31,104 @@ from core.records import (  # noqa: F401 - re-exported: the API's schemas
     SelectionPoint,
 )
 from core.states import JobState
+from metro.baselines import BASELINES
+from metro.constraints import Constraint
 from metro.experiment import MAX_REPEATS
+from metro.metrics import PRESET_NAMES, preset_options
 from metro.models import ModelSpec
+from metro.options import Option, option_of
 from metro.search.config import SearchConfig
+from metro.surrogates import SURROGATES, surrogate_options
 from metro.trainer.config import TrainingConfig
-from service.schemas.options import request_section
+from service.schemas.common import union_tag
+from service.schemas.options import parameter_fields, request_section, request_type
 
-BaselineName = Literal["erm", "koyejo1", "koyejo2", "parambath"]
+if TYPE_CHECKING:
+    BaselineName = str
+else:
+    BaselineName = Literal[BASELINES]  # the library's baselines (metro.baselines)
 LabelValue = bool | int | float | str
 
 
-class PresetMetric(BaseModel):
-    """A named metric and its parameters, e.g. ``{"preset": "f_beta", "beta": 2}``."""
+def _preset_parameters() -> dict[str, tuple[Option, Any]]:
+    """Every parameter any preset takes, as the library declares it (a name shared by two
+    presets must mean one thing)."""
+    merged: dict[str, tuple[Option, Any]] = {}
+    for preset in PRESET_NAMES:
+        for name, declared in preset_options(preset).items():
+            if merged.setdefault(name, declared) != declared:
+                raise TypeError(f"preset parameter {name!r} is declared twice, differently")
+    return merged
 
-    model_config = ConfigDict(
-        extra="allow", json_schema_extra={"examples": [{"preset": "f_beta", "beta": 1.0}]}
+
+# f_beta's beta has a default in the library (1), but a job must give it: an F-beta job without
+# one would train for F1 unasked (service.job_spec says so with a 422).
+_PRESET_FIELDS = parameter_fields(_preset_parameters(), required_by_service=("beta",))
+# Unknown keys are passed on for the library to refuse by name (see the module's docstring).
+_LIBRARY_CHECKS_KEYS: dict[str, Any] = {"additionalProperties": False}
+
+if TYPE_CHECKING:  # what the type checker sees of the built models
+
+    class PresetMetric(BaseModel):
+        preset: str
+
+    class PresetParams(BaseModel): ...
+
+    class SurrogateIn(BaseModel): ...
+
+else:
+    PresetMetric = create_model(
+        "PresetMetric",
+        __config__=ConfigDict(
+            extra="allow",
+            strict=True,
+            json_schema_extra={
+                **_LIBRARY_CHECKS_KEYS,
+                "examples": [{"preset": "f_beta", "beta": 2.0}],
+            },
+        ),
+        __doc__='A named metric and its parameters, e.g. ``{"preset": "f_beta", "beta": 2}``.',
+        __module__=__name__,
+        preset=(
+            str,
+            Field(
+                description="The metric (metro.metrics' presets; case is ignored)",
+                json_schema_extra={"enum": list(PRESET_NAMES)},
+            ),
+        ),
+        **_PRESET_FIELDS,
     )
-    preset: str = Field(description="f1, f_beta, jaccard, precision, recall, accuracy, ...")
+    PresetParams = create_model(
+        "PresetParams",
+        __config__=ConfigDict(extra="allow", strict=True, json_schema_extra=_LIBRARY_CHECKS_KEYS),
+        __doc__='A preset\'s parameters, e.g. ``{"beta": 2}`` for f_beta.',
+        __module__=__name__,
+        **_PRESET_FIELDS,
+    )
+    SurrogateIn = create_model(
+        "SurrogateIn",
+        __config__=ConfigDict(extra="allow", strict=True, json_schema_extra=_LIBRARY_CHECKS_KEYS),
+        __doc__="The surrogate loss Phi the cost-sensitive models are trained with, and its "
+        "parameter (metro.surrogates).",
+        __module__=__name__,
+        name=(
+            str,
+            Field(
+                default="logistic",
+                description="The surrogate (case is ignored)",
+                json_schema_extra={"enum": list(SURROGATES)},
+            ),
+        ),
+        **parameter_fields(
+            {key: opt for name in SURROGATES for key, opt in surrogate_options(name).items()}
+        ),
+    )
 
 
 class CoefficientMetric(BaseModel):
     """The paper's loss L = <alpha, phi> / <beta, phi> on the basis (h*y, y, h, 1)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     alpha: list[float] = Field(min_length=4, max_length=4)
     beta: list[float] = Field(min_length=4, max_length=4)
     greater_is_better: bool = False
@@ -57,7 +139,7 @@ class CoefficientMetric(BaseModel):
 class ConfusionMetric(BaseModel):
     """A ratio of weighted confusion cells, e.g. F1 = {tp: 2} / {tp: 2, fp: 1, fn: 1}."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     numerator: dict[str, float]
     denominator: dict[str, float]
     greater_is_better: bool = True
@@ -71,18 +153,18 @@ def _metric_form(value: Any) -> str | None:
     if not isinstance(value, dict):
         return None
     if "preset" in value:
-        return "preset"
+        return "preset-metric"
     if "numerator" in value or "denominator" in value:
-        return "confusion"
+        return "confusion-metric"
     if "alpha" in value or "beta" in value:
-        return "coefficients"
+        return "coefficient-metric"
     return None
 
 
 MetricIn = Annotated[
-    Annotated[PresetMetric, Tag("preset")]
-    | Annotated[CoefficientMetric, Tag("coefficients")]
-    | Annotated[ConfusionMetric, Tag("confusion")],
+    Annotated[PresetMetric, union_tag("preset-metric")]
+    | Annotated[CoefficientMetric, union_tag("coefficient-metric")]
+    | Annotated[ConfusionMetric, union_tag("confusion-metric")],
     Discriminator(
         _metric_form,
         custom_error_type="metric_form",
@@ -95,7 +177,7 @@ MetricIn = Annotated[
 
 
 class DatasetRef(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     uri: str = Field(
         min_length=1,
         max_length=2048,
@@ -109,14 +191,6 @@ class DatasetRef(BaseModel):
         "where the labels say which class is positive (0/1, -1/+1, false/true, also as text); "
         "other labels need it. With an upload that recorded this column's labels, a value "
         "that is not one of them is a 422",
-    )
-
-
-class SurrogateIn(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
-    name: str = Field(
-        default="logistic",
-        description="logistic, exponential, quadratic, hinge, sigmoid (k) or rho_margin (rho)",
     )
 
 
@@ -157,11 +231,14 @@ else:
     )
 
 
+_CONFIDENCE = option_of(Constraint, "confidence")
+
+
 class ConstraintMetricIn(BaseModel):
     """A constraint's metric as the ratio <alpha, phi> / <beta, phi> on the basis
     (h*y, y, h, 1), read in its natural orientation (``greater_is_better``)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True, json_schema_extra=_LIBRARY_CHECKS_KEYS)
     alpha: list[float] = Field(min_length=4, max_length=4)
     beta: list[float] = Field(min_length=4, max_length=4)
     greater_is_better: bool = False
@@ -176,13 +253,17 @@ class ConstraintIn(BaseModel):
 
     model_config = ConfigDict(
         extra="allow",
-        json_schema_extra={"examples": [{"metric": "recall", "at_least": 0.9}]},
+        strict=True,
+        json_schema_extra={
+            **_LIBRARY_CHECKS_KEYS,
+            "examples": [{"metric": "recall", "at_least": 0.9}],
+        },
     )
-    metric: Annotated[str, Field(max_length=100)] | ConstraintMetricIn = Field(
-        description="A preset name (recall, precision, false_positive_rate, true_negative_rate, "
-        "...) or {alpha, beta}"
-    )
-    params: dict[str, Any] | None = Field(
+    metric: (
+        Annotated[str, Field(max_length=100, json_schema_extra={"enum": list(PRESET_NAMES)})]
+        | ConstraintMetricIn
+    ) = Field(description="A preset (case is ignored) or {alpha, beta}")
+    params: PresetParams | None = Field(
         default=None, description='The preset\'s parameters, e.g. {"beta": 2} for f_beta'
     )
     at_least: float | None = Field(
@@ -191,11 +272,8 @@ class ConstraintIn(BaseModel):
     at_most: float | None = Field(
         default=None, allow_inf_nan=False, description="The ceiling (give this or at_least)"
     )
-    confidence: float | None = Field(
-        default=None,
-        allow_inf_nan=False,
-        description="In [0.5, 1): the bound must hold with this one-sided confidence on the "
-        "held-out rows (a margin), not just on average; null: on average",
+    confidence: request_type(float | None, _CONFIDENCE) = Field(  # type: ignore[valid-type]
+        default=None, allow_inf_nan=False, description=_CONFIDENCE.description
     )
 
 
@@ -224,8 +302,21 @@ class JobCreate(BaseModel):
     model: ModelIn = Field(default_factory=ModelIn)
     search: SearchIn = Field(default_factory=SearchIn)
     training: TrainingIn = Field(default_factory=TrainingIn)
-    repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
-    baselines: list[BaselineName] = Field(default_factory=list, max_length=4)
+    repeats: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_REPEATS,
+        description="Fresh train/test splits the job is run on; the result reports the mean and "
+        "the spread over them",
+    )
+    baselines: list[BaselineName] = Field(
+        default_factory=list,
+        max_length=4,
+        description="Methods run beside METRO on the same splits and folds: erm (logistic "
+        "regression, threshold 0), koyejo1 (the same, its threshold tuned for the metric), "
+        "koyejo2 and parambath (cost-weighted logistic regressions over a grid; parambath tunes "
+        "a threshold per grid point)",
+    )
     constraints: list[ConstraintIn] = Field(
         default_factory=list,
         max_length=MAX_CONSTRAINTS,

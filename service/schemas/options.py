@@ -12,6 +12,7 @@ same values as they are parsed, and says in the OpenAPI document what it takes.
 
 from __future__ import annotations
 
+import inspect
 import types
 import typing
 from typing import Annotated, Any, Literal
@@ -20,10 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from metro.options import Option, options_of
 
-__all__ = ["request_section"]
+__all__ = ["parameter_fields", "request_section", "request_type"]
 
 
-def _request_type(annotation: Any, opt: Option) -> Any:
+def request_type(annotation: Any, opt: Option) -> Any:
     """The pydantic type of a config field: a string with choices becomes their Literal, a
     tuple a JSON array (with its length and entries bounded), a number carries its bounds."""
     members = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
@@ -67,7 +68,7 @@ def request_section(name: str, config: type, description: str) -> type[BaseModel
     fields: dict[str, Any] = {}
     for field_name, (opt, default) in options_of(config).items():
         fields[field_name] = (
-            _request_type(hints[field_name], opt),
+            request_type(hints[field_name], opt),
             Field(default=_json_default(default), description=opt.description),
         )
     model: type[BaseModel] = create_model(
@@ -78,3 +79,32 @@ def request_section(name: str, config: type, description: str) -> type[BaseModel
         **fields,
     )
     return model
+
+
+def _without_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def parameter_fields(
+    parameters: dict[str, tuple[Option, Any]], *, required_by_service: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """``create_model`` fields for a preset's or a surrogate's parameters, as the library
+    declares them (:func:`metro.metrics.preset_options`,
+    :func:`metro.surrogates.surrogate_options`).
+
+    A parameter left out is not sent on to the library, which applies its default (so the
+    normalized spec, and its hash, hold only what the client gave): the field defaults to None,
+    which is not a value the client may send, and its description states the library's default.
+    ``required_by_service``: parameters whose default the service does not apply (it asks for
+    them instead), described without one.
+    """
+    fields: dict[str, Any] = {}
+    for name, (opt, default) in parameters.items():
+        described = opt.description
+        if name not in required_by_service and default is not inspect.Parameter.empty:
+            described += f". Default: {default:g}"
+        fields[name] = (
+            request_type(float, opt),
+            Field(default=None, description=described, json_schema_extra=_without_default),
+        )
+    return fields

@@ -357,8 +357,24 @@ def test_errors_are_one_line(live: Live, tmp_path: Path) -> None:
     assert_one_line_error(metro(live, "watch", absent), "Not found (404)", absent)
     # A job the API refuses names the field.
     assert_one_line_error(
-        metro(live, "submit", "-d", "builtin://breast_cancer", "--metric", "no_such_metric"),
-        "Invalid job (422)", "metric",
+        metro(live, "submit", "-d", "builtin://breast_cancer", "-m", "f1", "--set",
+              "metric.beta=2"),
+        "Invalid job (422)", "metric.beta", "it takes no parameters",
+    )  # fmt: skip
+    # What the API's document says (its presets, its fields) is checked before anything is sent:
+    # a flag's value as it is parsed (a usage error, exit 2), a job file's or --set's after.
+    usage = metro(live, "submit", "-d", "builtin://breast_cancer", "--metric", "no_such_metric")
+    assert usage.returncode == 2 and len(usage.stderr.strip().splitlines()) == 1, usage.stderr
+    assert "'--metric'" in usage.stderr and "'no_such_metric' is not one of" in usage.stderr
+    assert_one_line_error(
+        metro(live, "submit", "-d", "builtin://breast_cancer", "--set",
+              "metric.preset=no_such_metric"),
+        "job field 'metric'", "'no_such_metric'",
+    )  # fmt: skip
+    assert_one_line_error(
+        metro(live, "submit", "-d", "builtin://breast_cancer", "-m", "precision", "--set",
+              "metric.min_recall=0.8"),
+        "unknown field(s) in the job: metric.min_recall",
     )  # fmt: skip
     assert_one_line_error(
         metro(live, "submit", "-d", "builtin://breast_cancer", "-m", "f1", "--set", "serach={}"),
@@ -448,7 +464,7 @@ def test_submit_checks_a_local_file_before_uploading_it(live: Live, tmp_path: Pa
     # A job the server refuses (a metric parameter precision does not take, a bound out of its
     # metric's range): the file went up for it, and is deleted again.
     for refused, fragment in [
-        (["-m", "precision", "--set", "metric.min_recall=0.8"], "metric.min_recall"),
+        (["-m", "precision", "--set", "metric.beta=2"], "metric.beta"),
         (["-m", "f1", "--at-most", "recall=-1"], "constraints.0.at_most"),
     ]:
         assert_one_line_error(

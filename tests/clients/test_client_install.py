@@ -117,8 +117,8 @@ def test_the_client_alone_installs_and_runs_a_job(tmp_path: Path) -> None:
         )  # fmt: skip
         _one_line_error(
             client("submit", "--dataset", churn, "--label-column", "churned", "--metric",
-                   "precision", "--set", "metric.min_recall=0.8"),
-            "Invalid job (422)", "metric.min_recall", "its upload was deleted",
+                   "precision", "--set", "metric.beta=2"),
+            "Invalid job (422)", "metric.beta", "its upload was deleted",
         )  # fmt: skip
         assert datasets() == []
 

@@ -121,8 +121,7 @@ def test_end_to_end_with_only_the_generated_client(live: Live, tmp_path: Path) -
         assert get_dataset.sync(dataset.id, client=client).columns == ["a", "b", "c", "d", "y"]
 
         # Submit a job; the same Idempotency-Key returns the same job.
-        metric = PresetMetric(preset="f_beta")
-        metric["beta"] = 1.0  # presets take their parameters as extra fields
+        metric = PresetMetric(preset="f_beta", beta=1.0)  # a preset's parameters are fields
         spec = JobCreate(
             metric=metric,
             dataset=DatasetRef(uri=dataset.uri, label_column="y", positive_label=1),

@@ -90,13 +90,15 @@ def spec_from_command_line(
     at_least: list[str],
     at_most: list[str],
 ) -> dict[str, Any]:
-    """``spec`` (a job file's, or empty) with the command line on top, in this order: ``metric``
-    (a preset's name, replacing the file's metric), the flags by dotted path (None: not given),
-    each ``--set FIELD=VALUE``, then the flags' constraints after the file's."""
-    if flags.get("metric") is not None:
-        spec["metric"] = {"preset": flags["metric"]}
+    """``spec`` (a job file's, or empty) with the command line on top, in this order:
+    ``metric.preset`` (a preset's name, replacing the file's metric), the flags by dotted path
+    (None: not given), each ``--set FIELD=VALUE``, then the flags' constraints after the
+    file's."""
+    preset = flags.get("metric.preset")
+    if preset is not None:
+        spec["metric"] = {"preset": str(preset).lower()}  # the server ignores case
     for dotted, value in flags.items():
-        if dotted != "metric" and value is not None:
+        if dotted != "metric.preset" and value is not None:
             set_path(spec, dotted, value)
     for item in sets:
         field, sep, value = item.partition("=")
@@ -143,8 +145,14 @@ def build_job(spec: dict[str, Any]) -> Any:
     for key in ("metric", *sections):
         if key in spec and not isinstance(spec[key], dict):
             raise CliError(f"job field {key!r} must be an object, not {spec[key]!r}")
-    if not ({"preset"} <= spec["metric"].keys() or {"alpha", "beta"} <= spec["metric"].keys()
-            or {"numerator", "denominator"} <= spec["metric"].keys()):  # fmt: skip
+    keys = spec["metric"].keys()
+    if "preset" in keys:  # the form the API's discriminator picks (service.schemas.jobs)
+        sections["metric"] = models.PresetMetric
+    elif {"alpha", "beta"} <= keys:
+        sections["metric"] = models.CoefficientMetric
+    elif {"numerator", "denominator"} <= keys:
+        sections["metric"] = models.ConfusionMetric
+    else:
         raise CliError(
             "job field 'metric' needs 'preset', or 'alpha' and 'beta', or 'numerator' and "
             "'denominator'"

@@ -20,6 +20,7 @@ from metro_cli.job_spec import (
 from metro_cli.local_files import DEFAULT_LABEL_COLUMN, check_local_dataset
 from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
 from metro_cli.output import note
+from metro_cli.spec_flags import spec_values, with_spec_flags
 from metro_cli.upload import delete_upload, upload_file
 from metro_cli.watch import watch_job
 
@@ -65,6 +66,7 @@ def submit_with_upload(
     return job
 
 
+@with_spec_flags
 @one_line_errors
 def submit(
     job_file: Annotated[
@@ -86,23 +88,6 @@ def submit(
     positive_label: Annotated[
         str | None, typer.Option(help='The positive class\'s label (JSON: 1, true, "yes").')
     ] = None,
-    metric: Annotated[
-        str | None, typer.Option("--metric", "-m", help="Metric preset: f1, f_beta, jaccard, ...")
-    ] = None,
-    beta: Annotated[float | None, typer.Option(help="beta of the f_beta metric.")] = None,
-    surrogate: Annotated[str | None, typer.Option(help="Surrogate loss, e.g. logistic.")] = None,
-    model: Annotated[str | None, typer.Option(help="Model kind: linear, mlp or cnn3.")] = None,
-    strategy: Annotated[
-        str | None, typer.Option(help="Lambda search: grid, bisection or dinkelbach.")
-    ] = None,
-    n_lambdas: Annotated[int | None, typer.Option(help="Grid size.")] = None,
-    max_iter: Annotated[int | None, typer.Option(help="Training iterations per fit.")] = None,
-    repeats: Annotated[int | None, typer.Option(help="Fresh splits to average over.")] = None,
-    baseline: Annotated[
-        list[str] | None,
-        typer.Option(help="A baseline to run too (repeatable): erm, koyejo1, koyejo2, parambath."),
-    ] = None,
-    seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
     at_least: Annotated[
         list[str] | None,
         typer.Option(
@@ -139,25 +124,21 @@ def submit(
     ] = False,
     url: UrlOption = DEFAULT_URL,
     api_key: KeyOption = None,
+    **spec_flags: Any,
 ) -> None:
-    """Submit a training job and print its id."""
+    """Submit a training job and print its id.
+
+    The job is the job file (--file) with the flags on top. Each setting of the job has a flag
+    (the panels below, from the API's document); --set reaches any field by its path.
+    """
     spec = read_job_file(job_file) if job_file else {}
     api = Api(url, api_key)
     local = local_file(dataset)
     flags: dict[str, Any] = {
-        "metric": metric,
-        "metric.beta": beta,
         "dataset.uri": _LOCAL_FILE if local is not None else dataset,
         "dataset.label_column": label_column,
         "dataset.positive_label": None if positive_label is None else scalar(positive_label),
-        "surrogate.name": surrogate,
-        "model.kind": model,
-        "search.strategy": strategy,
-        "search.n_lambdas": n_lambdas,
-        "training.max_iter": max_iter,
-        "training.seed": seed,
-        "repeats": repeats,
-        "baselines": baseline or None,
+        **spec_values(spec_flags),
     }
     spec = spec_from_command_line(spec, flags, set_ or [], at_least or [], at_most or [])
     body = build_job(spec)  # the API's shape, checked before a file goes up

@@ -109,3 +109,110 @@ def test_a_config_field_without_its_option_is_refused():
 
     with pytest.raises(ValueError, match=re.escape("Partial.bare is not declared")):
         options_of(Partial)
+
+
+# -- the metric presets' and surrogates' parameters, and a constraint's confidence -------------
+
+
+def _preset_params() -> list[tuple[str, str, Option, Any]]:
+    from metro.metrics import PRESET_NAMES, preset_options
+
+    return [
+        (preset, name, opt, default)
+        for preset in PRESET_NAMES
+        for name, (opt, default) in preset_options(preset).items()
+    ]
+
+
+def _surrogate_params() -> list[tuple[str, str, Option, Any]]:
+    from metro.surrogates import SURROGATES, surrogate_options
+
+    return [
+        (surrogate, name, opt, default)
+        for surrogate in SURROGATES
+        for name, (opt, default) in surrogate_options(surrogate).items()
+    ]
+
+
+def test_the_metric_and_surrogate_sections_are_the_librarys_names_and_parameters():
+    from metro.metrics import PRESET_NAMES
+    from metro.surrogates import SURROGATES
+    from service.schemas.jobs import PresetMetric, PresetParams, SurrogateIn
+
+    preset = PresetMetric.model_json_schema()
+    assert preset["properties"]["preset"]["enum"] == list(PRESET_NAMES)
+    assert set(preset["properties"]) == {"preset"} | {p[1] for p in _preset_params()}
+    assert PresetParams.model_json_schema()["properties"] == {
+        k: v for k, v in preset["properties"].items() if k != "preset"
+    }
+    surrogate = SurrogateIn.model_json_schema()
+    assert surrogate["properties"]["name"]["enum"] == list(SURROGATES)
+    assert set(surrogate["properties"]) == {"name"} | {p[1] for p in _surrogate_params()}
+    for schema, params in ((preset, _preset_params()), (surrogate, _surrogate_params())):
+        assert schema["additionalProperties"] is False  # unknown keys: the library's 422
+        for _, name, opt, default in params:
+            prop = schema["properties"][name]
+            assert prop["description"].startswith(opt.description), name
+            assert "default" not in prop, name  # left out: the library's default applies
+            if name != "beta":  # f_beta's beta must be given (service.job_spec)
+                assert prop["description"].endswith(f"Default: {default:g}"), name
+
+
+@pytest.mark.parametrize(
+    ("owner", "name", "opt", "default"),
+    [*_preset_params(), *_surrogate_params()],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_a_parameter_takes_exactly_the_values_the_library_takes(owner, name, opt, default):
+    from metro.metrics import get_metric
+    from metro.surrogates import SURROGATES, get_surrogate
+    from service.schemas.jobs import PresetMetric, SurrogateIn
+
+    if owner in SURROGATES:
+        schema, key = SurrogateIn, "name"
+
+        def build(value: Any) -> Any:
+            return get_surrogate(owner, **{name: value})
+    else:
+        schema, key = PresetMetric, "preset"
+
+        def build(value: Any) -> Any:
+            return get_metric(owner, **{name: value})
+
+    probes = [*_probes(opt, default), default, -math.inf, math.nan]
+    assert len(probes) > 4
+    for value in probes:
+        try:
+            build(value)
+            library = True
+        except ValueError:
+            library = False
+        try:
+            schema.model_validate({key: owner, name: value})
+            accepted = math.isfinite(value)  # the API refuses NaN and infinities up front
+        except ValidationError:
+            accepted = False
+        assert accepted == library, (owner, name, value)
+
+
+def test_a_constraints_confidence_is_the_librarys():
+    from metro.constraints import Constraint
+    from metro.metrics import recall
+    from metro.options import option_of
+    from service.schemas.jobs import ConstraintIn
+
+    opt = option_of(Constraint, "confidence")
+    prop = ConstraintIn.model_json_schema()["properties"]["confidence"]
+    assert prop["description"] == opt.description
+    for value in (0.5, 0.49999, 0.9, 0.999999, 1.0, 1.2, None):
+        try:
+            Constraint(recall(), "at_least", 0.8, confidence=value)
+            library = True
+        except ValueError:
+            library = False
+        try:
+            ConstraintIn.model_validate({"metric": "recall", "at_least": 0.8, "confidence": value})
+            schema = True
+        except ValidationError:
+            schema = False
+        assert schema == library, value

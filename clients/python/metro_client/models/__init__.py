@@ -10,7 +10,7 @@ from .confusion_metric_denominator import ConfusionMetricDenominator
 from .confusion_metric_numerator import ConfusionMetricNumerator
 from .constraint import Constraint
 from .constraint_metric import ConstraintMetric
-from .constraint_params import ConstraintParams
+from .constraint_preset import ConstraintPreset
 from .constraint_sense import ConstraintSense
 from .constraint_spec import ConstraintSpec
 from .cost_shift import CostShift
@@ -38,6 +38,7 @@ from .manifest_selection import ManifestSelection
 from .manifest_selection_selection_split import ManifestSelectionSelectionSplit
 from .manifest_surrogate import ManifestSurrogate
 from .method_summary import MethodSummary
+from .metric_preset import MetricPreset
 from .metric_run import MetricRun
 from .model import Model
 from .model_format import ModelFormat
@@ -49,6 +50,7 @@ from .optimizer import Optimizer
 from .predict_request import PredictRequest
 from .predict_response import PredictResponse
 from .preset_metric import PresetMetric
+from .preset_params import PresetParams
 from .problem import Problem
 from .problem_field_error import ProblemFieldError
 from .readiness import Readiness
@@ -67,6 +69,7 @@ from .selection_summary import SelectionSummary
 from .selection_summary_split import SelectionSummarySplit
 from .split import Split
 from .step_selection import StepSelection
+from .surrogate_name import SurrogateName
 from .surrogate_spec import SurrogateSpec
 from .training_spec import TrainingSpec
 from .upload_dataset_body import UploadDatasetBody
@@ -82,7 +85,7 @@ __all__ = (
     "ConfusionMetricNumerator",
     "Constraint",
     "ConstraintMetric",
-    "ConstraintParams",
+    "ConstraintPreset",
     "ConstraintSense",
     "ConstraintSpec",
     "CostShift",
@@ -110,6 +113,7 @@ __all__ = (
     "ManifestSelectionSelectionSplit",
     "ManifestSurrogate",
     "MethodSummary",
+    "MetricPreset",
     "MetricRun",
     "Model",
     "ModelFormat",
@@ -121,6 +125,7 @@ __all__ = (
     "PredictRequest",
     "PredictResponse",
     "PresetMetric",
+    "PresetParams",
     "Problem",
     "ProblemFieldError",
     "Readiness",
@@ -139,6 +144,7 @@ __all__ = (
     "SelectionSummarySplit",
     "Split",
     "StepSelection",
+    "SurrogateName",
     "SurrogateSpec",
     "TrainingSpec",
     "UploadDatasetBody",

@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -23,7 +22,6 @@ class ConstraintMetric:
     greater_is_better: bool | Unset = False
     zero_division: float | Unset = 0.0
     name: str | Unset = "custom"
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         alpha = self.alpha
@@ -37,7 +35,7 @@ class ConstraintMetric:
         name = self.name
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update(
             {
                 "alpha": alpha,
@@ -74,21 +72,4 @@ class ConstraintMetric:
             name=name,
         )
 
-        constraint_metric.additional_properties = d
         return constraint_metric
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

@@ -4,13 +4,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
+from ..models.constraint_preset import ConstraintPreset, check_constraint_preset
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.constraint_metric import ConstraintMetric
-    from ..models.constraint_params import ConstraintParams
+    from ..models.preset_params import PresetParams
 
 
 T = TypeVar("T", bound="ConstraintSpec")
@@ -24,33 +24,31 @@ class ConstraintSpec:
 
     """
 
-    metric: ConstraintMetric | str
-    """ A preset name (recall, precision, false_positive_rate, true_negative_rate, ...) or {alpha, beta} """
-    params: ConstraintParams | None | Unset = UNSET
+    metric: ConstraintMetric | ConstraintPreset
+    """ A preset (case is ignored) or {alpha, beta} """
+    params: None | PresetParams | Unset = UNSET
     """ The preset's parameters, e.g. {"beta": 2} for f_beta """
     at_least: float | None | Unset = UNSET
     """ The floor (give this or at_most) """
     at_most: float | None | Unset = UNSET
     """ The ceiling (give this or at_least) """
     confidence: float | None | Unset = UNSET
-    """ In [0.5, 1): the bound must hold with this one-sided confidence on the held-out rows (a margin), not just on
-    average; null: on average """
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    """ In [0.5, 1): the bound must hold with this one-sided confidence on a new sample the size of one fold's held-
+    out rows, not just on average; null: judged at 0.55 """
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.constraint_metric import ConstraintMetric  # noqa: PLC0415
-        from ..models.constraint_params import ConstraintParams  # noqa: PLC0415
+        from ..models.preset_params import PresetParams  # noqa: PLC0415
 
         metric: dict[str, Any] | str
-        if isinstance(self.metric, ConstraintMetric):
-            metric = self.metric.to_dict()
-        else:
+        if isinstance(self.metric, str):
             metric = self.metric
+        else:
+            metric = self.metric.to_dict()
 
         params: dict[str, Any] | None | Unset
         if isinstance(self.params, Unset):
             params = UNSET
-        elif isinstance(self.params, ConstraintParams):
+        elif isinstance(self.params, PresetParams):
             params = self.params.to_dict()
         else:
             params = self.params
@@ -74,7 +72,7 @@ class ConstraintSpec:
             confidence = self.confidence
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update(
             {
                 "metric": metric,
@@ -94,24 +92,28 @@ class ConstraintSpec:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.constraint_metric import ConstraintMetric  # noqa: PLC0415
-        from ..models.constraint_params import ConstraintParams  # noqa: PLC0415
+        from ..models.preset_params import PresetParams  # noqa: PLC0415
 
         d = dict(src_dict)
 
-        def _parse_metric(data: object) -> ConstraintMetric | str:
+        def _parse_metric(data: object) -> ConstraintMetric | ConstraintPreset:
             try:
-                if not isinstance(data, dict):
+                if not isinstance(data, str):
                     raise TypeError()
-                metric_type_1 = ConstraintMetric.from_dict(data)
+                metric_type_0 = check_constraint_preset(data)
 
-                return metric_type_1
+                return metric_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(ConstraintMetric | str, data)
+            if not isinstance(data, dict):
+                raise TypeError()
+            metric_type_1 = ConstraintMetric.from_dict(data)
+
+            return metric_type_1
 
         metric = _parse_metric(d.pop("metric"))
 
-        def _parse_params(data: object) -> ConstraintParams | None | Unset:
+        def _parse_params(data: object) -> None | PresetParams | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -119,12 +121,12 @@ class ConstraintSpec:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                params_type_0 = ConstraintParams.from_dict(data)
+                params_type_0 = PresetParams.from_dict(data)
 
                 return params_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(ConstraintParams | None | Unset, data)
+            return cast(None | PresetParams | Unset, data)
 
         params = _parse_params(d.pop("params", UNSET))
 
@@ -163,21 +165,4 @@ class ConstraintSpec:
             confidence=confidence,
         )
 
-        constraint_spec.additional_properties = d
         return constraint_spec
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

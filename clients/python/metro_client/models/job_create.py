@@ -28,6 +28,7 @@ class JobCreate:
     metric: CoefficientMetric | ConfusionMetric | PresetMetric
     dataset: DatasetRef
     surrogate: SurrogateSpec | Unset = UNSET
+    """ The surrogate loss Phi the cost-sensitive models are trained with, and its parameter (metro.surrogates). """
     model: ModelSpec | Unset = UNSET
     """ The hypothesis set (metro.models.ModelSpec): its kind and the sizes that kind uses. Fields left out take the
     defaults shown. """
@@ -36,7 +37,11 @@ class JobCreate:
     training: TrainingSpec | Unset = UNSET
     """ How each model is fitted (metro.trainer.TrainingConfig). Fields left out take the defaults shown. """
     repeats: int | Unset = 1
+    """ Fresh train/test splits the job is run on; the result reports the mean and the spread over them """
     baselines: list[Baseline] | Unset = UNSET
+    """ Methods run beside METRO on the same splits and folds: erm (logistic regression, threshold 0), koyejo1 (the
+    same, its threshold tuned for the metric), koyejo2 and parambath (cost-weighted logistic regressions over a
+    grid; parambath tunes a threshold per grid point) """
     constraints: list[ConstraintSpec] | Unset = UNSET
     """ Floors and ceilings on other ratio metrics that METRO and every baseline choose under (grid search only);
     none: the unconstrained problem """

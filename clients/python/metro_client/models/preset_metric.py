@@ -4,7 +4,9 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
+
+from ..models.metric_preset import MetricPreset, check_metric_preset
+from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="PresetMetric")
 
@@ -13,47 +15,74 @@ T = TypeVar("T", bound="PresetMetric")
 class PresetMetric:
     """A named metric and its parameters, e.g. ``{"preset": "f_beta", "beta": 2}``."""
 
-    preset: str
-    """ f1, f_beta, jaccard, precision, recall, accuracy, ... """
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    preset: MetricPreset
+    """ The metric (metro.metrics' presets; case is ignored) """
+    beta: float | Unset = UNSET
+    """ How many times recall counts as much as precision: 2 for F2, 0.5 for F0.5 (f_beta only) """
+    w_tp: float | Unset = UNSET
+    """ The weight of the true positives (weighted_accuracy only). Default: 1 """
+    w_tn: float | Unset = UNSET
+    """ The weight of the true negatives (weighted_accuracy only). Default: 1 """
+    w_fp: float | Unset = UNSET
+    """ The weight of the false positives (weighted_accuracy only). Default: 1 """
+    w_fn: float | Unset = UNSET
+    """ The weight of the false negatives (weighted_accuracy only). Default: 1 """
 
     def to_dict(self) -> dict[str, Any]:
-        preset = self.preset
+        preset: str = self.preset
+
+        beta = self.beta
+
+        w_tp = self.w_tp
+
+        w_tn = self.w_tn
+
+        w_fp = self.w_fp
+
+        w_fn = self.w_fn
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update(
             {
                 "preset": preset,
             }
         )
+        if beta is not UNSET:
+            field_dict["beta"] = beta
+        if w_tp is not UNSET:
+            field_dict["w_tp"] = w_tp
+        if w_tn is not UNSET:
+            field_dict["w_tn"] = w_tn
+        if w_fp is not UNSET:
+            field_dict["w_fp"] = w_fp
+        if w_fn is not UNSET:
+            field_dict["w_fn"] = w_fn
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        preset = d.pop("preset")
+        preset = check_metric_preset(d.pop("preset"))
+
+        beta = d.pop("beta", UNSET)
+
+        w_tp = d.pop("w_tp", UNSET)
+
+        w_tn = d.pop("w_tn", UNSET)
+
+        w_fp = d.pop("w_fp", UNSET)
+
+        w_fn = d.pop("w_fn", UNSET)
 
         preset_metric = cls(
             preset=preset,
+            beta=beta,
+            w_tp=w_tp,
+            w_tn=w_tn,
+            w_fp=w_fp,
+            w_fn=w_fn,
         )
 
-        preset_metric.additional_properties = d
         return preset_metric
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

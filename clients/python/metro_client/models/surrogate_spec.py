@@ -4,8 +4,8 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
+from ..models.surrogate_name import SurrogateName, check_surrogate_name
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="SurrogateSpec")
@@ -13,45 +13,54 @@ T = TypeVar("T", bound="SurrogateSpec")
 
 @_attrs_define
 class SurrogateSpec:
-    name: str | Unset = "logistic"
-    """ logistic, exponential, quadratic, hinge, sigmoid (k) or rho_margin (rho) """
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    """The surrogate loss Phi the cost-sensitive models are trained with, and its parameter (metro.surrogates)."""
+
+    name: SurrogateName | Unset = "logistic"
+    """ The surrogate (case is ignored) """
+    k: float | Unset = UNSET
+    """ The sigmoid's slope k in Phi(t) = 1 - tanh(k t) (sigmoid only). Default: 1 """
+    rho: float | Unset = UNSET
+    """ The margin's width rho in Phi(t) = clip(1 - t / rho, 0, 1) (rho_margin only). Default: 1 """
 
     def to_dict(self) -> dict[str, Any]:
-        name = self.name
+        name: str | Unset = UNSET
+        if not isinstance(self.name, Unset):
+            name = self.name
+
+        k = self.k
+
+        rho = self.rho
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update({})
         if name is not UNSET:
             field_dict["name"] = name
+        if k is not UNSET:
+            field_dict["k"] = k
+        if rho is not UNSET:
+            field_dict["rho"] = rho
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        name = d.pop("name", UNSET)
+        _name = d.pop("name", UNSET)
+        name: SurrogateName | Unset
+        if isinstance(_name, Unset):
+            name = UNSET
+        else:
+            name = check_surrogate_name(_name)
+
+        k = d.pop("k", UNSET)
+
+        rho = d.pop("rho", UNSET)
 
         surrogate_spec = cls(
             name=name,
+            k=k,
+            rho=rho,
         )
 
-        surrogate_spec.additional_properties = d
         return surrogate_spec
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

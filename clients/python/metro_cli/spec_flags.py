@@ -1,0 +1,250 @@
+"""The job flags of ``metro submit``, built from the API's OpenAPI document.
+
+Every setting of a job is declared once, in the ``metro`` library; the server publishes it in its
+OpenAPI document, and the generated client carries that document (``metro_client/openapi.json``).
+Each field of the metric preset, the surrogate, the model, the search and the training sections,
+and the job's repeats and baselines, becomes a flag here with the document's type, choices,
+bounds, default and description: ``--n-lambdas``, ``--refine``, ``--epochs``, ``--hidden``... A
+setting the library gains is a flag of the next client with no line written for it.
+
+A flag's name is its field's, dashed (``n_lambdas``: ``--n-lambdas``), or ``--section-field``
+where two sections share a field name; :data:`FLAG_NAMES` renames the few that name their section
+(``--metric``, ``--model``, ``--surrogate``). Values are checked as they are parsed (a choice, a
+number in its bounds); what the document cannot say, the server checks at submission.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Annotated, Any
+
+import typer
+
+from metro_cli.errors import CliError
+
+__all__ = ["FLAG_NAMES", "SpecFlag", "spec_flags", "spec_values", "with_spec_flags"]
+
+# (the job's section, its schema in the document, the help panel its flags are listed under);
+# "" is the job itself, whose own settings (repeats, baselines) are taken where a flag can hold
+# them (not the sections, the dataset, whose flags upload a local file, or the constraints).
+SECTIONS: tuple[tuple[str, str, str], ...] = (
+    ("metric", "PresetMetric", "Metric"),
+    ("surrogate", "SurrogateIn", "Surrogate"),
+    ("model", "ModelIn", "Model"),
+    ("search", "SearchIn", "Search"),
+    ("training", "TrainingIn", "Training"),
+    ("", "JobCreate", "Job"),
+)
+# Flags named for their section rather than their field; a repeatable list in the singular.
+FLAG_NAMES: dict[str, tuple[str, ...]] = {
+    "metric.preset": ("--metric", "-m"),
+    "surrogate.name": ("--surrogate",),
+    "model.kind": ("--model",),
+    "baselines": ("--baseline",),
+}
+# The python name of a flag's parameter: never one of the command's own.
+_PARAM_PREFIX = "spec__"
+
+
+@dataclass(frozen=True)
+class SpecFlag:
+    """One job field as a flag: ``path`` its dotted place in the job, ``decls`` its names,
+    ``kind`` how its text becomes a value (int, float, bool, text, choice, json, list,
+    choices)."""
+
+    path: str
+    decls: tuple[str, ...]
+    kind: str
+    help: str
+    panel: str
+    choices: tuple[str, ...] = ()
+    default_text: str | None = None
+    bounds: Mapping[str, float] | None = None
+
+    @property
+    def param(self) -> str:
+        return _PARAM_PREFIX + self.path.replace(".", "__")
+
+    def _number_bounds(self) -> dict[str, float]:
+        """typer's ``min``/``max`` for a bounded number (an exclusive bound is checked here as
+        inclusive: the server refuses its very edge)."""
+        if self.kind not in ("int", "float") or not self.bounds:
+            return {}
+        b = self.bounds
+        low = b.get("minimum", b.get("exclusiveMinimum"))
+        high = b.get("maximum", b.get("exclusiveMaximum"))
+        return {k: v for k, v in (("min", low), ("max", high)) if v is not None}
+
+    def annotation(self) -> Any:
+        python: Any = {"int": int, "float": float, "bool": bool}.get(self.kind, str)
+        if self.kind in ("choice", "choices"):  # typer takes its choices from an Enum
+            names: Any = enum.Enum(  # type: ignore[misc]
+                self.param, [(v, v) for v in self.choices], type=str
+            )
+            python = list[names] if self.kind == "choices" else names
+        decls = self.decls
+        if self.kind == "bool":
+            positive = self.decls[0]
+            decls = (f"{positive}/--no-{positive.removeprefix('--')}",)
+        bounds = self._number_bounds()
+        info = typer.Option(
+            *decls,
+            help=self.help,
+            show_default=self.default_text or False,
+            rich_help_panel=self.panel,
+            case_sensitive=False,
+            metavar=self._metavar(),
+            min=bounds.get("min"),
+            max=bounds.get("max"),
+        )
+        return Annotated[python | None, info]
+
+    def _metavar(self) -> str | None:
+        if self.kind == "list":
+            return "N,N,..."
+        if self.kind == "json":
+            return "VALUE"
+        return None
+
+    def value(self, given: Any) -> Any:
+        """The job's value for what the command line gave."""
+        if self.kind == "json":  # a number, a word ("auto"), null: as JSON where it parses
+            try:
+                return json.loads(given)
+            except ValueError:
+                return given
+        if self.kind == "list":
+            text = str(given).strip()
+            try:
+                parsed = json.loads(text if text.startswith("[") else f"[{text}]")
+            except ValueError:
+                raise CliError(
+                    f"{self.decls[0]} {given!r}: expected numbers separated by commas"
+                ) from None
+            return parsed
+        if self.kind == "choices":
+            return [getattr(v, "value", v) for v in given]
+        return getattr(given, "value", given)  # a choice: its Enum member's value
+
+
+def _document() -> dict[str, Any]:
+    text = resources.files("metro_client").joinpath("openapi.json").read_text(encoding="utf-8")
+    document: dict[str, Any] = json.loads(text)
+    return document
+
+
+def _kind(schema: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+    """How a property's text is read, and its choices; None for what a flag cannot hold."""
+    members = [m for m in schema.get("anyOf", [schema]) if m.get("type") != "null"]
+    if len(members) > 1:  # e.g. cv: a number of folds, "auto" or null
+        return ("json", ())
+    (member,) = members
+    if "$ref" in member:
+        return None
+    kind = member.get("type")
+    if kind == "string":
+        choices = tuple(member.get("enum", ()))
+        return ("choice", choices) if choices else ("text", ())
+    if kind == "array":
+        items = member.get("items", {})
+        if items.get("type") == "string" and items.get("enum"):
+            return ("choices", tuple(items["enum"]))
+        if items.get("type") in ("integer", "number"):
+            return ("list", ())
+        return None
+    scalar = {"integer": "int", "number": "float", "boolean": "bool"}.get(kind)
+    return (scalar, ()) if scalar else None
+
+
+def _bounds(schema: Mapping[str, Any]) -> dict[str, float]:
+    members = [m for m in schema.get("anyOf", [schema]) if m.get("type") != "null"]
+    keys = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+    return {k: members[0][k] for k in keys if len(members) == 1 and k in members[0]}
+
+
+def _default_text(schema: Mapping[str, Any]) -> str | None:
+    if "default" not in schema:
+        return None
+    default = schema["default"]
+    if isinstance(default, list):
+        return ",".join(str(v) for v in default) if default else "none"
+    return json.dumps(default) if not isinstance(default, str) else default
+
+
+def _help(schema: Mapping[str, Any], path: str) -> str:
+    text = str(schema.get("description") or schema.get("title") or path).strip()
+    return f"{text.rstrip('.')} (job field {path})"
+
+
+@cache
+def spec_flags() -> tuple[SpecFlag, ...]:
+    """The job's flags, in the document's order, section by section."""
+    schemas = _document()["components"]["schemas"]
+    fields: list[tuple[str, str, str, dict[str, Any]]] = []
+    for section, name, panel in SECTIONS:
+        for field, schema in schemas[name]["properties"].items():
+            fields.append((section, field, panel, schema))
+    shared = Counter(field for _, field, _, _ in fields)
+    flags: list[SpecFlag] = []
+    for section, field, panel, schema in fields:
+        path = f"{section}.{field}" if section else field
+        found = _kind(schema)
+        if found is None:
+            continue
+        kind, choices = found
+        dashed = field.replace("_", "-")
+        decls = FLAG_NAMES.get(
+            path,
+            (f"--{section}-{dashed}",) if shared[field] > 1 and section else (f"--{dashed}",),
+        )
+        flags.append(
+            SpecFlag(
+                path=path,
+                decls=decls,
+                kind=kind,
+                help=_help(schema, path),
+                panel=panel,
+                choices=choices,
+                default_text=_default_text(schema),
+                bounds=_bounds(schema) or None,
+            )
+        )
+    return tuple(flags)
+
+
+def with_spec_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` (which takes ``**spec_flags``) with a keyword parameter per job flag, as
+    typer reads a command's parameters: from its signature."""
+    signature = inspect.signature(command, eval_str=True)
+    own = [  # (a second call replaces the flags of the first)
+        p
+        for p in signature.parameters.values()
+        if p.kind is not p.VAR_KEYWORD and not p.name.startswith(_PARAM_PREFIX)
+    ]
+    added = [
+        inspect.Parameter(
+            flag.param, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=flag.annotation()
+        )
+        for flag in spec_flags()
+    ]
+    command.__signature__ = signature.replace(parameters=own + added)  # type: ignore[attr-defined]
+    return command
+
+
+def spec_values(given: Mapping[str, Any]) -> dict[str, Any]:
+    """``{dotted path: value}`` for the job flags the command line gave (``given``: the
+    command's ``**spec_flags``)."""
+    out: dict[str, Any] = {}
+    for flag in spec_flags():
+        value = given.get(flag.param)
+        if value is None or (flag.kind == "choices" and not value):
+            continue
+        out[flag.path] = flag.value(value)
+    return out

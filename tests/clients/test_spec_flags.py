@@ -1,0 +1,130 @@
+"""`metro submit`'s job flags are built from the API's OpenAPI document that the client package
+carries: every setting of the job's sections is a flag with its type, choices and bounds, with no
+flag written by hand, and a setting the document gains is a flag with no code."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import metro_cli.submit
+import pytest
+import typer
+import typer.main
+from metro_cli import spec_flags as module
+from metro_cli.app import create_app
+from metro_cli.spec_flags import FLAG_NAMES, SECTIONS, spec_flags, spec_values
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_flags() -> Iterator[None]:
+    spec_flags.cache_clear()
+    yield
+    spec_flags.cache_clear()
+
+
+def _submit() -> Any:
+    group = typer.main.get_command(create_app())
+    return group.commands["submit"]  # type: ignore[attr-defined]
+
+
+def _parse(*args: str) -> dict[str, Any]:
+    """What the command line sets in the job, by dotted path (flags only, nothing sent)."""
+    command = _submit()
+    with command.make_context("submit", list(args)) as ctx:
+        return spec_values(ctx.params)
+
+
+def test_the_client_carries_the_apis_current_document():
+    from clients.generate import openapi_document
+
+    carried = json.loads((ROOT / "clients/python/metro_client/openapi.json").read_text())
+    assert carried == openapi_document()
+
+
+def test_every_setting_of_the_job_sections_is_a_flag():
+    schemas = module._document()["components"]["schemas"]
+    paths = {flag.path for flag in spec_flags()}
+    for section, name, _ in SECTIONS[:-1]:
+        for field in schemas[name]["properties"]:
+            assert f"{section}.{field}" in paths, (section, field)
+    assert {"repeats", "baselines"} <= paths
+    names = [decl for flag in spec_flags() for decl in flag.decls]
+    assert len(names) == len(set(names)), "two flags share a name"
+    given = {p.opts[0] for p in _submit().params}
+    for flag in spec_flags():
+        assert flag.decls[0] in given, flag
+    assert set(FLAG_NAMES) <= paths  # a rename names a field the document has
+
+
+def test_a_flag_sets_its_field_with_the_documents_type():
+    assert _parse(
+        "-m", "F_Beta", "--beta", "2", "--surrogate", "sigmoid", "--k", "3",
+        "--model", "mlp", "--hidden", "64,32", "--n-lambdas", "9", "--no-refit",
+        "--cv", "auto", "--refine", "off", "--refine-confidence", "0.9",
+        "--multipliers", "[0, 1]", "--epochs", "5", "--compile", "--baseline", "erm",
+        "--baseline", "parambath", "--repeats", "2",
+    ) == {
+        "metric.preset": "f_beta", "metric.beta": 2.0, "surrogate.name": "sigmoid",
+        "surrogate.k": 3.0, "model.kind": "mlp", "model.hidden": [64, 32],
+        "search.n_lambdas": 9, "search.refit": False, "search.cv": "auto", "search.refine": "off",
+        "search.refine_confidence": 0.9, "search.multipliers": [0, 1], "training.epochs": 5,
+        "training.compile": True, "baselines": ["erm", "parambath"], "repeats": 2,
+    }  # fmt: skip
+    assert _parse("--cv", "3") == {"search.cv": 3}
+    assert _parse("--cv", "null") == {"search.cv": None}
+    assert _parse() == {}  # nothing given, nothing set: the server's defaults apply
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--n-lambdas", "0"], "--n-lambdas"),  # below its bound
+        (["--n-lambdas", "2.5"], "--n-lambdas"),  # not an integer
+        (["--beta", "5000"], "--beta"),
+        (["--refine", "sometimes"], "--refine"),  # not a choice
+        (["--baseline", "svm"], "--baseline"),
+        (["-m", "nope"], "--metric"),
+    ],
+)
+def test_a_value_the_document_refuses_is_a_usage_error_naming_the_flag(args, words):
+    with pytest.raises(typer.TyperException) as caught:  # typer's own click: a usage error
+        _parse(*args)
+    assert words in caught.value.format_message()
+
+
+def test_a_list_that_does_not_parse_names_its_flag():
+    from metro_cli.errors import CliError
+
+    with pytest.raises(CliError, match="--hidden"):
+        _parse("--hidden", "64;32")
+
+
+def test_a_setting_the_document_gains_is_a_flag_with_no_code(monkeypatch):
+    document = copy.deepcopy(module._document())
+    search = document["components"]["schemas"]["SearchIn"]["properties"]
+    search["patience"] = {
+        "type": "integer", "minimum": 1, "maximum": 50, "default": 5,
+        "description": "Steps without a gain before the search stops",
+    }  # fmt: skip
+    document["components"]["schemas"]["TrainingIn"]["properties"]["patience"] = {
+        "type": "number", "description": "A second setting of the same name",
+    }  # fmt: skip
+    monkeypatch.setattr(module, "_document", lambda: document)
+    command = metro_cli.submit.submit  # its flags are read from the document when it is made
+    monkeypatch.setattr(command, "__signature__", command.__signature__)  # restored after
+    module.with_spec_flags(command)
+    (flag,) = [f for f in spec_flags() if f.path == "search.patience"]
+    # Two sections share the name, so each flag says its section.
+    assert flag.decls == ("--search-patience",) and flag.panel == "Search"
+    assert "Steps without a gain" in flag.help and flag.default_text == "5"
+    assert _parse("--search-patience", "7", "--training-patience", "0.5") == {
+        "search.patience": 7, "training.patience": 0.5,
+    }  # fmt: skip
+    with pytest.raises(typer.TyperException):
+        _parse("--search-patience", "51")
