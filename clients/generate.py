@@ -17,6 +17,7 @@ identical.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -55,6 +56,46 @@ def write_document(path: Path) -> None:
     path.write_text(text, encoding="utf-8", newline="\n")
 
 
+def _refs(node: Any) -> set[str]:
+    """The component schemas ``node`` refers to."""
+    if isinstance(node, dict):
+        found = {node["$ref"].rsplit("/", 1)[-1]} if isinstance(node.get("$ref"), str) else set()
+        return found.union(*(_refs(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_refs(v) for v in node))
+    return set()
+
+
+def client_input(document: dict[str, Any]) -> dict[str, Any]:
+    """The document the client is generated from: the served one, except that a job's optional
+    fields have no ``default`` (their descriptions say it instead). The generator would make each
+    default the attribute's value and send it, so a client built today would pin today's
+    defaults in every job it submits; left unset, a field takes the server's default."""
+    out = copy.deepcopy(document)
+    schemas = out["components"]["schemas"]
+    seen: set[str] = set()
+    todo = ["JobCreate"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += sorted(_refs(schemas[name]) - seen)
+        required = set(schemas[name].get("required", ()))
+        for field, prop in schemas[name].get("properties", {}).items():
+            if field in required or "default" not in prop:
+                continue
+            default = prop.pop("default")
+            shown = json.dumps(default, ensure_ascii=False)
+            described = str(prop.get("description", "")).rstrip(". ")
+            prop["description"] = (
+                f"{described}. Server default: {shown}"
+                if described
+                else (f"Server default: {shown}")
+            )
+    return out
+
+
 def generate(output_dir: Path) -> None:
     """Write ``output_dir/openapi.json`` and the client project ``output_dir/python``."""
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -68,9 +109,14 @@ def generate(output_dir: Path) -> None:
         # Generate outside any other project, so that ruff sees only the generated
         # pyproject.toml's settings, wherever output_dir is.
         staged = Path(scratch) / "python"
+        generator_input = Path(scratch) / "openapi.json"
+        generator_input.write_text(
+            json.dumps(client_input(json.loads(document.read_text(encoding="utf-8")))),
+            encoding="utf-8",
+        )
         command = [
             sys.executable, "-m", "openapi_python_client", "generate",
-            "--path", str(document), "--config", str(CONFIG), "--meta", "setup",
+            "--path", str(generator_input), "--config", str(CONFIG), "--meta", "setup",
             "--output-path", str(staged), "--overwrite", "--fail-on-warning",
             "--custom-template-path", str(TEMPLATES),
         ]  # fmt: skip

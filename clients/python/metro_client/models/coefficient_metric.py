@@ -16,9 +16,12 @@ class CoefficientMetric:
 
     alpha: list[float]
     beta: list[float]
-    greater_is_better: bool | Unset = False
-    zero_division: float | Unset = 0.0
-    name: str | Unset = "custom"
+    greater_is_better: bool | Unset = UNSET
+    """ Server default: false """
+    zero_division: float | Unset = UNSET
+    """ Server default: 0.0 """
+    name: str | Unset = UNSET
+    """ Server default: "custom" """
 
     def to_dict(self) -> dict[str, Any]:
         alpha = self.alpha

@@ -21,9 +21,12 @@ class ConfusionMetric:
 
     numerator: ConfusionMetricNumerator
     denominator: ConfusionMetricDenominator
-    greater_is_better: bool | Unset = True
-    zero_division: float | Unset = 0.0
-    name: str | Unset = "custom"
+    greater_is_better: bool | Unset = UNSET
+    """ Server default: true """
+    zero_division: float | Unset = UNSET
+    """ Server default: 0.0 """
+    name: str | Unset = UNSET
+    """ Server default: "custom" """
 
     def to_dict(self) -> dict[str, Any]:
         numerator = self.numerator.to_dict()

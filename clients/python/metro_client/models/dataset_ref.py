@@ -15,7 +15,8 @@ class DatasetRef:
     uri: str
     """ dataset://<id> (an upload), file:///... under a data root, builtin://name, s3://bucket/key or
     https://host/path """
-    label_column: str | Unset = "y"
+    label_column: str | Unset = UNSET
+    """ Server default: "y" """
     positive_label: bool | float | int | None | str | Unset = UNSET
     """ The label value of the positive class. When omitted it is inferred only where the labels say which class is
     positive (0/1, -1/+1, false/true, also as text); other labels need it. With an upload that recorded this

@@ -36,8 +36,9 @@ class JobCreate:
     """ How lambda is searched (metro.search.SearchConfig). Fields left out take the defaults shown. """
     training: TrainingSpec | Unset = UNSET
     """ How each model is fitted (metro.trainer.TrainingConfig). Fields left out take the defaults shown. """
-    repeats: int | Unset = 1
-    """ Fresh train/test splits the job is run on; the result reports the mean and the spread over them """
+    repeats: int | Unset = UNSET
+    """ Fresh train/test splits the job is run on; the result reports the mean and the spread over them. Server
+    default: 1 """
     baselines: list[Baseline] | Unset = UNSET
     """ Methods run beside METRO on the same splits and folds: erm (logistic regression, threshold 0), koyejo1 (the
     same, its threshold tuned for the metric), koyejo2 and parambath (cost-weighted logistic regressions over a

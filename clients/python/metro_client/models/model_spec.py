@@ -18,12 +18,12 @@ class ModelSpec:
 
     """
 
-    kind: ModelKind | Unset = "linear"
-    """ linear, mlp or cnn3 """
+    kind: ModelKind | Unset = UNSET
+    """ linear, mlp or cnn3. Server default: "linear" """
     hidden: list[int] | Unset = UNSET
-    """ mlp: the widths of its hidden layers """
+    """ mlp: the widths of its hidden layers. Server default: [64] """
     channels: list[int] | Unset = UNSET
-    """ cnn3: the channels of its three conv layers """
+    """ cnn3: the channels of its three conv layers. Server default: [32, 64, 128] """
 
     def to_dict(self) -> dict[str, Any]:
         kind: str | Unset = UNSET

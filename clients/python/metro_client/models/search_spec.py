@@ -20,43 +20,49 @@ T = TypeVar("T", bound="SearchSpec")
 class SearchSpec:
     """How lambda is searched (metro.search.SearchConfig). Fields left out take the defaults shown."""
 
-    strategy: SearchStrategy | Unset = "grid"
-    """ grid (Alg. 3: every lambda at once, chosen on held-out rows), bisection (Alg. 2) or dinkelbach """
-    n_lambdas: int | Unset = 21
-    """ The grid's lambdas """
-    epsilon: float | Unset = 0.001
-    """ Bisection and Dinkelbach stop when the bracket is this narrow """
-    epsilon_m: float | Unset = 0.0
-    """ Bisection and Dinkelbach also stop when |l^lambda| is at most this """
-    max_steps: int | Unset = 30
-    """ Bisection and Dinkelbach: at most this many fits """
-    shift: CostShift | Unset = "minimal"
-    """ The cost shift (metro.costs): minimal, paper, or auto (both, chosen on held-out rows) """
-    cv: int | Literal["auto"] | None | Unset = "auto"
+    strategy: SearchStrategy | Unset = UNSET
+    """ grid (Alg. 3: every lambda at once, chosen on held-out rows), bisection (Alg. 2) or dinkelbach. Server
+    default: "grid" """
+    n_lambdas: int | Unset = UNSET
+    """ The grid's lambdas. Server default: 21 """
+    epsilon: float | Unset = UNSET
+    """ Bisection and Dinkelbach stop when the bracket is this narrow. Server default: 0.001 """
+    epsilon_m: float | Unset = UNSET
+    """ Bisection and Dinkelbach also stop when |l^lambda| is at most this. Server default: 0.0 """
+    max_steps: int | Unset = UNSET
+    """ Bisection and Dinkelbach: at most this many fits. Server default: 30 """
+    shift: CostShift | Unset = UNSET
+    """ The cost shift (metro.costs): minimal, paper, or auto (both, chosen on held-out rows). Server default:
+    "minimal" """
+    cv: int | Literal["auto"] | None | Unset = UNSET
     """ Folds the grid chooses lambda by (metric of the pooled held-out counts); 'auto' is 5 folds up to 20,000
-    rows, null a holdout """
-    threshold: DecisionThreshold | Unset = "tuned"
+    rows, null a holdout. Server default: "auto" """
+    threshold: DecisionThreshold | Unset = UNSET
     """ 'tuned' chooses a decision threshold on h with lambda, on the same held-out scores, and folds it into the
-    model; 'zero' is the paper's sign(h) """
-    refit: bool | Unset = True
-    """ Refit the chosen lambda on training + validation """
-    selection: StepSelection | Unset = "best"
-    """ Bisection and Dinkelbach deliver the best visited model on held-out rows, or the last """
+    model; 'zero' is the paper's sign(h). Server default: "tuned" """
+    refit: bool | Unset = UNSET
+    """ Refit the chosen lambda on training + validation. Server default: true """
+    selection: StepSelection | Unset = UNSET
+    """ Bisection and Dinkelbach deliver the best visited model on held-out rows, or the last. Server default:
+    "best" """
     lambda_min: float | None | Unset = UNSET
     """ The lower end of lambda's range (null: the metric's own bound) """
     lambda_max: float | None | Unset = UNSET
     """ The upper end of lambda's range (null: the metric's own bound) """
     multipliers: list[float] | Unset = UNSET
-    """ With constraints: the Lagrange multipliers mu tried with every lambda (0 is the unconstrained problem) """
-    refine: RefineMode | Unset = "auto"
+    """ With constraints: the Lagrange multipliers mu tried with every lambda (0 is the unconstrained problem).
+    Server default: [0.0, 0.25, 1.0, 4.0, 16.0] """
+    refine: RefineMode | Unset = UNSET
     """ 'auto': after the choice, a linear model is moved to a local minimum of the smoothed metric itself, kept
-    only if it scores better on the same held-out rows; 'off': the search's model as it is """
+    only if it scores better on the same held-out rows; 'off': the search's model as it is. Server default: "auto"
+    """
     refine_temperatures: list[float] | Unset = UNSET
-    """ The temperatures the refinement tries, as fractions of the spread of the chosen model's scores """
-    guard: SelectionGuard | Unset = "fallback"
+    """ The temperatures the refinement tries, as fractions of the spread of the chosen model's scores. Server
+    default: [0.05, 0.2] """
+    guard: SelectionGuard | Unset = UNSET
     """ 'fallback': a choice whose held-out counts cannot support it (fewer than 5 true positives, or predicted
     positives below a tenth of the held-out positives) is compared with the plain-ERM grid point at a supported
-    threshold first; 'off': the choice as it is """
+    threshold first; 'off': the choice as it is. Server default: "fallback" """
     refine_confidence: float | None | Unset = UNSET
     """ null keeps the refinement on any held-out gain; a level in [0.5, 1) keeps it only when a paired bootstrap
     over the held-out rows finds it better with at least that probability """

@@ -15,38 +15,38 @@ T = TypeVar("T", bound="TrainingSpec")
 class TrainingSpec:
     """How each model is fitted (metro.trainer.TrainingConfig). Fields left out take the defaults shown."""
 
-    optimizer: Optimizer | Unset = "auto"
-    """ 'auto': L-BFGS for linear models, SGD for networks """
-    max_iter: int | Unset = 200
-    """ L-BFGS: at most this many iterations """
-    tol: float | Unset = 1e-07
-    """ L-BFGS: the tolerance it stops at """
-    weight_decay: float | Literal["auto"] | Unset = "auto"
-    """ 'auto': 1 / (2 ln 2 n) for linear models, scikit-learn's C=1 penalty on the fit's n rows; 1e-4 for networks
-    """
-    lr: float | Unset = 0.02
-    """ SGD: the learning rate (cosine decay over the fit) """
-    momentum: float | Unset = 0.9
-    """ SGD: Nesterov momentum """
-    batch_size: int | Unset = 1024
-    """ SGD: rows per step """
-    epochs: int | Unset = 100
-    """ SGD: passes over the training rows """
-    augment: bool | Unset = False
-    """ SGD on images: a random 4-pixel translation and horizontal flip per step """
-    device: str | Unset = "auto"
-    """ auto (a GPU when the worker has one), cpu, cuda or cuda:<index> """
-    mixed_precision: bool | Unset = True
-    """ bf16 autocast on a CUDA device """
-    seed: int | Unset = 0
-    """ Seeds the splits, the initialization and the batches """
-    warm_start: bool | Unset = True
+    optimizer: Optimizer | Unset = UNSET
+    """ 'auto': L-BFGS for linear models, SGD for networks. Server default: "auto" """
+    max_iter: int | Unset = UNSET
+    """ L-BFGS: at most this many iterations. Server default: 200 """
+    tol: float | Unset = UNSET
+    """ L-BFGS: the tolerance it stops at. Server default: 1e-07 """
+    weight_decay: float | Literal["auto"] | Unset = UNSET
+    """ 'auto': 1 / (2 ln 2 n) for linear models, scikit-learn's C=1 penalty on the fit's n rows; 1e-4 for networks.
+    Server default: "auto" """
+    lr: float | Unset = UNSET
+    """ SGD: the learning rate (cosine decay over the fit). Server default: 0.02 """
+    momentum: float | Unset = UNSET
+    """ SGD: Nesterov momentum. Server default: 0.9 """
+    batch_size: int | Unset = UNSET
+    """ SGD: rows per step. Server default: 1024 """
+    epochs: int | Unset = UNSET
+    """ SGD: passes over the training rows. Server default: 100 """
+    augment: bool | Unset = UNSET
+    """ SGD on images: a random 4-pixel translation and horizontal flip per step. Server default: false """
+    device: str | Unset = UNSET
+    """ auto (a GPU when the worker has one), cpu, cuda or cuda:<index>. Server default: "auto" """
+    mixed_precision: bool | Unset = UNSET
+    """ bf16 autocast on a CUDA device. Server default: true """
+    seed: int | Unset = UNSET
+    """ Seeds the splits, the initialization and the batches. Server default: 0 """
+    warm_start: bool | Unset = UNSET
     """ Whether bisection/Dinkelbach steps and the final refit start from an earlier fit; false starts every fit
-    from the seeded initialization """
-    compile_: bool | Unset = False
+    from the seeded initialization. Server default: true """
+    compile_: bool | Unset = UNSET
     """ Run the network's SGD steps through torch.compile (SGD only): a quarter faster on a GPU after about 40 s of
-    compilation per worker process and model shape, so for long fits and workers that train many jobs of one shape
-    """
+    compilation per worker process and model shape, so for long fits and workers that train many jobs of one shape.
+    Server default: false """
 
     def to_dict(self) -> dict[str, Any]:
         optimizer: str | Unset = UNSET
