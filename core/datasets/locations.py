@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 from core.config import Settings
 from core.datasets.storage import UploadStore
+from metro.datasets import DataError
+from metro.datasets import local_path_of as library_reading
 from metro.serialization import is_url
 
 TENANT_PLACEHOLDER = "{tenant}"
@@ -156,13 +158,10 @@ def _plain_segments(segments: Iterable[str]) -> bool:
 
 
 def local_path_of(uri: str) -> str | None:
-    """The path a ``file://`` URI (or a bare path) names, percent-decoded once, or None when the
-    URI is not a plain local one (a host, a query or a fragment)."""
-    if "://" not in uri:
-        return uri
-    parts = urllib.parse.urlsplit(uri)
-    if parts.scheme.lower() != "file":
+    """The path a ``file://`` URI (or a bare path) names, percent-decoded once, as the library
+    reads it when it opens the file, or None when the URI is not a plain local one (another
+    scheme, a host, a query or a fragment)."""
+    try:
+        return library_reading(uri)
+    except DataError:
         return None
-    if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
-        return None
-    return urllib.parse.unquote(parts.path)

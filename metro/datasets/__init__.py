@@ -30,6 +30,7 @@ from metro.datasets._base import DataError, DataLimitError, Dataset, TableShape,
 from metro.datasets._builtin import BUILTIN_DATASETS, builtin_shape
 from metro.datasets._labels import parse_labels
 from metro.datasets._loader import FORMATS, inspect_file, load_dataset
+from metro.datasets._paths import local_path_of
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -41,6 +42,7 @@ __all__ = [
     "builtin_shape",
     "inspect_file",
     "load_dataset",
+    "local_path_of",
     "parse_labels",
     "subset",
 ]

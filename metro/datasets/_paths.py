@@ -25,6 +25,25 @@ def check_uri(uri: Any, data_roots: Any) -> None:
         raise DataError("the dataset uri is empty")
 
 
+def local_path_of(uri: str) -> str:
+    """The path a ``file://`` uri (or a bare path) names, percent-decoded once; DataError for a
+    file URI with a host, a query or a fragment, and for any other scheme. The one reading of a
+    local uri: the service's location policy asks it too (core.datasets.locations)."""
+    scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
+    if not scheme:
+        return uri
+    if scheme != "file":
+        raise DataError(
+            f"unsupported URI scheme '{scheme}://'; expected a local path, file:// or builtin://"
+        )
+    parts = urllib.parse.urlsplit(uri)
+    if parts.netloc not in ("", "localhost"):
+        raise DataError(f"file URIs must be absolute, as in file:///data/train.csv; got {uri}")
+    if parts.query or parts.fragment:
+        raise DataError(f"file URIs take no query or fragment; got {uri}")
+    return urllib.parse.unquote(parts.path)
+
+
 def resolve_path(uri: str, data_roots: Sequence[str | os.PathLike[str]] | None) -> tuple[str, str]:
     """``(path as the user gave it, real path to open)``, enforcing ``data_roots``.
 
@@ -32,19 +51,7 @@ def resolve_path(uri: str, data_roots: Sequence[str | os.PathLike[str]] | None) 
     inside a root can reach outside it, and it runs before the existence check, so that a request
     cannot probe which files exist elsewhere on the machine.
     """
-    given = uri
-    scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
-    if scheme == "file":
-        parts = urllib.parse.urlsplit(uri)
-        if parts.netloc not in ("", "localhost"):
-            raise DataError(f"file URIs must be absolute, as in file:///data/train.csv; got {uri}")
-        if parts.query or parts.fragment:
-            raise DataError(f"file URIs take no query or fragment; got {uri}")
-        given = urllib.parse.unquote(parts.path)
-    elif scheme:
-        raise DataError(
-            f"unsupported URI scheme '{scheme}://'; expected a local path, file:// or builtin://"
-        )
+    given = local_path_of(uri)
     if not given:
         raise DataError("the dataset path is empty")
     if "\x00" in given:  # no file has one; the operating system refuses to look it up
