@@ -4,8 +4,9 @@ FastAPI files every ``responses=`` model under ``application/json``; errors are 
 ``application/problem+json``, so the document is rewritten once to say so (generated clients
 then parse error bodies correctly). Every operation also gets the 400 that the middleware and
 the framework give before any route runs (a header section over the limit; a body that cannot
-be parsed). File fields also get ``format: binary`` beside 3.1's ``contentMediaType``, for
-generators that only know the former. The committed client in ``clients/python`` is generated
+be parsed), a 500, and on the API's routes the 503 a database outage gives. File fields also
+get ``format: binary`` beside 3.1's ``contentMediaType``, for generators that only know the
+former. The committed client in ``clients/python`` is generated
 from this document (``clients/generate.py``).
 """
 
@@ -66,6 +67,33 @@ def _add_bad_request(operation: dict[str, Any]) -> None:
     operation["responses"] = dict(items)
 
 
+_UNAVAILABLE = (
+    "Service Unavailable: the database is down, restarting or out of connections for the "
+    "moment; the request was fine, retry after the Retry-After seconds"
+)
+_INTERNAL = "Internal Server Error: an unexpected error, logged on the server"
+
+
+def _add_server_errors(operation: dict[str, Any], path: str) -> None:
+    """Declare the 5xx any route can answer (``service.api.problems``): a 500 for an unexpected
+    error, and for the API's routes, which all read the database, a 503 with ``Retry-After``
+    while it is unavailable. A route that declares its own 503 (readiness) keeps it."""
+    responses = operation.setdefault("responses", {})
+    problem_body = {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    responses.setdefault("500", {"description": _INTERNAL, "content": problem_body})
+    if path.startswith("/v1/") and "503" not in responses:
+        responses["503"] = {
+            "description": _UNAVAILABLE,
+            "headers": {
+                "Retry-After": {
+                    "description": "Seconds to wait before retrying",
+                    "schema": {"type": "integer"},
+                }
+            },
+            "content": problem_body,
+        }
+
+
 def install_openapi(app: FastAPI) -> None:
     def custom_openapi() -> dict[str, Any]:
         if app.openapi_schema is not None:
@@ -93,6 +121,7 @@ def install_openapi(app: FastAPI) -> None:
                     if status[0] in "45" and ref.endswith("/Problem"):
                         content[PROBLEM_MEDIA_TYPE] = content.pop("application/json")
                 _add_bad_request(operation)
+                _add_server_errors(operation, path)
         _mark_binary_fields(schema)
         app.openapi_schema = schema
         return schema

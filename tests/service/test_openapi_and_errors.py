@@ -232,6 +232,21 @@ def test_every_operation_declares_the_400s_it_can_give(client):
             assert ("body" in response["description"]) == ("requestBody" in op), (method, path)
 
 
+def test_every_operation_declares_the_5xx_it_can_give(client):
+    """Any route can answer an unexpected error (500); every /v1 route reads the database and
+    answers 503 with Retry-After while it is unavailable (tests/service/test_health.py)."""
+    spec = client.get("/openapi.json").json()
+    for path, item in spec["paths"].items():
+        for method, op in item.items():
+            assert list(op["responses"]["500"]["content"]) == ["application/problem+json"]
+            if path.startswith("/v1/"):
+                unavailable = op["responses"]["503"]
+                assert list(unavailable["content"]) == ["application/problem+json"], path
+                assert "Retry-After" in unavailable["headers"], (method, path)
+    readiness = spec["paths"]["/readyz"]["get"]["responses"]["503"]
+    assert readiness["content"]["application/json"]["schema"]["$ref"].endswith("/Readiness")
+
+
 @pytest.mark.parametrize(
     ("template", "content_type", "body"),
     [

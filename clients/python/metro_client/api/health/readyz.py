@@ -31,6 +31,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_400
 
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+        return response_500
+
     if response.status_code == 503:
         response_503 = Readiness.from_dict(response.json())
 
