@@ -367,6 +367,26 @@ def set_progress(ctx: StoreContext, job_id: uuid.UUID, token: str, progress: flo
         return held
 
 
+def pin_job_data(ctx: StoreContext, job_id: uuid.UUID, token: str, digest: str) -> str | None:
+    """Pin the digest of the data the job's worker loaded, the first time it is loaded (one
+    compare-and-set: never overwritten), and return the pinned one, which the caller compares
+    with its own; None if the lease is gone."""
+    with ctx.session() as session:
+        held = _update_held_job(
+            session, job_id, token, data_sha256=func.coalesce(Job.data_sha256, digest)
+        )
+        session.commit()
+        if not held:
+            return None
+        return session.scalar(select(Job.data_sha256).where(Job.id == job_id))
+
+
+def pinned_job_data(ctx: StoreContext, job_id: uuid.UUID) -> str | None:
+    """The data digest a job's worker pinned (None: none yet)."""
+    with ctx.session() as session:
+        return session.scalar(select(Job.data_sha256).where(Job.id == job_id))
+
+
 def set_choices(
     ctx: StoreContext,
     job_id: uuid.UUID,

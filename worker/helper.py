@@ -50,6 +50,12 @@ def help_job(job_id: str, ctx: WorkerContext | None = None) -> str:
     try:
         objects = build_objects(spec)
         dataset = load_job_dataset(ctx, tenant_id, spec["dataset"])
+        # Only on the data the job's worker pinned: fits of other data would be mixed into its
+        # search (the file, object or URL changed since the job's worker loaded it).
+        pinned = store.pinned_job_data(ctx, ident)
+        if pinned is None or pinned != dataset.content_sha256():
+            logger.info("job %s: not helping, its data is not the data its worker loaded", ident)
+            return "skipped"
         setups: dict[int, RepeatSetup] = {}
         with Lease(ctx, ident, token, holds_job=False) as lease:
             runner = FitRunner(ctx, ident, lease)

@@ -82,6 +82,15 @@ def build_objects(spec: dict[str, Any]) -> JobObjects:
         raise SpecError(f"invalid job spec: {_message(exc)}") from None
 
 
+def data_changed(uri: str) -> str:
+    """The failure reason of a job whose data changed while it ran."""
+    return (
+        f"the data at {uri} changed while the job ran: it no longer matches the rows the job "
+        "started on, so its fits cannot be combined; submit the job again to train on the data "
+        "as it is now"
+    )
+
+
 def check_budgets(
     spec: dict[str, Any], objects: JobObjects, data: DataSize, ctx: WorkerContext
 ) -> None:
@@ -234,6 +243,16 @@ class JobRun:
             logger.exception("job %s failed with an unexpected error", self.job.id)
             return self._fail(f"internal error ({type(exc).__name__}); see the worker's log")
 
+    def _pin_data(self, digest: str) -> None:
+        """The job trains on one version of its data: the first load pins its digest, and an
+        attempt that loads other data (the file, object or URL changed since) fails the job
+        rather than mix fits of two versions in one search."""
+        pinned = store.pin_job_data(self.ctx, self.job.id, self.token, digest)
+        if pinned is None:
+            raise LeaseLost(str(self.job.id))
+        if pinned != digest:
+            raise SpecError(data_changed(self.job.spec["dataset"]["uri"]))
+
     def _fail(self, reason: str) -> str:
         logger.info("job %s failed: %s", self.job.id, reason)
         store.fail_job(self.ctx, self.job.id, self.token, reason)
@@ -286,6 +305,7 @@ class JobRun:
         objects = build_objects(spec)
         training = objects.training
         dataset = load_job_dataset(self.ctx, self.job.tenant_id, spec["dataset"])
+        self._pin_data(dataset.content_sha256())
         check_budgets(
             spec, objects, DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), self.ctx
         )

@@ -146,6 +146,9 @@ class Job(Base):
     current_lambda: Mapped[float | None] = mapped_column(Float, default=None)
     best_lambda: Mapped[float | None] = mapped_column(Float, default=None)
     failure_reason: Mapped[str | None] = mapped_column(Text, default=None)
+    # The SHA-256 of the data the job trains on, pinned by its first load (store.pin_job_data):
+    # every later attempt and every helper must load the same (migrations 0007).
+    data_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
     # What each finished repeat's search chose (core.records.RepeatChoice), in
     # repeat order; null until the first repeat's search is done.
     choices: Mapped[list[dict[str, Any]] | None] = mapped_column(PortableJSON, default=None)

@@ -9,6 +9,8 @@ same way.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -83,6 +85,26 @@ class Dataset:
     @property
     def n_samples(self) -> int:
         return int(self.X.shape[0])
+
+    def content_sha256(self) -> str:
+        """The SHA-256 of what a model is trained on: the shapes, the features and the labels as
+        0/1 (with the two label values they stand for), not where they were read from. Two loads
+        of one file give the same digest; a file changed in any value gives another."""
+        digest = hashlib.sha256()
+        header = json.dumps(
+            {
+                "X": list(self.X.shape),
+                "y": list(self.y.shape),
+                "labels": [repr(self.negative_label), repr(self.positive_label)],
+                "features": list(self.feature_names) if self.feature_names is not None else None,
+            },
+            sort_keys=True,
+        )
+        digest.update(header.encode())
+        # Hashed in place (a C-contiguous array is a buffer): no copy of a large X.
+        digest.update(np.ascontiguousarray(self.X, dtype="<f4").data)
+        digest.update(np.ascontiguousarray(self.y, dtype="<i8").data)
+        return digest.hexdigest()
 
     @property
     def n_features(self) -> int:

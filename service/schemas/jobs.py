@@ -342,6 +342,12 @@ class JobOut(BaseModel):
         default=None,
         description="What each repeat's search chose, as the repeats finish (null before)",
     )
+    data_sha256: str | None = Field(
+        default=None,
+        description="The SHA-256 of the data the job trains on (its features and labels as "
+        "loaded), pinned by the first load: a later attempt whose data differs (the file, object "
+        "or URL changed) fails the job. Null until a worker has loaded it",
+    )
     attempts: int
     failure_reason: str | None
     cancel_requested: bool

@@ -40,6 +40,10 @@ class Job:
     finished_at: datetime.datetime | None
     choices: list[RepeatChoice] | None | Unset = UNSET
     """ What each repeat's search chose, as the repeats finish (null before) """
+    data_sha256: None | str | Unset = UNSET
+    """ The SHA-256 of the data the job trains on (its features and labels as loaded), pinned by the first load: a
+    later attempt whose data differs (the file, object or URL changed) fails the job. Null until a worker has loaded
+    it """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,6 +98,12 @@ class Job:
         else:
             choices = self.choices
 
+        data_sha256: None | str | Unset
+        if isinstance(self.data_sha256, Unset):
+            data_sha256 = UNSET
+        else:
+            data_sha256 = self.data_sha256
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -116,6 +126,8 @@ class Job:
         )
         if choices is not UNSET:
             field_dict["choices"] = choices
+        if data_sha256 is not UNSET:
+            field_dict["data_sha256"] = data_sha256
 
         return field_dict
 
@@ -216,6 +228,15 @@ class Job:
 
         choices = _parse_choices(d.pop("choices", UNSET))
 
+        def _parse_data_sha256(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        data_sha256 = _parse_data_sha256(d.pop("data_sha256", UNSET))
+
         job = cls(
             id=id,
             state=state,
@@ -232,6 +253,7 @@ class Job:
             started_at=started_at,
             finished_at=finished_at,
             choices=choices,
+            data_sha256=data_sha256,
         )
 
         job.additional_properties = d
