@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from metro.options import Option, parameter_options
+from metro.options import Option, option, parameter_options
 
 __all__ = [
     "CELLS",
@@ -176,9 +176,19 @@ class MetricSpec:
 
     alpha: np.ndarray
     beta: np.ndarray
-    name: str = "custom"
-    greater_is_better: bool = False
-    zero_division: float = 0.0
+    name: str = option("custom", "The metric's name in results and manifests")
+    greater_is_better: bool = option(
+        False,
+        "How the ratio reads: true for a score (F1, recall: larger is better, minimized as its "
+        "negative), false for a loss",
+    )
+    zero_division: float = option(
+        0.0,
+        "The score when the ratio is 0/0 (precision with nothing predicted positive), as in "
+        "sklearn.metrics",
+        ge=-MAX_ABS_LAMBDA,
+        le=MAX_ABS_LAMBDA,
+    )
     params: dict[str, Any] = field(default_factory=dict)
     _tol: float = field(default=0.0, init=False, repr=False, compare=False)
 

@@ -76,7 +76,7 @@ DATASETS_MAY_IMPORT: dict[str, set[str]] = {
     "_npz": {"_base", "_limits"},
     "_builtin": {"_base", "_limits"},
     "_loader": {"_base", "_builtin", "_csv", "_labels", "_limits", "_npz", "_parquet", "_paths"},
-    "__init__": {"_base", "_builtin", "_labels", "_loader"},
+    "__init__": {"_base", "_builtin", "_labels", "_loader", "_paths"},
 }
 
 

@@ -16,6 +16,7 @@ naming it and what the object takes.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -34,7 +35,7 @@ from core.states import JobState
 from metro.baselines import BASELINES
 from metro.constraints import Constraint
 from metro.experiment import MAX_REPEATS
-from metro.metrics import PRESET_NAMES, preset_options
+from metro.metrics import PRESET_NAMES, MetricSpec, preset_options
 from metro.models import ModelSpec
 from metro.options import Option, option_of
 from metro.search.config import SearchConfig
@@ -125,15 +126,33 @@ else:
     )
 
 
+# The longest metric name a job may give (it is stored and shown with every result).
+MAX_METRIC_NAME = 100
+
+
+def _spec_field(name: str, *, default: Any = None, max_length: int | None = None) -> Any:
+    """A field of a coefficient form that is a field of metro.metrics.MetricSpec: its default
+    (unless the form's constructor has another), description and bounds are the library's."""
+    opt = option_of(MetricSpec, name)
+    library_default = {f.name: f.default for f in dataclasses.fields(MetricSpec)}[name]
+    return Field(
+        default=library_default if default is None else default,
+        description=opt.description,
+        ge=opt.ge,
+        le=opt.le,
+        max_length=max_length,
+    )
+
+
 class CoefficientMetric(BaseModel):
     """The paper's loss L = <alpha, phi> / <beta, phi> on the basis (h*y, y, h, 1)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     alpha: list[float] = Field(min_length=4, max_length=4)
     beta: list[float] = Field(min_length=4, max_length=4)
-    greater_is_better: bool = False
-    zero_division: float = 0.0
-    name: str = Field(default="custom", max_length=100)
+    greater_is_better: bool = _spec_field("greater_is_better")
+    zero_division: float = _spec_field("zero_division")
+    name: str = _spec_field("name", max_length=MAX_METRIC_NAME)
 
 
 class ConfusionMetric(BaseModel):
@@ -142,9 +161,10 @@ class ConfusionMetric(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     numerator: dict[str, float]
     denominator: dict[str, float]
-    greater_is_better: bool = True
-    zero_division: float = 0.0
-    name: str = Field(default="custom", max_length=100)
+    # MetricSpec.from_confusion's default: cells are usually written as a score (F1 above)
+    greater_is_better: bool = _spec_field("greater_is_better", default=True)
+    zero_division: float = _spec_field("zero_division")
+    name: str = _spec_field("name", max_length=MAX_METRIC_NAME)
 
 
 def _metric_form(value: Any) -> str | None:
@@ -241,9 +261,9 @@ class ConstraintMetricIn(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True, json_schema_extra=_LIBRARY_CHECKS_KEYS)
     alpha: list[float] = Field(min_length=4, max_length=4)
     beta: list[float] = Field(min_length=4, max_length=4)
-    greater_is_better: bool = False
-    zero_division: float = 0.0
-    name: str = Field(default="custom", max_length=100)
+    greater_is_better: bool = _spec_field("greater_is_better")
+    zero_division: float = _spec_field("zero_division")
+    name: str = _spec_field("name", max_length=MAX_METRIC_NAME)
 
 
 class ConstraintIn(BaseModel):

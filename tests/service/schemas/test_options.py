@@ -216,3 +216,37 @@ def test_a_constraints_confidence_is_the_librarys():
         except ValidationError:
             schema = False
         assert schema == library, value
+
+
+def test_the_coefficient_forms_are_the_librarys_metric_spec_fields():
+    import dataclasses
+
+    from metro.metrics import MetricSpec
+    from metro.options import option_of
+    from service.schemas.jobs import CoefficientMetric, ConfusionMetric, ConstraintMetricIn
+
+    defaults = {f.name: f.default for f in dataclasses.fields(MetricSpec)}
+    for form in (CoefficientMetric, ConfusionMetric, ConstraintMetricIn):
+        props = form.model_json_schema()["properties"]
+        for name in ("name", "greater_is_better", "zero_division"):
+            assert props[name]["description"] == option_of(MetricSpec, name).description
+        assert props["zero_division"]["default"] == defaults["zero_division"]
+    # cells read as a score by default, as MetricSpec.from_confusion does
+    assert ConfusionMetric.model_json_schema()["properties"]["greater_is_better"]["default"]
+    from metro.metrics import precision
+
+    valid = precision()  # a well-formed ratio, so that only zero_division decides
+    alpha, beta = valid.alpha.tolist(), valid.beta.tolist()
+    opt = option_of(MetricSpec, "zero_division")
+    for value in _probes(opt, 0.0):
+        try:
+            MetricSpec(alpha=alpha, beta=beta, zero_division=value)
+            library = True
+        except ValueError:
+            library = False
+        try:
+            CoefficientMetric.model_validate({"alpha": alpha, "beta": beta, "zero_division": value})
+            schema = True
+        except ValidationError:
+            schema = False
+        assert schema == library, value

@@ -22,11 +22,13 @@ class ConfusionMetric:
     numerator: ConfusionMetricNumerator
     denominator: ConfusionMetricDenominator
     greater_is_better: bool | Unset = UNSET
-    """ Server default: true """
+    """ How the ratio reads: true for a score (F1, recall: larger is better, minimized as its negative), false for a
+    loss. Server default: true """
     zero_division: float | Unset = UNSET
-    """ Server default: 0.0 """
+    """ The score when the ratio is 0/0 (precision with nothing predicted positive), as in sklearn.metrics. Server
+    default: 0.0 """
     name: str | Unset = UNSET
-    """ Server default: "custom" """
+    """ The metric's name in results and manifests. Server default: "custom" """
 
     def to_dict(self) -> dict[str, Any]:
         numerator = self.numerator.to_dict()
