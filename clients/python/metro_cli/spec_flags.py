@@ -96,7 +96,7 @@ class SpecFlag:
         bounds = self._number_bounds()
         info = typer.Option(
             *decls,
-            help=self.help,
+            help=self._help_text(),
             show_default=self.default_text or False,
             rich_help_panel=self.panel,
             case_sensitive=False,
@@ -106,11 +106,18 @@ class SpecFlag:
         )
         return Annotated[python | None, info]
 
+    def _help_text(self) -> str:
+        """The description, the choices and the job field it sets."""
+        choices = f". One of: {', '.join(self.choices)}" if self.choices else ""
+        return f"{self.help}{choices} (job field {self.path})."
+
     def _metavar(self) -> str | None:
         if self.kind == "list":
             return "N,N,..."
         if self.kind == "json":
             return "VALUE"
+        if self.kind in ("choice", "choices"):  # the choices are listed in the help instead
+            return "NAME"
         return None
 
     def value(self, given: Any) -> Any:
@@ -180,7 +187,7 @@ def _default_text(schema: Mapping[str, Any]) -> str | None:
 
 def _help(schema: Mapping[str, Any], path: str) -> str:
     text = str(schema.get("description") or schema.get("title") or path).strip()
-    return f"{text.rstrip('.')} (job field {path})"
+    return text.rstrip(".")
 
 
 @cache
