@@ -23,13 +23,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
 from metro_cli.errors import CliError
 
-__all__ = ["FLAG_NAMES", "SpecFlag", "spec_flags", "spec_values", "with_spec_flags"]
+__all__ = ["FLAG_NAMES", "FlagKind", "SpecFlag", "spec_flags", "spec_values", "with_spec_flags"]
 
 # (the job's section, its schema in the document, the help panel its flags are listed under);
 # "" is the job itself, whose own settings (repeats, baselines) are taken where a flag can hold
@@ -49,6 +49,10 @@ FLAG_NAMES: dict[str, tuple[str, ...]] = {
     "model.kind": ("--model",),
     "baselines": ("--baseline",),
 }
+# How a flag's text becomes the job's value: a number, a boolean pair, free text, one of the
+# document's choices, JSON (a union such as cv's folds, "auto" or null), a list of numbers, or a
+# repeatable choice.
+FlagKind = Literal["int", "float", "bool", "text", "choice", "json", "list", "choices"]
 # The python name of a flag's parameter: never one of the command's own.
 _PARAM_PREFIX = "spec__"
 
@@ -61,7 +65,7 @@ class SpecFlag:
 
     path: str
     decls: tuple[str, ...]
-    kind: str
+    kind: FlagKind
     help: str
     panel: str
     choices: tuple[str, ...] = ()
@@ -147,7 +151,7 @@ def _document() -> dict[str, Any]:
     return document
 
 
-def _kind(schema: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+def _kind(schema: Mapping[str, Any]) -> tuple[FlagKind, tuple[str, ...]] | None:
     """How a property's text is read, and its choices; None for what a flag cannot hold."""
     members = [m for m in schema.get("anyOf", [schema]) if m.get("type") != "null"]
     if len(members) > 1:  # e.g. cv: a number of folds, "auto" or null
@@ -166,7 +170,8 @@ def _kind(schema: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
         if items.get("type") in ("integer", "number"):
             return ("list", ())
         return None
-    scalar = {"integer": "int", "number": "float", "boolean": "bool"}.get(kind)
+    scalars: dict[str, FlagKind] = {"integer": "int", "number": "float", "boolean": "bool"}
+    scalar = scalars.get(kind)
     return (scalar, ()) if scalar else None
 
 
