@@ -32,6 +32,7 @@ Examples
     python bench/small_data.py --method metro ttcv                     # run
     python bench/small_data.py --method metro:refine-any               # an ablation
     python bench/small_data.py --report metro ttcv metro:refine-any    # the tables
+    python bench/small_data.py --task digits-9 --first-seed 5 --out /tmp/fresh.json  # new seeds
 """
 
 from __future__ import annotations
@@ -97,7 +98,9 @@ def plan() -> list[tuple[str, int, int, int]]:
     return out
 
 
-def run_cell(task: str, size: int, metric_name: str, method: str, seeds: int) -> dict[str, Any]:
+def run_cell(
+    task: str, size: int, metric_name: str, method: str, seeds: int, first_seed: int = 0
+) -> dict[str, Any]:
     X, y = tasks()[task].load()
     metric = _metric(metric_name)
     record: dict[str, Any] = {
@@ -112,8 +115,9 @@ def run_cell(task: str, size: int, metric_name: str, method: str, seeds: int) ->
         "test_predicted_positive": [],
         "seconds": [],
         "chosen": [],
+        "seeds": list(range(first_seed, first_seed + seeds)),
     }
-    for seed in range(seeds):
+    for seed in record["seeds"]:
         train, test = sample(y, size, seed)
         started = time.perf_counter()
         predicted, chosen = fit_predict(method, metric_name, seed, X[train], y[train], X[test])
@@ -214,7 +218,7 @@ def empty_predictions(data: dict[str, Any], methods: list[str]) -> str:
     return "\n".join(out)
 
 
-def _work(args: tuple[str, int, str, str, int]) -> dict[str, Any]:
+def _work(args: tuple[str, int, str, str, int, int]) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(1)
@@ -229,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metric", action="append", choices=list(METRICS))
     parser.add_argument("--method", nargs="+")
     parser.add_argument("--seeds", type=int, default=SEEDS)
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1"
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", nargs="+", metavar="METHOD")
@@ -256,7 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     settings = [(t, n) for t, n, _, _ in plan() if not args.task or t in args.task]
     metrics = args.metric or list(METRICS)
     methods = args.method or ["metro", "ttcv"]
-    work = [(t, n, m, meth, args.seeds) for t, n in settings for meth in methods for m in metrics]
+    work = [
+        (t, n, m, meth, args.seeds, args.first_seed)
+        for t, n in settings
+        for meth in methods
+        for m in metrics
+    ]
     started = time.perf_counter()
     with mp.get_context("spawn").Pool(args.jobs) as pool:
         for rec in pool.imap_unordered(_work, work):

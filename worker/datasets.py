@@ -8,7 +8,8 @@ tenant's upload, read from the disk or copied from the object store it was kept 
 under the SSRF policy of :mod:`core.datasets.fetch`, both into a temporary file with a size cap.
 A failure names the job's URI, never a server path (the upload store's, or a temporary copy's).
 Loaded datasets are kept (two per process), so a worker helping with a grid or resuming a job
-does not parse the same file again.
+does not parse the same file again; a dataset whose bytes can change behind its URI (file, s3,
+https) is kept for the job that loaded it only, so a new job on an edited file reads the edit.
 """
 
 from __future__ import annotations
@@ -32,15 +33,32 @@ from metro.datasets import DataError, Dataset, load_dataset
 from worker.context import WorkerContext
 
 _CACHE_SIZE = 2
-_cache: OrderedDict[tuple[str, str, str, str], Dataset] = OrderedDict()
+_cache: OrderedDict[tuple[str, str, str, str, str], Dataset] = OrderedDict()
 _lock = threading.Lock()
 
 
-def load_job_dataset(ctx: WorkerContext, tenant_id: uuid.UUID, dataset: dict[str, Any]) -> Dataset:
+# Schemes whose bytes cannot change behind their URI: an upload is never rewritten, a built-in
+# is made by the library. A cached load of any other URI serves only the job that loaded it.
+_IMMUTABLE_SCHEMES = ("dataset", "builtin")
+
+
+def load_job_dataset(
+    ctx: WorkerContext,
+    tenant_id: uuid.UUID,
+    dataset: dict[str, Any],
+    *,
+    job_id: uuid.UUID | None = None,
+) -> Dataset:
+    """The job's dataset, from this process's cache where it may be reused: an upload or a
+    built-in for any job of the tenant; a ``file://``, ``s3://`` or ``https://`` dataset only for
+    the job (``job_id``) that loaded it (its attempts and helpers), since the bytes behind such a
+    URI may have changed since (a new job reads them again)."""
     uri = str(dataset["uri"])
     label_column = str(dataset.get("label_column") or "y")
     positive = dataset.get("positive_label")
-    key = (str(tenant_id), uri, label_column, repr(positive))
+    scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
+    owner = "" if scheme in _IMMUTABLE_SCHEMES else str(job_id)
+    key = (str(tenant_id), uri, label_column, repr(positive), owner)
     with _lock:
         if key in _cache:
             _cache.move_to_end(key)

@@ -49,7 +49,7 @@ def help_job(job_id: str, ctx: WorkerContext | None = None) -> str:
     fitted = 0
     try:
         objects = build_objects(spec)
-        dataset = load_job_dataset(ctx, tenant_id, spec["dataset"])
+        dataset = load_job_dataset(ctx, tenant_id, spec["dataset"], job_id=ident)
         # Only on the data the job's worker pinned: fits of other data would be mixed into its
         # search (the file, object or URL changed since the job's worker loaded it).
         pinned = store.pinned_job_data(ctx, ident)

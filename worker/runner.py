@@ -304,7 +304,9 @@ class JobRun:
         spec = self.job.spec
         objects = build_objects(spec)
         training = objects.training
-        dataset = load_job_dataset(self.ctx, self.job.tenant_id, spec["dataset"])
+        dataset = load_job_dataset(
+            self.ctx, self.job.tenant_id, spec["dataset"], job_id=self.job.id
+        )
         self._pin_data(dataset.content_sha256())
         check_budgets(
             spec, objects, DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), self.ctx

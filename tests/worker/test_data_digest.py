@@ -56,7 +56,7 @@ def test_the_first_load_pins_the_data_and_a_changed_file_fails_the_next_attempt(
         session.commit()
     # ...and the file changes (one label) before the next attempt loads it.
     _csv(path, flip=5)
-    worker_datasets._cache.clear()  # another worker process: nothing loaded yet
+    # (in the same process: its cached load of the file served the first job only)
     assert run_job(job_id, ctx) == "failed"
     failed = cluster.job(job_id)
     assert failed["attempts"] == 1  # final: retrying cannot bring the old data back
@@ -94,3 +94,25 @@ def test_a_helper_that_loads_other_data_claims_nothing(make_cluster, monkeypatch
     assert help_job(job_id, ctx) == "skipped"
     assert claims == []
     assert cluster.rows(JobFit, job_id) == []
+
+
+def test_a_new_job_on_an_edited_file_reads_the_edit_in_the_same_worker_process(make_cluster):
+    """The process keeps what it loaded for the job that loaded it (its attempts and helpers);
+    a later job on the same file:// URI reads the file again."""
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    path = cluster.data_dir / "churn.csv"
+    _csv(path)
+    first = _job_on_file(cluster, path)
+    assert run_job(first, ctx) == "succeeded"
+    _csv(path, flip=5)
+    second = _job_on_file(cluster, path)
+    assert run_job(second, ctx) == "succeeded"
+    before, after = _pinned(cluster, first), _pinned(cluster, second)
+    assert before is not None and after is not None and before != after
+    # An upload or a built-in cannot change: its load is shared across jobs.
+    one = cluster.submit(SMALL_JOB)
+    two = cluster.submit({**SMALL_JOB, "repeats": 2})
+    assert run_job(one, ctx) == run_job(two, ctx) == "succeeded"
+    assert _pinned(cluster, one) == _pinned(cluster, two)
+    assert len(worker_datasets._cache) <= 2
