@@ -11,6 +11,7 @@ tied / lost, the share of cells more than 1 and 3 points behind, and the worst t
 Examples
     python bench/widened.py                             # the default against TTCV and Parambath
     python bench/widened.py --main /tmp/main-now.json   # with a rerun of the main tier
+    python bench/widened.py --small-more bench/results/small-data-seeds5-9.json   # 10 seeds
 """
 
 from __future__ import annotations
@@ -40,10 +41,33 @@ def widened(main: dict[str, Any], small: dict[str, Any], methods: list[str]) -> 
     return {"cells": cells}
 
 
+def with_more_seeds(records: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    """``records`` with each cell's seeds followed by the same cell's seeds in ``more`` (a run
+    with ``--first-seed``): both methods of a pair get the same seeds in the same order, so the
+    pairing per seed holds. A cell missing from either is left out of the result."""
+    cells: dict[str, Any] = {}
+    for name, cell in records["cells"].items():
+        extra = more["cells"].get(name)
+        if extra is None:
+            continue
+        joined = dict(cell)
+        for field in ("test", "n_test", "test_predicted_positive", "seconds", "chosen"):
+            joined[field] = list(cell.get(field, [])) + list(extra.get(field, []))
+        cells[name] = joined
+    return {"cells": cells}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--main", type=Path, default=MAIN, help="the main tier's records")
     parser.add_argument("--small", type=Path, default=SMALL, help="the small tier's records")
+    parser.add_argument(
+        "--small-more",
+        type=Path,
+        action="append",
+        default=[],
+        help="records of the small tier on further seeds (bench/small_data.py --first-seed)",
+    )
     parser.add_argument("--method", default="metro")
     parser.add_argument("--peer", nargs="+", default=["ttcv", "parambath"])
     args = parser.parse_args(argv)
@@ -52,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         stored = json.loads(MAIN.read_text())["cells"]
         main_records["cells"] = {**stored, **main_records["cells"]}
     small_records = json.loads(args.small.read_text())
+    if args.small_more:
+        more: dict[str, Any] = {"cells": {}}
+        for path in args.small_more:
+            more["cells"].update(json.loads(path.read_text())["cells"])
+        small_records = with_more_seeds(small_records, more)
     data = widened(main_records, small_records, [args.method, *args.peer])
     for tier, records in (("main", main_records), ("small", small_records), ("widened", None)):
         scope = (
