@@ -309,7 +309,9 @@ def fit_predict(
     raise ValueError(f"unknown method {method!r}")
 
 
-def run_cell(task: str, metric_name: str, method: str, seeds: int) -> dict[str, Any]:
+def run_cell(
+    task: str, metric_name: str, method: str, seeds: int, first_seed: int = 0
+) -> dict[str, Any]:
     from sklearn.model_selection import train_test_split
 
     X, y = tasks()[task].load()
@@ -324,8 +326,9 @@ def run_cell(task: str, metric_name: str, method: str, seeds: int) -> dict[str, 
         "test": [],
         "seconds": [],
         "chosen": [],
+        "seeds": list(range(first_seed, first_seed + seeds)),
     }
-    for seed in range(seeds):
+    for seed in record["seeds"]:
         X_tr, X_te, y_tr, y_te = train_test_split(
             X, y, test_size=TEST_FRACTION, stratify=y, random_state=seed
         )
@@ -448,7 +451,7 @@ def seconds_report(data: dict[str, Any], methods: list[str]) -> str:
     return "\n".join(out)
 
 
-def _work(args: tuple[str, str, str, int]) -> dict[str, Any]:
+def _work(args: tuple[str, str, str, int, int]) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(1)
@@ -480,6 +483,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metric", action="append", choices=list(METRICS))
     parser.add_argument("--method", action="append")
     parser.add_argument("--seeds", type=int, default=SEEDS)
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1"
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--tag", default="")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -501,7 +507,12 @@ def main(argv: list[str] | None = None) -> int:
     names = args.task or list(tasks())
     metrics = args.metric or list(METRICS)
     methods = args.method or ["metro", "ttcv", "parambath"]
-    plan = [(t, m, meth, args.seeds) for t in names for meth in methods for m in metrics]
+    plan = [
+        (t, m, meth, args.seeds, args.first_seed)
+        for t in names
+        for meth in methods
+        for m in metrics
+    ]
     started = time.perf_counter()
     ctx = mp.get_context("spawn")
     with ctx.Pool(args.jobs) as pool:

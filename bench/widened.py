@@ -12,6 +12,7 @@ Examples
     python bench/widened.py                             # the default against TTCV and Parambath
     python bench/widened.py --main /tmp/main-now.json   # with a rerun of the main tier
     python bench/widened.py --small-more bench/results/small-data-seeds5-9.json   # 10 seeds
+    python bench/widened.py --main-more bench/results/defaults-seeds5-9.json ...  # main, too
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def widened(main: dict[str, Any], small: dict[str, Any], methods: list[str]) -> 
 def with_more_seeds(records: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
     """``records`` with each cell's seeds followed by the same cell's seeds in ``more`` (a run
     with ``--first-seed``): both methods of a pair get the same seeds in the same order, so the
-    pairing per seed holds. A cell missing from either is left out of the result."""
+    pairing per seed holds. A cell missing from either is left out of the result (so only the
+    methods run on the further seeds remain)."""
     cells: dict[str, Any] = {}
     for name, cell in records["cells"].items():
         extra = more["cells"].get(name)
@@ -62,6 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--main", type=Path, default=MAIN, help="the main tier's records")
     parser.add_argument("--small", type=Path, default=SMALL, help="the small tier's records")
     parser.add_argument(
+        "--main-more",
+        type=Path,
+        action="append",
+        default=[],
+        help="records of the main tier on further seeds (bench/defaults.py --first-seed)",
+    )
+    parser.add_argument(
         "--small-more",
         type=Path,
         action="append",
@@ -75,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.main != MAIN:  # a rerun of one method: the peers' records are the stored ones
         stored = json.loads(MAIN.read_text())["cells"]
         main_records["cells"] = {**stored, **main_records["cells"]}
+    if args.main_more:
+        more_main: dict[str, Any] = {"cells": {}}
+        for path in args.main_more:
+            more_main["cells"].update(json.loads(path.read_text())["cells"])
+        main_records = with_more_seeds(main_records, more_main)
     small_records = json.loads(args.small.read_text())
     if args.small_more:
         more: dict[str, Any] = {"cells": {}}
