@@ -78,6 +78,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "refine-off": {"refine": "off"},  # the default before the refinement step
     "refine-t0.05": {"refine_temperatures": (0.05,)},
     "refine-t0.2": {"refine_temperatures": (0.2,)},
+    "refine-t3": {"refine_temperatures": (0.05, 0.2, 0.5)},  # a third, smoother temperature
     # Selection under thin evidence (metro.search.safeguard; bench/small_data.py). "guard" is
     # the default since it was measured; "guard-off" is the default before it. The other two
     # were measured against the default before "guard" (each with guard off) and not kept.
