@@ -29,7 +29,7 @@ from core.datasets.storage import fetch_stored
 from core.datasets.uploads import file_format
 from core.db.models import Dataset as DatasetRow
 from core.errors import ServiceError
-from metro.datasets import DataError, Dataset, load_dataset
+from metro.datasets import DataError, Dataset, load_dataset, uri_scheme
 from worker.context import WorkerContext
 
 _CACHE_SIZE = 2
@@ -56,14 +56,14 @@ def load_job_dataset(
     uri = str(dataset["uri"])
     label_column = str(dataset.get("label_column") or "y")
     positive = dataset.get("positive_label")
-    scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
+    scheme = uri_scheme(uri)
     owner = "" if scheme in _IMMUTABLE_SCHEMES else str(job_id)
     key = (str(tenant_id), uri, label_column, repr(positive), owner)
     with _lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    loaded = _load(ctx, tenant_id, uri, label_column, positive)
+    loaded = _load(ctx, tenant_id, uri, scheme, label_column, positive)
     with _lock:
         _cache[key] = loaded
         while len(_cache) > _CACHE_SIZE:
@@ -72,10 +72,14 @@ def load_job_dataset(
 
 
 def _load(
-    ctx: WorkerContext, tenant_id: uuid.UUID, uri: str, label_column: str, positive: Any
+    ctx: WorkerContext,
+    tenant_id: uuid.UUID,
+    uri: str,
+    scheme: str,
+    label_column: str,
+    positive: Any,
 ) -> Dataset:
     settings = ctx.settings
-    scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
     common: dict[str, Any] = {
         "label_column": label_column, "positive_label": positive,
         "max_rows": settings.max_dataset_rows, "max_columns": settings.max_dataset_columns,

@@ -48,12 +48,14 @@ def help_job(job_id: str, ctx: WorkerContext | None = None) -> str:
     token = ctx.new_token()
     fitted = 0
     try:
-        objects = build_objects(spec)
-        dataset = load_job_dataset(ctx, tenant_id, spec["dataset"], job_id=ident)
         # Only on the data the job's worker pinned: fits of other data would be mixed into its
         # search (the file, object or URL changed since the job's worker loaded it).
         pinned = store.pinned_job_data(ctx, ident)
-        if pinned is None or pinned != dataset.content_sha256():
+        if pinned is None:  # its worker has not loaded the data yet: nothing to compare with
+            return "skipped"
+        objects = build_objects(spec)
+        dataset = load_job_dataset(ctx, tenant_id, spec["dataset"], job_id=ident)
+        if dataset.content_sha256 != pinned:
             logger.info("job %s: not helping, its data is not the data its worker loaded", ident)
             return "skipped"
         setups: dict[int, RepeatSetup] = {}

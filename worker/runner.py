@@ -307,7 +307,7 @@ class JobRun:
         dataset = load_job_dataset(
             self.ctx, self.job.tenant_id, spec["dataset"], job_id=self.job.id
         )
-        self._pin_data(dataset.content_sha256())
+        self._pin_data(dataset.content_sha256)
         check_budgets(
             spec, objects, DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), self.ctx
         )

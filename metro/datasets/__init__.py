@@ -30,7 +30,7 @@ from metro.datasets._base import DataError, DataLimitError, Dataset, TableShape,
 from metro.datasets._builtin import BUILTIN_DATASETS, builtin_shape
 from metro.datasets._labels import parse_labels
 from metro.datasets._loader import FORMATS, inspect_file, load_dataset
-from metro.datasets._paths import local_path_of
+from metro.datasets._paths import local_path_of, uri_scheme
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -45,4 +45,5 @@ __all__ = [
     "local_path_of",
     "parse_labels",
     "subset",
+    "uri_scheme",
 ]

@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -86,10 +87,13 @@ class Dataset:
     def n_samples(self) -> int:
         return int(self.X.shape[0])
 
+    @cached_property
     def content_sha256(self) -> str:
         """The SHA-256 of what a model is trained on: the shapes, the features and the labels as
         0/1 (with the two label values they stand for), not where they were read from. Two loads
-        of one file give the same digest; a file changed in any value gives another."""
+        of one file give the same digest; a file changed in any value gives another. Computed
+        once per Dataset (its arrays are not changed after construction): a worker's cached load
+        is hashed once however often its attempts and helpers compare it."""
         digest = hashlib.sha256()
         header = json.dumps(
             {

@@ -25,11 +25,17 @@ def check_uri(uri: Any, data_roots: Any) -> None:
         raise DataError("the dataset uri is empty")
 
 
+def uri_scheme(uri: str) -> str:
+    """The scheme of a dataset uri in lower case (URI schemes are case-insensitive); "" for a
+    bare path."""
+    return urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
+
+
 def local_path_of(uri: str) -> str:
     """The path a ``file://`` uri (or a bare path) names, percent-decoded once; DataError for a
     file URI with a host, a query or a fragment, and for any other scheme. The one reading of a
     local uri: the service's location policy asks it too (core.datasets.locations)."""
-    scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
+    scheme = uri_scheme(uri)
     if not scheme:
         return uri
     if scheme != "file":

@@ -30,6 +30,7 @@ from core.errors import (
     UnsafeURLError,
     UnsupportedFormatError,
 )
+from metro.datasets import uri_scheme
 from service.crud.datasets import get_dataset, unknown_dataset
 from service.schemas.jobs import DatasetRef
 
@@ -84,7 +85,7 @@ def check_dataset(
     resolver: Resolver,
 ) -> CheckedDataset:
     uri = dataset.uri.strip()
-    scheme = urllib.parse.urlsplit(uri).scheme.lower() if "://" in uri else ""
+    scheme = uri_scheme(uri)
     if scheme == "dataset":
         return _check_upload(session, tenant_id, uri, dataset.label_column, dataset.positive_label)
     if scheme == "builtin":

@@ -40,5 +40,5 @@ def test_metro_data_exports_the_same_names_as_the_objects_of_their_new_homes():
 def test_each_exported_name_has_one_home():
     datasets, selection = set(metro.datasets.__all__), set(metro.model_selection.__all__)
     assert set(EXPORTED) <= datasets | selection  # the new homes may export more
-    assert (datasets | selection) - set(EXPORTED) == {"local_path_of"}
+    assert (datasets | selection) - set(EXPORTED) == {"local_path_of", "uri_scheme"}
     assert datasets & selection == set()

@@ -108,7 +108,7 @@ def test_constrained_fits_are_recorded_shared_and_replayed_with_their_multiplier
         assert job is not None
         job.state, spec = "running", dict(job.spec)  # a helper helps running jobs only
         # and only on the data the job's worker pinned when it loaded it
-        job.data_sha256 = load_dataset(spec["dataset"]["uri"]).content_sha256()
+        job.data_sha256 = load_dataset(spec["dataset"]["uri"]).content_sha256
         session.commit()
     objects = build_job_objects(spec)
     setup = prepare_repeat(

@@ -63,8 +63,8 @@ def test_the_content_digest_is_of_the_values_not_of_where_they_came_from():
     y = np.array([0, 1, 0, 1, 1, 0])
     ds = Dataset(X, y, ("a", "b"), 1, 0, "file:///one.csv")
     same = Dataset(X.astype(np.float32).copy(), y.copy(), ("a", "b"), 1, 0, "s3://b/two.csv")
-    assert ds.content_sha256() == same.content_sha256()
-    assert len(ds.content_sha256()) == 64
+    assert ds.content_sha256 == same.content_sha256
+    assert len(ds.content_sha256) == 64
     others = [
         Dataset(X + np.eye(6, 2), y, ("a", "b"), 1, 0, "x"),  # a feature value
         Dataset(X, 1 - y, ("a", "b"), 1, 0, "x"),  # the labels
@@ -73,5 +73,5 @@ def test_the_content_digest_is_of_the_values_not_of_where_they_came_from():
         Dataset(X.reshape(6, 2)[:, ::-1], y, ("a", "b"), 1, 0, "x"),  # the columns' order
         subset(ds, np.arange(5)),  # a row fewer
     ]
-    digests = {o.content_sha256() for o in others}
-    assert ds.content_sha256() not in digests and len(digests) == len(others)
+    digests = {o.content_sha256 for o in others}
+    assert ds.content_sha256 not in digests and len(digests) == len(others)
