@@ -254,16 +254,12 @@ else:
 _CONFIDENCE = option_of(Constraint, "confidence")
 
 
-class ConstraintMetricIn(BaseModel):
+class ConstraintMetricIn(CoefficientMetric):
     """A constraint's metric as the ratio <alpha, phi> / <beta, phi> on the basis
     (h*y, y, h, 1), read in its natural orientation (``greater_is_better``)."""
 
-    model_config = ConfigDict(extra="allow", strict=True, json_schema_extra=_LIBRARY_CHECKS_KEYS)
-    alpha: list[float] = Field(min_length=4, max_length=4)
-    beta: list[float] = Field(min_length=4, max_length=4)
-    greater_is_better: bool = _spec_field("greater_is_better")
-    zero_division: float = _spec_field("zero_division")
-    name: str = _spec_field("name", max_length=MAX_METRIC_NAME)
+    # The coefficient form's fields; an unknown key is the library's 422 (build_constraints).
+    model_config = ConfigDict(extra="allow", json_schema_extra=_LIBRARY_CHECKS_KEYS)
 
 
 class ConstraintIn(BaseModel):
