@@ -70,21 +70,14 @@ class SpecFlag:
     panel: str
     choices: tuple[str, ...] = ()
     default_text: str | None = None
-    bounds: Mapping[str, float] | None = None
+    # A number's bounds (an exclusive bound is checked here as inclusive: the server refuses its
+    # very edge); None: unbounded on that side.
+    low: float | None = None
+    high: float | None = None
 
     @property
     def param(self) -> str:
         return _PARAM_PREFIX + self.path.replace(".", "__")
-
-    def _number_bounds(self) -> dict[str, float]:
-        """typer's ``min``/``max`` for a bounded number (an exclusive bound is checked here as
-        inclusive: the server refuses its very edge)."""
-        if self.kind not in ("int", "float") or not self.bounds:
-            return {}
-        b = self.bounds
-        low = b.get("minimum", b.get("exclusiveMinimum"))
-        high = b.get("maximum", b.get("exclusiveMaximum"))
-        return {k: v for k, v in (("min", low), ("max", high)) if v is not None}
 
     def annotation(self) -> Any:
         python: Any = {"int": int, "float": float, "bool": bool}.get(self.kind, str)
@@ -97,7 +90,6 @@ class SpecFlag:
         if self.kind == "bool":
             positive = self.decls[0]
             decls = (f"{positive}/--no-{positive.removeprefix('--')}",)
-        bounds = self._number_bounds()
         info = typer.Option(
             *decls,
             help=self._help_text(),
@@ -105,8 +97,8 @@ class SpecFlag:
             rich_help_panel=self.panel,
             case_sensitive=False,
             metavar=self._metavar(),
-            min=bounds.get("min"),
-            max=bounds.get("max"),
+            min=self.low,
+            max=self.high,
         )
         return Annotated[python | None, info]
 
@@ -151,15 +143,20 @@ def _document() -> dict[str, Any]:
     return document
 
 
+def _members(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The types a property takes besides null (several for a union such as cv's)."""
+    return [m for m in schema.get("anyOf", [schema]) if m.get("type") != "null"]
+
+
 def _kind(schema: Mapping[str, Any]) -> tuple[FlagKind, tuple[str, ...]] | None:
     """How a property's text is read, and its choices; None for what a flag cannot hold."""
-    members = [m for m in schema.get("anyOf", [schema]) if m.get("type") != "null"]
+    members = _members(schema)
     if len(members) > 1:  # e.g. cv: a number of folds, "auto" or null
         return ("json", ())
     (member,) = members
     if "$ref" in member:
         return None
-    kind = member.get("type")
+    kind = str(member.get("type"))
     if kind == "string":
         choices = tuple(member.get("enum", ()))
         return ("choice", choices) if choices else ("text", ())
@@ -175,10 +172,13 @@ def _kind(schema: Mapping[str, Any]) -> tuple[FlagKind, tuple[str, ...]] | None:
     return (scalar, ()) if scalar else None
 
 
-def _bounds(schema: Mapping[str, Any]) -> dict[str, float]:
-    members = [m for m in schema.get("anyOf", [schema]) if m.get("type") != "null"]
-    keys = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
-    return {k: members[0][k] for k in keys if len(members) == 1 and k in members[0]}
+def _bounds(schema: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """A number's lower and upper bound, inclusive or not (None: none; a union: none)."""
+    members = _members(schema)
+    if len(members) != 1:
+        return None, None
+    (m,) = members
+    return m.get("minimum", m.get("exclusiveMinimum")), m.get("maximum", m.get("exclusiveMaximum"))
 
 
 def _default_text(schema: Mapping[str, Any]) -> str | None:
@@ -191,8 +191,7 @@ def _default_text(schema: Mapping[str, Any]) -> str | None:
 
 
 def _help(schema: Mapping[str, Any], path: str) -> str:
-    text = str(schema.get("description") or schema.get("title") or path).strip()
-    return text.rstrip(".")
+    return str(schema.get("description") or schema.get("title") or path).strip().rstrip(".")
 
 
 @cache
@@ -211,6 +210,7 @@ def spec_flags() -> tuple[SpecFlag, ...]:
         if found is None:
             continue
         kind, choices = found
+        low, high = _bounds(schema)
         dashed = field.replace("_", "-")
         decls = FLAG_NAMES.get(
             path,
@@ -225,7 +225,8 @@ def spec_flags() -> tuple[SpecFlag, ...]:
                 panel=panel,
                 choices=choices,
                 default_text=_default_text(schema),
-                bounds=_bounds(schema) or None,
+                low=low,
+                high=high,
             )
         )
     return tuple(flags)
