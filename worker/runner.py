@@ -418,7 +418,7 @@ class JobRun:
                     "fp": s.fp,
                     "fn": s.fn,
                     "tn": s.tn,
-                    "lambda_": None if s.lam is None or not math.isfinite(s.lam) else s.lam,
+                    "lambda_": _finite_or_none(s.lam),
                     "constraint_values": [_finite_or_none(v) for v in s.constraint_values]
                     if s.constraint_values
                     else None,
