@@ -75,6 +75,7 @@ def build_metric(metric: Mapping[str, Any]) -> Metric:
     from metro.metrics import MetricSpec, get_metric
 
     fields = dict(metric)
+    fields.pop("average", None)  # how the per-class metrics are averaged: metric_average
     if "preset" in fields:
         preset = fields.pop("preset")
         return get_metric(preset, **fields)
@@ -90,6 +91,76 @@ def build_metric(metric: Mapping[str, Any]) -> Metric:
     # What the client sent, None included: the library's own check names a missing vector.
     alpha, beta = fields.get("alpha"), fields.get("beta")
     return MetricSpec(alpha=alpha, beta=beta, **common)  # type: ignore[arg-type]
+
+
+def metric_average(spec: Mapping[str, Any]) -> str | None:
+    """How a job averages its metric over several classes or labels (``"macro"``,
+    ``"weighted"``: :mod:`metro.multiclass`), or None for a binary job."""
+    metric = spec.get("metric")
+    average = metric.get("average") if isinstance(metric, Mapping) else None
+    return None if average is None else str(average)
+
+
+def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
+    """What a normalized spec asks that its averaging cannot give: an averaged job takes a
+    per-label preset, no constraints, no positive label and no binary baselines (it runs its
+    own: :data:`AVERAGED_BASELINES`); a binary job takes no ``label_columns``."""
+    from metro.multiclass import PER_LABEL_METRICS
+
+    dataset = spec.get("dataset") or {}
+    average = metric_average(spec)
+    if average is None:
+        if dataset.get("label_columns") is not None:
+            return [
+                SpecFieldError(
+                    ("dataset", "label_columns"),
+                    "label_columns (multi-label data) needs metric.average ('macro' or "
+                    "'weighted'): the metric is averaged over the labels",
+                )
+            ]
+        return []
+    errors = []
+    preset = (spec.get("metric") or {}).get("preset")
+    if preset not in PER_LABEL_METRICS:
+        errors.append(
+            SpecFieldError(
+                ("metric", "preset"),
+                f"metric.average applies to the per-label presets {', '.join(PER_LABEL_METRICS)}"
+                f"; got {preset!r}",
+            )
+        )
+    if spec.get("constraints"):
+        errors.append(
+            SpecFieldError(
+                ("constraints",),
+                "constraints are not supported with metric.average yet: drop them, or train one "
+                "binary problem",
+            )
+        )
+    if dataset.get("positive_label") is not None:
+        errors.append(
+            SpecFieldError(
+                ("dataset", "positive_label"),
+                "positive_label does not apply with metric.average: every class (or label) is "
+                "scored in turn",
+            )
+        )
+    if spec.get("baselines"):
+        errors.append(
+            SpecFieldError(
+                ("baselines",),
+                "an averaged job runs its own baselines ("
+                + ", ".join(AVERAGED_BASELINES)
+                + "); leave baselines empty",
+            )
+        )
+    return errors
+
+
+#: The baselines every averaged job is scored against (metro.multiclass_baselines): one-vs-rest
+#: logistic regression with one threshold per class tuned on the same folds, and the plain
+#: multinomial (multi-class) or per-label (multi-label) logistic regression.
+AVERAGED_BASELINES = ("ovr-threshold", "logistic")
 
 
 def build_surrogate(surrogate: Mapping[str, Any]) -> Surrogate:
@@ -267,12 +338,14 @@ class JobWork:
     pass_field: str
     models: int | None
     repeats: int
+    # An averaged job: one search per class or label (1 where not known yet: a lower bound).
+    targets: int = 1
 
     @property
     def work(self) -> int | None:
         if self.rows is None or self.models is None:
             return None
-        return self.parameters * self.rows * self.passes * self.models * self.repeats
+        return self.parameters * self.rows * self.passes * self.models * self.repeats * self.targets
 
 
 class JobLimitError(SpecFieldError):
@@ -339,7 +412,9 @@ def budget_errors(
                 (),
                 f"the job's work, {total:.3g} = {work.parameters:,} parameters x "
                 f"{work.rows:,} rows x {work.passes:,} {work.pass_field} x {work.models:,} "
-                f"models per repeat x {work.repeats} repeats, is more than this server's limit "
+                f"models per repeat x {work.repeats} repeats"
+                + (f" x {work.targets} classes" if work.targets > 1 else "")
+                + ", is more than this server's limit "
                 f"of {max_job_work:.3g} (max_job_work): lower training.{work.pass_field}, "
                 "search.n_lambdas (or max_steps), search.cv, baselines or repeats, or use a "
                 "smaller model",

@@ -147,6 +147,17 @@ class RepeatChoice(BaseModel):
         "(pooled over the folds with cross-validation: not the mean of the folds' curves); "
         "null for bisection, Dinkelbach and constrained searches",
     )
+    label: bool | int | float | str | None = Field(
+        default=None,
+        description="An averaged job (metric.average): the class, or the label column, this "
+        "search was for (one choice per class and repeat); absent for a binary job",
+    )
+    offset: float | None = Field(
+        default=None,
+        description="An averaged multi-class job: the offset added to this class's margin "
+        "before the argmax (tuned for the average on the pooled held-out margins; 0: the "
+        "one-vs-rest rule); absent for a binary job",
+    )
 
 
 class ManifestLabels(BaseModel):
@@ -217,6 +228,34 @@ class ModelManifest(BaseModel):
     constraints: list[dict[str, Any]] | None = None
     constraints_hold: dict[str, bool | None] | None = None
     constraints_satisfied: bool | None = None
+    # A model of several classes (an averaged job, metro.multiclass).
+    average: Literal["macro", "weighted"] | None = Field(
+        default=None, description="How the per-class metric is averaged (null: binary)"
+    )
+    classes: list[bool | int | float | str] | None = Field(
+        default=None,
+        description="The classes (multi-class) or label columns (multi-label), one per score "
+        "of the model, in order",
+    )
+    decision: Literal["argmax", "per_label"] | None = Field(
+        default=None,
+        description="argmax: the predicted class is the one with the largest score; "
+        "per_label: label k is on where score k >= 0 (null: binary, see threshold)",
+    )
+    decision_rule: str | None = Field(
+        default=None,
+        description="Multi-class: tuned (per-class offsets tuned for the average) or ovr; "
+        "per_label for multi-label",
+    )
+    class_lambdas: list[float | None] | None = Field(
+        default=None, description="The lambda each class's model was trained at"
+    )
+    class_thresholds: list[float | None] | None = Field(
+        default=None, description="Each class's tuned threshold on h (folded into the model)"
+    )
+    offsets: list[float | None] | None = Field(
+        default=None, description="Each class's offset before the argmax (folded in)"
+    )
 
 
 class StepRecord(BaseModel):
@@ -239,6 +278,9 @@ class StepRecord(BaseModel):
     seconds: float | None
     mu: float | None
     constraint_values: list[float | None] | None
+    # An averaged job: the class (label) this step's search is for; None for a binary job.
+    class_index: int | None = None
+    label: bool | int | float | str | None = None
 
 
 class MetricRecord(BaseModel):
@@ -258,8 +300,19 @@ class MetricRecord(BaseModel):
     lambda_: float | None
     constraint_values: list[float | None] | None
     constraints_hold: bool | None
+    # An averaged job's per-class rows; -1 (and no label): the job's own figure.
+    class_index: int = -1
+    label: bool | int | float | str | None = None
 
 
 def choices_json(choices: list[RepeatChoice]) -> list[dict[str, object]]:
     """The choices as the job row stores them (JSON, ``lambda`` under its wire name)."""
-    return [c.model_dump(mode="json", by_alias=True) for c in choices]
+    out = []
+    for choice in choices:
+        # A binary job's choices are stored as before averaged jobs existed: no class fields.
+        unset = {k for k in _CLASS_FIELDS if getattr(choice, k) is None}
+        out.append(choice.model_dump(mode="json", by_alias=True, exclude=unset))
+    return out
+
+
+_CLASS_FIELDS = ("label", "offset")

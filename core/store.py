@@ -442,7 +442,7 @@ def succeed_job(
             return JobState.CANCELLED.value
         insert_ignore(
             session, MetricResult, [{"job_id": job_id, **r} for r in metric_rows],
-            ("job_id", "method", "repeat", "split"),
+            ("job_id", "method", "repeat", "split", "class_index"),
         )  # fmt: skip
         if model_row is not None:
             insert_ignore(session, Model, [model_row], ("id",))

@@ -48,7 +48,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         ``"linear"``, ``"mlp"`` or ``"cnn3"`` (for ``(n, C, H, W)`` inputs).
     model_params : dict, optional
         E.g. ``{"hidden": (64, 64)}`` for ``"mlp"``.
-    search : {"grid", "bisection", "dinkelbach"}, default="grid"
+    search : {"grid", "bisection", "dinkelbach"} or SearchConfig, default="grid"
+        A strategy name, with the search parameters below; or a whole
+        :class:`~metro.search.SearchConfig` (what a job's spec builds), which then stands for
+        every search parameter (``n_lambdas`` to ``shrink_confidence`` are not read).
     n_lambdas : int, default=21
         Grid size.
     epsilon, epsilon_m : float
@@ -145,7 +148,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         surrogate_params: Mapping[str, float] | None = None,
         model: str | ModelSpec = "linear",
         model_params: Mapping[str, Any] | None = None,
-        search: str = _DEFAULT_SEARCH.strategy,
+        search: str | SearchConfig = _DEFAULT_SEARCH.strategy,
         n_lambdas: int = _DEFAULT_SEARCH.n_lambdas,
         epsilon: float = _DEFAULT_SEARCH.epsilon,
         epsilon_m: float = _DEFAULT_SEARCH.epsilon_m,
@@ -212,6 +215,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         return get_model_spec(self.model, **dict(self.model_params or {}))
 
     def _search_config(self) -> SearchConfig:
+        if isinstance(self.search, SearchConfig):
+            return self.search
         return SearchConfig(
             strategy=self.search,
             n_lambdas=self.n_lambdas,

@@ -42,6 +42,7 @@ __all__ = [
     "ModelSpec",
     "StackedModel",
     "build_model",
+    "concatenate",
     "get_model_spec",
 ]
 
@@ -490,6 +491,48 @@ class StackedModel(torch.nn.Module):
 
     def extra_repr(self) -> str:
         return f"kind={self.spec.kind!r}, input_shape={self.input_shape}, n_models={self.n_models}"
+
+
+def concatenate(models: Sequence[StackedModel]) -> StackedModel:
+    """One stack holding every model of ``models``, in order (a copy): the models of a
+    multi-class fit, one per class, saved and served as one file whose K scores are the
+    classes'. They must share the kind, the sizes and the input shape. A stack has one
+    standardization; models fitted with different statistics are re-expressed on the first
+    model's where that is exact (linear: ``w' = w * std / std_k``, the bias absorbing the mean),
+    and refused otherwise."""
+    if not models:
+        raise ValueError("concatenate needs at least one model")
+    first = models[0]
+    for model in models[1:]:
+        if model.spec != first.spec or model.input_shape != first.input_shape:
+            raise ValueError("only models of one kind, sizes and input shape can be concatenated")
+    total = sum(m.n_models for m in models)
+    out = StackedModel(first.spec, input_shape=first.input_shape, n_models=total)
+    mean, std = first.mean.detach().cpu(), first.std.detach().cpu()
+    parts: dict[str, list[Tensor]] = {name: [] for name, _ in out.named_parameters()}
+    for model in models:
+        m = model.to("cpu", torch.float32)
+        params = {name: p.detach().clone() for name, p in m.named_parameters()}
+        same = torch.equal(m.mean.cpu(), mean) and torch.equal(m.std.cpu(), std)
+        if not same:
+            if first.spec.kind != "linear":
+                raise ValueError(
+                    "models standardized with different statistics can be concatenated only "
+                    "when linear"
+                )
+            # ((x - m_k) / s_k) w = ((x - m) / s) (w s / s_k) + ((m - m_k) / s_k) w
+            w = params["weight"]  # [d, K_k]
+            ratio = (std / m.std.cpu())[:, None]
+            params["bias"] = params["bias"] + (((mean - m.mean.cpu()) / m.std.cpu()) @ w)
+            params["weight"] = w * ratio
+        for name in parts:
+            parts[name].append(m.unstack(name, params[name]))
+    with torch.no_grad():
+        out.mean.copy_(mean)
+        out.std.copy_(std)
+        for name, pieces in parts.items():
+            getattr(out, name).copy_(out.restack(name, torch.cat(pieces, dim=0)))
+    return out.eval()
 
 
 def _pool_relu(a: Tensor) -> Tensor:

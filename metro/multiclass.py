@@ -43,19 +43,23 @@ are then tuned on margins close to, not equal to, the delivered model's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from metro.metrics import MetricSpec, get_metric
+from metro.models import StackedModel, concatenate
 
 if TYPE_CHECKING:
     from metro.estimator import MetroClassifier
+    from metro.search import TraceStep
 
 __all__ = [
     "AVERAGES",
@@ -66,6 +70,8 @@ __all__ = [
     "label_cells",
     "per_class_scores",
     "predict_argmax",
+    "sklearn_average",
+    "stacked_model",
     "tune_offsets",
 ]
 
@@ -140,6 +146,19 @@ def averaged_score(spec: MetricSpec, cells: np.ndarray, average: str) -> float |
     scores = per_class_scores(spec, cells)
     out = np.sum(scores * _weights(cells, average), axis=-1)
     return float(out) if np.ndim(out) == 0 else np.asarray(out)
+
+
+def sklearn_average(
+    spec: MetricSpec, cells: np.ndarray, average: str, *, target: str = "multiclass"
+) -> float:
+    """The ``average`` of the per-class metrics of ``cells [C, 4]`` over the classes
+    ``sklearn.metrics`` averages: for a multi-class target, those present in the true or the
+    predicted labels (a class with no row and no prediction is left out, as sklearn does);
+    every label for a multi-label one."""
+    cells = np.asarray(cells, dtype=np.float64)
+    if target == "multiclass":
+        cells = cells[cells[:, 0] + cells[:, 1] + cells[:, 2] > 0]
+    return float(averaged_score(spec, cells, average))
 
 
 def predict_argmax(margins: np.ndarray, offsets: np.ndarray | None = None) -> np.ndarray:
@@ -307,11 +326,13 @@ def _check_positives(counts: np.ndarray, names: Sequence[Any], what: str, n: int
 # -- fitting ----------------------------------------------------------------------------------
 
 
-def _binary_estimator(est: MetroClassifier, seed: int) -> MetroClassifier:
+def _binary_estimator(
+    est: MetroClassifier, seed: int, callback: Callable[[TraceStep], None] | None
+) -> MetroClassifier:
     from metro.estimator import MetroClassifier
 
     params = est.get_params(deep=False)
-    params.update(average=None, pos_label=None, random_state=seed)
+    params.update(average=None, pos_label=None, random_state=seed, callback=callback)
     return MetroClassifier(**params)
 
 
@@ -336,8 +357,17 @@ def _oof_margins(fitted: MetroClassifier, y01: np.ndarray, seed: int) -> np.ndar
     return out if np.all(np.isfinite(out)) else None
 
 
-def fit_averaged(est: MetroClassifier, X: Any, y: Any) -> MetroClassifier:
-    """``est.fit(X, y)`` for ``est.average`` set: multi-class or multi-label (module docstring)."""
+def fit_averaged(
+    est: MetroClassifier,
+    X: Any,
+    y: Any,
+    *,
+    on_class_step: Callable[[int, TraceStep], None] | None = None,
+) -> MetroClassifier:
+    """``est.fit(X, y)`` for ``est.average`` set: multi-class or multi-label (module docstring).
+
+    ``on_class_step(c, step)`` is called with every step of class (label) ``c``'s search, in
+    place of the estimator's ``callback`` (which is called with the step alone)."""
     average = check_average(est.average)
     _check_config(est)
     spec = _per_label_spec(est)
@@ -369,7 +399,12 @@ def fit_averaged(est: MetroClassifier, X: Any, y: Any) -> MetroClassifier:
             f"indicator matrix Y (n x L of 0/1); the type of the target is {target_type}"
         )
 
-    estimators = [_binary_estimator(est, seed).fit(X, t) for t in targets]
+    def callback(c: int) -> Callable[[TraceStep], None] | None:
+        return est.callback if on_class_step is None else partial(on_class_step, c)
+
+    estimators = [
+        _binary_estimator(est, seed, callback(c)).fit(X, t) for c, t in enumerate(targets)
+    ]
     est.estimators_ = estimators
     est.average_ = average
     est.target_type_ = target_type
@@ -387,8 +422,10 @@ def fit_averaged(est: MetroClassifier, X: Any, y: Any) -> MetroClassifier:
         est.decision_rule_ = "per_label"
         est.offsets_ = np.zeros(len(estimators))
         counts_ = [e.search_result_.selection_counts for e in estimators]
+        est.selection_cells_ = None
         if all(c is not None for c in counts_):
             cells = np.array(counts_, dtype=np.float64)
+            est.selection_cells_ = cells
             est.best_score_ = float(averaged_score(spec, cells, average))
         else:
             est.best_score_ = float(np.mean(est.best_scores_))
@@ -398,6 +435,7 @@ def fit_averaged(est: MetroClassifier, X: Any, y: Any) -> MetroClassifier:
     est.offsets_ = np.zeros(len(estimators))
     est.decision_rule_ = "ovr"
     est.best_score_ = float("nan")
+    est.selection_cells_ = None
     if all(m is not None for m in oof):
         margins = np.column_stack([m for m in oof if m is not None])
         k = est.classes_.size
@@ -407,6 +445,7 @@ def fit_averaged(est: MetroClassifier, X: Any, y: Any) -> MetroClassifier:
         if DEFAULT_DECISION == "tuned":
             est.offsets_, est.best_score_ = tune_offsets(margins, y_idx, spec=spec, average=average)
             est.decision_rule_ = "tuned"
+        est.selection_cells_ = class_cells(y_idx, predict_argmax(margins, est.offsets_), k)
     return est
 
 
@@ -420,6 +459,19 @@ def decision_function(est: MetroClassifier, X: Any) -> np.ndarray:
     X = validate_data(est, X, reset=False, allow_nd=True, dtype=np.float32)
     margins = np.column_stack([e.decision_function(X) for e in est.estimators_])
     return np.asarray(margins + est.offsets_)
+
+
+def stacked_model(est: MetroClassifier) -> StackedModel:
+    """The fitted per-class (per-label) models as one stack whose K = C scores are
+    :func:`decision_function`'s margins: each class's threshold and offset folded into its last
+    bias. Saved and served as one model (safetensors, ONNX); its argmax is the predicted class
+    (multi-class), and a score ``>= 0`` turns a label on (multi-label)."""
+    check_is_fitted(est, "estimators_")
+    stack = concatenate([e.model_ for e in est.estimators_])
+    with torch.no_grad():
+        bias = getattr(stack, stack.last_bias_name)
+        bias.add_(torch.as_tensor(np.asarray(est.offsets_), dtype=bias.dtype).reshape(bias.shape))
+    return stack
 
 
 def predict(est: MetroClassifier, X: Any) -> np.ndarray:
@@ -441,6 +493,5 @@ def score(est: MetroClassifier, X: Any, y: Any) -> float:
             raise ValueError("y holds classes the model was not fitted on")
         pred = np.array([lookup[v] for v in predicted.tolist()])
         cells = class_cells(truth, pred, est.classes_.size)
-        # as sklearn: the classes seen in y or in the predictions
-        cells = cells[cells[:, 0] + cells[:, 1] + cells[:, 2] > 0]
-    return float(averaged_score(est.metric_, cells, str(est.average_)))
+        return sklearn_average(est.metric_, cells, str(est.average_), target="multiclass")
+    return sklearn_average(est.metric_, cells, str(est.average_), target="multilabel")

@@ -17,6 +17,11 @@ A saved model is three files:
 
 The decision rule is ``score >= threshold`` -> positive label (the paper's sign(0) = +1).
 
+A model of several classes (:mod:`metro.multiclass`) is a stack of K models, one per class,
+whose ONNX ``score`` is ``[n, K]``; its manifest lists ``classes`` (K of them) and ``decision``:
+``argmax`` (the predicted class is the one with the largest score) or ``per_label`` (label k is
+on where its score is ``>= 0``), and has no ``labels``.
+
 The target is a local directory or any fsspec URL (``s3://bucket/prefix``, ``memory://x``);
 fsspec is imported only for URLs.
 """
@@ -40,6 +45,7 @@ import torch
 from metro.models import ModelSpec, StackedModel
 
 __all__ = [
+    "DECISIONS",
     "FORMAT_VERSION",
     "MANIFEST_FILE",
     "ONNX_FILE",
@@ -57,6 +63,9 @@ WEIGHTS_FILE = "model.safetensors"
 MANIFEST_FILE = "manifest.json"
 ONNX_FILE = "model.onnx"
 _ONNX_OPSET = 18
+#: How a model of several classes decides: ``argmax`` of its K scores (multi-class), or each
+#: score ``>= 0`` turns its label on (``per_label``, multi-label).
+DECISIONS = ("argmax", "per_label")
 # Keys save_model computes itself; a caller's value for them is refused rather than ignored.
 _COMPUTED = (
     "format_version", "architecture", "input_shape", "n_features", "weights_sha256", "onnx_sha256",
@@ -190,12 +199,23 @@ def save_model(
 
     if not isinstance(model, StackedModel):
         raise ValueError(f"model must be a StackedModel, got {type(model).__name__}")
-    if model.n_models != 1:
+    given = dict(manifest or {})
+    classes = given.get("classes")
+    if classes is not None:
+        decision = given.get("decision")
+        if decision not in DECISIONS:
+            raise ValueError(
+                f"a model with classes needs decision in {DECISIONS}, got {decision!r}"
+            )
+        if not isinstance(classes, list | tuple) or len(classes) != model.n_models:
+            raise ValueError(
+                f"classes must list one class per model of the stack ({model.n_models})"
+            )
+    elif model.n_models != 1:
         raise ValueError(
             f"save_model saves one model; this stack holds {model.n_models} "
-            "(take one out with model.select([k]))"
+            "(take one out with model.select([k]), or give one of 'classes' per model)"
         )
-    given = dict(manifest or {})
     clash = sorted(set(given) & set(_COMPUTED))
     if clash:
         raise ValueError(f"manifest fields {clash} are computed by save_model; do not pass them")
@@ -217,6 +237,11 @@ def save_model(
     labels = given.pop("labels", None) or {"positive": 1, "negative": 0}
     if not isinstance(labels, Mapping) or set(labels) != {"positive", "negative"}:
         raise ValueError("labels must be a mapping with exactly 'positive' and 'negative'")
+    shown_labels = (
+        None
+        if classes is not None
+        else {"positive": labels["positive"], "negative": labels["negative"]}
+    )
 
     weights = save_safetensors(model.tensors())
     digest = hashlib.sha256(weights).hexdigest()
@@ -230,7 +255,7 @@ def save_model(
         "metric": given.pop("metric", None),
         "lambda_star": given.pop("lambda_star", None),
         "threshold": float(threshold),
-        "labels": {"positive": labels["positive"], "negative": labels["negative"]},
+        "labels": shown_labels,
         "weights_sha256": digest,
         "onnx_sha256": None if onnx_bytes is None else hashlib.sha256(onnx_bytes).hexdigest(),
         **given,
@@ -285,8 +310,13 @@ def load_model(
         model = StackedModel.from_tensors(spec, shape, tensors)
     except (KeyError, TypeError, ValueError, SafetensorError) as exc:
         raise ModelFormatError(f"the saved model is inconsistent: {exc}") from None
-    if model.n_models != 1:
-        raise ModelFormatError(f"a saved model holds one model, this one {model.n_models}")
+    classes = manifest.get("classes")
+    wanted = 1 if classes is None else len(classes) if isinstance(classes, list) else -1
+    if model.n_models != wanted:
+        raise ModelFormatError(
+            f"a saved model holds {'one model' if classes is None else 'one model per class'}, "
+            f"this one {model.n_models}"
+        )
     if int(manifest.get("n_features", -1)) != math.prod(shape):
         raise ModelFormatError("n_features does not match input_shape")
     return model, manifest

@@ -19,7 +19,6 @@ weights, and if it ever did the new digest would miss the cache instead of servi
 
 from __future__ import annotations
 
-import math
 import threading
 import uuid
 from collections import OrderedDict
@@ -43,8 +42,8 @@ class LinearScorer:
 
     mean: np.ndarray  # [d]
     std: np.ndarray  # [d]
-    weight: np.ndarray  # [d]
-    bias: np.float32
+    weight: np.ndarray  # [d, K]: one column per model of the stack (one per class)
+    bias: np.ndarray  # [K]
 
     @classmethod
     def of(cls, module: torch.nn.Module) -> LinearScorer:
@@ -59,16 +58,17 @@ class LinearScorer:
                 raise ValueError(f"a linear model's {name} is not a tensor")
             return value
 
-        # A saved model holds one model: the first column of the stacked [d, K] weight.
+        # A saved model holds one model, or one per class of an averaged job.
         return cls(
             mean=array(part("mean")),
             std=array(part("std")),
-            weight=array(part("weight")[:, 0]),
-            bias=np.float32(part("bias")[0].item()),
+            weight=array(part("weight")),
+            bias=array(part("bias")),
         )
 
     def __call__(self, matrix: np.ndarray) -> np.ndarray:
-        return ((matrix - self.mean) / self.std) @ self.weight + self.bias
+        """Scores [n, K]."""
+        return np.asarray(((matrix - self.mean) / self.std) @ self.weight + self.bias)
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,10 @@ class LoadedModel:
     negative_label: Any
     # Set for linear models: the numpy form of the module's forward (see the module's docstring).
     linear: LinearScorer | None = None
+    # A model of several classes (an averaged job): its classes, one per score, and how it
+    # decides ("argmax" or "per_label"); None for a binary model.
+    classes: tuple[Any, ...] | None = None
+    decision: str | None = None
 
 
 def load_model(model_uri: str, expected_sha256: str) -> LoadedModel:
@@ -108,6 +112,8 @@ def load_model(model_uri: str, expected_sha256: str) -> LoadedModel:
         positive_label=labels.get("positive", 1),
         negative_label=labels.get("negative", 0),
         linear=LinearScorer.of(module) if module.spec.kind == "linear" else None,
+        classes=None if manifest.get("classes") is None else tuple(manifest["classes"]),
+        decision=manifest.get("decision"),
     )
 
 
@@ -206,17 +212,41 @@ def rows_to_matrix(
     return matrix.astype(np.float32)
 
 
-def predict(model: LoadedModel, matrix: np.ndarray) -> tuple[list[float], list[Any]]:
+@dataclass(frozen=True)
+class Prediction:
+    """What the prediction endpoint answers: per row its margin and label; for a model of
+    several classes also every class's margin (``class_margins``, in the manifest's class
+    order) and, for a binary model, None there."""
+
+    margins: list[float]
+    labels: list[Any]
+    class_margins: list[list[float]] | None = None
+
+
+def predict(model: LoadedModel, matrix: np.ndarray) -> Prediction:
     if model.linear is not None:
         scores = model.linear(matrix)
     else:
         x = torch.from_numpy(matrix).reshape(matrix.shape[0], *model.input_shape)
         with torch.inference_mode():
-            scores = model.module(x)[:, 0].numpy()
-    values: list[float] = scores.tolist()
-    positive, negative, threshold = model.positive_label, model.negative_label, model.threshold
-    labels = [positive if s >= threshold else negative for s in values]
+            scores = model.module(x).numpy()
     # A score can overflow float32 only with absurd weights; JSON cannot carry inf, so clip.
-    if not np.isfinite(scores).all():
-        values = [s if math.isfinite(s) else math.copysign(_FLOAT32_MAX, s) for s in values]
-    return values, labels
+    scores = np.clip(np.nan_to_num(scores, nan=0.0), -_FLOAT32_MAX, _FLOAT32_MAX)
+    if model.classes is None:
+        values: list[float] = scores[:, 0].tolist()
+        positive, negative, threshold = model.positive_label, model.negative_label, model.threshold
+        return Prediction(
+            margins=values, labels=[positive if s >= threshold else negative for s in values]
+        )
+    classes = model.classes
+    best = np.argmax(scores, axis=1)
+    labels: list[Any]
+    if model.decision == "per_label":
+        labels = [[classes[k] for k in np.flatnonzero(row >= 0)] for row in scores]
+    else:
+        labels = [classes[k] for k in best.tolist()]
+    return Prediction(
+        margins=scores[np.arange(scores.shape[0]), best].tolist(),
+        labels=labels,
+        class_margins=scores.tolist(),
+    )

@@ -26,6 +26,7 @@ from core.job_spec import (
     DataSize,
     SpecFieldError,
     as_json,
+    averaged_errors,
     budget_errors,
     build_constraints,
     build_job_objects,
@@ -180,6 +181,22 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     if errors:
         raise InvalidInputError(INVALID_JOB, errors)
 
+    average = metric_in.pop("average", None)
+    if average is not None:
+        metric_in["average"] = average  # left out when null: a binary job's spec is unchanged
+    dataset = job.dataset.model_dump(
+        exclude={"label_columns"} if job.dataset.label_columns is None else set()
+    )
+    errors += [
+        FieldError(("body", *exc.path), str(exc))
+        for exc in averaged_errors(
+            {"metric": metric_in, "dataset": dataset, "constraints": constraints,
+             "baselines": job.baselines}
+        )
+    ]  # fmt: skip
+    if errors:
+        raise InvalidInputError(INVALID_JOB, errors)
+
     # No constraints: the spec of an unconstrained job, exactly as before constraints existed
     # (so its hash, and an Idempotency-Key's replay, are unchanged).
     extra: dict[str, Any] = {}
@@ -194,10 +211,11 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         # What the metric resolved to, for display; workers rebuild it from "metric".
         "metric_info": {
             "name": metric.name,
-            "display_name": display_name(metric.name),
+            "display_name": display_name(metric.name)
+            + ("" if average is None else f" ({average})"),
             "greater_is_better": bool(metric.greater_is_better),
         },
-        "dataset": job.dataset.model_dump(),
+        "dataset": dataset,
         "surrogate": surrogate.to_dict(),
         "model": as_json(model),
         "search": as_json(search),

@@ -10,6 +10,7 @@ from typing import Any
 
 from core.db.models import Job, MetricResult
 from service.schemas.jobs import (
+    ClassResult,
     ConfusionCounts,
     ConstraintOut,
     JobResult,
@@ -20,7 +21,10 @@ from service.schemas.jobs import (
 )
 
 # METRO first, then the baselines in the order the paper reports them.
-_METHOD_ORDER = {"metro": 0, "erm": 1, "koyejo1": 2, "koyejo2": 3, "parambath": 4}
+_METHOD_ORDER = {
+    "metro": 0, "erm": 1, "koyejo1": 2, "koyejo2": 3, "parambath": 4,
+    "ovr-threshold": 5, "logistic": 6,
+}  # fmt: skip
 
 
 def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
@@ -34,13 +38,41 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
             confusion=ConfusionCounts(tp=r.tp, fp=r.fp, fn=r.fn, tn=r.tn),
             constraint_values=r.constraint_values,
             constraints_hold=r.constraints_hold,
+            class_index=None if r.class_index < 0 else r.class_index,
+            label=r.label,
         )
         for r in rows
     ]
+    metric = job.spec.get("metric_info", {})
+    name = str(metric.get("name", "custom"))
+    choices = [RepeatChoice.model_validate(c) for c in job.choices or []]
+    average = (job.spec.get("metric") or {}).get("average")
+    if average is not None:
+        return _averaged_result(job, rows, runs, choices, str(average))
+    delivered = choices[0] if choices else None
+    return JobResult(
+        job_id=job.id,
+        metric=name,
+        metric_display_name=metric_display_name(job.spec),
+        greater_is_better=bool(metric.get("greater_is_better", True)),
+        trained_lambda=delivered.trained_lambda if delivered else job.best_lambda,
+        shift=delivered.shift if delivered else None,
+        lambda_star=delivered.trained_lambda if delivered else job.best_lambda,
+        selection=selection_summary(choices),
+        choices=choices,
+        constraints=job_constraints(job.spec),
+        summary=method_summaries(rows),
+        runs=runs,
+    )
+
+
+def method_summaries(rows: Sequence[MetricResult]) -> list[MethodSummary]:
+    """Mean and std over the repeats per method and split, METRO first (rows of one class, or
+    the job's own figure: the caller picks)."""
     groups: dict[tuple[str, str], list[MetricResult]] = defaultdict(list)
     for r in rows:
         groups[(r.method, r.split)].append(r)
-    summary = [
+    return [
         MethodSummary(
             method=method,
             split=split,
@@ -56,23 +88,65 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
         )
         for values in ([r.metric_value for r in group],)
     ]
+
+
+def _averaged_result(
+    job: Job,
+    rows: Sequence[MetricResult],
+    runs: list[MetricRun],
+    choices: list[RepeatChoice],
+    average: str,
+) -> JobResult:
+    """An averaged job's result: the average per method and split (its summary), and per
+    class what repeat 0's search chose and the class's own metric (``classes``). There is no
+    single trained lambda: each class has its own."""
     metric = job.spec.get("metric_info", {})
-    name = str(metric.get("name", "custom"))
-    choices = [RepeatChoice.model_validate(c) for c in job.choices or []]
-    delivered = choices[0] if choices else None
+    overall = [r for r in rows if r.class_index < 0]
+    delivered = [c for c in choices if c.repeat == 0]
+    by_class: dict[int, list[MetricResult]] = defaultdict(list)
+    for r in rows:
+        if r.class_index >= 0:
+            by_class[r.class_index].append(r)
+    classes = [
+        ClassResult(
+            class_index=index,
+            label=choice.label if choice.label is not None else index,
+            trained_lambda=choice.trained_lambda,
+            tuned_threshold=choice.tuned_threshold,
+            offset=choice.offset,
+            selection_score=choice.selection_score,
+            warnings=[w.code for w in choice.warnings],
+            summary=method_summaries(by_class.get(index, [])),
+        )
+        for index, choice in enumerate(delivered)
+    ]
+    validation = [
+        r.metric_value for r in overall if r.method == "metro" and r.split == "validation"
+    ]
+    selection = None
+    if validation and delivered:
+        selection = SelectionSummary(
+            split=delivered[0].selection_split,
+            n_folds=delivered[0].n_folds,
+            n=len(validation),
+            mean=math.fsum(validation) / len(validation),
+            std=statistics.stdev(validation) if len(validation) > 1 else None,
+        )
     return JobResult(
         job_id=job.id,
-        metric=name,
+        metric=str(metric.get("name", "custom")),
         metric_display_name=metric_display_name(job.spec),
         greater_is_better=bool(metric.get("greater_is_better", True)),
-        trained_lambda=delivered.trained_lambda if delivered else job.best_lambda,
-        shift=delivered.shift if delivered else None,
-        lambda_star=delivered.trained_lambda if delivered else job.best_lambda,
-        selection=selection_summary(choices),
+        trained_lambda=None,
+        shift=None,
+        lambda_star=None,
+        selection=selection,
         choices=choices,
-        constraints=job_constraints(job.spec),
-        summary=summary,
+        constraints=[],
+        summary=method_summaries(overall),
         runs=runs,
+        average=average,
+        classes=classes,
     )
 
 

@@ -15,25 +15,36 @@ https) is kept for the job that loaded it only, so a new job on an edited file r
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import tempfile
 import threading
 import urllib.parse
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from core.datasets.locations import LocationPolicy, UnreadableLocationError, local_path_of
 from core.datasets.storage import fetch_stored
 from core.datasets.uploads import file_format
 from core.db.models import Dataset as DatasetRow
 from core.errors import ServiceError
-from metro.datasets import DataError, Dataset, load_dataset, uri_scheme
+from metro.datasets import (
+    DataError,
+    Dataset,
+    MultiTargetDataset,
+    load_dataset,
+    load_multi_target,
+    uri_scheme,
+)
 from worker.context import WorkerContext
 
 _CACHE_SIZE = 2
-_cache: OrderedDict[tuple[str, str, str, str, str], Dataset] = OrderedDict()
+_cache: OrderedDict[tuple[str, ...], Dataset | MultiTargetDataset] = OrderedDict()
+Loaded = TypeVar("Loaded", Dataset, MultiTargetDataset)
+# How one file is read once it is local: (path or uri, data_roots or None) -> the data.
+Reader = Callable[[str, "list[str] | None"], Loaded]
 _lock = threading.Lock()
 
 
@@ -53,17 +64,67 @@ def load_job_dataset(
     built-in for any job of the tenant; a ``file://``, ``s3://`` or ``https://`` dataset only for
     the job (``job_id``) that loaded it (its attempts and helpers), since the bytes behind such a
     URI may have changed since (a new job reads them again)."""
-    uri = str(dataset["uri"])
     label_column = str(dataset.get("label_column") or "y")
     positive = dataset.get("positive_label")
+    limits = _limits(ctx)
+
+    def read(path: str, roots: list[str] | None) -> Dataset:
+        return load_dataset(
+            path, label_column=label_column, positive_label=positive, data_roots=roots, **limits
+        )
+
+    key = ("binary", label_column, repr(positive))
+    return _cached(ctx, tenant_id, str(dataset["uri"]), key, job_id, read)
+
+
+def load_job_multi_target(
+    ctx: WorkerContext,
+    tenant_id: uuid.UUID,
+    dataset: dict[str, Any],
+    *,
+    job_id: uuid.UUID | None = None,
+) -> MultiTargetDataset:
+    """An averaged job's data (metric.average): the classes of ``label_column``, or the 0/1
+    columns of ``label_columns``, as :func:`metro.datasets.load_multi_target` reads them, from
+    the same places and cache as :func:`load_job_dataset`."""
+    label_column = str(dataset.get("label_column") or "y")
+    columns = dataset.get("label_columns")
+    limits = _limits(ctx)
+
+    def read(path: str, roots: list[str] | None) -> MultiTargetDataset:
+        return load_multi_target(
+            path, label_column=label_column, label_columns=columns, data_roots=roots, **limits
+        )
+
+    key = ("multi", label_column, repr(columns))
+    return _cached(ctx, tenant_id, str(dataset["uri"]), key, job_id, read)
+
+
+def _limits(ctx: WorkerContext) -> dict[str, Any]:
+    settings = ctx.settings
+    return {
+        "max_rows": settings.max_dataset_rows,
+        "max_columns": settings.max_dataset_columns,
+        "max_decompressed_bytes": settings.max_decompressed_bytes,
+    }
+
+
+def _cached(
+    ctx: WorkerContext,
+    tenant_id: uuid.UUID,
+    uri: str,
+    how: tuple[str, ...],
+    job_id: uuid.UUID | None,
+    read: Reader[Loaded],
+) -> Loaded:
     scheme = uri_scheme(uri)
     owner = "" if scheme in _IMMUTABLE_SCHEMES else str(job_id)
-    key = (str(tenant_id), uri, label_column, repr(positive), owner)
+    key = (str(tenant_id), uri, *how, owner)
     with _lock:
         if key in _cache:
             _cache.move_to_end(key)
-            return _cache[key]
-    loaded = _load(ctx, tenant_id, uri, scheme, label_column, positive)
+            return _cache[key]  # type: ignore[return-value]
+    loaded = _load(ctx, tenant_id, uri, scheme, read)
     with _lock:
         _cache[key] = loaded
         while len(_cache) > _CACHE_SIZE:
@@ -72,21 +133,11 @@ def load_job_dataset(
 
 
 def _load(
-    ctx: WorkerContext,
-    tenant_id: uuid.UUID,
-    uri: str,
-    scheme: str,
-    label_column: str,
-    positive: Any,
-) -> Dataset:
+    ctx: WorkerContext, tenant_id: uuid.UUID, uri: str, scheme: str, read: Reader[Loaded]
+) -> Loaded:
     settings = ctx.settings
-    common: dict[str, Any] = {
-        "label_column": label_column, "positive_label": positive,
-        "max_rows": settings.max_dataset_rows, "max_columns": settings.max_dataset_columns,
-        "max_decompressed_bytes": settings.max_decompressed_bytes,
-    }  # fmt: skip
     if scheme == "builtin":
-        return load_dataset(uri, **common)
+        return read(uri, None)
     locations = LocationPolicy.from_settings(settings)
     if scheme in ("file", ""):
         path = local_path_of(uri)
@@ -95,7 +146,7 @@ def _load(
         except UnreadableLocationError as exc:
             raise DataError(str(exc)) from None
         with _named_in_errors(real, uri):
-            return _named(load_dataset(real, data_roots=[root], **common), uri)
+            return _named(read(real, [root]), uri)
     if scheme == "dataset":
         with ctx.session() as session:
             try:
@@ -109,7 +160,7 @@ def _load(
         if "://" not in location:  # kept on a disk this worker shares with the API
             path_ = Path(location)
             with _named_in_errors(location, uri):
-                return _named(load_dataset(location, data_roots=[str(path_.parent)], **common), uri)
+                return _named(read(location, [str(path_.parent)]), uri)
         with tempfile.TemporaryDirectory(prefix="metro-data-") as tmp:
             local = Path(tmp) / Path(urllib.parse.urlsplit(location).path).name
             try:
@@ -119,7 +170,7 @@ def _load(
             except ServiceError as exc:
                 raise DataError(str(exc).replace(location, uri)) from None
             with _named_in_errors(str(local), uri):
-                return _named(load_dataset(str(local), data_roots=[tmp], **common), uri)
+                return _named(read(str(local), [tmp]), uri)
     if scheme in ("s3", "https"):
         if scheme == "s3":
             try:
@@ -147,7 +198,7 @@ def _load(
                 except ServiceError as exc:
                     raise DataError(f"could not download the dataset: {exc}") from None
             with _named_in_errors(str(local), uri):
-                return _named(load_dataset(str(local), data_roots=[tmp], **common), uri)
+                return _named(read(str(local), [tmp]), uri)
     raise DataError(f"unsupported dataset URI scheme in {uri!r}")
 
 
@@ -165,13 +216,10 @@ def _named_in_errors(path: str, uri: str) -> Iterator[None]:
         raise type(exc)(message) from None  # DataLimitError stays one
 
 
-def _named(loaded: Dataset, uri: str) -> Dataset:
+def _named(loaded: Loaded, uri: str) -> Loaded:
     """The data named by the job's URI, not the file it was read from, in messages and
     manifests (a temporary copy, or the store's internal path)."""
-    return Dataset(
-        X=loaded.X, y=loaded.y, feature_names=loaded.feature_names,
-        positive_label=loaded.positive_label, negative_label=loaded.negative_label, source=uri,
-    )  # fmt: skip
+    return dataclasses.replace(loaded, source=uri)
 
 
 def _copy_s3(uri: str, destination: Path, max_bytes: int) -> None:

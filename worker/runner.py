@@ -22,6 +22,7 @@ anything else fails it with a generic reason and logs the traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -33,7 +34,14 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from core import store
 from core.db.errors import DATABASE_UNAVAILABLE, is_database_outage
-from core.job_spec import DataSize, JobObjects, budget_errors, build_job_objects, estimate_work
+from core.job_spec import (
+    DataSize,
+    JobObjects,
+    budget_errors,
+    build_job_objects,
+    estimate_work,
+    metric_average,
+)
 from core.queue import JobQueue
 from core.records import (
     MetricRecord,
@@ -92,14 +100,20 @@ def data_changed(uri: str) -> str:
 
 
 def check_budgets(
-    spec: dict[str, Any], objects: JobObjects, data: DataSize, ctx: WorkerContext
+    spec: dict[str, Any],
+    objects: JobObjects,
+    data: DataSize,
+    ctx: WorkerContext,
+    *,
+    targets: int = 1,
 ) -> None:
     """SpecError unless the job is within this deployment's max_model_parameters and
     max_job_work on its data as loaded. The API checked them with what it knew of the data; a
-    file, an object or a URL it could not size, and a limit may have been lowered since."""
+    file, an object or a URL it could not size, and a limit may have been lowered since. An
+    averaged job trains one search per class (label): ``targets`` of them."""
     settings = ctx.settings
     errors = budget_errors(
-        estimate_work(spec, objects, data),
+        dataclasses.replace(estimate_work(spec, objects, data), targets=targets),
         max_model_parameters=settings.max_model_parameters,
         max_job_work=settings.max_job_work,
     )
@@ -303,6 +317,10 @@ class JobRun:
     def _run(self) -> str:
         spec = self.job.spec
         objects = build_objects(spec)
+        if metric_average(spec) is not None:  # several classes or labels: worker.averaged
+            from worker.averaged import AveragedRun
+
+            return AveragedRun(self, objects).execute()
         training = objects.training
         dataset = load_job_dataset(
             self.ctx, self.job.tenant_id, spec["dataset"], job_id=self.job.id
@@ -593,7 +611,9 @@ def _check_manifest(manifest: dict[str, Any]) -> None:
     """A new model's manifest as the API will serve it (core.records.ModelManifest), checked
     before its row is written: every field of the right type, the structural ones present."""
     checked = ModelManifest.model_validate(manifest)
-    missing = [k for k in (*_STRUCTURAL, "labels") if getattr(checked, k) is None]
+    # A model of several classes names them instead of a positive and a negative label.
+    decides = "labels" if checked.classes is None else "decision"
+    missing = [k for k in (*_STRUCTURAL, decides) if getattr(checked, k) is None]
     if missing:
         raise ValueError(f"the model's manifest lacks {missing}")
 

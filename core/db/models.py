@@ -185,6 +185,10 @@ class LambdaStep(Base):
     # value where validation_metric is measured (null: an unconstrained job).
     mu: Mapped[float | None] = mapped_column(Float, default=None)
     constraint_values: Mapped[list[float | None] | None] = mapped_column(PortableJSON, default=None)
+    # An averaged job (metric.average): the class (label) whose search this step is of, by its
+    # position in the job's classes and its value; null for a binary job.
+    class_index: Mapped[int | None] = mapped_column(Integer, default=None)
+    label: Mapped[Any] = mapped_column(PortableJSON, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -232,7 +236,7 @@ class MetricResult(Base):
 
     __tablename__ = "metric_results"
     __table_args__ = (
-        UniqueConstraint("job_id", "method", "repeat", "split"),
+        UniqueConstraint("job_id", "method", "repeat", "split", "class_index"),
         CheckConstraint(f"split IN ({', '.join(repr(s) for s in SPLITS)})", name="split"),
     )
 
@@ -251,6 +255,11 @@ class MetricResult(Base):
     # of them hold there (null: an unconstrained job).
     constraint_values: Mapped[list[float | None] | None] = mapped_column(PortableJSON, default=None)
     constraints_hold: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    # An averaged job's per-class (per-label) rows: the class's position in the job's classes
+    # and its value. Part of the unique key, so never null: -1 is the job's own figure (a
+    # binary job's metric, or an averaged job's average, whose counts are summed over classes).
+    class_index: Mapped[int] = mapped_column(Integer, default=-1, server_default="-1")
+    label: Mapped[Any] = mapped_column(PortableJSON, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -21,7 +21,8 @@ of the web service, the database or the task queue. One module per concept, as i
 - ``_paths``: a path or ``file://`` uri to the file it names, within ``data_roots``;
 - ``_csv``, ``_parquet``, ``_npz`` (with ``_table``, shared by the first two): one reader a format;
 - ``_builtin``: the ``builtin://`` data sets;
-- ``_loader``: :func:`load_dataset` and :func:`inspect_file`, which bring them together.
+- ``_loader``: :func:`load_dataset` and :func:`inspect_file`, which bring them together;
+- ``_multi``: :class:`MultiTargetDataset` and :func:`load_multi_target`, several classes or labels.
 
 Splitting a data set is :mod:`metro.model_selection`.
 """
@@ -30,20 +31,34 @@ from metro.datasets._base import DataError, DataLimitError, Dataset, TableShape,
 from metro.datasets._builtin import BUILTIN_DATASETS, builtin_shape
 from metro.datasets._labels import parse_labels
 from metro.datasets._loader import FORMATS, inspect_file, load_dataset
+from metro.datasets._multi import (
+    MAX_CLASSES,
+    MultiTargetDataset,
+    load_multi_target,
+    parse_classes,
+    parse_label_matrix,
+    stratify_key,
+)
 from metro.datasets._paths import local_path_of, uri_scheme
 
 __all__ = [
     "BUILTIN_DATASETS",
     "FORMATS",
+    "MAX_CLASSES",
     "DataError",
     "DataLimitError",
     "Dataset",
+    "MultiTargetDataset",
     "TableShape",
     "builtin_shape",
     "inspect_file",
     "load_dataset",
+    "load_multi_target",
     "local_path_of",
+    "parse_classes",
+    "parse_label_matrix",
     "parse_labels",
+    "stratify_key",
     "subset",
     "uri_scheme",
 ]

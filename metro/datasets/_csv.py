@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -112,7 +112,9 @@ def _csv_header(real: str, given: str, fmt: str, limits: Limits) -> list[str]:
     return names
 
 
-def read_csv(real: str, given: str, fmt: str, label_column: str, limits: Limits) -> Loaded:
+def read_csv(
+    real: str, given: str, fmt: str, label_column: str | Sequence[str], limits: Limits
+) -> Loaded:
     _csv_header(real, given, fmt, limits)
     # Reads one row past the limit, so an oversized upload is refused without parsing all of it.
     nrows = None if limits.rows is None else limits.rows + 1

@@ -17,7 +17,7 @@ import pandas as pd
 from metro.datasets._base import DataError, python_scalar, show_values
 
 
-def _sort_key(value: Any) -> tuple[int, Any]:
+def sort_key(value: Any) -> tuple[int, Any]:
     """Orders classes of mixed types (e.g. ``9`` and ``"not 9"``) without a TypeError."""
     if isinstance(value, bool | int | float):
         return (0, float(value))
@@ -113,7 +113,7 @@ def parse_labels(
     codes, uniques = pd.factorize(arr)
     classes = [python_scalar(u) for u in uniques]
     if len(classes) != 2:
-        shown = sorted(classes, key=_sort_key)
+        shown = sorted(classes, key=sort_key)
         noun = "class" if len(classes) == 1 else "classes"
         raise DataError(
             f"labels must have exactly two classes; found {len(classes)} {noun}: "
@@ -124,7 +124,7 @@ def parse_labels(
         if positive is None:
             raise DataError(
                 "positive_label is required: the labels are "
-                f"{show_values(sorted(classes, key=_sort_key))}"
+                f"{show_values(sorted(classes, key=sort_key))}"
             )
     else:
         positive = _match_positive(positive_label, classes)

@@ -7,6 +7,7 @@ file is read, not when the library is.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from metro.datasets._base import DataError, Loaded, TableShape, parser_reason
@@ -32,7 +33,9 @@ def _unreadable(exc: BaseException, real: str, given: str) -> DataError:
     return DataError(f"could not read {given} as Parquet: {parser_reason(exc, real, given)}")
 
 
-def read_parquet(real: str, given: str, label_column: str, limits: Limits) -> Loaded:
+def read_parquet(
+    real: str, given: str, label_column: str | Sequence[str], limits: Limits
+) -> Loaded:
     import pyarrow as pa
 
     try:

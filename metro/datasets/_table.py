@@ -3,6 +3,8 @@ a column is numeric, missing or misnamed by the same rules whichever format it c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -10,21 +12,25 @@ from metro.datasets._base import MAX_SHOWN_COLUMNS, DataError, Loaded, python_sc
 from metro.datasets._limits import Limits, check_columns
 
 
-def from_table(frame: pd.DataFrame, label_column: str) -> Loaded:
+def from_table(frame: pd.DataFrame, label_column: str | Sequence[str]) -> Loaded:
+    """Features and raw labels of a table. ``label_column`` is one column (raw labels ``(n,)``)
+    or, for multi-label data, a sequence of columns (raw labels ``(n, L)``, in that order)."""
     columns = [str(c) for c in frame.columns]
     frame.columns = pd.Index(columns)
-    if label_column not in columns:
-        extra = f" ({len(columns)} in total)" if len(columns) > MAX_SHOWN_COLUMNS else ""
-        raise DataError(
-            f"label column '{label_column}' not found; columns are "
-            f"{show_values(columns, MAX_SHOWN_COLUMNS)}{extra}"
-        )
+    wanted = [label_column] if isinstance(label_column, str) else list(label_column)
+    for name in wanted:
+        if name not in columns:
+            extra = f" ({len(columns)} in total)" if len(columns) > MAX_SHOWN_COLUMNS else ""
+            raise DataError(
+                f"label column '{name}' not found; columns are "
+                f"{show_values(columns, MAX_SHOWN_COLUMNS)}{extra}"
+            )
     check_columns(columns, Limits())
-    features = [c for c in columns if c != label_column]
+    features = [c for c in columns if c not in wanted]
     if not features:
-        raise DataError(
-            f"no feature columns: the table holds only the label column '{label_column}'"
-        )
+        held = ", ".join(f"'{name}'" for name in wanted)
+        noun = "column" if len(wanted) == 1 else "columns"
+        raise DataError(f"no feature columns: the table holds only the label {noun} {held}")
     values = []
     for name in features:
         column = frame[name]
@@ -42,4 +48,6 @@ def from_table(frame: pd.DataFrame, label_column: str) -> Loaded:
             raise DataError(f"feature column '{name}' is not numeric{example}")
         values.append(numeric.to_numpy(dtype=np.float64, na_value=np.nan))
     X = np.column_stack(values)
-    return X, frame[label_column].to_numpy(), tuple(features)
+    if isinstance(label_column, str):
+        return X, frame[label_column].to_numpy(), tuple(features)
+    return X, frame[wanted].to_numpy(), tuple(features)

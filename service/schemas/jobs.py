@@ -34,9 +34,11 @@ from core.records import (  # noqa: F401 - re-exported: the API's schemas
 from core.states import JobState
 from metro.baselines import BASELINES
 from metro.constraints import Constraint
+from metro.datasets import MAX_CLASSES
 from metro.experiment import MAX_REPEATS
 from metro.metrics import PRESET_NAMES, MetricSpec, preset_options
 from metro.models import ModelSpec
+from metro.multiclass import AVERAGES, PER_LABEL_METRICS
 from metro.options import Option, option_of
 from metro.search.config import SearchConfig
 from metro.surrogates import SURROGATES, surrogate_options
@@ -95,6 +97,18 @@ else:
             Field(
                 description="The metric (metro.metrics' presets; case is ignored)",
                 json_schema_extra={"enum": list(PRESET_NAMES)},
+            ),
+        ),
+        average=(
+            Literal[AVERAGES] | None,  # type: ignore[valid-type]
+            Field(
+                default=None,
+                description="Several classes or labels: the average of the per-class (or "
+                "per-label) metric, as sklearn.metrics.f1_score's average (macro: their plain "
+                "mean; weighted: weighted by each class's true rows), trained for by one METRO "
+                "search per class or label (metro.multiclass). The data's label column then "
+                "holds the classes (or dataset.label_columns names the 0/1 label columns). "
+                f"Presets: {', '.join(PER_LABEL_METRICS)}. Null: a binary job",
             ),
         ),
         **_PRESET_FIELDS,
@@ -204,7 +218,19 @@ class DatasetRef(BaseModel):
         description="dataset://<id> (an upload), file:///... under a data root, builtin://name, "
         "s3://bucket/key or https://host/path",
     )
-    label_column: str = Field(default="y", min_length=1, max_length=255)
+    label_column: str = Field(
+        default="y",
+        min_length=1,
+        max_length=255,
+        description="The column of the labels: two classes, or several with metric.average",
+    )
+    label_columns: list[Annotated[str, Field(min_length=1, max_length=255)]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_CLASSES,
+        description="Multi-label data: the 0/1 label columns, one per label (needs "
+        "metric.average; label_column is then not read). Null: one label column",
+    )
     positive_label: LabelValue | None = Field(
         default=None,
         description="The label value of the positive class. When omitted it is inferred only "
@@ -397,6 +423,14 @@ class LambdaStepOut(BaseModel):
         description="Under constraints: each constraint's value where validation_metric is "
         "measured (train_metric's rows when it is null), at threshold 0 like the metric",
     )
+    class_index: int | None = Field(
+        default=None,
+        description="An averaged job: the position, in the job's classes, of the class (or "
+        "label) whose search this step is of; null for a binary job",
+    )
+    label: LabelValue | None = Field(
+        default=None, description="An averaged job: that class's value (or label column)"
+    )
 
 
 class MetricRun(BaseModel):
@@ -418,6 +452,15 @@ class MetricRun(BaseModel):
     constraints_hold: bool | None = Field(
         default=None,
         description="Under constraints: whether every constraint holds on this split",
+    )
+    class_index: int | None = Field(
+        default=None,
+        description="An averaged job's per-class rows: the class's position in the result's "
+        "classes; null for the job's own figure (a binary job's metric, or the average, whose "
+        "confusion counts are summed over the classes)",
+    )
+    label: LabelValue | None = Field(
+        default=None, description="The class (or label column) of a per-class row"
     )
 
     model_config = ConfigDict(populate_by_name=True)
@@ -464,6 +507,29 @@ class SelectionSummary(BaseModel):
     std: float | None
 
 
+class ClassResult(BaseModel):
+    """One class (or label) of an averaged job: what its search chose (repeat 0's, the
+    delivered model's) and its own metric per method and split, over the repeats."""
+
+    class_index: int
+    label: LabelValue
+    trained_lambda: float | None = Field(description="Repeat 0's lambda for this class")
+    tuned_threshold: float | None = Field(
+        description="Repeat 0's tuned threshold on this class's h (folded into the model)"
+    )
+    offset: float | None = Field(
+        description="Multi-class: repeat 0's offset added to this class's margin before the "
+        "argmax; null for multi-label"
+    )
+    selection_score: float | None = Field(
+        description="This class's own metric where its search chose (pooled held-out folds)"
+    )
+    warnings: list[str] = Field(description="The codes of repeat 0's choice's warnings")
+    summary: list[MethodSummary] = Field(
+        description="This class's metric per method and split, mean and std over the repeats"
+    )
+
+
 class JobResult(BaseModel):
     job_id: uuid.UUID
     metric: str = Field(description="The metric's machine name, e.g. f_beta(2)")
@@ -486,5 +552,16 @@ class JobResult(BaseModel):
         description="The job's constraints, in the order of every constraint_values list; "
         "empty for an unconstrained job",
     )
-    summary: list[MethodSummary]
+    summary: list[MethodSummary] = Field(
+        description="Per method and split, mean and std over the repeats of the job's metric "
+        "(an averaged job's: the average over its classes)"
+    )
     runs: list[MetricRun]
+    average: Literal["macro", "weighted"] | None = Field(
+        default=None, description="An averaged job's averaging (metric.average); null: binary"
+    )
+    classes: list[ClassResult] | None = Field(
+        default=None,
+        description="An averaged job: its classes (or labels), in the order of class_index; "
+        "null for a binary job",
+    )

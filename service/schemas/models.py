@@ -52,6 +52,20 @@ class PredictResponse(BaseModel):
     margins: list[float] = Field(
         description="The model's raw margin h(x) per row (its decision function: unbounded, "
         "not a probability). The label is positive where the margin is at least the manifest's "
-        "threshold (0: the tuned threshold is already folded into the model)"
+        "threshold (0: the tuned threshold is already folded into the model). A model of "
+        "several classes: the largest of the row's class margins"
     )
-    labels: list[LabelValue] = Field(description="Predicted labels, in the training data's terms")
+    labels: list[LabelValue | list[LabelValue]] = Field(
+        description="Predicted labels, in the training data's terms. Multi-class: the class of "
+        "the largest margin; multi-label: the list of labels whose margin is >= 0"
+    )
+    classes: list[LabelValue] | None = Field(
+        default=None,
+        description="A model of several classes: its classes (or label columns), the order of "
+        "each row of class_margins; null for a binary model",
+    )
+    class_margins: list[list[float]] | None = Field(
+        default=None,
+        description="A model of several classes: every class's margin per row (the model's "
+        "ONNX output 'score', offsets and thresholds folded in); null for a binary model",
+    )

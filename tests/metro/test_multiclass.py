@@ -240,3 +240,51 @@ def test_validation_errors(kwargs, y, match):
     }
     with pytest.raises(ValueError, match=match):
         MetroClassifier(**kwargs).fit(X, targets[y])
+
+
+# -- one stack for the service: scores equal the margins ------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["multiclass", "multilabel"])
+def test_stacked_model_scores_are_the_margins(kind):
+    import torch
+
+    from metro.multiclass import stacked_model
+
+    if kind == "multiclass":
+        X, y = load_iris(return_X_y=True)
+    else:
+        X, y = make_multilabel_classification(n_samples=200, n_classes=3, random_state=0)
+    est = MetroClassifier(average="macro", cv=3, random_state=0, **SMALL).fit(X, y)
+    stack = stacked_model(est)
+    assert stack.n_models == len(est.estimators_)
+    with torch.no_grad():
+        scores = stack(torch.as_tensor(X, dtype=torch.float32)).numpy()
+    np.testing.assert_allclose(scores, est.decision_function(X), rtol=1e-5, atol=1e-5)
+
+
+def test_concatenate_reexpresses_linear_models_on_one_standardization():
+    import torch
+
+    from metro.models import build_model, concatenate, get_model_spec
+
+    rng = np.random.default_rng(0)
+    X = torch.as_tensor(rng.normal(size=(50, 4)), dtype=torch.float32)
+    spec = get_model_spec("linear")
+    a = build_model(spec, input_shape=(4,), n_models=1, X_stats=X[:25])
+    b = build_model(spec, input_shape=(4,), n_models=2, X_stats=X[25:] * 3 + 1)
+    with torch.no_grad():
+        for m in (a, b):
+            m.weight.normal_()
+            m.bias.normal_()
+    both = concatenate([a, b])
+    with torch.no_grad():
+        expected = torch.cat([a(X), b(X)], dim=1)
+        np.testing.assert_allclose(both(X).numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
+    mlp = get_model_spec("mlp", hidden=(3,))
+    m1 = build_model(mlp, input_shape=(4,), n_models=1, X_stats=X[:25])
+    m2 = build_model(mlp, input_shape=(4,), n_models=1, X_stats=X[25:])
+    with pytest.raises(ValueError, match="only when linear"):
+        concatenate([m1, m2])
+    with pytest.raises(ValueError, match="one kind"):
+        concatenate([a, m1])

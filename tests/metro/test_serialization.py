@@ -125,6 +125,37 @@ def test_refuses_stacks_bad_fields_and_computed_keys(tmp_path):
     assert not (tmp_path / "manifest.json").exists()
 
 
+@pytest.mark.parametrize(("spec", "shape"), KINDS, ids=[s.kind for s, _ in KINDS])
+def test_a_model_of_several_classes_round_trips_with_one_score_per_class(tmp_path, spec, shape):
+    import onnxruntime as ort
+
+    model, X = _model(spec, shape)
+    stack = model.select([0, 0, 0])
+    with torch.no_grad():
+        getattr(stack, stack.last_bias_name).add_(torch.tensor([0.0, 1.0, -1.0]))
+    manifest = save_model(
+        tmp_path, stack, manifest={"classes": ["a", "b", "c"], "decision": "argmax"}
+    )
+    assert manifest["classes"] == ["a", "b", "c"] and manifest["labels"] is None
+    loaded, _ = load_model(tmp_path)
+    assert loaded.n_models == 3
+    with torch.no_grad():
+        expected = stack(torch.from_numpy(X[:5])).numpy()
+    (out,) = ort.InferenceSession(str(tmp_path / "model.onnx")).run(None, {"x": X[:5]})
+    assert out.shape == (5, 3)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="one of 'classes' per model"):
+        save_model(tmp_path / "x", stack)
+    with pytest.raises(ValueError, match="one class per model"):
+        save_model(tmp_path / "x", stack, manifest={"classes": ["a"], "decision": "argmax"})
+    with pytest.raises(ValueError, match="decision"):
+        save_model(tmp_path / "x", stack, manifest={"classes": ["a", "b", "c"]})
+    text = json.loads((tmp_path / "manifest.json").read_text())
+    (tmp_path / "manifest.json").write_text(json.dumps({**text, "classes": ["a", "b"]}))
+    with pytest.raises(ModelFormatError, match="one model per class"):
+        load_model(tmp_path)
+
+
 def test_decision_rule_is_score_at_least_threshold():
     assert predict_labels(np.array([-1.0, 0.0, 0.5]), 0.0).tolist() == [False, True, True]
     assert predict_labels(np.array([0.49, 0.5]), 0.5).tolist() == [False, True]

@@ -200,6 +200,12 @@ def _score_loaded(
         data=body.data,
         max_rows=settings.max_predict_rows,
     )
-    margins, labels = inference.predict(loaded, matrix)
-    state.metrics.predictions.inc(len(margins))
-    return PredictResponse(model_id=ref.id, margins=margins, labels=labels)
+    prediction = inference.predict(loaded, matrix)
+    state.metrics.predictions.inc(len(prediction.margins))
+    return PredictResponse(
+        model_id=ref.id,
+        margins=prediction.margins,
+        labels=prediction.labels,
+        classes=None if loaded.classes is None else list(loaded.classes),
+        class_margins=prediction.class_margins,
+    )

@@ -1,0 +1,115 @@
+"""Multi-class and multi-label tables: class order, label matrices, their refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metro.datasets import (
+    MAX_CLASSES,
+    DataError,
+    MultiTargetDataset,
+    load_multi_target,
+    parse_classes,
+    parse_label_matrix,
+    stratify_key,
+)
+
+
+def _table(tmp_path, frame: pd.DataFrame, name: str = "t.csv") -> str:
+    path = tmp_path / name
+    if name.endswith(".parquet"):
+        frame.to_parquet(path)
+    else:
+        frame.to_csv(path, index=False)
+    return str(path)
+
+
+def test_parse_classes_sorts_numbers_before_text_and_keeps_rows_aligned():
+    y, classes = parse_classes(np.array(["b", 2, "a", 10, "b", 2, "a", 10], dtype=object))
+    assert classes == (2, 10, "a", "b")
+    assert y.tolist() == [3, 0, 2, 1, 3, 0, 2, 1]
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (["a"] * 6, "at least two classes"),
+        (["a", "a", "b", "b", "c"], "class 'c' has 1 positive row"),
+        ([1.0, np.nan, 2.0, 2.0], "missing or non-finite"),
+        (list(range(MAX_CLASSES + 1)) * 2, "more than the limit"),
+    ],
+)
+def test_parse_classes_refuses(raw, message):
+    with pytest.raises(DataError, match=message):
+        parse_classes(np.asarray(raw, dtype=object))
+
+
+def test_parse_label_matrix_reads_each_column_and_names_a_bad_one():
+    raw = np.array([[1, "true"], [0, "false"], [1, "false"], [0, "true"]], dtype=object)
+    Y = parse_label_matrix(raw, ["a", "b"])
+    assert Y.tolist() == [[1, 1], [0, 0], [1, 0], [0, 1]]
+    with pytest.raises(DataError, match="label column 'b'"):
+        parse_label_matrix(np.array([[1, 3], [0, 3], [1, 3], [0, 3]]), ["a", "b"])
+    with pytest.raises(DataError, match="label 'a' has 1 positive row"):
+        parse_label_matrix(np.array([[1, 1], [0, 0], [0, 1], [0, 0]]), ["a", "b"])
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.parquet"])
+def test_load_multiclass_and_multilabel_tables(tmp_path, name):
+    frame = pd.DataFrame(
+        {
+            "x1": np.arange(8.0),
+            "kind": ["cat", "dog", "eel", "cat", "dog", "eel", "cat", "dog"],
+            "a": [1, 0, 1, 0, 1, 0, 1, 0],
+            "b": [0, 0, 1, 1, 0, 0, 1, 1],
+        }
+    )
+    uri = _table(tmp_path, frame, name)
+    multi = load_multi_target(uri, label_column="kind")
+    assert multi.target == "multiclass" and multi.classes == ("cat", "dog", "eel")
+    assert multi.feature_names == ("x1", "a", "b")
+    assert multi.y.tolist() == [0, 1, 2, 0, 1, 2, 0, 1]
+    with pytest.raises(DataError, match="feature column 'kind' is not numeric"):
+        load_multi_target(uri, label_columns=["b", "a"])
+    other = _table(tmp_path, frame.drop(columns="kind"), "labels-" + name)
+    labels = load_multi_target(other, label_columns=["b", "a"])
+    assert labels.target == "multilabel" and labels.classes == ("b", "a")
+    assert labels.feature_names == ("x1",)
+    assert labels.y[:, 0].tolist() == frame["b"].tolist()
+    assert labels.indicators.shape == (8, 2)
+    # the same file read twice is one digest; another target is another
+    assert multi.content_sha256 == load_multi_target(uri, label_column="kind").content_sha256
+    assert multi.content_sha256 != labels.content_sha256
+
+
+def test_load_multi_target_refusals(tmp_path):
+    frame = pd.DataFrame({"x": np.arange(6.0), "y": [0, 1, 2, 0, 1, 2], "z": [0, 1] * 3})
+    uri = _table(tmp_path, frame)
+    with pytest.raises(DataError, match="label column 'w' not found"):
+        load_multi_target(uri, label_columns=["z", "w"])
+    with pytest.raises(DataError, match="must not repeat"):
+        load_multi_target(uri, label_columns=["z", "z"])
+    with pytest.raises(DataError, match="no feature columns"):
+        load_multi_target(_table(tmp_path, frame[["y", "z"]], "u.csv"), label_columns=["y", "z"])
+    with pytest.raises(DataError, match="built-in data sets are binary"):
+        load_multi_target("builtin://digits?positive=9")
+
+
+def test_dataset_checks_its_invariants():
+    X = np.zeros((4, 2))
+    with pytest.raises(ValueError, match="class indices"):
+        MultiTargetDataset(X=X, y=np.array([0, 1, 2, 3]), classes=("a", "b"), target="multiclass",
+                           feature_names=None, source="x")  # fmt: skip
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        MultiTargetDataset(X=X, y=np.full((4, 2), 2), classes=("a", "b"), target="multilabel",
+                           feature_names=None, source="x")  # fmt: skip
+
+
+def test_stratify_key_groups_rows_by_their_rarest_label():
+    Y = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [1, 0], [1, 0]])
+    ds = MultiTargetDataset(X=np.zeros((6, 1)), y=Y, classes=("a", "b"), target="multilabel",
+                            feature_names=None, source="x")  # fmt: skip
+    # label b (2 rows) is rarer than a (4 rows); the row with neither is its own group
+    assert stratify_key(ds).tolist() == [0, 1, 1, 2, 0, 0]

@@ -1,0 +1,315 @@
+"""An averaged job (``metric.average``): macro-F1 and its kin over the classes of a multi-class
+label column or the labels of several 0/1 columns, trained for with :mod:`metro.multiclass`.
+
+Each repeat draws a stratified train/test split (test 20%, on the class, or on each row's
+rarest label), fits ``MetroClassifier(average=...)`` on the training rows (one METRO search per
+class or label, the job's settings for each, choosing on pooled cross-validation folds) and
+scores it on the test rows, beside :data:`core.job_spec.AVERAGED_BASELINES` fitted on the same
+rows. What is written:
+
+* a trace step per lambda of every class's search, numbered in the order they ran within the
+  repeat, with its ``class_index`` and ``label``;
+* one choice per class and repeat (:class:`core.records.RepeatChoice` with ``label`` and the
+  multi-class ``offset``);
+* metric results: per method and split, the average (``class_index`` -1, its counts summed over
+  the classes) and each class's own metric and one-vs-rest counts. METRO's ``validation`` rows
+  are where it chose: the pooled held-out folds (its averaged selection score);
+* repeat 0's model: the per-class models as one stack (:func:`metro.multiclass.stacked_model`),
+  thresholds and offsets folded in, saved as safetensors and ONNX with one score per class.
+
+Not done here (a binary job has them): fits are not recorded for resuming or for helpers (an
+attempt that is interrupted trains again from the start) and there is no separate validation
+split.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from core import store
+from core.job_spec import AVERAGED_BASELINES, DataSize, JobObjects, metric_average
+from core.records import MetricRecord, RepeatChoice
+from metro.datasets import MultiTargetDataset, stratify_key
+from metro.experiment import repeat_seed
+from metro.multiclass import class_cells, label_cells, per_class_scores, sklearn_average
+from metro.multiclass_baselines import OvRThresholdClassifier, PlainLogistic
+from metro.serialization import save_model
+from worker import artifacts
+from worker.datasets import load_job_multi_target
+from worker.lease import LeaseLost
+
+if TYPE_CHECKING:
+    from metro.estimator import MetroClassifier
+    from metro.metrics import MetricSpec
+    from metro.search import TraceStep
+    from worker.runner import JobRun
+
+logger = logging.getLogger(__name__)
+
+TEST_FRACTION = 0.2
+
+
+class AveragedRun:
+    """The averaged path of one attempt (:class:`worker.runner.JobRun` holds the lease and
+    handles the outcome)."""
+
+    def __init__(self, run: JobRun, objects: JobObjects) -> None:
+        self.run = run
+        self.objects = objects
+        self.spec = run.job.spec
+        self.average = str(metric_average(self.spec))
+        self.steps: dict[int, int] = {}  # repeat -> steps recorded so far
+        self.n_classes = 1
+        self.classes: tuple[Any, ...] = ()
+        self.repeats = int(self.spec.get("repeats", 1))
+
+    # -- the work -----------------------------------------------------------------------------
+    def execute(self) -> str:
+        from worker.runner import check_budgets
+
+        run = self.run
+        dataset = load_job_multi_target(
+            run.ctx, run.job.tenant_id, self.spec["dataset"], job_id=run.job.id
+        )
+        run._pin_data(dataset.content_sha256)
+        self.n_classes, self.classes = dataset.n_classes, dataset.classes
+        check_budgets(
+            self.spec, self.objects,
+            DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), run.ctx,
+            targets=dataset.n_classes,
+        )  # fmt: skip
+        run.lease.check()
+        records: list[MetricRecord] = []
+        choices: list[RepeatChoice] = []
+        delivered: MetroClassifier | None = None
+        scores: dict[str, float | None] = {}
+        for repeat in range(self.repeats):
+            seed = repeat_seed(self.objects.training.seed, repeat)
+            train, test = _split(dataset, seed)
+            est = self._fit(dataset, train, repeat, seed)
+            spec = est.metric_
+            choices += self._choices(repeat, est)
+            store.set_choices(run.ctx, run.job.id, run.token, choices, best_lambda=None)
+            y_test = dataset.y[test]
+            margins = est.decision_function(dataset.X[test])
+            tested = self._rows("metro", repeat, "test", spec, self._cells(margins, y_test), est)
+            records += tested
+            if est.selection_cells_ is not None:
+                records += self._rows(
+                    "metro", repeat, "validation", spec, np.asarray(est.selection_cells_), est,
+                    average=float(est.best_score_),
+                )  # fmt: skip
+            if repeat == 0:
+                delivered = est
+                scores = {"validation": _finite(est.best_score_), "test": tested[0].metric_value}
+            for method in AVERAGED_BASELINES:
+                run.lease.check()
+                predicted = self._baseline(method, dataset, train, test, seed)
+                records += self._rows(method, repeat, "test", spec, predicted, None)
+        assert delivered is not None
+        run.lease.check()
+        return self._finish(dataset, delivered, records, choices, scores)
+
+    def _fit(
+        self, dataset: MultiTargetDataset, train: np.ndarray, repeat: int, seed: int
+    ) -> MetroClassifier:
+        from metro.estimator import MetroClassifier
+        from metro.multiclass import fit_averaged
+
+        metric = dict(self.spec["metric"])
+        preset = str(metric.pop("preset"))
+        metric.pop("average", None)
+        est = MetroClassifier(
+            metric=preset, metric_params=metric, surrogate=self.objects.surrogate,
+            model=self.objects.model, search=self.objects.search,
+            training=self.objects.training, random_state=seed, average=self.average,
+        )  # fmt: skip
+        self.run.progress_written = -math.inf
+        return fit_averaged(
+            est, dataset.X[train], dataset.y[train],
+            on_class_step=lambda c, step: self._on_step(repeat, c, step),
+        )  # fmt: skip
+
+    def _on_step(self, repeat: int, class_index: int, step: TraceStep) -> None:
+        from worker.runner import step_row
+
+        run = self.run
+        run.lease.check()
+        number = self.steps.get(repeat, 0)
+        self.steps[repeat] = number + 1
+        row = step_row(repeat, step).model_copy(
+            update={"step": number, "class_index": class_index,
+                    "label": self.classes[class_index]}
+        )  # fmt: skip
+        per_class = max(run.progress.metro_units, 1)
+        done = (class_index + min((step.step + 1) / per_class, 1.0)) / self.n_classes
+        progress = min((repeat + done) / self.repeats, 0.99)
+        progress = max(progress, run.progress.value)
+        run.progress.value = progress
+        if not store.record_step(
+            run.ctx, run.job.id, run.token, row, progress=progress, best_lambda=None
+        ):
+            raise LeaseLost(str(run.job.id))
+
+    # -- scoring ------------------------------------------------------------------------------
+    def _cells(self, margins: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Per-class counts [C, 4] of the decisions ``margins`` [n, C] make on ``y``."""
+        margins = np.asarray(margins)
+        if y.ndim == 2:
+            return label_cells(y, (margins >= 0).astype(np.int64))
+        return class_cells(y, np.argmax(margins, axis=1), self.n_classes)
+
+    def _baseline(
+        self, method: str, dataset: MultiTargetDataset, train: np.ndarray, test: np.ndarray,
+        seed: int,
+    ) -> np.ndarray:  # fmt: skip
+        metric = dict(self.spec["metric"])
+        preset = str(metric.pop("preset"))
+        metric.pop("average", None)
+        X = dataset.X.reshape(dataset.n_samples, -1)
+        model: OvRThresholdClassifier | PlainLogistic
+        if method == "ovr-threshold":
+            model = OvRThresholdClassifier(metric=preset, metric_params=metric, random_state=seed)
+        else:
+            model = PlainLogistic(random_state=seed)
+        model.fit(X[train], dataset.y[train])
+        predicted = model.predict(X[test])
+        y = dataset.y[test]
+        if y.ndim == 2:
+            return label_cells(y, predicted)
+        return class_cells(y, predicted, self.n_classes)
+
+    def _rows(
+        self, method: str, repeat: int, split: str, spec: MetricSpec, cells: np.ndarray,
+        est: MetroClassifier | None, *, average: float | None = None,
+    ) -> list[MetricRecord]:  # fmt: skip
+        """The average's row (class_index -1: counts summed over the classes) and a row per
+        class, each class's own metric on its one-vs-rest counts."""
+        target = "multilabel" if self.spec["dataset"].get("label_columns") else "multiclass"
+        value = sklearn_average(spec, cells, self.average, target=target)
+        if average is not None:
+            value = average
+        scores = per_class_scores(spec, cells)
+        lambdas = None if est is None else est.lambdas_
+
+        def row(index: int, value: float, counts: np.ndarray, lam: float | None) -> MetricRecord:
+            tp, fp, fn, tn = (int(np.rint(v)) for v in counts)
+            return MetricRecord(
+                method=method, repeat=repeat, split=split,  # type: ignore[arg-type]
+                metric_value=float(value), tp=tp, fp=fp, fn=fn, tn=tn,
+                lambda_=None if lam is None or not math.isfinite(lam) else float(lam),
+                constraint_values=None, constraints_hold=None, class_index=index,
+                label=None if index < 0 else self.classes[index],
+            )  # fmt: skip
+
+        out = [row(-1, value, cells.sum(axis=0), None)]
+        out += [
+            row(c, float(scores[c]), cells[c], None if lambdas is None else float(lambdas[c]))
+            for c in range(self.n_classes)
+        ]
+        return out
+
+    def _choices(self, repeat: int, est: MetroClassifier) -> list[RepeatChoice]:
+        from worker.runner import repeat_choice
+
+        multiclass = est.target_type_ != "multilabel-indicator"
+        return [
+            repeat_choice(repeat, e.metric_, e.search_result_).model_copy(
+                update={
+                    "label": self.classes[c],
+                    "offset": float(est.offsets_[c]) if multiclass else None,
+                }
+            )
+            for c, e in enumerate(est.estimators_)
+        ]
+
+    # -- the model ----------------------------------------------------------------------------
+    def _finish(
+        self, dataset: MultiTargetDataset, est: MetroClassifier, records: list[MetricRecord],
+        choices: list[RepeatChoice], scores: dict[str, float | None],
+    ) -> str:  # fmt: skip
+        from metro.multiclass import stacked_model
+        from worker.runner import MODEL_NAMESPACE, _check_manifest
+
+        run = self.run
+        spec = self.spec
+        multiclass = dataset.target == "multiclass"
+        warnings = [
+            {"code": w.code, "message": f"{_what(multiclass)} {label!r}: {w.message}"}
+            for label, e in zip(self.classes, est.estimators_, strict=True)
+            for w in e.warnings_
+        ]
+        manifest = {
+            "metric": {**spec["metric"], **(spec.get("metric_info") or {})},
+            "average": self.average,
+            "classes": list(self.classes),
+            "decision": "argmax" if multiclass else "per_label",
+            "decision_rule": est.decision_rule_,
+            "class_lambdas": [_finite(v) for v in est.lambdas_],
+            "class_thresholds": [_finite(v) for v in est.thresholds_],
+            "offsets": [_finite(v) for v in est.offsets_],
+            "warnings": warnings,
+            "feature_names": list(dataset.feature_names)
+            if dataset.feature_names is not None and dataset.X.ndim == 2
+            else None,
+            "job_id": str(run.job.id),
+            "surrogate": spec.get("surrogate"),
+            "search": (spec.get("search") or {}).get("strategy"),
+            "scores": scores,
+            "dataset": spec["dataset"]["uri"],
+        }
+        rel = artifacts.model_path(run.job.id)
+        target = artifacts.full_uri(run.ctx.settings.artifacts_uri, rel)
+        model = stacked_model(est)
+        try:
+            full = save_model(target, model, manifest=manifest)
+        except (RuntimeError, ValueError, ImportError) as exc:
+            logger.warning("job %s: ONNX export failed (%s); saving without it", run.job.id, exc)
+            full = save_model(target, model, manifest=manifest, onnx=False)
+        _check_manifest(full)
+        model_row = {
+            "id": uuid.uuid5(MODEL_NAMESPACE, f"{run.job.id}/metro/0"),
+            "tenant_id": run.job.tenant_id,
+            "job_id": run.job.id,
+            "artifact_uri": rel,
+            "format": "safetensors",
+            "has_onnx": full["onnx_sha256"] is not None,
+            "sha256": full["weights_sha256"],
+            "manifest": full,
+        }
+        started = time.perf_counter()
+        outcome = store.succeed_job(
+            run.ctx, run.job.id, run.token, metric_records=records, model_row=model_row,
+            best_lambda=None, choices=choices,
+        )  # fmt: skip
+        logger.debug("job %s: results written in %.2fs", run.job.id, time.perf_counter() - started)
+        return "lost" if outcome == "lost" else outcome
+
+
+def _split(dataset: MultiTargetDataset, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted train and test rows, stratified on :func:`~metro.datasets.stratify_key` where
+    every group can be split, shuffled (seeded) otherwise."""
+    rows = np.arange(dataset.n_samples)
+    try:
+        train, test = train_test_split(
+            rows, test_size=TEST_FRACTION, random_state=seed, stratify=stratify_key(dataset)
+        )
+    except ValueError:  # a group too small to be on both sides
+        train, test = train_test_split(rows, test_size=TEST_FRACTION, random_state=seed)
+    return np.sort(train), np.sort(test)
+
+
+def _finite(value: float) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _what(multiclass: bool) -> str:
+    return "class" if multiclass else "label"
