@@ -83,12 +83,20 @@ def check_dataset(
     *,
     locations: LocationPolicy,
     resolver: Resolver,
+    averaged: bool = False,
 ) -> CheckedDataset:
+    """``averaged``: the job averages its metric over several classes (metric.average), so its
+    label column holds classes rather than a positive and a negative label, or its
+    ``label_columns`` are several 0/1 columns."""
     uri = dataset.uri.strip()
     scheme = uri_scheme(uri)
     if scheme == "dataset":
-        return _check_upload(session, tenant_id, uri, dataset.label_column, dataset.positive_label)
+        return _check_upload(session, tenant_id, uri, dataset, averaged)
     if scheme == "builtin":
+        if averaged:
+            raise _invalid(
+                "the built-in data sets are binary; for several classes or labels upload a table"
+            )
         _check_builtin(uri, dataset.positive_label)
         return CheckedDataset(uri=uri, dataset_id=None)
     if scheme in ("file", ""):
@@ -117,7 +125,7 @@ def check_dataset(
 
 
 def _check_upload(
-    session: Session, tenant_id: uuid.UUID, uri: str, label_column: str, positive_label: object
+    session: Session, tenant_id: uuid.UUID, uri: str, dataset: DatasetRef, averaged: bool
 ) -> CheckedDataset:
     ident = urllib.parse.urlsplit(uri).netloc
     try:
@@ -126,13 +134,22 @@ def _check_upload(
         row = get_dataset(session, tenant_id, dataset_id, lock="share")
     except (ValueError, NotFoundError):
         raise unknown_dataset(ident) from None
-    if row.columns is not None and row.format != ".npz" and label_column not in row.columns:
-        raise _invalid(
-            f"label column {label_column!r} is not a column of dataset {ident}",
-            ("body", "dataset", "label_column"),
-        )
-    if row.labels is not None and row.label_column == label_column:
-        _check_positive_label(row.labels, positive_label, "the upload")
+    label_column = dataset.label_column
+    if row.columns is not None and row.format != ".npz":
+        if dataset.label_columns is not None:
+            for index, name in enumerate(dataset.label_columns):
+                if name not in row.columns:
+                    raise _invalid(
+                        f"label column {name!r} is not a column of dataset {ident}",
+                        ("body", "dataset", "label_columns", index),
+                    )
+        elif label_column not in row.columns:
+            raise _invalid(
+                f"label column {label_column!r} is not a column of dataset {ident}",
+                ("body", "dataset", "label_column"),
+            )
+    if row.labels is not None and row.label_column == label_column and not averaged:
+        _check_positive_label(row.labels, dataset.positive_label, "the upload")
     return CheckedDataset(uri=f"dataset://{dataset_id}", dataset_id=dataset_id)
 
 

@@ -111,6 +111,7 @@ def submit_job(
             body.dataset,
             locations=LocationPolicy.from_settings(settings),
             resolver=request.app.state.resolver,
+            averaged=getattr(body.metric, "average", None) is not None,
         )
     except InvalidInputError as exc:
         errors += exc.errors

@@ -1,0 +1,208 @@
+"""Averaged jobs end to end through a real worker: a multi-class and a multi-label table
+uploaded, trained for macro-F1, traced per class, scored beside the baselines, downloaded as
+ONNX with one score per class, and predicted with the endpoint giving what the ONNX gives."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_iris, make_multilabel_classification
+from sklearn.metrics import f1_score
+
+from tests.worker.conftest import Cluster
+
+FAST = {
+    "model": {"kind": "linear"},
+    "search": {"n_lambdas": 4, "cv": 3, "refine": "off"},
+    "training": {"max_iter": 40},
+}
+
+
+def _upload(cluster: Cluster, frame: pd.DataFrame) -> str:
+    r = cluster.client.post(
+        "/v1/datasets",
+        files={"file": ("data.csv", frame.to_csv(index=False).encode(), "text/csv")},
+        headers=cluster.headers,
+    )
+    assert r.status_code == 201, r.text
+    return str(r.json()["uri"])
+
+
+def _onnx_scores(cluster: Cluster, model_id: str, X: np.ndarray) -> np.ndarray:
+    import onnxruntime as ort
+
+    r = cluster.client.get(
+        f"/v1/models/{model_id}/download", params={"format": "onnx"}, headers=cluster.headers
+    )
+    assert r.status_code == 200
+    session = ort.InferenceSession(r.content)
+    (out,) = session.run(None, {"x": X.astype(np.float32)})
+    return np.asarray(out)
+
+
+def test_a_multiclass_macro_f1_job(pair: Cluster):
+    X, y = load_iris(return_X_y=True)
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(species=names)
+    uri = _upload(pair, frame)
+    job_id = pair.submit(
+        {"metric": {"preset": "f1", "average": "macro"},
+         "dataset": {"uri": uri, "label_column": "species"}, **FAST}
+    )  # fmt: skip
+    job = pair.wait_state(job_id, timeout=120)
+    assert job["state"] == "succeeded", job
+    assert job["spec"]["metric"] == {"preset": "f1", "average": "macro"}
+    assert job["best_lambda"] is None  # one lambda per class, none for the job
+
+    # The trace: every class's search, numbered in the order they ran, each step naming its class
+    trace = pair.trace(job_id)
+    assert [s["step"] for s in trace] == list(range(len(trace)))
+    assert [s["label"] for s in trace] == sorted(s["label"] for s in trace)
+    assert {(s["class_index"], s["label"]) for s in trace} == {
+        (0, "setosa"), (1, "versicolor"), (2, "virginica"),
+    }  # fmt: skip
+
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    assert result["average"] == "macro" and result["metric_display_name"] == "F1 (macro)"
+    assert [c["label"] for c in result["classes"]] == ["setosa", "versicolor", "virginica"]
+    assert result["trained_lambda"] is None
+    methods = {(s["method"], s["split"]) for s in result["summary"]}
+    assert methods == {
+        ("metro", "validation"), ("metro", "test"), ("ovr-threshold", "test"), ("logistic", "test")
+    }  # fmt: skip
+    overall = {(r["method"], r["split"]): r for r in result["runs"] if r["class_index"] is None}
+    per_class = [r for r in result["runs"] if r["class_index"] is not None]
+    assert len(per_class) == 3 * 4  # 3 classes x (metro validation, test, 2 baselines)
+    test = overall[("metro", "test")]
+    assert sum(test["confusion"].values()) == 3 * 30  # 30 test rows, each in 3 one-vs-rest cells
+    metro_test = sorted(
+        (r for r in per_class if (r["method"], r["split"]) == ("metro", "test")),
+        key=lambda r: r["class_index"],
+    )
+    # The average is the mean of the classes' own F1s, each from its one-vs-rest counts.
+    for r in metro_test:
+        c = r["confusion"]
+        assert r["value"] == pytest.approx(2 * c["tp"] / (2 * c["tp"] + c["fp"] + c["fn"]))
+    assert test["value"] == pytest.approx(np.mean([r["value"] for r in metro_test]))
+    assert test["value"] > 0.8
+    for entry in result["classes"]:
+        choice = next(c for c in result["choices"] if c["label"] == entry["label"])
+        assert entry["trained_lambda"] == choice["trained_lambda"]
+        assert entry["offset"] == choice["offset"]
+
+    # The model: one ONNX score per class; the endpoint's margins are the ONNX output, and its
+    # labels are the argmax's classes, with the test F1 the result reports.
+    [model] = [
+        m
+        for m in pair.client.get("/v1/models", headers=pair.headers).json()["items"]
+        if m["job_id"] == job_id
+    ]
+    manifest = model["manifest"]
+    assert manifest["classes"] == ["setosa", "versicolor", "virginica"]
+    assert manifest["decision"] == "argmax" and manifest["labels"] is None
+    onnx = _onnx_scores(pair, model["id"], X)
+    r = pair.client.post(
+        f"/v1/models/{model['id']}/predict", json={"instances": X.tolist()}, headers=pair.headers
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["classes"] == manifest["classes"]
+    np.testing.assert_allclose(np.array(body["class_margins"]), onnx, rtol=1e-4, atol=1e-4)
+    expected = np.array(manifest["classes"])[np.argmax(onnx, axis=1)]
+    assert body["labels"] == expected.tolist()
+    assert f1_score(names, body["labels"], average="macro") > 0.8
+
+
+def test_a_multilabel_job_decides_each_label_by_its_sign(pair: Cluster):
+    X, Y = make_multilabel_classification(
+        n_samples=300, n_features=6, n_classes=3, random_state=0
+    )
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(6)])
+    for j, name in enumerate(("red", "green", "blue")):
+        frame[name] = Y[:, j]
+    uri = _upload(pair, frame)
+    job_id = pair.submit(
+        {"metric": {"preset": "jaccard", "average": "weighted"},
+         "dataset": {"uri": uri, "label_columns": ["red", "green", "blue"]}, **FAST}
+    )  # fmt: skip
+    job = pair.wait_state(job_id, timeout=120)
+    assert job["state"] == "succeeded", job
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    assert [c["label"] for c in result["classes"]] == ["red", "green", "blue"]
+    assert all(c["offset"] is None for c in result["classes"])
+    [model] = [
+        m
+        for m in pair.client.get("/v1/models", headers=pair.headers).json()["items"]
+        if m["job_id"] == job_id
+    ]
+    assert model["manifest"]["decision"] == "per_label"
+    onnx = _onnx_scores(pair, model["id"], X[:20])
+    body = pair.client.post(
+        f"/v1/models/{model['id']}/predict",
+        json={"instances": X[:20].tolist()},
+        headers=pair.headers,
+    ).json()
+    names = np.array(["red", "green", "blue"])
+    assert body["labels"] == [names[row >= 0].tolist() for row in onnx]
+
+
+def test_averaged_jobs_are_refused_where_they_cannot_run(pair: Cluster):
+    frame = pd.DataFrame({"x": np.arange(12.0), "y": ["a", "b", "c"] * 4})
+    uri = _upload(pair, frame)
+
+    def refused(body: dict, *where: object) -> str:
+        r = pair.client.post("/v1/jobs", json=body, headers=pair.headers)
+        assert r.status_code == 422, r.text
+        errors = r.json()["errors"]
+        assert any(tuple(e["loc"]) == ("body", *where) for e in errors), errors
+        return str(errors)
+
+    dataset = {"uri": uri}
+    assert "per-label presets" in refused(
+        {"metric": {"preset": "accuracy", "average": "macro"}, "dataset": dataset},
+        "metric", "preset",
+    )  # fmt: skip
+    refused(
+        {"metric": {"preset": "f1", "average": "macro"}, "dataset": dataset,
+         "constraints": [{"metric": "recall", "at_least": 0.5}]},
+        "constraints",
+    )  # fmt: skip
+    refused(
+        {"metric": {"preset": "f1", "average": "macro"}, "dataset": dataset,
+         "baselines": ["erm"]},
+        "baselines",
+    )  # fmt: skip
+    refused(
+        {"metric": {"preset": "f1", "average": "macro"},
+         "dataset": {**dataset, "positive_label": "a"}},
+        "dataset", "positive_label",
+    )  # fmt: skip
+    refused(
+        {"metric": {"preset": "f1"}, "dataset": {**dataset, "label_columns": ["y"]}},
+        "dataset", "label_columns",
+    )  # fmt: skip
+    refused({"metric": {"preset": "f1", "average": "micro"}, "dataset": dataset}, "metric", "average")
+
+
+def test_a_class_too_small_to_train_fails_the_job_with_its_reason(pair: Cluster):
+    frame = pd.DataFrame({"x": np.arange(40.0), "y": ["a"] * 20 + ["b"] * 19 + ["c"]})
+    uri = _upload(pair, frame)
+    job_id = pair.submit(
+        {"metric": {"preset": "f1", "average": "macro"}, "dataset": {"uri": uri}, **FAST}
+    )
+    job = pair.wait_state(job_id, timeout=60)
+    assert job["state"] == "failed"
+    assert "class 'c' has 1 positive row" in job["failure_reason"]
+
+
+def test_a_binary_job_spec_and_hash_are_unchanged(pair: Cluster):
+    """A binary job's stored spec holds no averaging and no label_columns."""
+    body = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}}
+    r = pair.client.post("/v1/jobs", json=body, headers=pair.headers)
+    assert r.status_code == 201, r.text
+    spec = r.json()["spec"]
+    assert spec["metric"] == {"preset": "f1"}
+    assert set(spec["dataset"]) == {"uri", "label_column", "positive_label"}
+    pair.client.post(f"/v1/jobs/{r.json()['id']}/cancel", headers=pair.headers)
