@@ -40,7 +40,8 @@ class Inspection:
     n_rows: int | None
     n_columns: int | None
     columns: list[str] | None
-    # With a label column: its two classes as metro read them, [negative, positive].
+    # With a label column: its two classes as metro read them, [negative, positive]; a column
+    # of three classes or more (for an averaged job): its classes, in metro's order.
     labels: list[Any] | None = None
 
 
@@ -135,13 +136,23 @@ def inspect_upload(
 
     try:
         if label_column is not None:
-            ds = load_dataset(
-                str(stored.path),
-                label_column=label_column,
-                positive_label=positive_label,
-                data_roots=[upload_dir],
-                **limits.as_metro_kwargs(),
-            )
+            try:
+                ds = load_dataset(
+                    str(stored.path),
+                    label_column=label_column,
+                    positive_label=positive_label,
+                    data_roots=[upload_dir],
+                    **limits.as_metro_kwargs(),
+                )
+            except DataLimitError:
+                raise
+            except DataError as binary_error:
+                # A column of three classes or more is what an averaged job (metric.average)
+                # trains on: kept, with its classes, when it reads as one.
+                multi = _multiclass(stored, label_column, positive_label, upload_dir, limits)
+                if multi is None:
+                    raise binary_error from None
+                return multi
             names = list(ds.feature_names) if ds.feature_names is not None else None
             is_table = names is not None and stored.format != ".npz"
             columns = [*names, label_column] if is_table and names is not None else names
@@ -173,6 +184,40 @@ def inspect_upload(
         ) from None
     _refuse_nul_names(info.columns)
     return info
+
+
+def _multiclass(
+    stored: StoredUpload,
+    label_column: str,
+    positive_label: Any,
+    upload_dir: Path,
+    limits: DatasetLimits,
+) -> Inspection | None:
+    """The inspection of a table whose label column holds three classes or more (read as a
+    worker reads an averaged job's data), or None where it does not read as one (the binary
+    reading's error is then the one to show)."""
+    from metro.datasets import DataError, MultiTargetDataset, load_multi_target
+
+    if positive_label is not None:
+        return None
+    try:
+        ds: MultiTargetDataset = load_multi_target(
+            str(stored.path), label_column=label_column, data_roots=[upload_dir],
+            max_rows=limits.rows, max_columns=limits.columns,
+            max_decompressed_bytes=limits.decompressed_bytes,
+        )  # fmt: skip
+    except DataError:
+        return None
+    if ds.n_classes < 3:
+        return None
+    names = list(ds.feature_names) if ds.feature_names is not None else None
+    is_table = names is not None and stored.format != ".npz"
+    columns = [*names, label_column] if is_table and names is not None else names
+    n_columns = len(columns) if is_table and columns is not None else int(ds.X[0].size)
+    _refuse_nul_names(columns)
+    return Inspection(
+        n_rows=ds.n_samples, n_columns=n_columns, columns=columns, labels=list(ds.classes)
+    )
 
 
 def _refuse_nul_names(columns: list[str] | None) -> None:

@@ -43,7 +43,7 @@ class CheckedDataset:
     dataset_id: uuid.UUID | None
 
 
-def _invalid(msg: str, loc: tuple[str, ...] = _URI_LOC) -> InvalidInputError:
+def _invalid(msg: str, loc: tuple[str | int, ...] = _URI_LOC) -> InvalidInputError:
     return InvalidInputError("Invalid job", [FieldError(loc, msg)])
 
 

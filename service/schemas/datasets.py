@@ -27,6 +27,8 @@ class DatasetOut(BaseModel):
     )
     labels: list[LabelValue] | None = Field(
         description="That column's two classes, [negative, positive] as read with the upload's "
-        "positive_label (or the default); a job on this column is checked against them"
+        "positive_label (or the default); a job on this column is checked against them. A "
+        "column of three classes or more (for a job with metric.average): its classes, in the "
+        "order an averaged job's class_index counts them"
     )
     created_at: datetime

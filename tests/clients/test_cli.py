@@ -537,3 +537,44 @@ def test_numbers_of_several_repeats_are_labelled_with_their_repeat() -> None:
     assert constraint_label("Recall ≥ 0.8", 0.9) == "Recall ≥ 0.8 (90% confidence)"
     assert constraint_label("Recall ≥ 0.8", 0.975) == "Recall ≥ 0.8 (97.5% confidence)"
     assert constraint_label("Recall ≥ 0.8", None) == "Recall ≥ 0.8"
+
+
+def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> None:
+    """An averaged job from a local multi-class CSV: --average, the per-class table of
+    `metro result`, and `metro predict` writing each class's margin beside the label."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    path = tmp_path / "iris.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["a", "b", "c", "d", "species"])
+        names = ["setosa", "versicolor", "virginica"]
+        writer.writerows([*row, names[label]] for row, label in zip(X, y, strict=True))
+    done = metro(
+        live, "submit", "-d", str(path), "--label-column", "species", "-m", "f1",
+        "--average", "macro", "--n-lambdas", "3", "--max-iter", "30", "--refine", "off",
+        "--watch",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    job_id = done.stdout.splitlines()[0].strip()
+    raw = httpx.get(
+        f"{live.url}/v1/jobs/{job_id}/result", headers={"Authorization": f"Bearer {live.api_key}"}
+    ).json()
+    table = metro(live, "result", job_id)
+    assert table.returncode == 0, table.stderr
+    out = table.stdout
+    assert "F1 (macro) (higher is better)" in out, out
+    assert "Per class: F1 of each class" in out
+    for entry in raw["classes"]:
+        row = next(line for line in out.splitlines() if f"│ {entry['label']} " in line)
+        test = next(s for s in entry["summary"] if (s["method"], s["split"]) == ("metro", "test"))
+        assert f"{test['mean']:.4f}" in row, row
+    scored = metro(live, "predict", job_id, "-i", str(path))
+    assert scored.returncode == 0, scored.stderr
+    lines = list(csv.reader(scored.stdout.splitlines()))
+    assert lines[0] == ["margin", "label", "margin:setosa", "margin:versicolor", "margin:virginica"]
+    assert len(lines) == 151
+    for margin, label, *per_class in lines[1:]:
+        values = [float(v) for v in per_class]
+        assert label == names[values.index(max(values))] and float(margin) == max(values)

@@ -4,7 +4,6 @@ ONNX with one score per class, and predicted with the endpoint giving what the O
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -116,9 +115,7 @@ def test_a_multiclass_macro_f1_job(pair: Cluster):
 
 
 def test_a_multilabel_job_decides_each_label_by_its_sign(pair: Cluster):
-    X, Y = make_multilabel_classification(
-        n_samples=300, n_features=6, n_classes=3, random_state=0
-    )
+    X, Y = make_multilabel_classification(n_samples=300, n_features=6, n_classes=3, random_state=0)
     frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(6)])
     for j, name in enumerate(("red", "green", "blue")):
         frame[name] = Y[:, j]
@@ -183,7 +180,9 @@ def test_averaged_jobs_are_refused_where_they_cannot_run(pair: Cluster):
         {"metric": {"preset": "f1"}, "dataset": {**dataset, "label_columns": ["y"]}},
         "dataset", "label_columns",
     )  # fmt: skip
-    refused({"metric": {"preset": "f1", "average": "micro"}, "dataset": dataset}, "metric", "average")
+    refused(
+        {"metric": {"preset": "f1", "average": "micro"}, "dataset": dataset}, "metric", "average"
+    )
 
 
 def test_a_class_too_small_to_train_fails_the_job_with_its_reason(pair: Cluster):
@@ -206,3 +205,32 @@ def test_a_binary_job_spec_and_hash_are_unchanged(pair: Cluster):
     assert spec["metric"] == {"preset": "f1"}
     assert set(spec["dataset"]) == {"uri", "label_column", "positive_label"}
     pair.client.post(f"/v1/jobs/{r.json()['id']}/cancel", headers=pair.headers)
+
+
+def test_an_upload_checked_with_a_multiclass_label_column_records_its_classes(pair: Cluster):
+    frame = pd.DataFrame({"x": np.arange(12.0), "kind": ["b", "a", "c"] * 4})
+    r = pair.client.post(
+        "/v1/datasets",
+        files={"file": ("k.csv", frame.to_csv(index=False).encode(), "text/csv")},
+        data={"label_column": "kind"},
+        headers=pair.headers,
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["labels"] == ["a", "b", "c"]
+    uri = r.json()["uri"]
+    # a binary job on that column is refused now, naming what the column holds
+    r = pair.client.post(
+        "/v1/jobs",
+        json={"metric": {"preset": "f1"}, "dataset": {"uri": uri, "label_column": "kind"}},
+        headers=pair.headers,
+    )
+    assert r.status_code == 422 and "exactly two classes" in r.text
+    # and a column that is neither two classes nor readable as several is refused as before
+    bad = pd.DataFrame({"x": np.arange(6.0), "kind": ["a"] * 6})
+    r = pair.client.post(
+        "/v1/datasets",
+        files={"file": ("bad.csv", bad.to_csv(index=False).encode(), "text/csv")},
+        data={"label_column": "kind"},
+        headers=pair.headers,
+    )
+    assert r.status_code == 422 and "exactly two classes" in r.text

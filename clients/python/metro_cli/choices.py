@@ -160,6 +160,9 @@ def warning_lines(choices: list[Any]) -> list[str]:
     lines = []
     for c in choices:
         for w in optional(c.warnings) or []:
+            label = optional(getattr(c, "label", None))
             where = f"repeat {c.repeat}: " if len(choices) > 1 else ""
+            if label is not None:  # an averaged job: a choice per class
+                where = f"{where}class {label!r}: "
             lines.append(f"warning: {where}{w.message}")
     return lines

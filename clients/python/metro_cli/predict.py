@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import math
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
@@ -14,7 +15,7 @@ import typer
 from metro_cli.api import Api
 from metro_cli.errors import CliError, one_line_errors
 from metro_cli.options import DEFAULT_URL, MODEL_HELP, KeyOption, UrlOption
-from metro_cli.output import note
+from metro_cli.output import note, optional
 
 
 def _number(text: str) -> float | None:
@@ -73,14 +74,24 @@ def read_rows(path: Path, feature_names: list[str] | None) -> list[list[float]]:
     return rows
 
 
+@dataclass
+class Scores:
+    """What the model said of the rows: each row's margin and label, and for a model of
+    several classes its classes and every class's margin per row (None for a binary one)."""
+
+    margins: list[float] = field(default_factory=list)
+    labels: list[Any] = field(default_factory=list)
+    classes: list[Any] | None = None
+    class_margins: list[list[float]] | None = None
+
+
 def score(api: Api, model_id: Any, names: list[str] | None, rows: list[list[float]],
-          batch_size: int) -> tuple[list[float], list[Any]]:  # fmt: skip
+          batch_size: int) -> Scores:  # fmt: skip
     """The model's margins and labels for ``rows``, ``batch_size`` rows per request."""
     from metro_client.api.models import predict as predict_endpoint
     from metro_client.models import PredictRequest
 
-    margins: list[float] = []
-    labels: list[Any] = []
+    out = Scores()
     for start in range(0, len(rows), batch_size):
         batch = rows[start : start + batch_size]
         if names:
@@ -91,15 +102,25 @@ def score(api: Api, model_id: Any, names: list[str] | None, rows: list[list[floa
             answer = api.call(predict_endpoint, model_id, body=body)
         except CliError as exc:
             raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
-        margins += answer.margins
-        labels += answer.labels
-    return margins, labels
+        out.margins += answer.margins
+        out.labels += answer.labels
+        classes = optional(getattr(answer, "classes", None))
+        if classes is not None:
+            out.classes = list(classes)
+            out.class_margins = (out.class_margins or []) + list(answer.class_margins)
+    return out
 
 
-def write_scores(handle: TextIO, margins: list[float], labels: list[Any]) -> None:
+def write_scores(handle: TextIO, scores: Scores) -> None:
+    """``margin,label`` per row; a model of several classes adds a ``margin:<class>`` column
+    per class, and a multi-label row's labels are joined with ``;``."""
     writer = csv.writer(handle)
-    writer.writerow(["margin", "label"])
-    writer.writerows(zip(margins, labels, strict=True))
+    classes = scores.classes or []
+    writer.writerow(["margin", "label", *(f"margin:{c}" for c in classes)])
+    for i, (margin, label) in enumerate(zip(scores.margins, scores.labels, strict=True)):
+        shown = ";".join(str(v) for v in label) if isinstance(label, list) else label
+        per_class = scores.class_margins[i] if scores.class_margins is not None else []
+        writer.writerow([margin, shown, *per_class])
 
 
 @one_line_errors
@@ -120,8 +141,9 @@ def predict(
             "--output",
             "-o",
             help=(
-                "CSV to write: margin,label per input row (margin: the model's raw h(x)); "
-                "default: standard output."
+                "CSV to write: margin,label per input row (margin: the model's raw h(x)), and "
+                "margin:<class> per class for a model of several classes; default: standard "
+                "output."
             ),
             show_default=False,
         ),
@@ -138,15 +160,15 @@ def predict(
     info = api.model(model)
     names = info.manifest.to_dict().get("feature_names") or None
     rows = read_rows(input_, names)
-    margins, labels = score(api, info.id, names, rows, batch_size)
+    scores = score(api, info.id, names, rows, batch_size)
     if output is None:  # the CSV alone on stdout, for a pipe or a redirection
-        write_scores(sys.stdout, margins, labels)
+        write_scores(sys.stdout, scores)
         sys.stdout.flush()
-        note(f"scored {len(margins)} rows")
+        note(f"scored {len(scores.margins)} rows")
         return
     try:
         with output.open("w", newline="", encoding="utf-8") as handle:
-            write_scores(handle, margins, labels)
+            write_scores(handle, scores)
     except OSError as exc:
         raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
-    note(f"scored {len(margins)} rows into {output}")
+    note(f"scored {len(scores.margins)} rows into {output}")

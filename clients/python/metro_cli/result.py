@@ -101,10 +101,40 @@ def constraints_table(result: Any) -> Table | None:
     return table
 
 
+def classes_table(result: Any) -> Table | None:
+    """An averaged job: a row per class (or label): what its search chose (repeat 0's λ, the
+    offset before the argmax, its own metric where it chose) and its test metric per method."""
+    classes = optional(getattr(result, "classes", None))
+    if not classes:
+        return None
+    name = optional(getattr(result, "metric_display_name", None)) or result.metric
+    methods = list(dict.fromkeys(s.method for c in classes for s in c.summary if s.split == "test"))
+    table = Table(title=f"Per class: {name.split(' (')[0]} of each class")
+    for column in ("class", "trained λ", "offset", "chosen by"):
+        table.add_column(column, justify="left" if column == "class" else "right")
+    for method in methods:
+        table.add_column(f"{method} (test)", justify="right")
+    for c in classes:
+        tests = {s.method: s.mean for s in c.summary if s.split == "test"}
+        table.add_row(
+            str(c.label),
+            fmt(optional(c.trained_lambda)),
+            fmt(optional(c.offset), ".3f"),
+            fmt(optional(c.selection_score), ".4f"),
+            *(fmt(tests.get(m), ".4f") for m in methods),
+        )
+    return table
+
+
 def choice_lines(result: Any) -> list[str]:
     """What the searches chose, a line each: the trained λ, the score chosen by, the
     refinement step and the constraints where chosen."""
     name = optional(getattr(result, "metric_display_name", None)) or result.metric
+    if optional(getattr(result, "classes", None)):  # averaged: each class chose (its table)
+        selection = optional(result.selection)
+        if selection is None:
+            return []
+        return [f"METRO chose by {selection.split}: {name} {selection.mean:.4f}"]
     choices = job_choices(result)
     chosen_by = selection_text(choices, name)
     lines = (
@@ -152,9 +182,9 @@ def result(
         typer.echo(json.dumps(res.to_dict(), indent=2))
         return
     console.print(result_table(res))
-    constrained = constraints_table(res)
-    if constrained is not None:
-        console.print(constrained)
+    for extra in (constraints_table(res), classes_table(res)):
+        if extra is not None:
+            console.print(extra)
     for line in choice_lines(res):
         say(line)
     for line in warning_lines(job_choices(res)):

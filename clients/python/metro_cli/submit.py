@@ -47,8 +47,14 @@ def submit_with_upload(
     (a 4xx: no job was made), delete the upload again."""
     ds = spec["dataset"]
     label_column, positive_label = ds.get("label_column"), ds.get("positive_label")
-    check_local_dataset(path, label_column=label_column, positive_label=positive_label)
-    dataset = upload_file(api, path, label_column or DEFAULT_LABEL_COLUMN, positive_label)
+    label_columns = ds.get("label_columns")
+    if label_columns:  # multi-label: each 0/1 column must be there; the job reads them
+        for name in label_columns:
+            check_local_dataset(path, label_column=name, positive_label=None)
+        dataset = upload_file(api, path, None, None)
+    else:
+        check_local_dataset(path, label_column=label_column, positive_label=positive_label)
+        dataset = upload_file(api, path, label_column or DEFAULT_LABEL_COLUMN, positive_label)
     ds["uri"] = dataset.uri
     try:
         job = submit_job(api, build_job(spec), idempotency_key)
@@ -84,7 +90,17 @@ def submit(
             "file, which is uploaded first.",
         ),
     ] = None,
-    label_column: Annotated[str | None, typer.Option(help="The label column.")] = None,
+    label_column: Annotated[
+        str | None,
+        typer.Option(help="The label column: two classes, or several with --average."),
+    ] = None,
+    label_columns: Annotated[
+        str | None,
+        typer.Option(
+            metavar="A,B,...",
+            help="Multi-label data: the 0/1 label columns, comma-separated (with --average).",
+        ),
+    ] = None,
     positive_label: Annotated[
         str | None, typer.Option(help='The positive class\'s label (JSON: 1, true, "yes").')
     ] = None,
@@ -137,6 +153,9 @@ def submit(
     flags: dict[str, Any] = {
         "dataset.uri": _LOCAL_FILE if local is not None else dataset,
         "dataset.label_column": label_column,
+        "dataset.label_columns": None
+        if label_columns is None
+        else [c.strip() for c in label_columns.split(",") if c.strip()],
         "dataset.positive_label": None if positive_label is None else scalar(positive_label),
         **spec_values(spec_flags),
     }

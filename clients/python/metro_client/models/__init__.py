@@ -3,6 +3,7 @@
 from .baseline import Baseline
 from .choice_warning import ChoiceWarning
 from .choice_warning_code import ChoiceWarningCode
+from .class_result import ClassResult
 from .coefficient_metric import CoefficientMetric
 from .confusion_counts import ConfusionCounts
 from .confusion_metric import ConfusionMetric
@@ -24,6 +25,7 @@ from .job import Job
 from .job_create import JobCreate
 from .job_page import JobPage
 from .job_result import JobResult
+from .job_result_average_type_0 import JobResultAverageType0
 from .job_spec import JobSpec
 from .job_state import JobState
 from .lambda_step import LambdaStep
@@ -44,12 +46,15 @@ from .model import Model
 from .model_format import ModelFormat
 from .model_kind import ModelKind
 from .model_manifest import ModelManifest
+from .model_manifest_average_type_0 import ModelManifestAverageType0
+from .model_manifest_decision_type_0 import ModelManifestDecisionType0
 from .model_page import ModelPage
 from .model_spec import ModelSpec
 from .optimizer import Optimizer
 from .predict_request import PredictRequest
 from .predict_response import PredictResponse
 from .preset_metric import PresetMetric
+from .preset_metric_average_type_0 import PresetMetricAverageType0
 from .preset_params import PresetParams
 from .problem import Problem
 from .problem_field_error import ProblemFieldError
@@ -78,6 +83,7 @@ __all__ = (
     "Baseline",
     "ChoiceWarning",
     "ChoiceWarningCode",
+    "ClassResult",
     "CoefficientMetric",
     "ConfusionCounts",
     "ConfusionMetric",
@@ -99,6 +105,7 @@ __all__ = (
     "JobCreate",
     "JobPage",
     "JobResult",
+    "JobResultAverageType0",
     "JobSpec",
     "JobState",
     "LambdaStep",
@@ -119,12 +126,15 @@ __all__ = (
     "ModelFormat",
     "ModelKind",
     "ModelManifest",
+    "ModelManifestAverageType0",
+    "ModelManifestDecisionType0",
     "ModelPage",
     "ModelSpec",
     "Optimizer",
     "PredictRequest",
     "PredictResponse",
     "PresetMetric",
+    "PresetMetricAverageType0",
     "PresetParams",
     "Problem",
     "ProblemFieldError",

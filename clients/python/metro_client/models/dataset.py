@@ -26,7 +26,8 @@ class Dataset:
     """ The label column the upload was checked with (its label_column), if any """
     labels: list[bool | float | int | str] | None
     """ That column's two classes, [negative, positive] as read with the upload's positive_label (or the default); a
-    job on this column is checked against them """
+    job on this column is checked against them. A column of three classes or more (for a job with metric.average):
+    its classes, in the order an averaged job's class_index counts them """
     created_at: datetime.datetime
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 

@@ -16,7 +16,10 @@ class DatasetRef:
     """ dataset://<id> (an upload), file:///... under a data root, builtin://name, s3://bucket/key or
     https://host/path """
     label_column: str | Unset = UNSET
-    """ Server default: "y" """
+    """ The column of the labels: two classes, or several with metric.average. Server default: "y" """
+    label_columns: list[str] | None | Unset = UNSET
+    """ Multi-label data: the 0/1 label columns, one per label (needs metric.average; label_column is then not
+    read). Null: one label column """
     positive_label: bool | float | int | None | str | Unset = UNSET
     """ The label value of the positive class. When omitted it is inferred only where the labels say which class is
     positive (0/1, -1/+1, false/true, also as text); other labels need it. With an upload that recorded this
@@ -26,6 +29,15 @@ class DatasetRef:
         uri = self.uri
 
         label_column = self.label_column
+
+        label_columns: list[str] | None | Unset
+        if isinstance(self.label_columns, Unset):
+            label_columns = UNSET
+        elif isinstance(self.label_columns, list):
+            label_columns = self.label_columns
+
+        else:
+            label_columns = self.label_columns
 
         positive_label: bool | float | int | None | str | Unset
         if isinstance(self.positive_label, Unset):
@@ -42,6 +54,8 @@ class DatasetRef:
         )
         if label_column is not UNSET:
             field_dict["label_column"] = label_column
+        if label_columns is not UNSET:
+            field_dict["label_columns"] = label_columns
         if positive_label is not UNSET:
             field_dict["positive_label"] = positive_label
 
@@ -53,6 +67,23 @@ class DatasetRef:
         uri = d.pop("uri")
 
         label_column = d.pop("label_column", UNSET)
+
+        def _parse_label_columns(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                label_columns_type_0 = cast(list[str], data)
+
+                return label_columns_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        label_columns = _parse_label_columns(d.pop("label_columns", UNSET))
 
         def _parse_positive_label(data: object) -> bool | float | int | None | str | Unset:
             if data is None:
@@ -66,6 +97,7 @@ class DatasetRef:
         dataset_ref = cls(
             uri=uri,
             label_column=label_column,
+            label_columns=label_columns,
             positive_label=positive_label,
         )
 

@@ -7,9 +7,11 @@ from uuid import UUID
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.job_result_average_type_0 import JobResultAverageType0, check_job_result_average_type_0
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.class_result import ClassResult
     from ..models.constraint import Constraint
     from ..models.method_summary import MethodSummary
     from ..models.metric_run import MetricRun
@@ -39,9 +41,15 @@ class JobResult:
     choices: list[RepeatChoice]
     """ What each repeat's search chose """
     summary: list[MethodSummary]
+    """ Per method and split, mean and std over the repeats of the job's metric (an averaged job's: the average over
+    its classes) """
     runs: list[MetricRun]
     constraints: list[Constraint] | Unset = UNSET
     """ The job's constraints, in the order of every constraint_values list; empty for an unconstrained job """
+    average: JobResultAverageType0 | None | Unset = UNSET
+    """ An averaged job's averaging (metric.average); null: binary """
+    classes: list[ClassResult] | None | Unset = UNSET
+    """ An averaged job: its classes (or labels), in the order of class_index; null for a binary job """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,6 +100,26 @@ class JobResult:
                 constraints_item = constraints_item_data.to_dict()
                 constraints.append(constraints_item)
 
+        average: None | str | Unset
+        if isinstance(self.average, Unset):
+            average = UNSET
+        elif isinstance(self.average, str):
+            average = self.average
+        else:
+            average = self.average
+
+        classes: list[dict[str, Any]] | None | Unset
+        if isinstance(self.classes, Unset):
+            classes = UNSET
+        elif isinstance(self.classes, list):
+            classes = []
+            for classes_type_0_item_data in self.classes:
+                classes_type_0_item = classes_type_0_item_data.to_dict()
+                classes.append(classes_type_0_item)
+
+        else:
+            classes = self.classes
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -111,11 +139,16 @@ class JobResult:
         )
         if constraints is not UNSET:
             field_dict["constraints"] = constraints
+        if average is not UNSET:
+            field_dict["average"] = average
+        if classes is not UNSET:
+            field_dict["classes"] = classes
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.class_result import ClassResult  # noqa: PLC0415
         from ..models.constraint import Constraint  # noqa: PLC0415
         from ..models.method_summary import MethodSummary  # noqa: PLC0415
         from ..models.metric_run import MetricRun  # noqa: PLC0415
@@ -197,6 +230,45 @@ class JobResult:
 
                 constraints.append(constraints_item)
 
+        def _parse_average(data: object) -> JobResultAverageType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                average_type_0 = check_job_result_average_type_0(data)
+
+                return average_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(JobResultAverageType0 | None | Unset, data)
+
+        average = _parse_average(d.pop("average", UNSET))
+
+        def _parse_classes(data: object) -> list[ClassResult] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                classes_type_0 = []
+                _classes_type_0 = data
+                for classes_type_0_item_data in _classes_type_0:
+                    classes_type_0_item = ClassResult.from_dict(classes_type_0_item_data)
+
+                    classes_type_0.append(classes_type_0_item)
+
+                return classes_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[ClassResult] | None | Unset, data)
+
+        classes = _parse_classes(d.pop("classes", UNSET))
+
         job_result = cls(
             job_id=job_id,
             metric=metric,
@@ -210,6 +282,8 @@ class JobResult:
             summary=summary,
             runs=runs,
             constraints=constraints,
+            average=average,
+            classes=classes,
         )
 
         job_result.additional_properties = d

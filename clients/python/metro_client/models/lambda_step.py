@@ -31,6 +31,11 @@ class LambdaStep:
     constraint_values: list[float | None] | None | Unset = UNSET
     """ Under constraints: each constraint's value where validation_metric is measured (train_metric's rows when it
     is null), at threshold 0 like the metric """
+    class_index: int | None | Unset = UNSET
+    """ An averaged job: the position, in the job's classes, of the class (or label) whose search this step is of;
+    null for a binary job """
+    label: bool | float | int | None | str | Unset = UNSET
+    """ An averaged job: that class's value (or label column) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,6 +87,18 @@ class LambdaStep:
         else:
             constraint_values = self.constraint_values
 
+        class_index: int | None | Unset
+        if isinstance(self.class_index, Unset):
+            class_index = UNSET
+        else:
+            class_index = self.class_index
+
+        label: bool | float | int | None | str | Unset
+        if isinstance(self.label, Unset):
+            label = UNSET
+        else:
+            label = self.label
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -103,6 +120,10 @@ class LambdaStep:
             field_dict["mu"] = mu
         if constraint_values is not UNSET:
             field_dict["constraint_values"] = constraint_values
+        if class_index is not UNSET:
+            field_dict["class_index"] = class_index
+        if label is not UNSET:
+            field_dict["label"] = label
 
         return field_dict
 
@@ -205,6 +226,24 @@ class LambdaStep:
 
         constraint_values = _parse_constraint_values(d.pop("constraint_values", UNSET))
 
+        def _parse_class_index(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        class_index = _parse_class_index(d.pop("class_index", UNSET))
+
+        def _parse_label(data: object) -> bool | float | int | None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | float | int | None | str | Unset, data)
+
+        label = _parse_label(d.pop("label", UNSET))
+
         lambda_step = cls(
             repeat=repeat,
             step=step,
@@ -219,6 +258,8 @@ class LambdaStep:
             seconds=seconds,
             mu=mu,
             constraint_values=constraint_values,
+            class_index=class_index,
+            label=label,
         )
 
         lambda_step.additional_properties = d

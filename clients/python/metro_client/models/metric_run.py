@@ -32,6 +32,11 @@ class MetricRun:
     without """
     constraints_hold: bool | None | Unset = UNSET
     """ Under constraints: whether every constraint holds on this split """
+    class_index: int | None | Unset = UNSET
+    """ An averaged job's per-class rows: the class's position in the result's classes; null for the job's own
+    figure (a binary job's metric, or the average, whose confusion counts are summed over the classes) """
+    label: bool | float | int | None | str | Unset = UNSET
+    """ The class (or label column) of a per-class row """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -67,6 +72,18 @@ class MetricRun:
         else:
             constraints_hold = self.constraints_hold
 
+        class_index: int | None | Unset
+        if isinstance(self.class_index, Unset):
+            class_index = UNSET
+        else:
+            class_index = self.class_index
+
+        label: bool | float | int | None | str | Unset
+        if isinstance(self.label, Unset):
+            label = UNSET
+        else:
+            label = self.label
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -83,6 +100,10 @@ class MetricRun:
             field_dict["constraint_values"] = constraint_values
         if constraints_hold is not UNSET:
             field_dict["constraints_hold"] = constraints_hold
+        if class_index is not UNSET:
+            field_dict["class_index"] = class_index
+        if label is not UNSET:
+            field_dict["label"] = label
 
         return field_dict
 
@@ -147,6 +168,24 @@ class MetricRun:
 
         constraints_hold = _parse_constraints_hold(d.pop("constraints_hold", UNSET))
 
+        def _parse_class_index(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        class_index = _parse_class_index(d.pop("class_index", UNSET))
+
+        def _parse_label(data: object) -> bool | float | int | None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | float | int | None | str | Unset, data)
+
+        label = _parse_label(d.pop("label", UNSET))
+
         metric_run = cls(
             method=method,
             repeat=repeat,
@@ -156,6 +195,8 @@ class MetricRun:
             confusion=confusion,
             constraint_values=constraint_values,
             constraints_hold=constraints_hold,
+            class_index=class_index,
+            label=label,
         )
 
         metric_run.additional_properties = d

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.model_manifest_average_type_0 import ModelManifestAverageType0, check_model_manifest_average_type_0
+from ..models.model_manifest_decision_type_0 import ModelManifestDecisionType0, check_model_manifest_decision_type_0
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -72,6 +74,21 @@ class ModelManifest:
     constraints: list[ManifestConstraint] | None | Unset = UNSET
     constraints_hold: ManifestConstraintsHold | None | Unset = UNSET
     constraints_satisfied: bool | None | Unset = UNSET
+    average: ModelManifestAverageType0 | None | Unset = UNSET
+    """ How the per-class metric is averaged (null: binary) """
+    classes: list[bool | float | int | str] | None | Unset = UNSET
+    """ The classes (multi-class) or label columns (multi-label), one per score of the model, in order """
+    decision: ModelManifestDecisionType0 | None | Unset = UNSET
+    """ argmax: the predicted class is the one with the largest score; per_label: label k is on where score k >= 0
+    (null: binary, see threshold) """
+    decision_rule: None | str | Unset = UNSET
+    """ Multi-class: tuned (per-class offsets tuned for the average) or ovr; per_label for multi-label """
+    class_lambdas: list[float | None] | None | Unset = UNSET
+    """ The lambda each class's model was trained at """
+    class_thresholds: list[float | None] | None | Unset = UNSET
+    """ Each class's tuned threshold on h (folded into the model) """
+    offsets: list[float | None] | None | Unset = UNSET
+    """ Each class's offset before the argmax (folded in) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -270,6 +287,80 @@ class ModelManifest:
         else:
             constraints_satisfied = self.constraints_satisfied
 
+        average: None | str | Unset
+        if isinstance(self.average, Unset):
+            average = UNSET
+        elif isinstance(self.average, str):
+            average = self.average
+        else:
+            average = self.average
+
+        classes: list[bool | float | int | str] | None | Unset
+        if isinstance(self.classes, Unset):
+            classes = UNSET
+        elif isinstance(self.classes, list):
+            classes = []
+            for classes_type_0_item_data in self.classes:
+                classes_type_0_item: bool | float | int | str
+                classes_type_0_item = classes_type_0_item_data
+                classes.append(classes_type_0_item)
+
+        else:
+            classes = self.classes
+
+        decision: None | str | Unset
+        if isinstance(self.decision, Unset):
+            decision = UNSET
+        elif isinstance(self.decision, str):
+            decision = self.decision
+        else:
+            decision = self.decision
+
+        decision_rule: None | str | Unset
+        if isinstance(self.decision_rule, Unset):
+            decision_rule = UNSET
+        else:
+            decision_rule = self.decision_rule
+
+        class_lambdas: list[float | None] | None | Unset
+        if isinstance(self.class_lambdas, Unset):
+            class_lambdas = UNSET
+        elif isinstance(self.class_lambdas, list):
+            class_lambdas = []
+            for class_lambdas_type_0_item_data in self.class_lambdas:
+                class_lambdas_type_0_item: float | None
+                class_lambdas_type_0_item = class_lambdas_type_0_item_data
+                class_lambdas.append(class_lambdas_type_0_item)
+
+        else:
+            class_lambdas = self.class_lambdas
+
+        class_thresholds: list[float | None] | None | Unset
+        if isinstance(self.class_thresholds, Unset):
+            class_thresholds = UNSET
+        elif isinstance(self.class_thresholds, list):
+            class_thresholds = []
+            for class_thresholds_type_0_item_data in self.class_thresholds:
+                class_thresholds_type_0_item: float | None
+                class_thresholds_type_0_item = class_thresholds_type_0_item_data
+                class_thresholds.append(class_thresholds_type_0_item)
+
+        else:
+            class_thresholds = self.class_thresholds
+
+        offsets: list[float | None] | None | Unset
+        if isinstance(self.offsets, Unset):
+            offsets = UNSET
+        elif isinstance(self.offsets, list):
+            offsets = []
+            for offsets_type_0_item_data in self.offsets:
+                offsets_type_0_item: float | None
+                offsets_type_0_item = offsets_type_0_item_data
+                offsets.append(offsets_type_0_item)
+
+        else:
+            offsets = self.offsets
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -325,6 +416,20 @@ class ModelManifest:
             field_dict["constraints_hold"] = constraints_hold
         if constraints_satisfied is not UNSET:
             field_dict["constraints_satisfied"] = constraints_satisfied
+        if average is not UNSET:
+            field_dict["average"] = average
+        if classes is not UNSET:
+            field_dict["classes"] = classes
+        if decision is not UNSET:
+            field_dict["decision"] = decision
+        if decision_rule is not UNSET:
+            field_dict["decision_rule"] = decision_rule
+        if class_lambdas is not UNSET:
+            field_dict["class_lambdas"] = class_lambdas
+        if class_thresholds is not UNSET:
+            field_dict["class_thresholds"] = class_thresholds
+        if offsets is not UNSET:
+            field_dict["offsets"] = offsets
 
         return field_dict
 
@@ -676,6 +781,161 @@ class ModelManifest:
 
         constraints_satisfied = _parse_constraints_satisfied(d.pop("constraints_satisfied", UNSET))
 
+        def _parse_average(data: object) -> ModelManifestAverageType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                average_type_0 = check_model_manifest_average_type_0(data)
+
+                return average_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ModelManifestAverageType0 | None | Unset, data)
+
+        average = _parse_average(d.pop("average", UNSET))
+
+        def _parse_classes(data: object) -> list[bool | float | int | str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                classes_type_0 = []
+                _classes_type_0 = data
+                for classes_type_0_item_data in _classes_type_0:
+
+                    def _parse_classes_type_0_item(data: object) -> bool | float | int | str:
+                        return cast(bool | float | int | str, data)
+
+                    classes_type_0_item = _parse_classes_type_0_item(classes_type_0_item_data)
+
+                    classes_type_0.append(classes_type_0_item)
+
+                return classes_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[bool | float | int | str] | None | Unset, data)
+
+        classes = _parse_classes(d.pop("classes", UNSET))
+
+        def _parse_decision(data: object) -> ModelManifestDecisionType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                decision_type_0 = check_model_manifest_decision_type_0(data)
+
+                return decision_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ModelManifestDecisionType0 | None | Unset, data)
+
+        decision = _parse_decision(d.pop("decision", UNSET))
+
+        def _parse_decision_rule(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        decision_rule = _parse_decision_rule(d.pop("decision_rule", UNSET))
+
+        def _parse_class_lambdas(data: object) -> list[float | None] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                class_lambdas_type_0 = []
+                _class_lambdas_type_0 = data
+                for class_lambdas_type_0_item_data in _class_lambdas_type_0:
+
+                    def _parse_class_lambdas_type_0_item(data: object) -> float | None:
+                        if data is None:
+                            return data
+                        return cast(float | None, data)
+
+                    class_lambdas_type_0_item = _parse_class_lambdas_type_0_item(class_lambdas_type_0_item_data)
+
+                    class_lambdas_type_0.append(class_lambdas_type_0_item)
+
+                return class_lambdas_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float | None] | None | Unset, data)
+
+        class_lambdas = _parse_class_lambdas(d.pop("class_lambdas", UNSET))
+
+        def _parse_class_thresholds(data: object) -> list[float | None] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                class_thresholds_type_0 = []
+                _class_thresholds_type_0 = data
+                for class_thresholds_type_0_item_data in _class_thresholds_type_0:
+
+                    def _parse_class_thresholds_type_0_item(data: object) -> float | None:
+                        if data is None:
+                            return data
+                        return cast(float | None, data)
+
+                    class_thresholds_type_0_item = _parse_class_thresholds_type_0_item(
+                        class_thresholds_type_0_item_data
+                    )
+
+                    class_thresholds_type_0.append(class_thresholds_type_0_item)
+
+                return class_thresholds_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float | None] | None | Unset, data)
+
+        class_thresholds = _parse_class_thresholds(d.pop("class_thresholds", UNSET))
+
+        def _parse_offsets(data: object) -> list[float | None] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                offsets_type_0 = []
+                _offsets_type_0 = data
+                for offsets_type_0_item_data in _offsets_type_0:
+
+                    def _parse_offsets_type_0_item(data: object) -> float | None:
+                        if data is None:
+                            return data
+                        return cast(float | None, data)
+
+                    offsets_type_0_item = _parse_offsets_type_0_item(offsets_type_0_item_data)
+
+                    offsets_type_0.append(offsets_type_0_item)
+
+                return offsets_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float | None] | None | Unset, data)
+
+        offsets = _parse_offsets(d.pop("offsets", UNSET))
+
         model_manifest = cls(
             format_version=format_version,
             architecture=architecture,
@@ -703,6 +963,13 @@ class ModelManifest:
             constraints=constraints,
             constraints_hold=constraints_hold,
             constraints_satisfied=constraints_satisfied,
+            average=average,
+            classes=classes,
+            decision=decision,
+            decision_rule=decision_rule,
+            class_lambdas=class_lambdas,
+            class_thresholds=class_thresholds,
+            offsets=offsets,
         )
 
         model_manifest.additional_properties = d

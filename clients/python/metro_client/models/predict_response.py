@@ -7,6 +7,8 @@ from uuid import UUID
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 T = TypeVar("T", bound="PredictResponse")
 
 
@@ -16,9 +18,16 @@ class PredictResponse:
     margins: list[float]
     """ The model's raw margin h(x) per row (its decision function: unbounded, not a probability). The label is
     positive where the margin is at least the manifest's threshold (0: the tuned threshold is already folded into
-    the model) """
-    labels: list[bool | float | int | str]
-    """ Predicted labels, in the training data's terms """
+    the model). A model of several classes: the largest of the row's class margins """
+    labels: list[bool | float | int | list[bool | float | int | str] | str]
+    """ Predicted labels, in the training data's terms. Multi-class: the class of the largest margin; multi-label:
+    the list of labels whose margin is >= 0 """
+    classes: list[bool | float | int | str] | None | Unset = UNSET
+    """ A model of several classes: its classes (or label columns), the order of each row of class_margins; null for
+    a binary model """
+    class_margins: list[list[float]] | None | Unset = UNSET
+    """ A model of several classes: every class's margin per row (the model's ONNX output 'score', offsets and
+    thresholds folded in); null for a binary model """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -28,9 +37,43 @@ class PredictResponse:
 
         labels = []
         for labels_item_data in self.labels:
-            labels_item: bool | float | int | str
-            labels_item = labels_item_data
+            labels_item: bool | float | int | list[bool | float | int | str] | str
+            if isinstance(labels_item_data, list):
+                labels_item = []
+                for labels_item_type_4_item_data in labels_item_data:
+                    labels_item_type_4_item: bool | float | int | str
+                    labels_item_type_4_item = labels_item_type_4_item_data
+                    labels_item.append(labels_item_type_4_item)
+
+            else:
+                labels_item = labels_item_data
             labels.append(labels_item)
+
+        classes: list[bool | float | int | str] | None | Unset
+        if isinstance(self.classes, Unset):
+            classes = UNSET
+        elif isinstance(self.classes, list):
+            classes = []
+            for classes_type_0_item_data in self.classes:
+                classes_type_0_item: bool | float | int | str
+                classes_type_0_item = classes_type_0_item_data
+                classes.append(classes_type_0_item)
+
+        else:
+            classes = self.classes
+
+        class_margins: list[list[float]] | None | Unset
+        if isinstance(self.class_margins, Unset):
+            class_margins = UNSET
+        elif isinstance(self.class_margins, list):
+            class_margins = []
+            for class_margins_type_0_item_data in self.class_margins:
+                class_margins_type_0_item = class_margins_type_0_item_data
+
+                class_margins.append(class_margins_type_0_item)
+
+        else:
+            class_margins = self.class_margins
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -41,6 +84,10 @@ class PredictResponse:
                 "labels": labels,
             }
         )
+        if classes is not UNSET:
+            field_dict["classes"] = classes
+        if class_margins is not UNSET:
+            field_dict["class_margins"] = class_margins
 
         return field_dict
 
@@ -55,17 +102,84 @@ class PredictResponse:
         _labels = d.pop("labels")
         for labels_item_data in _labels:
 
-            def _parse_labels_item(data: object) -> bool | float | int | str:
-                return cast(bool | float | int | str, data)
+            def _parse_labels_item(data: object) -> bool | float | int | list[bool | float | int | str] | str:
+                try:
+                    if not isinstance(data, list):
+                        raise TypeError()
+                    labels_item_type_4 = []
+                    _labels_item_type_4 = data
+                    for labels_item_type_4_item_data in _labels_item_type_4:
+
+                        def _parse_labels_item_type_4_item(data: object) -> bool | float | int | str:
+                            return cast(bool | float | int | str, data)
+
+                        labels_item_type_4_item = _parse_labels_item_type_4_item(labels_item_type_4_item_data)
+
+                        labels_item_type_4.append(labels_item_type_4_item)
+
+                    return labels_item_type_4
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
+                return cast(bool | float | int | list[bool | float | int | str] | str, data)
 
             labels_item = _parse_labels_item(labels_item_data)
 
             labels.append(labels_item)
 
+        def _parse_classes(data: object) -> list[bool | float | int | str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                classes_type_0 = []
+                _classes_type_0 = data
+                for classes_type_0_item_data in _classes_type_0:
+
+                    def _parse_classes_type_0_item(data: object) -> bool | float | int | str:
+                        return cast(bool | float | int | str, data)
+
+                    classes_type_0_item = _parse_classes_type_0_item(classes_type_0_item_data)
+
+                    classes_type_0.append(classes_type_0_item)
+
+                return classes_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[bool | float | int | str] | None | Unset, data)
+
+        classes = _parse_classes(d.pop("classes", UNSET))
+
+        def _parse_class_margins(data: object) -> list[list[float]] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                class_margins_type_0 = []
+                _class_margins_type_0 = data
+                for class_margins_type_0_item_data in _class_margins_type_0:
+                    class_margins_type_0_item = cast(list[float], class_margins_type_0_item_data)
+
+                    class_margins_type_0.append(class_margins_type_0_item)
+
+                return class_margins_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[list[float]] | None | Unset, data)
+
+        class_margins = _parse_class_margins(d.pop("class_margins", UNSET))
+
         predict_response = cls(
             model_id=model_id,
             margins=margins,
             labels=labels,
+            classes=classes,
+            class_margins=class_margins,
         )
 
         predict_response.additional_properties = d

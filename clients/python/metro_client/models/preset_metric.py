@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
 from ..models.metric_preset import MetricPreset, check_metric_preset
+from ..models.preset_metric_average_type_0 import PresetMetricAverageType0, check_preset_metric_average_type_0
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="PresetMetric")
@@ -17,6 +18,11 @@ class PresetMetric:
 
     preset: MetricPreset
     """ The metric (metro.metrics' presets; case is ignored) """
+    average: None | PresetMetricAverageType0 | Unset = UNSET
+    """ Several classes or labels: the average of the per-class (or per-label) metric, as sklearn.metrics.f1_score's
+    average (macro: their plain mean; weighted: weighted by each class's true rows), trained for by one METRO search
+    per class or label (metro.multiclass). The data's label column then holds the classes (or dataset.label_columns
+    names the 0/1 label columns). Presets: f1, f_beta, fbeta, jaccard, precision, recall. Null: a binary job """
     beta: float | Unset = UNSET
     """ How many times recall counts as much as precision: 2 for F2, 0.5 for F0.5 (f_beta only) """
     w_tp: float | Unset = UNSET
@@ -30,6 +36,14 @@ class PresetMetric:
 
     def to_dict(self) -> dict[str, Any]:
         preset: str = self.preset
+
+        average: None | str | Unset
+        if isinstance(self.average, Unset):
+            average = UNSET
+        elif isinstance(self.average, str):
+            average = self.average
+        else:
+            average = self.average
 
         beta = self.beta
 
@@ -48,6 +62,8 @@ class PresetMetric:
                 "preset": preset,
             }
         )
+        if average is not UNSET:
+            field_dict["average"] = average
         if beta is not UNSET:
             field_dict["beta"] = beta
         if w_tp is not UNSET:
@@ -66,6 +82,23 @@ class PresetMetric:
         d = dict(src_dict)
         preset = check_metric_preset(d.pop("preset"))
 
+        def _parse_average(data: object) -> None | PresetMetricAverageType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                average_type_0 = check_preset_metric_average_type_0(data)
+
+                return average_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | PresetMetricAverageType0 | Unset, data)
+
+        average = _parse_average(d.pop("average", UNSET))
+
         beta = d.pop("beta", UNSET)
 
         w_tp = d.pop("w_tp", UNSET)
@@ -78,6 +111,7 @@ class PresetMetric:
 
         preset_metric = cls(
             preset=preset,
+            average=average,
             beta=beta,
             w_tp=w_tp,
             w_tn=w_tn,

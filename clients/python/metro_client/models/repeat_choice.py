@@ -57,6 +57,12 @@ class RepeatChoice:
     """ Grid searches: every (lambda, shift) with the score the choice was made by (pooled over the folds with
     cross-validation: not the mean of the folds' curves); null for bisection, Dinkelbach and constrained searches
     """
+    label: bool | float | int | None | str | Unset = UNSET
+    """ An averaged job (metric.average): the class, or the label column, this search was for (one choice per class
+    and repeat); absent for a binary job """
+    offset: float | None | Unset = UNSET
+    """ An averaged multi-class job: the offset added to this class's margin before the argmax (tuned for the
+    average on the pooled held-out margins; 0: the one-vs-rest rule); absent for a binary job """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -132,6 +138,18 @@ class RepeatChoice:
         else:
             selection_curve = self.selection_curve
 
+        label: bool | float | int | None | str | Unset
+        if isinstance(self.label, Unset):
+            label = UNSET
+        else:
+            label = self.label
+
+        offset: float | None | Unset
+        if isinstance(self.offset, Unset):
+            offset = UNSET
+        else:
+            offset = self.offset
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -156,6 +174,10 @@ class RepeatChoice:
             field_dict["constraints_satisfied"] = constraints_satisfied
         if selection_curve is not UNSET:
             field_dict["selection_curve"] = selection_curve
+        if label is not UNSET:
+            field_dict["label"] = label
+        if offset is not UNSET:
+            field_dict["offset"] = offset
 
         return field_dict
 
@@ -298,6 +320,24 @@ class RepeatChoice:
 
         selection_curve = _parse_selection_curve(d.pop("selection_curve", UNSET))
 
+        def _parse_label(data: object) -> bool | float | int | None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | float | int | None | str | Unset, data)
+
+        label = _parse_label(d.pop("label", UNSET))
+
+        def _parse_offset(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        offset = _parse_offset(d.pop("offset", UNSET))
+
         repeat_choice = cls(
             repeat=repeat,
             trained_lambda=trained_lambda,
@@ -313,6 +353,8 @@ class RepeatChoice:
             constraint_values=constraint_values,
             constraints_satisfied=constraints_satisfied,
             selection_curve=selection_curve,
+            label=label,
+            offset=offset,
         )
 
         repeat_choice.additional_properties = d
