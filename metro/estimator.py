@@ -108,7 +108,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         classes of a multi-class y (one label per row; a binary y counts as two classes, as in
         scikit-learn) or over the labels of a multi-label indicator matrix Y, trained for by one
         binary METRO fit per class or label (see :mod:`metro.multiclass`; per-class attributes
-        ``estimators_``, ``lambdas_``, ``thresholds_``, ``best_scores_``, ``offsets_``).
+        ``estimators_``, ``lambdas_``, ``thresholds_``, ``best_scores_``, ``offsets_``,
+        ``selection_cells_``; :func:`metro.multiclass.stacked_model` gives them as one model).
     pos_label : label, optional
         The positive class; defaults to the greater of the two labels (``classes_[1]``).
     random_state : int, optional

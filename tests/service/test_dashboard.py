@@ -892,3 +892,70 @@ def test_the_dashboard_never_hands_null_to_replace_children() -> None:
     script = (ROOT / "service" / "dashboard" / "static" / "app.js").read_text()
     assert ".replaceChildren(" not in script
     assert "function fill(el, ...children)" in script
+
+
+CLASSES = ("cat", "dog", "eel")
+
+
+def _seed_averaged(app: Any, tenant: TenantCtx) -> str:
+    """A finished macro-F1 job over three classes: a choice per class (its lambda and offset),
+    the average and each class's own row per method on test."""
+    spec = normalize_job_spec(
+        JobCreate.model_validate(
+            {"metric": {"preset": "f1", "average": "macro"},
+             "dataset": {"uri": "file:///data/pets.csv", "label_column": "kind"}}
+        )
+    )  # fmt: skip
+    choices = [
+        {**_choice(0, -0.25 * (c + 1), "minimal", 0.7 + 0.1 * c, []), "label": label,
+         "offset": 0.5 * c}
+        for c, label in enumerate(CLASSES)
+    ]  # fmt: skip
+    with app.state.sessionmaker() as session:
+        job, _ = submit_job(
+            session, tenant_id=tenant.id, spec=spec, dataset_uri="file:///data/pets.csv",
+            dataset_id=None, idempotency_key=None,
+        )  # fmt: skip
+        for method, base in (("metro", 0.8), ("ovr-threshold", 0.7)):
+            per_class = [base + 0.05 * c for c in range(3)]
+            assert record_metric_result(
+                session, job.id, method=method, repeat=0, split="test",
+                metric_value=sum(per_class) / 3, tp=30, fp=9, fn=9, tn=102, lambda_=None,
+            )  # fmt: skip
+            for c, value in enumerate(per_class):
+                assert record_metric_result(
+                    session, job.id, method=method, repeat=0, split="test", metric_value=value,
+                    tp=10 + c, fp=3, fn=3 - c, tn=34, class_index=c, label=CLASSES[c],
+                    lambda_=-0.25 * (c + 1) if method == "metro" else None,
+                )  # fmt: skip
+        row = session.get(Job, job.id)
+        assert row is not None
+        row.state, row.progress, row.choices, row.attempts = JobState.SUCCEEDED.value, 1.0, choices, 1
+        row.started_at, row.finished_at = utcnow() - timedelta(seconds=30), utcnow()
+        session.commit()
+        return str(job.id)
+
+
+def test_an_averaged_job_shows_each_class(
+    app: Any, tenant: TenantCtx, live_server: str, tmp_path: Path
+) -> None:
+    browser = Browser(tmp_path)
+    job_id = _seed_averaged(app, tenant)
+    _, dom = browser.dom(f"{live_server}/dashboard/jobs/{job_id}#key={tenant.key}")
+    assert dom.find("body").attrs.get("data-ready") == "true"
+    summary = dom.find(id="results-summary").text
+    assert "F1 (macro)" in summary and "3 classes, one λ each" in summary
+    rows = dom.find("table", id="classes-table").find("tbody").find_all("tr")
+    assert [r.attrs["data-class"] for r in rows] == list(CLASSES)
+    for c, r in enumerate(rows):
+        cells = cells_of(r)
+        assert cells[1] == str(-0.25 * (c + 1)).rstrip("0")  # its own lambda
+        assert cells[2] == f"{0.5 * c:.3f}"  # its offset
+        assert cells[4] == f"{0.8 + 0.05 * c:.4f}" and cells[5] == f"{0.7 + 0.05 * c:.4f}"
+        assert cells[6] == f"{10 + c} · 3 · {3 - c}"
+    # the confusion matrix and the methods table show the average, not a class
+    matrix = dom.find("table", id="confusion-matrix")
+    assert matrix.find("td", data_cell="tp").find(cls="cm-count").text == "30"
+    metro_row = dom.find("table", id="methods-table").find("tr", data_method="metro")
+    assert f"{(0.8 + 0.85 + 0.9) / 3:.4f}" in metro_row.text
+    assert cells_of(metro_row)[-2] == "—"  # no single lambda for the job

@@ -1159,13 +1159,21 @@
 
   function drawResults(el, result) {
     const name = result.metric_display_name || result.metric;
-    const chosenBy = selectionText(result.choices, name);
+    const classes = result.classes || null;
+    // An averaged job chose by its average (result.selection); each class chose its own λ.
+    const chosenBy = classes
+      ? (result.selection ? `${name} ${fmtNum(result.selection.mean)} (${selectionLabel(
+        { selection_split: result.selection.split, n_folds: result.selection.n_folds })})` : null)
+      : selectionText(result.choices, name);
     const constraints = resultConstraints(result);
+    const lambdaText = classes
+      ? ` · ${classes.length} classes, one λ each`
+      : ` · trained λ = ${fmtLambda(result.trained_lambda)}`;
     const children = [h('div', { class: 'card-head' },
       h('h2', { id: 'results-title' }, 'Results'),
       h('span', { class: 'muted small', id: 'results-summary' },
         `${name}${constraints.length ? ` under ${constraints.map((c) => c.display_name).join(', ')}` : ''}`
-        + `, ${result.greater_is_better ? 'higher' : 'lower'} is better · trained λ = ${fmtLambda(result.trained_lambda)}`
+        + `, ${result.greater_is_better ? 'higher' : 'lower'} is better${lambdaText}`
         + (result.shift ? ` (shift ${result.shift})` : '') + (chosenBy ? ` · METRO chose by ${chosenBy}` : '')))];
     if (!result.summary.length) {
       children.push(h('p', { class: 'muted' }, 'This job recorded no metric values.'));
@@ -1176,7 +1184,41 @@
       h('div', {}, h('h3', {}, 'Methods'), methodsTable(result),
         constraints.length ? [h('h3', {}, 'Constraints'), constraintsTable(result)] : null),
       h('div', {}, h('h3', {}, 'Confusion matrix'), confusionBlock(result))));
+    if (classes) {
+      children.push(h('h3', {}, 'Per class'), classesTable(result));
+    }
     fill(el, ...children);
+  }
+
+  // An averaged job: a row per class (or label): the λ its search trained at, the offset
+  // added to its margin before the argmax, its own metric where it chose, and on test its
+  // own metric per method and METRO's one-vs-rest counts (the class's confusion summary).
+  function classesTable(result) {
+    const methods = [...new Set(result.classes.flatMap((c) => c.summary.filter((s) => s.split === 'test').map((s) => s.method)))];
+    const metroTest = (index) => result.runs.find((r) => r.method === 'metro' && r.split === 'test'
+      && r.repeat === 0 && r.class_index === index);
+    const metric = (result.metric_display_name || result.metric).split(' (')[0];
+    return h('div', { class: 'table-wrap' }, h('table', { class: 'table', id: 'classes-table' },
+      h('caption', { class: 'sr-only' }, `${metric} of each class, and what each class's search chose`),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, 'Class'),
+        h('th', { scope: 'col', class: 'num' }, h('span', { class: 'nt' }, 'λ')),
+        h('th', { scope: 'col', class: 'num', title: 'Added to the class\'s margin before the argmax' }, 'Offset'),
+        h('th', { scope: 'col', class: 'num', title: `The class's ${metric} where its search chose` }, 'Chosen by'),
+        methods.map((m) => h('th', { scope: 'col', class: 'num' }, `${methodLabel(m)} (test)`)),
+        h('th', { scope: 'col', class: 'num', title: 'METRO on test, repeat 0: this class against the rest' }, 'TP · FP · FN'))),
+      h('tbody', {}, result.classes.map((c) => {
+        const tests = Object.fromEntries(c.summary.filter((s) => s.split === 'test').map((s) => [s.method, s.mean]));
+        const run = metroTest(c.class_index);
+        return h('tr', { 'data-class': String(c.label) },
+          h('th', { scope: 'row' }, String(c.label),
+            c.warnings.length ? h('span', { class: 'tag', title: c.warnings.join(', ') }, 'warning') : null),
+          h('td', { class: 'num' }, fmtLambda(c.trained_lambda)),
+          h('td', { class: 'num' }, c.offset === null || c.offset === undefined ? '—' : fmtNum(c.offset, 3)),
+          h('td', { class: 'num' }, fmtNum(c.selection_score)),
+          methods.map((m) => h('td', { class: 'num' }, fmtNum(tests[m]))),
+          h('td', { class: 'num' }, run ? `${fmtCount(run.confusion.tp)} · ${fmtCount(run.confusion.fp)} · ${fmtCount(run.confusion.fn)}` : '—'));
+      }))));
   }
 
   // Under constraints: each one's value per method and split (the mean over the repeats), and
@@ -1247,7 +1289,8 @@
     // Each repeat's λ (a model was trained at each), never their mean (no model was).
     const repeats = Math.max(0, ...result.summary.map((s) => s.n));
     const lambdaCell = (method) => {
-      const runs = result.runs.filter((r) => r.method === method && r.split === 'test' && r.lambda !== null)
+      const runs = result.runs.filter((r) => r.method === method && r.split === 'test' && r.lambda !== null
+        && (r.class_index === null || r.class_index === undefined))
         .sort((a, b) => a.repeat - b.repeat);
       if (!runs.length) return h('td', { class: 'num lambdas' }, '—');
       const shown = 5;
@@ -1302,8 +1345,9 @@
       repeats.length > 1 ? [repeatLabelEl, repeatSel] : null);
 
     function draw() {
+      // The job's own figure (an averaged job's: its counts summed over the classes).
       const run = result.runs.find((r) => r.method === methodSel.value && r.split === splitSel.value
-        && String(r.repeat) === repeatSel.value);
+        && String(r.repeat) === repeatSel.value && (r.class_index === null || r.class_index === undefined));
       if (!run) {
         fill(host, h('p', { class: 'muted' }, 'No value for this choice.'));
         return;

@@ -1,5 +1,6 @@
 """Contains all the data models used in inputs/outputs"""
 
+from .average import Average
 from .baseline import Baseline
 from .choice_warning import ChoiceWarning
 from .choice_warning_code import ChoiceWarningCode
@@ -18,6 +19,7 @@ from .cost_shift import CostShift
 from .dataset import Dataset
 from .dataset_page import DatasetPage
 from .dataset_ref import DatasetRef
+from .decision import Decision
 from .decision_threshold import DecisionThreshold
 from .download_format import DownloadFormat
 from .health import Health
@@ -25,7 +27,6 @@ from .job import Job
 from .job_create import JobCreate
 from .job_page import JobPage
 from .job_result import JobResult
-from .job_result_average_type_0 import JobResultAverageType0
 from .job_spec import JobSpec
 from .job_state import JobState
 from .lambda_step import LambdaStep
@@ -46,15 +47,12 @@ from .model import Model
 from .model_format import ModelFormat
 from .model_kind import ModelKind
 from .model_manifest import ModelManifest
-from .model_manifest_average_type_0 import ModelManifestAverageType0
-from .model_manifest_decision_type_0 import ModelManifestDecisionType0
 from .model_page import ModelPage
 from .model_spec import ModelSpec
 from .optimizer import Optimizer
 from .predict_request import PredictRequest
 from .predict_response import PredictResponse
 from .preset_metric import PresetMetric
-from .preset_metric_average_type_0 import PresetMetricAverageType0
 from .preset_params import PresetParams
 from .problem import Problem
 from .problem_field_error import ProblemFieldError
@@ -80,6 +78,7 @@ from .training_spec import TrainingSpec
 from .upload_dataset_body import UploadDatasetBody
 
 __all__ = (
+    "Average",
     "Baseline",
     "ChoiceWarning",
     "ChoiceWarningCode",
@@ -98,6 +97,7 @@ __all__ = (
     "Dataset",
     "DatasetPage",
     "DatasetRef",
+    "Decision",
     "DecisionThreshold",
     "DownloadFormat",
     "Health",
@@ -105,7 +105,6 @@ __all__ = (
     "JobCreate",
     "JobPage",
     "JobResult",
-    "JobResultAverageType0",
     "JobSpec",
     "JobState",
     "LambdaStep",
@@ -126,15 +125,12 @@ __all__ = (
     "ModelFormat",
     "ModelKind",
     "ModelManifest",
-    "ModelManifestAverageType0",
-    "ModelManifestDecisionType0",
     "ModelPage",
     "ModelSpec",
     "Optimizer",
     "PredictRequest",
     "PredictResponse",
     "PresetMetric",
-    "PresetMetricAverageType0",
     "PresetParams",
     "Problem",
     "ProblemFieldError",

@@ -7,7 +7,7 @@ from uuid import UUID
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.job_result_average_type_0 import JobResultAverageType0, check_job_result_average_type_0
+from ..models.average import Average, check_average
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class JobResult:
     runs: list[MetricRun]
     constraints: list[Constraint] | Unset = UNSET
     """ The job's constraints, in the order of every constraint_values list; empty for an unconstrained job """
-    average: JobResultAverageType0 | None | Unset = UNSET
+    average: Average | None | Unset = UNSET
     """ An averaged job's averaging (metric.average); null: binary """
     classes: list[ClassResult] | None | Unset = UNSET
     """ An averaged job: its classes (or labels), in the order of class_index; null for a binary job """
@@ -230,7 +230,7 @@ class JobResult:
 
                 constraints.append(constraints_item)
 
-        def _parse_average(data: object) -> JobResultAverageType0 | None | Unset:
+        def _parse_average(data: object) -> Average | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -238,12 +238,12 @@ class JobResult:
             try:
                 if not isinstance(data, str):
                     raise TypeError()
-                average_type_0 = check_job_result_average_type_0(data)
+                average_type_0 = check_average(data)
 
                 return average_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(JobResultAverageType0 | None | Unset, data)
+            return cast(Average | None | Unset, data)
 
         average = _parse_average(d.pop("average", UNSET))
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.model_manifest_average_type_0 import ModelManifestAverageType0, check_model_manifest_average_type_0
-from ..models.model_manifest_decision_type_0 import ModelManifestDecisionType0, check_model_manifest_decision_type_0
+from ..models.average import Average, check_average
+from ..models.decision import Decision, check_decision
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -74,11 +74,11 @@ class ModelManifest:
     constraints: list[ManifestConstraint] | None | Unset = UNSET
     constraints_hold: ManifestConstraintsHold | None | Unset = UNSET
     constraints_satisfied: bool | None | Unset = UNSET
-    average: ModelManifestAverageType0 | None | Unset = UNSET
+    average: Average | None | Unset = UNSET
     """ How the per-class metric is averaged (null: binary) """
     classes: list[bool | float | int | str] | None | Unset = UNSET
     """ The classes (multi-class) or label columns (multi-label), one per score of the model, in order """
-    decision: ModelManifestDecisionType0 | None | Unset = UNSET
+    decision: Decision | None | Unset = UNSET
     """ argmax: the predicted class is the one with the largest score; per_label: label k is on where score k >= 0
     (null: binary, see threshold) """
     decision_rule: None | str | Unset = UNSET
@@ -781,7 +781,7 @@ class ModelManifest:
 
         constraints_satisfied = _parse_constraints_satisfied(d.pop("constraints_satisfied", UNSET))
 
-        def _parse_average(data: object) -> ModelManifestAverageType0 | None | Unset:
+        def _parse_average(data: object) -> Average | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -789,12 +789,12 @@ class ModelManifest:
             try:
                 if not isinstance(data, str):
                     raise TypeError()
-                average_type_0 = check_model_manifest_average_type_0(data)
+                average_type_0 = check_average(data)
 
                 return average_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(ModelManifestAverageType0 | None | Unset, data)
+            return cast(Average | None | Unset, data)
 
         average = _parse_average(d.pop("average", UNSET))
 
@@ -824,7 +824,7 @@ class ModelManifest:
 
         classes = _parse_classes(d.pop("classes", UNSET))
 
-        def _parse_decision(data: object) -> ModelManifestDecisionType0 | None | Unset:
+        def _parse_decision(data: object) -> Decision | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -832,12 +832,12 @@ class ModelManifest:
             try:
                 if not isinstance(data, str):
                     raise TypeError()
-                decision_type_0 = check_model_manifest_decision_type_0(data)
+                decision_type_0 = check_decision(data)
 
                 return decision_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(ModelManifestDecisionType0 | None | Unset, data)
+            return cast(Decision | None | Unset, data)
 
         decision = _parse_decision(d.pop("decision", UNSET))
 

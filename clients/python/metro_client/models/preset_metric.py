@@ -5,8 +5,8 @@ from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.average import Average, check_average
 from ..models.metric_preset import MetricPreset, check_metric_preset
-from ..models.preset_metric_average_type_0 import PresetMetricAverageType0, check_preset_metric_average_type_0
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="PresetMetric")
@@ -18,7 +18,7 @@ class PresetMetric:
 
     preset: MetricPreset
     """ The metric (metro.metrics' presets; case is ignored) """
-    average: None | PresetMetricAverageType0 | Unset = UNSET
+    average: Average | None | Unset = UNSET
     """ Several classes or labels: the average of the per-class (or per-label) metric, as sklearn.metrics.f1_score's
     average (macro: their plain mean; weighted: weighted by each class's true rows), trained for by one METRO search
     per class or label (metro.multiclass). The data's label column then holds the classes (or dataset.label_columns
@@ -82,7 +82,7 @@ class PresetMetric:
         d = dict(src_dict)
         preset = check_metric_preset(d.pop("preset"))
 
-        def _parse_average(data: object) -> None | PresetMetricAverageType0 | Unset:
+        def _parse_average(data: object) -> Average | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -90,12 +90,12 @@ class PresetMetric:
             try:
                 if not isinstance(data, str):
                     raise TypeError()
-                average_type_0 = check_preset_metric_average_type_0(data)
+                average_type_0 = check_average(data)
 
                 return average_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(None | PresetMetricAverageType0 | Unset, data)
+            return cast(Average | None | Unset, data)
 
         average = _parse_average(d.pop("average", UNSET))
 

@@ -1,0 +1,14 @@
+from typing import Literal
+
+Average = Literal["macro", "weighted"]
+
+AVERAGE_VALUES: set[Average] = {
+    "macro",
+    "weighted",
+}
+
+
+def check_average(value: str) -> Average:
+    if value in AVERAGE_VALUES:
+        return value
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {AVERAGE_VALUES!r}")
