@@ -76,7 +76,17 @@ DATASETS_MAY_IMPORT: dict[str, set[str]] = {
     "_npz": {"_base", "_limits"},
     "_builtin": {"_base", "_limits"},
     "_loader": {"_base", "_builtin", "_csv", "_labels", "_limits", "_npz", "_parquet", "_paths"},
-    "__init__": {"_base", "_builtin", "_labels", "_loader", "_paths"},
+    "_multi": {
+        "_base",
+        "_csv",
+        "_labels",
+        "_limits",
+        "_loader",
+        "_npz",
+        "_parquet",
+        "_paths",
+    },
+    "__init__": {"_base", "_builtin", "_labels", "_loader", "_multi", "_paths"},
 }
 
 

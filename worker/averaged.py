@@ -28,6 +28,7 @@ import logging
 import math
 import time
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from metro.serialization import save_model
 from worker import artifacts
 from worker.datasets import load_job_multi_target
 from worker.lease import LeaseLost
+from worker.results import MODEL_NAMESPACE, check_manifest, repeat_choice, step_row
 
 if TYPE_CHECKING:
     from metro.estimator import MetroClassifier
@@ -60,9 +62,12 @@ class AveragedRun:
     """The averaged path of one attempt (:class:`worker.runner.JobRun` holds the lease and
     handles the outcome)."""
 
-    def __init__(self, run: JobRun, objects: JobObjects) -> None:
+    def __init__(
+        self, run: JobRun, objects: JobObjects, check_budgets: Callable[[DataSize, int], None]
+    ) -> None:
         self.run = run
         self.objects = objects
+        self.check_budgets = check_budgets  # the job's limits on its data and its classes
         self.spec = run.job.spec
         self.average = str(metric_average(self.spec))
         self.steps: dict[int, int] = {}  # repeat -> steps recorded so far
@@ -72,19 +77,15 @@ class AveragedRun:
 
     # -- the work -----------------------------------------------------------------------------
     def execute(self) -> str:
-        from worker.runner import check_budgets
-
         run = self.run
         dataset = load_job_multi_target(
             run.ctx, run.job.tenant_id, self.spec["dataset"], job_id=run.job.id
         )
         run._pin_data(dataset.content_sha256)
         self.n_classes, self.classes = dataset.n_classes, dataset.classes
-        check_budgets(
-            self.spec, self.objects,
-            DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), run.ctx,
-            targets=dataset.n_classes,
-        )  # fmt: skip
+        self.check_budgets(
+            DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), dataset.n_classes
+        )
         run.lease.check()
         records: list[MetricRecord] = []
         choices: list[RepeatChoice] = []
@@ -138,8 +139,6 @@ class AveragedRun:
         )  # fmt: skip
 
     def _on_step(self, repeat: int, class_index: int, step: TraceStep) -> None:
-        from worker.runner import step_row
-
         run = self.run
         run.lease.check()
         number = self.steps.get(repeat, 0)
@@ -217,8 +216,6 @@ class AveragedRun:
         return out
 
     def _choices(self, repeat: int, est: MetroClassifier) -> list[RepeatChoice]:
-        from worker.runner import repeat_choice
-
         multiclass = est.target_type_ != "multilabel-indicator"
         return [
             repeat_choice(repeat, e.metric_, e.search_result_).model_copy(
@@ -236,7 +233,6 @@ class AveragedRun:
         choices: list[RepeatChoice], scores: dict[str, float | None],
     ) -> str:  # fmt: skip
         from metro.multiclass import stacked_model
-        from worker.runner import MODEL_NAMESPACE, _check_manifest
 
         run = self.run
         spec = self.spec
@@ -273,7 +269,7 @@ class AveragedRun:
         except (RuntimeError, ValueError, ImportError) as exc:
             logger.warning("job %s: ONNX export failed (%s); saving without it", run.job.id, exc)
             full = save_model(target, model, manifest=manifest, onnx=False)
-        _check_manifest(full)
+        check_manifest(full)
         model_row = {
             "id": uuid.uuid5(MODEL_NAMESPACE, f"{run.job.id}/metro/0"),
             "tenant_id": run.job.tenant_id,

@@ -45,9 +45,7 @@ from core.job_spec import (
 from core.queue import JobQueue
 from core.records import (
     MetricRecord,
-    ModelManifest,
     RepeatChoice,
-    StepRecord,
     choices_json,
 )
 from core.states import JobState
@@ -64,10 +62,16 @@ from worker.context import WorkerContext, get_context
 from worker.datasets import load_job_dataset
 from worker.fits import FitLedger, FitStoreError
 from worker.lease import Lease, LeaseLost
+from worker.results import (
+    MODEL_NAMESPACE,
+    check_manifest,
+    finite_or_none,
+    repeat_choice,
+    step_row,
+)
 
 logger = logging.getLogger(__name__)
 
-MODEL_NAMESPACE = uuid.UUID("6f1c0f0e-8d0a-4a53-9a5e-6d3c2f1b7a10")
 # Errors worth another attempt: the database or the network went away for a while.
 TRANSIENT: tuple[type[Exception], ...] = (
     OperationalError,
@@ -121,34 +125,6 @@ def check_budgets(
         named = [".".join(str(p) for p in e.path) + ": " + str(e) if e.path else str(e)
                  for e in errors]  # fmt: skip
         raise SpecError(f"over this server's limits on its data: {'; '.join(named)}")
-
-
-def step_row(repeat: int, step: TraceStep) -> StepRecord:
-    """The lambda_steps row of one search step, validated as it is built; a non-finite value
-    (a diverged fit's loss) is stored as null, as JSON and the API have no infinity."""
-    return StepRecord.model_validate(
-        {
-            "repeat": repeat,
-            "step": step.step,
-            "fold": step.fold,
-            "method": "metro",
-            "lambda_": _finite_or_none(step.lam),
-            "shift": step.shift,
-            "surrogate_loss": _finite_or_none(step.surrogate_loss),
-            "l_lambda": _finite_or_none(step.l_lambda),
-            "train_metric": _finite_or_none(step.train_metric),
-            "validation_metric": _finite_or_none(step.validation_metric),
-            "seconds": _finite_or_none(step.seconds),
-            "mu": _finite_or_none(step.mu),
-            "constraint_values": [_finite_or_none(v) for v in step.constraint_values]
-            if step.constraint_values
-            else None,
-        }
-    )
-
-
-def _finite_or_none(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
 
 
 def run_job(job_id: str, ctx: WorkerContext | None = None) -> str:
@@ -320,7 +296,10 @@ class JobRun:
         if metric_average(spec) is not None:  # several classes or labels: worker.averaged
             from worker.averaged import AveragedRun
 
-            return AveragedRun(self, objects).execute()
+            def budgets(data: DataSize, targets: int) -> None:
+                check_budgets(spec, objects, data, self.ctx, targets=targets)
+
+            return AveragedRun(self, objects, budgets).execute()
         training = objects.training
         dataset = load_job_dataset(
             self.ctx, self.job.tenant_id, spec["dataset"], job_id=self.job.id
@@ -436,8 +415,8 @@ class JobRun:
                     "fp": s.fp,
                     "fn": s.fn,
                     "tn": s.tn,
-                    "lambda_": _finite_or_none(s.lam),
-                    "constraint_values": [_finite_or_none(v) for v in s.constraint_values]
+                    "lambda_": finite_or_none(s.lam),
+                    "constraint_values": [finite_or_none(v) for v in s.constraint_values]
                     if s.constraint_values
                     else None,
                     "constraints_hold": s.constraints_hold,
@@ -492,7 +471,7 @@ class JobRun:
             # An exporter failure must not cost the trained model: keep it without ONNX.
             logger.warning("job %s: ONNX export failed (%s); saving without it", self.job.id, exc)
             full = save_model(target, fitted.model, manifest=manifest, onnx=False)
-        _check_manifest(full)
+        check_manifest(full)
         model_row = {
             "id": uuid.uuid5(MODEL_NAMESPACE, f"{self.job.id}/metro/0"),
             "tenant_id": self.job.tenant_id,
@@ -512,66 +491,6 @@ class JobRun:
             return "lost"
         artifacts.remove_tree(self.ctx.settings.artifacts_uri, f"jobs/{self.job.id}/fits")
         return outcome
-
-
-def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> RepeatChoice:
-    """One repeat's choice as the API shows it, validated here as it is written (a value the
-    type refuses fails this job's worker, not a later read of the job)."""
-    counts = search.selection_counts
-    return RepeatChoice.model_validate(
-        {
-            "repeat": repeat,
-            "trained_lambda": search.trained_lambda,
-            "shift": search.trained_shift,
-            "ratio_reached": search.ratio_reached,
-            "tuned_threshold": search.threshold,
-            "selection_score": _finite_or_none(spec.score_from_loss(search.selection_loss)),
-            "selection_split": search.selection_split,
-            "n_folds": search.n_folds,
-            "selection_counts": None
-            if counts is None
-            else dict(zip(("tp", "fp", "fn", "tn"), counts, strict=True)),
-            "warnings": [w.to_dict() for w in search.warnings],
-            "refinement": _refinement(spec, search),
-            # Under constraints: each one's value where the choice was made (selection_split),
-            # and whether all of them held there.
-            "constraint_values": [_finite_or_none(v) for v in search.constraint_values]
-            if search.constraint_values
-            else None,
-            "constraints_satisfied": search.constraints_satisfied,
-            # The grid's pooled held-out curve the choice ran over (the dashboard draws it).
-            "selection_curve": [
-                {
-                    "lambda": p.lam,
-                    "shift": p.shift,
-                    "score": _finite_or_none(spec.score_from_loss(p.loss)),
-                }
-                for p in search.selection_curve
-            ]
-            or None,
-        }
-    )
-
-
-def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None:
-    """The refinement step in the metric's own orientation (scores, not losses)."""
-    step = search.refinement
-    if step is None:
-        return None
-    return {
-        "kept": step.kept,
-        "temperature": step.temperature,
-        "score_before": _finite_or_none(spec.score_from_loss(step.loss_before)),
-        "threshold_before": step.threshold_before,
-        "scores": [
-            {
-                "temperature": t,
-                "score": _finite_or_none(spec.score_from_loss(loss)),
-                "constraints_hold": step.feasible[i] if step.feasible else None,
-            }
-            for i, (t, loss) in enumerate(step.losses)
-        ],
-    }
 
 
 def constrained_manifest(
@@ -594,7 +513,7 @@ def constrained_manifest(
                 **named,
                 "selection_value": chosen[i],
                 "scores": {
-                    split: _finite_or_none(s.constraint_values[i]) for split, s in runs.items()
+                    split: finite_or_none(s.constraint_values[i]) for split, s in runs.items()
                 },
             }
             for i, (given, named) in enumerate(zip(constraints, info, strict=True))
@@ -602,20 +521,6 @@ def constrained_manifest(
         "constraints_hold": {split: s.constraints_hold for split, s in runs.items()},
         "constraints_satisfied": choice.constraints_satisfied,
     }
-
-
-_STRUCTURAL = ("format_version", "architecture", "input_shape", "n_features", "weights_sha256")
-
-
-def _check_manifest(manifest: dict[str, Any]) -> None:
-    """A new model's manifest as the API will serve it (core.records.ModelManifest), checked
-    before its row is written: every field of the right type, the structural ones present."""
-    checked = ModelManifest.model_validate(manifest)
-    # A model of several classes names them instead of a positive and a negative label.
-    decides = "labels" if checked.classes is None else "decision"
-    missing = [k for k in (*_STRUCTURAL, decides) if getattr(checked, k) is None]
-    if missing:
-        raise ValueError(f"the model's manifest lacks {missing}")
 
 
 def _message(exc: BaseException) -> str:

@@ -188,7 +188,7 @@ class LambdaStep(Base):
     # An averaged job (metric.average): the class (label) whose search this step is of, by its
     # position in the job's classes and its value; null for a binary job.
     class_index: Mapped[int | None] = mapped_column(Integer, default=None)
-    label: Mapped[Any] = mapped_column(PortableJSON, default=None)
+    label: Mapped[Any] = mapped_column(PortableJSON, nullable=True, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -259,7 +259,7 @@ class MetricResult(Base):
     # and its value. Part of the unique key, so never null: -1 is the job's own figure (a
     # binary job's metric, or an averaged job's average, whose counts are summed over classes).
     class_index: Mapped[int] = mapped_column(Integer, default=-1, server_default="-1")
-    label: Mapped[Any] = mapped_column(PortableJSON, default=None)
+    label: Mapped[Any] = mapped_column(PortableJSON, nullable=True, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -23,7 +23,13 @@ import numpy as np
 import pandas as pd
 
 from metro.datasets._base import DataError, python_scalar, show_values
+from metro.datasets._csv import read_csv
 from metro.datasets._labels import parse_labels, sort_key
+from metro.datasets._limits import check_rows, limits_of
+from metro.datasets._loader import _float32_features, _format_of
+from metro.datasets._npz import read_npz
+from metro.datasets._parquet import read_parquet
+from metro.datasets._paths import check_uri, resolve_path
 
 #: At most this many classes (or labels): each is a whole lambda search.
 MAX_CLASSES = 100
@@ -180,13 +186,6 @@ def load_multi_target(
     multi-label from ``label_columns`` (a CSV or Parquet table; 1 to :data:`MAX_CLASSES`
     distinct columns). The file is read exactly as :func:`~metro.datasets.load_dataset` reads
     it, within the same sandbox and limits. An NPZ's ``y`` is a multi-class label array."""
-    from metro.datasets._csv import read_csv
-    from metro.datasets._limits import check_rows, limits_of
-    from metro.datasets._loader import _float32_features, _format_of
-    from metro.datasets._npz import read_npz
-    from metro.datasets._parquet import read_parquet
-    from metro.datasets._paths import check_uri, resolve_path
-
     check_uri(uri, data_roots)
     if label_columns is not None:
         names = list(label_columns)

@@ -561,10 +561,15 @@ def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> Non
     raw = httpx.get(
         f"{live.url}/v1/jobs/{job_id}/result", headers={"Authorization": f"Bearer {live.api_key}"}
     ).json()
+    # watch names each class's lambda and the average the job chose by, never one lambda
+    lambdas = ", ".join(f"{c['label']} {c['trained_lambda']:.4g}" for c in raw["classes"])
+    assert f"trained λ per class: {lambdas}" in done.stdout, done.stdout
+    assert f"best F1 (macro) {raw['selection']['mean']:.4f} (cross-validation)" in done.stdout
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr
     out = table.stdout
     assert "F1 (macro) (higher is better)" in out, out
+    assert f"METRO chose by cross-validation: F1 (macro) {raw['selection']['mean']:.4f}" in out
     assert "Per class: F1 of each class" in out
     for entry in raw["classes"]:
         row = next(line for line in out.splitlines() if f"│ {entry['label']} " in line)

@@ -930,7 +930,12 @@ def _seed_averaged(app: Any, tenant: TenantCtx) -> str:
                 )  # fmt: skip
         row = session.get(Job, job.id)
         assert row is not None
-        row.state, row.progress, row.choices, row.attempts = JobState.SUCCEEDED.value, 1.0, choices, 1
+        row.state, row.progress, row.choices, row.attempts = (
+            JobState.SUCCEEDED.value,
+            1.0,
+            choices,
+            1,
+        )
         row.started_at, row.finished_at = utcnow() - timedelta(seconds=30), utcnow()
         session.commit()
         return str(job.id)
@@ -948,11 +953,12 @@ def test_an_averaged_job_shows_each_class(
     rows = dom.find("table", id="classes-table").find("tbody").find_all("tr")
     assert [r.attrs["data-class"] for r in rows] == list(CLASSES)
     for c, r in enumerate(rows):
-        cells = cells_of(r)
-        assert cells[1] == str(-0.25 * (c + 1)).rstrip("0")  # its own lambda
-        assert cells[2] == f"{0.5 * c:.3f}"  # its offset
-        assert cells[4] == f"{0.8 + 0.05 * c:.4f}" and cells[5] == f"{0.7 + 0.05 * c:.4f}"
-        assert cells[6] == f"{10 + c} · 3 · {3 - c}"
+        cells = cells_of(r)  # the data cells, after the class's header cell
+        assert cells[0] == str(-0.25 * (c + 1)).rstrip("0")  # its own lambda
+        assert cells[1] == f"{0.5 * c:.3f}"  # its offset
+        assert cells[2] == f"{0.7 + 0.1 * c:.4f}"  # its own score where it chose
+        assert cells[3] == f"{0.8 + 0.05 * c:.4f}" and cells[4] == f"{0.7 + 0.05 * c:.4f}"
+        assert cells[5] == f"{10 + c} · 3 · {3 - c}"
     # the confusion matrix and the methods table show the average, not a class
     matrix = dom.find("table", id="confusion-matrix")
     assert matrix.find("td", data_cell="tp").find(cls="cm-count").text == "30"

@@ -87,7 +87,9 @@ def test_predict_instances(client, tenant, add_model):
     out = r.json()
     assert out["margins"] == pytest.approx([1.25, -1.75, 0.25])  # h(x), raw
     # One name, one meaning: "scores" is the manifest's metric per split, not a second margins.
-    assert set(out) == {"model_id", "margins", "labels"}
+    # A binary model has no classes (an averaged job's model answers them and their margins).
+    assert set(out) == {"model_id", "margins", "labels", "classes", "class_margins"}
+    assert out["classes"] is None and out["class_margins"] is None
     assert out["labels"] == ["yes", "no", "yes"]
     assert out["model_id"] == m["id"]
 
@@ -98,7 +100,7 @@ def test_the_prediction_schema_says_the_margin_is_a_raw_decision_function(client
     ]
     assert "raw margin h(x)" in props["margins"]["description"]
     assert "not a probability" in props["margins"]["description"]
-    assert set(props) == {"model_id", "margins", "labels"}
+    assert set(props) == {"model_id", "margins", "labels", "classes", "class_margins"}
 
 
 def test_predict_standardizes_and_reorders_named_columns(client, tenant, add_model):
@@ -233,8 +235,8 @@ def test_linear_scorer_agrees_with_the_module(d):
     with torch.inference_mode():
         expected = module.eval()(torch.from_numpy(x))[:, 0].numpy()
     got = LinearScorer.of(module)(x)
-    assert got.dtype == np.float32
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    assert got.dtype == np.float32 and got.shape == (64, 1)  # one column per model
+    np.testing.assert_allclose(got[:, 0], expected, rtol=1e-5, atol=1e-6)
 
 
 def test_loaded_models_are_cached(client, app, tenant, add_model):

@@ -234,3 +234,25 @@ def test_an_upload_checked_with_a_multiclass_label_column_records_its_classes(pa
         headers=pair.headers,
     )
     assert r.status_code == 422 and "exactly two classes" in r.text
+
+
+def test_an_averaged_jobs_work_counts_its_classes(make_cluster, monkeypatch):
+    """The API cannot know how many classes a file holds: the worker checks the work with them
+    (one search per class) and names the factor."""
+    from tests.worker.test_limits import Queue
+    from tests.worker.test_pipeline import _insert_job, _solo_context
+    from worker import runner
+
+    cluster = make_cluster()
+    monkeypatch.setattr(runner, "JobQueue", lambda settings: Queue())
+    path = cluster.data_dir / "pets.csv"
+    pd.DataFrame({"x": np.arange(30.0), "kind": ["a", "b", "c"] * 10}).to_csv(path, index=False)
+    body = {"metric": {"preset": "f1", "average": "macro"},
+            "dataset": {"uri": path.as_uri(), "label_column": "kind"}, **FAST}  # fmt: skip
+    ctx = _solo_context(cluster)
+    ctx.settings = ctx.settings.model_copy(update={"max_job_work": 1})
+    job_id = _insert_job(cluster, body)
+    assert runner.run_job(job_id, ctx) == "failed"
+    reason = cluster.job(job_id)["failure_reason"]
+    assert "repeats x 3 classes, is more than this server's limit" in reason, reason
+    assert cluster.trace(job_id) == []

@@ -45,7 +45,7 @@ def test_a_record_the_type_refuses_is_refused_when_written(experiment, monkeypat
 
 def test_a_new_models_manifest_is_checked_before_its_row_is_written(experiment, tmp_path):
     from metro.serialization import save_model
-    from worker.runner import _check_manifest
+    from worker.results import check_manifest as _check_manifest
 
     model = experiment.model_for("metro", 0).model
     full = save_model(tmp_path / "m", model, manifest={"trained_lambda": -0.5, "shift": "minimal"})

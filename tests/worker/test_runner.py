@@ -74,6 +74,9 @@ def test_a_step_row_reads_the_step_and_stores_non_finite_values_as_null():
         "seconds": 0.1,
         "mu": None,
         "constraint_values": None,
+        # a binary job's step belongs to no class
+        "class_index": None,
+        "label": None,
     }
 
 

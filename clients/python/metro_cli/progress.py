@@ -56,9 +56,16 @@ def best_so_far_text(job: Any, steps: list[Any], name: str, greater_is_better: b
     return f"best so far {name} {float(best.validation_metric):.4f} ({where})"
 
 
+def averaged(job: Any) -> bool:
+    """Whether the job averages its metric over classes (metric.average): one search per class."""
+    return (spec_of(job).get("metric") or {}).get("average") is not None
+
+
 def lambda_text(job: Any) -> str:
     """The bar's lambda: the one being fitted while the job runs; once it has succeeded, the
     delivered model's trained lambda (the last step fitted may be another repeat's)."""
+    if job.state == "succeeded" and averaged(job):
+        return "one trained λ per class"
     if job.state == "succeeded":
         return f"trained λ {fmt(optional(job.best_lambda))}"
     return f"λ {fmt(optional(job.current_lambda))}"
@@ -107,11 +114,25 @@ class JobPoller:
         """The bar's "best": what the searches chose by (the result's selection score), known
         per repeat once its search has chosen. Before that, the best held-out score of a single
         step so far, named apart: it is another quantity (one fold, not pooled)."""
+        if averaged(self.job):
+            return self._class_text()
         chosen = selection_text(job_choices(self.job), self.name)
         if chosen is not None:
             return f"best {chosen}"
         steps = self.trace.poll() if self.job.state != "queued" else []
         return best_so_far_text(self.job, steps, self.name, self.greater_is_better) or "best -"
+
+    def _class_text(self) -> str:
+        """An averaged job searches class after class: the class being searched and its best
+        held-out score so far (its own metric, not the average: `metro result` has that)."""
+        steps = self.trace.poll() if self.job.state != "queued" else []
+        if not steps:
+            return "best -"
+        label = optional(steps[-1].label)
+        mine = [s for s in steps if optional(s.label) == label and s.repeat == steps[-1].repeat]
+        name = self.name.split(" (")[0]  # the class's own metric: "F1", not "F1 (macro)"
+        text = best_so_far_text(self.job, mine, name, self.greater_is_better) or "best -"
+        return f"class {label!r}: {text}"
 
 
 def follow(api: Api, job_id: str, *, interval: float, timeout: float | None) -> Any:

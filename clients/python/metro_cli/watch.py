@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -18,8 +18,8 @@ from metro_cli.choices import (
 )
 from metro_cli.errors import fail, one_line_errors
 from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
-from metro_cli.output import fmt, note, say
-from metro_cli.progress import elapsed, follow
+from metro_cli.output import fmt, note, optional, say
+from metro_cli.progress import averaged, elapsed, follow
 
 
 def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) -> None:
@@ -36,10 +36,13 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
     model = api.job_model(job_id)
     name, _ = metric_info(job)
     choices = job_choices(job)
-    parts = [choices_text(choices) or f"trained λ {fmt(job.best_lambda)}"]
-    best = selection_text(choices, name)
-    if best is not None:
-        parts.append(f"best {best}")
+    if averaged(job):  # a choice per class; the average it chose by is the result's
+        parts = [averaged_text(api, job_id, choices, name)]
+    else:
+        parts = [choices_text(choices) or f"trained λ {fmt(job.best_lambda)}"]
+        best = selection_text(choices, name)
+        if best is not None:
+            parts.append(f"best {best}")
     say(
         f"job {job_id} succeeded in {elapsed(job):.1f}s: " + "; ".join(parts)
         + (f"; model {model.id}" if model is not None else "")
@@ -49,6 +52,21 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
         say(constrained)
     for line in warning_lines(choices):
         note(line, style="yellow")
+
+
+def averaged_text(api: Api, job_id: str, choices: list[Any], name: str) -> str:
+    """An averaged job's choices: each class's trained λ (repeat 0's, the model delivered) and
+    the held-out average the classes were chosen by."""
+    from metro_client.api.jobs import get_job_result
+
+    lambdas = ", ".join(
+        f"{optional(c.label)} {fmt(c.trained_lambda)}" for c in choices if c.repeat == 0
+    )
+    text = f"trained λ per class: {lambdas}"
+    selection = optional(api.call(get_job_result, parse_uuid(job_id, "job")).selection)
+    if selection is not None:
+        text += f"; best {name} {selection.mean:.4f} ({selection.split})"
+    return text
 
 
 @one_line_errors

@@ -141,9 +141,10 @@ def test_the_metric_and_surrogate_sections_are_the_librarys_names_and_parameters
 
     preset = PresetMetric.model_json_schema()
     assert preset["properties"]["preset"]["enum"] == list(PRESET_NAMES)
-    assert set(preset["properties"]) == {"preset"} | {p[1] for p in _preset_params()}
+    # the preset, how it is averaged over classes (metro.multiclass), and its parameters
+    assert set(preset["properties"]) == {"preset", "average"} | {p[1] for p in _preset_params()}
     assert PresetParams.model_json_schema()["properties"] == {
-        k: v for k, v in preset["properties"].items() if k != "preset"
+        k: v for k, v in preset["properties"].items() if k not in ("preset", "average")
     }
     surrogate = SurrogateIn.model_json_schema()
     assert surrogate["properties"]["name"]["enum"] == list(SURROGATES)
