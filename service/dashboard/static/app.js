@@ -1034,11 +1034,13 @@
     }
     root.append(svg('text', { class: 'axis-label', x: M.left + innerW / 2, y: H - 8, 'text-anchor': 'middle' }, 'λ'));
 
-    // Lines: the steps of one (method, repeat, fold, shift, mu), in lambda order.
+    // Lines: the steps of one (method, repeat, fold, shift, mu), in lambda order; an averaged
+    // job's classes each have their own search, so their own lines too.
     const groups = new Map();
     for (const s of steps) {
       const mu = s.mu === null || s.mu === undefined ? '' : s.mu;
-      const key = `${s.method}|${s.repeat}|${s.fold === null ? '' : s.fold}|${s.shift || ''}|${mu}`;
+      const cls = s.class_index === null || s.class_index === undefined ? '' : s.class_index;
+      const key = `${s.method}|${s.repeat}|${s.fold === null ? '' : s.fold}|${s.shift || ''}|${mu}|${cls}`;
       if (!groups.has(key)) groups.set(key, []);
       groups.get(key).push(s);
     }
