@@ -23,7 +23,7 @@ from service.schemas.jobs import (
 # METRO first, then the baselines in the order the paper reports them.
 _METHOD_ORDER = {
     "metro": 0, "erm": 1, "koyejo1": 2, "koyejo2": 3, "parambath": 4,
-    "ovr-threshold": 5, "logistic": 6,
+    "ovr-threshold": 5, "logistic": 6, "logistic-tuned": 7,
 }  # fmt: skip
 
 

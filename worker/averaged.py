@@ -35,12 +35,22 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from core import store
-from core.job_spec import AVERAGED_BASELINES, DataSize, JobObjects, metric_average
+from core.job_spec import (
+    AVERAGED_BASELINES,
+    MULTICLASS_ONLY_BASELINES,
+    DataSize,
+    JobObjects,
+    metric_average,
+)
 from core.records import MetricRecord, RepeatChoice
 from metro.datasets import MultiTargetDataset, stratify_key
 from metro.experiment import repeat_seed
 from metro.multiclass import class_cells, label_cells, per_class_scores, sklearn_average
-from metro.multiclass_baselines import OvRThresholdClassifier, PlainLogistic
+from metro.multiclass_baselines import (
+    OvRThresholdClassifier,
+    PlainLogistic,
+    TunedArgmaxLogistic,
+)
 from metro.serialization import save_model
 from worker import artifacts
 from worker.datasets import load_job_multi_target
@@ -111,6 +121,8 @@ class AveragedRun:
                 delivered = est
                 scores = {"validation": _finite(est.best_score_), "test": tested[0].metric_value}
             for method in AVERAGED_BASELINES:
+                if dataset.target == "multilabel" and method in MULTICLASS_ONLY_BASELINES:
+                    continue
                 run.lease.check()
                 predicted = self._baseline(method, dataset, train, test, seed)
                 records += self._rows(method, repeat, "test", spec, predicted, None)
@@ -173,9 +185,13 @@ class AveragedRun:
         preset = str(metric.pop("preset"))
         metric.pop("average", None)
         X = dataset.X.reshape(dataset.n_samples, -1)
-        model: OvRThresholdClassifier | PlainLogistic
+        model: OvRThresholdClassifier | PlainLogistic | TunedArgmaxLogistic
         if method == "ovr-threshold":
             model = OvRThresholdClassifier(metric=preset, metric_params=metric, random_state=seed)
+        elif method == "logistic-tuned":
+            model = TunedArgmaxLogistic(
+                metric=preset, metric_params=metric, average=self.average, random_state=seed
+            )
         else:
             model = PlainLogistic(random_state=seed)
         model.fit(X[train], dataset.y[train])

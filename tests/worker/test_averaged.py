@@ -69,11 +69,12 @@ def test_a_multiclass_macro_f1_job(pair: Cluster):
     assert result["trained_lambda"] is None
     methods = {(s["method"], s["split"]) for s in result["summary"]}
     assert methods == {
-        ("metro", "validation"), ("metro", "test"), ("ovr-threshold", "test"), ("logistic", "test")
+        ("metro", "validation"), ("metro", "test"), ("ovr-threshold", "test"),
+        ("logistic", "test"), ("logistic-tuned", "test"),
     }  # fmt: skip
     overall = {(r["method"], r["split"]): r for r in result["runs"] if r["class_index"] is None}
     per_class = [r for r in result["runs"] if r["class_index"] is not None]
-    assert len(per_class) == 3 * 4  # 3 classes x (metro validation, test, 2 baselines)
+    assert len(per_class) == 3 * 5  # 3 classes x (metro validation, test, 3 baselines)
     test = overall[("metro", "test")]
     assert sum(test["confusion"].values()) == 3 * 30  # 30 test rows, each in 3 one-vs-rest cells
     metro_test = sorted(
@@ -129,6 +130,8 @@ def test_a_multilabel_job_decides_each_label_by_its_sign(pair: Cluster):
     result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
     assert [c["label"] for c in result["classes"]] == ["red", "green", "blue"]
     assert all(c["offset"] is None for c in result["classes"])
+    # the multinomial model with tuned offsets is a multi-class baseline only
+    assert {s["method"] for s in result["summary"]} == {"metro", "ovr-threshold", "logistic"}
     [model] = [
         m
         for m in pair.client.get("/v1/models", headers=pair.headers).json()["items"]

@@ -21,6 +21,8 @@
   const METHOD_LABELS = {
     metro: 'METRO', erm: 'ERM', koyejo1: 'Koyejo et al. (1)', koyejo2: 'Koyejo et al. (2)',
     parambath: 'Parambath et al.',
+    'ovr-threshold': 'One-vs-rest, tuned thresholds', logistic: 'Logistic regression',
+    'logistic-tuned': 'Logistic, tuned offsets',
   };
 
   const view = document.getElementById('view');
