@@ -279,7 +279,9 @@ def check_job_limits(spec: Mapping[str, Any], *, limits: JobLimits, data: DataSi
         raise InvalidInputError(INVALID_JOB, errors)
 
 
-def known_data_size(session: Session, uri: str, dataset_id: uuid.UUID | None) -> DataSize:
+def known_data_size(
+    session: Session, uri: str, dataset_id: uuid.UUID | None, *, averaged: bool = False
+) -> DataSize:
     """What the service knows of a checked dataset before any worker loads it: an upload's rows
     and columns (recorded when it was received), a built-in's; nothing of a file, an object or
     a URL, which only the worker reads."""
@@ -295,7 +297,7 @@ def known_data_size(session: Session, uri: str, dataset_id: uuid.UUID | None) ->
         from metro.data import DataError, builtin_shape
 
         try:
-            n_rows, shape = builtin_shape(uri)
+            n_rows, shape = builtin_shape(uri, all_classes=averaged)
         except DataError:  # refused by the dataset check already
             return DataSize()
         return DataSize.of_examples(n_rows, shape)

@@ -78,6 +78,7 @@ DATASETS_MAY_IMPORT: dict[str, set[str]] = {
     "_loader": {"_base", "_builtin", "_csv", "_labels", "_limits", "_npz", "_parquet", "_paths"},
     "_multi": {
         "_base",
+        "_builtin",
         "_csv",
         "_labels",
         "_limits",

@@ -25,23 +25,28 @@ _SYNTHETIC_MAX_FEATURES = 10_000
 _SYNTHETIC_MAX_VALUES = 200_000_000
 
 
-def load_builtin(uri: str, max_rows: int | None) -> tuple[Loaded, Any]:
-    """Returns the loaded arrays and the default positive label of a ``builtin://`` uri."""
+def load_builtin(
+    uri: str, max_rows: int | None, *, all_classes: bool = False
+) -> tuple[Loaded, Any]:
+    """Returns the loaded arrays and the default positive label of a ``builtin://`` uri.
+    ``all_classes``: for data with several classes (:func:`load_multi_target`),
+    ``builtin://digits`` without ``positive`` is the ten digits as they are."""
     name, params = _builtin_params(uri)
+    if all_classes and name == "digits" and "positive" not in params:
+        return _all_digits(params, max_rows)
     reader, _ = _BUILTINS[name]
     return reader(params, max_rows)
 
 
-def builtin_shape(uri: str) -> tuple[int, tuple[int, ...]]:
+def builtin_shape(uri: str, *, all_classes: bool = False) -> tuple[int, tuple[int, ...]]:
     """The rows of a ``builtin://`` data set and the shape of one example, without generating
     a synthetic one (its size is in its parameters); DataError as :func:`load_dataset` for a bad
-    uri."""
+    uri (``all_classes`` as :func:`load_builtin`)."""
     name, params = _builtin_params(uri)
     if name == "synthetic":
         n_samples, n_features, _, _ = _synthetic_params(params, max_rows=None)
         return n_samples, (n_features,)
-    reader, _ = _BUILTINS[name]
-    (X, _, _), _ = reader(params, None)  # the two small sets load in milliseconds
+    (X, _, _), _ = load_builtin(uri, None, all_classes=all_classes)  # loads in milliseconds
     return int(X.shape[0]), tuple(int(v) for v in X.shape[1:])
 
 
@@ -134,6 +139,19 @@ def _digits(params: dict[str, str], max_rows: int | None) -> tuple[Loaded, Any]:
     if as_images:
         X = X.reshape(-1, 1, 8, 8)
     return (X, labels, names), positive
+
+
+def _all_digits(params: dict[str, str], max_rows: int | None) -> tuple[Loaded, Any]:
+    """The ten digits (1,797 rows, labels 0 to 9), for a job averaged over classes."""
+    from sklearn.datasets import load_digits
+
+    if "negative" in params:
+        raise DataError("builtin://digits: negative needs positive (one digit against another)")
+    as_images = _bool_param("digits", params, "as_images")
+    data = load_digits()
+    X = data.data.reshape(-1, 1, 8, 8) if as_images else data.data
+    names = None if as_images else tuple(str(n) for n in data.feature_names)
+    return (X, data.target, names), None
 
 
 def _synthetic(params: dict[str, str], max_rows: int | None) -> tuple[Loaded, Any]:

@@ -22,10 +22,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from metro.datasets._base import DataError, python_scalar, show_values
+from metro.datasets._base import DataError, Loaded, python_scalar, show_values
+from metro.datasets._builtin import load_builtin
 from metro.datasets._csv import read_csv
 from metro.datasets._labels import parse_labels, sort_key
-from metro.datasets._limits import check_rows, limits_of
+from metro.datasets._limits import Limits, check_rows, limits_of
 from metro.datasets._loader import _float32_features, _format_of
 from metro.datasets._npz import read_npz
 from metro.datasets._parquet import read_parquet
@@ -185,7 +186,9 @@ def load_multi_target(
     """Load ``uri`` as a :class:`MultiTargetDataset`: multi-class from ``label_column``, or
     multi-label from ``label_columns`` (a CSV or Parquet table; 1 to :data:`MAX_CLASSES`
     distinct columns). The file is read exactly as :func:`~metro.datasets.load_dataset` reads
-    it, within the same sandbox and limits. An NPZ's ``y`` is a multi-class label array."""
+    it, within the same sandbox and limits. An NPZ's ``y`` is a multi-class label array; a
+    built-in set's labels are its classes (``builtin://digits`` without ``positive``: the ten
+    digits)."""
     check_uri(uri, data_roots)
     if label_columns is not None:
         names = list(label_columns)
@@ -197,22 +200,9 @@ def load_multi_target(
             raise DataError(f"{len(names)} label columns is more than the limit of {MAX_CLASSES}")
     elif not isinstance(label_column, str):
         raise TypeError(f"label_column must be a string, got {type(label_column).__name__}")
-    if uri.lower().startswith("builtin://"):
-        raise DataError(
-            "the built-in data sets are binary; for several classes or labels upload a table"
-        )
     limits = limits_of(max_rows, max_columns, max_decompressed_bytes)
-    given, real = resolve_path(uri, data_roots)
-    fmt = _format_of(given)
     wanted: str | list[str] = label_column if label_columns is None else list(label_columns)
-    if fmt in (".csv", ".csv.gz"):
-        X, raw_y, feature_names = read_csv(real, given, fmt, wanted, limits)
-    elif fmt == ".parquet":
-        X, raw_y, feature_names = read_parquet(real, given, wanted, limits)
-    else:
-        if label_columns is not None:
-            raise DataError("an NPZ holds one label array 'y'; label_columns needs a table")
-        X, raw_y, feature_names = read_npz(real, given, limits)
+    X, raw_y, feature_names = _read(uri, wanted, data_roots, limits, max_rows)
     check_rows(int(X.shape[0]), max_rows)
     X32 = _float32_features(X, feature_names)
     if label_columns is None:
@@ -226,6 +216,32 @@ def load_multi_target(
         X=X32, y=Y, classes=tuple(label_columns), target="multilabel",
         feature_names=feature_names, source=uri,
     )  # fmt: skip
+
+
+def _read(
+    uri: str,
+    wanted: str | list[str],
+    data_roots: Sequence[str | os.PathLike[str]] | None,
+    limits: Limits,
+    max_rows: int | None,
+) -> Loaded:
+    """The features and raw labels of ``uri`` by the reader of its kind; ``wanted``: the label
+    column, or the label columns (a table only)."""
+    several = not isinstance(wanted, str)
+    if uri.lower().startswith("builtin://"):
+        if several:
+            raise DataError("a built-in data set has one label column; label_columns needs a table")
+        loaded, _ = load_builtin(uri, max_rows, all_classes=True)
+        return loaded
+    given, real = resolve_path(uri, data_roots)
+    fmt = _format_of(given)
+    if fmt in (".csv", ".csv.gz"):
+        return read_csv(real, given, fmt, wanted, limits)
+    if fmt == ".parquet":
+        return read_parquet(real, given, wanted, limits)
+    if several:
+        raise DataError("an NPZ holds one label array 'y'; label_columns needs a table")
+    return read_npz(real, given, limits)
 
 
 def stratify_key(dataset: MultiTargetDataset) -> np.ndarray:

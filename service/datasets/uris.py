@@ -72,6 +72,22 @@ def _check_builtin(uri: str, positive_label: object) -> None:
         _check_positive_label([ds.negative_label, ds.positive_label], positive_label, uri)
 
 
+def _check_builtin_classes(uri: str, dataset: DatasetRef) -> None:
+    """A built-in set for a job averaged over its classes: its name and parameters as
+    :func:`metro.datasets.load_multi_target` reads them (``builtin://digits``: the ten digits)."""
+    from metro.datasets import DataError, builtin_shape
+
+    if dataset.label_columns is not None:
+        raise _invalid(
+            "a built-in data set has one label column; label_columns needs a table",
+            ("body", "dataset", "label_columns"),
+        )
+    try:
+        builtin_shape(uri, all_classes=True)
+    except DataError as exc:
+        raise _invalid(str(exc)) from None
+
+
 def _builtin_name(uri: str) -> str:
     return urllib.parse.urlsplit(uri).netloc
 
@@ -94,9 +110,8 @@ def check_dataset(
         return _check_upload(session, tenant_id, uri, dataset, averaged)
     if scheme == "builtin":
         if averaged:
-            raise _invalid(
-                "the built-in data sets are binary; for several classes or labels upload a table"
-            )
+            _check_builtin_classes(uri, dataset)
+            return CheckedDataset(uri=uri, dataset_id=None)
         _check_builtin(uri, dataset.positive_label)
         return CheckedDataset(uri=uri, dataset_id=None)
     if scheme in ("file", ""):

@@ -259,3 +259,32 @@ def test_an_averaged_jobs_work_counts_its_classes(make_cluster, monkeypatch):
     reason = cluster.job(job_id)["failure_reason"]
     assert "repeats x 3 classes, is more than this server's limit" in reason, reason
     assert cluster.trace(job_id) == []
+
+
+def test_the_builtin_digits_train_as_ten_classes(pair: Cluster):
+    """The first macro-F1 job needs no file: builtin://digits without a positive digit is the
+    ten digits."""
+    job_id = pair.submit(
+        {"metric": {"preset": "f1", "average": "macro"}, "dataset": {"uri": "builtin://digits"},
+         "model": {"kind": "linear"}, "search": {"n_lambdas": 3, "cv": 2, "refine": "off"},
+         "training": {"max_iter": 20}}
+    )  # fmt: skip
+    job = pair.wait_state(job_id, timeout=180)
+    assert job["state"] == "succeeded", job
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    assert [c["label"] for c in result["classes"]] == list(range(10))
+    test = next(s for s in result["summary"] if (s["method"], s["split"]) == ("metro", "test"))
+    assert test["mean"] > 0.8
+
+    def refused(dataset: dict, *where: object) -> str:
+        body = {"metric": {"preset": "f1", "average": "macro"}, "dataset": dataset}
+        r = pair.client.post("/v1/jobs", json=body, headers=pair.headers)
+        assert r.status_code == 422, r.text
+        [error] = r.json()["errors"]
+        assert tuple(error["loc"]) == ("body", "dataset", *where), error
+        return str(error["msg"])
+
+    assert "negative needs positive" in refused({"uri": "builtin://digits?negative=3"}, "uri")
+    assert "needs a table" in refused(
+        {"uri": "builtin://digits", "label_columns": ["a"]}, "label_columns"
+    )

@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from core.datasets.locations import LocationPolicy
 from core.errors import InvalidInputError
+from core.job_spec import metric_average
 from core.queue import JobQueue
 from core.states import JobState
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
@@ -122,7 +123,9 @@ def submit_job(
     check_job_limits(
         spec,
         limits=JobLimits.from_settings(settings),
-        data=known_data_size(session, checked.uri, checked.dataset_id),
+        data=known_data_size(
+            session, checked.uri, checked.dataset_id, averaged=metric_average(spec) is not None
+        ),
     )
     job, created = crud.submit_job(
         session,

@@ -93,8 +93,23 @@ def test_load_multi_target_refusals(tmp_path):
         load_multi_target(uri, label_columns=["z", "z"])
     with pytest.raises(DataError, match="no feature columns"):
         load_multi_target(_table(tmp_path, frame[["y", "z"]], "u.csv"), label_columns=["y", "z"])
-    with pytest.raises(DataError, match="built-in data sets are binary"):
-        load_multi_target("builtin://digits?positive=9")
+    with pytest.raises(DataError, match="label_columns needs a table"):
+        load_multi_target("builtin://digits", label_columns=["a", "b"])
+    with pytest.raises(DataError, match="negative needs positive"):
+        load_multi_target("builtin://digits?negative=3")
+
+
+def test_the_builtin_digits_are_ten_classes_without_a_positive_digit():
+    from sklearn.datasets import load_digits
+
+    digits = load_multi_target("builtin://digits")
+    assert digits.classes == tuple(range(10)) and digits.n_samples == 1797
+    assert digits.y.tolist() == load_digits().target.tolist()
+    images = load_multi_target("builtin://digits?as_images=true")
+    assert images.X.shape == (1797, 1, 8, 8) and images.feature_names is None
+    # one digit against the rest is two classes, as a binary job reads it
+    nine = load_multi_target("builtin://digits?positive=9")
+    assert nine.classes == (9, "not 9")
 
 
 def test_dataset_checks_its_invariants():
