@@ -16,7 +16,7 @@ from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec, get_metric
 from metro.model_selection import split_indices
 from metro.models import ModelSpec, StackedModel, get_model_spec
-from metro.search import SearchConfig, SearchResult, TraceStep, run_search
+from metro.search import LambdaSolver, SearchConfig, SearchResult, TraceStep, run_search
 from metro.search.solver import TrainerSolver, delivered_model
 from metro.surrogates import Surrogate, get_surrogate
 from metro.trainer import TrainingConfig, predict_scores
@@ -254,6 +254,21 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             from metro.multiclass import fit_averaged
 
             return fit_averaged(self, X, y)
+        return self._fit_binary(X, y)
+
+    def _fit_binary(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        folds: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
+        wrap_solver: Callable[[str, TrainerSolver], LambdaSolver] | None = None,
+    ) -> MetroClassifier:
+        """:meth:`fit` for a binary ``y``. :mod:`metro.multiclass` fits its classes with
+        ``folds`` (the cross-validation folds every class shares, instead of folds stratified on
+        this class) and ``wrap_solver(role, solver)`` (``role``: ``"fold<k>"``, ``"main"`` or
+        ``"refit"``), which may put a solver of its own around each of the search's solvers
+        (:mod:`metro.search.class_stack`: every class's fold trained in one fit)."""
         self.average_: str | None = None
         shape = getattr(y, "shape", None)
         if shape is not None and len(shape) == 2 and shape[1] > 1:
@@ -295,7 +310,11 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         training = self._training_config()
         constraints = get_constraints(self.constraints, y01)
 
-        def solver(train: np.ndarray, val: np.ndarray | None) -> TrainerSolver:
+        def solver(train: np.ndarray, val: np.ndarray | None, role: str) -> LambdaSolver:
+            inner = make_solver(train, val)
+            return inner if wrap_solver is None else wrap_solver(role, inner)
+
+        def make_solver(train: np.ndarray, val: np.ndarray | None) -> TrainerSolver:
             return TrainerSolver(
                 spec,
                 X[train],
@@ -309,13 +328,20 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             )
 
         everything = np.arange(y01.size)
-        fold_solvers: list[TrainerSolver] | None = None
+        fold_solvers: list[LambdaSolver] | None = None
+        refit_solver: LambdaSolver | None
         n_folds = search.folds_for(int(y01.size))
         if n_folds is not None:
-            folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=self.random_state)
-            fold_solvers = [solver(tr, va) for tr, va in folds.split(np.zeros(y01.size), y01)]
+            if folds is None:
+                split = StratifiedKFold(
+                    n_splits=n_folds, shuffle=True, random_state=self.random_state
+                )
+                folds = list(split.split(np.zeros(y01.size), y01))
+            elif len(folds) != n_folds:
+                raise ValueError(f"{len(folds)} folds given for a search of {n_folds}")
+            fold_solvers = [solver(tr, va, f"fold{k}") for k, (tr, va) in enumerate(folds)]
             main = fold_solvers[0]
-            refit_solver: TrainerSolver | None = solver(everything, None)
+            refit_solver = solver(everything, None, "refit")
         elif float(self.validation_fraction) > 0:
             splits = split_indices(
                 y01,
@@ -323,10 +349,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
                 test_fraction=0.0,
                 random_state=self.random_state,
             )
-            main = solver(splits.train, splits.validation)
-            refit_solver = solver(everything, None) if self.refit else None
+            main = solver(splits.train, splits.validation, "main")
+            refit_solver = solver(everything, None, "refit") if self.refit else None
         else:
-            main = solver(everything, None)
+            main = solver(everything, None, "main")
             refit_solver = None
 
         result = run_search(

@@ -36,6 +36,11 @@ A binary ``y`` with ``average="macro"`` is treated as the two-class case of the 
 problem, as ``sklearn.metrics.f1_score(average="macro")`` does: the mean of the F1 of both classes
 (use ``average=None``, the default, for the F1 of the positive class). Constraints are refused.
 
+Every class's search chooses on the same cross-validation folds, stratified on the class (on
+each row's rarest label for multi-label data), so that a fold's grids of all classes train on the
+same rows: on a CUDA device a network's are fitted as one stack of C x K models
+(:mod:`metro.search.class_stack`, ``stacked_fits_``), elsewhere class after class.
+
 Where a class's refinement step (:mod:`metro.search.refine`) was kept, its out-of-fold margins are
 those of the search's choice before the step (the refined fold models are not kept); the offsets
 are then tuned on margins close to, not equal to, the delivered model's.
@@ -43,6 +48,7 @@ are then tuned on margins close to, not equal to, the delivered model's.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -54,12 +60,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from metro.datasets import strata
 from metro.metrics import MetricSpec, get_metric
 from metro.models import StackedModel, concatenate
+from metro.search.class_stack import ClassStack, stacks_classes
 
 if TYPE_CHECKING:
     from metro.estimator import MetroClassifier
-    from metro.search import TraceStep
+    from metro.search import LambdaSolver, TraceStep
+    from metro.search.solver import TrainerSolver
 
 __all__ = [
     "AVERAGES",
@@ -336,7 +345,9 @@ def _binary_estimator(
     return MetroClassifier(**params)
 
 
-def _oof_margins(fitted: MetroClassifier, y01: np.ndarray, seed: int) -> np.ndarray | None:
+def _oof_margins(
+    fitted: MetroClassifier, y01: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]]
+) -> np.ndarray | None:
     """Class/label margins on the rows each fold held out (None without folds)."""
     result = fitted.search_result_
     fits = result.fold_fits
@@ -345,9 +356,10 @@ def _oof_margins(fitted: MetroClassifier, y01: np.ndarray, seed: int) -> np.ndar
     threshold = float(result.threshold)
     if result.refinement is not None and result.refinement.temperature is not None:
         threshold = float(result.refinement.threshold_before)
-    folds = StratifiedKFold(n_splits=fitted.n_splits_, shuffle=True, random_state=seed)
     out = np.full(y01.size, np.nan)
-    for fit, (_, held_out) in zip(fits, folds.split(np.zeros(y01.size), y01), strict=True):
+    if len(folds) != len(fits):
+        return None
+    for fit, (_, held_out) in zip(fits, folds, strict=True):
         scores, labels = fit.validation_scores, fit.validation_labels
         if scores is None or labels is None or len(scores) != held_out.size:
             return None
@@ -357,17 +369,39 @@ def _oof_margins(fitted: MetroClassifier, y01: np.ndarray, seed: int) -> np.ndar
     return out if np.all(np.isfinite(out)) else None
 
 
+def _shared_folds(
+    est: MetroClassifier, indicators: np.ndarray, seed: int
+) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """The cross-validation folds of every class's search (None: the search chooses on a
+    holdout): stratified on the class (multi-class), or on each row's rarest label
+    (multi-label; a row with none is its own stratum), shuffled with ``seed``."""
+    n = indicators.shape[0]
+    n_folds = est._search_config().folds_for(n)
+    if n_folds is None:
+        return None
+    key = strata(indicators)
+    split = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    with warnings.catch_warnings():  # a class of fewer rows than folds: sklearn's own warning
+        warnings.simplefilter("ignore", UserWarning)
+        return [(tr, va) for tr, va in split.split(np.zeros(n), key)]
+
+
 def fit_averaged(
     est: MetroClassifier,
     X: Any,
     y: Any,
     *,
     on_class_step: Callable[[int, TraceStep], None] | None = None,
+    stack_classes: bool | None = None,
 ) -> MetroClassifier:
     """``est.fit(X, y)`` for ``est.average`` set: multi-class or multi-label (module docstring).
 
     ``on_class_step(c, step)`` is called with every step of class (label) ``c``'s search, in
-    place of the estimator's ``callback`` (which is called with the step alone)."""
+    place of the estimator's ``callback`` (which is called with the step alone).
+    ``stack_classes`` trains every class's grid of a fold in one stacked fit
+    (:mod:`metro.search.class_stack`); False fits each class's alone (the same fits up to
+    round-off, one after another); None: where :func:`~metro.search.class_stack.stacks_classes`
+    says so (a network trained with SGD on a CUDA device)."""
     average = check_average(est.average)
     _check_config(est)
     spec = _per_label_spec(est)
@@ -402,9 +436,33 @@ def fit_averaged(
     def callback(c: int) -> Callable[[TraceStep], None] | None:
         return est.callback if on_class_step is None else partial(on_class_step, c)
 
+    # One set of folds for every class (stratified on the class, or on each row's rarest
+    # label), so that every class's grid of a fold trains on the same rows: in one stacked fit
+    # (metro.search.class_stack) when ``stack_classes``.
+    indicators = np.column_stack(targets)
+    folds = _shared_folds(est, indicators, seed)
+    if stack_classes is None:
+        stack_classes = stacks_classes(est._model_spec(), est._training_config())
+    stack = ClassStack(indicators) if stack_classes and folds is not None else None
+
+    def wrap(c: int) -> Callable[[str, TrainerSolver], LambdaSolver] | None:
+        if stack is None or folds is None:
+            return None
+
+        def wrap_solver(role: str, inner: TrainerSolver) -> LambdaSolver:
+            if not role.startswith("fold"):
+                return inner  # the refit: at this class's own lambda
+            return stack.solver(role, c, inner, folds[int(role[4:])][0])
+
+        return wrap_solver
+
     estimators = [
-        _binary_estimator(est, seed, callback(c)).fit(X, t) for c, t in enumerate(targets)
+        _binary_estimator(est, seed, callback(c))._fit_binary(
+            X, t, folds=folds, wrap_solver=wrap(c)
+        )
+        for c, t in enumerate(targets)
     ]
+    est.stacked_fits_ = 0 if stack is None else stack.stacked_fits
     est.estimators_ = estimators
     est.average_ = average
     est.target_type_ = target_type
@@ -431,7 +489,10 @@ def fit_averaged(
             est.best_score_ = float(np.mean(est.best_scores_))
         return est
 
-    oof = [_oof_margins(e, t, seed) for e, t in zip(estimators, targets, strict=True)]
+    oof = [
+        None if folds is None else _oof_margins(e, t, folds)
+        for e, t in zip(estimators, targets, strict=True)
+    ]
     est.offsets_ = np.zeros(len(estimators))
     est.decision_rule_ = "ovr"
     est.best_score_ = float("nan")

@@ -37,6 +37,7 @@ from metro.datasets._multi import (
     load_multi_target,
     parse_classes,
     parse_label_matrix,
+    strata,
     stratify_key,
 )
 from metro.datasets._paths import local_path_of, uri_scheme
@@ -58,6 +59,7 @@ __all__ = [
     "parse_classes",
     "parse_label_matrix",
     "parse_labels",
+    "strata",
     "stratify_key",
     "subset",
     "uri_scheme",

@@ -245,12 +245,15 @@ def _read(
 
 
 def stratify_key(dataset: MultiTargetDataset) -> np.ndarray:
-    """What a split of ``dataset`` stratifies on: the class (multi-class), or each row's rarest
-    label (multi-label; rows with none are their own group), so every label keeps rows on
-    both sides of a split."""
-    if dataset.target == "multiclass":
-        return dataset.y
-    frequency = dataset.y.sum(axis=0).astype(np.float64)
-    rarest = np.where(dataset.y == 1, frequency[None, :], math.inf)
-    key = np.argmin(rarest, axis=1)
-    return np.where(np.isfinite(rarest.min(axis=1)), key, dataset.n_classes)
+    """What a split of ``dataset`` stratifies on: :func:`strata` of its class indicators."""
+    return strata(dataset.indicators)
+
+
+def strata(indicators: np.ndarray) -> np.ndarray:
+    """The stratum of each row of an ``n x C`` 0/1 matrix: its class (one-hot rows), or its
+    rarest label (multi-label), so that every label keeps rows on each side of a split; -1 for
+    a row with none."""
+    Y = np.asarray(indicators)
+    frequency = Y.sum(axis=0).astype(np.float64)
+    rarest = np.where(Y == 1, frequency[None, :], math.inf)
+    return np.where(np.isfinite(rarest.min(axis=1)), np.argmin(rarest, axis=1), -1)

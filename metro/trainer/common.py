@@ -47,7 +47,10 @@ def as_features(X: Any) -> Tensor:
     return t
 
 
-def as_labels(y: Any, n: int) -> Tensor:
+def as_labels(y: Any, n: int, n_values: int = 2) -> Tensor:
+    """Labels as int64: 0 (negative) and 1 (positive), or with ``n_values`` > 2 the row groups
+    ``0 .. n_values - 1`` that a cost table of ``n_values`` columns prices (see
+    :func:`as_costs`)."""
     arr = y.detach().cpu().numpy() if isinstance(y, Tensor) else np.asarray(y)
     if arr.ndim != 1:
         raise ValueError(f"y must be one-dimensional, got shape {list(arr.shape)}")
@@ -55,9 +58,14 @@ def as_labels(y: Any, n: int) -> Tensor:
         raise ValueError(f"X has {n} rows but y has {arr.shape[0]} labels")
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"y must hold labels 0 and 1, got dtype {arr.dtype}")
-    if not np.all((arr == 0) | (arr == 1)):
-        bad = np.unique(arr[(arr != 0) & (arr != 1)])[:5]
-        raise ValueError(f"y must hold labels 0 (negative) and 1 (positive), got {bad.tolist()}")
+    valid = (arr == np.round(arr)) & (arr >= 0) & (arr < n_values)
+    if not np.all(valid):
+        bad = np.unique(arr[~valid])[:5]
+        if n_values == 2:
+            raise ValueError(
+                f"y must hold labels 0 (negative) and 1 (positive), got {bad.tolist()}"
+            )
+        raise ValueError(f"y must hold row groups 0 to {n_values - 1}, got {bad.tolist()}")
     return torch.from_numpy(arr.astype(np.int64))
 
 
@@ -65,10 +73,10 @@ def as_costs(costs: Any) -> Tensor:
     arr = costs.detach().cpu().double().numpy() if isinstance(costs, Tensor) else np.asarray(costs)
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"costs must be numbers, got dtype {arr.dtype}")
-    if arr.ndim != 3 or arr.shape[1:] != (2, 2) or arr.shape[0] < 1:
+    if arr.ndim != 3 or arr.shape[1] != 2 or arr.shape[2] < 2 or arr.shape[0] < 1:
         raise ValueError(
-            "costs must have shape [K, 2, 2] (K >= 1, indexed [k, pred, true]), "
-            f"got {list(arr.shape)}"
+            "costs must have shape [K, 2, 2] (K >= 1, indexed [k, pred, true]), or [K, 2, G] "
+            f"for G >= 2 row groups, got {list(arr.shape)}"
         )
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
         raise ValueError("costs must be finite and non-negative")
@@ -127,7 +135,8 @@ def seeded_generator(device: torch.device, seed: int) -> torch.Generator:
 
 def costs_by_label(costs: Tensor) -> Tensor:
     """[K, pred, true] -> [true, pred, K], so ``table[y]`` gathers every example's costs for all
-    K models in one index op: [..., 2 (pred), K]."""
+    K models in one index op: [..., 2 (pred), K] (``true`` ranges over the row groups when there
+    are more than two)."""
     return costs.permute(2, 1, 0).contiguous()
 
 

@@ -48,6 +48,13 @@ def fit_cost_sensitive(
 ) -> FitResult:
     """Fit one model per cost table ``costs[k]`` ([K, 2, 2], indexed [k, pred, true]).
 
+    Row groups: with ``costs`` of shape [K, 2, G] (G > 2), ``y`` holds each row's group in
+    ``0 .. G - 1`` and ``costs[k, pred, g]`` is what model k pays for predicting ``pred`` on a
+    row of group g. This lets the models of one stack train on different binary targets: the
+    one-vs-rest problems of a multi-class fit (group = class; a model of class c prices group c
+    as positive and every other as negative), trained in one fit
+    (:mod:`metro.search.class_stack`).
+
     ``model`` is a ModelSpec (a fresh stack, standardized on X, seeded with ``config.seed``) or a
     StackedModel to warm-start from (K models, or 1 broadcast to all K; it is copied, not
     modified). ``callback`` gets a :class:`TrainingEvent` after every step; raising
@@ -72,8 +79,8 @@ def fit_cost_sensitive(
     device = resolve_device(config.device)
     Xt = as_features(X)
     n = Xt.shape[0]
-    yt = as_labels(y, n)
     cost_t = as_costs(costs)
+    yt = as_labels(y, n, int(cost_t.shape[2]))
     K = cost_t.shape[0]
     stack = initial_model(model, Xt, K, config.seed)
     optimizer_name = config.resolve_optimizer(stack.spec)

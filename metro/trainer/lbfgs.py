@@ -207,7 +207,7 @@ class _LinearObjective(_Objective):
         self.decay = weight_decay * flat.decay_mask
         self.n, self.d = Z.shape
         self.groups: list[_LabelGroup] = []
-        for label in (0, 1):
+        for label in range(table.shape[0]):  # 0 and 1, or the row groups (fit.py)
             # Phi(-h) is the term for predicting +1, Phi(h) for predicting -1.
             costs = [(table[label, 1], -1.0), (table[label, 0], 1.0)]
             used = [(cost, side) for cost, side in costs if bool((cost > 0).any())]

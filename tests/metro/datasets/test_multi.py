@@ -127,4 +127,4 @@ def test_stratify_key_groups_rows_by_their_rarest_label():
     ds = MultiTargetDataset(X=np.zeros((6, 1)), y=Y, classes=("a", "b"), target="multilabel",
                             feature_names=None, source="x")  # fmt: skip
     # label b (2 rows) is rarer than a (4 rows); the row with neither is its own group
-    assert stratify_key(ds).tolist() == [0, 1, 1, 2, 0, 0]
+    assert stratify_key(ds).tolist() == [0, 1, 1, -1, 0, 0]
