@@ -239,7 +239,8 @@ def fit_predict(group: str, seed: int, X: np.ndarray, y: np.ndarray, X_test: np.
             if multilabel:
                 return {}
             tuned = TunedArgmaxLogistic(random_state=seed).fit(X, y)
-            return {group: (tuned.predict(X_test), {"offsets": tuned.offsets_.tolist()})}
+            chosen = {"offsets": tuned.offsets_.tolist(), "held_out": tuned.best_score_}
+            return {group: (tuned.predict(X_test), chosen)}
     raise ValueError(f"unknown method group {group!r}")
 
 
