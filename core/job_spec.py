@@ -103,8 +103,9 @@ def metric_average(spec: Mapping[str, Any]) -> str | None:
 
 def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
     """What a normalized spec asks that its averaging cannot give: an averaged job takes a
-    per-label preset, no constraints, no positive label and no binary baselines (it runs its
-    own: :data:`AVERAGED_BASELINES`); a binary job takes no ``label_columns``."""
+    per-label preset, constraints only on multi-label data (each label's), no positive label
+    and no binary baselines (it runs its own: :data:`AVERAGED_BASELINES`); a binary job takes no
+    ``label_columns``."""
     from metro.multiclass import PER_LABEL_METRICS
 
     dataset = spec.get("dataset") or {}
@@ -129,12 +130,13 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
                 f"; got {preset!r}",
             )
         )
-    if spec.get("constraints"):
+    if spec.get("constraints") and dataset.get("label_columns") is None:
         errors.append(
             SpecFieldError(
                 ("constraints",),
-                "constraints are not supported with metric.average yet: drop them, or train one "
-                "binary problem",
+                "constraints with metric.average apply to multi-label data (dataset."
+                "label_columns: each label held to them on its own); a multi-class model decides "
+                "by an argmax over the classes, which no per-class constraint survives",
             )
         )
     if dataset.get("positive_label") is not None:

@@ -34,7 +34,13 @@ one of two decision rules on the per-class margins ``m_c(x) = h_c(x) - threshold
 
 A binary ``y`` with ``average="macro"`` is treated as the two-class case of the multi-class
 problem, as ``sklearn.metrics.f1_score(average="macro")`` does: the mean of the F1 of both classes
-(use ``average=None``, the default, for the F1 of the positive class). Constraints are refused.
+(use ``average=None``, the default, for the F1 of the positive class).
+
+Constraints (``constraints=[{"metric": "recall", "at_least": 0.8}]``) apply to multi-label data:
+each label's binary search is held to them on its own label (each label's recall at least 0.8),
+which is what they mean there since each label is decided on its own. Multi-class data refuses
+them: the argmax over the classes (and its offsets) moves every class's cells after its search
+chose, so no per-class floor would be what the delivered model does.
 
 Every class's search chooses on the same cross-validation folds, stratified on the class (on
 each row's rarest label for multi-label data), so that a fold's grids of all classes train on the
@@ -303,11 +309,6 @@ def _per_label_spec(est: MetroClassifier) -> MetricSpec:
 
 
 def _check_config(est: MetroClassifier) -> None:
-    if est.constraints:
-        raise ValueError(
-            "constraints are not supported with average= yet (per-class and per-label "
-            "constraints are planned); drop them or fit one binary problem"
-        )
     if est.pos_label is not None:
         raise ValueError(
             "pos_label does not apply with average=: every class (or label) is scored in turn"
@@ -409,6 +410,12 @@ def fit_averaged(
         est, X, y, allow_nd=True, dtype=np.float32, ensure_min_samples=2, multi_output=True
     )
     target_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if est.constraints and target_type != "multilabel-indicator":
+        raise ValueError(
+            "constraints with average= apply to multi-label data, each label's model held to "
+            "them on its own label; a multi-class model decides by an argmax over the classes, "
+            "which no per-class constraint survives: drop them, or fit one binary problem"
+        )
     n = X.shape[0]
     # One seed shared by every class's folds, drawn once when random_state is None.
     seed = int(check_random_state(est.random_state).randint(np.iinfo(np.int32).max))

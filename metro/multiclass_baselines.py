@@ -18,6 +18,7 @@ same class or label:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -27,9 +28,10 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.multiclass import type_of_target
 
+from metro.constraints import get_constraints
 from metro.metrics import MetricSpec, get_metric
 from metro.multiclass import check_average, predict_argmax, tune_offsets
-from metro.thresholds import best_threshold
+from metro.thresholds import best_constrained_threshold, best_threshold
 
 __all__ = ["OvRThresholdClassifier", "PlainLogistic", "TunedArgmaxLogistic"]
 
@@ -57,11 +59,14 @@ class OvRThresholdClassifier:
 
     def __init__(
         self, *, metric: str = "f1", metric_params: dict[str, Any] | None = None,
-        random_state: int | None = None,
+        random_state: int | None = None, constraints: Sequence[Any] | None = None,
     ) -> None:  # fmt: skip
         self.metric = metric
         self.metric_params = metric_params
         self.random_state = random_state
+        # Multi-label: each label's threshold chosen under these (metro.constraints), as a
+        # user holding each label to a floor would.
+        self.constraints = constraints
 
     def fit(self, X: Any, y: Any) -> OvRThresholdClassifier:
         X = np.asarray(X, dtype=np.float64)
@@ -76,7 +81,11 @@ class OvRThresholdClassifier:
             for train, held_out in folds.split(X, t):
                 model = _logistic().fit(X[train], t[train])
                 oof[held_out] = model.decision_function(X[held_out])
-            thresholds.append(best_threshold(spec, oof, t)[0])
+            if self.constraints:
+                held = get_constraints(self.constraints, t)
+                thresholds.append(best_constrained_threshold(spec, held, oof, t).threshold)
+            else:
+                thresholds.append(best_threshold(spec, oof, t)[0])
             self.estimators_.append(_logistic().fit(X, t))
         self.thresholds_ = np.array(thresholds)
         return self

@@ -142,7 +142,7 @@ def _averaged_result(
         lambda_star=None,
         selection=selection,
         choices=choices,
-        constraints=[],
+        constraints=job_constraints(job.spec),
         summary=method_summaries(overall),
         runs=runs,
         average=average,

@@ -43,6 +43,7 @@ from core.job_spec import (
     metric_average,
 )
 from core.records import MetricRecord, RepeatChoice
+from metro.constraints import get_constraints
 from metro.datasets import MultiTargetDataset, stratify_key
 from metro.experiment import repeat_seed
 from metro.multiclass import class_cells, label_cells, per_class_scores, sklearn_average
@@ -83,6 +84,7 @@ class AveragedRun:
         self.steps: dict[int, int] = {}  # repeat -> steps recorded so far
         self.n_classes = 1
         self.classes: tuple[Any, ...] = ()
+        self.label_targets: np.ndarray | None = None
         self.repeats = int(self.spec.get("repeats", 1))
 
     # -- the work -----------------------------------------------------------------------------
@@ -93,6 +95,8 @@ class AveragedRun:
         )
         run._pin_data(dataset.content_sha256)
         self.n_classes, self.classes = dataset.n_classes, dataset.classes
+        # each label's 0/1 target, which a constraint depending on the prior resolves on
+        self.label_targets = dataset.indicators
         self.check_budgets(
             DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), dataset.n_classes
         )
@@ -143,6 +147,7 @@ class AveragedRun:
             metric=preset, metric_params=metric, surrogate=self.objects.surrogate,
             model=self.objects.model, search=self.objects.search,
             training=self.objects.training, random_state=seed, average=self.average,
+            constraints=list(self.objects.constraints) or None,
         )  # fmt: skip
         self.run.progress_written = -math.inf
         return fit_averaged(
@@ -187,7 +192,10 @@ class AveragedRun:
         X = dataset.X.reshape(dataset.n_samples, -1)
         model: OvRThresholdClassifier | PlainLogistic | TunedArgmaxLogistic
         if method == "ovr-threshold":
-            model = OvRThresholdClassifier(metric=preset, metric_params=metric, random_state=seed)
+            model = OvRThresholdClassifier(
+                metric=preset, metric_params=metric, random_state=seed,
+                constraints=list(self.objects.constraints) or None,
+            )  # fmt: skip
         elif method == "logistic-tuned":
             model = TunedArgmaxLogistic(
                 metric=preset, metric_params=metric, average=self.average, random_state=seed
@@ -213,23 +221,53 @@ class AveragedRun:
             value = average
         scores = per_class_scores(spec, cells)
         lambdas = None if est is None else est.lambdas_
+        # Multi-label constraints: each label's values and whether they hold on its own cells;
+        # the average's row: their mean over the labels, and whether every label holds them.
+        held = [self._constraints_on(c, cells[c]) for c in range(self.n_classes)]
 
-        def row(index: int, value: float, counts: np.ndarray, lam: float | None) -> MetricRecord:
+        def row(
+            index: int, value: float, counts: np.ndarray, lam: float | None,
+            constraints: tuple[list[float | None], bool] | None,
+        ) -> MetricRecord:  # fmt: skip
             tp, fp, fn, tn = (int(np.rint(v)) for v in counts)
             return MetricRecord(
                 method=method, repeat=repeat, split=split,  # type: ignore[arg-type]
                 metric_value=float(value), tp=tp, fp=fp, fn=fn, tn=tn,
                 lambda_=None if lam is None or not math.isfinite(lam) else float(lam),
-                constraint_values=None, constraints_hold=None, class_index=index,
-                label=None if index < 0 else self.classes[index],
+                constraint_values=None if constraints is None else constraints[0],
+                constraints_hold=None if constraints is None else constraints[1],
+                class_index=index, label=None if index < 0 else self.classes[index],
             )  # fmt: skip
 
-        out = [row(-1, value, cells.sum(axis=0), None)]
+        overall = None
+        if held[0] is not None:
+            columns = zip(*(h[0] for h in held if h is not None), strict=True)
+            overall = (
+                [None if None in col else float(np.mean(col)) for col in columns],
+                all(h[1] for h in held if h is not None),
+            )
+        out = [row(-1, value, cells.sum(axis=0), None, overall)]
         out += [
-            row(c, float(scores[c]), cells[c], None if lambdas is None else float(lambdas[c]))
+            row(c, float(scores[c]), cells[c],
+                None if lambdas is None else float(lambdas[c]), held[c])
             for c in range(self.n_classes)
-        ]
+        ]  # fmt: skip
         return out
+
+    def _constraints_on(
+        self, class_index: int, cells: np.ndarray
+    ) -> tuple[list[float | None], bool] | None:
+        """Each constraint's value on one label's counts, and whether all of them hold there
+        (None: a job without constraints)."""
+        if not self.objects.constraints or self.label_targets is None:
+            return None
+        built = get_constraints(list(self.objects.constraints), self.label_targets[:, class_index])
+        fractions = np.asarray(cells, dtype=np.float64) / max(float(np.sum(cells)), 1.0)
+        values = [c.value(fractions) for c in built]
+        return (
+            [v if math.isfinite(v) else None for v in values],
+            all(c.holds(fractions) for c in built),
+        )
 
     def _choices(self, repeat: int, est: MetroClassifier) -> list[RepeatChoice]:
         multiclass = est.target_type_ != "multilabel-indicator"

@@ -216,7 +216,7 @@ def test_binary_default_unchanged():
         (
             {"average": "macro", "constraints": [{"metric": "recall", "at_least": 0.5}]},
             "multiclass",
-            "constraints are not supported with average",
+            "no per-class constraint survives",
         ),
         ({"average": "macro", "pos_label": 1}, "multiclass", "pos_label does not apply"),
         ({"average": "macro"}, "constant_label", "label 1 is constant"),
@@ -288,3 +288,20 @@ def test_concatenate_reexpresses_linear_models_on_one_standardization():
         concatenate([m1, m2])
     with pytest.raises(ValueError, match="one kind"):
         concatenate([a, m1])
+
+
+def test_multilabel_constraints_hold_each_label_to_them_and_multiclass_refuses_them():
+    X, Y = make_multilabel_classification(n_samples=400, n_classes=3, random_state=1)
+    floor = [{"metric": "recall", "at_least": 0.9}]
+    est = MetroClassifier(average="macro", constraints=floor, cv=3, random_state=0, **SMALL)
+    est.fit(X, Y)
+    for e in est.estimators_:
+        assert len(e.constraints_) == 1 and e.constraints_[0].bound == 0.9
+        # where it chose: each label's recall is held to the floor (or the warning says not)
+        assert e.constraints_satisfied_ is False or e.constraint_values_[0] >= 0.9 - 1e-9
+    free = MetroClassifier(average="macro", cv=3, random_state=0, **SMALL).fit(X, Y)
+    recall = lambda clf: recall_score(Y, clf.predict(X), average=None)  # noqa: E731
+    assert np.mean(recall(est)) > np.mean(recall(free))
+    X3, y3 = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="argmax over the classes"):
+        MetroClassifier(average="macro", constraints=floor, **SMALL).fit(X3, y3)

@@ -164,7 +164,7 @@ def test_averaged_jobs_are_refused_where_they_cannot_run(pair: Cluster):
         {"metric": {"preset": "accuracy", "average": "macro"}, "dataset": dataset},
         "metric", "preset",
     )  # fmt: skip
-    refused(
+    assert "argmax over the classes" in refused(
         {"metric": {"preset": "f1", "average": "macro"}, "dataset": dataset,
          "constraints": [{"metric": "recall", "at_least": 0.5}]},
         "constraints",
@@ -288,3 +288,41 @@ def test_the_builtin_digits_train_as_ten_classes(pair: Cluster):
     assert "needs a table" in refused(
         {"uri": "builtin://digits", "label_columns": ["a"]}, "label_columns"
     )
+
+
+def test_a_multilabel_job_holds_each_label_to_its_constraint(pair: Cluster):
+    """ "Each label's recall at least 0.9": every label's search is held to it, the baseline's
+    thresholds are chosen under it, and each label's row says its recall and whether it held."""
+    X, Y = make_multilabel_classification(n_samples=400, n_features=6, n_classes=3, random_state=1)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(6)])
+    for j, name in enumerate(("red", "green", "blue")):
+        frame[name] = Y[:, j]
+    uri = _upload(pair, frame)
+    job_id = pair.submit(
+        {"metric": {"preset": "precision", "average": "macro"},
+         "dataset": {"uri": uri, "label_columns": ["red", "green", "blue"]},
+         "constraints": [{"metric": "recall", "at_least": 0.9}], **FAST}
+    )  # fmt: skip
+    job = pair.wait_state(job_id, timeout=180)
+    assert job["state"] == "succeeded", job
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    assert [c["name"] for c in result["constraints"]] == ["recall >= 0.9"]
+    # each label's choice was made under the floor
+    assert all(c["constraint_values"] is not None for c in result["choices"])
+    rows = [r for r in result["runs"] if r["split"] == "test"]
+    for r in rows:
+        c = r["confusion"]
+        if r["class_index"] is None:
+            labels = [
+                x for x in rows if x["method"] == r["method"] and x["class_index"] is not None
+            ]
+            assert r["constraint_values"][0] == pytest.approx(
+                np.mean([x["constraint_values"][0] for x in labels])
+            )
+            assert r["constraints_hold"] == all(x["constraints_hold"] for x in labels)
+            continue
+        recall = c["tp"] / (c["tp"] + c["fn"])
+        assert r["constraint_values"][0] == pytest.approx(recall)
+        assert r["constraints_hold"] == (recall >= 0.9)
+    metro = [r for r in rows if r["method"] == "metro" and r["class_index"] is not None]
+    assert np.mean([r["constraint_values"][0] for r in metro]) > 0.8
