@@ -123,12 +123,19 @@ def test_a_multilabel_job_decides_each_label_by_its_sign(pair: Cluster):
     uri = _upload(pair, frame)
     job_id = pair.submit(
         {"metric": {"preset": "jaccard", "average": "weighted"},
-         "dataset": {"uri": uri, "label_columns": ["red", "green", "blue"]}, **FAST}
+         "dataset": {"uri": uri, "label_columns": ["red", "green", "blue"]}, "repeats": 2,
+         **FAST}
     )  # fmt: skip
     job = pair.wait_state(job_id, timeout=120)
     assert job["state"] == "succeeded", job
     result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
     assert [c["label"] for c in result["classes"]] == ["red", "green", "blue"]
+    # two repeats: a choice per label and repeat, the summaries over both, the model repeat 0's
+    assert [(c["repeat"], c["label"]) for c in result["choices"]] == [
+        (r, label) for r in (0, 1) for label in ("red", "green", "blue")
+    ]
+    assert all(s["n"] == 2 for s in result["summary"])
+    assert {s["repeat"] for s in pair.trace(job_id)} == {0, 1}
     assert all(c["offset"] is None for c in result["classes"])
     # the multinomial model with tuned offsets is a multi-class baseline only
     assert {s["method"] for s in result["summary"]} == {"metro", "ovr-threshold", "logistic"}
