@@ -965,3 +965,10 @@ def test_an_averaged_job_shows_each_class(
     metro_row = dom.find("table", id="methods-table").find("tr", data_method="metro")
     assert f"{(0.8 + 0.85 + 0.9) / 3:.4f}" in metro_row.text
     assert cells_of(metro_row)[-2] == "—"  # no single lambda for the job
+    # the choices: one per class, named, chosen by the class's own F1; one λ per class
+    choice_rows = dom.find("table", id="choices-table").find("tbody").find_all("tr")
+    assert [r.attrs["data-class"] for r in choice_rows] == list(CLASSES)
+    assert [cells_of(r)[1] for r in choice_rows] == list(CLASSES)
+    assert "F1 chosen by" in dom.find("table", id="choices-table").text
+    assert dom.find(id="best-lambda").text == "one per class (below)"
+    assert not dom.find_all(id="selection-score")  # it chose by the average: the results card

@@ -233,21 +233,26 @@
   function choicesTable(choices, name, constraints) {
     const reached = choices.some((c) => c.ratio_reached !== null && c.ratio_reached !== undefined);
     const refined = choices.some((c) => c.refinement);
+    // An averaged job: a choice per class, chosen by the class's own metric (F1, not its mean).
+    const labelled = choices.some((c) => c.label !== null && c.label !== undefined);
+    const shown = labelled ? name.split(' (')[0] : name;
     return h('div', { class: 'table-wrap' }, h('table', { class: 'table compact', id: 'choices-table' },
       h('caption', { class: 'sr-only' }, 'What each repeat\'s search chose'),
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col', class: 'num' }, 'Repeat'),
+        labelled ? h('th', { scope: 'col' }, 'Class') : null,
         h('th', { scope: 'col', class: 'num' }, 'Trained ', h('span', { class: 'nt' }, 'λ')),
         h('th', { scope: 'col' }, 'Shift'),
         reached ? h('th', { scope: 'col', class: 'num' }, 'Ratio reached') : null,
         h('th', { scope: 'col', class: 'num' }, 'Threshold'),
-        h('th', { scope: 'col', class: 'num' }, `${name} chosen by`),
+        h('th', { scope: 'col', class: 'num' }, `${shown} chosen by`),
         refined ? h('th', { scope: 'col', title: 'The refinement step after the choice (docs/algorithms.md)' }, 'Refined') : null,
         // The constraint's name (the card says above it at what confidence it must hold).
         constraints.map((c) => h('th', { scope: 'col', class: 'num', title: c.display_name }, c.name)),
         constraints.length ? h('th', { scope: 'col' }, 'Constraints') : null)),
-      h('tbody', {}, choices.map((c) => h('tr', { 'data-repeat': c.repeat },
+      h('tbody', {}, choices.map((c) => h('tr', { 'data-repeat': c.repeat, 'data-class': labelled ? String(c.label) : null },
         h('td', { class: 'num' }, c.repeat),
+        labelled ? h('td', {}, String(c.label)) : null,
         h('td', { class: 'num' }, fmtLambda(c.trained_lambda)),
         h('td', {}, c.shift),
         reached ? h('td', { class: 'num' }, fmtLambda(c.ratio_reached)) : null,
@@ -675,16 +680,21 @@
         h('strong', {}, 'Failed: '), job.failure_reason));
     }
     const choices = job.choices || [];
-    const delivered = choices[0];
+    // An averaged job (metric.average): a choice per class, each with its own λ.
+    const perClass = choices.some((c) => c.label !== null && c.label !== undefined);
+    const delivered = perClass ? null : choices[0];
     const name = metricName(job.spec);
     const constraints = jobConstraints(job.spec);
     const chosenConstraints = chosenConstraintsEl(choices, constraints);
     children.push(dl([
       ['State', stateBadge(job.state)],
       running && ['Current λ', h('span', { class: 'num' }, fmtLambda(job.current_lambda))],
-      ['Trained λ', [h('span', { class: 'num', id: 'best-lambda' }, fmtLambda(job.best_lambda)),
-        delivered ? h('span', { class: 'muted', id: 'trained-shift' }, ` shift ${delivered.shift}${choices.length > 1 ? ' (repeat 0, the model delivered)' : ''}`) : null]],
-      choices.length && ['Best', h('span', { id: 'selection-score' }, selectionText(choices, name) || '—')],
+      perClass
+        ? ['Trained λ', h('span', { id: 'best-lambda' }, 'one per class (below)')]
+        : ['Trained λ', [h('span', { class: 'num', id: 'best-lambda' }, fmtLambda(job.best_lambda)),
+          delivered ? h('span', { class: 'muted', id: 'trained-shift' }, ` shift ${delivered.shift}${choices.length > 1 ? ' (repeat 0, the model delivered)' : ''}`) : null]],
+      // an averaged job chose by its average: the results card has it
+      choices.length && !perClass && ['Best', h('span', { id: 'selection-score' }, selectionText(choices, name) || '—')],
       chosenConstraints && ['Constraints', chosenConstraints],
       ['Trace steps', String(steps.length)],
       ['Attempts', String(job.attempts)],
@@ -812,7 +822,10 @@
     const dashOf = (shift) => SHIFT_DASHES[shifts.indexOf(shift || '') % SHIFT_DASHES.length];
     // The curve each repeat's choice ran over (grid searches): pooled over the folds at each
     // lambda's own tuned threshold, which the folds' own lines (at threshold 0) are not.
-    const curves = (job.choices || [])
+    // An averaged job's choices are one per class, each over its own class's curve: the plot
+    // draws its classes' lines and leaves the choices to the per-class tables.
+    const binaryChoices = (job.choices || []).filter((c) => c.label === null || c.label === undefined);
+    const curves = binaryChoices
       .filter((c) => Array.isArray(c.selection_curve) && c.selection_curve.length)
       .map((c) => ({
         repeat: c.repeat, trained: c.trained_lambda, shift: c.shift, split: selectionLabel(c),
@@ -821,7 +834,7 @@
     // Every repeat's choice, marked in the plot: on its pooled curve where the choice carries
     // one, else at the score it chose by (bisection, Dinkelbach and constrained searches, and
     // jobs recorded before selection_curve).
-    const marked = (job.choices || [])
+    const marked = binaryChoices
       .filter((c) => c && c.trained_lambda !== null && c.trained_lambda !== undefined)
       .map((c) => ({
         repeat: c.repeat, trained: c.trained_lambda, shift: c.shift, split: selectionLabel(c),
