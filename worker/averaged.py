@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -56,7 +55,13 @@ from metro.serialization import save_model
 from worker import artifacts
 from worker.datasets import load_job_multi_target
 from worker.lease import LeaseLost
-from worker.results import MODEL_NAMESPACE, check_manifest, repeat_choice, step_row
+from worker.results import (
+    MODEL_NAMESPACE,
+    check_manifest,
+    finite_or_none,
+    repeat_choice,
+    step_row,
+)
 
 if TYPE_CHECKING:
     from metro.estimator import MetroClassifier
@@ -93,7 +98,7 @@ class AveragedRun:
         dataset = load_job_multi_target(
             run.ctx, run.job.tenant_id, self.spec["dataset"], job_id=run.job.id
         )
-        run._pin_data(dataset.content_sha256)
+        run.pin_data(dataset.content_sha256)
         self.n_classes, self.classes = dataset.n_classes, dataset.classes
         # each label's 0/1 target, which a constraint depending on the prior resolves on
         self.label_targets = dataset.indicators
@@ -111,7 +116,8 @@ class AveragedRun:
             est = self._fit(dataset, train, repeat, seed)
             spec = est.metric_
             choices += self._choices(repeat, est)
-            store.set_choices(run.ctx, run.job.id, run.token, choices, best_lambda=None)
+            if not store.set_choices(run.ctx, run.job.id, run.token, choices, best_lambda=None):
+                raise LeaseLost(str(run.job.id))
             y_test = dataset.y[test]
             margins = est.decision_function(dataset.X[test])
             tested = self._rows("metro", repeat, "test", spec, self._cells(margins, y_test), est)
@@ -140,20 +146,23 @@ class AveragedRun:
         from metro.estimator import MetroClassifier
         from metro.multiclass import fit_averaged
 
-        metric = dict(self.spec["metric"])
-        preset = str(metric.pop("preset"))
-        metric.pop("average", None)
+        preset, metric = self._metric()
         est = MetroClassifier(
             metric=preset, metric_params=metric, surrogate=self.objects.surrogate,
             model=self.objects.model, search=self.objects.search,
             training=self.objects.training, random_state=seed, average=self.average,
             constraints=list(self.objects.constraints) or None,
         )  # fmt: skip
-        self.run.progress_written = -math.inf
         return fit_averaged(
             est, dataset.X[train], dataset.y[train],
             on_class_step=lambda c, step: self._on_step(repeat, c, step),
         )  # fmt: skip
+
+    def _metric(self) -> tuple[str, dict[str, Any]]:
+        """The per-class preset and its parameters (the spec's metric without its averaging)."""
+        params = dict(self.spec["metric"])
+        params.pop("average", None)
+        return str(params.pop("preset")), params
 
     def _on_step(self, repeat: int, class_index: int, step: TraceStep) -> None:
         run = self.run
@@ -186,9 +195,7 @@ class AveragedRun:
         self, method: str, dataset: MultiTargetDataset, train: np.ndarray, test: np.ndarray,
         seed: int,
     ) -> np.ndarray:  # fmt: skip
-        metric = dict(self.spec["metric"])
-        preset = str(metric.pop("preset"))
-        metric.pop("average", None)
+        preset, metric = self._metric()
         X = dataset.X.reshape(dataset.n_samples, -1)
         model: OvRThresholdClassifier | PlainLogistic | TunedArgmaxLogistic
         if method == "ovr-threshold":
@@ -334,13 +341,10 @@ class AveragedRun:
             "sha256": full["weights_sha256"],
             "manifest": full,
         }
-        started = time.perf_counter()
-        outcome = store.succeed_job(
+        return store.succeed_job(
             run.ctx, run.job.id, run.token, metric_records=records, model_row=model_row,
             best_lambda=None, choices=choices,
         )  # fmt: skip
-        logger.debug("job %s: results written in %.2fs", run.job.id, time.perf_counter() - started)
-        return "lost" if outcome == "lost" else outcome
 
 
 def _split(dataset: MultiTargetDataset, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -357,8 +361,7 @@ def _split(dataset: MultiTargetDataset, seed: int) -> tuple[np.ndarray, np.ndarr
 
 
 def _finite(value: float) -> float | None:
-    value = float(value)
-    return value if math.isfinite(value) else None
+    return finite_or_none(float(value))
 
 
 def _what(multiclass: bool) -> str:

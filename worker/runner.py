@@ -233,7 +233,7 @@ class JobRun:
             logger.exception("job %s failed with an unexpected error", self.job.id)
             return self._fail(f"internal error ({type(exc).__name__}); see the worker's log")
 
-    def _pin_data(self, digest: str) -> None:
+    def pin_data(self, digest: str) -> None:
         """The job trains on one version of its data: the first load pins its digest, and an
         attempt that loads other data (the file, object or URL changed since) fails the job
         rather than mix fits of two versions in one search."""
@@ -304,7 +304,7 @@ class JobRun:
         dataset = load_job_dataset(
             self.ctx, self.job.tenant_id, spec["dataset"], job_id=self.job.id
         )
-        self._pin_data(dataset.content_sha256)
+        self.pin_data(dataset.content_sha256)
         check_budgets(
             spec, objects, DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), self.ctx
         )
