@@ -459,7 +459,8 @@ def fit_averaged(
         def wrap_solver(role: str, inner: TrainerSolver) -> LambdaSolver:
             if not role.startswith("fold"):
                 return inner  # the refit: at this class's own lambda
-            return stack.solver(role, c, inner, folds[int(role[4:])][0])
+            train, held_out = folds[int(role[4:])]
+            return stack.solver(role, c, inner, train, held_out)
 
         return wrap_solver
 

@@ -76,8 +76,23 @@ def test_rows_with_the_same_targets_share_a_group():
     assert groups.tolist() == [2, 1, 2, 3, 0]
 
 
+def _count_own_fits(monkeypatch) -> dict[str, int]:
+    """Counts the fits a class's own solver makes (TrainerSolver.fit), not the stack's."""
+    from metro.search.solver import TrainerSolver
+
+    count = {"n": 0}
+    original = TrainerSolver.fit
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        count["n"] += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrainerSolver, "fit", counted)
+    return count
+
+
 @pytest.mark.parametrize("kind", ["multiclass", "multilabel", "mlp"])
-def test_an_averaged_fit_stacking_its_classes_chooses_as_one_that_does_not(kind):
+def test_an_averaged_fit_stacking_its_classes_chooses_as_one_that_does_not(kind, monkeypatch):
     params: dict = {"n_lambdas": 5, "refine": "off", "random_state": 0, "average": "macro"}
     if kind == "multilabel":
         X, y = make_multilabel_classification(n_samples=300, n_classes=3, random_state=0)
@@ -88,9 +103,14 @@ def test_an_averaged_fit_stacking_its_classes_chooses_as_one_that_does_not(kind)
                       training={"epochs": 10, "batch_size": 32})  # fmt: skip
     else:
         params["training"] = {"max_iter": 60}
+    fits = _count_own_fits(monkeypatch)
     stacked = fit_averaged(MetroClassifier(**params), X, y, stack_classes=True)
+    own_stacked = fits["n"]
     alone = fit_averaged(MetroClassifier(**params), X, y, stack_classes=False)
-    assert stacked.stacked_fits_ == 5 and alone.stacked_fits_ == 0  # one per fold
+    n_classes = len(stacked.estimators_)
+    # one stack per fold holds every class; each class then fits only its refit on its own
+    assert stacked.stacked_fits_ == 5 and alone.stacked_fits_ == 0
+    assert own_stacked == n_classes and fits["n"] - own_stacked == n_classes * (5 + 1)
     np.testing.assert_array_equal(stacked.lambdas_, alone.lambdas_)
     np.testing.assert_allclose(
         stacked.decision_function(X), alone.decision_function(X), atol=1e-3, rtol=1e-3
