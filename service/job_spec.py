@@ -280,7 +280,12 @@ def check_job_limits(spec: Mapping[str, Any], *, limits: JobLimits, data: DataSi
 
 
 def known_data_size(
-    session: Session, uri: str, dataset_id: uuid.UUID | None, *, averaged: bool = False
+    session: Session,
+    uri: str,
+    dataset_id: uuid.UUID | None,
+    *,
+    averaged: bool = False,
+    label_columns: int = 1,
 ) -> DataSize:
     """What the service knows of a checked dataset before any worker loads it: an upload's rows
     and columns (recorded when it was received), a built-in's; nothing of a file, an object or
@@ -290,8 +295,9 @@ def known_data_size(
         if row is None or row.n_rows is None or row.n_columns is None:
             return DataSize()
         # An NPZ's columns are its flattened features (the labels are another array); a table's
-        # include the label column. An NPZ's image channels are not recorded.
-        features = row.n_columns if row.format == ".npz" else row.n_columns - 1
+        # include the label column, or the ``label_columns`` of multi-label data. An NPZ's image
+        # channels are not recorded.
+        features = row.n_columns if row.format == ".npz" else row.n_columns - label_columns
         return DataSize(n_rows=row.n_rows, n_features=max(features, 1))
     if uri.lower().startswith("builtin://"):
         from metro.data import DataError, builtin_shape

@@ -234,6 +234,30 @@ def test_an_uploads_recorded_size_is_what_the_budgets_judge(client, tenant, sett
     assert f"{parameters:,} parameters x 200 rows x 5 epochs x 106 models" in error["msg"]
 
 
+def test_a_multilabel_uploads_features_are_its_columns_less_every_label_column(
+    client, tenant, settings, monkeypatch
+):
+    rows = "\n".join(f"{i},{i % 7},{i % 2},{(i // 2) % 2},{(i // 3) % 2}" for i in range(60))
+    up = client.post(
+        "/v1/datasets",
+        files={"file": ("m.csv", f"x1,x2,a,b,c\n{rows}\n".encode(), "text/csv")},
+        headers=tenant.headers,
+    )
+    assert up.status_code == 201, up.text
+    body = job_body(
+        metric={"preset": "f1", "average": "macro"},
+        dataset={"uri": up.json()["uri"], "label_columns": ["a", "b", "c"]},
+        model={"kind": "mlp", "hidden": [8]},
+    )
+    parameters = 2 * 8 + 8 + 8 + 1  # two feature columns: none of the three labels is one
+    monkeypatch.setattr(settings, "max_model_parameters", parameters)
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    monkeypatch.setattr(settings, "max_model_parameters", parameters - 1)
+    [error] = _errors(client.post("/v1/jobs", json=body, headers=tenant.headers))
+    assert f"the model has {parameters:,} parameters" in error["msg"]
+
+
 def test_data_of_unknown_size_is_judged_by_a_lower_bound_of_its_parameters(
     client, tenant, settings, monkeypatch, s3_allowed
 ):

@@ -124,7 +124,11 @@ def submit_job(
         spec,
         limits=JobLimits.from_settings(settings),
         data=known_data_size(
-            session, checked.uri, checked.dataset_id, averaged=metric_average(spec) is not None
+            session,
+            checked.uri,
+            checked.dataset_id,
+            averaged=metric_average(spec) is not None,
+            label_columns=len(spec["dataset"].get("label_columns") or [None]),
         ),
     )
     job, created = crud.submit_job(
