@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from metro.multiclass import AVERAGES
+
 __all__ = [
     "ChoiceWarning",
     "ConfusionCounts",
@@ -229,7 +231,7 @@ class ModelManifest(BaseModel):
     constraints_hold: dict[str, bool | None] | None = None
     constraints_satisfied: bool | None = None
     # A model of several classes (an averaged job, metro.multiclass).
-    average: Literal["macro", "weighted"] | None = Field(
+    average: Literal[AVERAGES] | None = Field(  # type: ignore[valid-type]
         default=None, description="How the per-class metric is averaged (null: binary)"
     )
     classes: list[bool | int | float | str] | None = Field(

@@ -557,7 +557,7 @@ class JobResult(BaseModel):
         "(an averaged job's: the average over its classes)"
     )
     runs: list[MetricRun]
-    average: Literal["macro", "weighted"] | None = Field(
+    average: Literal[AVERAGES] | None = Field(  # type: ignore[valid-type]
         default=None, description="An averaged job's averaging (metric.average); null: binary"
     )
     classes: list[ClassResult] | None = Field(
