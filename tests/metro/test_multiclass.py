@@ -292,8 +292,14 @@ def test_concatenate_reexpresses_linear_models_on_one_standardization():
 
 def test_multilabel_constraints_hold_each_label_to_them_and_multiclass_refuses_them():
     X, Y = make_multilabel_classification(n_samples=400, n_classes=3, random_state=1)
+    from metro.search import SearchConfig
+
     floor = [{"metric": "recall", "at_least": 0.9}]
-    est = MetroClassifier(average="macro", constraints=floor, cv=3, random_state=0, **SMALL)
+    # a whole SearchConfig: two multipliers keep the constrained grid small
+    search = SearchConfig(n_lambdas=5, cv=3, refine="off", multipliers=(0.0, 4.0))
+    est = MetroClassifier(
+        average="macro", constraints=floor, search=search, training=FAST, random_state=0
+    )
     est.fit(X, Y)
     for e in est.estimators_:
         assert len(e.constraints_) == 1 and e.constraints_[0].bound == 0.9

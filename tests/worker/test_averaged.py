@@ -308,7 +308,8 @@ def test_a_multilabel_job_holds_each_label_to_its_constraint(pair: Cluster):
     job_id = pair.submit(
         {"metric": {"preset": "precision", "average": "macro"},
          "dataset": {"uri": uri, "label_columns": ["red", "green", "blue"]},
-         "constraints": [{"metric": "recall", "at_least": 0.9}], **FAST}
+         "constraints": [{"metric": "recall", "at_least": 0.9}],
+         **{**FAST, "search": {**FAST["search"], "multipliers": [0, 4]}}}
     )  # fmt: skip
     job = pair.wait_state(job_id, timeout=180)
     assert job["state"] == "succeeded", job
