@@ -123,15 +123,8 @@ def _averaged_result(
     validation = [
         r.metric_value for r in overall if r.method == "metro" and r.split == "validation"
     ]
-    selection = None
-    if validation and delivered:
-        selection = SelectionSummary(
-            split=delivered[0].selection_split,
-            n_folds=delivered[0].n_folds,
-            n=len(validation),
-            mean=math.fsum(validation) / len(validation),
-            std=statistics.stdev(validation) if len(validation) > 1 else None,
-        )
+    # the average each repeat chose by: where its classes chose (the pooled held-out folds)
+    selection = _selection(delivered[0], validation) if validation and delivered else None
     return JobResult(
         job_id=job.id,
         metric=str(metric.get("name", "custom")),
@@ -196,11 +189,14 @@ def selection_summary(choices: Sequence[RepeatChoice]) -> SelectionSummary | Non
     """Mean and sample standard deviation of the repeats' selection scores (all measured on
     the same kind of split)."""
     values = [c.selection_score for c in choices if c.selection_score is not None]
-    if not values:
-        return None
+    return _selection(choices[0], values) if values else None
+
+
+def _selection(where: RepeatChoice, values: Sequence[float]) -> SelectionSummary:
+    """Mean and sample standard deviation of selection scores measured where ``where`` chose."""
     return SelectionSummary(
-        split=choices[0].selection_split,
-        n_folds=choices[0].n_folds,
+        split=where.selection_split,
+        n_folds=where.n_folds,
         n=len(values),
         mean=math.fsum(values) / len(values),
         std=statistics.stdev(values) if len(values) > 1 else None,

@@ -24,9 +24,7 @@ split.
 
 from __future__ import annotations
 
-import logging
 import math
-import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -51,13 +49,9 @@ from metro.multiclass_baselines import (
     PlainLogistic,
     TunedArgmaxLogistic,
 )
-from metro.serialization import save_model
-from worker import artifacts
 from worker.datasets import load_job_multi_target
 from worker.lease import LeaseLost
 from worker.results import (
-    MODEL_NAMESPACE,
-    check_manifest,
     finite_or_none,
     repeat_choice,
     step_row,
@@ -68,8 +62,6 @@ if TYPE_CHECKING:
     from metro.metrics import MetricSpec
     from metro.search import TraceStep
     from worker.runner import JobRun
-
-logger = logging.getLogger(__name__)
 
 TEST_FRACTION = 0.2
 
@@ -322,25 +314,7 @@ class AveragedRun:
             "scores": scores,
             "dataset": spec["dataset"]["uri"],
         }
-        rel = artifacts.model_path(run.job.id)
-        target = artifacts.full_uri(run.ctx.settings.artifacts_uri, rel)
-        model = stacked_model(est)
-        try:
-            full = save_model(target, model, manifest=manifest)
-        except (RuntimeError, ValueError, ImportError) as exc:
-            logger.warning("job %s: ONNX export failed (%s); saving without it", run.job.id, exc)
-            full = save_model(target, model, manifest=manifest, onnx=False)
-        check_manifest(full)
-        model_row = {
-            "id": uuid.uuid5(MODEL_NAMESPACE, f"{run.job.id}/metro/0"),
-            "tenant_id": run.job.tenant_id,
-            "job_id": run.job.id,
-            "artifact_uri": rel,
-            "format": "safetensors",
-            "has_onnx": full["onnx_sha256"] is not None,
-            "sha256": full["weights_sha256"],
-            "manifest": full,
-        }
+        model_row = run.save_delivered(stacked_model(est), manifest)
         return store.succeed_job(
             run.ctx, run.job.id, run.token, metric_records=records, model_row=model_row,
             best_lambda=None, choices=choices,

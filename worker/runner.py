@@ -52,6 +52,7 @@ from core.states import JobState
 from metro.datasets import DataError
 from metro.experiment import ExperimentResult, run_experiment
 from metro.metrics import MetricSpec
+from metro.models import StackedModel
 from metro.search import SearchResult, TraceStep
 from metro.search.bisection import max_bisection_steps
 from metro.search.config import AUTO_CV_FOLDS, SearchConfig
@@ -402,6 +403,30 @@ class JobRun:
         ):  # fmt: skip
             raise LeaseLost(str(self.job.id))
 
+    def save_delivered(self, model: StackedModel, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Save the delivered model (safetensors, and ONNX where it exports) with its manifest
+        to the artifact store, check the manifest as the API will serve it, and return its
+        ``models`` row."""
+        rel = artifacts.model_path(self.job.id)
+        target = artifacts.full_uri(self.ctx.settings.artifacts_uri, rel)
+        try:
+            full = save_model(target, model, manifest=manifest)
+        except (RuntimeError, ValueError, ImportError) as exc:
+            # An exporter failure must not cost the trained model: keep it without ONNX.
+            logger.warning("job %s: ONNX export failed (%s); saving without it", self.job.id, exc)
+            full = save_model(target, model, manifest=manifest, onnx=False)
+        check_manifest(full)
+        return {
+            "id": uuid.uuid5(MODEL_NAMESPACE, f"{self.job.id}/metro/0"),
+            "tenant_id": self.job.tenant_id,
+            "job_id": self.job.id,
+            "artifact_uri": rel,
+            "format": "safetensors",
+            "has_onnx": full["onnx_sha256"] is not None,
+            "sha256": full["weights_sha256"],
+            "manifest": full,
+        }
+
     def _finish(self, result: ExperimentResult, dataset: Any) -> str:
         spec = self.job.spec
         metric_records = [
@@ -463,25 +488,7 @@ class JobRun:
             "dataset": spec["dataset"]["uri"],
             **constrained_manifest(spec, result, choices[0]),
         }
-        rel = artifacts.model_path(self.job.id)
-        target = artifacts.full_uri(self.ctx.settings.artifacts_uri, rel)
-        try:
-            full = save_model(target, fitted.model, manifest=manifest)
-        except (RuntimeError, ValueError, ImportError) as exc:
-            # An exporter failure must not cost the trained model: keep it without ONNX.
-            logger.warning("job %s: ONNX export failed (%s); saving without it", self.job.id, exc)
-            full = save_model(target, fitted.model, manifest=manifest, onnx=False)
-        check_manifest(full)
-        model_row = {
-            "id": uuid.uuid5(MODEL_NAMESPACE, f"{self.job.id}/metro/0"),
-            "tenant_id": self.job.tenant_id,
-            "job_id": self.job.id,
-            "artifact_uri": rel,
-            "format": "safetensors",
-            "has_onnx": full["onnx_sha256"] is not None,
-            "sha256": full["weights_sha256"],
-            "manifest": full,
-        }
+        model_row = self.save_delivered(fitted.model, manifest)
         lam = fitted.lam if fitted.lam is not None and math.isfinite(fitted.lam) else None
         outcome = store.succeed_job(
             self.ctx, self.job.id, self.token, metric_records=metric_records, model_row=model_row,

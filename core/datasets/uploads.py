@@ -12,7 +12,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from core.config import Settings
 from core.errors import (
@@ -21,6 +21,9 @@ from core.errors import (
     PayloadTooLargeError,
     UnsupportedFormatError,
 )
+
+if TYPE_CHECKING:
+    from metro.datasets import MultiTargetDataset
 
 # The formats metro.data reads, by file name suffix.
 FORMATS = (".csv.gz", ".csv", ".parquet", ".pq", ".npz")
@@ -152,17 +155,15 @@ def inspect_upload(
                 multi = _multiclass(stored, label_column, positive_label, upload_dir, limits)
                 if multi is None:
                     raise binary_error from None
-                return multi
-            names = list(ds.feature_names) if ds.feature_names is not None else None
-            is_table = names is not None and stored.format != ".npz"
-            columns = [*names, label_column] if is_table and names is not None else names
-            # n_columns counts the file's columns, label included, as without a label column:
-            # one file, one answer (an NPZ has no label column among its X's columns).
-            n_columns = len(columns) if is_table and columns is not None else ds.n_features
-            info = Inspection(
-                n_rows=ds.n_samples, n_columns=n_columns, columns=columns,
-                labels=[ds.negative_label, ds.positive_label],
-            )  # fmt: skip
+                info = _labelled(
+                    stored, label_column, multi.feature_names, multi.n_samples,
+                    int(multi.X[0].size), list(multi.classes),
+                )  # fmt: skip
+            else:
+                info = _labelled(
+                    stored, label_column, ds.feature_names, ds.n_samples, ds.n_features,
+                    [ds.negative_label, ds.positive_label],
+                )  # fmt: skip
         else:
             shape = inspect_file(
                 str(stored.path), data_roots=[upload_dir], **limits.as_metro_kwargs()
@@ -186,38 +187,47 @@ def inspect_upload(
     return info
 
 
+def _labelled(
+    stored: StoredUpload,
+    label_column: str,
+    feature_names: tuple[str, ...] | None,
+    n_rows: int,
+    n_features: int,
+    labels: list[Any],
+) -> Inspection:
+    """The inspection of a file loaded by its label column. n_columns counts the file's
+    columns, label included, as without a label column: one file, one answer (an NPZ has no
+    label column among its X's columns)."""
+    names = list(feature_names) if feature_names is not None else None
+    is_table = names is not None and stored.format != ".npz"
+    columns = [*names, label_column] if is_table and names is not None else names
+    n_columns = len(columns) if is_table and columns is not None else n_features
+    return Inspection(n_rows=n_rows, n_columns=n_columns, columns=columns, labels=labels)
+
+
 def _multiclass(
     stored: StoredUpload,
     label_column: str,
     positive_label: Any,
     upload_dir: Path,
     limits: DatasetLimits,
-) -> Inspection | None:
-    """The inspection of a table whose label column holds three classes or more (read as a
-    worker reads an averaged job's data), or None where it does not read as one (the binary
-    reading's error is then the one to show)."""
-    from metro.datasets import DataError, MultiTargetDataset, load_multi_target
+) -> MultiTargetDataset | None:
+    """The file read as a worker reads an averaged job's data, where its label column holds
+    three classes or more; None where it does not read as one (the binary reading's error is
+    then the one to show)."""
+    from metro.datasets import DataError, load_multi_target
 
     if positive_label is not None:
         return None
     try:
-        ds: MultiTargetDataset = load_multi_target(
+        ds = load_multi_target(
             str(stored.path), label_column=label_column, data_roots=[upload_dir],
             max_rows=limits.rows, max_columns=limits.columns,
             max_decompressed_bytes=limits.decompressed_bytes,
         )  # fmt: skip
     except DataError:
         return None
-    if ds.n_classes < 3:
-        return None
-    names = list(ds.feature_names) if ds.feature_names is not None else None
-    is_table = names is not None and stored.format != ".npz"
-    columns = [*names, label_column] if is_table and names is not None else names
-    n_columns = len(columns) if is_table and columns is not None else int(ds.X[0].size)
-    _refuse_nul_names(columns)
-    return Inspection(
-        n_rows=ds.n_samples, n_columns=n_columns, columns=columns, labels=list(ds.classes)
-    )
+    return ds if ds.n_classes >= 3 else None
 
 
 def _refuse_nul_names(columns: list[str] | None) -> None:
