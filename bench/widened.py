@@ -13,6 +13,8 @@ Examples
     python bench/widened.py --main /tmp/main-now.json   # with a rerun of the main tier
     python bench/widened.py --small-more bench/results/small-data-seeds5-9.json   # 10 seeds
     python bench/widened.py --main-more bench/results/defaults-seeds5-9.json ...  # main, too
+    python bench/widened.py ... --also bench/results/refine-schedule.json \
+        --method metro:anneal-t3-consistent                 # a variant run on ten seeds at once
 """
 
 from __future__ import annotations
@@ -77,6 +79,14 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="records of the small tier on further seeds (bench/small_data.py --first-seed)",
     )
+    parser.add_argument(
+        "--also",
+        type=Path,
+        action="append",
+        default=[],
+        help="records run on every seed at once (e.g. a variant with --seeds 10), either tier: "
+        "added to their tier after the seeds are joined",
+    )
     parser.add_argument("--method", default="metro")
     parser.add_argument("--peer", nargs="+", default=["ttcv", "parambath"])
     args = parser.parse_args(argv)
@@ -95,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         for path in args.small_more:
             more["cells"].update(json.loads(path.read_text())["cells"])
         small_records = with_more_seeds(small_records, more)
+    for path in args.also:
+        for name, cell in json.loads(path.read_text())["cells"].items():
+            tier = small_records if "@" in cell["task"] else main_records
+            tier["cells"][name] = cell
     data = widened(main_records, small_records, [args.method, *args.peer])
     for tier, records in (("main", main_records), ("small", small_records), ("widened", None)):
         scope = (

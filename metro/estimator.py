@@ -75,6 +75,11 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         ``"off"``: the search's model as it is.
     refine_temperatures : sequence of float, default=(0.05, 0.2)
         The temperatures tried, as fractions of the spread of the chosen model's scores.
+    refine_anneal : bool, default=False
+        Try the temperatures hottest first, each from the one before's refined model.
+    refine_consistency : float >= 1, optional
+        Keep a refinement only if the delivered model predicts positive on its training rows
+        at a rate within this factor of the refined fold models' rate on the held-out rows.
     guard : {"fallback", "off"}
         ``"fallback"``: a choice whose held-out counts cannot back it (fewer than 5 true
         positives, or fewer predicted positives than a tenth of the held-out positives) is
@@ -159,6 +164,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         threshold: str = _DEFAULT_SEARCH.threshold,
         refine: str = _DEFAULT_SEARCH.refine,
         refine_temperatures: Sequence[float] = _DEFAULT_SEARCH.refine_temperatures,
+        refine_anneal: bool = _DEFAULT_SEARCH.refine_anneal,
+        refine_consistency: float | None = _DEFAULT_SEARCH.refine_consistency,
         guard: str = _DEFAULT_SEARCH.guard,
         refine_confidence: float | None = _DEFAULT_SEARCH.refine_confidence,
         shrink_confidence: float | None = _DEFAULT_SEARCH.shrink_confidence,
@@ -187,6 +194,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.threshold = threshold
         self.refine = refine
         self.refine_temperatures = refine_temperatures
+        self.refine_anneal = refine_anneal
+        self.refine_consistency = refine_consistency
         self.guard = guard
         self.refine_confidence = refine_confidence
         self.shrink_confidence = shrink_confidence
@@ -230,6 +239,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             refit=self.refit,
             refine=self.refine,
             refine_temperatures=tuple(self.refine_temperatures),
+            refine_anneal=self.refine_anneal,
+            refine_consistency=self.refine_consistency,
             guard=self.guard,
             refine_confidence=self.refine_confidence,
             shrink_confidence=self.shrink_confidence,

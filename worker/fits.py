@@ -273,6 +273,11 @@ class RecordedSolver:
             raise TypeError("a fold stack fits the grid; score with a fold's solver")
         return self.inner.held_out_scores(model)
 
+    def training_scores(self, model: StackedModel) -> np.ndarray:
+        if isinstance(self.inner, FoldStackSolver):
+            raise TypeError("a fold stack fits the grid; score with a fold's solver")
+        return self.inner.training_scores(model)
+
     def solve(
         self,
         lambdas: np.ndarray,

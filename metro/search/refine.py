@@ -47,6 +47,10 @@ class Refiner(Protocol):
         """h on this solver's held-out rows ([n]), None without any."""
         ...
 
+    def training_scores(self, model: StackedModel) -> np.ndarray:
+        """h on this solver's training rows ([n])."""
+        ...
+
 
 @dataclass(frozen=True)
 class Refinement:
@@ -63,6 +67,10 @@ class Refinement:
     # With SearchConfig.refine_confidence: the paired bootstrap's probability that the best
     # temperature beats the unrefined choice on the held-out rows (None: not computed).
     win_probability: float | None = None
+    # With SearchConfig.refine_consistency: the delivered model's predicted-positive rate on its
+    # training rows over the refined fold models' on the pooled held-out rows (None: not
+    # computed); outside the allowed factor the step is not kept.
+    refit_rate_ratio: float | None = None
 
     @property
     def kept(self) -> bool:
@@ -77,6 +85,7 @@ class Refinement:
             "losses": [{"temperature": t, "loss": loss} for t, loss in self.losses],
             "feasible": list(self.feasible),
             "win_probability": self.win_probability,
+            "refit_rate_ratio": self.refit_rate_ratio,
         }
 
 
@@ -122,14 +131,20 @@ def refine_choice(
     # pooled confusion fractions); without constraints every one is feasible.
     tried: list[tuple[float, ConstrainedThreshold, np.ndarray]] = []
     decisions: dict[float, np.ndarray] = {}
-    for temperature in config.refine_temperatures:
-        scores = []
-        for fit, solver in zip(fits, refiners, strict=True):
-            refined = solver.refine(fit.model(), offset=offset, temperature=temperature)
+    temperatures = _schedule(config)
+    # Annealed: each temperature starts from the hotter one before it (offset already folded in).
+    starts: list[tuple[StackedModel, float]] = [(fit.model(), offset) for fit in fits]
+    for temperature in temperatures:
+        scores, stage = [], []
+        for (start, shift), solver in zip(starts, refiners, strict=True):
+            refined = solver.refine(start, offset=shift, temperature=temperature)
             held_out = solver.held_out_scores(refined)
             if held_out is None:
                 return result
             scores.append(held_out)
+            stage.append((refined, 0.0))
+        if config.refine_anneal:
+            starts = stage
         decisions[temperature] = np.concatenate(scores) >= 0
         fractions = cells_from_predictions(y, decisions[temperature][:, None])[0]
         judged_here = judge_at_zero(spec, judged, fractions, y.size, new_fraction=fraction)
@@ -145,6 +160,17 @@ def refine_choice(
         before = unrefined >= float(result.threshold)
         probability = win_probability(spec, y, decisions[best_t], before)
         keep = probability >= config.refine_confidence
+    refined_model: StackedModel | None = None
+    rate_ratio: float | None = None
+    if keep:
+        refined_model, on = _refine_delivered(
+            result, refit_solver, refiners, offset, temperatures, best_t, config
+        )
+        if config.refine_consistency is not None:
+            # The delivered model is refined on its own rows, along its own (non-convex) path;
+            # the held-out rows judged the fold models. Kept only if it predicts like them.
+            rate_ratio = _rate_ratio(on.training_scores(refined_model), decisions[best_t])
+            keep = 1.0 / config.refine_consistency <= rate_ratio <= config.refine_consistency
     result.refinement = Refinement(
         loss_before=float(result.selection_loss),
         threshold_before=float(result.threshold),
@@ -152,14 +178,11 @@ def refine_choice(
         temperature=best_t if keep else None,
         feasible=tuple(judged.feasible for _, judged, _ in tried) if constraints else (),
         win_probability=probability,
+        refit_rate_ratio=rate_ratio,
     )
     if not keep:
         return result
-    if result.final is not None and isinstance(refit_solver, Refiner):
-        start, on = result.final.model(), refit_solver
-    else:
-        start, on = result.best.model(), refiners[0]
-    result.refined_model = on.refine(start, offset=offset, temperature=best_t)
+    result.refined_model = refined_model
     result.selection_loss = best.loss
     tp, fp, fn, tn = (round(float(v) * y.size) for v in best_cells)
     result.selection_counts = (tp, fp, fn, tn)
@@ -169,3 +192,40 @@ def refine_choice(
     result.held_out_decisions = (y, decisions[best_t])
     result.warnings = diagnose(result, spec)
     return result
+
+
+def _schedule(config: SearchConfig) -> tuple[float, ...]:
+    """The temperatures in the order they are tried: as configured, or hottest first when
+    annealed (each then starts from the one before)."""
+    temperatures = tuple(dict.fromkeys(config.refine_temperatures))
+    return tuple(sorted(temperatures, reverse=True)) if config.refine_anneal else temperatures
+
+
+def _refine_delivered(
+    result: SearchResult,
+    refit_solver: object | None,
+    refiners: Sequence[Refiner],
+    offset: float,
+    temperatures: tuple[float, ...],
+    best_t: float,
+    config: SearchConfig,
+) -> tuple[StackedModel, Refiner]:
+    """The model to deliver, refined as the kept temperature's fold models were (along the same
+    schedule when annealed): the refit on all the training rows, or the holdout's fit; and the
+    solver whose rows it was refined on."""
+    if result.final is not None and isinstance(refit_solver, Refiner):
+        start, on = result.final.model(), refit_solver
+    else:
+        start, on = result.best.model(), refiners[0]
+    shift = offset
+    for temperature in temperatures[: temperatures.index(best_t)] if config.refine_anneal else ():
+        start, shift = on.refine(start, offset=shift, temperature=temperature), 0.0
+    return on.refine(start, offset=shift, temperature=best_t), on
+
+
+def _rate_ratio(training_scores: np.ndarray, held_out_decisions: np.ndarray) -> float:
+    """Predicted-positive rate on the training rows over that of the held-out decisions (each
+    with half a row added, so that none and none is 1 and a rate of zero stays finite)."""
+    mine = (float(np.count_nonzero(training_scores >= 0)) + 0.5) / (training_scores.size + 1)
+    theirs = (float(np.count_nonzero(held_out_decisions)) + 0.5) / (held_out_decisions.size + 1)
+    return mine / theirs

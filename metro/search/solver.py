@@ -197,6 +197,10 @@ class TrainerSolver:
             seed=self.config.seed, constraints=self.constraints,
         )  # fmt: skip
 
+    def training_scores(self, model: StackedModel) -> np.ndarray:
+        """h of a stack of one on this solver's training rows."""
+        return self._scores(model, self.X)[:, 0]
+
     def held_out_scores(self, model: StackedModel) -> np.ndarray | None:
         """h of a stack of one on this solver's validation rows (None: it has none)."""
         if self.X_validation is None:

@@ -249,8 +249,10 @@ def test_threshold_zero_and_a_holdout_keep_the_papers_rule():
 
 def test_tuned_threshold_does_not_lose_to_zero_on_the_held_out_folds():
     X, y = _data(n=900, seed=9, weight=0.1)
+    # The search's own choice (a refinement after it starts from each one's answer and may land
+    # anywhere, so it is off here).
     kw = dict(metric="f_beta", metric_params={"beta": 0.5}, n_lambdas=7, random_state=0,
-              training=FAST)  # fmt: skip
+              training=FAST, refine="off")  # fmt: skip
     tuned = MetroClassifier(**kw).fit(X, y)
     zero = MetroClassifier(threshold="zero", **kw).fit(X, y)
     # the same folds and fits: tuning can only raise the pooled held-out score it chose by

@@ -94,7 +94,7 @@ def test_end_to_end(pair: Cluster):
     # The refinement step ran in the worker as in the library, and is reported once.
     step = choice["refinement"]
     assert step is not None and manifest["refinement"] == step
-    assert {s["temperature"] for s in step["scores"]} == {0.05, 0.2}
+    assert {s["temperature"] for s in step["scores"]} == {0.05, 0.2, 0.5}
     assert direct.searches[0].refinement is not None
     assert step["kept"] == direct.searches[0].refinement.kept
     # The curve the choice ran over: every grid lambda, pooled over the 5 folds at its own

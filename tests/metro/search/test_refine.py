@@ -42,15 +42,18 @@ def _solvers(X, y, spec, folds, constraints=()):
 
 
 def _refined_by_hand(X, y, folds, result, fold_solvers) -> tuple[np.ndarray, np.ndarray]:
-    """Each fold's chosen fit refined by its solver at the kept temperature (from the search's
-    threshold), deciding by its sign on its held-out rows: (labels, predictions), pooled."""
+    """Each fold's chosen fit refined by its solver as the default schedule does (hottest first,
+    each temperature from the one before, from the search's threshold) down to the kept
+    temperature, deciding by its sign on its held-out rows: (labels, predictions), pooled."""
     step = result.refinement
+    schedule = [t for t, _ in step.losses]
+    assert schedule == sorted(schedule, reverse=True)  # annealed, the default
     predicted, truth = [], []
     for (_, va), fit, solver in zip(folds, result.fold_fits, fold_solvers, strict=True):
-        refined = solver.refine(
-            fit.model(), offset=-step.threshold_before, temperature=step.temperature
-        )
-        predicted.append(predict_scores(refined, X[va])[:, 0] >= 0)
+        model, offset = fit.model(), -step.threshold_before
+        for t in schedule[: schedule.index(step.temperature) + 1]:
+            model, offset = solver.refine(model, offset=offset, temperature=t), 0.0
+        predicted.append(predict_scores(model, X[va])[:, 0] >= 0)
         truth.append(y[va])
     return np.concatenate(truth), np.concatenate(predicted)
 
@@ -109,7 +112,7 @@ def test_the_estimator_reports_the_refinement_and_never_a_worse_held_out_score()
     if on.refinement_.kept:
         assert on.threshold_ == 0.0 and on.best_score_ > off.best_score_
     d = on.refinement_.to_dict()
-    assert {row["temperature"] for row in d["losses"]} == {0.05, 0.2}
+    assert [row["temperature"] for row in d["losses"]] == [0.5, 0.2, 0.05]  # annealed
 
 
 def test_refinement_settings_are_validated() -> None:
@@ -137,7 +140,7 @@ def test_under_a_constraint_a_kept_refinement_meets_it_on_the_pooled_held_out_ro
     )  # fmt: skip
     step = result.refinement
     assert step is not None and step.kept  # checked: kept on this sample
-    assert step.feasible == (True, True) and result.constraints_satisfied
+    assert step.feasible == (True, True, True) and result.constraints_satisfied
     pooled_y, pooled_p = _refined_by_hand(X, y, folds, result, fold_solvers)
     precision = precision_score(pooled_y, pooled_p)
     assert precision >= 0.5
@@ -153,9 +156,83 @@ def test_a_refined_model_that_breaks_a_constraint_is_never_kept() -> None:
         random_state=0,
     ).fit(X, y)  # fmt: skip
     step = clf.refinement_
-    # Checked on this sample: both refined models reach a better recall on the held-out rows,
-    # and both break the false-positive-rate ceiling there.
-    assert step is not None and step.feasible == (False, False)
-    assert all(loss < step.loss_before for _, loss in step.losses)
+    # Checked on this sample: the refined models of the two hotter temperatures reach a better
+    # recall on the held-out rows, and every refined model breaks the false-positive-rate
+    # ceiling there.
+    assert step is not None and step.feasible == (False, False, False)
+    assert sum(loss < step.loss_before for _, loss in step.losses) >= 2
     assert not step.kept and clf.threshold_ == step.threshold_before
     assert clf.constraint_values_[0] <= 0.1
+
+
+# -- the schedule (refine_anneal) and the delivered model's check (refine_consistency) ---------
+
+
+def _figure1_search(**settings):
+    X, y = figure1_data(1000, seed=0)
+    spec = get_metric("f1").resolve(y)
+    folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+    fold_solvers, refit = _solvers(X, y, spec, folds)
+    config = SearchConfig(n_lambdas=7, **settings)
+    result = run_search(fold_solvers[0], config=config, fold_solvers=fold_solvers,
+                        refit_solver=refit)  # fmt: skip
+    return X, y, folds, fold_solvers, refit, result
+
+
+def test_an_annealed_refinement_starts_each_temperature_from_the_hotter_one() -> None:
+    X, y, folds, fold_solvers, refit, result = _figure1_search(
+        refine_anneal=True, refine_temperatures=(0.05, 0.2)
+    )
+    step = result.refinement
+    assert step is not None and [t for t, _ in step.losses] == [0.2, 0.05]  # hottest first
+    # Oracle: each fold's choice refined by hand along the schedule, pooled and scored.
+    for k, (_, loss) in enumerate(step.losses):
+        predicted, truth = [], []
+        for (_, va), fit, solver in zip(folds, result.fold_fits, fold_solvers, strict=True):
+            model, offset = fit.model(), -step.threshold_before
+            for t in [0.2, 0.05][: k + 1]:
+                model, offset = solver.refine(model, offset=offset, temperature=t), 0.0
+            predicted.append(predict_scores(model, X[va])[:, 0] >= 0)
+            truth.append(y[va])
+        assert -loss == pytest.approx(f1_score(np.concatenate(truth), np.concatenate(predicted)))
+    assert step.kept  # checked: kept on this sample
+    # The delivered model is the refit refined along the same schedule, down to the kept one.
+    model, offset = result.final.model(), -step.threshold_before
+    for t in [0.2, 0.05][: [0.2, 0.05].index(step.temperature) + 1]:
+        model, offset = refit.refine(model, offset=offset, temperature=t), 0.0
+    np.testing.assert_array_equal(predict_scores(result.refined_model, X), predict_scores(model, X))
+
+
+def test_the_consistency_check_compares_the_delivered_models_rate_with_the_judged_folds() -> None:
+    X, y, *_, plain = _figure1_search(refine_consistency=None)
+    assert plain.refinement is not None and plain.refinement.kept
+    assert plain.refinement.refit_rate_ratio is None  # no check asked for
+    # A loose factor keeps what the step kept without the check, and says what it measured.
+    _, _, _, _, _, loose = _figure1_search(refine_consistency=100.0)
+    step = loose.refinement
+    assert step.kept and step.temperature == plain.refinement.temperature
+    on_training = predict_scores(loose.refined_model, X)[:, 0] >= 0
+    _, held_out = loose.held_out_decisions
+    by_hand = ((on_training.sum() + 0.5) / (y.size + 1)) / ((held_out.sum() + 0.5) / (y.size + 1))
+    assert step.refit_rate_ratio == pytest.approx(by_hand)
+    np.testing.assert_array_equal(
+        predict_scores(loose.refined_model, X), predict_scores(plain.refined_model, X)
+    )
+    # A factor the measured ratio falls outside of: the step is not kept, the choice stands.
+    factor = max(step.refit_rate_ratio, 1.0 / step.refit_rate_ratio) * 0.999
+    assert factor >= 1.0  # checked: the refit predicts 1.0% more positives than the folds here
+    _, _, _, _, _, strict = _figure1_search(refine_consistency=factor)
+    assert not strict.refinement.kept and strict.refined_model is None
+    assert strict.refinement.refit_rate_ratio == pytest.approx(step.refit_rate_ratio)
+    assert strict.threshold == strict.refinement.threshold_before != 0.0
+    assert strict.selection_loss == strict.refinement.loss_before
+
+
+def test_the_new_refinement_settings_are_validated() -> None:
+    for bad in [0.5, float("nan"), float("inf"), "2", 101.0]:
+        with pytest.raises(ValueError, match="refine_consistency"):
+            SearchConfig(refine_consistency=bad)
+    with pytest.raises(ValueError, match="refine_anneal must be true or false"):
+        SearchConfig(refine_anneal="yes")
+    with pytest.raises(ValueError, match="refine_consistency"):
+        MetroClassifier(refine_consistency=0.0).fit(*_synthetic(200))

@@ -59,6 +59,13 @@ class SearchSpec:
     refine_temperatures: list[float] | Unset = UNSET
     """ The temperatures the refinement tries, as fractions of the spread of the chosen model's scores. Server
     default: [0.05, 0.2] """
+    refine_anneal: bool | Unset = UNSET
+    """ Try the refinement's temperatures hottest first, each starting from the one before (graduated smoothing)
+    instead of each from the search's choice. Server default: false """
+    refine_consistency: float | None | Unset = UNSET
+    """ null: no check; a factor f >= 1 keeps a refinement only if the delivered model, refined on all the training
+    rows, predicts positive on them at a rate within f times (either way) the rate of the refined fold models on the
+    held-out rows that judged them """
     guard: SelectionGuard | Unset = UNSET
     """ 'fallback': a choice whose held-out counts cannot support it (fewer than 5 true positives, or predicted
     positives below a tenth of the held-out positives) is compared with the plain-ERM grid point at a supported
@@ -127,6 +134,14 @@ class SearchSpec:
         if not isinstance(self.refine_temperatures, Unset):
             refine_temperatures = self.refine_temperatures
 
+        refine_anneal = self.refine_anneal
+
+        refine_consistency: float | None | Unset
+        if isinstance(self.refine_consistency, Unset):
+            refine_consistency = UNSET
+        else:
+            refine_consistency = self.refine_consistency
+
         guard: str | Unset = UNSET
         if not isinstance(self.guard, Unset):
             guard = self.guard
@@ -176,6 +191,10 @@ class SearchSpec:
             field_dict["refine"] = refine
         if refine_temperatures is not UNSET:
             field_dict["refine_temperatures"] = refine_temperatures
+        if refine_anneal is not UNSET:
+            field_dict["refine_anneal"] = refine_anneal
+        if refine_consistency is not UNSET:
+            field_dict["refine_consistency"] = refine_consistency
         if guard is not UNSET:
             field_dict["guard"] = guard
         if refine_confidence is not UNSET:
@@ -268,6 +287,17 @@ class SearchSpec:
 
         refine_temperatures = cast(list[float], d.pop("refine_temperatures", UNSET))
 
+        refine_anneal = d.pop("refine_anneal", UNSET)
+
+        def _parse_refine_consistency(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        refine_consistency = _parse_refine_consistency(d.pop("refine_consistency", UNSET))
+
         _guard = d.pop("guard", UNSET)
         guard: SelectionGuard | Unset
         if isinstance(_guard, Unset):
@@ -309,6 +339,8 @@ class SearchSpec:
             multipliers=multipliers,
             refine=refine,
             refine_temperatures=refine_temperatures,
+            refine_anneal=refine_anneal,
+            refine_consistency=refine_consistency,
             guard=guard,
             refine_confidence=refine_confidence,
             shrink_confidence=shrink_confidence,
