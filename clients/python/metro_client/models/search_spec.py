@@ -58,14 +58,14 @@ class SearchSpec:
     """
     refine_temperatures: list[float] | Unset = UNSET
     """ The temperatures the refinement tries, as fractions of the spread of the chosen model's scores. Server
-    default: [0.05, 0.2] """
+    default: [0.05, 0.2, 0.5] """
     refine_anneal: bool | Unset = UNSET
     """ Try the refinement's temperatures hottest first, each starting from the one before (graduated smoothing)
-    instead of each from the search's choice. Server default: false """
+    instead of each from the search's choice. Server default: true """
     refine_consistency: float | None | Unset = UNSET
     """ null: no check; a factor f >= 1 keeps a refinement only if the delivered model, refined on all the training
     rows, predicts positive on them at a rate within f times (either way) the rate of the refined fold models on the
-    held-out rows that judged them """
+    held-out rows that judged them. Server default: 2.0 """
     guard: SelectionGuard | Unset = UNSET
     """ 'fallback': a choice whose held-out counts cannot support it (fewer than 5 true positives, or predicted
     positives below a tenth of the held-out positives) is compared with the plain-ERM grid point at a supported
