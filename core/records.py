@@ -87,6 +87,12 @@ class Refinement(BaseModel):
         description="The threshold the search tuned, where the step started from"
     )
     scores: list[RefinementScore]
+    refit_rate_ratio: float | None = Field(
+        default=None,
+        description="The delivered model's predicted-positive rate on its training rows over "
+        "the refined fold models' on the held-out rows that judged them; a step whose ratio is "
+        "outside the job's search.refine_consistency is not kept (null: not checked)",
+    )
 
 
 class SelectionPoint(BaseModel):

@@ -101,6 +101,7 @@ def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None
             }
             for i, (t, loss) in enumerate(step.losses)
         ],
+        "refit_rate_ratio": finite_or_none(step.refit_rate_ratio),
     }
 
 

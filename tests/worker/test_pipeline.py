@@ -97,6 +97,11 @@ def test_end_to_end(pair: Cluster):
     assert {s["temperature"] for s in step["scores"]} == {0.05, 0.2, 0.5}
     assert direct.searches[0].refinement is not None
     assert step["kept"] == direct.searches[0].refinement.kept
+    # The delivered model's check (refine_consistency) is reported when a step won held out.
+    ratio = direct.searches[0].refinement.refit_rate_ratio
+    assert step["refit_rate_ratio"] == (None if ratio is None else pytest.approx(ratio))
+    if step["kept"]:
+        assert 0.5 <= step["refit_rate_ratio"] <= 2.0
     # The curve the choice ran over: every grid lambda, pooled over the 5 folds at its own
     # threshold; its best point is the chosen lambda, at the score the search chose by.
     curve = choice["selection_curve"]

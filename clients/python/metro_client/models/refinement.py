@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.refinement_score import RefinementScore
 
@@ -26,6 +28,10 @@ class Refinement:
     threshold_before: float
     """ The threshold the search tuned, where the step started from """
     scores: list[RefinementScore]
+    refit_rate_ratio: float | None | Unset = UNSET
+    """ The delivered model's predicted-positive rate on its training rows over the refined fold models' on the
+    held-out rows that judged them; a step whose ratio is outside the job's search.refine_consistency is not kept
+    (null: not checked) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -44,6 +50,12 @@ class Refinement:
             scores_item = scores_item_data.to_dict()
             scores.append(scores_item)
 
+        refit_rate_ratio: float | None | Unset
+        if isinstance(self.refit_rate_ratio, Unset):
+            refit_rate_ratio = UNSET
+        else:
+            refit_rate_ratio = self.refit_rate_ratio
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -55,6 +67,8 @@ class Refinement:
                 "scores": scores,
             }
         )
+        if refit_rate_ratio is not UNSET:
+            field_dict["refit_rate_ratio"] = refit_rate_ratio
 
         return field_dict
 
@@ -88,12 +102,22 @@ class Refinement:
 
             scores.append(scores_item)
 
+        def _parse_refit_rate_ratio(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        refit_rate_ratio = _parse_refit_rate_ratio(d.pop("refit_rate_ratio", UNSET))
+
         refinement = cls(
             kept=kept,
             temperature=temperature,
             score_before=score_before,
             threshold_before=threshold_before,
             scores=scores,
+            refit_rate_ratio=refit_rate_ratio,
         )
 
         refinement.additional_properties = d
