@@ -92,6 +92,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "anneal-t3": {"refine_consistency": None},
     "consistent": {"refine_anneal": False, "refine_temperatures": (0.05, 0.2)},
     "anneal-t3-consistent": {},
+    "anneal-t4": {"refine_temperatures": (0.05, 0.2, 0.5, 1.0)},  # one hotter start: not kept
     # Selection under thin evidence (metro.search.safeguard; bench/small_data.py). "guard" is
     # the default since it was measured; "guard-off" is the default before it. The other two
     # were measured against the default before "guard" (each with guard off) and not kept.
