@@ -103,6 +103,8 @@ def _errors(r) -> list[dict[str, Any]]:
             {"search": {"refine_temperatures": [0.1, 0.0]}},
             ["body", "search", "refine_temperatures", 1],
         ),
+        ({"search": {"refine_consistency": 0.5}}, ["body", "search", "refine_consistency"]),
+        ({"search": {"refine_anneal": "sometimes"}}, ["body", "search", "refine_anneal"]),
         ({"training": {"lr": -1}}, ["body", "training", "lr"]),
         ({"training": {"warm_start": "sometimes"}}, ["body", "training", "warm_start"]),
         ({"training": {"compile": "sometimes"}}, ["body", "training", "compile"]),
