@@ -73,13 +73,15 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         step is kept only when it scores better on the held-out rows the choice was made on, and
         under ``constraints`` only when they hold there too (see :mod:`metro.search.refine`).
         ``"off"``: the search's model as it is.
-    refine_temperatures : sequence of float, default=(0.05, 0.2)
+    refine_temperatures : sequence of float, default=(0.05, 0.2, 0.5)
         The temperatures tried, as fractions of the spread of the chosen model's scores.
-    refine_anneal : bool, default=False
-        Try the temperatures hottest first, each from the one before's refined model.
-    refine_consistency : float >= 1, optional
+    refine_anneal : bool, default=True
+        Try the temperatures hottest first, each from the one before's refined model (False:
+        each from the search's choice).
+    refine_consistency : float >= 1 or None, default=2.0
         Keep a refinement only if the delivered model predicts positive on its training rows
-        at a rate within this factor of the refined fold models' rate on the held-out rows.
+        at a rate within this factor of the refined fold models' rate on the held-out rows
+        (None: no check).
     guard : {"fallback", "off"}
         ``"fallback"``: a choice whose held-out counts cannot back it (fewer than 5 true
         positives, or fewer predicted positives than a tenth of the held-out positives) is

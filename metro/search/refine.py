@@ -2,12 +2,15 @@
 
 The chosen fit of every fold (or the holdout's one fit) is refined on its own training part for
 each temperature of ``SearchConfig.refine_temperatures`` (:func:`metro.trainer.refine
-.refine_linear`, from the fit with its tuned threshold), and the refined models are judged on the
+.refine_linear`, from the fit with its tuned threshold; with ``refine_anneal``, hottest first,
+each temperature from the one before's refined model), and the refined models are judged on the
 same held-out rows as the search's choice: the metric of the confusion counts pooled over the
 folds, each refined model deciding by its own sign. The best temperature is kept only when it
 beats the unrefined choice's selection loss; then the delivered model is the refit refined the
 same way on all the training data, and the result's selection loss, counts and threshold are the
-refined ones (the threshold is then 0: the refined model decides by its sign).
+refined ones (the threshold is then 0: the refined model decides by its sign). With
+``refine_consistency`` the delivered model must also predict positive on its rows at a rate
+within that factor of the refined fold models' held-out rate, or the step is not kept.
 
 The comparison reuses the rows that chose lambda, which favours the unrefined choice (its
 threshold was tuned on them, the refined models' offsets were not), so a kept step has cleared a
@@ -132,19 +135,19 @@ def refine_choice(
     tried: list[tuple[float, ConstrainedThreshold, np.ndarray]] = []
     decisions: dict[float, np.ndarray] = {}
     temperatures = _schedule(config)
-    # Annealed: each temperature starts from the hotter one before it (offset already folded in).
-    starts: list[tuple[StackedModel, float]] = [(fit.model(), offset) for fit in fits]
+    starts, shift = [fit.model() for fit in fits], offset
     for temperature in temperatures:
         scores, stage = [], []
-        for (start, shift), solver in zip(starts, refiners, strict=True):
+        for start, solver in zip(starts, refiners, strict=True):
             refined = solver.refine(start, offset=shift, temperature=temperature)
             held_out = solver.held_out_scores(refined)
             if held_out is None:
                 return result
             scores.append(held_out)
-            stage.append((refined, 0.0))
+            stage.append(refined)
         if config.refine_anneal:
-            starts = stage
+            # The next temperature starts from these (their offset is already folded in).
+            starts, shift = stage, 0.0
         decisions[temperature] = np.concatenate(scores) >= 0
         fractions = cells_from_predictions(y, decisions[temperature][:, None])[0]
         judged_here = judge_at_zero(spec, judged, fractions, y.size, new_fraction=fraction)
