@@ -166,6 +166,23 @@ def other_tenant(make_tenant: Callable[[], TenantCtx]) -> TenantCtx:
     return make_tenant()
 
 
+def upload(
+    client: Any,
+    tenant: TenantCtx,
+    content: bytes,
+    filename: str,
+    content_type: str = "application/octet-stream",
+    **form: Any,
+) -> Any:
+    """POST /v1/datasets with ``content`` as the file ``filename`` (and ``form`` fields)."""
+    return client.post(
+        "/v1/datasets",
+        files={"file": (filename, content, content_type)},
+        data=form,
+        headers=tenant.headers,
+    )
+
+
 def job_body(**overrides: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
         "metric": {"preset": "f1"},

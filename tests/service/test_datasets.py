@@ -10,18 +10,13 @@ import zlib
 import numpy as np
 import pytest
 
-from tests.service.conftest import job_body
+from tests.service.conftest import job_body, upload
 
 CSV = b"a,b,label\n1.0,2.0,yes\n3.0,4.0,no\n5.0,6.0,yes\n"
 
 
 def _upload(client, tenant, content=CSV, filename="train.csv", **form):
-    return client.post(
-        "/v1/datasets",
-        files={"file": (filename, content, "application/octet-stream")},
-        data=form,
-        headers=tenant.headers,
-    )
+    return upload(client, tenant, content, filename, **form)
 
 
 def test_upload_records_sha256_shape_and_returns_uri(client, tenant, service_dirs):

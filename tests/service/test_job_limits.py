@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.service.conftest import job_body
+from tests.service.conftest import job_body, upload
 
 
 def _errors(r: Any) -> list[dict[str, Any]]:
@@ -212,11 +212,7 @@ def test_the_work_budget_both_ways(client, tenant, settings, monkeypatch):
 
 def test_an_uploads_recorded_size_is_what_the_budgets_judge(client, tenant, settings, monkeypatch):
     rows = "\n".join(f"{i},{i % 7},{i % 3},{i % 2}" for i in range(200))
-    up = client.post(
-        "/v1/datasets",
-        files={"file": ("t.csv", f"a,b,c,y\n{rows}\n".encode(), "text/csv")},
-        headers=tenant.headers,
-    )
+    up = upload(client, tenant, f"a,b,c,y\n{rows}\n".encode(), "t.csv", "text/csv")
     assert up.status_code == 201, up.text
     body = job_body(
         dataset={"uri": up.json()["uri"], "label_column": "y"},
@@ -238,11 +234,7 @@ def test_a_multilabel_uploads_features_are_its_columns_less_every_label_column(
     client, tenant, settings, monkeypatch
 ):
     rows = "\n".join(f"{i},{i % 7},{i % 2},{(i // 2) % 2},{(i // 3) % 2}" for i in range(60))
-    up = client.post(
-        "/v1/datasets",
-        files={"file": ("m.csv", f"x1,x2,a,b,c\n{rows}\n".encode(), "text/csv")},
-        headers=tenant.headers,
-    )
+    up = upload(client, tenant, f"x1,x2,a,b,c\n{rows}\n".encode(), "m.csv", "text/csv")
     assert up.status_code == 201, up.text
     body = job_body(
         metric={"preset": "f1", "average": "macro"},
