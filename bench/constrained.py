@@ -11,11 +11,11 @@ Methods
     threshold   StandardScaler + LogisticRegression() (C=1); its out-of-fold decision scores over
                 the five folds; the threshold with the best objective among those where the
                 constraint holds on them (``metro.thresholds.best_constrained_threshold``, an
-                exact search; the least shortfall when none does); refit on the 80%. What
+                exact search; the one most likely to meet it when none does); refit on the 80%. What
                 scikit-learn's example of a threshold under a constraint does, with CV.
     parambath   the same for each of 19 class weightings theta (``class_weight={0: 2 theta,
                 1: 2 (1 - theta)}``), keeping the theta whose out-of-fold objective is best among
-                the feasible ones (the least shortfall when none is)
+                the feasible ones (the most likely to meet it when none is)
 
 Problems (fixed before any method ran): the best precision with recall >= 0.8 (screening); the
 best recall with false-positive rate <= 0.1 (an alert budget); the best F1 with precision >= 0.7.
@@ -127,12 +127,12 @@ def fit_predict(
             choice = best_constrained_threshold(spec, cons, oof, y, new_fraction=fraction)
             return (test_scores >= choice.threshold).astype(int), {"feasible_cv": choice.feasible}
         if method == "parambath":
-            best: tuple[tuple[int, float], float, np.ndarray, bool] | None = None
+            best: tuple[tuple[int, float, float, float], float, np.ndarray, bool] | None = None
             for theta in THETAS:
                 weights = {0: 2.0 * theta, 1: 2.0 * (1.0 - theta)}
                 oof, test_scores = _lr_scores(X, y, X_test, seed, weights)
                 choice = best_constrained_threshold(spec, cons, oof, y, new_fraction=fraction)
-                rank = (0, choice.loss) if choice.feasible else (1, choice.shortfall)
+                rank = choice.rank
                 if best is None or rank < best[0]:
                     predicted = (test_scores >= choice.threshold).astype(int)
                     best = (rank, float(theta), predicted, choice.feasible)

@@ -210,6 +210,52 @@ class Constraint:
             return np.where(zero, 0.0, value - margin)
         return np.where(zero, 1.0, value + margin)
 
+    def log_certainties(
+        self, cells: np.ndarray, n: int | None = None, *, new_fraction: float | None = None
+    ) -> np.ndarray:
+        """For every row of ``cells`` ([M, 4]): the log of the largest confidence at which the
+        constraint holds there, judged as :meth:`slacks` judges it (the exact bound of the ratio,
+        or with ``new_fraction`` the prediction bound for a new sample that many times as large).
+        A row is feasible at ``confidence`` c exactly where this is at least log c; where it is
+        below, it says how close the row came in probability, not in the metric's units (a
+        precision of 0.9 on 10 predicted positives is nearer to certifying "at least 0.7" than
+        0.66 on 500, though the latter's bound is higher). Without ``n`` there is no noise to
+        weigh: 0 where the estimate holds, -inf where it does not."""
+        from scipy.stats import beta, norm
+
+        c = np.atleast_2d(np.asarray(cells, dtype=np.float64))
+        u, v = self.score_numerator_cells, self.metric.denominator_cells
+        num, den = c @ u, c @ v
+        zero = np.abs(den) <= 1e-12
+        safe = np.where(zero, 1.0, den)
+        value = np.where(zero, self.metric.zero_division, num / safe)
+        sign = 1.0 if self.sense == "at_least" else -1.0
+        if n is None:
+            return np.where(sign * (value - self.bound) >= -_SLACK_TOL, 0.0, -np.inf)
+        rows = max(int(n), 0)
+        if new_fraction is None and self.is_proportion:
+            k, m = np.rint(num * rows), np.rint(den * rows)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                if self.sense == "at_least":
+                    out = beta.logsf(self.bound, k, m - k + 1.0)
+                    return np.where(k <= 0, -np.inf, np.nan_to_num(out, nan=-np.inf))
+                out = beta.logcdf(self.bound, k + 1.0, m - k)
+                return np.where(k >= m, -np.inf, np.nan_to_num(out, nan=-np.inf))
+        if self.is_proportion:
+            k, m = np.rint(num * rows), np.rint(den * rows)
+            q = (k + 0.5) / (m + 1.0)
+            se = np.sqrt(q * (1.0 - q) / np.maximum(m, 1.0))
+        else:
+            d = u[None, :] - value[:, None] * v[None, :]
+            se = np.sqrt((c * d**2).sum(axis=1) / max(rows, 1)) / safe
+        if new_fraction is not None:
+            se = se * math.sqrt(1.0 + 1.0 / float(new_fraction))
+        margin = sign * (value - self.bound)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            z = np.where(se > 0, margin / np.where(se > 0, se, 1.0), np.sign(margin) * np.inf)
+        out = np.where(margin == 0, np.log(0.5), norm.logcdf(z))
+        return np.where(zero, -np.inf, out)
+
     def holds(self, cells: np.ndarray) -> bool:
         return self.slack(cells) >= -_SLACK_TOL
 

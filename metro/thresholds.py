@@ -79,17 +79,32 @@ def best_threshold(spec: MetricSpec, scores: np.ndarray, y: np.ndarray) -> tuple
 @dataclass(frozen=True)
 class ConstrainedThreshold:
     """The threshold chosen under constraints: its loss, each constraint's slack (>= 0 where it
-    holds, see :meth:`metro.constraints.Constraint.slack`) and whether all of them hold."""
+    holds, see :meth:`metro.constraints.Constraint.slack`), whether all of them hold, and the log
+    of the confidence at which they would all hold together (the sum of each one's
+    :meth:`metro.constraints.Constraint.log_certainties`: how close an infeasible choice came)."""
 
     threshold: float
     loss: float
     slacks: tuple[float, ...]
     feasible: bool
+    log_certainty: float = 0.0
 
     @property
     def shortfall(self) -> float:
         """The summed amount by which the constraints are missed (0 when feasible)."""
         return float(-sum(min(s, 0.0) for s in self.slacks))
+
+    @property
+    def rank(self) -> tuple[int, float, float, float]:
+        """Sorts choices best first: the feasible ones by loss, then the infeasible ones by how
+        likely their constraints are to hold (:attr:`log_certainty`, highest first), then by
+        shortfall and loss. Where no choice can be certified, the one delivered should be the
+        one most likely to meet the floor on new data, not the one whose estimate misses it by
+        the fewest points: those are often many rows just under the floor, which miss it on new
+        data nearly every time (docs/quality.md)."""
+        if self.feasible:
+            return (0, self.loss, 0.0, 0.0)
+        return (1, -self.log_certainty, self.shortfall, self.loss)
 
 
 def best_constrained_threshold(
@@ -101,31 +116,34 @@ def best_constrained_threshold(
     new_fraction: float | None = None,
 ) -> ConstrainedThreshold:
     """The threshold with the lowest loss among those where every constraint holds on
-    (scores, y); where none does, the one that misses them by the least (summed shortfall), ties
-    to the lower loss. An exact search over every distinct threshold, like :func:`best_threshold`.
+    (scores, y); where none does, the one most likely to meet them (the highest
+    :attr:`ConstrainedThreshold.log_certainty`; ties to the least summed shortfall, then the
+    lower loss). An exact search over every distinct threshold, like :func:`best_threshold`.
     A constraint with a ``confidence`` must hold at its confidence bound: of the ratio itself, or
     with ``new_fraction`` on a new sample that many times the size of (scores, y)
     (:meth:`metro.constraints.Constraint.slacks`).
     """
     thresholds, cells = cells_at_all_thresholds(scores, y)
     losses = _losses(spec, cells)
+    n = np.asarray(scores).size
     slacks = np.zeros((cells.shape[0], len(constraints)))
+    certainty = np.zeros(cells.shape[0])
     for i, constraint in enumerate(constraints):
-        slacks[:, i] = constraint.slacks(
-            cells, n=np.asarray(scores).size, new_fraction=new_fraction
-        )
+        slacks[:, i] = constraint.slacks(cells, n=n, new_fraction=new_fraction)
+        certainty += constraint.log_certainties(cells, n=n, new_fraction=new_fraction)
     feasible = np.all(slacks >= -1e-12, axis=1)
     if feasible.any():
         candidates = np.flatnonzero(feasible)
         j = int(candidates[np.argmin(losses[candidates])])
     else:
         shortfall = -np.minimum(slacks, 0.0).sum(axis=1)
-        j = int(np.lexsort((losses, shortfall))[0])
+        j = int(np.lexsort((losses, shortfall, -certainty))[0])
     return ConstrainedThreshold(
         threshold=_place(thresholds, j),
         loss=float(losses[j]),
         slacks=tuple(float(v) for v in slacks[j]),
         feasible=bool(feasible[j]),
+        log_certainty=float(certainty[j]),
     )
 
 

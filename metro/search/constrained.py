@@ -5,8 +5,9 @@ Lagrangian's cell weights ``a - lambda d - mu sum_j g_j / |g_j|``), all lambdas 
 at once. Every fit is judged on the held-out part (pooled over the folds) at its threshold, chosen
 exactly under the constraints when ``SearchConfig.threshold`` is "tuned"
 (:func:`metro.thresholds.best_constrained_threshold`). The choice is the lowest held-out loss
-among the (lambda, mu) whose constraints hold there; when none holds, the one that misses them by
-the least, and the result says so (``constraints_satisfied`` False).
+among the (lambda, mu) whose constraints hold there; when none holds, the one most likely to meet
+them on new data (:attr:`metro.thresholds.ConstrainedThreshold.rank`), and the result says so
+(``constraints_satisfied`` False).
 
 One multiplier scales every constraint (each normalized by its largest cell weight), so the grid
 stays two-dimensional however many constraints there are.
@@ -113,7 +114,9 @@ def constrained_grid_search(
     recorder = TraceRecorder(spec, on_step, constraints)
     tune = config.threshold == "tuned"
     judged = judged_constraints(constraints)
-    ranking: list[tuple[int, float, float, float, int, ConstrainedThreshold, list[Candidate]]] = []
+    ranking: list[
+        tuple[tuple[int, float, float, float], float, int, ConstrainedThreshold, list[Candidate]]
+    ] = []
     everything: list[Candidate] = []
     order = 0
     for shift in shifts_for(config):
@@ -137,14 +140,10 @@ def constrained_grid_search(
                     continue
                 choice = judge_constrained(spec, judged, folds, tune=tune)
                 train_loss = float(np.mean([c.train_loss(spec) for c in folds]))
-                ranking.append((
-                    0 if choice.feasible else 1,
-                    choice.loss if choice.feasible else choice.shortfall,
-                    choice.loss, train_loss, order, choice, folds,
-                ))  # fmt: skip
+                ranking.append((choice.rank, train_loss, order, choice, folds))
     if not ranking:
         raise diverged_error(everything, "every fit of the constrained grid")
-    *_, choice, chosen = min(ranking, key=lambda row: row[:5])
+    *_, choice, chosen = min(ranking, key=lambda row: row[:3])
     result = SearchResult(
         strategy="constrained-grid", best=chosen[0], trace=recorder.steps,
         threshold=choice.threshold, selection_loss=choice.loss,
@@ -188,9 +187,13 @@ def judge_at_zero(
     the rows behind the fractions ``cells``, is given; with ``new_fraction``, for a new sample
     that many times as large) deciding by h >= 0."""
     slacks = tuple(float(c.slacks(cells, n, new_fraction=new_fraction)[0]) for c in constraints)
+    certainty = sum(
+        float(c.log_certainties(cells, n, new_fraction=new_fraction)[0]) for c in constraints
+    )
     return ConstrainedThreshold(
         threshold=0.0,
         loss=float(spec.loss_from_fractions(cells)),
         slacks=slacks,
         feasible=all(s >= -1e-12 for s in slacks),
+        log_certainty=certainty,
     )

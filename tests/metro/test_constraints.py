@@ -151,7 +151,9 @@ def test_constrained_threshold_is_the_best_feasible_by_enumeration(seed):
     assert precision_score(y, p, zero_division=0) == pytest.approx(best)
 
 
-def test_infeasible_threshold_misses_by_the_least():
+def test_infeasible_threshold_is_the_one_most_likely_to_hold():
+    """No threshold meets both floors: the choice is the one whose constraints come closest to
+    holding in probability (the highest summed log certainty), by enumeration."""
     y = np.array([0, 1, 0, 1, 0, 0])
     scores = np.array([0.9, 0.8, 0.7, 0.1, 0.2, 0.3])
     cons = [Constraint(metric=get_metric("precision"), sense="at_least", bound=0.99),
@@ -159,8 +161,62 @@ def test_infeasible_threshold_misses_by_the_least():
     choice = best_constrained_threshold(f1(), cons, scores, y)
     assert not choice.feasible
     _thresholds, cells = cells_at_all_thresholds(scores, y)
-    shortfalls = [-sum(min(c.slack(row), 0) for c in cons) for row in cells]
-    assert choice.shortfall == pytest.approx(min(shortfalls))
+    certainty = [sum(float(c.log_certainties(row, 6)[0]) for c in cons) for row in cells]
+    assert choice.log_certainty == pytest.approx(max(certainty))
+
+
+def test_an_uncertifiable_floor_falls_back_to_the_choice_most_likely_to_meet_it():
+    """Precision at least 0.7 at 90% for a new sample a fifth as large, where no threshold can
+    certify it: the top 10 rows hold 9 positives, the top 500 hold 330 (0.66). The latter's
+    bound is the higher (0.59 against 0.56) and it misses by fewer points, but it would meet the
+    floor on new data about one time in five; the former about three times in four. The
+    fallback takes the former."""
+    top = np.r_[np.ones(9, int), 0]
+    rest = np.r_[np.ones(321, int), np.zeros(169, int)]
+    tail = np.r_[np.ones(100, int), np.zeros(1400, int)]
+    y = np.r_[top, rest, tail]
+    scores = np.r_[np.full(10, 3.0), np.full(490, 2.0), np.full(1500, 1.0)]
+    sure = get_constraint({"metric": "precision", "at_least": 0.7, "confidence": 0.9})
+    choice = best_constrained_threshold(f1(), [sure], scores, y, new_fraction=0.2)
+    assert not choice.feasible
+    assert 2.0 < choice.threshold <= 3.0  # the top 10 rows only
+    _thresholds, cells = cells_at_all_thresholds(scores, y)
+    slacks = sure.slacks(cells, y.size, new_fraction=0.2)
+    assert slacks[2] > slacks[1]  # the bound alone would have taken the top 500
+    assert np.exp(choice.log_certainty) > 0.7
+
+
+@pytest.mark.parametrize("new_fraction", [None, 0.2])
+@pytest.mark.parametrize(
+    ("name", "sense", "bound"),
+    [("precision", "at_least", 0.7), ("recall", "at_least", 0.8),
+     ("false_positive_rate", "at_most", 0.1), ("f1", "at_least", 0.6)],
+)  # fmt: skip
+def test_a_constraint_is_certified_at_a_confidence_exactly_where_its_certainty_reaches_it(
+    name, sense, bound, new_fraction
+):
+    """For every row of random confusion counts and several confidences: the bound's slack is
+    >= 0 exactly where the log certainty is >= log(confidence) (away from round-off), for the
+    exact bound, the new-sample bound and the delta method's."""
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 60, size=(400, 4)).astype(float)
+    counts[:5] = [[0, 0, 10, 10], [10, 0, 0, 10], [0, 10, 10, 0], [20, 20, 0, 0], [5, 1, 1, 5]]
+    n = 300
+    cells = counts / n  # rows of fractions of n rows (their counts need not add up to n)
+    for confidence in (0.55, 0.8, 0.9, 0.97):
+        sure = get_constraint({"metric": name, sense: bound, "confidence": confidence})
+        slack = sure.slacks(cells, n, new_fraction=new_fraction)
+        certainty = sure.log_certainties(cells, n, new_fraction=new_fraction)
+        clear = np.abs(certainty - np.log(confidence)) > 1e-6
+        assert clear.sum() > 300
+        certified = certainty >= np.log(confidence)
+        np.testing.assert_array_equal((slack >= -1e-12)[clear], certified[clear])
+
+
+def test_without_a_row_count_the_certainty_is_whether_the_estimate_holds():
+    sure = get_constraint({"metric": "recall", "at_least": 0.8, "confidence": 0.9})
+    cells = np.array([[0.85, 0.0, 0.15, 0.0], [0.7, 0.0, 0.3, 0.0]])
+    assert sure.log_certainties(cells).tolist() == [0.0, -np.inf]
 
 
 def test_a_proportions_confidence_bound_is_the_exact_clopper_pearson_one():
