@@ -310,6 +310,31 @@ def fit_predict(
             return np.where(positive, clf.classes_[1], clf.classes_[0]), {
                 "lambda": clf.best_lambda_, "threshold": clf.threshold_,
             }  # fmt: skip
+        if method == "metro-cap":
+            # Experiment: the grid's upper end at the loss of the best constant prediction on the
+            # training labels (lambda* is the best achievable loss, so it cannot lie above it).
+            from metro import MetroClassifier
+            from metro.metrics import get_metric
+
+            metric_preset, params = METRICS[metric_name]
+            spec = get_metric(metric_preset, **params)
+            prior = float(np.mean(y))
+            constant = min(
+                spec.loss_from_fractions(np.array([prior, 1.0 - prior, 0.0, 0.0])),
+                spec.loss_from_fractions(np.array([0.0, 0.0, prior, 1.0 - prior])),
+            )
+            lo, hi = spec.lambda_range
+            cap = constant if lo < constant < hi else None
+            from metro.search import SearchConfig
+
+            clf = MetroClassifier(
+                metric=metric_preset, metric_params=params, random_state=seed,
+                search=SearchConfig(lambda_max=cap),
+            )  # fmt: skip
+            clf.fit(X, y)
+            return clf.predict(X_test), {
+                "lambda": clf.best_lambda_, "threshold": clf.threshold_, "cap": cap,
+            }  # fmt: skip
         if method == "metro" or method.startswith("metro:"):
             from metro import MetroClassifier
 
