@@ -47,6 +47,10 @@ SENSES: tuple[str, ...] = ("at_least", "at_most")
 DEFAULT_CONFIDENCE = 0.55
 # A constraint holds when its slack is at least -_SLACK_TOL (round-off of count ratios).
 _SLACK_TOL = 1e-12
+# Below this many expected trials in a new sample, the chance that a proportion's bound holds
+# there is computed exactly (Constraint.log_certainties), not by the normal approximation, which
+# takes a precision judged on two predicted positives for a coin toss.
+_EXACT_TRIALS = 50.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,14 +217,23 @@ class Constraint:
     def log_certainties(
         self, cells: np.ndarray, n: int | None = None, *, new_fraction: float | None = None
     ) -> np.ndarray:
-        """For every row of ``cells`` ([M, 4]): the log of the largest confidence at which the
-        constraint holds there, judged as :meth:`slacks` judges it (the exact bound of the ratio,
-        or with ``new_fraction`` the prediction bound for a new sample that many times as large).
-        A row is feasible at ``confidence`` c exactly where this is at least log c; where it is
-        below, it says how close the row came in probability, not in the metric's units (a
-        precision of 0.9 on 10 predicted positives is nearer to certifying "at least 0.7" than
-        0.66 on 500, though the latter's bound is higher). Without ``n`` there is no noise to
-        weigh: 0 where the estimate holds, -inf where it does not."""
+        """For every row of ``cells`` ([M, 4]): the log of the probability that the constraint
+        holds, on the population (with ``n``, the rows behind the fractions) or on a new sample
+        ``new_fraction`` times as large. Where a choice cannot be certified, this says how close
+        it came in probability, not in the metric's units: 9 of 10 predicted positives right is
+        nearer to "precision at least 0.7" on new data than 330 of 500, though the latter's
+        bound is the higher.
+
+        On the population it is the confidence at which :meth:`slacks`' bound would just clear
+        the bound (exact for proportions: a row is certified at c exactly where this is at least
+        log c). On a new sample, a proportion k / m is predicted exactly where the new sample
+        would hold few trials (fewer than ``_EXACT_TRIALS`` expected): its trials m' ~
+        Binomial(n', m / n) and its successes beta-binomial at the Jeffreys posterior Beta(k +
+        1/2, m - k + 1/2), a new sample with no trial scoring ``zero_division`` (so that a
+        precision judged on 2 predicted positives, which a new sample most likely has none of,
+        is not taken for a near miss); elsewhere, and for other ratios, it is the normal
+        approximation of :meth:`prediction_bounds`. Without ``n``: 0 where the estimate holds,
+        -inf where it does not."""
         from scipy.stats import beta, norm
 
         c = np.atleast_2d(np.asarray(cells, dtype=np.float64))
@@ -254,7 +267,53 @@ class Constraint:
         with np.errstate(invalid="ignore", divide="ignore"):
             z = np.where(se > 0, margin / np.where(se > 0, se, 1.0), np.sign(margin) * np.inf)
         out = np.where(margin == 0, np.log(0.5), norm.logcdf(z))
-        return np.where(zero, -np.inf, out)
+        out = np.where(zero, -np.inf, out)
+        if new_fraction is not None and self.is_proportion and rows > 0:
+            new_rows = max(1, round(rows * float(new_fraction)))
+            few = m * new_rows / rows < _EXACT_TRIALS
+            if few.any():
+                out = out.copy()
+                out[few] = self._predicted_log_certainties(k[few], m[few], rows, new_rows)
+        return np.asarray(out)
+
+    def _predicted_log_certainties(
+        self, k: np.ndarray, m: np.ndarray, rows: int, new_rows: int
+    ) -> np.ndarray:
+        """log P(the constraint holds on a new sample of ``new_rows`` rows) for a proportion
+        seen as k of m trials in ``rows`` rows (see :meth:`log_certainties`)."""
+        from scipy.special import gammaln
+        from scipy.stats import binom
+
+        pairs, back = np.unique(np.stack([k, m], axis=1), axis=0, return_inverse=True)
+        # The new sample's trials are Binomial(new_rows, m / rows) with a mean below
+        # _EXACT_TRIALS: past 12 standard deviations above it nothing is left to sum.
+        top = _EXACT_TRIALS + 12.0 * math.sqrt(_EXACT_TRIALS) + 20.0
+        trials = np.arange(0, min(new_rows, math.ceil(top)) + 1)
+        # Whether a new sample with no trial meets the bound (0/0 scores zero_division).
+        empty = self.metric.zero_division
+        empty_holds = empty >= self.bound if self.sense == "at_least" else empty <= self.bound
+        ki, mi = pairs[:, :1], pairs[:, 1:]  # [P, 1] against trials [T]
+        weights = binom.pmf(trials[None, :], new_rows, np.minimum(mi / rows, 1.0))
+        a, b = ki + 0.5, mi - ki + 0.5
+        t = trials[None, :].astype(np.float64)
+        if self.sense == "at_least":
+            counted = lambda hits: hits >= np.ceil(self.bound * t - 1e-9)  # noqa: E731
+        else:
+            counted = lambda hits: hits <= np.floor(self.bound * t + 1e-9)  # noqa: E731
+        # The beta-binomial's pmf over the hits of t trials, term by term from hits = 0 (scipy's
+        # betabinom sums it again for every point, a hundred times slower here).
+        log_pmf = gammaln(t + b) + gammaln(a + b) - gammaln(b) - gammaln(t + a + b)
+        holds = np.where(counted(0.0), np.exp(log_pmf), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for hits in range(int(trials[-1])):
+                step = np.log((t - hits) * (hits + a)) - np.log((hits + 1.0) * (t - hits - 1.0 + b))
+                log_pmf = np.where(hits < t, log_pmf + step, -np.inf)
+                holds += np.where(counted(hits + 1.0) & (hits + 1.0 <= t), np.exp(log_pmf), 0.0)
+        holds = np.where(t == 0, 1.0 if empty_holds else 0.0, holds)
+        total = np.sum(weights * holds, axis=1)
+        with np.errstate(divide="ignore"):
+            out = np.log(np.clip(total, 0.0, 1.0))
+        return out[np.ravel(back)]
 
     def holds(self, cells: np.ndarray) -> bool:
         return self.slack(cells) >= -_SLACK_TOL

@@ -79,15 +79,18 @@ def best_threshold(spec: MetricSpec, scores: np.ndarray, y: np.ndarray) -> tuple
 @dataclass(frozen=True)
 class ConstrainedThreshold:
     """The threshold chosen under constraints: its loss, each constraint's slack (>= 0 where it
-    holds, see :meth:`metro.constraints.Constraint.slack`), whether all of them hold, and the log
-    of the confidence at which they would all hold together (the sum of each one's
-    :meth:`metro.constraints.Constraint.log_certainties`: how close an infeasible choice came)."""
+    holds, see :meth:`metro.constraints.Constraint.slack`), whether all of them hold, the log of
+    the probability that they all hold (the sum of each one's
+    :meth:`metro.constraints.Constraint.log_certainties`: how close an infeasible choice came),
+    and whether an infeasible choice is ranked by that probability (``by_certainty``, where the
+    constraints asked for a confidence) or by its shortfall in the metrics' units."""
 
     threshold: float
     loss: float
     slacks: tuple[float, ...]
     feasible: bool
     log_certainty: float = 0.0
+    by_certainty: bool = False
 
     @property
     def shortfall(self) -> float:
@@ -96,15 +99,19 @@ class ConstrainedThreshold:
 
     @property
     def rank(self) -> tuple[int, float, float, float]:
-        """Sorts choices best first: the feasible ones by loss, then the infeasible ones by how
-        likely their constraints are to hold (:attr:`log_certainty`, highest first), then by
-        shortfall and loss. Where no choice can be certified, the one delivered should be the
-        one most likely to meet the floor on new data, not the one whose estimate misses it by
-        the fewest points: those are often many rows just under the floor, which miss it on new
-        data nearly every time (docs/quality.md)."""
+        """Sorts choices best first: the feasible ones by loss, then the infeasible ones by
+        shortfall and loss, or with ``by_certainty`` first by how likely their constraints are
+        to hold (:attr:`log_certainty`, highest first). A constraint with a ``confidence`` asks
+        that it hold on new data with that probability; where no choice can be certified, the
+        one delivered is then the one most likely to hold, not the one whose estimate misses by
+        the fewest points: those are often many rows just under a floor, which miss it on new
+        data nearly every time (docs/quality.md). Without a confidence the floor is asked of the
+        estimate, and the nearest estimate is the fallback."""
         if self.feasible:
             return (0, self.loss, 0.0, 0.0)
-        return (1, -self.log_certainty, self.shortfall, self.loss)
+        if self.by_certainty:
+            return (1, -self.log_certainty, self.shortfall, self.loss)
+        return (1, self.shortfall, self.loss, 0.0)
 
 
 def best_constrained_threshold(
@@ -114,37 +121,54 @@ def best_constrained_threshold(
     y: np.ndarray,
     *,
     new_fraction: float | None = None,
+    by_certainty: bool | None = None,
 ) -> ConstrainedThreshold:
     """The threshold with the lowest loss among those where every constraint holds on
-    (scores, y); where none does, the one most likely to meet them (the highest
-    :attr:`ConstrainedThreshold.log_certainty`; ties to the least summed shortfall, then the
-    lower loss). An exact search over every distinct threshold, like :func:`best_threshold`.
-    A constraint with a ``confidence`` must hold at its confidence bound: of the ratio itself, or
-    with ``new_fraction`` on a new sample that many times the size of (scores, y)
-    (:meth:`metro.constraints.Constraint.slacks`).
+    (scores, y); where none does, the one that misses them by the least summed shortfall (ties
+    to the lower loss), or with ``by_certainty`` the one most likely to meet them (the highest
+    :attr:`ConstrainedThreshold.log_certainty`, ties as before). ``by_certainty`` defaults to
+    whether any constraint has a ``confidence``. An exact search over every distinct threshold,
+    like :func:`best_threshold`. A constraint with a ``confidence`` must hold at its confidence
+    bound: of the ratio itself, or with ``new_fraction`` on a new sample that many times the size
+    of (scores, y) (:meth:`metro.constraints.Constraint.slacks`).
     """
+    if by_certainty is None:
+        by_certainty = any(c.confidence is not None for c in constraints)
     thresholds, cells = cells_at_all_thresholds(scores, y)
     losses = _losses(spec, cells)
     n = np.asarray(scores).size
     slacks = np.zeros((cells.shape[0], len(constraints)))
-    certainty = np.zeros(cells.shape[0])
     for i, constraint in enumerate(constraints):
         slacks[:, i] = constraint.slacks(cells, n=n, new_fraction=new_fraction)
-        certainty += constraint.log_certainties(cells, n=n, new_fraction=new_fraction)
     feasible = np.all(slacks >= -1e-12, axis=1)
+    shortfall = -np.minimum(slacks, 0.0).sum(axis=1)
     if feasible.any():
         candidates = np.flatnonzero(feasible)
         j = int(candidates[np.argmin(losses[candidates])])
+    elif by_certainty:
+        j = int(
+            np.lexsort((losses, shortfall, -_log_certainty(constraints, cells, n, new_fraction)))[0]
+        )
     else:
-        shortfall = -np.minimum(slacks, 0.0).sum(axis=1)
-        j = int(np.lexsort((losses, shortfall, -certainty))[0])
+        j = int(np.lexsort((losses, shortfall))[0])
     return ConstrainedThreshold(
         threshold=_place(thresholds, j),
         loss=float(losses[j]),
         slacks=tuple(float(v) for v in slacks[j]),
         feasible=bool(feasible[j]),
-        log_certainty=float(certainty[j]),
+        log_certainty=float(_log_certainty(constraints, cells[j : j + 1], n, new_fraction)[0]),
+        by_certainty=by_certainty,
     )
+
+
+def _log_certainty(
+    constraints: Sequence[Constraint], cells: np.ndarray, n: int, new_fraction: float | None
+) -> np.ndarray:
+    """The log probability that every constraint holds, for each row of ``cells``."""
+    total = np.zeros(cells.shape[0])
+    for constraint in constraints:
+        total += constraint.log_certainties(cells, n=n, new_fraction=new_fraction)
+    return total
 
 
 def _place(thresholds: np.ndarray, j: int) -> float:

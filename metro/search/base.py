@@ -284,7 +284,8 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
             SearchWarning(
                 WarningCode.CONSTRAINTS_NOT_MET,
                 "no fit met every constraint on the held-out rows at its confidence; the one "
-                "most likely to meet them on new data was kept (constraint values "
+                "that missed them by the least (with a confidence asked for: the one most "
+                "likely to meet them on new data) was kept (constraint values "
                 + ", ".join(f"{v:.4g}" for v in result.constraint_values)
                 + "): loosen a bound, or give more data",
             )

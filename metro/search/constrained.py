@@ -5,8 +5,9 @@ Lagrangian's cell weights ``a - lambda d - mu sum_j g_j / |g_j|``), all lambdas 
 at once. Every fit is judged on the held-out part (pooled over the folds) at its threshold, chosen
 exactly under the constraints when ``SearchConfig.threshold`` is "tuned"
 (:func:`metro.thresholds.best_constrained_threshold`). The choice is the lowest held-out loss
-among the (lambda, mu) whose constraints hold there; when none holds, the one most likely to meet
-them on new data (:attr:`metro.thresholds.ConstrainedThreshold.rank`), and the result says so
+among the (lambda, mu) whose constraints hold there; when none holds, the one that misses them by
+the least, or where a constraint asked for a ``confidence`` the one most likely to meet them on
+new data (:attr:`metro.thresholds.ConstrainedThreshold.rank`), and the result says so
 (``constraints_satisfied`` False).
 
 One multiplier scales every constraint (each normalized by its largest cell weight), so the grid
@@ -75,22 +76,33 @@ def multiplier_rows(constraints: Sequence[Constraint], mu: float, k: int) -> np.
 
 
 def judge_constrained(
-    spec: MetricSpec, constraints: Sequence[Constraint], folds: Sequence[Candidate], *, tune: bool
+    spec: MetricSpec,
+    constraints: Sequence[Constraint],
+    folds: Sequence[Candidate],
+    *,
+    tune: bool,
+    by_certainty: bool = False,
 ) -> ConstrainedThreshold:
     """How one (lambda, mu) fitted on each of ``folds`` does under the constraints: on the
     held-out scores pooled over the folds (the threshold chosen there when ``tune``, else 0), or
     on the training cells at threshold 0 when there is no held-out part. On held-out rows each
-    constraint's confidence bound is for a new sample as large as one fold's held-out part."""
+    constraint's confidence bound is for a new sample as large as one fold's held-out part.
+    ``by_certainty``: how an infeasible choice ranks (:attr:`ConstrainedThreshold.rank`)."""
     if all(c.validation_scores is not None for c in folds):
         scores = np.concatenate([np.asarray(c.validation_scores) for c in folds])
         labels = np.concatenate([np.asarray(c.validation_labels) for c in folds])
         fraction = 1.0 / len(folds)
         if not tune:
             cells = _pooled_cells(scores >= 0, labels)
-            return judge_at_zero(spec, constraints, cells, labels.size, new_fraction=fraction)
-        return best_constrained_threshold(spec, constraints, scores, labels, new_fraction=fraction)
+            return judge_at_zero(
+                spec, constraints, cells, labels.size, new_fraction=fraction,
+                by_certainty=by_certainty,
+            )  # fmt: skip
+        return best_constrained_threshold(
+            spec, constraints, scores, labels, new_fraction=fraction, by_certainty=by_certainty
+        )
     cells = np.mean([np.asarray(c.train_cells) for c in folds], axis=0)
-    return judge_at_zero(spec, constraints, cells, None)
+    return judge_at_zero(spec, constraints, cells, None, by_certainty=by_certainty)
 
 
 def constrained_grid_search(
@@ -114,6 +126,9 @@ def constrained_grid_search(
     recorder = TraceRecorder(spec, on_step, constraints)
     tune = config.threshold == "tuned"
     judged = judged_constraints(constraints)
+    # Where a constraint asked for a confidence and none can be certified, the fallback is the
+    # choice most likely to meet them; without one, the nearest estimate (ConstrainedThreshold).
+    by_certainty = any(c.confidence is not None for c in constraints)
     ranking: list[
         tuple[tuple[int, float, float, float], float, int, ConstrainedThreshold, list[Candidate]]
     ] = []
@@ -138,7 +153,9 @@ def constrained_grid_search(
                 order += 1
                 if any(c.diverged for c in folds):
                     continue
-                choice = judge_constrained(spec, judged, folds, tune=tune)
+                choice = judge_constrained(
+                    spec, judged, folds, tune=tune, by_certainty=by_certainty
+                )
                 train_loss = float(np.mean([c.train_loss(spec) for c in folds]))
                 ranking.append((choice.rank, train_loss, order, choice, folds))
     if not ranking:
@@ -182,10 +199,12 @@ def judge_at_zero(
     n: int | None,
     *,
     new_fraction: float | None = None,
+    by_certainty: bool = False,
 ) -> ConstrainedThreshold:
     """The loss and each constraint's slack (of its confidence bound when it has one and ``n``,
     the rows behind the fractions ``cells``, is given; with ``new_fraction``, for a new sample
-    that many times as large) deciding by h >= 0."""
+    that many times as large) deciding by h >= 0; ``by_certainty`` as in
+    :func:`metro.thresholds.best_constrained_threshold`."""
     slacks = tuple(float(c.slacks(cells, n, new_fraction=new_fraction)[0]) for c in constraints)
     certainty = sum(
         float(c.log_certainties(cells, n, new_fraction=new_fraction)[0]) for c in constraints
@@ -196,4 +215,5 @@ def judge_at_zero(
         slacks=slacks,
         feasible=all(s >= -1e-12 for s in slacks),
         log_certainty=certainty,
+        by_certainty=by_certainty,
     )

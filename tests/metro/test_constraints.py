@@ -151,25 +151,29 @@ def test_constrained_threshold_is_the_best_feasible_by_enumeration(seed):
     assert precision_score(y, p, zero_division=0) == pytest.approx(best)
 
 
-def test_infeasible_threshold_is_the_one_most_likely_to_hold():
-    """No threshold meets both floors: the choice is the one whose constraints come closest to
-    holding in probability (the highest summed log certainty), by enumeration."""
+def test_infeasible_threshold_misses_by_the_least():
+    """No threshold meets both floors and neither asks for a confidence: the choice misses them
+    by the least summed shortfall; asked to (``by_certainty``), it is the one whose constraints
+    come closest to holding in probability (the highest summed log certainty), by enumeration."""
     y = np.array([0, 1, 0, 1, 0, 0])
     scores = np.array([0.9, 0.8, 0.7, 0.1, 0.2, 0.3])
     cons = [Constraint(metric=get_metric("precision"), sense="at_least", bound=0.99),
             Constraint(metric=get_metric("recall"), sense="at_least", bound=0.99)]  # fmt: skip
     choice = best_constrained_threshold(f1(), cons, scores, y)
-    assert not choice.feasible
+    assert not choice.feasible and not choice.by_certainty
     _thresholds, cells = cells_at_all_thresholds(scores, y)
+    shortfalls = [-sum(min(c.slack(row), 0) for c in cons) for row in cells]
+    assert choice.shortfall == pytest.approx(min(shortfalls))
+    likely = best_constrained_threshold(f1(), cons, scores, y, by_certainty=True)
     certainty = [sum(float(c.log_certainties(row, 6)[0]) for c in cons) for row in cells]
-    assert choice.log_certainty == pytest.approx(max(certainty))
+    assert likely.by_certainty and likely.log_certainty == pytest.approx(max(certainty))
 
 
 def test_an_uncertifiable_floor_falls_back_to_the_choice_most_likely_to_meet_it():
     """Precision at least 0.7 at 90% for a new sample a fifth as large, where no threshold can
     certify it: the top 10 rows hold 9 positives, the top 500 hold 330 (0.66). The latter's
     bound is the higher (0.59 against 0.56) and it misses by fewer points, but it would meet the
-    floor on new data about one time in five; the former about three times in four. The
+    floor on new data about one time in five; the former about two times in three. The
     fallback takes the former."""
     top = np.r_[np.ones(9, int), 0]
     rest = np.r_[np.ones(321, int), np.zeros(169, int)]
@@ -178,30 +182,33 @@ def test_an_uncertifiable_floor_falls_back_to_the_choice_most_likely_to_meet_it(
     scores = np.r_[np.full(10, 3.0), np.full(490, 2.0), np.full(1500, 1.0)]
     sure = get_constraint({"metric": "precision", "at_least": 0.7, "confidence": 0.9})
     choice = best_constrained_threshold(f1(), [sure], scores, y, new_fraction=0.2)
-    assert not choice.feasible
+    assert not choice.feasible and choice.by_certainty  # a confidence was asked for
     assert 2.0 < choice.threshold <= 3.0  # the top 10 rows only
     _thresholds, cells = cells_at_all_thresholds(scores, y)
     slacks = sure.slacks(cells, y.size, new_fraction=0.2)
     assert slacks[2] > slacks[1]  # the bound alone would have taken the top 500
-    assert np.exp(choice.log_certainty) > 0.7
+    assert np.exp(choice.log_certainty) > 0.6
 
 
-@pytest.mark.parametrize("new_fraction", [None, 0.2])
 @pytest.mark.parametrize(
-    ("name", "sense", "bound"),
-    [("precision", "at_least", 0.7), ("recall", "at_least", 0.8),
-     ("false_positive_rate", "at_most", 0.1), ("f1", "at_least", 0.6)],
+    ("name", "sense", "bound", "new_fraction", "scale"),
+    [("precision", "at_least", 0.7, None, 1), ("recall", "at_least", 0.8, None, 1),
+     ("false_positive_rate", "at_most", 0.1, None, 1), ("f1", "at_least", 0.6, None, 1),
+     ("f1", "at_least", 0.6, 0.2, 1),
+     # a new sample with many expected trials: the normal approximation, as the bound
+     ("precision", "at_least", 0.7, 0.2, 40), ("false_positive_rate", "at_most", 0.1, 0.2, 40)],
 )  # fmt: skip
 def test_a_constraint_is_certified_at_a_confidence_exactly_where_its_certainty_reaches_it(
-    name, sense, bound, new_fraction
+    name, sense, bound, new_fraction, scale
 ):
     """For every row of random confusion counts and several confidences: the bound's slack is
     >= 0 exactly where the log certainty is >= log(confidence) (away from round-off), for the
-    exact bound, the new-sample bound and the delta method's."""
+    exact bound, the delta method's and the new-sample bound where it has many trials."""
     rng = np.random.default_rng(7)
-    counts = rng.integers(0, 60, size=(400, 4)).astype(float)
+    counts = rng.integers(7, 60, size=(400, 4)).astype(float)
     counts[:5] = [[0, 0, 10, 10], [10, 0, 0, 10], [0, 10, 10, 0], [20, 20, 0, 0], [5, 1, 1, 5]]
-    n = 300
+    counts *= scale
+    n = 300 * scale
     cells = counts / n  # rows of fractions of n rows (their counts need not add up to n)
     for confidence in (0.55, 0.8, 0.9, 0.97):
         sure = get_constraint({"metric": name, sense: bound, "confidence": confidence})
@@ -211,6 +218,48 @@ def test_a_constraint_is_certified_at_a_confidence_exactly_where_its_certainty_r
         assert clear.sum() > 300
         certified = certainty >= np.log(confidence)
         np.testing.assert_array_equal((slack >= -1e-12)[clear], certified[clear])
+
+
+@pytest.mark.parametrize(("k", "m"), [(0, 1), (2, 2), (9, 10), (30, 40), (12, 30)])
+@pytest.mark.parametrize(("name", "sense", "bound"), [("precision", "at_least", 0.7),
+                                                     ("recall", "at_most", 0.5)])  # fmt: skip
+def test_the_chance_of_holding_on_a_new_sample_matches_a_simulation(k, m, name, sense, bound):
+    """Few trials: k of m in 1,000 rows, a new sample of 200 rows. Simulated: the rate drawn
+    from the Jeffreys posterior, the new sample's trials binomial, its successes binomial; no
+    trial scores zero_division (0: fails a floor, meets a ceiling)."""
+    rng = np.random.default_rng(11)
+    n, new = 1000, 200
+    sure = get_constraint({"metric": name, sense: bound, "confidence": 0.9})
+    cells = np.zeros(4)
+    if name == "precision":  # k true positives of m predicted positive
+        cells[:] = [k, m - k, 100, n - 100 - m]
+    else:  # recall: k true positives of m positives
+        cells[:] = [k, 0, m - k, n - m]
+    exact = float(np.exp(sure.log_certainties(cells[None] / n, n, new_fraction=new / n)[0]))
+    draws = 200_000
+    rate = rng.beta(k + 0.5, m - k + 0.5, size=draws)
+    trials = rng.binomial(new, m / n, size=draws)
+    hits = rng.binomial(trials, rate)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(trials > 0, hits / np.maximum(trials, 1), 0.0)
+    held = value >= bound - 1e-12 if sense == "at_least" else value <= bound + 1e-12
+    assert exact == pytest.approx(held.mean(), abs=0.005)
+
+
+def test_a_choice_resting_on_one_or_two_rows_is_no_near_miss():
+    """Precision at least 0.7 for a new sample a fifth as large: 2 of 2 predicted positives
+    right is less likely to hold there than 18 of 20 (a new sample most likely predicts none of
+    the former's rows), and 0 of 1 least of all. (The normal approximation put 0 of 1 at 0.25,
+    above 60 of 100's 0.20.)"""
+    sure = get_constraint({"metric": "precision", "at_least": 0.7, "confidence": 0.9})
+    n = 1000
+
+    def certainty(k, m):
+        cells = np.array([[k, m - k, 300 - k, n - 300 - (m - k)]]) / n
+        return float(np.exp(sure.log_certainties(cells, n, new_fraction=0.2)[0]))
+
+    assert certainty(0, 1) < certainty(2, 2) < certainty(18, 20)
+    assert certainty(0, 1) < 0.1 and certainty(2, 2) < 0.4
 
 
 def test_without_a_row_count_the_certainty_is_whether_the_estimate_holds():

@@ -45,24 +45,27 @@ def test_threshold_errors():
         best_threshold(f1(), np.array([0.1, 0.2]), np.array([1]))
 
 
-def test_constrained_choices_rank_feasible_by_loss_then_infeasible_by_certainty():
+def test_constrained_choices_rank_feasible_by_loss_then_infeasible_by_shortfall_or_certainty():
     """The order the constrained search ranks its (lambda, mu) choices by: every feasible one
-    before any infeasible one, feasible ones by loss; infeasible ones by how likely they are to
-    hold (log certainty), then by shortfall, then by loss."""
+    before any infeasible one, feasible ones by loss; infeasible ones by shortfall, then loss;
+    or where a confidence was asked for (``by_certainty``) by how likely they are to hold (log
+    certainty), then by shortfall, then by loss."""
     from metro.thresholds import ConstrainedThreshold
 
-    def choice(loss, slack, certainty, feasible):
-        return ConstrainedThreshold(0.0, loss, (slack,), feasible, certainty)
-
-    ranked = sorted(
-        [
-            choice(-0.9, -0.01, np.log(0.2), False),  # nearest in points, unlikely to hold
-            choice(-0.2, -0.05, np.log(0.7), False),  # likelier to hold
-            choice(-0.3, 0.02, np.log(0.95), True),
-            choice(-0.5, 0.01, np.log(0.91), True),
-            choice(-0.1, -0.05, np.log(0.7), False),  # as likely, higher loss
-            choice(-0.4, -0.02, np.log(0.7), False),  # as likely, nearer in points
-        ],
-        key=lambda c: c.rank,
-    )
-    assert [c.loss for c in ranked] == [-0.5, -0.3, -0.4, -0.2, -0.1, -0.9]
+    rows = [  # (loss, slack, certainty, feasible)
+        (-0.9, -0.01, 0.2, False),  # nearest in points, unlikely to hold
+        (-0.2, -0.05, 0.7, False),  # likelier to hold
+        (-0.3, 0.02, 0.95, True),
+        (-0.5, 0.01, 0.91, True),
+        (-0.1, -0.05, 0.7, False),  # as likely, higher loss
+        (-0.4, -0.02, 0.7, False),  # as likely, nearer in points
+    ]
+    for by_certainty, expected in [
+        (True, [-0.5, -0.3, -0.4, -0.2, -0.1, -0.9]),
+        (False, [-0.5, -0.3, -0.9, -0.4, -0.2, -0.1]),
+    ]:
+        choices = [
+            ConstrainedThreshold(0.0, loss, (slack,), ok, float(np.log(p)), by_certainty)
+            for loss, slack, p, ok in rows
+        ]
+        assert [c.loss for c in sorted(choices, key=lambda c: c.rank)] == expected
