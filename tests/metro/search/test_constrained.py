@@ -184,3 +184,54 @@ def test_a_constraint_without_confidence_is_judged_at_the_default_margin():
     assert recall_at(None) == recall_at(DEFAULT_CONFIDENCE)
     assert recall_at(0.5) < recall_at(None) < recall_at(0.9)
     assert 0.8 <= recall_at(0.5) < 0.805  # the estimate alone sits at the floor
+
+
+class _TwoShapes:
+    """A stand-in solver whose fits alternate between two held-out score shapes over the same
+    2,000 labels: "many" ranks 500 rows first, 345 of them positive (precision 0.69, just under
+    a 0.7 floor); "few" ranks 10 rows first, 8 of them positive (0.8, far above it, on little
+    evidence)."""
+
+    def __init__(self):
+        self.spec = f1()
+        self.y = np.r_[np.ones(345), np.zeros(155), np.ones(255), np.zeros(1245)].astype(int)
+        many = np.r_[np.full(500, 2.0), np.full(1500, 1.0)]
+        few_y = np.r_[np.ones(8), np.zeros(2), np.ones(592), np.zeros(1398)].astype(int)
+        self.shapes = [(many, self.y), (np.r_[np.full(10, 2.0), np.full(1990, 1.0)], few_y)]
+
+    def solve(self, lambdas, *, shift, warm_start=None, multipliers=None):
+        from metro.search.base import Candidate
+
+        out = []
+        for i, lam in enumerate(lambdas):
+            scores, labels = self.shapes[i % 2]
+            cells = np.array([0.3, 0.2, 0.1, 0.4])
+            out.append(Candidate(lam=float(lam), shift=shift, train_cells=cells,
+                                 validation_scores=scores, validation_labels=labels))  # fmt: skip
+        return out
+
+
+def test_an_uncertifiable_floor_with_a_confidence_falls_back_to_the_fit_likeliest_to_hold():
+    """Precision at least 0.7 at 90% on a new sample: neither shape can be certified. The bound
+    of "many" misses by fewer points (0.047 against 0.14), but "few" is the likelier to hold on
+    new data (0.70 against 0.37), and a confidence asks for that: the search delivers "few"."""
+    from metro.search.constrained import constrained_grid_search
+
+    cons = get_constraints([{"metric": "precision", "at_least": 0.7, "confidence": 0.9}])
+    config = SearchConfig(n_lambdas=2, multipliers=(0.0,))
+    result = constrained_grid_search([_TwoShapes()], config=config, constraints=cons)
+    assert result.constraints_satisfied is False
+    lambdas = [step.lam for step in result.trace]
+    assert result.best.lam == lambdas[1]  # the grid's second fit: "few"
+    assert 1.0 < result.threshold < 2.0  # its top 10 rows
+    assert "constraints_not_met" in {w.code for w in result.warnings}
+    # ranked by shortfall in points (the order without a confidence), "many" would come first
+    from metro.search.constrained import judge_constrained
+
+    fits = _TwoShapes().solve(np.array([-0.6, -0.3]), shift="minimal")
+    for by_certainty, first in [(False, 0), (True, 1)]:
+        judged = [
+            judge_constrained(f1(), cons, [fit], tune=True, by_certainty=by_certainty)
+            for fit in fits
+        ]
+        assert min((0, 1), key=lambda i: judged[i].rank) == first
