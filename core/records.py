@@ -56,7 +56,8 @@ class ChoiceWarning(BaseModel):
     ] = Field(
         description="lambda_at_grid_edge: the trained lambda is the first or last grid point "
         "(the best may lie beyond); predicts_one_class: the chosen classifier predicts one "
-        "class on the held-out rows; few_true_positives: its score rests on fewer than 5 "
+        "class on the held-out rows, or the delivered model one class on the rows it was refit "
+        "on; few_true_positives: its score rests on fewer than 5 "
         "true positives; constraints_not_met: no fit met every constraint on the held-out "
         "rows, and the one that missed them by the least (with a confidence asked for: the "
         "one most likely to meet them on new data) was kept; no_supported_choice: "

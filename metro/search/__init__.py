@@ -30,6 +30,7 @@ from metro.search.finite import FiniteHypothesisSolver, threshold_predictions
 from metro.search.grid import grid_lambdas, grid_search
 from metro.search.refine import Refinement, Refiner, refine_choice
 from metro.search.safeguard import Safeguard, safeguard_choice
+from metro.search.solver import check_delivered
 
 __all__ = [
     "STRATEGIES",
@@ -132,4 +133,5 @@ def run_search(
         result, solvers=judges, refit_solver=refit_solver, config=config, spec=spec,
         constraints=constraints,
     )  # fmt: skip
-    return safeguard_choice(result, config=config, spec=spec, refit_solver=refit_solver)
+    result = safeguard_choice(result, config=config, spec=spec, refit_solver=refit_solver)
+    return check_delivered(result, refit_solver)

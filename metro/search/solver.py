@@ -13,7 +13,13 @@ from metro.costs import cost_tables, penalty_cells
 from metro.device import resolve_device
 from metro.metrics import MetricSpec
 from metro.models import ModelSpec, StackedModel
-from metro.search.base import Candidate, SearchResult, cells_from_predictions
+from metro.search.base import (
+    Candidate,
+    SearchResult,
+    SearchWarning,
+    WarningCode,
+    cells_from_predictions,
+)
 from metro.surrogates import Surrogate
 from metro.trainer import (
     FitResult,
@@ -253,3 +259,38 @@ def delivered_model(result: SearchResult) -> StackedModel:
     final = result.final if result.final is not None else result.best
     model = final.model()
     return model.shifted(-result.threshold) if result.threshold else model
+
+
+def check_delivered(result: SearchResult, refit_solver: object | None) -> SearchResult:
+    """``result`` with a warning where the delivered model predicts one class on the rows it was
+    refit on although the choice predicted both on the held-out rows. The threshold is chosen on
+    the folds' pooled scores and carried over to the refit; where the choice sits at the tail of
+    those scores (a few top rows, as an uncertifiable floor's fallback can), the refit's scores
+    may all fall on one side of it. Only solvers that can score their rows are checked
+    (:class:`metro.search.refine.Refiner`)."""
+    from metro.search.refine import Refiner
+
+    counts = result.selection_counts
+    if refit_solver is None or result.final is None or counts is None:
+        return result
+    if not isinstance(refit_solver, Refiner):
+        return result
+    tp, fp, fn, tn = counts
+    if tp + fp == 0 or fn + tn == 0:
+        return result  # already warned about (metro.search.base.diagnose)
+    scores = refit_solver.training_scores(delivered_model(result))
+    positive = int(np.count_nonzero(scores >= 0))
+    if 0 < positive < scores.size:
+        return result
+    label = "negative" if positive == 0 else "positive"
+    result.warnings = [
+        *result.warnings,
+        SearchWarning(
+            WarningCode.PREDICTS_ONE_CLASS,
+            f"the delivered model predicts every one of the {scores.size} rows it was refit on "
+            f"{label}, though the choice predicted {tp + fp} of the held-out rows positive "
+            f"(TP {tp}, FP {fp}, FN {fn}, TN {tn}): the threshold chosen on the folds does not "
+            "carry over to the refit; loosen a constraint, or give more data",
+        ),
+    ]
+    return result

@@ -68,3 +68,34 @@ def test_a_diverged_fit_becomes_a_flagged_candidate():
     )  # fmt: skip
     cand = solver.solve(np.array([-0.5]), shift="minimal")[0]
     assert cand.diverged and cand.surrogate_loss == float("inf")
+
+
+def test_a_refit_that_predicts_one_class_where_the_choice_did_not_is_warned_about():
+    """Three groups by one discrete feature: 15 rows with 13 positives, 600 with 410, 885 with
+    88; precision at least 0.7 at 90% cannot be certified, and the choice is the top group's
+    fold thresholds. On seed 0 the refit's score for that group falls below the threshold chosen
+    on the folds, so the delivered model predicts no row positive: it says so. On every seed,
+    a delivered model that predicts one class on its own rows, where the held-out choice
+    predicted both, carries the warning."""
+    import warnings
+
+    from metro import MetroClassifier
+
+    g = np.r_[np.full(15, 2), np.full(600, 1), np.full(885, 0)]
+    y = np.r_[np.ones(13), np.zeros(2), np.ones(410), np.zeros(190), np.ones(88), np.zeros(797)]
+    X = g[:, None].astype(float)
+    floor = [{"metric": "precision", "at_least": 0.7, "confidence": 0.9}]
+    seen = []
+    for seed in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf = MetroClassifier(metric="f1", constraints=floor, random_state=seed)
+            clf.fit(X, y.astype(int))
+        one_class = len(set(clf.predict(X).tolist())) == 1
+        tp, fp, fn, tn = clf.search_result_.selection_counts
+        codes = [w.code.value for w in clf.warnings_]
+        if one_class and tp + fp > 0 and fn + tn > 0:
+            assert "predicts_one_class" in codes
+            assert any("rows it was refit on" in w.message for w in clf.warnings_)
+        seen.append(one_class)
+    assert seen[0]  # the case this guards against does occur
