@@ -100,7 +100,8 @@ def fit_baseline(
 
     With ``constraints`` the validation choices are made under them: koyejo1's threshold and
     parambath's (theta, threshold) are the best metric among those whose constraints hold on
-    validation (the least shortfall when none does), koyejo2's theta likewise at threshold 0;
+    validation (when none does, the nearest miss, or the likeliest to hold where a constraint
+    asks for a confidence), koyejo2's theta likewise at threshold 0;
     ERM has nothing to choose. This is threshold tuning under a constraint, what users do today.
     """
     result = _fit_baseline(
@@ -187,20 +188,20 @@ def _fit_baseline(
     for k in range(thetas.size):
         if fit.diverged[k]:
             continue
-        threshold, loss, miss = _choose(
+        threshold, loss, rank = _choose(
             spec, constraints, scores[:, k], y_validation, tune=method != "koyejo2"
         )
-        per_theta.append((miss, loss, k, threshold))
+        per_theta.append((rank, k, threshold, loss))
     if not per_theta:
         _check_fit(fit, method)
-    _, loss, k, threshold = min(per_theta)
+    _, k, threshold, loss = min(per_theta)
     return BaselineResult(
         method=method,
         model=fit.model.select([k]),
         threshold=threshold,
         theta=float(thetas[k]),
         validation_loss=float(loss),
-        details={"thetas": thetas.tolist(), "validation_losses": [p[1] for p in per_theta]},
+        details={"thetas": thetas.tolist(), "validation_losses": [p[3] for p in per_theta]},
     )
 
 
@@ -211,18 +212,23 @@ def _choose(
     y: np.ndarray,
     *,
     tune: bool,
-) -> tuple[float, float, float]:
-    """(threshold, loss, shortfall) on validation: the best threshold (``tune``) or 0, under the
-    constraints when there are some (shortfall 0 where they hold)."""
+) -> tuple[float, float, tuple[int, float, float, float]]:
+    """(threshold, loss, rank) on validation: the best threshold (``tune``) or 0, under the
+    constraints when there are some; ``rank`` orders choices as the constrained search does
+    (:attr:`metro.thresholds.ConstrainedThreshold.rank`: feasible ones by loss, then the nearest
+    miss, or the likeliest to hold where a constraint asks for a confidence)."""
     if not tune:
+        from metro.search.constrained import judge_at_zero
+
         cells = confusion_fractions(y, (scores >= 0).astype(np.int64))
-        miss = -sum(min(float(c.slacks(cells, len(y))[0]), 0.0) for c in constraints)
-        return 0.0, spec.loss_from_fractions(cells), float(miss)
+        by_certainty = any(c.confidence is not None for c in constraints)
+        choice = judge_at_zero(spec, constraints, cells, len(y), by_certainty=by_certainty)
+        return 0.0, choice.loss, choice.rank
     if constraints:
         choice = best_constrained_threshold(spec, constraints, scores, y)
-        return choice.threshold, choice.loss, choice.shortfall
+        return choice.threshold, choice.loss, choice.rank
     threshold, loss = best_threshold(spec, scores, y)
-    return threshold, loss, 0.0
+    return threshold, loss, (0, loss, 0.0, 0.0)
 
 
 def _check_fit(fit: FitResult, what: str) -> None:
