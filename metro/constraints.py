@@ -51,6 +51,9 @@ _SLACK_TOL = 1e-12
 # there is computed exactly (Constraint.log_certainties), not by the normal approximation, which
 # takes a precision judged on two predicted positives for a coin toss.
 _EXACT_TRIALS = 50.0
+# Computed chances of holding on a new sample, per (sense, bound, zero_division, rows, new rows):
+# {(k, m): log probability} (Constraint._predicted_log_certainties).
+_PREDICTED: dict[tuple[str, float, float, int, int], dict[tuple[float, float], float]] = {}
 
 
 @dataclass(frozen=True, eq=False)
@@ -280,26 +283,51 @@ class Constraint:
         self, k: np.ndarray, m: np.ndarray, rows: int, new_rows: int
     ) -> np.ndarray:
         """log P(the constraint holds on a new sample of ``new_rows`` rows) for a proportion
-        seen as k of m trials in ``rows`` rows (see :meth:`log_certainties`)."""
+        seen as k of m trials in ``rows`` rows (see :meth:`log_certainties`). A constrained
+        search asks this of the same few (k, m) again and again (every fit's top rows), so the
+        values are kept per (constraint, rows, new_rows)."""
+        key = (self.sense, self.bound, float(self.metric.zero_division), rows, new_rows)
+        known = _PREDICTED.setdefault(key, {})
+        if len(_PREDICTED) > 64:  # a process judging many different samples: start afresh
+            _PREDICTED.clear()
+            known = _PREDICTED.setdefault(key, {})
+        pairs, back = np.unique(np.stack([k, m], axis=1), axis=0, return_inverse=True)
+        missing = sorted(
+            (i for i, (ki, mi) in enumerate(pairs.tolist()) if (ki, mi) not in known),
+            key=lambda i: pairs[i, 1],
+        )
+        # Smallest m first, in chunks: each chunk sums only as many new-sample trials as its
+        # largest m can produce.
+        for chunk in np.array_split(np.array(missing, dtype=int), max(1, len(missing) // 32)):
+            if chunk.size:
+                values = self._predict_pairs(pairs[chunk], rows, new_rows)
+                known.update(zip(map(tuple, pairs[chunk].tolist()), values.tolist(), strict=True))
+        out = np.array([known[(ki, mi)] for ki, mi in pairs.tolist()], dtype=np.float64)
+        return out[np.ravel(back)]
+
+    def _predict_pairs(self, pairs: np.ndarray, rows: int, new_rows: int) -> np.ndarray:
+        """:meth:`_predicted_log_certainties` for each (k, m) row of ``pairs``, computed."""
         from scipy.special import gammaln
         from scipy.stats import binom
 
-        pairs, back = np.unique(np.stack([k, m], axis=1), axis=0, return_inverse=True)
-        # The new sample's trials are Binomial(new_rows, m / rows) with a mean below
-        # _EXACT_TRIALS: past 12 standard deviations above it nothing is left to sum.
-        top = _EXACT_TRIALS + 12.0 * math.sqrt(_EXACT_TRIALS) + 20.0
-        trials = np.arange(0, min(new_rows, math.ceil(top)) + 1)
+        ki, mi = pairs[:, :1], pairs[:, 1:]  # [P, 1] against trials [T]
+        # The new sample's trials are Binomial(new_rows, m / rows): past 12 standard deviations
+        # above the largest mean nothing is left to sum.
+        mean = float(mi.max()) * new_rows / rows
+        top = math.ceil(mean + 12.0 * math.sqrt(mean) + 20.0)
+        trials = np.arange(0, min(new_rows, top) + 1)
         # Whether a new sample with no trial meets the bound (0/0 scores zero_division).
         empty = self.metric.zero_division
         empty_holds = empty >= self.bound if self.sense == "at_least" else empty <= self.bound
-        ki, mi = pairs[:, :1], pairs[:, 1:]  # [P, 1] against trials [T]
         weights = binom.pmf(trials[None, :], new_rows, np.minimum(mi / rows, 1.0))
         a, b = ki + 0.5, mi - ki + 0.5
         t = trials[None, :].astype(np.float64)
         if self.sense == "at_least":
-            counted = lambda hits: hits >= np.ceil(self.bound * t - 1e-9)  # noqa: E731
+            least = np.ceil(self.bound * t - 1e-9)
+            counted = lambda hits: hits >= least  # noqa: E731
         else:
-            counted = lambda hits: hits <= np.floor(self.bound * t + 1e-9)  # noqa: E731
+            most = np.floor(self.bound * t + 1e-9)
+            counted = lambda hits: hits <= most  # noqa: E731
         # The beta-binomial's pmf over the hits of t trials, term by term from hits = 0 (scipy's
         # betabinom sums it again for every point, a hundred times slower here).
         log_pmf = gammaln(t + b) + gammaln(a + b) - gammaln(b) - gammaln(t + a + b)
@@ -312,8 +340,7 @@ class Constraint:
         holds = np.where(t == 0, 1.0 if empty_holds else 0.0, holds)
         total = np.sum(weights * holds, axis=1)
         with np.errstate(divide="ignore"):
-            out = np.log(np.clip(total, 0.0, 1.0))
-        return out[np.ravel(back)]
+            return np.log(np.clip(total, 0.0, 1.0))
 
     def holds(self, cells: np.ndarray) -> bool:
         return self.slack(cells) >= -_SLACK_TOL

@@ -417,3 +417,21 @@ def test_a_threshold_certified_for_a_new_sample_keeps_a_wider_margin():
     new_data = best_constrained_threshold(precision(), cons, scores, y, new_fraction=0.2)
     recall = lambda t: recall_score(y, (scores >= t).astype(int))  # noqa: E731
     assert new_data.feasible and recall(new_data.threshold) > recall(population.threshold)
+
+
+def test_the_chances_kept_between_calls_are_the_ones_computed_afresh():
+    """The exact chances are kept per (k, m) for the next call (a constrained search asks for the
+    same top rows of every fit): asked in another order, after the store is emptied, they are
+    the same."""
+    import metro.constraints as module
+
+    sure = get_constraint({"metric": "precision", "at_least": 0.7, "confidence": 0.9})
+    n, m = 2000, np.arange(1, 300)
+    k = (m * 0.75).astype(int)
+    cells = np.stack([k, m - k, 600 - k, n - 600 - (m - k)], axis=1) / n
+    first = sure.log_certainties(cells, n, new_fraction=0.2)
+    again = sure.log_certainties(cells[::-1], n, new_fraction=0.2)[::-1]
+    module._PREDICTED.clear()
+    fresh = sure.log_certainties(cells[::-1], n, new_fraction=0.2)[::-1]
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(first, fresh, rtol=0, atol=1e-12)
