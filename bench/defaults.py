@@ -310,6 +310,29 @@ def fit_predict(
             return np.where(positive, clf.classes_[1], clf.classes_[0]), {
                 "lambda": clf.best_lambda_, "threshold": clf.threshold_,
             }  # fmt: skip
+        if method == "metro-ratematch":
+            # Experiment: the default's fit, its decision moved so that the delivered model
+            # predicts positive on its training rows at the rate the choice predicted on the
+            # pooled held-out rows (the threshold carried over from the folds' scores to the
+            # refit's moves the rate, the diagnosis of the worst cells in docs/quality.md).
+            from metro import MetroClassifier
+
+            metric_preset, params = METRICS[metric_name]
+            clf = MetroClassifier(metric=metric_preset, metric_params=params, random_state=seed)
+            clf.fit(X, y)
+            counts = clf.search_result_.selection_counts
+            train_scores = clf.decision_function(X)
+            cut = 0.0
+            if counts is not None and sum(counts) > 0:
+                rate = (counts[0] + counts[1]) / sum(counts)
+                ranked = np.sort(train_scores)[::-1]
+                wanted = int(round(rate * ranked.size))
+                if 0 < wanted < ranked.size:
+                    cut = float((ranked[wanted - 1] + ranked[wanted]) / 2.0)
+            positive = clf.decision_function(X_test) >= cut
+            return np.where(positive, clf.classes_[1], clf.classes_[0]), {
+                "lambda": clf.best_lambda_, "threshold": clf.threshold_, "cut": cut,
+            }  # fmt: skip
         if method == "metro-cap":
             # Experiment: the grid's upper end at the loss of the best constant prediction on the
             # training labels (lambda* is the best achievable loss, so it cannot lie above it).
