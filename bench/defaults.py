@@ -326,7 +326,7 @@ def fit_predict(
             if counts is not None and sum(counts) > 0:
                 rate = (counts[0] + counts[1]) / sum(counts)
                 ranked = np.sort(train_scores)[::-1]
-                wanted = int(round(rate * ranked.size))
+                wanted = round(rate * ranked.size)
                 if 0 < wanted < ranked.size:
                     cut = float((ranked[wanted - 1] + ranked[wanted]) / 2.0)
             positive = clf.decision_function(X_test) >= cut
