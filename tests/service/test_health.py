@@ -65,14 +65,18 @@ def test_readyz_answers_promptly_when_every_pooled_connection_is_busy(settings):
                 "database_pool_size": 1,
                 "database_max_overflow": 0,
                 "database_pool_timeout_seconds": 8.0,
-                "readiness_timeout_seconds": 0.5,
+                "readiness_timeout_seconds": 1.0,
             }
         )
     )
-    with TestClient(app) as c, app.state.engine.connect():  # the pool's only connection
-        started = time.monotonic()
-        r = c.get("/readyz")
-        elapsed = time.monotonic() - started
+    with TestClient(app) as c:
+        # Once with the pool free: the broker check's first call imports its client, which on
+        # a loaded machine alone can take longer than the readiness timeout.
+        assert c.get("/readyz").status_code == 200
+        with app.state.engine.connect():  # the pool's only connection
+            started = time.monotonic()
+            r = c.get("/readyz")
+            elapsed = time.monotonic() - started
     assert r.status_code == 503
     assert r.json()["checks"]["database"] == "timed out"
     assert r.json()["checks"]["broker"] == "ok"
