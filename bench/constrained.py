@@ -93,7 +93,7 @@ def _lr_scores(
 def fit_predict(
     method: str, problem: Problem, seed: int, X: np.ndarray, y: np.ndarray, X_test: np.ndarray
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    from metro.constraints import get_constraints
+    from metro.constraints import asks_confidence, get_constraints
     from metro.metrics import get_metric
     from metro.thresholds import best_constrained_threshold
 
@@ -121,7 +121,7 @@ def fit_predict(
             }
         # With a confidence, the floor must hold on a new sample as large as one fold's
         # held-out part, as METRO's search asks (metro.search.constrained).
-        fraction = 1.0 / FOLDS if any(c.confidence is not None for c in cons) else None
+        fraction = 1.0 / FOLDS if asks_confidence(cons) else None
         if method == "threshold":
             oof, test_scores = _lr_scores(X, y, X_test, seed, None)
             choice = best_constrained_threshold(spec, cons, oof, y, new_fraction=fraction)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from metro.constraints import Constraint
+from metro.constraints import Constraint, asks_confidence
 from metro.device import resolve_device
 from metro.metrics import MetricSpec, confusion_fractions
 from metro.models import ModelSpec, StackedModel
@@ -221,8 +221,9 @@ def _choose(
         from metro.search.constrained import judge_at_zero
 
         cells = confusion_fractions(y, (scores >= 0).astype(np.int64))
-        by_certainty = any(c.confidence is not None for c in constraints)
-        choice = judge_at_zero(spec, constraints, cells, len(y), by_certainty=by_certainty)
+        choice = judge_at_zero(
+            spec, constraints, cells, len(y), by_certainty=asks_confidence(constraints)
+        )
         return 0.0, choice.loss, choice.rank
     if constraints:
         choice = best_constrained_threshold(spec, constraints, scores, y)

@@ -35,9 +35,11 @@ __all__ = [
     "DEFAULT_CONFIDENCE",
     "SENSES",
     "Constraint",
+    "asks_confidence",
     "constraint_metric",
     "get_constraint",
     "get_constraints",
+    "joint_log_certainties",
 ]
 
 SENSES: tuple[str, ...] = ("at_least", "at_most")
@@ -350,6 +352,28 @@ class Constraint:
         if self.confidence is not None:
             out["confidence"] = self.confidence
         return out
+
+
+def asks_confidence(constraints: Sequence[Constraint]) -> bool:
+    """Whether any of ``constraints`` asks to hold with a ``confidence``: then a choice that
+    cannot be certified falls back to the one most likely to hold, not the nearest estimate
+    (:attr:`metro.thresholds.ConstrainedThreshold.rank`)."""
+    return any(c.confidence is not None for c in constraints)
+
+
+def joint_log_certainties(
+    constraints: Sequence[Constraint],
+    cells: np.ndarray,
+    n: int | None,
+    *,
+    new_fraction: float | None = None,
+) -> np.ndarray:
+    """For every row of ``cells``: the log probability that every constraint holds, the sum of
+    each one's :meth:`Constraint.log_certainties`."""
+    total = np.zeros(np.atleast_2d(cells).shape[0])
+    for constraint in constraints:
+        total += constraint.log_certainties(cells, n, new_fraction=new_fraction)
+    return total
 
 
 def get_constraint(spec: Constraint | Mapping[str, Any], y: Any = None) -> Constraint:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metro.constraints import Constraint
+from metro.constraints import Constraint, asks_confidence, joint_log_certainties
 from metro.metrics import MetricSpec
 
 __all__ = [
@@ -133,7 +133,7 @@ def best_constrained_threshold(
     of (scores, y) (:meth:`metro.constraints.Constraint.slacks`).
     """
     if by_certainty is None:
-        by_certainty = any(c.confidence is not None for c in constraints)
+        by_certainty = asks_confidence(constraints)
     thresholds, cells = cells_at_all_thresholds(scores, y)
     losses = _losses(spec, cells)
     n = np.asarray(scores).size
@@ -146,9 +146,8 @@ def best_constrained_threshold(
         candidates = np.flatnonzero(feasible)
         j = int(candidates[np.argmin(losses[candidates])])
     elif by_certainty:
-        j = int(
-            np.lexsort((losses, shortfall, -_log_certainty(constraints, cells, n, new_fraction)))[0]
-        )
+        certainty = joint_log_certainties(constraints, cells, n, new_fraction=new_fraction)
+        j = int(np.lexsort((losses, shortfall, -certainty))[0])
     else:
         j = int(np.lexsort((losses, shortfall))[0])
     return ConstrainedThreshold(
@@ -156,19 +155,11 @@ def best_constrained_threshold(
         loss=float(losses[j]),
         slacks=tuple(float(v) for v in slacks[j]),
         feasible=bool(feasible[j]),
-        log_certainty=float(_log_certainty(constraints, cells[j : j + 1], n, new_fraction)[0]),
+        log_certainty=float(
+            joint_log_certainties(constraints, cells[j : j + 1], n, new_fraction=new_fraction)[0]
+        ),
         by_certainty=by_certainty,
     )
-
-
-def _log_certainty(
-    constraints: Sequence[Constraint], cells: np.ndarray, n: int, new_fraction: float | None
-) -> np.ndarray:
-    """The log probability that every constraint holds, for each row of ``cells``."""
-    total = np.zeros(cells.shape[0])
-    for constraint in constraints:
-        total += constraint.log_certainties(cells, n=n, new_fraction=new_fraction)
-    return total
 
 
 def _place(thresholds: np.ndarray, j: int) -> float:

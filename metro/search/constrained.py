@@ -31,7 +31,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from metro.constraints import DEFAULT_CONFIDENCE, Constraint
+from metro.constraints import (
+    DEFAULT_CONFIDENCE,
+    Constraint,
+    asks_confidence,
+    joint_log_certainties,
+)
 from metro.metrics import MetricSpec
 from metro.search.base import (
     Candidate,
@@ -128,7 +133,7 @@ def constrained_grid_search(
     judged = judged_constraints(constraints)
     # Where a constraint asked for a confidence and none can be certified, the fallback is the
     # choice most likely to meet them; without one, the nearest estimate (ConstrainedThreshold).
-    by_certainty = any(c.confidence is not None for c in constraints)
+    by_certainty = asks_confidence(constraints)
     ranking: list[
         tuple[tuple[int, float, float, float], float, int, ConstrainedThreshold, list[Candidate]]
     ] = []
@@ -206,9 +211,7 @@ def judge_at_zero(
     that many times as large) deciding by h >= 0; ``by_certainty`` as in
     :func:`metro.thresholds.best_constrained_threshold`."""
     slacks = tuple(float(c.slacks(cells, n, new_fraction=new_fraction)[0]) for c in constraints)
-    certainty = sum(
-        float(c.log_certainties(cells, n, new_fraction=new_fraction)[0]) for c in constraints
-    )
+    certainty = float(joint_log_certainties(constraints, cells, n, new_fraction=new_fraction)[0])
     return ConstrainedThreshold(
         threshold=0.0,
         loss=float(spec.loss_from_fractions(cells)),
