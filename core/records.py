@@ -70,6 +70,11 @@ class ChoiceWarning(BaseModel):
 
 class RefinementScore(BaseModel):
     temperature: float
+    scale: str = Field(
+        default="free",
+        description="The schedule this stage belongs to: free (the weights may grow, sharpening "
+        "the sigmoid) or held (the scores keep the start's spread); see search.refine_scale",
+    )
     score: float | None = Field(description="The refined models' metric on selection_split")
     constraints_hold: bool | None = Field(
         default=None,
@@ -82,6 +87,9 @@ class Refinement(BaseModel):
 
     kept: bool = Field(description="Whether a refined model beat the search's choice")
     temperature: float | None = Field(description="The temperature kept, null if none was")
+    scale: str | None = Field(
+        default=None, description="The kept stage's scale (free or held), null if none was"
+    )
     score_before: float | None = Field(
         description="The search's choice's metric on selection_split, before the step"
     )

@@ -82,6 +82,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         Keep a refinement only if the delivered model predicts positive on its training rows
         at a rate within this factor of the refined fold models' rate on the held-out rows
         (None: no check).
+    refine_scale : {"free", "held", "both"}, default="both"
+        ``"free"``: the refined weights may grow, sharpening the sigmoid towards the 0-1 loss;
+        ``"held"``: the scores' spread is held at the start's, so each temperature stays the
+        smoothing it names; ``"both"``: each schedule is run and the held-out rows choose.
     guard : {"fallback", "off"}
         ``"fallback"``: a choice whose held-out counts cannot back it (fewer than 5 true
         positives, or fewer predicted positives than a tenth of the held-out positives) is
@@ -168,6 +172,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         refine_temperatures: Sequence[float] = _DEFAULT_SEARCH.refine_temperatures,
         refine_anneal: bool = _DEFAULT_SEARCH.refine_anneal,
         refine_consistency: float | None = _DEFAULT_SEARCH.refine_consistency,
+        refine_scale: str = _DEFAULT_SEARCH.refine_scale,
         guard: str = _DEFAULT_SEARCH.guard,
         refine_confidence: float | None = _DEFAULT_SEARCH.refine_confidence,
         shrink_confidence: float | None = _DEFAULT_SEARCH.shrink_confidence,
@@ -198,6 +203,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.refine_temperatures = refine_temperatures
         self.refine_anneal = refine_anneal
         self.refine_consistency = refine_consistency
+        self.refine_scale = refine_scale
         self.guard = guard
         self.refine_confidence = refine_confidence
         self.shrink_confidence = shrink_confidence
@@ -243,6 +249,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             refine_temperatures=tuple(self.refine_temperatures),
             refine_anneal=self.refine_anneal,
             refine_consistency=self.refine_consistency,
+            refine_scale=self.refine_scale,
             guard=self.guard,
             refine_confidence=self.refine_confidence,
             shrink_confidence=self.shrink_confidence,

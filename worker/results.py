@@ -91,11 +91,13 @@ def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None
     return {
         "kept": step.kept,
         "temperature": step.temperature,
+        "scale": step.scale,
         "score_before": finite_or_none(spec.score_from_loss(step.loss_before)),
         "threshold_before": step.threshold_before,
         "scores": [
             {
                 "temperature": t,
+                "scale": step.scales[i] if step.scales else "free",
                 "score": finite_or_none(spec.score_from_loss(loss)),
                 "constraints_hold": step.feasible[i] if step.feasible else None,
             }

@@ -41,9 +41,11 @@ __all__ = ["Refinement", "Refiner", "refine_choice"]
 class Refiner(Protocol):
     """A solver that can refine a model on its training part and score its held-out part."""
 
-    def refine(self, model: StackedModel, *, offset: float, temperature: float) -> StackedModel:
+    def refine(
+        self, model: StackedModel, *, offset: float, temperature: float, sharpen: bool = True
+    ) -> StackedModel:
         """``model`` (a stack of one) refined on this solver's training rows, with ``offset``
-        added to its scores first."""
+        added to its scores first; ``sharpen=False`` holds the scores' spread at the start's."""
         ...
 
     def held_out_scores(self, model: StackedModel) -> np.ndarray | None:
@@ -74,10 +76,17 @@ class Refinement:
     # training rows over the refined fold models' on the pooled held-out rows (None: not
     # computed); outside the allowed factor the step is not kept.
     refit_rate_ratio: float | None = None
+    # The scale of each stage tried, parallel to ``losses`` ("free" or "held"; see
+    # SearchConfig.refine_scale), and the kept one's (None: no step kept).
+    scales: tuple[str, ...] = ()
+    scale: str | None = None
 
     @property
     def kept(self) -> bool:
         return self.temperature is not None
+
+    def _free(self) -> tuple[str, ...]:
+        return ("free",) * len(self.losses)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,7 +94,11 @@ class Refinement:
             "temperature": self.temperature,
             "loss_before": self.loss_before,
             "threshold_before": self.threshold_before,
-            "losses": [{"temperature": t, "loss": loss} for t, loss in self.losses],
+            "losses": [
+                {"temperature": t, "loss": loss, "scale": scale}
+                for (t, loss), scale in zip(self.losses, self.scales or self._free(), strict=True)
+            ],
+            "scale": self.scale,
             "feasible": list(self.feasible),
             "win_probability": self.win_probability,
             "refit_rate_ratio": self.refit_rate_ratio,
@@ -130,55 +143,62 @@ def refine_choice(
     # Judged as the search judged the choice: for a new sample of one fold's held-out size.
     judged, fraction = judged_constraints(constraints), 1.0 / len(fits)
 
-    # (temperature, the refined folds judged at their sign on the pooled held-out rows, their
-    # pooled confusion fractions); without constraints every one is feasible.
-    tried: list[tuple[float, ConstrainedThreshold, np.ndarray]] = []
-    decisions: dict[float, np.ndarray] = {}
+    # One stage per (scale, temperature): the refined folds judged at their sign on the pooled
+    # held-out rows, and their pooled confusion fractions; without constraints every one is
+    # feasible. The free schedule runs first, so a tie keeps it.
+    tried: list[tuple[Stage, ConstrainedThreshold, np.ndarray]] = []
+    decisions: dict[Stage, np.ndarray] = {}
     temperatures = _schedule(config)
-    starts, shift = [fit.model() for fit in fits], offset
-    for temperature in temperatures:
-        scores, stage = [], []
-        for start, solver in zip(starts, refiners, strict=True):
-            refined = solver.refine(start, offset=shift, temperature=temperature)
-            held_out = solver.held_out_scores(refined)
-            if held_out is None:
-                return result
-            scores.append(held_out)
-            stage.append(refined)
-        if config.refine_anneal:
-            # The next temperature starts from these (their offset is already folded in).
-            starts, shift = stage, 0.0
-        decisions[temperature] = np.concatenate(scores) >= 0
-        fractions = cells_from_predictions(y, decisions[temperature][:, None])[0]
-        judged_here = judge_at_zero(spec, judged, fractions, y.size, new_fraction=fraction)
-        tried.append((temperature, judged_here, fractions))
+    for scale in _scales(config):
+        starts, shift = [fit.model() for fit in fits], offset
+        for temperature in temperatures:
+            stage = Stage(scale, temperature)
+            scores, refined_folds = [], []
+            for start, solver in zip(starts, refiners, strict=True):
+                refined = solver.refine(
+                    start, offset=shift, temperature=temperature, sharpen=stage.sharpen
+                )
+                held_out = solver.held_out_scores(refined)
+                if held_out is None:
+                    return result
+                scores.append(held_out)
+                refined_folds.append(refined)
+            if config.refine_anneal:
+                # The next temperature starts from these (their offset is already folded in).
+                starts, shift = refined_folds, 0.0
+            decisions[stage] = np.concatenate(scores) >= 0
+            fractions = cells_from_predictions(y, decisions[stage][:, None])[0]
+            judged_here = judge_at_zero(spec, judged, fractions, y.size, new_fraction=fraction)
+            tried.append((stage, judged_here, fractions))
 
     allowed = [row for row in tried if row[1].feasible]
-    best_t, best, best_cells = min(allowed or tried, key=lambda row: row[1].loss)
+    best_stage, best, best_cells = min(allowed or tried, key=lambda row: row[1].loss)
     keep = bool(allowed) and best.loss < result.selection_loss - 1e-12
     probability: float | None = None
     if keep and config.refine_confidence is not None:
         # Significant, not just positive: a paired bootstrap over the held-out rows.
         unrefined = np.concatenate([np.asarray(fit.validation_scores) for fit in fits])
         before = unrefined >= float(result.threshold)
-        probability = win_probability(spec, y, decisions[best_t], before)
+        probability = win_probability(spec, y, decisions[best_stage], before)
         keep = probability >= config.refine_confidence
     refined_model: StackedModel | None = None
     rate_ratio: float | None = None
     if keep:
         refined_model, on = _refine_delivered(
-            result, refit_solver, refiners, offset, temperatures, best_t, config
+            result, refit_solver, refiners, offset, temperatures, best_stage, config
         )
         if config.refine_consistency is not None:
             # The delivered model is refined on its own rows, along its own (non-convex) path;
             # the held-out rows judged the fold models. Kept only if it predicts like them.
-            rate_ratio = _rate_ratio(on.training_scores(refined_model), decisions[best_t])
+            rate_ratio = _rate_ratio(on.training_scores(refined_model), decisions[best_stage])
             keep = 1.0 / config.refine_consistency <= rate_ratio <= config.refine_consistency
     result.refinement = Refinement(
         loss_before=float(result.selection_loss),
         threshold_before=float(result.threshold),
-        losses=tuple((t, judged.loss) for t, judged, _ in tried),
-        temperature=best_t if keep else None,
+        losses=tuple((stage.temperature, judged.loss) for stage, judged, _ in tried),
+        temperature=best_stage.temperature if keep else None,
+        scales=tuple(stage.scale for stage, _, _ in tried),
+        scale=best_stage.scale if keep else None,
         feasible=tuple(judged.feasible for _, judged, _ in tried) if constraints else (),
         win_probability=probability,
         refit_rate_ratio=rate_ratio,
@@ -192,9 +212,27 @@ def refine_choice(
     if constraints:
         result.constraint_values = [float(c.value(best_cells)) for c in constraints]
     result.threshold = 0.0
-    result.held_out_decisions = (y, decisions[best_t])
+    result.held_out_decisions = (y, decisions[best_stage])
     result.warnings = diagnose(result, spec)
     return result
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One refinement tried: a temperature of the schedule at one scale ("free": the weights
+    may grow and sharpen the sigmoid; "held": the scores keep the start's spread)."""
+
+    scale: str
+    temperature: float
+
+    @property
+    def sharpen(self) -> bool:
+        return self.scale == "free"
+
+
+def _scales(config: SearchConfig) -> tuple[str, ...]:
+    """The scales whose schedules are run, free first (a tie keeps it)."""
+    return ("free", "held") if config.refine_scale == "both" else (config.refine_scale,)
 
 
 def _schedule(config: SearchConfig) -> tuple[float, ...]:
@@ -210,20 +248,22 @@ def _refine_delivered(
     refiners: Sequence[Refiner],
     offset: float,
     temperatures: tuple[float, ...],
-    best_t: float,
+    stage: Stage,
     config: SearchConfig,
 ) -> tuple[StackedModel, Refiner]:
-    """The model to deliver, refined as the kept temperature's fold models were (along the same
-    schedule when annealed): the refit on all the training rows, or the holdout's fit; and the
-    solver whose rows it was refined on."""
+    """The model to deliver, refined as the kept stage's fold models were (at its scale, along
+    the same schedule when annealed): the refit on all the training rows, or the holdout's fit;
+    and the solver whose rows it was refined on."""
     if result.final is not None and isinstance(refit_solver, Refiner):
         start, on = result.final.model(), refit_solver
     else:
         start, on = result.best.model(), refiners[0]
     shift = offset
-    for temperature in temperatures[: temperatures.index(best_t)] if config.refine_anneal else ():
-        start, shift = on.refine(start, offset=shift, temperature=temperature), 0.0
-    return on.refine(start, offset=shift, temperature=best_t), on
+    path = temperatures[: temperatures.index(stage.temperature)] if config.refine_anneal else ()
+    for temperature in (*path, stage.temperature):
+        start = on.refine(start, offset=shift, temperature=temperature, sharpen=stage.sharpen)
+        shift = 0.0
+    return start, on
 
 
 def _rate_ratio(training_scores: np.ndarray, held_out_decisions: np.ndarray) -> float:

@@ -195,12 +195,15 @@ class TrainerSolver:
         """The single model (a stack of one) fitted for ``candidate``."""
         return candidate.model()
 
-    def refine(self, model: StackedModel, *, offset: float, temperature: float) -> StackedModel:
+    def refine(
+        self, model: StackedModel, *, offset: float, temperature: float, sharpen: bool = True
+    ) -> StackedModel:
         """``model`` refined on this solver's training rows (:func:`metro.trainer.refine
         .refine_linear`), with ``offset`` added to its scores first."""
         return refine_linear(
             model, self.X, self.y, self.spec, offset=offset, temperature=temperature,
             seed=self.config.seed, constraints=self.constraints,
+            sharpen=sharpen,
         )  # fmt: skip
 
     def training_scores(self, model: StackedModel) -> np.ndarray:

@@ -129,6 +129,7 @@ def refine_linear(
     max_rows: int = MAX_ROWS,
     seed: int = 0,
     constraints: Sequence[Constraint] = (),
+    sharpen: bool = True,
 ) -> StackedModel:
     """A copy of ``model`` (a linear stack of one) refined on (X, y) for ``spec``'s metric.
 
@@ -168,6 +169,9 @@ def refine_linear(
 
     def objective(x: torch.Tensor) -> torch.Tensor:
         scores = z @ x[:d] + x[d]
+        if not sharpen:
+            # Scale-free: the scores keep the start's spread, so tau stays what it names.
+            scores = scores * (spread / (z @ x[:d]).std().clamp_min(1e-12))
         loss = smoothed_ratio_loss(spec, scores, labels, tau)
         if constraints:
             loss = loss + constraint_penalty(constraints, scores, labels, tau)

@@ -76,10 +76,14 @@ def _choice(repeat: int, lam: float, shift: str, score: float, warnings: list) -
 
 
 REFINED = {
-    "kept": True, "temperature": 0.2, "score_before": 0.85, "threshold_before": 0.3,
-    "scores": [{"temperature": 0.05, "score": 0.88}, {"temperature": 0.2, "score": 0.9}],
+    "kept": True, "temperature": 0.2, "scale": "held", "score_before": 0.85,
+    "threshold_before": 0.3,
+    "scores": [
+        {"temperature": 0.05, "scale": "free", "score": 0.88},
+        {"temperature": 0.2, "scale": "held", "score": 0.9},
+    ],
 }  # fmt: skip
-NOT_REFINED = {**REFINED, "kept": False, "temperature": None}
+NOT_REFINED = {**REFINED, "kept": False, "temperature": None, "scale": None}
 CHOICES = [
     {
         **_choice(0, CHOSEN, "minimal", 0.9, [{"code": "few_true_positives", "message": FEW_TP}]),
@@ -617,7 +621,10 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     ]
     assert cells_of(choice_rows[0])[-2] == "0.9000 (5-fold CV)"
     # Repeat 0 kept a refined model (chosen by its score, 0.9, up from the search's 0.85).
-    assert [cells_of(r)[-1] for r in choice_rows] == ["T = 0.2, from 0.8500", "no"]
+    # Its stage was one of the held-spread schedule (search.refine_scale), and the cell says so.
+    assert [cells_of(r)[-1] for r in choice_rows] == ["T = 0.2 (spread held), from 0.8500", "no"]
+    tried = choice_rows[0].find_all("td")[-1].attrs["title"]
+    assert tried.endswith("refined T = 0.05: 0.8800, T = 0.2 (spread held): 0.9000")
     assert dom.find(id="selection-score").text == "F2 0.8500 ± 0.0707 (5-fold CV, 2 repeats)"
     [warning] = dom.find(id="search-warnings").find_all("li")
     assert warning.attrs["data-code"] == "few_true_positives" and FEW_TP in warning.text

@@ -219,14 +219,20 @@
   // The per-repeat choices: trained lambda and shift, ratio reached, the score chosen by (and,
   // under constraints, each one's value there).
   // The refinement step of one repeat: "T = 0.2, from 0.8512" when a refined model was kept
+  // ("T = 0.2 (spread held), ..." for a stage of the held schedule)
   // (the score it was chosen by is then the refined one), "no" when none beat the choice.
+  // A stage of the held-spread schedule (search.refine_scale) says so; the free one is the plain T.
+  function stageLabel(temperature, scale) {
+    return `T = ${temperature}${scale === 'held' ? ' (spread held)' : ''}`;
+  }
+
   function refinementCell(c) {
     const step = c.refinement;
     if (!step) return h('td', { 'data-refined': 'none' }, '—');
-    const tried = step.scores.map((s) => `T = ${s.temperature}: ${fmtNum(s.score)}`).join(', ');
+    const tried = step.scores.map((s) => `${stageLabel(s.temperature, s.scale)}: ${fmtNum(s.score)}`).join(', ');
     const title = `Before the step ${fmtNum(step.score_before)} at threshold ${fmtNum(step.threshold_before)}; refined ${tried}`;
     return step.kept
-      ? h('td', { 'data-refined': 'kept', title }, `T = ${step.temperature}, from ${fmtNum(step.score_before)}`)
+      ? h('td', { 'data-refined': 'kept', title }, `${stageLabel(step.temperature, step.scale)}, from ${fmtNum(step.score_before)}`)
       : h('td', { 'data-refined': 'not-kept', title }, 'no');
   }
 

@@ -203,6 +203,51 @@ def test_an_annealed_refinement_starts_each_temperature_from_the_hotter_one() ->
     np.testing.assert_array_equal(predict_scores(result.refined_model, X), predict_scores(model, X))
 
 
+def _stage_by_hand(X, y, folds, result, solvers, schedule, k, sharpen) -> float:
+    """The pooled held-out F1 of every fold's choice refined by hand down to schedule[k]."""
+    predicted, truth = [], []
+    for (_, va), fit, solver in zip(folds, result.fold_fits, solvers, strict=True):
+        model, offset = fit.model(), -result.refinement.threshold_before
+        for t in schedule[: k + 1]:
+            model = solver.refine(model, offset=offset, temperature=t, sharpen=sharpen)
+            offset = 0.0
+        predicted.append(predict_scores(model, X[va])[:, 0] >= 0)
+        truth.append(y[va])
+    return float(f1_score(np.concatenate(truth), np.concatenate(predicted)))
+
+
+def test_both_scales_run_each_schedule_and_the_held_out_rows_choose() -> None:
+    schedule = [0.2, 0.05]
+    X, y, folds, fold_solvers, refit, result = _figure1_search(
+        refine_temperatures=tuple(schedule), refine_scale="both", refine_consistency=None
+    )
+    step = result.refinement
+    assert step.scales == ("free", "free", "held", "held")
+    assert [t for t, _ in step.losses] == schedule + schedule
+    for i, ((_, loss), scale) in enumerate(zip(step.losses, step.scales, strict=True)):
+        by_hand = _stage_by_hand(
+            X, y, folds, result, fold_solvers, schedule, i % 2, sharpen=scale == "free"
+        )
+        assert -loss == pytest.approx(by_hand)
+    # Held is another objective: it moves the folds to other decisions than free does.
+    assert {loss for _, loss in step.losses[:2]} != {loss for _, loss in step.losses[2:]}
+    best = min(range(4), key=lambda i: step.losses[i][1])
+    assert step.kept and (step.scale, step.temperature) == (step.scales[best], step.losses[best][0])
+    assert result.selection_loss == step.losses[best][1]
+    # The delivered model: the refit refined at the kept stage's scale, down to its temperature.
+    model, offset = result.final.model(), -step.threshold_before
+    for t in schedule[: schedule.index(step.temperature) + 1]:
+        model = refit.refine(model, offset=offset, temperature=t, sharpen=step.scale == "free")
+        offset = 0.0
+    np.testing.assert_array_equal(predict_scores(result.refined_model, X), predict_scores(model, X))
+    # One scale alone runs only its own schedule, and "free" is the default's.
+    *_, held = _figure1_search(refine_temperatures=tuple(schedule), refine_scale="held")
+    assert held.refinement.scales == ("held", "held")
+    assert [loss for _, loss in held.refinement.losses] == [loss for _, loss in step.losses[2:]]
+    *_, free = _figure1_search(refine_temperatures=tuple(schedule))
+    assert [loss for _, loss in free.refinement.losses] == [loss for _, loss in step.losses[:2]]
+
+
 def test_the_consistency_check_compares_the_delivered_models_rate_with_the_judged_folds() -> None:
     X, y, *_, plain = _figure1_search(refine_consistency=None)
     assert plain.refinement is not None and plain.refinement.kept
@@ -234,5 +279,7 @@ def test_the_new_refinement_settings_are_validated() -> None:
             SearchConfig(refine_consistency=bad)
     with pytest.raises(ValueError, match="refine_anneal must be true or false"):
         SearchConfig(refine_anneal="yes")
+    with pytest.raises(ValueError, match="unknown refine_scale 'sharp'"):
+        SearchConfig(refine_scale="sharp")
     with pytest.raises(ValueError, match="refine_consistency"):
         MetroClassifier(refine_consistency=0.0).fit(*_synthetic(200))

@@ -73,6 +73,44 @@ def test_refinement_beats_a_tuned_threshold_on_a_misspecified_problem() -> None:
     assert refined.n_models == 1 and refined.spec.kind == "linear"
 
 
+@pytest.mark.parametrize("seed", [0, 2])
+def test_without_sharpening_the_step_minimizes_the_metric_at_the_temperature_named(seed) -> None:
+    data = load_dataset(
+        f"builtin://synthetic?n_samples=600&n_features=20&positive_fraction=0.08&seed={seed}"
+    )
+    X, y = data.X.astype(np.float32), data.y.astype(np.int64)
+    spec, model = _fitted(X, y)
+    before = predict_scores(model, X)[:, 0]
+    cut = max(np.unique(before), key=lambda t: f1_score(y, before >= t))
+    start = before - cut
+    spread = float(start.std())
+
+    def at_named(scores: np.ndarray, temperature: float) -> float:
+        """The smoothed loss with the scores brought to the start's spread: the objective a
+        temperature names when the weights may not grow."""
+        scaled = torch.as_tensor(scores * (spread / scores.std()))
+        return float(smoothed_ratio_loss(spec, scaled, torch.as_tensor(y), temperature * spread))
+
+    for temperature in (0.5, 0.2):
+        held, free = (
+            predict_scores(
+                refine_linear(
+                    model, X, y, spec, offset=-float(cut), temperature=temperature,
+                    sharpen=sharpen,
+                ),
+                X,
+            )[:, 0]
+            for sharpen in (False, True)
+        )  # fmt: skip
+        assert at_named(held, temperature) < at_named(start, temperature) - 0.01
+        # Growing the weights optimizes a sharper objective, so it does worse on the named one.
+        assert at_named(held, temperature) < at_named(free, temperature)
+        # Both decide by their own sign, at the start's margins.
+        assert np.linalg.norm(held - held.mean()) == pytest.approx(
+            np.linalg.norm(start - start.mean()), rel=0.5
+        )
+
+
 def test_refinement_is_deterministic_and_samples_large_data() -> None:
     X, y = figure1_data(3000, seed=1)
     spec, model = _fitted(X, y)

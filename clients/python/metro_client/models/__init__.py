@@ -65,6 +65,7 @@ from .refinement_score import RefinementScore
 from .repeat_choice import RepeatChoice
 from .repeat_choice_selection_split import RepeatChoiceSelectionSplit
 from .search_spec import SearchSpec
+from .search_spec_refine_scale import SearchSpecRefineScale
 from .search_strategy import SearchStrategy
 from .selection_guard import SelectionGuard
 from .selection_point import SelectionPoint
@@ -143,6 +144,7 @@ __all__ = (
     "RepeatChoice",
     "RepeatChoiceSelectionSplit",
     "SearchSpec",
+    "SearchSpecRefineScale",
     "SearchStrategy",
     "SelectionGuard",
     "SelectionPoint",

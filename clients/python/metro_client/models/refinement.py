@@ -28,6 +28,8 @@ class Refinement:
     threshold_before: float
     """ The threshold the search tuned, where the step started from """
     scores: list[RefinementScore]
+    scale: None | str | Unset = UNSET
+    """ The kept stage's scale (free or held), null if none was """
     refit_rate_ratio: float | None | Unset = UNSET
     """ The delivered model's predicted-positive rate on its training rows over the refined fold models' on the
     held-out rows that judged them; a step whose ratio is outside the job's search.refine_consistency is not kept
@@ -50,6 +52,12 @@ class Refinement:
             scores_item = scores_item_data.to_dict()
             scores.append(scores_item)
 
+        scale: None | str | Unset
+        if isinstance(self.scale, Unset):
+            scale = UNSET
+        else:
+            scale = self.scale
+
         refit_rate_ratio: float | None | Unset
         if isinstance(self.refit_rate_ratio, Unset):
             refit_rate_ratio = UNSET
@@ -67,6 +75,8 @@ class Refinement:
                 "scores": scores,
             }
         )
+        if scale is not UNSET:
+            field_dict["scale"] = scale
         if refit_rate_ratio is not UNSET:
             field_dict["refit_rate_ratio"] = refit_rate_ratio
 
@@ -102,6 +112,15 @@ class Refinement:
 
             scores.append(scores_item)
 
+        def _parse_scale(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        scale = _parse_scale(d.pop("scale", UNSET))
+
         def _parse_refit_rate_ratio(data: object) -> float | None | Unset:
             if data is None:
                 return data
@@ -117,6 +136,7 @@ class Refinement:
             score_before=score_before,
             threshold_before=threshold_before,
             scores=scores,
+            scale=scale,
             refit_rate_ratio=refit_rate_ratio,
         )
 

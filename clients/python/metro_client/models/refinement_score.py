@@ -16,6 +16,9 @@ class RefinementScore:
     temperature: float
     score: float | None
     """ The refined models' metric on selection_split """
+    scale: str | Unset = "free"
+    """ The schedule this stage belongs to: free (the weights may grow, sharpening the sigmoid) or held (the scores
+    keep the start's spread); see search.refine_scale """
     constraints_hold: bool | None | Unset = UNSET
     """ Under constraints: whether they all held there (null without) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -25,6 +28,8 @@ class RefinementScore:
 
         score: float | None
         score = self.score
+
+        scale = self.scale
 
         constraints_hold: bool | None | Unset
         if isinstance(self.constraints_hold, Unset):
@@ -40,6 +45,8 @@ class RefinementScore:
                 "score": score,
             }
         )
+        if scale is not UNSET:
+            field_dict["scale"] = scale
         if constraints_hold is not UNSET:
             field_dict["constraints_hold"] = constraints_hold
 
@@ -57,6 +64,8 @@ class RefinementScore:
 
         score = _parse_score(d.pop("score"))
 
+        scale = d.pop("scale", UNSET)
+
         def _parse_constraints_hold(data: object) -> bool | None | Unset:
             if data is None:
                 return data
@@ -69,6 +78,7 @@ class RefinementScore:
         refinement_score = cls(
             temperature=temperature,
             score=score,
+            scale=scale,
             constraints_hold=constraints_hold,
         )
 

@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from ..models.cost_shift import CostShift, check_cost_shift
 from ..models.decision_threshold import DecisionThreshold, check_decision_threshold
 from ..models.refine_mode import RefineMode, check_refine_mode
+from ..models.search_spec_refine_scale import SearchSpecRefineScale, check_search_spec_refine_scale
 from ..models.search_strategy import SearchStrategy, check_search_strategy
 from ..models.selection_guard import SelectionGuard, check_selection_guard
 from ..models.step_selection import StepSelection, check_step_selection
@@ -62,6 +63,10 @@ class SearchSpec:
     refine_anneal: bool | Unset = UNSET
     """ Try the refinement's temperatures hottest first, each starting from the one before (graduated smoothing)
     instead of each from the search's choice. Server default: true """
+    refine_scale: SearchSpecRefineScale | Unset = UNSET
+    """ 'free': the refined weights may grow, sharpening the sigmoid towards the 0-1 loss; 'held': the scores'
+    spread is held at the start's, so each temperature stays the smoothing it names; 'both': each schedule is run
+    and the held-out rows choose. Server default: "both" """
     refine_consistency: float | None | Unset = UNSET
     """ null: no check; a factor f >= 1 keeps a refinement only if the delivered model, refined on all the training
     rows, predicts positive on them at a rate within f times (either way) the rate of the refined fold models on the
@@ -136,6 +141,10 @@ class SearchSpec:
 
         refine_anneal = self.refine_anneal
 
+        refine_scale: str | Unset = UNSET
+        if not isinstance(self.refine_scale, Unset):
+            refine_scale = self.refine_scale
+
         refine_consistency: float | None | Unset
         if isinstance(self.refine_consistency, Unset):
             refine_consistency = UNSET
@@ -193,6 +202,8 @@ class SearchSpec:
             field_dict["refine_temperatures"] = refine_temperatures
         if refine_anneal is not UNSET:
             field_dict["refine_anneal"] = refine_anneal
+        if refine_scale is not UNSET:
+            field_dict["refine_scale"] = refine_scale
         if refine_consistency is not UNSET:
             field_dict["refine_consistency"] = refine_consistency
         if guard is not UNSET:
@@ -289,6 +300,13 @@ class SearchSpec:
 
         refine_anneal = d.pop("refine_anneal", UNSET)
 
+        _refine_scale = d.pop("refine_scale", UNSET)
+        refine_scale: SearchSpecRefineScale | Unset
+        if isinstance(_refine_scale, Unset):
+            refine_scale = UNSET
+        else:
+            refine_scale = check_search_spec_refine_scale(_refine_scale)
+
         def _parse_refine_consistency(data: object) -> float | None | Unset:
             if data is None:
                 return data
@@ -340,6 +358,7 @@ class SearchSpec:
             refine=refine,
             refine_temperatures=refine_temperatures,
             refine_anneal=refine_anneal,
+            refine_scale=refine_scale,
             refine_consistency=refine_consistency,
             guard=guard,
             refine_confidence=refine_confidence,
