@@ -43,16 +43,20 @@ def _solvers(X, y, spec, folds, constraints=()):
 
 def _refined_by_hand(X, y, folds, result, fold_solvers) -> tuple[np.ndarray, np.ndarray]:
     """Each fold's chosen fit refined by its solver as the default schedule does (hottest first,
-    each temperature from the one before, from the search's threshold) down to the kept
-    temperature, deciding by its sign on its held-out rows: (labels, predictions), pooled."""
+    each temperature from the one before, from the search's threshold, at the kept stage's scale)
+    down to the kept temperature, deciding by its sign on its held-out rows: (labels,
+    predictions), pooled."""
     step = result.refinement
-    schedule = [t for t, _ in step.losses]
+    schedule = [t for (t, _), scale in zip(step.losses, step.scales, strict=True)
+                if scale == step.scale]  # fmt: skip
     assert schedule == sorted(schedule, reverse=True)  # annealed, the default
+    sharpen = step.scale == "free"
     predicted, truth = [], []
     for (_, va), fit, solver in zip(folds, result.fold_fits, fold_solvers, strict=True):
         model, offset = fit.model(), -step.threshold_before
         for t in schedule[: schedule.index(step.temperature) + 1]:
-            model, offset = solver.refine(model, offset=offset, temperature=t), 0.0
+            model = solver.refine(model, offset=offset, temperature=t, sharpen=sharpen)
+            offset = 0.0
         predicted.append(predict_scores(model, X[va])[:, 0] >= 0)
         truth.append(y[va])
     return np.concatenate(truth), np.concatenate(predicted)
@@ -73,7 +77,9 @@ def test_a_kept_refinement_reports_the_refined_folds_pooled_metric() -> None:
     # Oracle: refine each fold's chosen fit by hand at the kept temperature, pool, score.
     pooled = f1_score(*_refined_by_hand(X, y, folds, result, fold_solvers))
     assert -result.selection_loss == pytest.approx(pooled)
-    assert dict(ref.losses)[ref.temperature] == pytest.approx(result.selection_loss)
+    kept = [loss for (t, loss), scale in zip(ref.losses, ref.scales, strict=True)
+            if (scale, t) == (ref.scale, ref.temperature)]  # fmt: skip
+    assert kept == [pytest.approx(result.selection_loss)]
     tp, fp, fn, tn = result.selection_counts
     assert tp + fp + fn + tn == y.size
     # The delivered model is the refit, refined on every row, deciding by its sign.
@@ -112,7 +118,10 @@ def test_the_estimator_reports_the_refinement_and_never_a_worse_held_out_score()
     if on.refinement_.kept:
         assert on.threshold_ == 0.0 and on.best_score_ > off.best_score_
     d = on.refinement_.to_dict()
-    assert [row["temperature"] for row in d["losses"]] == [0.5, 0.2, 0.05]  # annealed
+    # Annealed, at both scales (the default): the free schedule first.
+    stages = [(row["scale"], row["temperature"]) for row in d["losses"]]
+    assert stages == [(scale, t) for scale in ("free", "held") for t in (0.5, 0.2, 0.05)]
+    assert d["scale"] == on.refinement_.scale and (d["scale"] is None) == (not d["kept"])
 
 
 def test_refinement_settings_are_validated() -> None:
@@ -140,7 +149,11 @@ def test_under_a_constraint_a_kept_refinement_meets_it_on_the_pooled_held_out_ro
     )  # fmt: skip
     step = result.refinement
     assert step is not None and step.kept  # checked: kept on this sample
-    assert step.feasible == (True, True, True) and result.constraints_satisfied
+    kept = list(zip(step.scales, (t for t, _ in step.losses), strict=True)).index(
+        (step.scale, step.temperature)
+    )
+    assert len(step.feasible) == len(step.losses) == 6 and step.feasible[kept]
+    assert result.constraints_satisfied
     pooled_y, pooled_p = _refined_by_hand(X, y, folds, result, fold_solvers)
     precision = precision_score(pooled_y, pooled_p)
     assert precision >= 0.5
@@ -156,11 +169,12 @@ def test_a_refined_model_that_breaks_a_constraint_is_never_kept() -> None:
         random_state=0,
     ).fit(X, y)  # fmt: skip
     step = clf.refinement_
-    # Checked on this sample: the refined models of the two hotter temperatures reach a better
-    # recall on the held-out rows, and every refined model breaks the false-positive-rate
-    # ceiling there.
-    assert step is not None and step.feasible == (False, False, False)
-    assert sum(loss < step.loss_before for _, loss in step.losses) >= 2
+    # Checked on this sample: refined models of both scales reach a better recall on the
+    # held-out rows, and every one that does breaks the false-positive-rate ceiling there.
+    assert step is not None and len(step.feasible) == len(step.losses)
+    better = [loss < step.loss_before for _, loss in step.losses]
+    assert sum(better) >= 2
+    assert not any(b and f for b, f in zip(better, step.feasible, strict=True))
     assert not step.kept and clf.threshold_ == step.threshold_before
     assert clf.constraint_values_[0] <= 0.1
 
@@ -181,7 +195,7 @@ def _figure1_search(**settings):
 
 def test_an_annealed_refinement_starts_each_temperature_from_the_hotter_one() -> None:
     X, y, folds, fold_solvers, refit, result = _figure1_search(
-        refine_anneal=True, refine_temperatures=(0.05, 0.2)
+        refine_anneal=True, refine_temperatures=(0.05, 0.2), refine_scale="free"
     )
     step = result.refinement
     assert step is not None and [t for t, _ in step.losses] == [0.2, 0.05]  # hottest first
@@ -240,11 +254,11 @@ def test_both_scales_run_each_schedule_and_the_held_out_rows_choose() -> None:
         model = refit.refine(model, offset=offset, temperature=t, sharpen=step.scale == "free")
         offset = 0.0
     np.testing.assert_array_equal(predict_scores(result.refined_model, X), predict_scores(model, X))
-    # One scale alone runs only its own schedule, and "free" is the default's.
+    # One scale alone runs only its own schedule: the same stages as within "both".
     *_, held = _figure1_search(refine_temperatures=tuple(schedule), refine_scale="held")
     assert held.refinement.scales == ("held", "held")
     assert [loss for _, loss in held.refinement.losses] == [loss for _, loss in step.losses[2:]]
-    *_, free = _figure1_search(refine_temperatures=tuple(schedule))
+    *_, free = _figure1_search(refine_temperatures=tuple(schedule), refine_scale="free")
     assert [loss for _, loss in free.refinement.losses] == [loss for _, loss in step.losses[:2]]
 
 
