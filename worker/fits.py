@@ -263,10 +263,12 @@ class RecordedSolver:
     # The refinement step after the choice (metro.search.refine) is not recorded: it is
     # deterministic, takes seconds, and is redone from the recorded fits on a replay.
     # (A fold stack only fits; the grid refines and scores with the per-fold solvers.)
-    def refine(self, model: StackedModel, *, offset: float, temperature: float) -> StackedModel:
+    def refine(
+        self, model: StackedModel, *, offset: float, temperature: float, sharpen: bool = True
+    ) -> StackedModel:
         if isinstance(self.inner, FoldStackSolver):
             raise TypeError("a fold stack fits the grid; refine with a fold's solver")
-        return self.inner.refine(model, offset=offset, temperature=temperature)
+        return self.inner.refine(model, offset=offset, temperature=temperature, sharpen=sharpen)
 
     def held_out_scores(self, model: StackedModel) -> np.ndarray | None:
         if isinstance(self.inner, FoldStackSolver):

@@ -114,7 +114,9 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
         label = f"repeat {c['repeat']}" + (" (the model delivered)" if c["repeat"] == 0 else "")
         if step["kept"]:
             outcomes.append(
-                f"{label} kept (T = {step['temperature']:.4g}), F2 {step['score_before']:.4f} "
+                f"{label} kept (T = {step['temperature']:.4g}"
+                f"{', spread held' if step['scale'] == 'held' else ''}), "
+                f"F2 {step['score_before']:.4f} "
                 f"-> {c['selection_score']:.4f}"
             )
         else:
@@ -504,8 +506,13 @@ def test_numbers_of_several_repeats_are_labelled_with_their_repeat() -> None:
 
     from metro_cli.choices import choices_text, constraint_label, refinement_text
 
-    def choice(repeat: int, lam: float, score: float, before: float, kept: bool) -> Any:
-        step = SimpleNamespace(kept=kept, temperature=0.2 if kept else None, score_before=before)
+    def choice(
+        repeat: int, lam: float, score: float, before: float, kept: bool, scale: str = "free"
+    ) -> Any:
+        step = SimpleNamespace(
+            kept=kept, temperature=0.2 if kept else None, score_before=before,
+            scale=scale if kept else None,
+        )  # fmt: skip
         return SimpleNamespace(
             repeat=repeat, trained_lambda=lam, shift="minimal", ratio_reached=None,
             selection_score=score, selection_split="cross-validation", n_folds=5,
@@ -525,6 +532,11 @@ def test_numbers_of_several_repeats_are_labelled_with_their_repeat() -> None:
         "refinement kept in 1 of 3 repeats (5-fold CV): repeat 0 (the model delivered) not "
         "kept, no refined model beat F2 0.8883; repeat 1 kept (T = 0.2), F2 0.9100 -> 0.9300; "
         "repeat 2 not kept, no refined model beat F2 0.9117"
+    )
+    # A stage of the held-spread schedule (search.refine_scale) is named as one.
+    held = [choice(0, -0.5833, 0.93, 0.91, True, scale="held")]
+    assert refinement_text(held, "F2") == (
+        "refinement kept (T = 0.2, spread held): F2 0.9100 -> 0.9300 (5-fold CV)"
     )
     three[1].ratio_reached, three[2].ratio_reached = -0.61, -0.7
     text = choices_text(three)

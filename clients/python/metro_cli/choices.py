@@ -129,7 +129,8 @@ def refinement_text(choices: list[Any], name: str) -> str | None:
     """The refinement step of each repeat's search, every number labelled with its repeat:
     "refinement kept (T = 0.2): F1 0.8500 -> 0.9000 (5-fold CV)" for one repeat; with several,
     "refinement kept in 1 of 3 repeats (5-fold CV): repeat 0 (the model delivered) not kept, no
-    refined model beat F2 0.8883; repeat 1 kept (T = 0.2), F2 0.8500 -> 0.9000; ..."."""
+    refined model beat F2 0.8883; repeat 1 kept (T = 0.2, spread held), F2 0.8500 -> 0.9000;
+    ..." (a stage of the held-spread schedule says so)."""
     steps = [optional(getattr(c, "refinement", None)) for c in choices]
     if not steps or steps[0] is None:
         return None
@@ -142,7 +143,9 @@ def refinement_text(choices: list[Any], name: str) -> str | None:
         before = fmt(optional(step.score_before), ".4f")
         if step.kept:
             after = fmt(optional(choice.selection_score), ".4f")
-            return f"kept (T = {fmt(step.temperature)}){sep} {name} {before} -> {after}"
+            # A stage of the held-spread schedule (search.refine_scale) says so.
+            held = ", spread held" if optional(getattr(step, "scale", None)) == "held" else ""
+            return f"kept (T = {fmt(step.temperature)}{held}){sep} {name} {before} -> {after}"
         return f"not kept{sep} no refined model beat {name} {before}"
 
     if len(choices) == 1:
