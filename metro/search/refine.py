@@ -3,9 +3,11 @@
 The chosen fit of every fold (or the holdout's one fit) is refined on its own training part for
 each temperature of ``SearchConfig.refine_temperatures`` (:func:`metro.trainer.refine
 .refine_linear`, from the fit with its tuned threshold; with ``refine_anneal``, hottest first,
-each temperature from the one before's refined model), and the refined models are judged on the
+each temperature from the one before's refined model; at each scale of
+``SearchConfig.refine_scale``, free weights or the scores' spread held, each scale's schedule from
+the same start), and the refined models are judged on the
 same held-out rows as the search's choice: the metric of the confusion counts pooled over the
-folds, each refined model deciding by its own sign. The best temperature is kept only when it
+folds, each refined model deciding by its own sign. The best stage is kept only when it
 beats the unrefined choice's selection loss; then the delivered model is the refit refined the
 same way on all the training data, and the result's selection loss, counts and threshold are the
 refined ones (the threshold is then 0: the refined model decides by its sign). With

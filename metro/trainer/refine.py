@@ -12,11 +12,13 @@ with full-batch L-BFGS in float64. The problem is not convex; the start is what 
 this is a local step from the surrogate's answer, not a search of its own.
 
 The temperature ``T`` is a fraction of the standard deviation of the starting model's scores on
-the training rows, so one setting means the same thing on every dataset. The weights are free: by
-growing them the step may also sharpen the sigmoid towards the 0-1 loss, which ``max_iter`` (100
-L-BFGS iterations) bounds, and the refined weights are scaled back to the start's norm (a positive
-factor changes no decision). Whether the step helps at all is for held-out data to say (see
-:mod:`metro.search.refine`).
+the training rows, so one setting means the same thing on every dataset. With ``sharpen=True``
+the weights are free: by growing them the step may also sharpen the sigmoid towards the 0-1 loss,
+which ``max_iter`` (100 L-BFGS iterations) bounds. With ``sharpen=False`` the scores are divided
+by their own spread inside the objective (times the start's), so growing the weights changes
+nothing and ``T`` stays the smoothing it names. Either way the refined weights are scaled back to
+the start's norm (a positive factor changes no decision). Whether the step helps at all, and at
+which scale, is for held-out data to say (see :mod:`metro.search.refine`).
 
 Above :data:`MAX_ROWS` rows the step runs on a stratified sample of that many (a soft count over
 100,000 rows is already a precise estimate); the returned model is scored on every row.
@@ -136,7 +138,8 @@ def refine_linear(
     ``offset`` is added to the scores first (pass ``-threshold`` to start from the model with its
     tuned threshold), ``temperature`` is relative to the spread of the starting scores (see the
     module docstring). With ``constraints`` the soft shortfall of each is added to the loss
-    (:func:`constraint_penalty`). The result decides by its own sign: h(x) >= 0 is positive.
+    (:func:`constraint_penalty`). ``sharpen=False`` holds the scores' spread at the start's
+    (see the module docstring). The result decides by its own sign: h(x) >= 0 is positive.
     """
     if model.spec.kind != "linear":
         raise ValueError(f"only linear models can be refined, got a {model.spec.kind} model")
