@@ -382,10 +382,14 @@ def fit_predict(
                 metric=metric_preset, metric_params=params, random_state=seed, **settings
             )
             clf.fit(X, y)
+            step = clf.refinement_
             return clf.predict(X_test), {
                 "lambda": clf.best_lambda_,
                 "shift": clf.best_shift_,
                 "threshold": clf.threshold_,
+                # The refinement stage kept ([scale, temperature]; None: none was), so that a
+                # record says which scale a fit delivered.
+                "refined": [step.scale, step.temperature] if step and step.kept else None,
             }
     raise ValueError(f"unknown method {method!r}")
 
