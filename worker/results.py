@@ -97,7 +97,7 @@ def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None
         "scores": [
             {
                 "temperature": t,
-                "scale": step.scales[i] if step.scales else "free",
+                "scale": step.scales[i],
                 "score": finite_or_none(spec.score_from_loss(loss)),
                 "constraints_hold": step.feasible[i] if step.feasible else None,
             }

@@ -68,6 +68,10 @@ class Refinement:
     threshold_before: float  # the tuned threshold the step started from (folded into its bias)
     losses: tuple[tuple[float, float], ...]  # (temperature, pooled held-out loss)
     temperature: float | None
+    # The scale of each stage tried, parallel to ``losses`` ("free" or "held"; see
+    # SearchConfig.refine_scale), and the kept one's (None: no step kept).
+    scales: tuple[str, ...]
+    scale: str | None
     # Under constraints: whether they held on the pooled held-out rows, per temperature tried
     # (a refined model that breaks one is never kept); empty without constraints.
     feasible: tuple[bool, ...] = ()
@@ -78,17 +82,10 @@ class Refinement:
     # training rows over the refined fold models' on the pooled held-out rows (None: not
     # computed); outside the allowed factor the step is not kept.
     refit_rate_ratio: float | None = None
-    # The scale of each stage tried, parallel to ``losses`` ("free" or "held"; see
-    # SearchConfig.refine_scale), and the kept one's (None: no step kept).
-    scales: tuple[str, ...] = ()
-    scale: str | None = None
 
     @property
     def kept(self) -> bool:
         return self.temperature is not None
-
-    def _free(self) -> tuple[str, ...]:
-        return ("free",) * len(self.losses)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,7 +95,7 @@ class Refinement:
             "threshold_before": self.threshold_before,
             "losses": [
                 {"temperature": t, "loss": loss, "scale": scale}
-                for (t, loss), scale in zip(self.losses, self.scales or self._free(), strict=True)
+                for (t, loss), scale in zip(self.losses, self.scales, strict=True)
             ],
             "scale": self.scale,
             "feasible": list(self.feasible),

@@ -171,10 +171,11 @@ def refine_linear(
     d = w0.numel()
 
     def objective(x: torch.Tensor) -> torch.Tensor:
-        scores = z @ x[:d] + x[d]
+        raw = z @ x[:d]
+        scores = raw + x[d]
         if not sharpen:
             # Scale-free: the scores keep the start's spread, so tau stays what it names.
-            scores = scores * (spread / (z @ x[:d]).std().clamp_min(1e-12))
+            scores = scores * (spread / raw.std().clamp_min(1e-12))
         loss = smoothed_ratio_loss(spec, scores, labels, tau)
         if constraints:
             loss = loss + constraint_penalty(constraints, scores, labels, tau)
