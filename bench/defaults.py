@@ -111,6 +111,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # "no-sharpen" the scores' spread held at the start's alone (not kept).
     "no-sharpen": {"refine_scale": "held"},
     "scale-both": {"refine_scale": "both"},
+    # A refinement kept only where the held-out rows find the refined classifier better than
+    # the better constant one with probability 0.9 (docs/quality.md, "A refinement needs a
+    # boundary"): issue 21's worst cell, where the features barely separate the classes.
+    "refine-signal": {"refine_signal": 0.9},
     # Selection under thin evidence (metro.search.safeguard; bench/small_data.py). "guard" is
     # the default since it was measured; "guard-off" is the default before it. The other two
     # were measured against the default before "guard" (each with guard off) and not kept.
@@ -390,6 +394,7 @@ def fit_predict(
                 # The refinement stage kept ([scale, temperature]; None: none was), so that a
                 # record says which scale a fit delivered.
                 "refined": [step.scale, step.temperature] if step and step.kept else None,
+                "signal": step.signal_probability if step else None,
             }
     raise ValueError(f"unknown method {method!r}")
 

@@ -96,6 +96,11 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     refine_confidence : float in [0.5, 1), optional
         Keep the refinement only when a paired bootstrap over the held-out rows finds it better
         with at least this probability (None: on any held-out gain).
+    refine_signal : float in [0.5, 1), optional
+        Keep the refinement only when a paired bootstrap over the held-out rows finds the
+        refined classifier better than the better constant one (every row positive, or every
+        row negative) with at least this probability (None: no such check). Without
+        constraints only.
     shrink_confidence : float in [0.5, 1), optional
         Deliver the fallback instead of the choice unless a paired bootstrap over the held-out
         rows finds the choice better with at least this probability (None: never).
@@ -175,6 +180,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         refine_scale: str = _DEFAULT_SEARCH.refine_scale,
         guard: str = _DEFAULT_SEARCH.guard,
         refine_confidence: float | None = _DEFAULT_SEARCH.refine_confidence,
+        refine_signal: float | None = _DEFAULT_SEARCH.refine_signal,
         shrink_confidence: float | None = _DEFAULT_SEARCH.shrink_confidence,
         constraints: Sequence[Mapping[str, Any] | Constraint] | None = None,
         validation_fraction: float = 0.25,
@@ -206,6 +212,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.refine_scale = refine_scale
         self.guard = guard
         self.refine_confidence = refine_confidence
+        self.refine_signal = refine_signal
         self.shrink_confidence = shrink_confidence
         self.constraints = constraints
         self.validation_fraction = validation_fraction
@@ -252,6 +259,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             refine_scale=self.refine_scale,
             guard=self.guard,
             refine_confidence=self.refine_confidence,
+            refine_signal=self.refine_signal,
             shrink_confidence=self.shrink_confidence,
         )
 

@@ -101,6 +101,10 @@ class SearchConfig:
     * ``refine_confidence``: None keeps the refinement on any held-out gain; a level in
       [0.5, 1) keeps it only when a paired bootstrap over the held-out rows finds it better with
       at least that probability.
+    * ``refine_signal``: None keeps the refinement whatever a constant classifier scores; a
+      level in [0.5, 1) keeps it only when the same bootstrap finds the refined classifier better
+      than the better of predicting every row positive and every row negative (without
+      constraints).
     * ``shrink_confidence``: None never shrinks; a level in [0.5, 1) delivers the fallback
       instead of the choice unless a paired bootstrap over the held-out rows finds the choice
       better with at least that probability.
@@ -232,6 +236,15 @@ class SearchConfig:
         ge=0.5,
         lt=1.0,
     )
+    refine_signal: float | None = option(
+        None,
+        "null: no check; a level in [0.5, 1) keeps a refinement only when a paired bootstrap over "
+        "the held-out rows finds the refined classifier better than the better constant one "
+        "(every row positive, or every row negative) with at least that probability: without "
+        "evidence of a boundary there is nothing to refine (without constraints only)",
+        ge=0.5,
+        lt=1.0,
+    )
     shrink_confidence: float | None = option(
         None,
         "null never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice "
@@ -296,7 +309,7 @@ class SearchConfig:
             )
         if self.guard not in GUARDS:
             raise ValueError(f"unknown guard {self.guard!r}; expected one of {', '.join(GUARDS)}")
-        for name in ("refine_confidence", "shrink_confidence"):
+        for name in ("refine_confidence", "refine_signal", "shrink_confidence"):
             level = getattr(self, name)
             if level is not None and not (_is_finite_number(level) and 0.5 <= level < 1.0):
                 raise ValueError(f"{name} must be null or a number in [0.5, 1), got {level!r}")

@@ -12,7 +12,11 @@ beats the unrefined choice's selection loss; then the delivered model is the ref
 same way on all the training data, and the result's selection loss, counts and threshold are the
 refined ones (the threshold is then 0: the refined model decides by its sign). With
 ``refine_consistency`` the delivered model must also predict positive on its rows at a rate
-within that factor of the refined fold models' held-out rate, or the step is not kept.
+within that factor of the refined fold models' held-out rate, or the step is not kept. With
+``refine_signal`` (without constraints) the kept stage must also beat the better constant
+classifier (every row positive, or every row negative) on a paired bootstrap of the held-out
+rows with that probability: where the rows cannot tell a boundary from none, there is nothing to
+refine.
 
 The comparison reuses the rows that chose lambda, which favours the unrefined choice (its
 threshold was tuned on them, the refined models' offsets were not), so a kept step has cleared a
@@ -33,7 +37,7 @@ from metro.models import StackedModel
 from metro.search.base import SearchResult, cells_from_predictions, diagnose
 from metro.search.config import SearchConfig
 from metro.search.constrained import judge_at_zero, judged_constraints
-from metro.search.safeguard import win_probability
+from metro.search.safeguard import constant_decisions, win_probability
 from metro.thresholds import ConstrainedThreshold
 
 __all__ = ["Refinement", "Refiner", "refine_choice"]
@@ -82,6 +86,9 @@ class Refinement:
     # training rows over the refined fold models' on the pooled held-out rows (None: not
     # computed); outside the allowed factor the step is not kept.
     refit_rate_ratio: float | None = None
+    # With SearchConfig.refine_signal: the paired bootstrap's probability that the best stage
+    # beats the better constant classifier on the held-out rows (None: not computed).
+    signal_probability: float | None = None
 
     @property
     def kept(self) -> bool:
@@ -101,6 +108,7 @@ class Refinement:
             "feasible": list(self.feasible),
             "win_probability": self.win_probability,
             "refit_rate_ratio": self.refit_rate_ratio,
+            "signal_probability": self.signal_probability,
         }
 
 
@@ -180,6 +188,13 @@ def refine_choice(
         before = unrefined >= float(result.threshold)
         probability = win_probability(spec, y, decisions[best_stage], before)
         keep = probability >= config.refine_confidence
+    signal: float | None = None
+    if keep and config.refine_signal is not None and not constraints:
+        # Evidence of a boundary at all: where the held-out rows cannot tell the refined model
+        # from predicting one class everywhere, its gain over the choice is noise to fit.
+        constant = constant_decisions(spec, y)
+        signal = win_probability(spec, y, decisions[best_stage], constant)
+        keep = signal >= config.refine_signal
     refined_model: StackedModel | None = None
     rate_ratio: float | None = None
     if keep:
@@ -201,6 +216,7 @@ def refine_choice(
         feasible=tuple(judged.feasible for _, judged, _ in tried) if constraints else (),
         win_probability=probability,
         refit_rate_ratio=rate_ratio,
+        signal_probability=signal,
     )
     if not keep:
         return result

@@ -20,6 +20,8 @@ nothing on new rows. This module gives the search a **fallback** and the rules t
   (:func:`win_probability`).
 * ``refine_confidence=p`` (used by :mod:`metro.search.refine`): the refinement is kept only when
   the same paired bootstrap finds it better than the unrefined choice with probability ``p``.
+* ``refine_signal=p`` (the same): the refinement is kept only when the bootstrap finds it better
+  than the better constant classifier (:func:`constant_decisions`) with probability ``p``.
 
 The bootstrap resamples the pooled held-out rows (a multinomial over the eight joint cells of the
 label and the two decisions: exact and cheap), with a fixed seed, so a search stays deterministic.
@@ -52,6 +54,7 @@ __all__ = [
     "MIN_PREDICTED_RATIO",
     "Fallback",
     "Safeguard",
+    "constant_decisions",
     "erm_like_index",
     "fallback_from",
     "held_out_decisions",
@@ -124,6 +127,15 @@ def win_probability(
     )
     loss_a, loss_b = _losses(spec, cells_a), _losses(spec, cells_b)
     return float(np.mean(loss_a < loss_b) + 0.5 * np.mean(loss_a == loss_b))
+
+
+def constant_decisions(spec: MetricSpec, y: np.ndarray) -> np.ndarray:
+    """The decisions of the better constant classifier on labels ``y``: every row positive or
+    every row negative, whichever has the lower loss there (a tie: positive)."""
+    rate = float(np.mean(np.asarray(y).astype(bool)))
+    cells = np.array([[rate, 1.0 - rate, 0.0, 0.0], [0.0, 0.0, rate, 1.0 - rate]])
+    positive, negative = _losses(spec, cells)
+    return np.full(np.asarray(y).shape, bool(positive <= negative))
 
 
 def erm_like_index(spec: MetricSpec, lambdas: Sequence[float] | np.ndarray) -> int:
