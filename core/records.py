@@ -103,6 +103,12 @@ class Refinement(BaseModel):
         "the refined fold models' on the held-out rows that judged them; a step whose ratio is "
         "outside the job's search.refine_consistency is not kept (null: not checked)",
     )
+    signal_probability: float | None = Field(
+        default=None,
+        description="The paired bootstrap's probability, over the held-out rows, that the best "
+        "stage beats the better constant classifier (every row positive, or every row "
+        "negative); a step below the job's search.refine_signal is not kept (null: not checked)",
+    )
 
 
 class SelectionPoint(BaseModel):

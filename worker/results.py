@@ -104,6 +104,7 @@ def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None
             for i, (t, loss) in enumerate(step.losses)
         ],
         "refit_rate_ratio": finite_or_none(step.refit_rate_ratio),
+        "signal_probability": finite_or_none(step.signal_probability),
     }
 
 

@@ -131,11 +131,11 @@ def win_probability(
 
 def constant_decisions(spec: MetricSpec, y: np.ndarray) -> np.ndarray:
     """The decisions of the better constant classifier on labels ``y``: every row positive or
-    every row negative, whichever has the lower loss there (a tie: positive)."""
+    every row negative, whichever has the lower loss there (a tie, to rounding: positive)."""
     rate = float(np.mean(np.asarray(y).astype(bool)))
     cells = np.array([[rate, 1.0 - rate, 0.0, 0.0], [0.0, 0.0, rate, 1.0 - rate]])
     positive, negative = _losses(spec, cells)
-    return np.full(np.asarray(y).shape, bool(positive <= negative))
+    return np.full(np.asarray(y).shape, bool(positive <= negative + 1e-12))
 
 
 def erm_like_index(spec: MetricSpec, lambdas: Sequence[float] | np.ndarray) -> int:

@@ -106,6 +106,7 @@ def _errors(r) -> list[dict[str, Any]]:
         ({"search": {"refine_consistency": 0.5}}, ["body", "search", "refine_consistency"]),
         ({"search": {"refine_anneal": "sometimes"}}, ["body", "search", "refine_anneal"]),
         ({"search": {"refine_scale": "sharp"}}, ["body", "search", "refine_scale"]),
+        ({"search": {"refine_signal": 1.0}}, ["body", "search", "refine_signal"]),
         ({"training": {"lr": -1}}, ["body", "training", "lr"]),
         ({"training": {"warm_start": "sometimes"}}, ["body", "training", "warm_start"]),
         ({"training": {"compile": "sometimes"}}, ["body", "training", "compile"]),

@@ -102,6 +102,9 @@ def test_end_to_end(pair: Cluster):
     assert step["refit_rate_ratio"] == (None if ratio is None else pytest.approx(ratio))
     if step["kept"]:
         assert 0.5 <= step["refit_rate_ratio"] <= 2.0
+    # And so is the evidence of a boundary (refine_signal), where it was asked for.
+    signal = direct.searches[0].refinement.signal_probability
+    assert step["signal_probability"] == (None if signal is None else pytest.approx(signal))
     # The curve the choice ran over: every grid lambda, pooled over the 5 folds at its own
     # threshold; its best point is the chosen lambda, at the score the search chose by.
     curve = choice["selection_curve"]

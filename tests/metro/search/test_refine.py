@@ -17,6 +17,7 @@ from metro.metrics import get_metric
 from metro.models import get_model_spec
 from metro.search import SearchConfig, run_search
 from metro.search.finite import FiniteHypothesisSolver
+from metro.search.safeguard import constant_decisions, win_probability
 from metro.search.solver import TrainerSolver, delivered_model
 from metro.surrogates import get_surrogate
 from metro.trainer import TrainingConfig, predict_scores
@@ -297,3 +298,69 @@ def test_the_new_refinement_settings_are_validated() -> None:
         SearchConfig(refine_scale="sharp")
     with pytest.raises(ValueError, match="refine_consistency"):
         MetroClassifier(refine_consistency=0.0).fit(*_synthetic(200))
+
+
+# -- evidence of a boundary (refine_signal) ------------------------------------------------------
+
+
+def _weak_signal(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """400 rows, about 8% positives, one feature barely related to the label."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(400, 6)).astype(np.float32)
+    y = (0.15 * X[:, 0] + rng.normal(size=400) > 1.4).astype(np.int64)
+    return X, y
+
+
+def test_a_refinement_the_rows_cannot_tell_from_a_constant_classifier_is_not_kept() -> None:
+    X, y = _weak_signal(14)
+    f2 = {"metric": "f_beta", "metric_params": {"beta": 2.0}, "random_state": 0}
+    plain = MetroClassifier(**f2).fit(X, y)
+    assert plain.refinement_.kept and plain.refinement_.signal_probability is None
+    # By hand: the kept stage's pooled held-out decisions against the better constant, which
+    # for F2 is every row positive.
+    labels, refined = plain.search_result_.held_out_decisions
+    spec = plain.metric_
+    assert constant_decisions(spec, labels).all()
+    by_hand = win_probability(spec, labels, refined, np.ones_like(refined))
+    assert 0.5 < by_hand < 0.9  # checked on this sample: 0.77, a gain inside the noise
+
+    strict = MetroClassifier(**f2, refine_signal=0.9).fit(X, y)
+    step = strict.refinement_
+    assert not step.kept and step.signal_probability == pytest.approx(by_hand)
+    assert step.to_dict()["signal_probability"] == step.signal_probability
+    assert strict.search_result_.refined_model is None
+    assert strict.threshold_ == step.threshold_before != 0.0
+    unrefined = MetroClassifier(**f2, refine="off").fit(X, y)
+    np.testing.assert_array_equal(strict.decision_function(X), unrefined.decision_function(X))
+    # A level below the measured probability keeps the step: the same model as without one.
+    loose = MetroClassifier(**f2, refine_signal=0.75).fit(X, y)
+    assert loose.refinement_.kept and loose.refinement_.signal_probability == pytest.approx(by_hand)
+    np.testing.assert_array_equal(loose.decision_function(X), plain.decision_function(X))
+
+
+def test_the_signal_check_leaves_a_refinement_on_a_clear_boundary_alone() -> None:
+    *_, plain = _figure1_search()
+    *_, checked = _figure1_search(refine_signal=0.9)
+    assert plain.refinement.kept and checked.refinement.kept
+    assert checked.refinement.signal_probability >= 0.9
+    assert (checked.refinement.scale, checked.refinement.temperature) == (
+        plain.refinement.scale, plain.refinement.temperature,
+    )  # fmt: skip
+
+
+def test_the_signal_check_is_not_asked_under_constraints() -> None:
+    X, y = figure1_data(1000, seed=0)
+    clf = MetroClassifier(
+        metric="f1", constraints=[{"metric": "precision", "at_least": 0.3}], refine_signal=0.9,
+        random_state=0,
+    ).fit(X, y)  # fmt: skip
+    assert clf.refinement_ is not None and clf.refinement_.signal_probability is None
+
+
+def test_refine_signal_is_validated() -> None:
+    for bad in (0.3, 1.0, float("nan"), "0.9", True, -1):
+        with pytest.raises(ValueError, match="refine_signal must be null or a number in"):
+            SearchConfig(refine_signal=bad)
+    assert SearchConfig(refine_signal=0.5).refine_signal == 0.5
+    with pytest.raises(ValueError, match="refine_signal"):
+        MetroClassifier(refine_signal=1.5).fit(*_synthetic(200))

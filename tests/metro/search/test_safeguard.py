@@ -4,8 +4,11 @@ significance test."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, jaccard_score
 from sklearn.model_selection import StratifiedKFold
 
 from metro import MetroClassifier, SearchConfig
@@ -17,6 +20,7 @@ from metro.search import Candidate, WarningCode, cells_from_predictions, grid_la
 from metro.search.base import FEW_TRUE_POSITIVES
 from metro.search.safeguard import (
     MIN_PREDICTED_RATIO,
+    constant_decisions,
     erm_like_index,
     supported,
     supported_threshold,
@@ -122,6 +126,29 @@ def test_win_probability_is_one_half_for_the_same_decisions_and_tracks_a_real_ga
     assert win_probability(spec, y, noisy, one_off) == pytest.approx(1 - p)
     with pytest.raises(ValueError, match="one length"):
         win_probability(spec, y, noisy[:10], noisy)
+
+
+@pytest.mark.parametrize(
+    ("metric", "params", "scorer", "positive"),
+    [("f1", {}, f1_score, True), ("jaccard", {}, jaccard_score, True),
+     ("accuracy", {}, accuracy_score, False), ("weighted_accuracy", {"w_fn": 100.0}, None, True),
+     ("balanced_accuracy", {}, balanced_accuracy_score, True)],  # a tie (0.5 each): positive
+)  # fmt: skip
+def test_the_constant_classifier_is_the_better_of_all_positive_and_all_negative(
+    metric, params, scorer, positive
+):
+    y = (np.random.default_rng(0).random(300) < 0.1).astype(int)
+    spec = get_metric(metric, **params).resolve(y)
+    chosen = constant_decisions(spec, y)
+    assert chosen.shape == y.shape and chosen.all() if positive else not chosen.any()
+    ones, zeros = np.ones_like(y), np.zeros_like(y)
+    best = max(spec.score(y, ones), spec.score(y, zeros))
+    assert spec.score(y, chosen.astype(int)) == pytest.approx(best, abs=1e-12)
+    if scorer is not None:  # the scores themselves, checked against scikit-learn
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for decisions in (ones, zeros):
+                assert spec.score(y, decisions) == pytest.approx(scorer(y, decisions))
 
 
 @pytest.mark.parametrize(

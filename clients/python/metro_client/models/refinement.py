@@ -34,6 +34,10 @@ class Refinement:
     """ The delivered model's predicted-positive rate on its training rows over the refined fold models' on the
     held-out rows that judged them; a step whose ratio is outside the job's search.refine_consistency is not kept
     (null: not checked) """
+    signal_probability: float | None | Unset = UNSET
+    """ The paired bootstrap's probability, over the held-out rows, that the best stage beats the better constant
+    classifier (every row positive, or every row negative); a step below the job's search.refine_signal is not kept
+    (null: not checked) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,6 +68,12 @@ class Refinement:
         else:
             refit_rate_ratio = self.refit_rate_ratio
 
+        signal_probability: float | None | Unset
+        if isinstance(self.signal_probability, Unset):
+            signal_probability = UNSET
+        else:
+            signal_probability = self.signal_probability
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -79,6 +89,8 @@ class Refinement:
             field_dict["scale"] = scale
         if refit_rate_ratio is not UNSET:
             field_dict["refit_rate_ratio"] = refit_rate_ratio
+        if signal_probability is not UNSET:
+            field_dict["signal_probability"] = signal_probability
 
         return field_dict
 
@@ -130,6 +142,15 @@ class Refinement:
 
         refit_rate_ratio = _parse_refit_rate_ratio(d.pop("refit_rate_ratio", UNSET))
 
+        def _parse_signal_probability(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        signal_probability = _parse_signal_probability(d.pop("signal_probability", UNSET))
+
         refinement = cls(
             kept=kept,
             temperature=temperature,
@@ -138,6 +159,7 @@ class Refinement:
             scores=scores,
             scale=scale,
             refit_rate_ratio=refit_rate_ratio,
+            signal_probability=signal_probability,
         )
 
         refinement.additional_properties = d

@@ -78,6 +78,11 @@ class SearchSpec:
     refine_confidence: float | None | Unset = UNSET
     """ null keeps the refinement on any held-out gain; a level in [0.5, 1) keeps it only when a paired bootstrap
     over the held-out rows finds it better with at least that probability """
+    refine_signal: float | None | Unset = UNSET
+    """ null: no check; a level in [0.5, 1) keeps a refinement only when a paired bootstrap over the held-out rows
+    finds the refined classifier better than the better constant one (every row positive, or every row negative)
+    with at least that probability: without evidence of a boundary there is nothing to refine (without constraints
+    only) """
     shrink_confidence: float | None | Unset = UNSET
     """ null never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice unless a paired
     bootstrap finds the choice better with at least that probability """
@@ -161,6 +166,12 @@ class SearchSpec:
         else:
             refine_confidence = self.refine_confidence
 
+        refine_signal: float | None | Unset
+        if isinstance(self.refine_signal, Unset):
+            refine_signal = UNSET
+        else:
+            refine_signal = self.refine_signal
+
         shrink_confidence: float | None | Unset
         if isinstance(self.shrink_confidence, Unset):
             shrink_confidence = UNSET
@@ -210,6 +221,8 @@ class SearchSpec:
             field_dict["guard"] = guard
         if refine_confidence is not UNSET:
             field_dict["refine_confidence"] = refine_confidence
+        if refine_signal is not UNSET:
+            field_dict["refine_signal"] = refine_signal
         if shrink_confidence is not UNSET:
             field_dict["shrink_confidence"] = shrink_confidence
 
@@ -332,6 +345,15 @@ class SearchSpec:
 
         refine_confidence = _parse_refine_confidence(d.pop("refine_confidence", UNSET))
 
+        def _parse_refine_signal(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        refine_signal = _parse_refine_signal(d.pop("refine_signal", UNSET))
+
         def _parse_shrink_confidence(data: object) -> float | None | Unset:
             if data is None:
                 return data
@@ -362,6 +384,7 @@ class SearchSpec:
             refine_consistency=refine_consistency,
             guard=guard,
             refine_confidence=refine_confidence,
+            refine_signal=refine_signal,
             shrink_confidence=shrink_confidence,
         )
 
