@@ -64,8 +64,10 @@ METRICS: dict[str, tuple[str, dict[str, float]]] = {
 }
 
 # Ablations: settings passed to MetroClassifier on top of the defaults. The refinement's
-# variants measured before its scale was chosen run with the weights free, as they were then.
-FREE: dict[str, Any] = {"refine_scale": "free"}
+# variants measured before its scale was chosen run with the weights free, as they were then,
+# and those measured before refine_signal without it.
+BEFORE_SIGNAL: dict[str, Any] = {"refine_signal": None}
+FREE: dict[str, Any] = {**BEFORE_SIGNAL, "refine_scale": "free"}
 VARIANTS: dict[str, dict[str, Any]] = {
     # the default before this benchmark: a 25% holdout, the paper's threshold 0
     "v0": {"cv": None, "threshold": "zero", "shift": "auto", "training": {"weight_decay": 1e-4}},
@@ -109,11 +111,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # The refinement's scale (docs/quality.md): "scale-both" is the default since it was
     # measured, "anneal-t3-consistent" (the weights free to grow) the default before it, and
     # "no-sharpen" the scores' spread held at the start's alone (not kept).
-    "no-sharpen": {"refine_scale": "held"},
-    "scale-both": {"refine_scale": "both"},
+    "no-sharpen": {**BEFORE_SIGNAL, "refine_scale": "held"},
+    "scale-both": {**BEFORE_SIGNAL, "refine_scale": "both"},
     # A refinement kept only where the held-out rows find the refined classifier better than
     # the better constant one with probability 0.9 (docs/quality.md, "A refinement needs a
-    # boundary"): issue 21's worst cell, where the features barely separate the classes.
+    # boundary"): the default since it was measured; "scale-both" is the default before it.
     "refine-signal": {"refine_signal": 0.9},
     # Selection under thin evidence (metro.search.safeguard; bench/small_data.py). "guard" is
     # the default since it was measured; "guard-off" is the default before it. The other two

@@ -96,7 +96,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     refine_confidence : float in [0.5, 1), optional
         Keep the refinement only when a paired bootstrap over the held-out rows finds it better
         with at least this probability (None: on any held-out gain).
-    refine_signal : float in [0.5, 1), optional
+    refine_signal : float in [0.5, 1) or None, default=0.9
         Keep the refinement only when a paired bootstrap over the held-out rows finds the
         refined classifier better than the better constant one (every row positive, or every
         row negative) with at least this probability (None: no such check). Without

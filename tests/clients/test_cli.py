@@ -19,6 +19,14 @@ import httpx
 from tests.clients.conftest import ROOT, Live, write_training_csv
 
 
+def as_step(step: dict[str, Any]) -> Any:
+    """A result's refinement (JSON) as the attributes metro_cli reads from the client's model."""
+    from types import SimpleNamespace
+
+    scores = [SimpleNamespace(**s) for s in step["scores"]]
+    return SimpleNamespace(**{**step, "scores": scores})
+
+
 def metro(live: Live | None, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
           timeout: float = 120) -> subprocess.CompletedProcess[str]:  # fmt: skip
     environment = dict(live.env if live else {**os.environ, "COLUMNS": "200"})
@@ -119,10 +127,10 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
                 f"F2 {step['score_before']:.4f} "
                 f"-> {c['selection_score']:.4f}"
             )
-        else:
-            outcomes.append(
-                f"{label} not kept, no refined model beat F2 {step['score_before']:.4f}"
-            )
+        else:  # the reason is metro_cli.choices.not_kept_reason's (tested without a server)
+            from metro_cli.choices import not_kept_reason
+
+            outcomes.append(f"{label} not kept, " + not_kept_reason(as_step(step), "F2"))
     kept = sum(c["refinement"]["kept"] for c in choices)
     refined = f"refinement kept in {kept} of 2 repeats (5-fold CV): " + "; ".join(outcomes)
     assert refined in table.stdout, table.stdout
@@ -537,6 +545,25 @@ def test_numbers_of_several_repeats_are_labelled_with_their_repeat() -> None:
     held = [choice(0, -0.5833, 0.93, 0.91, True, scale="held")]
     assert refinement_text(held, "F2") == (
         "refinement kept (T = 0.2, spread held): F2 0.9100 -> 0.9300 (5-fold CV)"
+    )
+    # A refined stage that beat the choice and was turned down says by which check.
+    score = SimpleNamespace
+    dropped = choice(0, -0.5, 0.25, 0.25, False)
+    dropped.refinement.scores = [score(score=0.265, constraints_hold=None)]
+    dropped.refinement.signal_probability = 0.71
+    assert refinement_text([dropped], "F2") == (
+        "refinement not kept: a refined model beat F2 0.2500 (0.2650) but the held-out rows "
+        "could not tell it from a constant classifier (p = 0.71) (5-fold CV)"
+    )
+    dropped.refinement.refit_rate_ratio = 3.2
+    assert refinement_text([dropped], "F2") == (
+        "refinement not kept: a refined model beat F2 0.2500 (0.2650) but its refit predicted "
+        "3.20x the judged folds' positive rate (5-fold CV)"
+    )
+    # Under constraints only the stages that met them count.
+    dropped.refinement.scores = [score(score=0.265, constraints_hold=False)]
+    assert refinement_text([dropped], "F2") == (
+        "refinement not kept: no refined model beat F2 0.2500 (5-fold CV)"
     )
     three[1].ratio_reached, three[2].ratio_reached = -0.61, -0.7
     text = choices_text(three)

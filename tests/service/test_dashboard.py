@@ -83,7 +83,10 @@ REFINED = {
         {"temperature": 0.2, "scale": "held", "score": 0.9},
     ],
 }  # fmt: skip
-NOT_REFINED = {**REFINED, "kept": False, "temperature": None, "scale": None}
+# Its stages beat the choice on the held-out rows, but not a constant classifier (refine_signal).
+NOT_REFINED = {
+    **REFINED, "kept": False, "temperature": None, "scale": None, "signal_probability": 0.71,
+}  # fmt: skip
 CHOICES = [
     {
         **_choice(0, CHOSEN, "minimal", 0.9, [{"code": "few_true_positives", "message": FEW_TP}]),
@@ -625,6 +628,12 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert [cells_of(r)[-1] for r in choice_rows] == ["T = 0.2 (spread held), from 0.8500", "no"]
     tried = choice_rows[0].find_all("td")[-1].attrs["title"]
     assert tried.endswith("refined T = 0.05: 0.8800, T = 0.2 (spread held): 0.9000")
+    # Repeat 1's stages beat its choice there too, and the cell says why none was kept.
+    why = choice_rows[1].find_all("td")[-1].attrs["title"]
+    assert why.endswith(
+        "not kept: a refined model beat the choice (0.9000) but the held-out rows could not "
+        "tell it from a constant classifier (p = 0.71)"
+    )
     assert dom.find(id="selection-score").text == "F2 0.8500 ± 0.0707 (5-fold CV, 2 repeats)"
     [warning] = dom.find(id="search-warnings").find_all("li")
     assert warning.attrs["data-code"] == "few_true_positives" and FEW_TP in warning.text

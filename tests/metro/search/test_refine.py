@@ -314,7 +314,7 @@ def _weak_signal(seed: int) -> tuple[np.ndarray, np.ndarray]:
 def test_a_refinement_the_rows_cannot_tell_from_a_constant_classifier_is_not_kept() -> None:
     X, y = _weak_signal(14)
     f2 = {"metric": "f_beta", "metric_params": {"beta": 2.0}, "random_state": 0}
-    plain = MetroClassifier(**f2).fit(X, y)
+    plain = MetroClassifier(**f2, refine_signal=None).fit(X, y)
     assert plain.refinement_.kept and plain.refinement_.signal_probability is None
     # By hand: the kept stage's pooled held-out decisions against the better constant, which
     # for F2 is every row positive.
@@ -324,7 +324,7 @@ def test_a_refinement_the_rows_cannot_tell_from_a_constant_classifier_is_not_kep
     by_hand = win_probability(spec, labels, refined, np.ones_like(refined))
     assert 0.5 < by_hand < 0.9  # checked on this sample: 0.77, a gain inside the noise
 
-    strict = MetroClassifier(**f2, refine_signal=0.9).fit(X, y)
+    strict = MetroClassifier(**f2).fit(X, y)  # the default: 0.9
     step = strict.refinement_
     assert not step.kept and step.signal_probability == pytest.approx(by_hand)
     assert step.to_dict()["signal_probability"] == step.signal_probability
@@ -339,8 +339,8 @@ def test_a_refinement_the_rows_cannot_tell_from_a_constant_classifier_is_not_kep
 
 
 def test_the_signal_check_leaves_a_refinement_on_a_clear_boundary_alone() -> None:
-    *_, plain = _figure1_search()
-    *_, checked = _figure1_search(refine_signal=0.9)
+    *_, plain = _figure1_search(refine_signal=None)
+    *_, checked = _figure1_search()  # the default: 0.9
     assert plain.refinement.kept and checked.refinement.kept
     assert checked.refinement.signal_probability >= 0.9
     assert (checked.refinement.scale, checked.refinement.temperature) == (

@@ -82,7 +82,7 @@ class SearchSpec:
     """ null: no check; a level in [0.5, 1) keeps a refinement only when a paired bootstrap over the held-out rows
     finds the refined classifier better than the better constant one (every row positive, or every row negative)
     with at least that probability: without evidence of a boundary there is nothing to refine (without constraints
-    only) """
+    only). Server default: 0.9 """
     shrink_confidence: float | None | Unset = UNSET
     """ null never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice unless a paired
     bootstrap finds the choice better with at least that probability """
