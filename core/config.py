@@ -96,6 +96,11 @@ class Settings(BaseSettings):
     # so by default such a grid is never split (1,024 is past metro's MAX_N_LAMBDAS, 1,001; a
     # test keeps it so without this module importing the library).
     gpu_grid_shard_size: int = Field(default=1024, ge=1)
+    # PyTorch's CPU threads in one worker process (intra-op). Unset: PyTorch's default, one per
+    # core, right for one worker per machine. Workers that share a machine must share its cores
+    # (cores / workers each): two workers of 2 threads on 2 cores each ran a small job 7 times
+    # slower than with 1 thread each (docs/operations.md, "Scaling workers").
+    worker_torch_threads: int | None = Field(default=None, ge=1)
     # Minimum seconds between two saved trainer checkpoints of one fit (0 disables them).
     checkpoint_seconds: float = 60.0
     # Minimum seconds between two writes of a running job's progress from its fits' optimizer

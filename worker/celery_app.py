@@ -27,6 +27,17 @@ app = make_celery(get_settings(), include=["worker.tasks"])
 _periodic: list[PeriodicReconciler] = []  # this process's, stopped at shutdown
 
 
+@signals.worker_init.connect
+def _share_the_cores(**_kwargs: object) -> None:
+    """PyTorch's CPU threads as the settings ask (Settings.worker_torch_threads), before any job:
+    several workers on one machine each with a thread per core slow each other down."""
+    import torch
+
+    threads = get_settings().worker_torch_threads
+    if threads is not None:
+        torch.set_num_threads(threads)
+
+
 @signals.worker_ready.connect
 def _reconcile_at_start(**_kwargs: object) -> None:
     """A worker (re)starting after a crash recovers what the crash left behind at once, then
@@ -35,9 +46,14 @@ def _reconcile_at_start(**_kwargs: object) -> None:
     # Imported now rather than by the first task (torch and the search take seconds to import):
     # a worker claims a job within moments of receiving its message, which the reconciler counts
     # on to tell a delivered message from a lost one.
+    import torch
+
     import worker.helper
     import worker.runner  # noqa: F401
     from worker.reconcile import PeriodicReconciler, reconcile_exclusively
+
+    # Said once logging is set up (it is not yet when the threads are set, at worker_init).
+    logger.info("PyTorch CPU threads: %d", torch.get_num_threads())
 
     try:
         counts = reconcile_exclusively()

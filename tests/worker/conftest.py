@@ -134,6 +134,8 @@ class Cluster:
             "upload_dir": tmp / "uploads",
             "data_roots": [self.data_dir],
             "queue_prefix": self.prefix,
+            # Several workers share this machine's cores (docs/operations.md, "Scaling workers").
+            "worker_torch_threads": 1,
             "lease_seconds": 2.0,
             "heartbeat_seconds": 0.25,
             "reconcile_seconds": 1.0,

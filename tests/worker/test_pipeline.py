@@ -159,6 +159,14 @@ def test_duplicate_delivery_runs_once(pair: Cluster):
     assert len(pair.models(job_id)) == 1 and len(pair.results(job_id)) == 2
 
 
+def test_each_worker_uses_the_cpu_threads_the_settings_give_it(pair: Cluster):
+    # Two workers on this machine, one PyTorch thread each (Settings.worker_torch_threads): with
+    # a thread per core each, two jobs at once took 7 times as long as one alone.
+    assert len(pair.workers) == 2
+    for worker in pair.workers:
+        assert "PyTorch CPU threads: 1" in worker.log(), worker.log()[-2000:]
+
+
 def test_cancel_a_running_job(pair: Cluster):
     """Cancellation is noticed between epochs of a long fit, well before it would end."""
     long_job = {
