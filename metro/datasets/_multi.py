@@ -184,11 +184,11 @@ def load_multi_target(
     max_decompressed_bytes: int | None = None,
 ) -> MultiTargetDataset:
     """Load ``uri`` as a :class:`MultiTargetDataset`: multi-class from ``label_column``, or
-    multi-label from ``label_columns`` (a CSV or Parquet table; 1 to :data:`MAX_CLASSES`
-    distinct columns). The file is read exactly as :func:`~metro.datasets.load_dataset` reads
-    it, within the same sandbox and limits. An NPZ's ``y`` is a multi-class label array; a
-    built-in set's labels are its classes (``builtin://digits`` without ``positive``: the ten
-    digits)."""
+    multi-label from ``label_columns`` (1 to :data:`MAX_CLASSES` distinct columns of a CSV or
+    Parquet table, or labels of an NPZ's 2-D ``y``, named by its ``label_names`` array or by
+    index). The file is read exactly as :func:`~metro.datasets.load_dataset` reads it, within
+    the same sandbox and limits. An NPZ's 1-D ``y`` is a multi-class label array; a built-in
+    set's labels are its classes (``builtin://digits`` without ``positive``: the ten digits)."""
     check_uri(uri, data_roots)
     if label_columns is not None:
         names = list(label_columns)
@@ -239,9 +239,7 @@ def _read(
         return read_csv(real, given, fmt, wanted, limits)
     if fmt == ".parquet":
         return read_parquet(real, given, wanted, limits)
-    if several:
-        raise DataError("an NPZ holds one label array 'y'; label_columns needs a table")
-    return read_npz(real, given, limits)
+    return read_npz(real, given, limits, labels=list(wanted) if several else None)
 
 
 def stratify_key(dataset: MultiTargetDataset) -> np.ndarray:

@@ -1,14 +1,18 @@
-"""Reading an NPZ archive of arrays ``X``, ``y`` and optionally ``feature_names``.
+"""Reading an NPZ archive of arrays ``X``, ``y`` and optionally ``feature_names`` and
+``label_names``.
 
 ``X`` may be a table ``(n, d)``, grayscale images ``(n, H, W)`` or images in either channel
-order; it leaves as a table or channels-first images. The zip directory and the ``.npy`` headers
-declare every size, so an archive over a limit is refused before its arrays are decompressed.
+order; it leaves as a table or channels-first images. ``y`` is one label per row, or, for
+multi-label data, an ``(n, L)`` matrix whose columns are the labels named by ``label_names`` (or
+``"0"``, ``"1"``, ... without it). The zip directory and the ``.npy`` headers declare every
+size, so an archive over a limit is refused before its arrays are decompressed.
 """
 
 from __future__ import annotations
 
 import math
 import zipfile
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -60,7 +64,12 @@ def _open_npz(fh: Any, limits: Limits) -> Any:
     return np.load(fh, allow_pickle=False)
 
 
-def read_npz(real: str, given: str, limits: Limits) -> Loaded:
+def read_npz(
+    real: str, given: str, limits: Limits, labels: Sequence[str] | None = None
+) -> Loaded:
+    """``(X, y, feature_names)`` of the archive; with ``labels`` (multi-label data), ``y`` is
+    the ``(n, len(labels))`` matrix of those columns of the archive's 2-D ``y``, in that order."""
+
     def fail(reason: str) -> DataError:
         return DataError(f"could not read {given} as NPZ: {reason}")
 
@@ -77,10 +86,16 @@ def read_npz(real: str, given: str, limits: Limits) -> Loaded:
                     raise DataError(f"npz file must contain arrays 'X' and 'y'; found {found}")
                 _check_npz_x(_npz_array_shape(archive, "X"), limits)
                 y = archive["y"]  # small, and its length lets an oversized X be refused unread
-                if y.ndim == 2 and y.shape[1] == 1:
+                if labels is not None:
+                    raw_labels = archive["label_names"] if "label_names" in names else None
+                    y = _label_columns(y, raw_labels, labels)
+                elif y.ndim == 2 and y.shape[1] == 1:
                     y = y[:, 0]
-                if y.ndim != 1:
-                    raise DataError(f"array 'y' must be one-dimensional, got shape {y.shape}")
+                if labels is None and y.ndim != 1:
+                    raise DataError(
+                        f"array 'y' must be one-dimensional, got shape {y.shape} (a multi-label "
+                        "y of rows x labels needs label_columns naming its labels)"
+                    )
                 check_rows(int(y.shape[0]), limits.rows)
                 X = archive["X"]
                 raw_names = archive["feature_names"] if "feature_names" in names else None
@@ -124,6 +139,35 @@ def read_npz(real: str, given: str, limits: Limits) -> Loaded:
         )
         check_columns(feature_names, Limits())
     return X, y, feature_names
+
+
+def _label_columns(y: np.ndarray, raw_names: np.ndarray | None, wanted: Sequence[str]) -> Any:
+    """The columns ``wanted`` of a multi-label ``y`` (rows x labels), found by the archive's
+    ``label_names`` (one string per column) or, without them, by their index ("0", "1", ...)."""
+    if y.ndim != 2:
+        raise DataError(
+            f"array 'y' must be rows x labels for label_columns, got shape {y.shape}"
+        )
+    if raw_names is None:
+        found = [str(j) for j in range(y.shape[1])]
+    else:
+        if raw_names.dtype.kind not in "US" or raw_names.shape != (y.shape[1],):
+            raise DataError(
+                f"label_names must be {y.shape[1]} strings, one per column of y; "
+                f"got shape {raw_names.shape} of dtype {raw_names.dtype}"
+            )
+        found = [
+            n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n)
+            for n in raw_names.tolist()
+        ]
+        if len(set(found)) != len(found):
+            raise DataError("label_names must not repeat a name")
+    for name in wanted:
+        if name not in found:
+            raise DataError(
+                f"label column {name!r} not found; the labels of y are {show_values(found, 10)}"
+            )
+    return y[:, [found.index(name) for name in wanted]]
 
 
 def npz_shape(real: str, given: str, limits: Limits) -> TableShape:

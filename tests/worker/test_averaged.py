@@ -155,6 +155,39 @@ def test_a_multilabel_job_decides_each_label_by_its_sign(pair: Cluster):
     assert body["labels"] == [names[row >= 0].tolist() for row in onnx]
 
 
+def test_a_multilabel_npz_upload_trains_each_label_it_names(pair: Cluster):
+    import io
+
+    X, Y = make_multilabel_classification(n_samples=240, n_features=5, n_classes=3, random_state=1)
+    buffer = io.BytesIO()
+    np.savez(buffer, X=X, y=Y, label_names=np.array(["red", "green", "blue"]))
+    r = pair.client.post(
+        "/v1/datasets", files={"file": ("labels.npz", buffer.getvalue(), "application/zip")},
+        headers=pair.headers,
+    )  # fmt: skip
+    assert r.status_code == 201, r.text
+    job_id = pair.submit(
+        {"metric": {"preset": "f1", "average": "macro"},
+         "dataset": {"uri": r.json()["uri"], "label_columns": ["blue", "red"]}, **FAST}
+    )  # fmt: skip
+    job = pair.wait_state(job_id, timeout=120)
+    assert job["state"] == "succeeded", job
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    assert [c["label"] for c in result["classes"]] == ["blue", "red"]
+    [model] = [
+        m
+        for m in pair.client.get("/v1/models", headers=pair.headers).json()["items"]
+        if m["job_id"] == job_id
+    ]
+    body = pair.client.post(
+        f"/v1/models/{model['id']}/predict", json={"instances": X[:20].tolist()},
+        headers=pair.headers,
+    ).json()  # fmt: skip
+    onnx = _onnx_scores(pair, model["id"], X[:20])
+    names = np.array(["blue", "red"])
+    assert body["labels"] == [names[row >= 0].tolist() for row in onnx]
+
+
 def test_averaged_jobs_are_refused_where_they_cannot_run(pair: Cluster):
     frame = pd.DataFrame({"x": np.arange(12.0), "y": ["a", "b", "c"] * 4})
     uri = _upload(pair, frame)

@@ -95,6 +95,42 @@ def test_load_multi_target_refusals(tmp_path):
         load_multi_target(_table(tmp_path, frame[["y", "z"]], "u.csv"), label_columns=["y", "z"])
     with pytest.raises(DataError, match="label_columns needs a table"):
         load_multi_target("builtin://digits", label_columns=["a", "b"])
+
+
+def test_a_multilabel_npz_names_its_labels_or_numbers_them(tmp_path):
+    X = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+    Y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 1]] * 2)
+    named = tmp_path / "named.npz"
+    np.savez(named, X=X, y=Y, label_names=np.array(["red", "green", "blue"]))
+    labels = load_multi_target(str(named), label_columns=["blue", "red"])
+    assert labels.target == "multilabel" and labels.classes == ("blue", "red")
+    assert labels.y.tolist() == Y[:, [2, 0]].tolist()
+    np.testing.assert_array_equal(labels.X, X)
+    # Without label_names the columns are named by their index.
+    plain = tmp_path / "plain.npz"
+    np.savez(plain, X=X, y=Y)
+    assert load_multi_target(str(plain), label_columns=["1", "0"]).y.tolist() == (
+        Y[:, [1, 0]].tolist()
+    )
+    with pytest.raises(DataError, match=r"label column 'pink' not found; the labels of y are"):
+        load_multi_target(str(named), label_columns=["red", "pink"])
+    # Each label is read as a table's label column is (metro.datasets.parse_label_matrix).
+    np.savez(tmp_path / "one.npz", X=X, y=np.c_[np.ones(8, int), Y[:, 1]])
+    with pytest.raises(DataError, match="label column '0': labels must have exactly two"):
+        load_multi_target(str(tmp_path / "one.npz"), label_columns=["0", "1"])
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, X=X, y=Y, label_names=np.array(["a", "b"]))
+    with pytest.raises(DataError, match="label_names must be 3 strings, one per column of y"):
+        load_multi_target(str(bad), label_columns=["a"])
+    np.savez(bad, X=X, y=Y, label_names=np.array(["a", "a", "b"]))
+    with pytest.raises(DataError, match="label_names must not repeat"):
+        load_multi_target(str(bad), label_columns=["a"])
+    np.savez(bad, X=X, y=Y[:, 0])
+    with pytest.raises(DataError, match="must be rows x labels for label_columns"):
+        load_multi_target(str(bad), label_columns=["0"])
+    # A binary or multi-class job on a multi-label y says what it would take.
+    with pytest.raises(DataError, match="needs label_columns naming its labels"):
+        load_multi_target(str(named), label_column="y")
     with pytest.raises(DataError, match="negative needs positive"):
         load_multi_target("builtin://digits?negative=3")
 
