@@ -64,9 +64,7 @@ def _open_npz(fh: Any, limits: Limits) -> Any:
     return np.load(fh, allow_pickle=False)
 
 
-def read_npz(
-    real: str, given: str, limits: Limits, labels: Sequence[str] | None = None
-) -> Loaded:
+def read_npz(real: str, given: str, limits: Limits, labels: Sequence[str] | None = None) -> Loaded:
     """``(X, y, feature_names)`` of the archive; with ``labels`` (multi-label data), ``y`` is
     the ``(n, len(labels))`` matrix of those columns of the archive's 2-D ``y``, in that order."""
 
@@ -145,9 +143,7 @@ def _label_columns(y: np.ndarray, raw_names: np.ndarray | None, wanted: Sequence
     """The columns ``wanted`` of a multi-label ``y`` (rows x labels), found by the archive's
     ``label_names`` (one string per column) or, without them, by their index ("0", "1", ...)."""
     if y.ndim != 2:
-        raise DataError(
-            f"array 'y' must be rows x labels for label_columns, got shape {y.shape}"
-        )
+        raise DataError(f"array 'y' must be rows x labels for label_columns, got shape {y.shape}")
     if raw_names is None:
         found = [str(j) for j in range(y.shape[1])]
     else:
