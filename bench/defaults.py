@@ -379,6 +379,32 @@ def fit_predict(
             return clf.predict(X_test), {
                 "lambda": clf.best_lambda_, "threshold": clf.threshold_, "cap": cap,
             }  # fmt: skip
+        if method == "metro-constant-probe":
+            # Issue 21's next candidate, measured before it is built: the default's own fit, and
+            # the paired bootstrap's probability that its pooled held-out decisions beat the
+            # better constant classifier (every row positive or negative). A rule that delivers
+            # the constant below a level is then scored from this record alone (the constant's
+            # test score needs no fit): bench/constant_probe.py.
+            from metro import MetroClassifier
+            from metro.search.safeguard import (
+                constant_decisions,
+                held_out_decisions,
+                win_probability,
+            )
+
+            metric_preset, params = METRICS[metric_name]
+            clf = MetroClassifier(metric=metric_preset, metric_params=params, random_state=seed)
+            clf.fit(X, y)
+            labels, decided = held_out_decisions(clf.search_result_)
+            constant = constant_decisions(clf.metric_, labels)
+            step = clf.refinement_
+            return clf.predict(X_test), {
+                "lambda": clf.best_lambda_,
+                "threshold": clf.threshold_,
+                "refined": [step.scale, step.temperature] if step and step.kept else None,
+                "constant_positive": bool(constant[0]),
+                "constant_p": win_probability(clf.metric_, labels, decided, constant),
+            }
         if method == "metro" or method.startswith("metro:"):
             from metro import MetroClassifier
 
