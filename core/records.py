@@ -53,6 +53,7 @@ class ChoiceWarning(BaseModel):
         "few_true_positives",
         "constraints_not_met",
         "no_supported_choice",
+        "no_signal",
     ] = Field(
         description="lambda_at_grid_edge: the trained lambda is the first or last grid point "
         "(the best may lie beyond); predicts_one_class: the chosen classifier predicts one "
@@ -63,7 +64,9 @@ class ChoiceWarning(BaseModel):
         "one most likely to meet them on new data) was kept; no_supported_choice: "
         "no choice rests on enough held-out evidence (5 true positives, a tenth of the "
         "positives predicted positive), not even the plain-ERM fallback delivered instead: "
-        "the data cannot support a choice"
+        "the data cannot support a choice; no_signal: a paired bootstrap over the held-out "
+        "rows does not find the chosen classifier better than predicting every row one class "
+        "with probability 0.9: its lead may be chance"
     )
     message: str
 

@@ -29,7 +29,7 @@ from metro.search.dinkelbach import dinkelbach_search
 from metro.search.finite import FiniteHypothesisSolver, threshold_predictions
 from metro.search.grid import grid_lambdas, grid_search
 from metro.search.refine import Refinement, Refiner, refine_choice
-from metro.search.safeguard import Safeguard, safeguard_choice
+from metro.search.safeguard import Safeguard, safeguard_choice, warn_without_signal
 from metro.search.solver import check_delivered
 
 __all__ = [
@@ -134,4 +134,5 @@ def run_search(
         constraints=constraints,
     )  # fmt: skip
     result = safeguard_choice(result, config=config, spec=spec, refit_solver=refit_solver)
+    result = warn_without_signal(result, spec, constrained=bool(constraints))
     return check_delivered(result, refit_solver)

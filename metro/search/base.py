@@ -187,6 +187,7 @@ class WarningCode(StrEnum):
     FEW_TRUE_POSITIVES = "few_true_positives"
     CONSTRAINTS_NOT_MET = "constraints_not_met"
     NO_SUPPORTED_CHOICE = "no_supported_choice"
+    NO_SIGNAL = "no_signal"
 
 
 @dataclass(frozen=True)

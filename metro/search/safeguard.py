@@ -22,6 +22,10 @@ nothing on new rows. This module gives the search a **fallback** and the rules t
   the same paired bootstrap finds it better than the unrefined choice with probability ``p``.
 * ``refine_signal=p`` (the same): the refinement is kept only when the bootstrap finds it better
   than the better constant classifier (:func:`constant_decisions`) with probability ``p``.
+* Whatever the settings, a delivered choice that the bootstrap does not find better than the
+  better constant classifier with probability :data:`SIGNAL_LEVEL` carries the ``no_signal``
+  warning (:func:`warn_without_signal`; without constraints). Delivering the constant instead
+  was measured and not kept (docs/quality.md, "A constant where the rows show no signal").
 
 The bootstrap resamples the pooled held-out rows (a multinomial over the eight joint cells of the
 label and the two decisions: exact and cheap), with a fixed seed, so a search stays deterministic.
@@ -43,6 +47,8 @@ from metro.search.base import (
     Candidate,
     LambdaSolver,
     SearchResult,
+    SearchWarning,
+    WarningCode,
     check_converged,
     diagnose,
 )
@@ -52,6 +58,7 @@ from metro.thresholds import _losses, _place, cells_at_all_thresholds
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "MIN_PREDICTED_RATIO",
+    "SIGNAL_LEVEL",
     "Fallback",
     "Safeguard",
     "constant_decisions",
@@ -61,12 +68,16 @@ __all__ = [
     "safeguard_choice",
     "supported",
     "supported_threshold",
+    "warn_without_signal",
     "win_probability",
 ]
 
 # A choice predicting fewer positives than this share of the held-out positives is not backed by
 # them (the issue's case: 0.3% predicted against 4.6% true, a ratio of 0.07).
 MIN_PREDICTED_RATIO = 0.1
+# Below this probability of beating the better constant classifier, a choice is reported as
+# resting on no signal the held-out rows can show (the refine_signal default's level).
+SIGNAL_LEVEL = 0.9
 BOOTSTRAP_RESAMPLES = 2000
 _BOOTSTRAP_SEED = 0
 
@@ -283,4 +294,36 @@ def safeguard_choice(
     else:
         result.final = None
     result.warnings = diagnose(result, spec)
+    return result
+
+
+def warn_without_signal(
+    result: SearchResult, spec: MetricSpec, *, constrained: bool = False
+) -> SearchResult:
+    """``result`` with the ``no_signal`` warning where its delivered choice's pooled held-out
+    decisions do not beat the better constant classifier with probability
+    :data:`SIGNAL_LEVEL` (a paired bootstrap over those rows); unchanged under constraints, or
+    without held-out decisions."""
+    decided = None if constrained else held_out_decisions(result)
+    if decided is None:
+        return result
+    labels, choice = decided
+    constant = constant_decisions(spec, labels)
+    if np.array_equal(choice.astype(bool), constant):
+        return result  # the choice is the constant: predicts_one_class says so already
+    probability = win_probability(spec, labels, choice, constant)
+    if probability >= SIGNAL_LEVEL:
+        return result
+    everyone = "positive" if constant[0] else "negative"
+    result.warnings = [
+        *result.warnings,
+        SearchWarning(
+            WarningCode.NO_SIGNAL,
+            f"the held-out rows cannot tell the chosen classifier from predicting every row "
+            f"{everyone}: a paired bootstrap finds its {spec.name} better with probability "
+            f"{probability:.3f}, below {SIGNAL_LEVEL:g}; its lead over that may be chance, and "
+            "the features may say little about this label: more rows, or other features, "
+            "would tell",
+        ),
+    ]
     return result

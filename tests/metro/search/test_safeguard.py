@@ -22,6 +22,7 @@ from metro.search.safeguard import (
     MIN_PREDICTED_RATIO,
     constant_decisions,
     erm_like_index,
+    held_out_decisions,
     supported,
     supported_threshold,
     win_probability,
@@ -304,3 +305,34 @@ def test_the_default_never_delivers_an_empty_held_out_choice_without_trying_the_
                 assert clf.threshold_ == clf.safeguard_.fallback_threshold
                 assert clf.predict(X).sum() > 0
     assert unguarded_empty >= 1  # the guard had something to do on these tasks
+
+
+# -- the no_signal warning ---------------------------------------------------------------------
+
+
+def test_a_choice_the_rows_cannot_tell_from_a_constant_says_so():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(500, 6)).astype(np.float32)
+    y = (rng.random(500) < 0.08).astype(int)  # labels unrelated to the features
+    clf = MetroClassifier(metric="f_beta", metric_params={"beta": 2.0}, random_state=0).fit(X, y)
+    [warning] = [w for w in clf.warnings_ if w.code == WarningCode.NO_SIGNAL]
+    labels, decided = held_out_decisions(clf.search_result_)
+    assert 0 < decided.sum() < decided.size  # not itself a constant
+    by_hand = win_probability(clf.metric_, labels, decided, np.ones_like(decided))
+    assert by_hand < 0.9  # checked on this sample: 0.84, predicting 80% of the rows positive
+    assert f"probability {by_hand:.3f}, below 0.9" in warning.message
+    assert "predicting every row positive" in warning.message
+
+
+def test_a_clear_boundary_and_a_constrained_search_carry_no_such_warning():
+    X, y = figure1_data(1000, seed=0)
+    clear = MetroClassifier(metric="f1", random_state=0).fit(X, y)
+    assert WarningCode.NO_SIGNAL not in {w.code for w in clear.warnings_}
+    rng = np.random.default_rng(2)
+    noise = rng.normal(size=(500, 6)).astype(np.float32)
+    labels = (rng.random(500) < 0.08).astype(int)
+    constrained = MetroClassifier(
+        metric="f_beta", metric_params={"beta": 2.0}, random_state=0,
+        constraints=[{"metric": "recall", "at_least": 0.5}],
+    ).fit(noise, labels)  # fmt: skip
+    assert WarningCode.NO_SIGNAL not in {w.code for w in constrained.warnings_}

@@ -22,7 +22,9 @@ class ChoiceWarning:
     constraints_not_met: no fit met every constraint on the held-out rows, and the one that missed them by the least
     (with a confidence asked for: the one most likely to meet them on new data) was kept; no_supported_choice: no
     choice rests on enough held-out evidence (5 true positives, a tenth of the positives predicted positive), not
-    even the plain-ERM fallback delivered instead: the data cannot support a choice """
+    even the plain-ERM fallback delivered instead: the data cannot support a choice; no_signal: a paired bootstrap
+    over the held-out rows does not find the chosen classifier better than predicting every row one class with
+    probability 0.9: its lead may be chance """
     message: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 

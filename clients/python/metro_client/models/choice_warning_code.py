@@ -1,13 +1,19 @@
 from typing import Literal
 
 ChoiceWarningCode = Literal[
-    "constraints_not_met", "few_true_positives", "lambda_at_grid_edge", "no_supported_choice", "predicts_one_class"
+    "constraints_not_met",
+    "few_true_positives",
+    "lambda_at_grid_edge",
+    "no_signal",
+    "no_supported_choice",
+    "predicts_one_class",
 ]
 
 CHOICE_WARNING_CODE_VALUES: set[ChoiceWarningCode] = {
     "constraints_not_met",
     "few_true_positives",
     "lambda_at_grid_edge",
+    "no_signal",
     "no_supported_choice",
     "predicts_one_class",
 }
