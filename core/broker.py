@@ -44,6 +44,20 @@ def _make_sqlite_dir(broker: str) -> None:
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
 
 
+def _quiet_kombu_mappers() -> None:
+    """kombu's SQLAlchemy transport maps its tables with a loader strategy SQLAlchemy 2.1
+    deprecates; the warning is about kombu's code, not this deployment, so the embedded broker's
+    users are not shown it (this one message only)."""
+    import warnings
+
+    from sqlalchemy.exc import SADeprecationWarning
+
+    warnings.filterwarnings(
+        "ignore", message=r"The ``noload`` loader strategy is deprecated",
+        category=SADeprecationWarning,
+    )  # fmt: skip
+
+
 def make_celery(settings: Settings, *, include: Sequence[str] = ()) -> Celery:
     """A Celery app for this deployment's broker and queues: the workers' (``include`` names
     their task modules) or, without tasks, a publisher that sends tasks by name."""
@@ -59,6 +73,7 @@ def make_celery(settings: Settings, *, include: Sequence[str] = ()) -> Celery:
         # (this transport hands its options to create_engine; it has no visibility timeout:
         # a message is redelivered only when its connection closes)
         _make_sqlite_dir(broker)
+        _quiet_kombu_mappers()
     app = Celery("metro", broker=broker, include=list(include))
     app.conf.update(
         task_serializer="json",
