@@ -126,17 +126,22 @@ def read_npz(real: str, given: str, limits: Limits, labels: Sequence[str] | None
     if raw_names is not None:
         if X.ndim != 2:
             raise DataError("feature_names is only supported for tabular X (rows, features)")
-        if raw_names.dtype.kind not in "US" or raw_names.shape != (X.shape[1],):
-            raise DataError(
-                f"feature_names must be {X.shape[1]} strings, one per column of X; "
-                f"got shape {raw_names.shape} of dtype {raw_names.dtype}"
-            )
-        feature_names = tuple(
-            n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n)
-            for n in raw_names.tolist()
-        )
+        feature_names = _names(raw_names, "feature_names", int(X.shape[1]), "X")
         check_columns(feature_names, Limits())
     return X, y, feature_names
+
+
+def _names(raw: np.ndarray, array: str, count: int, of: str) -> tuple[str, ...]:
+    """The strings of a names array (``feature_names``, ``label_names``): one per column of the
+    array ``of``, bytes read as UTF-8."""
+    if raw.dtype.kind not in "US" or raw.shape != (count,):
+        raise DataError(
+            f"{array} must be {count} strings, one per column of {of}; "
+            f"got shape {raw.shape} of dtype {raw.dtype}"
+        )
+    return tuple(
+        n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n) for n in raw.tolist()
+    )
 
 
 def _label_columns(y: np.ndarray, raw_names: np.ndarray | None, wanted: Sequence[str]) -> Any:
@@ -145,17 +150,9 @@ def _label_columns(y: np.ndarray, raw_names: np.ndarray | None, wanted: Sequence
     if y.ndim != 2:
         raise DataError(f"array 'y' must be rows x labels for label_columns, got shape {y.shape}")
     if raw_names is None:
-        found = [str(j) for j in range(y.shape[1])]
+        found: tuple[str, ...] = tuple(str(j) for j in range(y.shape[1]))
     else:
-        if raw_names.dtype.kind not in "US" or raw_names.shape != (y.shape[1],):
-            raise DataError(
-                f"label_names must be {y.shape[1]} strings, one per column of y; "
-                f"got shape {raw_names.shape} of dtype {raw_names.dtype}"
-            )
-        found = [
-            n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n)
-            for n in raw_names.tolist()
-        ]
+        found = _names(raw_names, "label_names", int(y.shape[1]), "y")
         if len(set(found)) != len(found):
             raise DataError("label_names must not repeat a name")
     for name in wanted:
