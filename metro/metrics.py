@@ -422,14 +422,40 @@ _BETA = Option(
 )
 
 
+# One declaration for every preset that can divide 0 by 0 (those whose scikit-learn function
+# takes ``zero_division``): the service's schema merges preset parameters by name.
+_ZERO_DIVISION = Option(
+    "The score when the ratio is 0/0, as sklearn.metrics' zero_division: precision when nothing "
+    "is predicted positive, recall when no row is positive. 1 makes a precision floor one that "
+    "flagging nothing meets (the false-discovery-rate convention; see docs/quality.md)",
+    ge=0.0,
+    le=1.0,
+)
+
+
+def _checked_zero_division(value: Any) -> float:
+    """A preset's ``zero_division``, refused outside [0, 1] (a score of 0/0, as scikit-learn's)."""
+    try:
+        number = None if isinstance(value, bool | str) else _as_float(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or not 0.0 <= number <= 1.0:  # NaN fails too
+        raise ValueError(f"zero_division must be a number between 0 and 1, got {value!r}")
+    return number
+
+
 def _weight(cell: str) -> Option:
     return Option(
         f"The weight of the {cell} (weighted_accuracy only)", ge=0.0, le=MAX_ABS_COEFFICIENT
     )
 
 
-def f_beta(beta: Annotated[float, _BETA] = 1.0) -> MetricSpec:
-    """F-beta = (1 + b^2) TP / ((1 + b^2) TP + b^2 FN + FP)."""
+def f_beta(
+    beta: Annotated[float, _BETA] = 1.0,
+    zero_division: Annotated[float, _ZERO_DIVISION] = 0.0,
+) -> MetricSpec:
+    """F-beta = (1 + b^2) TP / ((1 + b^2) TP + b^2 FN + FP); 0/0 (no positive row and none
+    predicted) scores ``zero_division``."""
     b = _as_float(beta)
     low, high = F_BETA_RANGE
     if not low <= b <= high:  # NaN fails too
@@ -441,32 +467,43 @@ def f_beta(beta: Annotated[float, _BETA] = 1.0) -> MetricSpec:
         numerator={"tp": 1 + b2},
         denominator={"tp": 1 + b2, "fn": b2, "fp": 1.0},
         name="f1" if b == 1.0 else f"f_beta({b:g})",
+        zero_division=_checked_zero_division(zero_division),
         params={"beta": b},
     )
 
 
-def f1() -> MetricSpec:
-    return f_beta(1.0)
+def f1(zero_division: Annotated[float, _ZERO_DIVISION] = 0.0) -> MetricSpec:
+    return f_beta(1.0, zero_division=zero_division)
 
 
-def jaccard() -> MetricSpec:
+def jaccard(zero_division: Annotated[float, _ZERO_DIVISION] = 0.0) -> MetricSpec:
     """Jaccard (IoU of the positive class) = TP / (TP + FP + FN)."""
     return MetricSpec.from_confusion(
-        numerator={"tp": 1.0}, denominator={"tp": 1.0, "fp": 1.0, "fn": 1.0}, name="jaccard"
+        numerator={"tp": 1.0},
+        denominator={"tp": 1.0, "fp": 1.0, "fn": 1.0},
+        name="jaccard",
+        zero_division=_checked_zero_division(zero_division),
     )
 
 
-def precision() -> MetricSpec:
+def precision(zero_division: Annotated[float, _ZERO_DIVISION] = 0.0) -> MetricSpec:
     """Precision = TP / (TP + FP); 0/0 (nothing predicted positive) scores ``zero_division``."""
     return MetricSpec.from_confusion(
-        numerator={"tp": 1.0}, denominator={"tp": 1.0, "fp": 1.0}, name="precision"
+        numerator={"tp": 1.0},
+        denominator={"tp": 1.0, "fp": 1.0},
+        name="precision",
+        zero_division=_checked_zero_division(zero_division),
     )
 
 
-def recall() -> MetricSpec:
-    """Recall = TP / (TP + FN); its denominator does not depend on the predictions."""
+def recall(zero_division: Annotated[float, _ZERO_DIVISION] = 0.0) -> MetricSpec:
+    """Recall = TP / (TP + FN); its denominator does not depend on the predictions (0/0, no
+    positive row, scores ``zero_division``)."""
     return MetricSpec.from_confusion(
-        numerator={"tp": 1.0}, denominator={"tp": 1.0, "fn": 1.0}, name="recall"
+        numerator={"tp": 1.0},
+        denominator={"tp": 1.0, "fn": 1.0},
+        name="recall",
+        zero_division=_checked_zero_division(zero_division),
     )
 
 

@@ -229,6 +229,59 @@ def test_zero_division_is_reported_as_the_score():
     assert spec.score(y, nothing) == sk(skm.precision_score, y, nothing, zero_division=1.0)
 
 
+ZERO_DIVISION_PRESETS = {
+    "f1": skm.f1_score,
+    "jaccard": skm.jaccard_score,
+    "precision": skm.precision_score,
+    "recall": skm.recall_score,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_DIVISION_PRESETS))
+@pytest.mark.parametrize("zero_division", [0.0, 0.5, 1.0])
+def test_preset_zero_division_matches_sklearn(name, zero_division):
+    reference = ZERO_DIVISION_PRESETS[name]
+    spec = get_metric(name, zero_division=zero_division)
+    assert spec.zero_division == zero_division
+    # Every labelling of 4 rows against every prediction: the 0/0 ones (nothing predicted, no
+    # positive row, or both) among them. scikit-learn takes 0 or 1: a value between scores the
+    # 0/0 cases (where its two answers differ) as itself.
+    for y_bits, p_bits in itertools.product(itertools.product((0, 1), repeat=4), repeat=2):
+        y, p = np.array(y_bits), np.array(p_bits)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            low, high = (reference(y, p, zero_division=z) for z in (0.0, 1.0))
+        expected = low + zero_division * (high - low)
+        assert spec.score(y, p) == pytest.approx(expected, **APPROX), (y_bits, p_bits)
+
+
+@pytest.mark.parametrize("zero_division", [0.0, 1.0])
+def test_f_beta_zero_division_matches_sklearn(zero_division):
+    spec = get_metric("f_beta", beta=2.0, zero_division=zero_division)
+    for y_bits, p_bits in itertools.product(itertools.product((0, 1), repeat=3), repeat=2):
+        y, p = np.array(y_bits), np.array(p_bits)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = skm.fbeta_score(y, p, beta=2.0, zero_division=zero_division)
+        assert spec.score(y, p) == pytest.approx(expected, **APPROX), (y_bits, p_bits)
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, float("nan"), True, "1", None])
+@pytest.mark.parametrize("name", ["precision", "recall", "f1", "jaccard"])
+def test_preset_zero_division_outside_zero_one_is_refused(name, value):
+    with pytest.raises(ValueError, match=r"zero_division must be a number between 0 and 1"):
+        get_metric(name, zero_division=value)
+
+
+def test_presets_default_to_sklearns_zero_division():
+    for name in ZERO_DIVISION_PRESETS:
+        assert get_metric(name).zero_division == 0.0
+        assert preset_parameters(name)[-1] == "zero_division"
+    assert preset_parameters("f_beta") == ("beta", "zero_division")
+    assert get_metric("f1", zero_division=1.0) == f_beta(1.0, zero_division=1.0)
+    assert get_metric("f1", zero_division=1.0) != f1()
+
+
 # -- confusion_fractions and label handling ------------------------------------------------------
 
 
@@ -492,8 +545,9 @@ def test_f_beta_rejects_non_positive_beta(b):
 @pytest.mark.parametrize(
     ("preset", "params", "unknown", "accepted"),
     [
-        ("precision", {"min_recall": 0.5}, ("min_recall",), ()),
-        ("f_beta", {"beta": 2.0, "min_recall": 0.5}, ("min_recall",), ("beta",)),
+        ("precision", {"min_recall": 0.5}, ("min_recall",), ("zero_division",)),
+        ("f_beta", {"beta": 2.0, "min_recall": 0.5}, ("min_recall",), ("beta", "zero_division")),
+        ("accuracy", {"zero_division": 1.0}, ("zero_division",), ()),
         ("weighted_accuracy", {"w_tp": 1, "w_tq": 2, "x": 0}, ("w_tq", "x"),
          ("w_tp", "w_tn", "w_fp", "w_fn")),
         ("balanced_accuracy", {"prior": 0.3}, ("prior",), ()),

@@ -148,9 +148,10 @@ def test_schema_errors_are_problem_json(client, tenant, body, loc_prefix):
 @pytest.mark.parametrize(
     ("metric", "unknown", "takes"),
     [
-        ({"preset": "precision", "min_recall": 0.8}, ["min_recall"], "it takes no parameters"),
+        ({"preset": "precision", "min_recall": 0.8}, ["min_recall"], "it takes 'zero_division'"),
         ({"preset": "f_beta", "beta": 2, "min_recall": 0.8}, ["min_recall"], "it takes 'beta'"),
-        ({"preset": "f1", "beta": 2, "gamma": 1}, ["beta", "gamma"], "it takes no parameters"),
+        ({"preset": "f1", "beta": 2, "gamma": 1}, ["beta", "gamma"], "it takes 'zero_division'"),
+        ({"preset": "accuracy", "zero_division": 1}, ["zero_division"], "it takes no parameters"),
     ],
 )
 def test_unknown_metric_parameter_is_422_naming_it_and_the_accepted_ones(
@@ -177,6 +178,38 @@ def test_f_beta_without_beta_says_what_to_give(client, tenant):
     assert r.status_code == 201, r.text
     assert r.json()["spec"]["metric"] == {"preset": "f_beta", "beta": 2.0}
     assert r.json()["spec"]["metric_info"]["display_name"] == "F2"
+
+
+def test_zero_division_of_a_preset_is_kept_and_bounded(client, tenant):
+    """sklearn.metrics' zero_division: given, it is part of the spec (a precision floor that
+    flagging nothing meets is another question); out of [0, 1], a 422 naming it, in the metric
+    and in a constraint's params alike."""
+    plain = client.post("/v1/jobs", json=job_body(), headers=tenant.headers)
+    assert plain.status_code == 201, plain.text
+    assert "zero_division" not in plain.json()["spec"]["metric"]
+    body = job_body(
+        metric={"preset": "f1", "zero_division": 1},
+        constraints=[{"metric": "precision", "params": {"zero_division": 1}, "at_least": 0.7}],
+    )
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    spec = r.json()["spec"]
+    assert spec["metric"]["zero_division"] == 1.0
+    assert spec["constraints"][0]["params"] == {"zero_division": 1.0}
+    for bad, loc in (
+        (job_body(metric={"preset": "precision", "zero_division": 2}), ["body", "metric"]),
+        (
+            job_body(
+                constraints=[
+                    {"metric": "precision", "params": {"zero_division": -1}, "at_least": 0.7}
+                ]
+            ),
+            ["body", "constraints", 0],
+        ),
+    ):
+        errors = _errors(client.post("/v1/jobs", json=bad, headers=tenant.headers))
+        assert errors and all(e["loc"][: len(loc)] == loc for e in errors), errors
+        assert any("zero_division" in (e["msg"] + str(e["loc"])) for e in errors), errors
 
 
 def test_several_invalid_sections_are_all_reported(client, tenant):

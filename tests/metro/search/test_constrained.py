@@ -235,3 +235,30 @@ def test_an_uncertifiable_floor_with_a_confidence_falls_back_to_the_fit_likelies
             for fit in fits
         ]
         assert min((0, 1), key=lambda i: judged[i].rank) == first
+
+
+def test_an_uncertifiable_floor_that_flagging_nothing_meets_flags_nothing():
+    """The same floor where 0/0 counts as meeting it (precision's zero_division 1, the
+    false-discovery-rate convention): flagging no row is sure to hold on new data, so where
+    neither shape can be certified the search delivers a threshold above every held-out score,
+    and says so."""
+    from metro.search.constrained import constrained_grid_search
+
+    floor = {"metric": "precision", "at_least": 0.7, "confidence": 0.9}
+    config = SearchConfig(n_lambdas=2, multipliers=(0.0,))
+    flagged = get_constraints([{**floor, "params": {"zero_division": 1.0}}])
+    result = constrained_grid_search([_TwoShapes()], config=config, constraints=flagged)
+    assert result.constraints_satisfied is False
+    # Above every held-out score of either shape: no row is flagged.
+    assert result.threshold > max(s.max() for s, _ in _TwoShapes().shapes)
+    assert "constraints_not_met" in {w.code for w in result.warnings}
+    # A certifiable floor is unaffected: at 0.6 "many" (0.69 on 500 rows) is certified
+    # either way and delivered the same.
+    loose = [{**floor, "at_least": 0.6}, {**floor, "at_least": 0.6, "params": {"zero_division": 1}}]
+    chosen = [
+        constrained_grid_search([_TwoShapes()], config=config, constraints=get_constraints([c]))
+        for c in loose
+    ]
+    assert all(r.constraints_satisfied for r in chosen)
+    assert chosen[0].threshold == chosen[1].threshold < 2.0
+    assert chosen[0].best.lam == chosen[1].best.lam

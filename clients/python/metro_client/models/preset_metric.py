@@ -23,6 +23,10 @@ class PresetMetric:
     average (macro: their plain mean; weighted: weighted by each class's true rows), trained for by one METRO search
     per class or label (metro.multiclass). The data's label column then holds the classes (or dataset.label_columns
     names the 0/1 label columns). Presets: f1, f_beta, fbeta, jaccard, precision, recall. Null: a binary job """
+    zero_division: float | Unset = UNSET
+    """ The score when the ratio is 0/0, as sklearn.metrics' zero_division: precision when nothing is predicted
+    positive, recall when no row is positive. 1 makes a precision floor one that flagging nothing meets (the false-
+    discovery-rate convention; see docs/quality.md). Default: 0 """
     beta: float | Unset = UNSET
     """ How many times recall counts as much as precision: 2 for F2, 0.5 for F0.5 (f_beta only) """
     w_tp: float | Unset = UNSET
@@ -45,6 +49,8 @@ class PresetMetric:
         else:
             average = self.average
 
+        zero_division = self.zero_division
+
         beta = self.beta
 
         w_tp = self.w_tp
@@ -64,6 +70,8 @@ class PresetMetric:
         )
         if average is not UNSET:
             field_dict["average"] = average
+        if zero_division is not UNSET:
+            field_dict["zero_division"] = zero_division
         if beta is not UNSET:
             field_dict["beta"] = beta
         if w_tp is not UNSET:
@@ -99,6 +107,8 @@ class PresetMetric:
 
         average = _parse_average(d.pop("average", UNSET))
 
+        zero_division = d.pop("zero_division", UNSET)
+
         beta = d.pop("beta", UNSET)
 
         w_tp = d.pop("w_tp", UNSET)
@@ -112,6 +122,7 @@ class PresetMetric:
         preset_metric = cls(
             preset=preset,
             average=average,
+            zero_division=zero_division,
             beta=beta,
             w_tp=w_tp,
             w_tn=w_tn,

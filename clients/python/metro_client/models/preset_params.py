@@ -14,6 +14,10 @@ T = TypeVar("T", bound="PresetParams")
 class PresetParams:
     """A preset's parameters, e.g. ``{"beta": 2}`` for f_beta."""
 
+    zero_division: float | Unset = UNSET
+    """ The score when the ratio is 0/0, as sklearn.metrics' zero_division: precision when nothing is predicted
+    positive, recall when no row is positive. 1 makes a precision floor one that flagging nothing meets (the false-
+    discovery-rate convention; see docs/quality.md). Default: 0 """
     beta: float | Unset = UNSET
     """ How many times recall counts as much as precision: 2 for F2, 0.5 for F0.5 (f_beta only) """
     w_tp: float | Unset = UNSET
@@ -26,6 +30,8 @@ class PresetParams:
     """ The weight of the false negatives (weighted_accuracy only). Default: 1 """
 
     def to_dict(self) -> dict[str, Any]:
+        zero_division = self.zero_division
+
         beta = self.beta
 
         w_tp = self.w_tp
@@ -39,6 +45,8 @@ class PresetParams:
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
+        if zero_division is not UNSET:
+            field_dict["zero_division"] = zero_division
         if beta is not UNSET:
             field_dict["beta"] = beta
         if w_tp is not UNSET:
@@ -55,6 +63,8 @@ class PresetParams:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
+        zero_division = d.pop("zero_division", UNSET)
+
         beta = d.pop("beta", UNSET)
 
         w_tp = d.pop("w_tp", UNSET)
@@ -66,6 +76,7 @@ class PresetParams:
         w_fn = d.pop("w_fn", UNSET)
 
         preset_params = cls(
+            zero_division=zero_division,
             beta=beta,
             w_tp=w_tp,
             w_tn=w_tn,
