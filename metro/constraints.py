@@ -111,6 +111,17 @@ class Constraint:
         return f"{self.metric.name} {word} {self.bound:g}"
 
     @property
+    def missed_by_flagging_nothing(self) -> bool:
+        """Whether flagging no row is 0/0 for this constraint's metric (its denominator weighs
+        only tp and fp, as precision's) and its ``zero_division`` misses the bound: a floor that
+        the classifier predicting nothing positive would meet under the other convention."""
+        den = self.metric.denominator_cells  # (tp, fp, fn, tn)
+        if den[2] != 0 or den[3] != 0:
+            return False
+        empty = self.metric.zero_division
+        return not (empty >= self.bound if self.sense == "at_least" else empty <= self.bound)
+
+    @property
     def score_numerator_cells(self) -> np.ndarray:
         """The numerator u of the metric in its natural orientation, on (tp, fp, fn, tn)."""
         sign = -1.0 if self.metric.greater_is_better else 1.0

@@ -288,10 +288,26 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
                 "that missed them by the least (with a confidence asked for: the one most "
                 "likely to meet them on new data) was kept (constraint values "
                 + ", ".join(f"{v:.4g}" for v in result.constraint_values)
-                + "): loosen a bound, or give more data",
+                + "): loosen a bound, or give more data"
+                + _flag_nothing_hint(result.constraints),
             )
         )
     return out
+
+
+def _flag_nothing_hint(constraints: Sequence[Constraint]) -> str:
+    """What to say of constraints with a confidence that a classifier flagging nothing would
+    meet if 0/0 counted as meeting them (a precision floor): ``zero_division`` 1 says it does."""
+    names = [
+        c.name for c in constraints if c.confidence is not None and c.missed_by_flagging_nothing
+    ]
+    if not names:
+        return ""
+    return (
+        f"; if flagging no row should count as meeting {' and '.join(names)} (no alerts, no false "
+        "alerts), give its metric zero_division 1: where it cannot be certified the search then "
+        "delivers a classifier that flags nothing, and the floor holds at the confidence asked"
+    )
 
 
 @dataclass(frozen=True)
@@ -325,6 +341,8 @@ class SearchResult:
     # folds, at ``threshold``) and whether all of them held there.
     constraint_values: list[float] = field(default_factory=list)
     constraints_satisfied: bool | None = None
+    # The constraints the choice was made under (empty: none).
+    constraints: tuple[Constraint, ...] = ()
     # The held-out confusion counts (tp, fp, fn, tn) behind ``selection_loss`` (None: judged on
     # the training sample), and the number of folds pooled (None: a holdout or none).
     selection_counts: tuple[int, int, int, int] | None = None

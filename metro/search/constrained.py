@@ -172,6 +172,7 @@ def constrained_grid_search(
         fold_fits=chosen if len(solvers) > 1 else [],
         constraint_values=_values(constraints, chosen, choice),
         constraints_satisfied=choice.feasible,
+        constraints=tuple(constraints),
         selection_counts=held_out_counts(chosen, choice.threshold),
         n_folds=len(solvers) if len(solvers) > 1 else None,
         grid=tuple(float(v) for v in lambdas) if lambdas.size > 1 else None,

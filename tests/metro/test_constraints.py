@@ -435,3 +435,26 @@ def test_the_chances_kept_between_calls_are_the_ones_computed_afresh():
     fresh = sure.log_certainties(cells[::-1], n, new_fraction=0.2)[::-1]
     np.testing.assert_array_equal(first, again)
     np.testing.assert_allclose(first, fresh, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("spec", "missed"),
+    [
+        ({"metric": "precision", "at_least": 0.7}, True),
+        ({"metric": "precision", "params": {"zero_division": 1}, "at_least": 0.7}, False),
+        ({"metric": "precision", "params": {"zero_division": 0.5}, "at_least": 0.7}, True),
+        ({"metric": "precision", "at_most": 0.9}, False),  # 0 <= 0.9: flagging nothing meets it
+        ({"metric": "recall", "at_least": 0.8}, False),  # flagging nothing is recall 0, not 0/0
+        ({"metric": "false_positive_rate", "at_most": 0.1}, False),
+        ({"metric": "f1", "at_least": 0.5}, False),  # its denominator weighs fn
+    ],
+)
+def test_missed_by_flagging_nothing(spec, missed):
+    """Only where flagging nothing is 0/0 and 0/0 scores on the wrong side of the bound."""
+    (constraint,) = get_constraints([spec])
+    assert constraint.missed_by_flagging_nothing is missed
+    # What it says, checked on the cells of a classifier that flags no row (3 positives of 10).
+    nothing = np.array([0.0, 0.0, 0.3, 0.7])
+    if constraint.metric.denominator_cells[2:].any():
+        return
+    assert constraint.holds(nothing) is (not missed)
