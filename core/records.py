@@ -14,10 +14,16 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeAliasType
 
 from metro.multiclass import AVERAGES
 
+# How an averaged job averages its per-class metric: one named schema ("Average") that the
+# OpenAPI document references wherever a job, a result or a manifest carries it.
+Average = TypeAliasType("Average", Literal[AVERAGES])  # type: ignore[valid-type]
+
 __all__ = [
+    "Average",
     "ChoiceWarning",
     "ConfusionCounts",
     "ManifestLabels",
@@ -28,13 +34,17 @@ __all__ = [
     "RefinementScore",
     "RepeatChoice",
     "SelectionPoint",
+    "SelectionSplit",
+    "Split",
     "StepRecord",
     "choices_json",
 ]
 
 
-# Where a choice was made (see RepeatChoice.selection_split).
-SelectionSplit = Literal["cross-validation", "validation", "train"]
+# Where a choice was made (see RepeatChoice.selection_split), and which split a metric was
+# scored on: each one named schema that every field carrying it references.
+SelectionSplit = TypeAliasType("SelectionSplit", Literal["cross-validation", "validation", "train"])
+Split = TypeAliasType("Split", Literal["validation", "test"])
 
 
 class ConfusionCounts(BaseModel):
@@ -256,7 +266,7 @@ class ModelManifest(BaseModel):
     constraints_hold: dict[str, bool | None] | None = None
     constraints_satisfied: bool | None = None
     # A model of several classes (an averaged job, metro.multiclass).
-    average: Literal[AVERAGES] | None = Field(  # type: ignore[valid-type]
+    average: Average | None = Field(
         default=None, description="How the per-class metric is averaged (null: binary)"
     )
     classes: list[bool | int | float | str] | None = Field(
@@ -318,7 +328,7 @@ class MetricRecord(BaseModel):
 
     method: str
     repeat: int
-    split: Literal["validation", "test"]
+    split: Split
     metric_value: float
     tp: int
     fp: int

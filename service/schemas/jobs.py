@@ -24,12 +24,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, create_model
 
 from core.records import (  # noqa: F401 - re-exported: the API's schemas
+    Average,
     ChoiceWarning,
     ConfusionCounts,
     Refinement,
     RefinementScore,
     RepeatChoice,
     SelectionPoint,
+    SelectionSplit,
+    Split,
 )
 from core.states import JobState
 from metro.baselines import BASELINES
@@ -38,7 +41,7 @@ from metro.datasets import MAX_CLASSES
 from metro.experiment import MAX_REPEATS
 from metro.metrics import PRESET_NAMES, MetricSpec, preset_options
 from metro.models import ModelSpec
-from metro.multiclass import AVERAGES, PER_LABEL_METRICS
+from metro.multiclass import PER_LABEL_METRICS
 from metro.options import Option, option_of
 from metro.search.config import SearchConfig
 from metro.surrogates import SURROGATES, surrogate_options
@@ -100,7 +103,7 @@ else:
             ),
         ),
         average=(
-            Literal[AVERAGES] | None,  # type: ignore[valid-type]
+            Average | None,
             Field(
                 default=None,
                 description="Several classes or labels: the average of the per-class (or "
@@ -438,7 +441,7 @@ class MetricRun(BaseModel):
 
     method: str
     repeat: int
-    split: Literal["validation", "test"]
+    split: Split
     value: float
     lambda_: float | None = Field(
         alias="lambda", description="METRO: the trained_lambda of this repeat's model"
@@ -470,7 +473,7 @@ class MethodSummary(BaseModel):
     """Mean and sample standard deviation (n - 1) over repeats; std is null for one repeat."""
 
     method: str
-    split: Literal["validation", "test"]
+    split: Split
     n: int
     mean: float
     std: float | None
@@ -500,7 +503,7 @@ class ConstraintOut(BaseModel):
 class SelectionSummary(BaseModel):
     """METRO's selection_score over the repeats: the quantity its searches chose by."""
 
-    split: Literal["cross-validation", "validation", "train"]
+    split: SelectionSplit
     n_folds: int | None
     n: int
     mean: float
@@ -557,7 +560,7 @@ class JobResult(BaseModel):
         "(an averaged job's: the average over its classes)"
     )
     runs: list[MetricRun]
-    average: Literal[AVERAGES] | None = Field(  # type: ignore[valid-type]
+    average: Average | None = Field(
         default=None, description="An averaged job's averaging (metric.average); null: binary"
     )
     classes: list[ClassResult] | None = Field(

@@ -222,14 +222,14 @@ def test_result_model_id_and_a_job_without_a_model(live: Live) -> None:
 
 
 def test_a_constrained_job_from_the_command_line(live: Live, tmp_path: Path) -> None:
-    """--at-least / --at-most make the job's constraints (after a job file's); watch and result
-    show each one's value beside the metric, for METRO and the baseline, and the confidence a
-    constraint must hold at, where it has one."""
+    """--at-least / --at-most make the job's constraints (after a job file's; METRIC=BOUND@C
+    asks for a confidence); watch and result show each one's value beside the metric, for METRO
+    and the baseline, and the confidence a constraint must hold at, where it has one."""
     job_file = tmp_path / "job.yaml"
     job_file.write_text("constraints: [{metric: recall, at_least: 0.7, confidence: 0.9}]\n")
     done = metro(
         live, "submit", "-d", "builtin://synthetic?n_samples=400&n_features=5&positive_fraction=0.3",
-        "-f", str(job_file), "-m", "precision", "--at-most", "false_positive_rate=0.5",
+        "-f", str(job_file), "-m", "precision", "--at-most", "false_positive_rate=0.5@0.8",
         "--n-lambdas", "3", "--max-iter", "20", "--baseline", "koyejo1",
         "--set", "search.cv=null", "--set", "search.multipliers=[0, 4]", "--watch",
     )  # fmt: skip
@@ -244,10 +244,10 @@ def test_a_constrained_job_from_the_command_line(live: Live, tmp_path: Path) -> 
     [choice] = raw["choices"]
     recall, fpr = choice["constraint_values"]
     met = "met" if choice["constraints_satisfied"] else "NOT met"
-    assert [c["confidence"] for c in raw["constraints"]] == [0.9, None]
+    assert [c["confidence"] for c in raw["constraints"]] == [0.9, 0.8]
     where = (
         f"constraints {met} where chosen: Recall ≥ 0.7 (90% confidence) {recall:.4f}; "
-        f"False positive rate ≤ 0.5 {fpr:.4f} (validation)"
+        f"False positive rate ≤ 0.5 (80% confidence) {fpr:.4f} (validation)"
     )
     assert where in done.stdout, done.stdout
 
@@ -256,11 +256,13 @@ def test_a_constrained_job_from_the_command_line(live: Live, tmp_path: Path) -> 
     out = table.stdout
     assert (
         "Precision (higher is better) under Recall ≥ 0.7 (90% confidence), "
-        "False positive rate ≤ 0.5"
+        "False positive rate ≤ 0.5 (80% confidence)"
     ) in out, out
     summary = {(s["method"], s["split"]): s for s in raw["summary"]}
     lines = out.splitlines()
-    for i, name in enumerate(["Recall ≥ 0.7 (90% confidence)", "False positive rate ≤ 0.5"]):
+    for i, name in enumerate(
+        ["Recall ≥ 0.7 (90% confidence)", "False positive rate ≤ 0.5 (80% confidence)"]
+    ):
         row = next(line for line in lines if name in line and "test" in line)
         for method in ("metro", "koyejo1"):
             assert f"{summary[(method, 'test')]['constraint_means'][i]:.4f}" in row, row
@@ -369,7 +371,7 @@ def test_errors_are_one_line(live: Live, tmp_path: Path) -> None:
     assert_one_line_error(
         metro(live, "submit", "-d", "builtin://breast_cancer", "-m", "f1", "--set",
               "metric.beta=2"),
-        "Invalid job (422)", "metric.beta", "it takes no parameters",
+        "Invalid job (422)", "metric.beta", "it takes 'zero_division'",
     )  # fmt: skip
     # What the API's document says (its presets, its fields) is checked before anything is sent:
     # a flag's value as it is parsed (a usage error, exit 2), a job file's or --set's after.

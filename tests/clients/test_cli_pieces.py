@@ -100,6 +100,23 @@ def test_the_command_line_goes_on_top_of_the_job_file():
         spec_from_command_line({}, {}, ["search.cv"], [], [])
 
 
+def test_a_constraint_flag_may_ask_for_a_confidence():
+    built = spec_from_command_line({}, {}, [], ["precision=0.7@0.9", "recall=0.5"], ["fpr=0.1@.95"])
+    assert built["constraints"] == [
+        {"metric": "precision", "at_least": 0.7, "confidence": 0.9},
+        {"metric": "recall", "at_least": 0.5},
+        {"metric": "fpr", "at_most": 0.1, "confidence": 0.95},
+    ]
+    for item, message in [
+        ("precision=0.7@", "is not METRIC=BOUND or METRIC=BOUND@CONFIDENCE"),
+        ("precision=0.7@high", "the confidence 'high' is not a number"),
+        ("precision=0.7@nan", "the confidence 'nan' is not a finite number"),
+        ("precision=@0.9", "is not METRIC=BOUND"),
+    ]:
+        with pytest.raises(typer.BadParameter, match=message):
+            spec_from_command_line({}, {}, [], [item], [])
+
+
 def test_the_folds_of_cv_auto_are_the_librarys():
     import metro_cli.progress
 

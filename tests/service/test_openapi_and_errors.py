@@ -19,6 +19,39 @@ def test_openapi_document_is_valid(client):
     validate(r.json())
 
 
+def test_every_enum_is_declared_once(client):
+    """A set of choices used in several places (how a job averages its metric: in the job, its
+    result and its model's manifest; the split a metric was scored on) is one named schema they
+    all reference, so that a client generated from the document has one type for it. Metric
+    preset names are the exception: the service takes them in any case, so they are strings
+    whose documented values are listed where they are taken (a metric and a constraint)."""
+    from metro.metrics import PRESET_NAMES
+    from metro.multiclass import AVERAGES
+
+    spec = client.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    assert schemas["Average"] == {"type": "string", "enum": list(AVERAGES)}
+    assert schemas["Split"]["enum"] == ["validation", "test"]
+    declared: list[tuple[str, ...]] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("enum"), list):
+                declared.append(tuple(node["enum"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schemas)
+    repeated = {e for e in declared if declared.count(e) > 1}
+    assert repeated <= {tuple(PRESET_NAMES)}, repeated
+    for name in ("PresetMetric", "JobResult", "ModelManifest"):
+        refs = schemas[name]["properties"]["average"]["anyOf"]
+        assert {"$ref": "#/components/schemas/Average"} in refs, name
+
+
 def test_operation_ids_are_stable_and_unique(client):
     spec = client.get("/openapi.json").json()
     ids = [op["operationId"] for item in spec["paths"].values() for op in item.values()]

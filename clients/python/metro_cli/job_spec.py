@@ -55,21 +55,34 @@ def set_path(spec: dict[str, Any], dotted: str, value: Any) -> None:
 
 
 def constraint_flag(item: str, sense: str) -> dict[str, Any]:
-    """The job's constraint for ``--at-least`` / ``--at-most METRIC=BOUND``; a value that is not
-    of that form is a usage error naming the option. Whether the metric is known and the bound
-    in its range, the server says when the job is submitted."""
+    """The job's constraint for ``--at-least`` / ``--at-most METRIC=BOUND[@CONFIDENCE]`` (e.g.
+    ``precision=0.7@0.9``: the floor must hold with 90% confidence on new data); a value that
+    is not of that form is a usage error naming the option. Whether the metric is known, the
+    bound in its range and the confidence in [0.5, 1), the server says when the job is
+    submitted."""
     option = "--at-least" if sense == "at_least" else "--at-most"
-    metric, sep, text = item.partition("=")
+    metric, sep, rest = item.partition("=")
     metric = metric.strip()
-    if not sep or not metric or not text.strip():
-        raise typer.BadParameter(f"{item!r} is not METRIC=BOUND (e.g. {option} recall=0.9)")
+    text, at, confidence_text = rest.partition("@")
+    if not sep or not metric or not text.strip() or (at and not confidence_text.strip()):
+        raise typer.BadParameter(
+            f"{item!r} is not METRIC=BOUND or METRIC=BOUND@CONFIDENCE "
+            f"(e.g. {option} recall=0.9 or recall=0.9@0.95)"
+        )
+    out: dict[str, Any] = {"metric": metric, sense: _finite(item, "bound", text)}
+    if at:
+        out["confidence"] = _finite(item, "confidence", confidence_text)
+    return out
+
+
+def _finite(item: str, what: str, text: str) -> float:
     try:
-        bound = float(text)
+        value = float(text)
     except ValueError:
-        raise typer.BadParameter(f"{item!r}: the bound {text!r} is not a number") from None
-    if not math.isfinite(bound):
-        raise typer.BadParameter(f"{item!r}: the bound {text!r} is not a finite number")
-    return {"metric": metric, sense: bound}
+        raise typer.BadParameter(f"{item!r}: the {what} {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"{item!r}: the {what} {text!r} is not a finite number")
+    return value
 
 
 def check_constraint_flags(sense: str) -> Callable[[list[str] | None], list[str] | None]:

@@ -148,6 +148,24 @@ def _members(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [m for m in schema.get("anyOf", [schema]) if m.get("type") != "null"]
 
 
+def _inlined(schema: Mapping[str, Any], schemas: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with each reference to a named set of choices (``Average``: one schema that
+    several fields share) replaced by the choices; references to objects stay, and no flag is
+    made for them."""
+
+    def resolve(member: Mapping[str, Any]) -> dict[str, Any]:
+        ref = str(member.get("$ref", ""))
+        named = schemas.get(ref.rsplit("/", 1)[-1]) if ref.startswith("#/components/") else None
+        if isinstance(named, Mapping) and named.get("enum") and named.get("type") == "string":
+            return {**named, **{k: v for k, v in member.items() if k != "$ref"}}
+        return dict(member)
+
+    out = resolve(schema)
+    if "anyOf" in out:
+        out["anyOf"] = [resolve(m) for m in out["anyOf"]]
+    return out
+
+
 def _kind(schema: Mapping[str, Any]) -> tuple[FlagKind, tuple[str, ...]] | None:
     """How a property's text is read, and its choices; None for what a flag cannot hold."""
     members = _members(schema)
@@ -204,8 +222,9 @@ def spec_flags() -> tuple[SpecFlag, ...]:
             fields.append((section, field, panel, schema))
     shared = Counter(field for _, field, _, _ in fields)
     flags: list[SpecFlag] = []
-    for section, field, panel, schema in fields:
+    for section, field, panel, given in fields:
         path = f"{section}.{field}" if section else field
+        schema = _inlined(given, schemas)
         found = _kind(schema)
         if found is None:
             continue

@@ -108,9 +108,10 @@ def submit(
         list[str] | None,
         typer.Option(
             "--at-least",
-            metavar="METRIC=BOUND",
+            metavar="METRIC=BOUND[@CONFIDENCE]",
             callback=check_constraint_flags("at_least"),
-            help="A floor on another metric the search must meet, e.g. recall=0.9 (repeatable; "
+            help="A floor on another metric the search must meet, e.g. recall=0.9; "
+            "recall=0.9@0.95 asks it to hold with 95% confidence on new data (repeatable; "
             "grid search only).",
         ),
     ] = None,
@@ -118,9 +119,10 @@ def submit(
         list[str] | None,
         typer.Option(
             "--at-most",
-            metavar="METRIC=BOUND",
+            metavar="METRIC=BOUND[@CONFIDENCE]",
             callback=check_constraint_flags("at_most"),
-            help="A ceiling on another metric, e.g. false_positive_rate=0.1 (repeatable).",
+            help="A ceiling on another metric, e.g. false_positive_rate=0.1, or "
+            "false_positive_rate=0.1@0.9 with 90% confidence (repeatable).",
         ),
     ] = None,
     set_: Annotated[

@@ -38,7 +38,6 @@ from .manifest_labels import ManifestLabels
 from .manifest_metric import ManifestMetric
 from .manifest_scores import ManifestScores
 from .manifest_selection import ManifestSelection
-from .manifest_selection_selection_split import ManifestSelectionSelectionSplit
 from .manifest_surrogate import ManifestSurrogate
 from .method_summary import MethodSummary
 from .metric_preset import MetricPreset
@@ -63,14 +62,13 @@ from .refine_mode import RefineMode
 from .refinement import Refinement
 from .refinement_score import RefinementScore
 from .repeat_choice import RepeatChoice
-from .repeat_choice_selection_split import RepeatChoiceSelectionSplit
 from .search_spec import SearchSpec
 from .search_spec_refine_scale import SearchSpecRefineScale
 from .search_strategy import SearchStrategy
 from .selection_guard import SelectionGuard
 from .selection_point import SelectionPoint
+from .selection_split import SelectionSplit
 from .selection_summary import SelectionSummary
-from .selection_summary_split import SelectionSummarySplit
 from .split import Split
 from .step_selection import StepSelection
 from .surrogate_name import SurrogateName
@@ -117,7 +115,6 @@ __all__ = (
     "ManifestMetric",
     "ManifestScores",
     "ManifestSelection",
-    "ManifestSelectionSelectionSplit",
     "ManifestSurrogate",
     "MethodSummary",
     "MetricPreset",
@@ -142,14 +139,13 @@ __all__ = (
     "RefinementScore",
     "RefineMode",
     "RepeatChoice",
-    "RepeatChoiceSelectionSplit",
     "SearchSpec",
     "SearchSpecRefineScale",
     "SearchStrategy",
     "SelectionGuard",
     "SelectionPoint",
+    "SelectionSplit",
     "SelectionSummary",
-    "SelectionSummarySplit",
     "Split",
     "StepSelection",
     "SurrogateName",

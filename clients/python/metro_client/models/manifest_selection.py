@@ -6,10 +6,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.manifest_selection_selection_split import (
-    ManifestSelectionSelectionSplit,
-    check_manifest_selection_selection_split,
-)
+from ..models.selection_split import SelectionSplit, check_selection_split
 
 if TYPE_CHECKING:
     from ..models.confusion_counts import ConfusionCounts
@@ -23,7 +20,7 @@ class ManifestSelection:
     """How the delivered model was chosen: repeat 0's choice (see RepeatChoice)."""
 
     selection_score: float | None
-    selection_split: ManifestSelectionSelectionSplit
+    selection_split: SelectionSplit
     n_folds: int | None
     selection_counts: ConfusionCounts | None
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -71,7 +68,7 @@ class ManifestSelection:
 
         selection_score = _parse_selection_score(d.pop("selection_score"))
 
-        selection_split = check_manifest_selection_selection_split(d.pop("selection_split"))
+        selection_split = check_selection_split(d.pop("selection_split"))
 
         def _parse_n_folds(data: object) -> int | None:
             if data is None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.repeat_choice_selection_split import RepeatChoiceSelectionSplit, check_repeat_choice_selection_split
+from ..models.selection_split import SelectionSplit, check_selection_split
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -35,9 +35,7 @@ class RepeatChoice:
     """ The decision threshold on h chosen with the lambda, folded into the model """
     selection_score: float | None
     """ The metric the choice was made by, on selection_split (null if undefined) """
-    selection_split: RepeatChoiceSelectionSplit
-    """ cross-validation: the held-out rows of every fold, pooled; validation: the validation split; train: the
-    training rows (no held-out part) """
+    selection_split: SelectionSplit
     n_folds: int | None
     """ Folds pooled for cross-validation, else null """
     selection_counts: ConfusionCounts | None
@@ -211,7 +209,7 @@ class RepeatChoice:
 
         selection_score = _parse_selection_score(d.pop("selection_score"))
 
-        selection_split = check_repeat_choice_selection_split(d.pop("selection_split"))
+        selection_split = check_selection_split(d.pop("selection_split"))
 
         def _parse_n_folds(data: object) -> int | None:
             if data is None:

@@ -6,7 +6,7 @@ from typing import Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.selection_summary_split import SelectionSummarySplit, check_selection_summary_split
+from ..models.selection_split import SelectionSplit, check_selection_split
 
 T = TypeVar("T", bound="SelectionSummary")
 
@@ -15,7 +15,7 @@ T = TypeVar("T", bound="SelectionSummary")
 class SelectionSummary:
     """METRO's selection_score over the repeats: the quantity its searches chose by."""
 
-    split: SelectionSummarySplit
+    split: SelectionSplit
     n_folds: int | None
     n: int
     mean: float
@@ -52,7 +52,7 @@ class SelectionSummary:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        split = check_selection_summary_split(d.pop("split"))
+        split = check_selection_split(d.pop("split"))
 
         def _parse_n_folds(data: object) -> int | None:
             if data is None:
