@@ -394,6 +394,7 @@ def fit_averaged(
     *,
     on_class_step: Callable[[int, TraceStep], None] | None = None,
     stack_classes: bool | None = None,
+    wrap_solver: Callable[[int, str, TrainerSolver], LambdaSolver] | None = None,
 ) -> MetroClassifier:
     """``est.fit(X, y)`` for ``est.average`` set: multi-class or multi-label (module docstring).
 
@@ -402,7 +403,13 @@ def fit_averaged(
     ``stack_classes`` trains every class's grid of a fold in one stacked fit
     (:mod:`metro.search.class_stack`); False fits each class's alone (the same fits up to
     round-off, one after another); None: where :func:`~metro.search.class_stack.stacks_classes`
-    says so (a network trained with SGD on a CUDA device)."""
+    says so (a network trained with SGD on a CUDA device).
+
+    ``wrap_solver(c, role, solver)`` may put a solver of its own around each of class ``c``'s
+    solvers (``role`` as :meth:`MetroClassifier._fit_binary` names it): the service's worker
+    records every fit there, so that an interrupted job resumes. Where the classes are stacked,
+    a fold's grid is the stack's (fitted once for every class) and only the other solvers (each
+    class's refit) are wrapped."""
     average = check_average(est.average)
     _check_config(est)
     spec = _per_label_spec(est)
@@ -453,16 +460,17 @@ def fit_averaged(
     stack = ClassStack(indicators) if stack_classes and folds is not None else None
 
     def wrap(c: int) -> Callable[[str, TrainerSolver], LambdaSolver] | None:
+        outer = None if wrap_solver is None else partial(wrap_solver, c)
         if stack is None or folds is None:
-            return None
+            return outer
 
-        def wrap_solver(role: str, inner: TrainerSolver) -> LambdaSolver:
-            if not role.startswith("fold"):
-                return inner  # the refit: at this class's own lambda
+        def stacked(role: str, inner: TrainerSolver) -> LambdaSolver:
+            if not role.startswith("fold"):  # the refit: at this class's own lambda
+                return inner if outer is None else outer(role, inner)
             train, held_out = folds[int(role[4:])]
             return stack.solver(role, c, inner, train, held_out)
 
-        return wrap_solver
+        return stacked
 
     estimators = [
         _binary_estimator(est, seed, callback(c))._fit_binary(

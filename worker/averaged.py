@@ -17,13 +17,18 @@ rows. What is written:
 * repeat 0's model: the per-class models as one stack (:func:`metro.multiclass.stacked_model`),
   thresholds and offsets folded in, saved as safetensors and ONNX with one score per class.
 
-Not done here (a binary job has them): fits are not recorded for resuming or for helpers (an
-attempt that is interrupted trains again from the start) and there is no separate validation
-split.
+Every fit of every class's search is recorded as a binary job's are (:mod:`worker.fits`, each
+class's roles named ``class<c>.fold<k>`` and ``class<c>.refit``), so an attempt that is
+interrupted loads what an earlier one finished, resumes a fit in progress from its last trainer
+checkpoint, and finishes with the same model. Not done here (a binary job has them): helpers do
+not share an averaged job's grids (they rebuild a binary job's solvers from its spec), a grid
+fitted in one stack for every class (a network on a GPU, :mod:`metro.search.class_stack`) is
+not recorded (each class's refit is), and there is no separate validation split.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -50,6 +55,7 @@ from metro.multiclass_baselines import (
     TunedArgmaxLogistic,
 )
 from worker.datasets import load_job_multi_target
+from worker.fits import FitLedger
 from worker.lease import LeaseLost
 from worker.results import (
     finite_or_none,
@@ -62,6 +68,8 @@ if TYPE_CHECKING:
     from metro.metrics import MetricSpec
     from metro.search import TraceStep
     from worker.runner import JobRun
+
+logger = logging.getLogger(__name__)
 
 TEST_FRACTION = 0.2
 
@@ -98,6 +106,10 @@ class AveragedRun:
             DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), dataset.n_classes
         )
         run.lease.check()
+        ledger = FitLedger(
+            run.ctx, run.job.id, run.token, run.lease, shard_size=run.job.shard_size,
+            request_help=lambda n: None, share=False,
+        )  # fmt: skip
         records: list[MetricRecord] = []
         choices: list[RepeatChoice] = []
         delivered: MetroClassifier | None = None
@@ -105,7 +117,7 @@ class AveragedRun:
         for repeat in range(self.repeats):
             seed = repeat_seed(self.objects.training.seed, repeat)
             train, test = _split(dataset, seed)
-            est = self._fit(dataset, train, repeat, seed)
+            est = self._fit(dataset, train, repeat, seed, ledger)
             spec = est.metric_
             choices += self._choices(repeat, est)
             if not store.set_choices(run.ctx, run.job.id, run.token, choices, best_lambda=None):
@@ -129,11 +141,20 @@ class AveragedRun:
                 predicted = self._baseline(method, dataset, train, test, seed)
                 records += self._rows(method, repeat, "test", spec, predicted, None)
         assert delivered is not None
+        logger.info(
+            "job %s: %d fits trained, %d reused from earlier attempts",
+            run.job.id, ledger.trained, ledger.loaded,
+        )  # fmt: skip
         run.lease.check()
         return self._finish(dataset, delivered, records, choices, scores)
 
     def _fit(
-        self, dataset: MultiTargetDataset, train: np.ndarray, repeat: int, seed: int
+        self,
+        dataset: MultiTargetDataset,
+        train: np.ndarray,
+        repeat: int,
+        seed: int,
+        ledger: FitLedger,
     ) -> MetroClassifier:
         from metro.estimator import MetroClassifier
         from metro.multiclass import fit_averaged
@@ -148,6 +169,7 @@ class AveragedRun:
         return fit_averaged(
             est, dataset.X[train], dataset.y[train],
             on_class_step=lambda c, step: self._on_step(repeat, c, step),
+            wrap_solver=lambda c, role, inner: ledger.solver(repeat, f"class{c}.{role}", inner),
         )  # fmt: skip
 
     def _metric(self) -> tuple[str, dict[str, Any]]:

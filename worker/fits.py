@@ -207,6 +207,7 @@ class FitLedger:
         request_help: Callable[[int], None],
         on_fit_done: Callable[[int, int], None] | None = None,
         on_fit_step: Callable[[int, int, TrainingEvent], None] | None = None,
+        share: bool = True,
     ) -> None:
         self.ctx = ctx
         self.job_id = job_id
@@ -218,6 +219,10 @@ class FitLedger:
         # on_fit_step(repeat, n_lambdas, event) after each trainer step of a fit trained here.
         self.on_fit_done = on_fit_done
         self.on_fit_step = on_fit_step
+        # Whether grids are split into shards that helpers may fit. A helper rebuilds a binary
+        # job's solvers from its spec (metro.experiment.RepeatSetup); an averaged job's
+        # per-class solvers it cannot, so their grids are recorded whole, for resuming only.
+        self.share = share
         self.runner = FitRunner(ctx, job_id, lease)
         self._calls: dict[tuple[int, str], int] = defaultdict(int)
         self.trained = 0  # fits this attempt trained
@@ -238,7 +243,13 @@ class FitLedger:
             self.help_outstanding += missing
 
     def wrap(self, setup: RepeatSetup, role: str, inner: FittingSolver) -> RecordedSolver:
-        return RecordedSolver(self, setup, role, inner)
+        """The hook of :func:`metro.experiment.run_experiment`."""
+        return RecordedSolver(self, setup.repeat, role, inner)
+
+    def solver(self, repeat: int, role: str, inner: FittingSolver) -> RecordedSolver:
+        """``inner`` recorded under ``r<repeat>/<role>/...`` (an averaged job names each class's
+        roles, ``class<c>.fold<k>``)."""
+        return RecordedSolver(self, repeat, role, inner)
 
     def next_call(self, repeat: int, role: str) -> int:
         call = self._calls[(repeat, role)]
@@ -249,11 +260,9 @@ class FitLedger:
 class RecordedSolver:
     """A LambdaSolver whose every fit is recorded, resumable and (for grids) shareable."""
 
-    def __init__(
-        self, ledger: FitLedger, setup: RepeatSetup, role: str, inner: FittingSolver
-    ) -> None:
+    def __init__(self, ledger: FitLedger, repeat: int, role: str, inner: FittingSolver) -> None:
         self.ledger = ledger
-        self.setup = setup
+        self.repeat = repeat
         self.role = role
         self.inner = inner
         self.spec = inner.spec
@@ -291,18 +300,18 @@ class RecordedSolver:
         ledger, ctx = self.ledger, self.ledger.ctx
         lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
         mus = None if multipliers is None else _multiplier_rows(multipliers, lambdas.size)
-        call = ledger.next_call(self.setup.repeat, self.role)
-        shareable = warm_start is None and lambdas.size > 1
+        call = ledger.next_call(self.repeat, self.role)
+        shareable = ledger.share and warm_start is None and lambdas.size > 1
         size = ledger.shard_size if shareable else lambdas.size
         starts = range(0, lambdas.size, size)
         chunks = [lambdas[i : i + size] for i in starts]
         # A shard's multipliers are the rows of its lambdas (None: an unconstrained search).
         chunk_mus = [None if mus is None else mus[i : i + size] for i in starts]
-        keys = [fit_key(self.setup.repeat, self.role, call, i) for i in range(len(chunks))]
+        keys = [fit_key(self.repeat, self.role, call, i) for i in range(len(chunks))]
         rows = store.ensure_fits(
             ctx, ledger.job_id,
             [
-                {"key": k, "repeat": self.setup.repeat, "role": self.role, "shift": shift,
+                {"key": k, "repeat": self.repeat, "role": self.role, "shift": shift,
                  "lambdas": [float(v) for v in c], "shareable": shareable,
                  "multipliers": None if m is None else m.tolist()}
                 for k, c, m in zip(keys, chunks, chunk_mus, strict=True)
@@ -357,7 +366,7 @@ class RecordedSolver:
                     continue  # another worker holds it: come back to it
                 progressed = True
                 if ledger.on_fit_done is not None:
-                    ledger.on_fit_done(self.setup.repeat, chunk.size * self.per_lambda)
+                    ledger.on_fit_done(self.repeat, chunk.size * self.per_lambda)
             if not progressed:
                 time.sleep(_POLL_SECONDS)
         if helped:
@@ -368,7 +377,7 @@ class RecordedSolver:
         report = self.ledger.on_fit_step
         if report is None:
             return None
-        repeat = self.setup.repeat
+        repeat = self.repeat
         return lambda event: report(repeat, n_lambdas, event)
 
 

@@ -180,3 +180,65 @@ def test_one_reconciler_at_a_time(make_cluster):
     assert reconcile_exclusively(ctx, queue) == {
         "requeued": 0, "failed": 0, "cancelled": 0, "resent": 0,
     }  # fmt: skip
+
+
+def test_kill_9_mid_averaged_job_then_a_new_worker_resumes_it(make_cluster):
+    """An averaged (macro-F1) job records each class's fits as a binary job does: killed in the
+    middle of a class's search, the next attempt loads the fits that were finished (the first
+    class's among them), trains only the rest, and delivers what an uninterrupted run of the
+    same job delivers."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.datasets import load_iris
+
+    from tests.worker.test_averaged import _upload
+
+    cluster = make_cluster(checkpoint_seconds=0.05)
+    X, y = load_iris(return_X_y=True)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(species=np.asarray(y))
+    body = {
+        "metric": {"preset": "f1", "average": "macro"},
+        "dataset": {"uri": _upload(cluster, frame), "label_column": "species"},
+        "model": {"kind": "mlp", "hidden": [16]},
+        "search": {"n_lambdas": 4, "cv": 3, "refine": "off"},
+        "training": {"optimizer": "sgd", "epochs": 40, "batch_size": 8},
+    }
+    first = cluster.start_worker("first", beat=True)
+    job_id = cluster.submit(body)
+    # Past the first class's grid (4 steps), into the second's.
+    wait_until(lambda: len(cluster.steps(job_id)) >= 5, 120, "five lambda steps", 0.02)
+    first.kill9()
+    killed_at = len(cluster.steps(job_id))
+    finished = {f.key for f in cluster.fits(job_id) if f.state == "done"}
+    assert any(key.startswith("r0/class0.fold") for key in finished), finished
+    assert all("/class" in f.key and not f.shareable for f in cluster.fits(job_id))
+
+    second = cluster.start_worker("second", beat=True)
+    job = cluster.wait_state(job_id, timeout=180)
+    assert job["state"] == "succeeded", job
+    assert job["attempts"] == 2
+    steps = cluster.steps(job_id)
+    assert [s[1] for s in steps] == list(range(len(steps))) and len(steps) > killed_at
+    # Every fit finished before the kill was loaded, not trained again: claimed once, except
+    # the one in progress at the kill.
+    fits = cluster.fits(job_id)
+    assert all(f.attempts == 1 for f in fits if f.key in finished)
+    assert sorted(f.attempts for f in fits).count(2) <= 1
+    reused = [line for line in second.log().splitlines() if f"job {job_id}: " in line]
+    assert any("reused from earlier attempts" in line for line in reused), reused
+    loaded = int(next(line for line in reused if "reused" in line).split(", ")[1].split()[0])
+    assert loaded >= len(finished)
+
+    # The same result as an uninterrupted run (at the workers' thread count, see above).
+    alone = _insert_job(cluster, body)
+    from worker.runner import run_job
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(cluster.settings.worker_torch_threads or threads)
+    try:
+        assert run_job(alone, _solo_context(cluster)) == "succeeded"
+    finally:
+        torch.set_num_threads(threads)
+    assert _numbers(cluster.steps(alone)) == _numbers(steps)
+    assert _numbers(cluster.results(alone)) == _numbers(cluster.results(job_id))
+    assert cluster.models(alone)[0].sha256 == cluster.models(job_id)[0].sha256

@@ -163,3 +163,44 @@ def test_on_cuda_an_averaged_network_fit_stacks_its_classes_and_chooses_as_alone
     assert auto.stacked_fits_ == 5
     assert auto.device_.startswith("cuda")
     assert abs(auto.score(X, y) - alone.score(X, y)) < 0.05
+
+
+@pytest.mark.parametrize("stack_classes", [False, True])
+def test_an_averaged_fits_solvers_go_through_its_wrapper(stack_classes):
+    """fit_averaged(wrap_solver=...) sees every solver of every class (a recording worker's
+    hook); with the classes stacked, the folds' grids are the stack's and only each class's
+    refit reaches it. What the wrapper returns is what the search uses."""
+    from metro.search.solver import TrainerSolver
+
+    X, y = load_iris(return_X_y=True)
+    params: dict = {"n_lambdas": 3, "refine": "off", "random_state": 0, "average": "macro",
+                    "cv": 3, "training": {"max_iter": 40}}  # fmt: skip
+    seen: list[tuple[int, str]] = []
+    solved: list[tuple[int, str]] = []
+
+    class Counting:
+        def __init__(self, c: int, role: str, inner: TrainerSolver) -> None:
+            self.c, self.role, self.inner = c, role, inner
+
+        def solve(self, *args, **kwargs):
+            solved.append((self.c, self.role))
+            return self.inner.solve(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    def wrap(c: int, role: str, inner: TrainerSolver):
+        assert isinstance(inner, TrainerSolver)
+        seen.append((c, role))
+        return Counting(c, role, inner)
+
+    wrapped = fit_averaged(
+        MetroClassifier(**params), X, y, stack_classes=stack_classes, wrap_solver=wrap
+    )
+    plain = fit_averaged(MetroClassifier(**params), X, y, stack_classes=stack_classes)
+    folds = [f"fold{k}" for k in range(3)]
+    roles = ["refit"] if stack_classes else [*folds, "refit"]
+    assert sorted(seen) == sorted((c, r) for c in range(3) for r in roles)
+    assert set(solved) == set(seen)  # each wrapped solver was the one asked to fit
+    np.testing.assert_array_equal(wrapped.lambdas_, plain.lambdas_)
+    np.testing.assert_array_equal(wrapped.decision_function(X), plain.decision_function(X))
