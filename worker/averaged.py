@@ -54,6 +54,7 @@ from metro.multiclass_baselines import (
     PlainLogistic,
     TunedArgmaxLogistic,
 )
+from worker import artifacts
 from worker.datasets import load_job_multi_target
 from worker.fits import FitLedger
 from worker.lease import LeaseLost
@@ -337,10 +338,13 @@ class AveragedRun:
             "dataset": spec["dataset"]["uri"],
         }
         model_row = run.save_delivered(stacked_model(est), manifest)
-        return store.succeed_job(
+        outcome = store.succeed_job(
             run.ctx, run.job.id, run.token, metric_records=records, model_row=model_row,
             best_lambda=None, choices=choices,
         )  # fmt: skip
+        if outcome != "lost":  # the recorded fits are for resuming only (worker.fits)
+            artifacts.remove_tree(run.ctx.settings.artifacts_uri, f"jobs/{run.job.id}/fits")
+        return outcome
 
 
 def _split(dataset: MultiTargetDataset, seed: int) -> tuple[np.ndarray, np.ndarray]:
