@@ -201,7 +201,7 @@ def test_kill_9_mid_averaged_job_then_a_new_worker_resumes_it(make_cluster):
         "dataset": {"uri": _upload(cluster, frame), "label_column": "species"},
         "model": {"kind": "mlp", "hidden": [16]},
         "search": {"n_lambdas": 4, "cv": 3, "refine": "off"},
-        "training": {"optimizer": "sgd", "epochs": 40, "batch_size": 8},
+        "training": {"optimizer": "sgd", "epochs": 16, "batch_size": 8},
     }
     first = cluster.start_worker("first", beat=True)
     job_id = cluster.submit(body)
