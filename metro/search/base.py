@@ -305,8 +305,8 @@ def _flag_nothing_hint(constraints: Sequence[Constraint]) -> str:
         return ""
     return (
         f"; if flagging no row should count as meeting {' and '.join(names)} (no alerts, no false "
-        "alerts), give its metric zero_division 1: where it cannot be certified the search then "
-        "delivers a classifier that flags nothing, and the floor holds at the confidence asked"
+        "alerts), give its metric zero_division 1: the search then flags nothing where it "
+        "cannot certify the floor"
     )
 
 
