@@ -331,57 +331,26 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("validation_fraction must be in [0, 1)")
         metric = self._metric()
         spec = metric.resolve(y01)
-        surrogate = self._surrogate()
+        self._surrogate()  # a bad surrogate is refused here, before any solver is built
         model_spec = self._model_spec()
         model_spec.check_input(tuple(X.shape[1:]))
         search = self._search_config()
         training = self._training_config()
         constraints = get_constraints(self.constraints, y01)
 
-        def solver(train: np.ndarray, val: np.ndarray | None, role: str) -> LambdaSolver:
-            inner = make_solver(train, val)
+        def solver(role: str) -> LambdaSolver:
+            train, val = rows[role]
+            inner = self._trainer_solver(X, y01, train, val)
             return inner if wrap_solver is None else wrap_solver(role, inner)
 
-        def make_solver(train: np.ndarray, val: np.ndarray | None) -> TrainerSolver:
-            return TrainerSolver(
-                spec,
-                X[train],
-                y01[train],
-                surrogate=surrogate,
-                model=model_spec,
-                config=training,
-                X_validation=None if val is None else X[val],
-                y_validation=None if val is None else y01[val],
-                constraints=constraints,
-            )
-
-        everything = np.arange(y01.size)
+        rows, n_folds = self._search_rows(y01, folds)
         fold_solvers: list[LambdaSolver] | None = None
-        refit_solver: LambdaSolver | None
-        n_folds = search.folds_for(int(y01.size))
         if n_folds is not None:
-            if folds is None:
-                split = StratifiedKFold(
-                    n_splits=n_folds, shuffle=True, random_state=self.random_state
-                )
-                folds = list(split.split(np.zeros(y01.size), y01))
-            elif len(folds) != n_folds:
-                raise ValueError(f"{len(folds)} folds given for a search of {n_folds}")
-            fold_solvers = [solver(tr, va, f"fold{k}") for k, (tr, va) in enumerate(folds)]
+            fold_solvers = [solver(f"fold{k}") for k in range(n_folds)]
             main = fold_solvers[0]
-            refit_solver = solver(everything, None, "refit")
-        elif float(self.validation_fraction) > 0:
-            splits = split_indices(
-                y01,
-                validation_fraction=float(self.validation_fraction),
-                test_fraction=0.0,
-                random_state=self.random_state,
-            )
-            main = solver(splits.train, splits.validation, "main")
-            refit_solver = solver(everything, None, "refit") if self.refit else None
         else:
-            main = solver(everything, None, "main")
-            refit_solver = None
+            main = solver("main")
+        refit_solver = solver("refit") if "refit" in rows else None
 
         result = run_search(
             main,
@@ -412,6 +381,59 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.constraints_satisfied_ = result.constraints_satisfied
         self.device_ = str(resolve_device(training.device))
         return self
+
+    def _search_rows(
+        self, y01: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]] | None
+    ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray | None]], int | None]:
+        """The rows of each solver a binary search uses, by role (``"fold<k>"``: training and
+        held-out rows of fold k; ``"main"``: a holdout's, or every row; ``"refit"``: every row),
+        and the number of folds (None: no cross-validation). ``folds`` are the shared folds of
+        an averaged fit (else stratified on ``y01`` with ``random_state``)."""
+        everything = np.arange(y01.size)
+        n_folds = self._search_config().folds_for(int(y01.size))
+        rows: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+        if n_folds is not None:
+            if folds is None:
+                split = StratifiedKFold(
+                    n_splits=n_folds, shuffle=True, random_state=self.random_state
+                )
+                folds = list(split.split(np.zeros(y01.size), y01))
+            elif len(folds) != n_folds:
+                raise ValueError(f"{len(folds)} folds given for a search of {n_folds}")
+            rows.update((f"fold{k}", (tr, va)) for k, (tr, va) in enumerate(folds))
+            rows["refit"] = (everything, None)
+        elif float(self.validation_fraction) > 0:
+            splits = split_indices(
+                y01,
+                validation_fraction=float(self.validation_fraction),
+                test_fraction=0.0,
+                random_state=self.random_state,
+            )
+            rows["main"] = (splits.train, splits.validation)
+            if self.refit:
+                rows["refit"] = (everything, None)
+        else:
+            rows["main"] = (everything, None)
+        return rows, n_folds
+
+    def _trainer_solver(
+        self, X: np.ndarray, y01: np.ndarray, train: np.ndarray, val: np.ndarray | None
+    ) -> TrainerSolver:
+        """The solver of one role of a binary search on (``X``, ``y01``): trained on the rows
+        ``train``, judged on ``val`` (None: no held-out part). One place builds it, so that a
+        worker fitting part of a search elsewhere builds what the search itself would."""
+        y01 = np.asarray(y01)
+        return TrainerSolver(
+            self._metric().resolve(y01),
+            X[train],
+            y01[train],
+            surrogate=self._surrogate(),
+            model=self._model_spec(),
+            config=self._training_config(),
+            X_validation=None if val is None else X[val],
+            y_validation=None if val is None else y01[val],
+            constraints=get_constraints(self.constraints, y01),
+        )
 
     # -- prediction ------------------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +83,7 @@ __all__ = [
     "PER_LABEL_METRICS",
     "averaged_score",
     "class_cells",
+    "class_solver",
     "label_cells",
     "per_class_scores",
     "predict_argmax",
@@ -387,29 +389,23 @@ def _shared_folds(
         return [(tr, va) for tr, va in split.split(np.zeros(n), key)]
 
 
-def fit_averaged(
-    est: MetroClassifier,
-    X: Any,
-    y: Any,
-    *,
-    on_class_step: Callable[[int, TraceStep], None] | None = None,
-    stack_classes: bool | None = None,
-    wrap_solver: Callable[[int, str, TrainerSolver], LambdaSolver] | None = None,
-) -> MetroClassifier:
-    """``est.fit(X, y)`` for ``est.average`` set: multi-class or multi-label (module docstring).
+@dataclass(frozen=True)
+class _Prepared:
+    """What every class's search of an averaged fit shares: the validated rows, the averaging and
+    per-class metric, the target's type, each class's (label's) 0/1 target, the seed of the
+    classes' estimators and their cross-validation folds (None: a holdout)."""
 
-    ``on_class_step(c, step)`` is called with every step of class (label) ``c``'s search, in
-    place of the estimator's ``callback`` (which is called with the step alone).
-    ``stack_classes`` trains every class's grid of a fold in one stacked fit
-    (:mod:`metro.search.class_stack`); False fits each class's alone (the same fits up to
-    round-off, one after another); None: where :func:`~metro.search.class_stack.stacks_classes`
-    says so (a network trained with SGD on a CUDA device).
+    X: np.ndarray
+    average: str
+    spec: MetricSpec
+    target: str
+    targets: list[np.ndarray]
+    seed: int
+    folds: list[tuple[np.ndarray, np.ndarray]] | None
 
-    ``wrap_solver(c, role, solver)`` may put a solver of its own around each of class ``c``'s
-    solvers (``role`` as :meth:`MetroClassifier._fit_binary` names it): the service's worker
-    records every fit there, so that an interrupted job resumes. Where the classes are stacked,
-    a fold's grid is the stack's (fitted once for every class) and only the other solvers (each
-    class's refit) are wrapped."""
+
+def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
+    """Validate an averaged fit's data and settings and split its targets (sets ``classes_``)."""
     average = check_average(est.average)
     _check_config(est)
     spec = _per_label_spec(est)
@@ -447,14 +443,64 @@ def fit_averaged(
             f"indicator matrix Y (n x L of 0/1); the type of the target is {target_type}"
         )
 
-    def callback(c: int) -> Callable[[TraceStep], None] | None:
-        return est.callback if on_class_step is None else partial(on_class_step, c)
-
     # One set of folds for every class (stratified on the class, or on each row's rarest
     # label), so that every class's grid of a fold trains on the same rows: in one stacked fit
     # (metro.search.class_stack) when ``stack_classes``.
+    folds = _shared_folds(est, np.column_stack(targets), seed)
+    return _Prepared(X, average, spec, target_type, targets, seed, folds)
+
+
+def class_solver(
+    est: MetroClassifier, X: Any, y: Any, *, class_index: int, role: str
+) -> TrainerSolver:
+    """The solver :func:`fit_averaged` builds for class (label) ``class_index``'s ``role``
+    (``"fold<k>"``, ``"main"`` or ``"refit"``, as ``wrap_solver`` is told), built the same way:
+    a worker fitting part of an averaged job's grid elsewhere fits exactly what the job's own
+    search would. ValueError for a class or role the fit does not have."""
+    prepared = _prepare(est, X, y)
+    if not 0 <= class_index < len(prepared.targets):
+        raise ValueError(f"class {class_index} is not one of the {len(prepared.targets)}")
+    y01 = prepared.targets[class_index]
+    binary = _binary_estimator(est, prepared.seed, None)
+    rows, _ = binary._search_rows(y01, prepared.folds)
+    if role not in rows:
+        raise ValueError(f"an averaged fit's class has no solver {role!r} (it has {sorted(rows)})")
+    train, val = rows[role]
+    return binary._trainer_solver(prepared.X, y01, train, val)
+
+
+def fit_averaged(
+    est: MetroClassifier,
+    X: Any,
+    y: Any,
+    *,
+    on_class_step: Callable[[int, TraceStep], None] | None = None,
+    stack_classes: bool | None = None,
+    wrap_solver: Callable[[int, str, TrainerSolver], LambdaSolver] | None = None,
+) -> MetroClassifier:
+    """``est.fit(X, y)`` for ``est.average`` set: multi-class or multi-label (module docstring).
+
+    ``on_class_step(c, step)`` is called with every step of class (label) ``c``'s search, in
+    place of the estimator's ``callback`` (which is called with the step alone).
+    ``stack_classes`` trains every class's grid of a fold in one stacked fit
+    (:mod:`metro.search.class_stack`); False fits each class's alone (the same fits up to
+    round-off, one after another); None: where :func:`~metro.search.class_stack.stacks_classes`
+    says so (a network trained with SGD on a CUDA device).
+
+    ``wrap_solver(c, role, solver)`` may put a solver of its own around each of class ``c``'s
+    solvers (``role`` as :meth:`MetroClassifier._fit_binary` names it): the service's worker
+    records every fit there, so that an interrupted job resumes. Where the classes are stacked,
+    a fold's grid is the stack's (fitted once for every class) and only the other solvers (each
+    class's refit) are wrapped."""
+    prepared = _prepare(est, X, y)
+    X, average, spec, target_type = prepared.X, prepared.average, prepared.spec, prepared.target
+    targets, seed, folds = prepared.targets, prepared.seed, prepared.folds
+
+    def callback(c: int) -> Callable[[TraceStep], None] | None:
+        return est.callback if on_class_step is None else partial(on_class_step, c)
+
     indicators = np.column_stack(targets)
-    folds = _shared_folds(est, indicators, seed)
+    y_idx = np.argmax(indicators, axis=1)  # a multi-class row's class (its one 1)
     if stack_classes is None:
         stack_classes = stacks_classes(est._model_spec(), est._training_config())
     stack = ClassStack(indicators) if stack_classes and folds is not None else None
