@@ -20,10 +20,11 @@ rows. What is written:
 Every fit of every class's search is recorded as a binary job's are (:mod:`worker.fits`, each
 class's roles named ``class<c>.fold<k>`` and ``class<c>.refit``), so an attempt that is
 interrupted loads what an earlier one finished, resumes a fit in progress from its last trainer
-checkpoint, and finishes with the same model. Not done here (a binary job has them): helpers do
-not share an averaged job's grids (they rebuild a binary job's solvers from its spec), a grid
-fitted in one stack for every class (a network on a GPU, :mod:`metro.search.class_stack`) is
-not recorded (each class's refit is), and there is no separate validation split.
+checkpoint, and finishes with the same model; idle workers fit shards of its grids as they do a
+binary job's (:class:`AveragedSolvers` builds a class's solver of a role for them). Not done
+here (a binary job has it): a grid fitted in one stack for every class (a network on a GPU,
+:mod:`metro.search.class_stack`) is not recorded (each class's refit is), and there is no
+separate validation split.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from metro.estimator import MetroClassifier
     from metro.metrics import MetricSpec
     from metro.search import TraceStep
+    from metro.search.solver import TrainerSolver
     from worker.runner import JobRun
 
 logger = logging.getLogger(__name__)
@@ -109,7 +111,7 @@ class AveragedRun:
         run.lease.check()
         ledger = FitLedger(
             run.ctx, run.job.id, run.token, run.lease, shard_size=run.job.shard_size,
-            request_help=lambda n: None, share=False,
+            request_help=lambda n: run.queue.request_help(run.job.id, self.spec, n),
         )  # fmt: skip
         records: list[MetricRecord] = []
         choices: list[RepeatChoice] = []
@@ -157,27 +159,13 @@ class AveragedRun:
         seed: int,
         ledger: FitLedger,
     ) -> MetroClassifier:
-        from metro.estimator import MetroClassifier
         from metro.multiclass import fit_averaged
 
-        preset, metric = self._metric()
-        est = MetroClassifier(
-            metric=preset, metric_params=metric, surrogate=self.objects.surrogate,
-            model=self.objects.model, search=self.objects.search,
-            training=self.objects.training, random_state=seed, average=self.average,
-            constraints=list(self.objects.constraints) or None,
-        )  # fmt: skip
         return fit_averaged(
-            est, dataset.X[train], dataset.y[train],
+            averaged_estimator(self.spec, self.objects, seed), dataset.X[train], dataset.y[train],
             on_class_step=lambda c, step: self._on_step(repeat, c, step),
             wrap_solver=lambda c, role, inner: ledger.solver(repeat, f"class{c}.{role}", inner),
         )  # fmt: skip
-
-    def _metric(self) -> tuple[str, dict[str, Any]]:
-        """The per-class preset and its parameters (the spec's metric without its averaging)."""
-        params = dict(self.spec["metric"])
-        params.pop("average", None)
-        return str(params.pop("preset")), params
 
     def _on_step(self, repeat: int, class_index: int, step: TraceStep) -> None:
         run = self.run
@@ -210,7 +198,7 @@ class AveragedRun:
         self, method: str, dataset: MultiTargetDataset, train: np.ndarray, test: np.ndarray,
         seed: int,
     ) -> np.ndarray:  # fmt: skip
-        preset, metric = self._metric()
+        preset, metric = per_class_metric(self.spec)
         X = dataset.X.reshape(dataset.n_samples, -1)
         model: OvRThresholdClassifier | PlainLogistic | TunedArgmaxLogistic
         if method == "ovr-threshold":
@@ -345,6 +333,51 @@ class AveragedRun:
         if outcome != "lost":  # the recorded fits are for resuming only (worker.fits)
             artifacts.remove_tree(run.ctx.settings.artifacts_uri, f"jobs/{run.job.id}/fits")
         return outcome
+
+
+def per_class_metric(spec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The per-class preset and its parameters (the spec's metric without its averaging)."""
+    params = dict(spec["metric"])
+    params.pop("average", None)
+    return str(params.pop("preset")), params
+
+
+def averaged_estimator(spec: dict[str, Any], objects: JobObjects, seed: int) -> MetroClassifier:
+    """The estimator an averaged job fits in the repeat seeded ``seed``: its per-class metric and
+    the job's settings."""
+    from metro.estimator import MetroClassifier
+
+    preset, params = per_class_metric(spec)
+    average = str(metric_average(spec))
+    return MetroClassifier(
+        metric=preset, metric_params=params, surrogate=objects.surrogate, model=objects.model,
+        search=objects.search, training=objects.training, random_state=seed, average=average,
+        constraints=list(objects.constraints) or None,
+    )  # fmt: skip
+
+
+class AveragedSolvers:
+    """The solvers of an averaged job's recorded fits (role ``class<c>.<role>``), built as the
+    job's own worker builds them (:func:`metro.multiclass.class_solver`): what a helper fits."""
+
+    def __init__(
+        self, spec: dict[str, Any], objects: JobObjects, dataset: MultiTargetDataset
+    ) -> None:
+        self.spec, self.objects, self.dataset = spec, objects, dataset
+
+    def solver(self, repeat: int, role: str) -> TrainerSolver:
+        from metro.multiclass import class_solver
+
+        name, dot, inner = role.partition(".")
+        if not name.startswith("class") or not name[5:].isdigit() or not dot:
+            raise ValueError(f"{role!r} is not the role of an averaged job's fit")
+        seed = repeat_seed(self.objects.training.seed, repeat)
+        train, _ = _split(self.dataset, seed)
+        est = averaged_estimator(self.spec, self.objects, seed)
+        return class_solver(
+            est, self.dataset.X[train], self.dataset.y[train], class_index=int(name[5:]),
+            role=inner,
+        )  # fmt: skip
 
 
 def _split(dataset: MultiTargetDataset, seed: int) -> tuple[np.ndarray, np.ndarray]:

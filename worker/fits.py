@@ -207,7 +207,6 @@ class FitLedger:
         request_help: Callable[[int], None],
         on_fit_done: Callable[[int, int], None] | None = None,
         on_fit_step: Callable[[int, int, TrainingEvent], None] | None = None,
-        share: bool = True,
     ) -> None:
         self.ctx = ctx
         self.job_id = job_id
@@ -219,10 +218,6 @@ class FitLedger:
         # on_fit_step(repeat, n_lambdas, event) after each trainer step of a fit trained here.
         self.on_fit_done = on_fit_done
         self.on_fit_step = on_fit_step
-        # Whether grids are split into shards that helpers may fit. A helper rebuilds a binary
-        # job's solvers from its spec (metro.experiment.RepeatSetup); an averaged job's
-        # per-class solvers it cannot, so their grids are recorded whole, for resuming only.
-        self.share = share
         self.runner = FitRunner(ctx, job_id, lease)
         self._calls: dict[tuple[int, str], int] = defaultdict(int)
         self.trained = 0  # fits this attempt trained
@@ -301,7 +296,7 @@ class RecordedSolver:
         lambdas = np.atleast_1d(np.asarray(lambdas, dtype=np.float64))
         mus = None if multipliers is None else _multiplier_rows(multipliers, lambdas.size)
         call = ledger.next_call(self.repeat, self.role)
-        shareable = ledger.share and warm_start is None and lambdas.size > 1
+        shareable = warm_start is None and lambdas.size > 1
         size = ledger.shard_size if shareable else lambdas.size
         starts = range(0, lambdas.size, size)
         chunks = [lambdas[i : i + size] for i in starts]

@@ -2,7 +2,8 @@
 
 A job's own worker asks for help (``help_job`` messages) when its grid has several open shards.
 A helper claims shards from the end of the list (the job's worker goes from the start), fits each
-exactly as the job's worker would (:meth:`metro.experiment.RepeatSetup.solver`), and stores it;
+exactly as the job's worker would (:meth:`metro.experiment.RepeatSetup.solver`; for an averaged
+job, :class:`worker.averaged.AveragedSolvers`), and stores it;
 the job's worker gathers them. A helper never changes the job itself: errors are the job
 worker's to report, so a helper that fails just stops.
 """
@@ -11,17 +12,20 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from core import store
 from core.db.models import Job
+from core.job_spec import JobObjects, metric_average
 from core.states import JobState
 from metro.experiment import RepeatSetup, prepare_repeat
 from metro.trainer import TrainingCancelled
 from worker.context import WorkerContext, get_context
-from worker.datasets import load_job_dataset
-from worker.fits import FitRunner
+from worker.datasets import load_job_dataset, load_job_multi_target
+from worker.fits import FitRunner, FittingSolver
 from worker.lease import Lease, LeaseLost
 from worker.runner import SpecError, build_objects
 
@@ -54,25 +58,17 @@ def help_job(job_id: str, ctx: WorkerContext | None = None) -> str:
         if pinned is None:  # its worker has not loaded the data yet: nothing to compare with
             return "skipped"
         objects = build_objects(spec)
-        dataset = load_job_dataset(ctx, tenant_id, spec["dataset"], job_id=ident)
-        if dataset.content_sha256 != pinned:
+        solver = _solvers(ctx, tenant_id, ident, spec, objects, pinned)
+        if solver is None:
             logger.info("job %s: not helping, its data is not the data its worker loaded", ident)
             return "skipped"
-        setups: dict[int, RepeatSetup] = {}
         with Lease(ctx, ident, token, holds_job=False) as lease:
             runner = FitRunner(ctx, ident, lease)
             for row in reversed(rows):
                 lease.check()
                 if not store.claim_fit(ctx, ident, row.key, token):
                     continue
-                if row.repeat not in setups:
-                    setups[row.repeat] = prepare_repeat(
-                        dataset, metric=objects.metric, surrogate=objects.surrogate,
-                        model=objects.model, training=objects.training,
-                        repeat=row.repeat, seed=objects.training.seed,
-                        constraints=objects.constraints,
-                    )  # fmt: skip
-                inner = setups[row.repeat].solver(row.role)
+                inner = solver(row.repeat, row.role)
                 runner.train(
                     inner, row.key, np.asarray(row.lambdas, dtype=np.float64), shift=row.shift,
                     warm_start=None,
@@ -87,3 +83,39 @@ def help_job(job_id: str, ctx: WorkerContext | None = None) -> str:
         return f"stopped after {fitted} shard(s)"
     logger.info("helped job %s with %d shard(s)", ident, fitted)
     return f"fitted {fitted} shard(s)"
+
+
+def _solvers(
+    ctx: WorkerContext,
+    tenant_id: uuid.UUID,
+    ident: uuid.UUID,
+    spec: dict[str, Any],
+    objects: JobObjects,
+    pinned: str,
+) -> Callable[[int, str], FittingSolver] | None:
+    """How this job's recorded fits are built, ``(repeat, role) -> solver``, from the data its
+    worker pinned (None where the data loaded now is other data): a binary job's by
+    :meth:`metro.experiment.RepeatSetup.solver`, an averaged job's by
+    :class:`worker.averaged.AveragedSolvers`."""
+    if metric_average(spec) is not None:
+        from worker.averaged import AveragedSolvers
+
+        several = load_job_multi_target(ctx, tenant_id, spec["dataset"], job_id=ident)
+        if several.content_sha256 != pinned:
+            return None
+        return AveragedSolvers(spec, objects, several).solver
+    dataset = load_job_dataset(ctx, tenant_id, spec["dataset"], job_id=ident)
+    if dataset.content_sha256 != pinned:
+        return None
+    setups: dict[int, RepeatSetup] = {}
+
+    def solver(repeat: int, role: str) -> FittingSolver:
+        if repeat not in setups:
+            setups[repeat] = prepare_repeat(
+                dataset, metric=objects.metric, surrogate=objects.surrogate,
+                model=objects.model, training=objects.training, repeat=repeat,
+                seed=objects.training.seed, constraints=objects.constraints,
+            )  # fmt: skip
+        return setups[repeat].solver(role)
+
+    return solver

@@ -367,3 +367,41 @@ def test_a_multilabel_job_holds_each_label_to_its_constraint(pair: Cluster):
         assert r["constraints_hold"] == (recall >= 0.9)
     metro = [r for r in rows if r["method"] == "metro" and r["class_index"] is not None]
     assert np.mean([r["constraint_values"][0] for r in metro]) > 0.8
+
+
+def test_two_workers_share_an_averaged_jobs_grids_and_match_one_worker(pair: Cluster):
+    """Each class's fold grids are shards an idle worker may fit (built as the job's worker
+    builds them, metro.multiclass.class_solver): the trace, metrics and model are exactly those
+    of the same job run by one worker alone."""
+    from tests.worker.test_pipeline import _insert_job, _numbers, _solo_context
+    from worker.runner import run_job
+
+    X, y = load_iris(return_X_y=True)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(species=y)
+    body = {
+        "metric": {"preset": "f1", "average": "macro"},
+        "dataset": {"uri": _upload(pair, frame), "label_column": "species"},
+        "model": {"kind": "mlp", "hidden": [8]},
+        "search": {"n_lambdas": 6, "cv": 2, "refine": "off"},
+        "training": {"optimizer": "sgd", "epochs": 12, "batch_size": 16},
+    }
+    shared = pair.submit(body)
+    assert pair.wait_state(shared, timeout=180)["state"] == "succeeded"
+    shards = sorted(f.key for f in pair.fits(shared) if f.shareable)
+    assert shards == sorted(
+        f"r0/class{c}.fold{k}/c0/s{i}" for c in range(3) for k in range(2) for i in range(2)
+    )
+    helped = sum(
+        int(line.rsplit("with ", 1)[1].split()[0])
+        for w in pair.workers
+        for line in w.log().splitlines()
+        if f"helped job {shared} with" in line
+    )
+    assert helped >= 1, "the second worker took no shard"
+
+    alone = _insert_job(pair, body)
+    assert run_job(alone, _solo_context(pair)) == "succeeded"
+    assert _numbers(pair.steps(alone)) == _numbers(pair.steps(shared))
+    assert _numbers(pair.results(alone)) == _numbers(pair.results(shared))
+    (m1,), (m2,) = pair.models(shared), pair.models(alone)
+    assert m1.sha256 == m2.sha256  # bit-identical weights
