@@ -206,16 +206,18 @@ def test_an_averaged_fits_solvers_go_through_its_wrapper(stack_classes):
     np.testing.assert_array_equal(wrapped.decision_function(X), plain.decision_function(X))
 
 
-def test_class_solver_builds_what_the_averaged_fit_builds():
+@pytest.mark.parametrize("cv", [3, None])
+def test_class_solver_builds_what_the_averaged_fit_builds(cv):
     """metro.multiclass.class_solver (what a helping worker fits from): for every class and
-    role, the same rows, targets, metric and settings as the solver fit_averaged hands its
-    search; and a fit of it equals the search's own fit."""
+    role (three folds and the refit, or a holdout's "main" and the refit), the same rows,
+    targets, metric and settings as the solver fit_averaged hands its search; and a fit of it
+    equals the search's own fit."""
     from metro.multiclass import class_solver
     from metro.search.solver import TrainerSolver
 
     X, y = load_iris(return_X_y=True)
     params: dict = {"n_lambdas": 3, "refine": "off", "random_state": 4, "average": "macro",
-                    "cv": 3, "training": {"max_iter": 30}}  # fmt: skip
+                    "cv": cv, "training": {"max_iter": 30}}  # fmt: skip
     built: dict[tuple[int, str], TrainerSolver] = {}
 
     def keep(c: int, role: str, inner: TrainerSolver) -> TrainerSolver:
@@ -223,7 +225,8 @@ def test_class_solver_builds_what_the_averaged_fit_builds():
         return inner
 
     fit_averaged(MetroClassifier(**params), X, y, wrap_solver=keep)
-    assert len(built) == 3 * 4
+    roles = ["fold0", "fold1", "fold2", "refit"] if cv else ["main", "refit"]
+    assert sorted(built) == sorted((c, r) for c in range(3) for r in roles)
     for (c, role), inner in built.items():
         again = class_solver(MetroClassifier(**params), X, y, class_index=c, role=role)
         np.testing.assert_array_equal(again.X, inner.X)
@@ -236,12 +239,13 @@ def test_class_solver_builds_what_the_averaged_fit_builds():
         assert again.spec == inner.spec and again.config == inner.config
         assert again.model_spec == inner.model_spec
     lambdas = np.array([-0.6, -0.3])
-    a = built[(1, "fold2")].solve(lambdas, shift="minimal")
-    b = class_solver(MetroClassifier(**params), X, y, class_index=1, role="fold2").solve(
+    a = built[(1, roles[0])].solve(lambdas, shift="minimal")
+    b = class_solver(MetroClassifier(**params), X, y, class_index=1, role=roles[0]).solve(
         lambdas, shift="minimal"
     )
     np.testing.assert_array_equal([c.validation_cells for c in a], [c.validation_cells for c in b])
     with pytest.raises(ValueError, match="class 3 is not one of the 3"):
-        class_solver(MetroClassifier(**params), X, y, class_index=3, role="fold0")
-    with pytest.raises(ValueError, match="has no solver 'main'"):
-        class_solver(MetroClassifier(**params), X, y, class_index=0, role="main")
+        class_solver(MetroClassifier(**params), X, y, class_index=3, role=roles[0])
+    missing = "main" if cv else "fold0"
+    with pytest.raises(ValueError, match=f"has no solver '{missing}'"):
+        class_solver(MetroClassifier(**params), X, y, class_index=0, role=missing)
