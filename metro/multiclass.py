@@ -489,7 +489,8 @@ def fit_averaged(
 
     ``wrap_solver(c, role, solver)`` may put a solver of its own around each of class ``c``'s
     solvers (``role`` as :meth:`MetroClassifier._fit_binary` names it): the service's worker
-    records every fit there, so that an interrupted job resumes. Where the classes are stacked,
+    records every fit there, so that an interrupted job resumes and idle workers can fit shards
+    of its grids (building them with :func:`class_solver`). Where the classes are stacked,
     a fold's grid is the stack's (fitted once for every class) and only the other solvers (each
     class's refit) are wrapped."""
     prepared = _prepare(est, X, y)
