@@ -84,6 +84,7 @@ __all__ = [
     "averaged_score",
     "class_cells",
     "class_solver",
+    "class_solvers",
     "label_cells",
     "per_class_scores",
     "predict_argmax",
@@ -450,23 +451,35 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
     return _Prepared(X, average, spec, target_type, targets, seed, folds)
 
 
+def class_solvers(est: MetroClassifier, X: Any, y: Any) -> Callable[[int, str], TrainerSolver]:
+    """``solver(class_index, role)``: the solver :func:`fit_averaged` builds for class (label)
+    ``class_index``'s ``role`` (``"fold<k>"``, ``"main"`` or ``"refit"``, as ``wrap_solver`` is
+    told), built the same way, so that a worker fitting part of an averaged job's grid elsewhere
+    fits exactly what the job's own search would. The data is validated and split once, here;
+    ``solver`` raises ValueError for a class or role the fit does not have."""
+    prepared = _prepare(est, X, y)
+    binary = _binary_estimator(est, prepared.seed, None)
+
+    def solver(class_index: int, role: str) -> TrainerSolver:
+        if not 0 <= class_index < len(prepared.targets):
+            raise ValueError(f"class {class_index} is not one of the {len(prepared.targets)}")
+        y01 = prepared.targets[class_index]
+        rows, _ = binary._search_rows(y01, prepared.folds)
+        if role not in rows:
+            raise ValueError(
+                f"an averaged fit's class has no solver {role!r} (it has {sorted(rows)})"
+            )
+        train, val = rows[role]
+        return binary._trainer_solver(prepared.X, y01, train, val)
+
+    return solver
+
+
 def class_solver(
     est: MetroClassifier, X: Any, y: Any, *, class_index: int, role: str
 ) -> TrainerSolver:
-    """The solver :func:`fit_averaged` builds for class (label) ``class_index``'s ``role``
-    (``"fold<k>"``, ``"main"`` or ``"refit"``, as ``wrap_solver`` is told), built the same way:
-    a worker fitting part of an averaged job's grid elsewhere fits exactly what the job's own
-    search would. ValueError for a class or role the fit does not have."""
-    prepared = _prepare(est, X, y)
-    if not 0 <= class_index < len(prepared.targets):
-        raise ValueError(f"class {class_index} is not one of the {len(prepared.targets)}")
-    y01 = prepared.targets[class_index]
-    binary = _binary_estimator(est, prepared.seed, None)
-    rows, _ = binary._search_rows(y01, prepared.folds)
-    if role not in rows:
-        raise ValueError(f"an averaged fit's class has no solver {role!r} (it has {sorted(rows)})")
-    train, val = rows[role]
-    return binary._trainer_solver(prepared.X, y01, train, val)
+    """One solver of :func:`class_solvers`."""
+    return class_solvers(est, X, y)(class_index, role)
 
 
 def fit_averaged(

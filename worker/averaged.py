@@ -364,20 +364,21 @@ class AveragedSolvers:
         self, spec: dict[str, Any], objects: JobObjects, dataset: MultiTargetDataset
     ) -> None:
         self.spec, self.objects, self.dataset = spec, objects, dataset
+        # Per repeat, its classes' solvers (the rows validated and split once per repeat).
+        self._repeats: dict[int, Callable[[int, str], TrainerSolver]] = {}
 
     def solver(self, repeat: int, role: str) -> TrainerSolver:
-        from metro.multiclass import class_solver
+        from metro.multiclass import class_solvers
 
         name, dot, inner = role.partition(".")
         if not name.startswith("class") or not name[5:].isdigit() or not dot:
             raise ValueError(f"{role!r} is not the role of an averaged job's fit")
-        seed = repeat_seed(self.objects.training.seed, repeat)
-        train, _ = _split(self.dataset, seed)
-        est = averaged_estimator(self.spec, self.objects, seed)
-        return class_solver(
-            est, self.dataset.X[train], self.dataset.y[train], class_index=int(name[5:]),
-            role=inner,
-        )  # fmt: skip
+        if repeat not in self._repeats:
+            seed = repeat_seed(self.objects.training.seed, repeat)
+            train, _ = _split(self.dataset, seed)
+            est = averaged_estimator(self.spec, self.objects, seed)
+            self._repeats[repeat] = class_solvers(est, self.dataset.X[train], self.dataset.y[train])
+        return self._repeats[repeat](int(name[5:]), inner)
 
 
 def _split(dataset: MultiTargetDataset, seed: int) -> tuple[np.ndarray, np.ndarray]:
