@@ -58,6 +58,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def shards_helped(cluster: Cluster, job_id: str) -> int:
+    """How many of ``job_id``'s shards the cluster's workers fitted as helpers (their logs'
+    "helped job <id> with N shard(s)")."""
+    return sum(
+        int(line.rsplit("with ", 1)[1].split()[0])
+        for w in cluster.workers
+        for line in w.log().splitlines()
+        if f"helped job {job_id} with" in line
+    )
+
+
 def wait_until(predicate: Callable[[], Any], timeout: float, what: str, every: float = 0.1) -> Any:
     deadline = time.monotonic() + timeout
     while True:

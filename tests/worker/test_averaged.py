@@ -10,7 +10,7 @@ import pytest
 from sklearn.datasets import load_iris, make_multilabel_classification
 from sklearn.metrics import f1_score
 
-from tests.worker.conftest import Cluster
+from tests.worker.conftest import Cluster, shards_helped
 
 FAST = {
     "model": {"kind": "linear"},
@@ -27,6 +27,22 @@ def _upload(cluster: Cluster, frame: pd.DataFrame) -> str:
     )
     assert r.status_code == 201, r.text
     return str(r.json()["uri"])
+
+
+def iris_mlp_job(
+    cluster: Cluster, *, hidden: int, search: dict, epochs: int, batch_size: int
+) -> dict:
+    """A macro-F1 job on iris (uploaded, its classes as 0 / 1 / 2) with a one-layer MLP
+    trained by SGD, long enough per fit to share or interrupt; the refinement off."""
+    X, y = load_iris(return_X_y=True)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(species=y)
+    return {
+        "metric": {"preset": "f1", "average": "macro"},
+        "dataset": {"uri": _upload(cluster, frame), "label_column": "species"},
+        "model": {"kind": "mlp", "hidden": [hidden]},
+        "search": {**search, "refine": "off"},
+        "training": {"optimizer": "sgd", "epochs": epochs, "batch_size": batch_size},
+    }
 
 
 def _onnx_scores(cluster: Cluster, model_id: str, X: np.ndarray) -> np.ndarray:
@@ -373,35 +389,15 @@ def test_two_workers_share_an_averaged_jobs_grids_and_match_one_worker(pair: Clu
     """Each class's fold grids are shards an idle worker may fit (built as the job's worker
     builds them, metro.multiclass.class_solver): the trace, metrics and model are exactly those
     of the same job run by one worker alone."""
-    from tests.worker.test_pipeline import _insert_job, _numbers, _solo_context
-    from worker.runner import run_job
+    from tests.worker.test_pipeline import _assert_same_as_one_run_alone
 
-    X, y = load_iris(return_X_y=True)
-    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(species=y)
-    body = {
-        "metric": {"preset": "f1", "average": "macro"},
-        "dataset": {"uri": _upload(pair, frame), "label_column": "species"},
-        "model": {"kind": "mlp", "hidden": [8]},
-        "search": {"n_lambdas": 6, "cv": 2, "refine": "off"},
-        "training": {"optimizer": "sgd", "epochs": 12, "batch_size": 16},
-    }
+    body = iris_mlp_job(pair, hidden=8, search={"n_lambdas": 6, "cv": 2}, epochs=12, batch_size=16)
     shared = pair.submit(body)
     assert pair.wait_state(shared, timeout=180)["state"] == "succeeded"
     shards = sorted(f.key for f in pair.fits(shared) if f.shareable)
     assert shards == sorted(
         f"r0/class{c}.fold{k}/c0/s{i}" for c in range(3) for k in range(2) for i in range(2)
     )
-    helped = sum(
-        int(line.rsplit("with ", 1)[1].split()[0])
-        for w in pair.workers
-        for line in w.log().splitlines()
-        if f"helped job {shared} with" in line
-    )
-    assert helped >= 1, "the second worker took no shard"
+    assert shards_helped(pair, shared) >= 1, "the second worker took no shard"
 
-    alone = _insert_job(pair, body)
-    assert run_job(alone, _solo_context(pair)) == "succeeded"
-    assert _numbers(pair.steps(alone)) == _numbers(pair.steps(shared))
-    assert _numbers(pair.results(alone)) == _numbers(pair.results(shared))
-    (m1,), (m2,) = pair.models(shared), pair.models(alone)
-    assert m1.sha256 == m2.sha256  # bit-identical weights
+    _assert_same_as_one_run_alone(pair, body, shared)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 import redis
-import torch
 
 from core.queue import JobQueue
-from tests.worker.conftest import SMALL_JOB, free_port, wait_until
-from tests.worker.test_pipeline import _insert_job, _numbers, _solo_context
+from tests.worker.conftest import SMALL_JOB, WorkerProcess, free_port, wait_until
+from tests.worker.test_pipeline import _assert_same_as_one_run_alone
 
 # Sequential steps (bisection) with a fit long enough to be killed in the middle of.
 BISECTION_JOB = {
@@ -45,26 +45,18 @@ def test_kill_9_mid_search_then_a_new_worker_finishes_it(make_cluster):
     # in progress at the kill (resumed from its last trainer checkpoint).
     attempts = sorted(f.attempts for f in cluster.fits(job_id))
     assert attempts.count(2) <= 1 and set(attempts) <= {1, 2}
-    reused = [
-        line for line in second.log().splitlines() if f"job {job_id}: " in line and "reused" in line
+    assert _fits_reused(second, job_id) >= killed_at
+    _assert_same_as_one_run_alone(cluster, BISECTION_JOB, job_id)
+
+
+def _fits_reused(worker: WorkerProcess, job_id: str) -> int:
+    """The fits ``worker``'s attempt at ``job_id`` loaded instead of training (its log's
+    "job <id>: N fits trained, M reused ...")."""
+    lines = [
+        line for line in worker.log().splitlines() if f"job {job_id}: " in line and "reused" in line
     ]
-    assert reused and int(reused[0].split(", ")[1].split()[0]) >= killed_at
-
-    # The same result as an uninterrupted run of the same job with the same seed.
-    alone = _insert_job(cluster, BISECTION_JOB)
-    from worker.runner import run_job
-
-    # At the workers' PyTorch threads: a float sum split over another number of threads is
-    # added in another order, so bit-for-bit equality holds only at the same count.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(cluster.settings.worker_torch_threads or threads)
-    try:
-        assert run_job(alone, _solo_context(cluster)) == "succeeded"
-    finally:
-        torch.set_num_threads(threads)
-    assert _numbers(cluster.steps(alone)) == _numbers(steps)
-    assert _numbers(cluster.results(alone)) == _numbers(cluster.results(job_id))
-    assert cluster.models(alone)[0].sha256 == cluster.models(job_id)[0].sha256
+    assert lines, f"no line of the worker's log says what job {job_id} reused"
+    return int(lines[0].split(", ")[1].split()[0])
 
 
 @pytest.fixture
@@ -187,22 +179,11 @@ def test_kill_9_mid_averaged_job_then_a_new_worker_resumes_it(make_cluster):
     middle of a class's search, the next attempt loads the fits that were finished (the first
     class's among them), trains only the rest, and delivers what an uninterrupted run of the
     same job delivers."""
-    import numpy as np
-    import pandas as pd
-    from sklearn.datasets import load_iris
-
-    from tests.worker.test_averaged import _upload
+    from tests.worker.test_averaged import iris_mlp_job
 
     cluster = make_cluster(checkpoint_seconds=0.05)
-    X, y = load_iris(return_X_y=True)
-    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(species=np.asarray(y))
-    body = {
-        "metric": {"preset": "f1", "average": "macro"},
-        "dataset": {"uri": _upload(cluster, frame), "label_column": "species"},
-        "model": {"kind": "mlp", "hidden": [16]},
-        "search": {"n_lambdas": 4, "cv": 3, "refine": "off"},
-        "training": {"optimizer": "sgd", "epochs": 16, "batch_size": 8},
-    }
+    body = iris_mlp_job(cluster, hidden=16, search={"n_lambdas": 4, "cv": 3}, epochs=16,
+                        batch_size=8)  # fmt: skip
     first = cluster.start_worker("first", beat=True)
     job_id = cluster.submit(body)
     # Past the first class's grid (4 steps), into the second's.
@@ -224,27 +205,12 @@ def test_kill_9_mid_averaged_job_then_a_new_worker_resumes_it(make_cluster):
     fits = cluster.fits(job_id)
     assert all(f.attempts == 1 for f in fits if f.key in finished)
     assert sorted(f.attempts for f in fits).count(2) <= 1
-    reused = [line for line in second.log().splitlines() if f"job {job_id}: " in line]
-    assert any("reused from earlier attempts" in line for line in reused), reused
-    loaded = int(next(line for line in reused if "reused" in line).split(", ")[1].split()[0])
-    assert loaded >= len(finished)
+    assert _fits_reused(second, job_id) >= len(finished)
+    assert any("reused from earlier attempts" in line for line in second.log().splitlines())
     # Recorded for resuming and sharing only: removed once the job has succeeded (just after
     # the success is written, so a reader may see the job done a moment before).
-    from pathlib import Path
-
     fits_dir = Path(cluster.settings.artifacts_uri) / "jobs" / job_id / "fits"
     wait_until(lambda: not fits_dir.exists(), 30, "the job's fits removed", 0.05)
 
-    # The same result as an uninterrupted run (at the workers' thread count, see above).
-    alone = _insert_job(cluster, body)
-    from worker.runner import run_job
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(cluster.settings.worker_torch_threads or threads)
-    try:
-        assert run_job(alone, _solo_context(cluster)) == "succeeded"
-    finally:
-        torch.set_num_threads(threads)
-    assert _numbers(cluster.steps(alone)) == _numbers(steps)
-    assert _numbers(cluster.results(alone)) == _numbers(cluster.results(job_id))
-    assert cluster.models(alone)[0].sha256 == cluster.models(job_id)[0].sha256
+    # The same result as an uninterrupted run.
+    _assert_same_as_one_run_alone(cluster, body, job_id)
