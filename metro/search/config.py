@@ -24,6 +24,7 @@ __all__ = [
     "REFINE_SCALES",
     "SELECTIONS",
     "SHIFT_CHOICES",
+    "SIGNAL_LEVEL",
     "STRATEGIES",
     "THRESHOLDS",
     "SearchConfig",
@@ -55,6 +56,10 @@ MAX_MULTIPLIERS = 50
 MAX_MULTIPLIER = 1e6
 MAX_REFINE_TEMPERATURES = 10
 MAX_REFINE_TEMPERATURE = 10.0
+# The probability of beating the better constant classifier that a kept refinement needs by
+# default (refine_signal), and below which any delivered choice carries the no_signal warning
+# (metro.search.safeguard).
+SIGNAL_LEVEL = 0.9
 
 
 @dataclass(frozen=True)
@@ -239,7 +244,7 @@ class SearchConfig:
     # cells x 10 seeds, 32 of 571 kept steps dropped, +0.013 points over the default before
     # (p = 0.05), and the one cell more than 3 points behind TTCV (Chile@500 F2) is no longer.
     refine_signal: float | None = option(
-        0.9,
+        SIGNAL_LEVEL,
         "null: no check; a level in [0.5, 1) keeps a refinement only when a paired bootstrap over "
         "the held-out rows finds the refined classifier better than the better constant one "
         "(every row positive, or every row negative) with at least that probability: without "

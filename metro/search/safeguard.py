@@ -52,7 +52,7 @@ from metro.search.base import (
     check_converged,
     diagnose,
 )
-from metro.search.config import SearchConfig
+from metro.search.config import SIGNAL_LEVEL, SearchConfig
 from metro.thresholds import _losses, _place, cells_at_all_thresholds
 
 __all__ = [
@@ -75,9 +75,6 @@ __all__ = [
 # A choice predicting fewer positives than this share of the held-out positives is not backed by
 # them (the case: 0.3% predicted against 4.6% true, a ratio of 0.07).
 MIN_PREDICTED_RATIO = 0.1
-# Below this probability of beating the better constant classifier, a choice is reported as
-# resting on no signal the held-out rows can show (the refine_signal default's level).
-SIGNAL_LEVEL = 0.9
 BOOTSTRAP_RESAMPLES = 2000
 _BOOTSTRAP_SEED = 0
 
