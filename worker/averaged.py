@@ -55,7 +55,6 @@ from metro.multiclass_baselines import (
     PlainLogistic,
     TunedArgmaxLogistic,
 )
-from worker import artifacts
 from worker.datasets import load_job_multi_target
 from worker.fits import FitLedger
 from worker.lease import LeaseLost
@@ -164,7 +163,7 @@ class AveragedRun:
         return fit_averaged(
             averaged_estimator(self.spec, self.objects, seed), dataset.X[train], dataset.y[train],
             on_class_step=lambda c, step: self._on_step(repeat, c, step),
-            wrap_solver=lambda c, role, inner: ledger.solver(repeat, f"class{c}.{role}", inner),
+            wrap_solver=lambda c, role, inner: ledger.solver(repeat, class_role(c, role), inner),
         )  # fmt: skip
 
     def _on_step(self, repeat: int, class_index: int, step: TraceStep) -> None:
@@ -326,13 +325,7 @@ class AveragedRun:
             "dataset": spec["dataset"]["uri"],
         }
         model_row = run.save_delivered(stacked_model(est), manifest)
-        outcome = store.succeed_job(
-            run.ctx, run.job.id, run.token, metric_records=records, model_row=model_row,
-            best_lambda=None, choices=choices,
-        )  # fmt: skip
-        if outcome != "lost":  # the recorded fits are for resuming only (worker.fits)
-            artifacts.remove_tree(run.ctx.settings.artifacts_uri, f"jobs/{run.job.id}/fits")
-        return outcome
+        return run.succeed(records, model_row, best_lambda=None, choices=choices)
 
 
 def per_class_metric(spec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -356,9 +349,22 @@ def averaged_estimator(spec: dict[str, Any], objects: JobObjects, seed: int) -> 
     )  # fmt: skip
 
 
+def class_role(class_index: int, role: str) -> str:
+    """The recorded role of class ``class_index``'s solver ``role`` (``class2.fold0``)."""
+    return f"class{class_index}.{role}"
+
+
+def _class_and_role(recorded: str) -> tuple[int, str]:
+    """:func:`class_role` read back; ValueError for a role of no averaged job's fit."""
+    name, dot, role = recorded.partition(".")
+    if not name.startswith("class") or not name[5:].isdigit() or not dot:
+        raise ValueError(f"{recorded!r} is not the role of an averaged job's fit")
+    return int(name[5:]), role
+
+
 class AveragedSolvers:
-    """The solvers of an averaged job's recorded fits (role ``class<c>.<role>``), built as the
-    job's own worker builds them (:func:`metro.multiclass.class_solver`): what a helper fits."""
+    """The solvers of an averaged job's recorded fits (:func:`class_role`), built as the job's
+    own worker builds them (:func:`metro.multiclass.class_solvers`): what a helper fits."""
 
     def __init__(
         self, spec: dict[str, Any], objects: JobObjects, dataset: MultiTargetDataset
@@ -370,15 +376,13 @@ class AveragedSolvers:
     def solver(self, repeat: int, role: str) -> TrainerSolver:
         from metro.multiclass import class_solvers
 
-        name, dot, inner = role.partition(".")
-        if not name.startswith("class") or not name[5:].isdigit() or not dot:
-            raise ValueError(f"{role!r} is not the role of an averaged job's fit")
+        class_index, inner = _class_and_role(role)
         if repeat not in self._repeats:
             seed = repeat_seed(self.objects.training.seed, repeat)
             train, _ = _split(self.dataset, seed)
             est = averaged_estimator(self.spec, self.objects, seed)
             self._repeats[repeat] = class_solvers(est, self.dataset.X[train], self.dataset.y[train])
-        return self._repeats[repeat](int(name[5:]), inner)
+        return self._repeats[repeat](class_index, inner)
 
 
 def _split(dataset: MultiTargetDataset, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -490,9 +490,21 @@ class JobRun:
         }
         model_row = self.save_delivered(fitted.model, manifest)
         lam = fitted.lam if fitted.lam is not None and math.isfinite(fitted.lam) else None
+        return self.succeed(metric_records, model_row, best_lambda=lam, choices=choices)
+
+    def succeed(
+        self,
+        metric_records: list[MetricRecord],
+        model_row: dict[str, Any],
+        *,
+        best_lambda: float | None,
+        choices: list[RepeatChoice],
+    ) -> str:
+        """Write the job's success (store.succeed_job) and, unless the lease was lost, remove
+        its recorded fits: they serve resuming and helpers only (worker.fits)."""
         outcome = store.succeed_job(
             self.ctx, self.job.id, self.token, metric_records=metric_records, model_row=model_row,
-            best_lambda=lam, choices=choices,
+            best_lambda=best_lambda, choices=choices,
         )  # fmt: skip
         if outcome == "lost":
             return "lost"
