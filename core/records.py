@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
 from metro.multiclass import AVERAGES
+from metro.search.base import FEW_TRUE_POSITIVES, WarningCode
+from metro.search.config import SIGNAL_LEVEL
 
 # How an averaged job averages its per-class metric: one named schema ("Average") that the
 # OpenAPI document references wherever a job, a result or a manifest carries it.
@@ -57,18 +59,11 @@ class ConfusionCounts(BaseModel):
 class ChoiceWarning(BaseModel):
     """Something about a repeat's choice to look at before trusting it."""
 
-    code: Literal[
-        "lambda_at_grid_edge",
-        "predicts_one_class",
-        "few_true_positives",
-        "constraints_not_met",
-        "no_supported_choice",
-        "no_signal",
-    ] = Field(
+    code: Literal[tuple(code.value for code in WarningCode)] = Field(  # type: ignore[valid-type]
         description="lambda_at_grid_edge: the trained lambda is the first or last grid point "
         "(the best may lie beyond); predicts_one_class: the chosen classifier predicts one "
         "class on the held-out rows, or the delivered model one class on the rows it was refit "
-        "on; few_true_positives: its score rests on fewer than 5 "
+        f"on; few_true_positives: its score rests on fewer than {FEW_TRUE_POSITIVES} "
         "true positives; constraints_not_met: no fit met every constraint on the held-out "
         "rows, and the one that missed them by the least (with a confidence asked for: the "
         "one most likely to meet them on new data) was kept; no_supported_choice: "
@@ -76,7 +71,7 @@ class ChoiceWarning(BaseModel):
         "positives predicted positive), not even the plain-ERM fallback delivered instead: "
         "the data cannot support a choice; no_signal: a paired bootstrap over the held-out "
         "rows does not find the chosen classifier better than predicting every row one class "
-        "with probability 0.9: its lead may be chance"
+        f"with probability {SIGNAL_LEVEL:g}: its lead may be chance"
     )
     message: str
 
