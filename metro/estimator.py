@@ -338,9 +338,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         training = self._training_config()
         constraints = get_constraints(self.constraints, y01)
 
+        make_solver = self._solver_factory(X, y01)
+
         def solver(role: str) -> LambdaSolver:
-            train, val = rows[role]
-            inner = self._trainer_solver(X, y01, train, val)
+            inner = make_solver(*rows[role])
             return inner if wrap_solver is None else wrap_solver(role, inner)
 
         rows, n_folds = self._search_rows(y01, folds)
@@ -416,24 +417,35 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             rows["main"] = (everything, None)
         return rows, n_folds
 
-    def _trainer_solver(
-        self, X: np.ndarray, y01: np.ndarray, train: np.ndarray, val: np.ndarray | None
-    ) -> TrainerSolver:
-        """The solver of one role of a binary search on (``X``, ``y01``): trained on the rows
-        ``train``, judged on ``val`` (None: no held-out part). One place builds it, so that a
-        worker fitting part of a search elsewhere builds what the search itself would."""
+    def _solver_factory(
+        self, X: np.ndarray, y01: np.ndarray
+    ) -> Callable[[np.ndarray, np.ndarray | None], TrainerSolver]:
+        """``make(train, val)``: the solver of one role of a binary search on (``X``, ``y01``),
+        trained on the rows ``train`` and judged on ``val`` (None: no held-out part); the
+        metric, surrogate, model, training and constraints are built once for every role. One
+        place builds them, so that a worker fitting part of a search elsewhere builds what the
+        search itself would."""
         y01 = np.asarray(y01)
-        return TrainerSolver(
-            self._metric().resolve(y01),
-            X[train],
-            y01[train],
-            surrogate=self._surrogate(),
-            model=self._model_spec(),
-            config=self._training_config(),
-            X_validation=None if val is None else X[val],
-            y_validation=None if val is None else y01[val],
-            constraints=get_constraints(self.constraints, y01),
-        )
+        spec = self._metric().resolve(y01)
+        surrogate = self._surrogate()
+        model = self._model_spec()
+        config = self._training_config()
+        constraints = get_constraints(self.constraints, y01)
+
+        def make(train: np.ndarray, val: np.ndarray | None) -> TrainerSolver:
+            return TrainerSolver(
+                spec,
+                X[train],
+                y01[train],
+                surrogate=surrogate,
+                model=model,
+                config=config,
+                X_validation=None if val is None else X[val],
+                y_validation=None if val is None else y01[val],
+                constraints=constraints,
+            )
+
+        return make
 
     # -- prediction ------------------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:

@@ -469,8 +469,7 @@ def class_solvers(est: MetroClassifier, X: Any, y: Any) -> Callable[[int, str], 
             raise ValueError(
                 f"an averaged fit's class has no solver {role!r} (it has {sorted(rows)})"
             )
-        train, val = rows[role]
-        return binary._trainer_solver(prepared.X, y01, train, val)
+        return binary._solver_factory(prepared.X, y01)(*rows[role])
 
     return solver
 
