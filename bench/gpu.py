@@ -38,6 +38,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import platform
 import sys
 import time
@@ -71,6 +72,7 @@ def _import_metro() -> str:
 
 IMPORT_MODE = _import_metro()
 
+from metro import grouped_conv  # noqa: E402
 from metro import models as metro_models  # noqa: E402
 from metro.costs import cost_tables  # noqa: E402
 from metro.metrics import f1  # noqa: E402
@@ -321,7 +323,7 @@ def profile_step(
     batch: int,
     device: torch.device,
     stacking: str,
-    top: int = 12,
+    top: int = 24,
 ) -> list[dict[str, Any]]:
     """The CUDA kernels of 5 training steps, by total device time (torch.profiler)."""
     from torch.profiler import ProfilerActivity, profile
@@ -337,7 +339,9 @@ def profile_step(
         if t > 0:
             rows.append({"kernel": ev.key[:90], "calls": ev.count, "ms": round(t / 1000, 2)})
     rows.sort(key=lambda r: -r["ms"])
-    return rows[:top]
+    # Every kernel's time over the 5 steps, then the longest ones.
+    total = {"kernel": "(all kernels, 5 steps)", "calls": 0, "ms": sum(r["ms"] for r in rows)}
+    return [total, *rows[:top]]
 
 
 # -- metro --------------------------------------------------------------------------------------
@@ -409,6 +413,52 @@ def _auc(scores: np.ndarray, y: np.ndarray) -> float:
 
 
 # -- main ---------------------------------------------------------------------------------------
+def fresh_search(
+    args: argparse.Namespace,
+    report: dict[str, Any],
+    X: torch.Tensor,
+    y: torch.Tensor,
+    tables: np.ndarray,
+    lambdas: np.ndarray,
+    val: tuple[torch.Tensor, np.ndarray],
+    test: tuple[torch.Tensor, np.ndarray],
+) -> None:
+    """The 21-lambda search as the first thing this process trains (``--fresh-search``): what
+    a freshly started worker pays, compilation and autotuning included or loaded from disk."""
+    device = X.device
+    channels = tuple(int(c) for c in args.channels.split(","))
+    stacking = args.stacking if args.stacking not in ("library", "fastest") else None
+    saved = dict(metro_models._CNN_STACKING)
+    if stacking is not None:
+        metro_models._CNN_STACKING[device.type] = stacking
+    try:
+        _sync(device)
+        started = time.perf_counter()
+        result, fit_sec = metro_fit(
+            X, y, tables, channels=channels, epochs=args.epochs, batch=args.batch, device=device,
+            compile=args.fresh_search == "compiled",
+        )  # fmt: skip
+        val_f1 = f1_of(predict_scores(result.model, val[0], device=str(device)) > 0, val[1])
+        best = int(np.argmax(val_f1))
+        picked = predict_scores(result.model.select([best]), test[0], device=str(device))
+        wall = time.perf_counter() - started
+    finally:
+        metro_models._CNN_STACKING.clear()
+        metro_models._CNN_STACKING.update(saved)
+    report["results"]["fresh-search"] = {
+        "mode": args.fresh_search,
+        "stacking": metro_models._CNN_STACKING.get(device.type) if stacking is None else stacking,
+        "caches": {v: os.environ.get(v) for v in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")},
+        "wall_s": round(wall, 2),
+        "fit_s": round(fit_sec, 2),
+        "best_lambda": float(lambdas[best]),
+        "val_f1": float(val_f1[best]),
+        "test_f1": float(f1_of(picked > 0, test[1])[0]),
+        "triton_failures": list(grouped_conv._failed),
+    }
+    print(f"fresh search: {report['results']['fresh-search']}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="auto")
@@ -434,6 +484,14 @@ def main(argv: list[str] | None = None) -> int:
         "--steps-only",
         action="store_true",
         help="stop after timing the step variants (no fits, no search)",
+    )
+    ap.add_argument(
+        "--fresh-search",
+        choices=["eager", "compiled"],
+        default=None,
+        help="only the search, in this fresh process with no warm-up fit: its wall time holds "
+        "whatever this process compiles or autotunes first (or loads from the caches that "
+        "TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR name), as a restarted worker's would",
     )
     ap.add_argument("--plain-seeds", type=int, default=3, help="plain loops at the chosen lambda")
     ap.add_argument(
@@ -552,6 +610,10 @@ def main(argv: list[str] | None = None) -> int:
     one_table = cost_tables(spec, np.array([(lo + hi) / 2]), shift="minimal")
     report["search"] = {"metric": "f1", "shift": "minimal", "lambdas": lambdas.tolist()}
     save()
+    if args.fresh_search is not None:
+        fresh_search(args, report, X, y, tables, lambdas, (Xva, yva_np), (Xte, yte_np))
+        save()
+        return 0
 
     def ips(seconds: float, epochs: int, k: int = 1) -> dict[str, float]:
         return {
@@ -593,6 +655,11 @@ def main(argv: list[str] | None = None) -> int:
         ("grouped-k1", {"stacking": "grouped", "k": 1}),
         ("grouped-k1-cuda-graph", {"stacking": "grouped", "k": 1, "wrap": "graph"}),
         ("grouped-compile", {"stacking": "grouped", "wrap": "compile"}),
+        # The same stacking timed twice in one run: the spread a difference must beat.
+        ("grouped/split-again", {"stacking": "grouped/split"}),
+        ("triton-again", {"stacking": "triton"}),
+        ("grouped/split-compile", {"stacking": "grouped/split", "wrap": "compile"}),
+        ("triton-compile", {"stacking": "triton", "wrap": "compile"}),
     ]
     wanted = None if args.variants == "all" else set(args.variants.split(","))
     steps_res: dict[str, Any] = {}
@@ -635,7 +702,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # torch.compile's first call compiles for tens of seconds: those variants run last.
     late = [v for v in variants if v[1].get("wrap") == "compile"]
-    run_variants([v for v in variants if v not in late], reserve_s=60)
+    run_variants([v for v in variants if v not in late], reserve_s=10 if args.steps_only else 60)
 
     library = metro_models._CNN_STACKING.get(device.type, "loop")
     timed_library = {
@@ -654,7 +721,11 @@ def main(argv: list[str] | None = None) -> int:
         "library_default": library,
         "asked": args.stacking,
     }
-    if device.type == "cuda" and args.variants != "none" and left() > 60:
+    if (
+        device.type == "cuda"
+        and args.variants != "none"
+        and left() > (10 if args.steps_only else 60)
+    ):
         for s in dict.fromkeys(["grouped", stacking]):
             try:
                 report.setdefault("profile", {})[s] = profile_step(
@@ -664,8 +735,13 @@ def main(argv: list[str] | None = None) -> int:
                 report.setdefault("profile", {})[s] = [{"error": f"{type(exc).__name__}: {exc}"}]
         save()
 
-    if stacking not in ("grouped", "loop") and device.type == "cuda":
-        late.append((f"{stacking}-compile", {"stacking": stacking, "wrap": "compile"}))
+    compiled_name = f"{stacking}-compile"
+    if (
+        stacking not in ("grouped", "loop")
+        and device.type == "cuda"
+        and all(name != compiled_name for name, _ in late)
+    ):
+        late.append((compiled_name, {"stacking": stacking, "wrap": "compile"}))
     if args.steps_only:
         run_variants(late, reserve_s=30)
         log(f"wrote {out}")
@@ -793,6 +869,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if device.type == "cuda":
         report["machine"]["max_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
+    report["triton_failures"] = list(grouped_conv._failed)
     save()
     run_variants(late, reserve_s=30)
     log(f"wrote {out}")

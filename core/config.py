@@ -101,6 +101,12 @@ class Settings(BaseSettings):
     # (cores / workers each): two workers of 2 threads on 2 cores each ran a small job 7 times
     # slower than with 1 thread each (docs/operations.md, "Scaling workers").
     worker_torch_threads: int | None = Field(default=None, ge=1)
+    # Where a worker keeps what torch.compile and Triton build (kernels, and Triton's autotuning
+    # results for metro.grouped_conv), so that a restarted worker loads them instead of building
+    # them again: tens of seconds at a cnn3 job's first step. None leaves PyTorch's and Triton's
+    # own places (/tmp/torchinductor_<user>, ~/.triton), which a container loses at restart. An
+    # operator's TORCHINDUCTOR_CACHE_DIR or TRITON_CACHE_DIR wins over it.
+    compile_cache_dir: Path | None = _VAR_DIR / "compile-cache"
     # Minimum seconds between two saved trainer checkpoints of one fit (0 disables them).
     checkpoint_seconds: float = 60.0
     # Minimum seconds between two writes of a running job's progress from its fits' optimizer

@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from metro.grouped_conv import grouped_conv3x3
 from metro.options import option
 
 __all__ = [
@@ -79,12 +80,15 @@ _STATS_CHUNK_ROWS = 8192
 #   3 is cuDNN's slowest kernel there (one implicit-GEMM launch per model, ~25 ms of a 34 ms
 #   step), so layer 3 runs one dense convolution per model ("split") and layer 2 stays grouped:
 #   33.2 ms against 34.5 all grouped, 36.2 all split, 44.9 the whole loop, 54.8 im2col + batched
-#   GEMM (H200); under torch.compile 22.7 against 25.6 all grouped.
-_CNN_STACKING: dict[str, str] = {"cpu": "by_size", "cuda": "grouped/split"}
+#   GEMM (H200); under torch.compile 22.7 against 25.6 all grouped. Both layers now run
+#   metro.grouped_conv's Triton kernels (all K models' tiles in one launch on the tensor cores;
+#   PyTorch's grouped convolution where Triton is missing); docs/benchmarks.md has its timings.
+_CNN_STACKING: dict[str, str] = {"cpu": "by_size", "cuda": "triton"}
 # How layers 2 and 3 of a stack convolve each model's channels (a _CNN_STACKING value names one
 # for both, or "second/third" per layer): one grouped convolution (groups=K), an im2col and one
-# batched GEMM over the K models, or one dense convolution per model on its channel slice.
-CONV_STACKINGS: tuple[str, ...] = ("grouped", "gemm", "split")
+# batched GEMM over the K models, one dense convolution per model on its channel slice, or
+# metro.grouped_conv's Triton implicit GEMM (PyTorch's grouped convolution where Triton is missing).
+CONV_STACKINGS: tuple[str, ...] = ("grouped", "gemm", "split", "triton")
 # "by_size": images with at most this many pixels take the grouped path, larger ones the loop.
 _GROUPED_MAX_PIXELS = 16 * 16
 
@@ -550,6 +554,8 @@ def _stacked_conv3x3(a: Tensor, weight: Tensor, bias: Tensor, how: str) -> Tenso
         return F.conv2d(a, weight.flatten(0, 1), bias.flatten(), padding=1, groups=K)
     if how == "gemm":
         return _conv3x3_gemm(a, weight, bias)
+    if how == "triton":
+        return grouped_conv3x3(a, weight, bias)
     # "split": one dense convolution per model on its slice of the channels.
     return torch.cat(
         [F.conv2d(x, w, b, padding=1) for x, w, b in zip(a.chunk(K, 1), weight, bias, strict=True)],

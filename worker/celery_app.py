@@ -9,6 +9,8 @@ a schedule of the same lock-protected task, for deployments that still start one
 from __future__ import annotations
 
 import logging
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from celery import signals
@@ -36,6 +38,25 @@ def _share_the_cores(**_kwargs: object) -> None:
     threads = get_settings().worker_torch_threads
     if threads is not None:
         torch.set_num_threads(threads)
+
+
+@signals.worker_init.connect
+def _keep_compiled_kernels(**_kwargs: object) -> None:
+    """Compiled kernels under Settings.compile_cache_dir, set before any job compiles one (the
+    pool's processes inherit the environment)."""
+    directory = get_settings().compile_cache_dir
+    if directory is not None:
+        keep_compiled_kernels(directory)
+
+
+def keep_compiled_kernels(directory: Path) -> None:
+    """Point torch.compile's (inductor's) and Triton's caches into ``directory``, unless the
+    environment already names theirs."""
+    for variable, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
+        if not os.environ.get(variable):
+            path = (directory / sub).resolve()
+            path.mkdir(parents=True, exist_ok=True)
+            os.environ[variable] = str(path)
 
 
 @signals.worker_ready.connect

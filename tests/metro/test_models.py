@@ -350,14 +350,15 @@ def test_shifted_moves_every_score_and_leaves_the_original(kind: str) -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("amp", [False, True])
 def test_cuda_stackings_agree(monkeypatch: pytest.MonkeyPatch, amp: bool) -> None:
-    # On CUDA the three stackings compute the same scores and gradients up to the precision
-    # they run in (cuDNN convolutions use TF32, autocast bf16).
+    # On CUDA the stackings compute the same scores and gradients up to the precision they run
+    # in (cuDNN convolutions use TF32, autocast bf16; the Triton kernels IEEE fp32 or bf16).
     spec = ModelSpec("cnn3", channels=(8, 16, 32))
     model = _randomize(build_model(spec, input_shape=(3, 32, 32), n_models=3)).cuda()
     x = torch.randn(64, 3, 32, 32, generator=torch.Generator().manual_seed(3)).cuda()
     x = x.contiguous(memory_format=torch.channels_last)
     results = {}
-    for how in ("loop", "grouped", "gemm", "split", "gemm/grouped", "grouped/gemm"):
+    stackings = ("loop", "grouped", "gemm", "split", "gemm/grouped", "grouped/gemm", "triton")
+    for how in (*stackings, "triton/split", "grouped/split"):
         monkeypatch.setitem(models_module._CNN_STACKING, "cuda", how)
         model.zero_grad()
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
