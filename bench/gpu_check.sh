@@ -41,15 +41,15 @@ stage() {
   echo "== $name rc=${PIPESTATUS[0]} after ${SECONDS}s"
 }
 PYTEST=(python3 -m pytest -q -p no:cacheprovider -m gpu -o addopts=)
-stage kernel 90 "${PYTEST[@]}" tests/metro/test_grouped_conv.py
-STEP_VARIANTS=grouped/split,grouped/split-again,triton,triton-again,triton/split,grouped/triton
+stage kernel 130 "${PYTEST[@]}" tests/metro/test_grouped_conv.py
+STEP_VARIANTS=grouped/split,grouped/split-again,triton,triton-again,triton-conv,triton/split
 stage steps 80 python3 bench/gpu.py --steps-only --variants "$STEP_VARIANTS" --budget-s 60 \
   --out "$OUT/steps.json"
 stage gpu 250 python3 bench/gpu.py --budget-s 230 \
-  --variants "$STEP_VARIANTS,split/triton,grouped,triton-compile,grouped/split-compile" \
+  --variants "$STEP_VARIANTS,triton-compile,grouped/split-compile" \
   --out "$OUT/gpu.json"
 stage fresh 70 python3 bench/gpu.py --fresh-search compiled --out "$OUT/fresh.json"
-stage job 170 python3 bench/gpu_job.py --defaults --timeout-s 160 --out "$OUT/job.json" \
+stage job 140 python3 bench/gpu_job.py --defaults --timeout-s 135 --out "$OUT/job.json" \
   --server-log "$OUT/server.log"
 stage tests 80 "${PYTEST[@]}" tests/metro/test_trainer.py tests/metro/test_models.py \
   tests/metro/search/test_fold_stack.py tests/metro/search/test_class_stack.py

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from metro.grouped_conv import grouped_conv3x3
+from metro.grouped_conv import grouped_conv3x3, grouped_conv3x3_pool_relu
 from metro.options import option
 
 __all__ = [
@@ -87,8 +87,10 @@ _CNN_STACKING: dict[str, str] = {"cpu": "by_size", "cuda": "triton"}
 # How layers 2 and 3 of a stack convolve each model's channels (a _CNN_STACKING value names one
 # for both, or "second/third" per layer): one grouped convolution (groups=K), an im2col and one
 # batched GEMM over the K models, one dense convolution per model on its channel slice, or
-# metro.grouped_conv's Triton implicit GEMM (PyTorch's grouped convolution where Triton is missing).
-CONV_STACKINGS: tuple[str, ...] = ("grouped", "gemm", "split", "triton")
+# metro.grouped_conv's Triton implicit GEMM ("triton-conv"; PyTorch's grouped convolution where
+# Triton is missing). "triton" for layer 2 also runs layers 1 and 2 as that module's fused
+# convolution + max-pool + ReLU kernels.
+CONV_STACKINGS: tuple[str, ...] = ("grouped", "gemm", "split", "triton", "triton-conv")
 # "by_size": images with at most this many pixels take the grouped path, larger ones the loop.
 _GROUPED_MAX_PIXELS = 16 * 16
 
@@ -392,9 +394,15 @@ class StackedModel(torch.nn.Module):
         ``layers`` names (see :data:`CONV_STACKINGS`)."""
         p = dict(self.named_parameters())
         K = self.n_models
-        a = F.conv2d(z, p["conv1_weight"].flatten(0, 1), p["conv1_bias"].flatten(), padding=1)
-        a = _pool_relu(a)
-        a = _pool_relu(_stacked_conv3x3(a, p["conv2_weight"], p["conv2_bias"], layers[0]))
+        w1, b1 = p["conv1_weight"].flatten(0, 1), p["conv1_bias"].flatten()
+        if layers[0] == "triton":
+            # Convolution, max-pool and ReLU of layers 1 and 2 in one kernel each: the full-size
+            # maps (the first is the step's largest tensor) are never written.
+            a = grouped_conv3x3_pool_relu(z, w1[None], b1[None])
+            a = grouped_conv3x3_pool_relu(a, p["conv2_weight"], p["conv2_bias"])
+        else:
+            a = _pool_relu(F.conv2d(z, w1, b1, padding=1))
+            a = _pool_relu(_stacked_conv3x3(a, p["conv2_weight"], p["conv2_bias"], layers[0]))
         a = F.relu(_stacked_conv3x3(a, p["conv3_weight"], p["conv3_bias"], layers[1]))
         pooled = a.mean(dim=(2, 3)).view(z.shape[0], K, -1)
         return (pooled * p["head_weight"]).sum(-1) + p["head_bias"]
@@ -554,7 +562,7 @@ def _stacked_conv3x3(a: Tensor, weight: Tensor, bias: Tensor, how: str) -> Tenso
         return F.conv2d(a, weight.flatten(0, 1), bias.flatten(), padding=1, groups=K)
     if how == "gemm":
         return _conv3x3_gemm(a, weight, bias)
-    if how == "triton":
+    if how in ("triton", "triton-conv"):
         return grouped_conv3x3(a, weight, bias)
     # "split": one dense convolution per model on its slice of the channels.
     return torch.cat(

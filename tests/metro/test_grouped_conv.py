@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from metro import grouped_conv
-from metro.grouped_conv import grouped_conv3x3, triton_available
+from metro.grouped_conv import grouped_conv3x3, grouped_conv3x3_pool_relu, triton_available
 
 # (images, models, channels in, channels out, height, width): odd sizes, channel counts that are
 # not powers of two and cross the kernels' tile sides (64 in, 128 out), and enough pixels for
@@ -23,15 +23,17 @@ SHAPES = [
 ]
 
 
-def _reference(a, weight, bias, grad_out):
-    """Scores and gradients of F.conv2d(groups=K) in float64."""
+def _reference(a, weight, bias, grad_out, *, pooled):
+    """Scores and gradients of F.conv2d(groups=K) (then 2x2 max-pool and ReLU) in float64."""
     a64, w64, b64 = (t.detach().double().requires_grad_() for t in (a, weight, bias))
     out = F.conv2d(a64, w64.flatten(0, 1), b64.flatten(), padding=1, groups=weight.shape[0])
+    if pooled:
+        out = F.relu(F.max_pool2d(out, 2))
     grads = torch.autograd.grad(out, (a64, w64, b64), grad_out.double())
     return out.detach(), *grads
 
 
-def _relative_errors(device, dtype, shape, *, seed, channels_last=True):
+def _relative_errors(device, dtype, shape, *, seed, channels_last=True, pooled=False):
     n, G, c_in, c_out, H, W = shape
     gen = torch.Generator().manual_seed(seed)
     a = torch.randn(n, G * c_in, H, W, generator=gen)
@@ -39,13 +41,14 @@ def _relative_errors(device, dtype, shape, *, seed, channels_last=True):
         a = a.contiguous(memory_format=torch.channels_last)
     weight = torch.randn(G, c_out, c_in, 3, 3, generator=gen) / (3 * c_in**0.5)
     bias = torch.randn(G, c_out, generator=gen)
-    grad_out = torch.randn(n, G * c_out, H, W, generator=gen)
-    expected = _reference(a, weight, bias, grad_out)
+    out_size = (H // 2, W // 2) if pooled else (H, W)
+    grad_out = torch.randn(n, G * c_out, *out_size, generator=gen)
+    expected = _reference(a, weight, bias, grad_out, pooled=pooled)
     a_d = a.to(device, dtype).requires_grad_()
     w_d = weight.to(device).requires_grad_()
     b_d = bias.to(device).requires_grad_()
-    out = grouped_conv3x3(a_d, w_d, b_d)
-    assert out.shape == (n, G * c_out, H, W)
+    out = (grouped_conv3x3_pool_relu if pooled else grouped_conv3x3)(a_d, w_d, b_d)
+    assert out.shape == (n, G * c_out, *out_size)
     assert out.dtype == dtype
     assert out.is_contiguous(memory_format=torch.channels_last)
     got = (out, *torch.autograd.grad(out, (a_d, w_d, b_d), grad_out.to(device, dtype)))
@@ -58,10 +61,30 @@ def _relative_errors(device, dtype, shape, *, seed, channels_last=True):
     return errors
 
 
+@pytest.mark.parametrize("pooled", [False, True])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_matches_pytorchs_grouped_convolution_and_its_gradients(shape) -> None:
-    errors = _relative_errors(torch.device("cpu"), torch.float32, shape, seed=sum(shape))
+def test_matches_pytorchs_grouped_convolution_and_its_gradients(shape, pooled) -> None:
+    errors = _relative_errors(
+        torch.device("cpu"), torch.float32, shape, seed=sum(shape), pooled=pooled
+    )
     assert max(errors) < 1e-5, errors
+
+
+def test_the_pooled_form_routes_the_gradient_through_each_windows_maximum() -> None:
+    # Where the ReLU is off (every value of a window <= 0) no gradient flows, and in a window
+    # whose maximum is positive only the maximum's position gets it.
+    a = torch.zeros(1, 1, 4, 4)
+    weight = torch.zeros(1, 1, 1, 3, 3)
+    weight[0, 0, 0, 1, 1] = 1.0  # the identity: the convolution is the input itself
+    a[0, 0, :2, :2] = torch.tensor([[1.0, 3.0], [2.0, -1.0]])
+    a[0, 0, 2:, 2:] = -1.0
+    a.requires_grad_()
+    out = grouped_conv3x3_pool_relu(a, weight, torch.zeros(1, 1))
+    assert out[0, 0].tolist() == [[3.0, 0.0], [0.0, 0.0]]
+    (grad,) = torch.autograd.grad(out.sum(), a)
+    expected = torch.zeros(4, 4)
+    expected[0, 1] = 1.0
+    assert torch.equal(grad[0, 0], expected)
 
 
 def test_takes_any_memory_layout() -> None:
@@ -82,6 +105,12 @@ def test_traces_into_one_graph_with_its_backward() -> None:
         return grouped_conv3x3(a, weight, bias).square().sum()
 
     compiled = torch.compile(loss, backend="aot_eager", fullgraph=True)
+    pooled = torch.compile(
+        lambda a, w, b: grouped_conv3x3_pool_relu(a, w, b).sum(), backend="aot_eager",
+        fullgraph=True,
+    )  # fmt: skip
+    pooled(a, weight, bias).backward()
+    weight.grad = bias.grad = None
     value = compiled(a, weight, bias)
     value.backward()
     eager_w, eager_b = torch.autograd.grad(loss(a, weight, bias), (weight, bias))
@@ -100,29 +129,37 @@ def test_traces_into_one_graph_with_its_backward() -> None:
     ],
 )
 def test_refuses_shapes_that_do_not_match(a, weight, bias, message) -> None:
-    with pytest.raises(ValueError, match=message):
-        grouped_conv3x3(torch.zeros(a), torch.zeros(weight), torch.zeros(bias))
+    for op in (grouped_conv3x3, grouped_conv3x3_pool_relu):
+        with pytest.raises(ValueError, match=message):
+            op(torch.zeros(a), torch.zeros(weight), torch.zeros(bias))
 
 
-# The shapes of cnn3's layers 2 and 3 in the paper's protocol (21 models, 32/64/128 channels on
-# 32x32 images), at a quarter of the batch: bf16 runs the autotuned kernels, fp32 one fixed tile.
-LAYER_SHAPES = [(256, 21, 32, 64, 16, 16), (256, 21, 64, 128, 8, 8)]
+# cnn3's three layers in the paper's protocol (21 models, 32/64/128 channels on 32x32 images) at
+# a quarter of the batch, the first as one dense convolution with 21*32 outputs (pooled, as the
+# model runs the first two): bf16 runs the autotuned kernels, fp32 one fixed tile.
+LAYER_SHAPES = [
+    ((256, 1, 3, 21 * 32, 32, 32), True),
+    ((256, 21, 32, 64, 16, 16), True),
+    ((256, 21, 64, 128, 8, 8), False),
+]
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize(
-    ("shape", "dtype"),
-    [(s, torch.float32) for s in SHAPES]
-    + [(s, torch.bfloat16) for s in [SHAPES[3], *LAYER_SHAPES]],
+    ("shape", "dtype", "pooled"),
+    [(s, torch.float32, p) for s in SHAPES[:4] for p in (False, True)]
+    + [(s, torch.bfloat16, p) for s, p in LAYER_SHAPES],
 )
-def test_triton_kernels_match_in_float64(shape, dtype) -> None:
+def test_triton_kernels_match_in_float64(shape, dtype, pooled) -> None:
     device = torch.device("cuda")
     assert triton_available(device)
     # fp32 runs the tile products in IEEE fp32; bf16 rounds the operands (2**-8) and the output.
     tolerance = 1e-5 if dtype == torch.float32 else 2e-2
-    for channels_last in (True, False):
+    # Other memory layouts take other specializations of the kernels (each a compile): once.
+    layouts = (True, False) if shape == SHAPES[1] else (True,)
+    for channels_last in layouts:
         errors = _relative_errors(
-            device, dtype, shape, seed=sum(shape), channels_last=channels_last
+            device, dtype, shape, seed=sum(shape), channels_last=channels_last, pooled=pooled
         )
         assert max(errors) < tolerance, (channels_last, errors)
     assert triton_available(device), grouped_conv._failed  # the kernels ran, not the fallback

@@ -358,7 +358,7 @@ def test_cuda_stackings_agree(monkeypatch: pytest.MonkeyPatch, amp: bool) -> Non
     x = x.contiguous(memory_format=torch.channels_last)
     results = {}
     stackings = ("loop", "grouped", "gemm", "split", "gemm/grouped", "grouped/gemm", "triton")
-    for how in (*stackings, "triton/split", "grouped/split"):
+    for how in (*stackings, "triton/split", "grouped/split", "triton-conv"):
         monkeypatch.setitem(models_module._CNN_STACKING, "cuda", how)
         model.zero_grad()
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
@@ -373,7 +373,7 @@ def test_cuda_stackings_agree(monkeypatch: pytest.MonkeyPatch, amp: bool) -> Non
             assert (got - want).norm() / want.norm() < tolerance, how
 
 
-@pytest.mark.parametrize("how", ["loop", "grouped", "gemm", "split/grouped"])
+@pytest.mark.parametrize("how", ["loop", "grouped", "gemm", "split/grouped", "triton"])
 def test_cnn3_is_the_textbook_network(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     # Every stacking pools before its ReLU; the network is still conv -> ReLU -> max-pool (twice),
     # conv -> ReLU, global average pool, linear head: same scores, same gradients.
