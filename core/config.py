@@ -148,6 +148,12 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
+    @field_validator("compile_cache_dir", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        """``METRO_COMPILE_CACHE_DIR=`` (empty) means none, not the current directory."""
+        return None if isinstance(value, str) and not value.strip() else value
+
     @property
     def effective_broker_url(self) -> str:
         """``broker_url``, or the embedded default: kombu's SQLAlchemy transport on a SQLite

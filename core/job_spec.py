@@ -295,10 +295,11 @@ def constraint_name(constraint: Constraint) -> dict[str, str]:
     from metro.metrics import display_name
 
     word = "≥" if constraint.sense == "at_least" else "≤"
+    metric = display_name(constraint.metric.name, zero_division=constraint.metric.zero_division)
     return {
         "name": constraint.name,
-        "display_name": f"{display_name(constraint.metric.name)} {word} {constraint.bound:g}",
-        "metric_display_name": display_name(constraint.metric.name),
+        "display_name": f"{metric} {word} {constraint.bound:g}",
+        "metric_display_name": metric,
     }
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from torch.nn.grad import conv2d_weight
 
 try:  # Triton ships with CUDA builds of PyTorch, not with CPU ones.
     import triton
@@ -436,9 +437,7 @@ def _conv_weight_grad(
             return ws.sum(0).view(G, 3, 3, c_in, c_out).permute(0, 4, 3, 1, 2)
     if grad_code is not None:
         grad = _unpooled(grad, grad_code, (H, W))
-    flat_grad = torch.nn.grad.conv2d_weight(
-        a.float(), (G * c_out, c_in, 3, 3), grad.float(), padding=1, groups=G
-    )
+    flat_grad = conv2d_weight(a.float(), (G * c_out, c_in, 3, 3), grad.float(), padding=1, groups=G)
     return flat_grad.view(G, c_out, c_in, 3, 3)
 
 
@@ -463,7 +462,7 @@ def _conv3x3_op(
 
 
 @_conv3x3_op.register_fake
-def _(a, a_code, weight, bias, height, width):  # type: ignore[no-untyped-def]
+def _(a, a_code, weight, bias, height, width):
     return _channels_last(
         (a.shape[0], weight.shape[0] * weight.shape[1], height, width), a, a.dtype
     )
@@ -477,7 +476,7 @@ def _conv3x3_pool_relu_op(a: Tensor, weight: Tensor, bias: Tensor) -> tuple[Tens
 
 
 @_conv3x3_pool_relu_op.register_fake
-def _(a, weight, bias):  # type: ignore[no-untyped-def]
+def _(a, weight, bias):
     shape = (a.shape[0], weight.shape[0] * weight.shape[1], a.shape[2] // 2, a.shape[3] // 2)
     return _channels_last(shape, a, a.dtype), _channels_last(shape, a, torch.int8)
 
@@ -488,7 +487,7 @@ def _weight_grad_op(a: Tensor, grad: Tensor, grad_code: Tensor | None, weight: T
 
 
 @_weight_grad_op.register_fake
-def _(a, grad, grad_code, weight):  # type: ignore[no-untyped-def]
+def _(a, grad, grad_code, weight):
     return torch.empty_like(weight, memory_format=torch.contiguous_format)
 
 

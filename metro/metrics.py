@@ -404,14 +404,18 @@ _DISPLAY_NAMES = {
 _F_BETA_NAME = re.compile(r"f_beta\((?P<beta>[^)]+)\)")
 
 
-def display_name(name: str) -> str:
+def display_name(name: str, *, zero_division: float = 0.0, average: str | None = None) -> str:
     """A metric's name as people write it: ``f_beta(2)`` is "F2", ``f_beta(0.5)`` "F0.5",
-    ``f1`` "F1", ``jaccard`` "Jaccard"; a custom metric keeps the name it was given. The
+    ``f1`` "F1", ``jaccard`` "Jaccard"; a custom metric keeps the name it was given. An average
+    and a ``zero_division`` other than scikit-learn's default 0 follow in parentheses ("F1
+    (macro)", "Precision (zero_division 1)"): the same counts score differently under them. The
     machine name (``MetricSpec.name``) stays what specs and code match on."""
     f_beta_name = _F_BETA_NAME.fullmatch(name)
-    if f_beta_name is not None:
-        return f"F{f_beta_name['beta']}"
-    return _DISPLAY_NAMES.get(name, name)
+    shown = f"F{f_beta_name['beta']}" if f_beta_name is not None else _DISPLAY_NAMES.get(name, name)
+    notes = [average] if average else []
+    if zero_division != 0:
+        notes.append(f"zero_division {zero_division:g}")
+    return f"{shown} ({', '.join(notes)})" if notes else shown
 
 
 # -- presets -----------------------------------------------------------------------------------

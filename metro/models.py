@@ -80,10 +80,12 @@ _STATS_CHUNK_ROWS = 8192
 #   3 is cuDNN's slowest kernel there (one implicit-GEMM launch per model, ~25 ms of a 34 ms
 #   step), so layer 3 runs one dense convolution per model ("split") and layer 2 stays grouped:
 #   33.2 ms against 34.5 all grouped, 36.2 all split, 44.9 the whole loop, 54.8 im2col + batched
-#   GEMM (H200); under torch.compile 22.7 against 25.6 all grouped. Both layers now run
-#   metro.grouped_conv's Triton kernels (all K models' tiles in one launch on the tensor cores;
-#   PyTorch's grouped convolution where Triton is missing); docs/benchmarks.md has its timings.
-_CNN_STACKING: dict[str, str] = {"cpu": "by_size", "cuda": "triton"}
+#   GEMM (H200); under torch.compile 22.7 against 25.6 all grouped. metro.grouped_conv's Triton
+#   kernels ("triton-conv": 32.1 ms against 35.4 for grouped/split, H100) and their fused
+#   convolution + pool + ReLU form ("triton", not yet timed on a card) are not the default until
+#   a device run of the code as it is now passes their tests and times them faster
+#   (docs/benchmarks.md, "Triton kernels").
+_CNN_STACKING: dict[str, str] = {"cpu": "by_size", "cuda": "grouped/split"}
 # How layers 2 and 3 of a stack convolve each model's channels (a _CNN_STACKING value names one
 # for both, or "second/third" per layer): one grouped convolution (groups=K), an im2col and one
 # batched GEMM over the K models, one dense convolution per model on its channel slice, or

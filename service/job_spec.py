@@ -103,7 +103,7 @@ def fields_not_finite(value: Any, loc: tuple[str | int, ...]) -> list[FieldError
 def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     """The spec as the worker will run it, every default filled in, or InvalidInputError listing
     every section the library rejected (not just the first)."""
-    from metro.metrics import display_name
+    from metro.metrics import MetricSpec, display_name
 
     errors = fields_not_finite(job.model_dump(exclude_unset=True), ("body",))
     if errors:  # the library would refuse most of them one section at a time, less plainly
@@ -211,8 +211,11 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         # What the metric resolved to, for display; workers rebuild it from "metric".
         "metric_info": {
             "name": metric.name,
-            "display_name": display_name(metric.name)
-            + ("" if average is None else f" ({average})"),
+            "display_name": display_name(
+                metric.name,
+                zero_division=metric.zero_division if isinstance(metric, MetricSpec) else 0.0,
+                average=average,
+            ),
             "greater_is_better": bool(metric.greater_is_better),
         },
         "dataset": dataset,

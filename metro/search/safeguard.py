@@ -312,15 +312,28 @@ def warn_without_signal(
     if probability >= SIGNAL_LEVEL:
         return result
     everyone = "positive" if constant[0] else "negative"
+    den = spec.denominator_cells  # (tp, fp, fn, tn)
+    if not constant[0] and spec.zero_division != 0 and den[2] == 0 and den[3] == 0:
+        # Flagging nothing is 0/0 for this metric, scored by the user's convention: with 1, the
+        # best score there is, which no classifier that flags rows can beat.
+        why = (
+            f"flagging no row divides 0 by 0, which zero_division {spec.zero_division:g} "
+            f"scores {spec.zero_division:g}; as an objective that convention rewards flagging "
+            "nothing, and zero_division 0 (scikit-learn's default) asks instead for the best "
+            f"{spec.name} among classifiers that flag rows"
+        )
+    else:
+        why = (
+            "its lead over that may be chance, and the features may say little about this "
+            "label: more rows, or other features, would tell"
+        )
     result.warnings = [
         *result.warnings,
         SearchWarning(
             WarningCode.NO_SIGNAL,
             f"the held-out rows cannot tell the chosen classifier from predicting every row "
             f"{everyone}: a paired bootstrap finds its {spec.name} better with probability "
-            f"{probability:.3f}, below {SIGNAL_LEVEL:g}; its lead over that may be chance, and "
-            "the features may say little about this label: more rows, or other features, "
-            "would tell",
+            f"{probability:.3f}, below {SIGNAL_LEVEL:g}; {why}",
         ),
     ]
     return result

@@ -783,3 +783,20 @@ def test_metrics_have_the_names_people_write(metric, params, shown):
 
     assert display_name(get_metric(metric, **params).name) == shown
     assert display_name("my_cost") == "my_cost"  # a custom metric keeps its own name
+
+
+def test_a_names_notes_say_the_average_and_a_zero_division_other_than_zero():
+    # The same counts score differently under another zero_division: a name that hid it would
+    # mean two things.
+    from metro.constraints import Constraint
+    from metro.metrics import display_name, get_metric
+
+    assert display_name("precision", zero_division=1) == "Precision (zero_division 1)"
+    assert display_name("precision", zero_division=0.0) == "Precision"
+    assert display_name("f1", average="macro") == "F1 (macro)"
+    assert display_name("f_beta(2)", average="micro", zero_division=0.5) == (
+        "F2 (micro, zero_division 0.5)"
+    )
+    floor = Constraint(get_metric("precision", zero_division=1), "at_least", 0.7)
+    assert floor.name == "precision(zero_division=1) >= 0.7"
+    assert Constraint(get_metric("precision"), "at_least", 0.7).name == "precision >= 0.7"

@@ -196,6 +196,13 @@ def test_zero_division_of_a_preset_is_kept_and_bounded(client, tenant):
     spec = r.json()["spec"]
     assert spec["metric"]["zero_division"] == 1.0
     assert spec["constraints"][0]["params"] == {"zero_division": 1.0}
+    # Shown with its convention wherever the job's names are shown.
+    assert spec["metric_info"]["display_name"] == "F1 (zero_division 1)"
+    assert spec["constraint_info"][0] == {
+        "name": "precision(zero_division=1) >= 0.7",
+        "display_name": "Precision (zero_division 1) ≥ 0.7",
+        "metric_display_name": "Precision (zero_division 1)",
+    }
     for bad, loc in (
         (job_body(metric={"preset": "precision", "zero_division": 2}), ["body", "metric"]),
         (

@@ -48,7 +48,11 @@ def test_no_directory_leaves_the_libraries_defaults(
 ) -> None:
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "")  # unset, restored afterwards
     monkeypatch.setenv("TRITON_CACHE_DIR", "")
-    monkeypatch.setattr(celery_app, "get_settings", lambda: Settings(compile_cache_dir=None))
+    # An empty METRO_COMPILE_CACHE_DIR is no directory (not the current one).
+    monkeypatch.setenv("METRO_COMPILE_CACHE_DIR", "")
+    settings = Settings()
+    assert settings.compile_cache_dir is None
+    monkeypatch.setattr(celery_app, "get_settings", lambda: settings)
     celery_app._keep_compiled_kernels()
 
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == os.environ["TRITON_CACHE_DIR"] == ""

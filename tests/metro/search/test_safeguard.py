@@ -324,6 +324,22 @@ def test_a_choice_the_rows_cannot_tell_from_a_constant_says_so():
     assert "predicting every row positive" in warning.message
 
 
+def test_a_precision_objective_under_zero_division_1_is_told_why_nothing_beats_flagging_nothing():
+    # Flagging nothing scores precision 1 under zero_division 1: the warning names the
+    # convention, not the features.
+    X, y = figure1_data(1000, seed=0)
+    clf = MetroClassifier(
+        metric="precision", metric_params={"zero_division": 1}, random_state=0
+    ).fit(X, y)
+    [warning] = [w for w in clf.warnings_ if w.code == WarningCode.NO_SIGNAL]
+    assert "zero_division 1 scores 1" in warning.message
+    assert "zero_division 0 (scikit-learn's default)" in warning.message
+    assert "features" not in warning.message
+    # Under scikit-learn's default the same data carries no such warning.
+    plain = MetroClassifier(metric="precision", random_state=0).fit(X, y)
+    assert WarningCode.NO_SIGNAL not in {w.code for w in plain.warnings_}
+
+
 def test_a_clear_boundary_and_a_constrained_search_carry_no_such_warning():
     X, y = figure1_data(1000, seed=0)
     clear = MetroClassifier(metric="f1", random_state=0).fit(X, y)
