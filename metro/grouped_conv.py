@@ -14,6 +14,13 @@ launches: the input gradient is the same convolution of the output gradient with
 weights transposed and flipped, and the weight gradient is a GEMM over the pixels whose partial
 sums (one per slice of the pixels) are added in a fixed order, so it is deterministic.
 
+``grouped_conv3x3_pool_relu(a, weight, bias)`` is ``relu(max_pool2d(grouped_conv3x3(...), 2))``
+in one kernel: it keeps each 2x2 window's maximum and a byte saying where it was (or that the
+ReLU was off), never the full-size map, and its backward routes the gradient through those bytes
+inside the loads of the two backward kernels. cnn3's first layer (all K models on the shared
+image, as one convolution with K*c1 outputs) and second layer run this way under the "triton"
+stacking (metro.models): the first layer's full-size map is a K-stack step's largest tensor.
+
 Where Triton is missing (a CPU build of PyTorch) or the tensors live on a CPU, the same three
 pieces run as PyTorch's own grouped convolution and its weight gradient: the operator, its
 autograd formula and the weight layout are then checked by any CPU test suite, and the Triton
