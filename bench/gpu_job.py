@@ -576,6 +576,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--poll-s", type=float, default=0.25)
     p.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = p.parse_args(argv)
+    # A SIGTERM (`timeout`, a stage's limit) unwinds like an exception, so that the server and
+    # its worker are stopped and the report written: killed outright, they kept training.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     report: dict[str, Any] = {
         "ok": False,
