@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 from typing_extensions import TypeAliasType
 
 from metro.multiclass import AVERAGES
@@ -117,6 +117,33 @@ class Refinement(BaseModel):
         "stage beats the better constant classifier (every row positive, or every row "
         "negative); a step below the job's search.refine_signal is not kept (null: not checked)",
     )
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="Why the step was not kept, in the words the CLI and the dashboard show: no "
+        "stage (that met the constraints) beat the choice, or the best one did and a check "
+        "turned it down (search.refine_consistency, refine_signal, else refine_confidence); "
+        "null when it was kept"
+    )
+    @property
+    def not_kept_reason(self) -> str | None:
+        if self.kept:
+            return None
+        before = self.score_before
+        met = [s.score for s in self.scores if s.constraints_hold is not False]
+        best = max((v for v in met if v is not None), default=None)
+        if best is None or before is None or best <= before:
+            shown = "" if before is None else f"'s {before:.4f}"
+            return f"no refined model beat the choice{shown}"
+        beat = f"a refined model beat the choice's {before:.4f} with {best:.4f} but"
+        if self.refit_rate_ratio is not None:
+            ratio = self.refit_rate_ratio
+            return f"{beat} its refit predicted {ratio:.2f}x the judged folds' positive rate"
+        if self.signal_probability is not None:
+            return (
+                f"{beat} the held-out rows could not tell it from a constant classifier "
+                f"(p = {self.signal_probability:.2f})"
+            )
+        return f"{beat} not by a significant margin"
 
 
 class SelectionPoint(BaseModel):

@@ -127,10 +127,8 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
                 f"F2 {step['score_before']:.4f} "
                 f"-> {c['selection_score']:.4f}"
             )
-        else:  # the reason is metro_cli.choices.not_kept_reason's (tested without a server)
-            from metro_cli.choices import not_kept_reason
-
-            outcomes.append(f"{label} not kept, " + not_kept_reason(as_step(step), "F2"))
+        else:  # the server's words for why (core.records.Refinement.not_kept_reason)
+            outcomes.append(f"{label} not kept, " + step["not_kept_reason"])
     kept = sum(c["refinement"]["kept"] for c in choices)
     refined = f"refinement kept in {kept} of 2 repeats (5-fold CV): " + "; ".join(outcomes)
     assert refined in table.stdout, table.stdout
@@ -522,6 +520,7 @@ def test_numbers_of_several_repeats_are_labelled_with_their_repeat() -> None:
         step = SimpleNamespace(
             kept=kept, temperature=0.2 if kept else None, score_before=before,
             scale=scale if kept else None,
+            not_kept_reason=None if kept else f"no refined model beat the choice's {before:.4f}",
         )  # fmt: skip
         return SimpleNamespace(
             repeat=repeat, trained_lambda=lam, shift="minimal", ratio_reached=None,
@@ -531,7 +530,7 @@ def test_numbers_of_several_repeats_are_labelled_with_their_repeat() -> None:
 
     one = [choice(0, -0.5, 0.9, 0.9, False)]
     assert refinement_text(one, "F2") == (
-        "refinement not kept: no refined model beat F2 0.9000 (5-fold CV)"
+        "refinement not kept: no refined model beat the choice's 0.9000 (5-fold CV)"
     )
     three = [
         choice(0, -0.8333, 0.8883, 0.8883, False),
@@ -540,33 +539,23 @@ def test_numbers_of_several_repeats_are_labelled_with_their_repeat() -> None:
     ]
     assert refinement_text(three, "F2") == (
         "refinement kept in 1 of 3 repeats (5-fold CV): repeat 0 (the model delivered) not "
-        "kept, no refined model beat F2 0.8883; repeat 1 kept (T = 0.2), F2 0.9100 -> 0.9300; "
-        "repeat 2 not kept, no refined model beat F2 0.9117"
+        "kept, no refined model beat the choice's 0.8883; repeat 1 kept (T = 0.2), F2 0.9100 "
+        "-> 0.9300; repeat 2 not kept, no refined model beat the choice's 0.9117"
     )
     # A stage of the held-spread schedule (search.refine_scale) is named as one.
     held = [choice(0, -0.5833, 0.93, 0.91, True, scale="held")]
     assert refinement_text(held, "F2") == (
         "refinement kept (T = 0.2, spread held): F2 0.9100 -> 0.9300 (5-fold CV)"
     )
-    # A refined stage that beat the choice and was turned down says by which check.
-    score = SimpleNamespace
+    # A step that was not kept says why in the server's words (their wording is
+    # tests/core/test_records.py's), and no more than "not kept" without them.
     dropped = choice(0, -0.5, 0.25, 0.25, False)
-    dropped.refinement.scores = [score(score=0.265, constraints_hold=None)]
-    dropped.refinement.signal_probability = 0.71
+    dropped.refinement.not_kept_reason = "the server's reason"
     assert refinement_text([dropped], "F2") == (
-        "refinement not kept: a refined model beat F2 0.2500 (0.2650) but the held-out rows "
-        "could not tell it from a constant classifier (p = 0.71) (5-fold CV)"
+        "refinement not kept: the server's reason (5-fold CV)"
     )
-    dropped.refinement.refit_rate_ratio = 3.2
-    assert refinement_text([dropped], "F2") == (
-        "refinement not kept: a refined model beat F2 0.2500 (0.2650) but its refit predicted "
-        "3.20x the judged folds' positive rate (5-fold CV)"
-    )
-    # Under constraints only the stages that met them count.
-    dropped.refinement.scores = [score(score=0.265, constraints_hold=False)]
-    assert refinement_text([dropped], "F2") == (
-        "refinement not kept: no refined model beat F2 0.2500 (5-fold CV)"
-    )
+    dropped.refinement.not_kept_reason = None
+    assert refinement_text([dropped], "F2") == "refinement not kept (5-fold CV)"
     three[1].ratio_reached, three[2].ratio_reached = -0.61, -0.7
     text = choices_text(three)
     assert text is not None and not text.startswith("model ")

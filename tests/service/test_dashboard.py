@@ -631,8 +631,8 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     # Repeat 1's stages beat its choice there too, and the cell says why none was kept.
     why = choice_rows[1].find_all("td")[-1].attrs["title"]
     assert why.endswith(
-        "not kept: a refined model beat the choice (0.9000) but the held-out rows could not "
-        "tell it from a constant classifier (p = 0.71)"
+        "not kept: a refined model beat the choice's 0.8500 with 0.9000 but the held-out rows "
+        "could not tell it from a constant classifier (p = 0.71)"
     )
     assert dom.find(id="selection-score").text == "F2 0.8500 ± 0.0707 (5-fold CV, 2 repeats)"
     [warning] = dom.find(id="search-warnings").find_all("li")

@@ -125,32 +125,6 @@ def chosen_constraints_text(choices: list[Any], names: list[str]) -> str | None:
     )
 
 
-def not_kept_reason(step: Any, name: str) -> str:
-    """Why a refinement step was not kept: no refined stage (that met the constraints) beat the
-    choice, or the best one did and a check turned it down (search.refine_consistency: the
-    refit's rate; search.refine_signal: no evidence of a boundary; else refine_confidence)."""
-    before = optional(step.score_before)
-    scores = [
-        optional(s.score)
-        for s in optional(getattr(step, "scores", None)) or []
-        if optional(getattr(s, "constraints_hold", None)) is not False
-    ]
-    best = max((s for s in scores if s is not None), default=None)
-    if best is None or before is None or best <= before:
-        return f"no refined model beat {name} {fmt(before, '.4f')}"
-    beat = f"a refined model beat {name} {fmt(before, '.4f')} ({best:.4f}) but"
-    ratio = optional(getattr(step, "refit_rate_ratio", None))
-    if ratio is not None:
-        return f"{beat} its refit predicted {ratio:.2f}x the judged folds' positive rate"
-    signal = optional(getattr(step, "signal_probability", None))
-    if signal is not None:
-        return (
-            f"{beat} the held-out rows could not tell it from a constant classifier "
-            f"(p = {signal:.2f})"
-        )
-    return f"{beat} not by a significant margin"
-
-
 def refinement_text(choices: list[Any], name: str) -> str | None:
     """The refinement step of each repeat's search, every number labelled with its repeat:
     "refinement kept (T = 0.2): F1 0.8500 -> 0.9000 (5-fold CV)" for one repeat; with several,
@@ -172,7 +146,9 @@ def refinement_text(choices: list[Any], name: str) -> str | None:
             # A stage of the held-spread schedule (search.refine_scale) says so.
             held = ", spread held" if optional(getattr(step, "scale", None)) == "held" else ""
             return f"kept (T = {fmt(step.temperature)}{held}){sep} {name} {before} -> {after}"
-        return f"not kept{sep} {not_kept_reason(step, name)}"
+        # The server's words (core.records.Refinement.not_kept_reason), as the dashboard shows.
+        reason = optional(getattr(step, "not_kept_reason", None))
+        return f"not kept{sep} {reason}" if reason else "not kept"
 
     if len(choices) == 1:
         return f"refinement {outcome(steps[0], first, ':')} ({where})"

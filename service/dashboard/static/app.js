@@ -226,22 +226,6 @@
     return `T = ${temperature}${scale === 'held' ? ' (spread held)' : ''}`;
   }
 
-  // Why a step was not kept (the CLI's metro_cli.choices.not_kept_reason, in the same words): no
-  // stage that met the constraints beat the choice, or the best did and a check turned it down.
-  function notKeptReason(step) {
-    const met = step.scores.filter((s) => s.constraints_hold !== false && s.score !== null && s.score !== undefined);
-    const best = met.length ? Math.max(...met.map((s) => s.score)) : null;
-    if (best === null || step.score_before === null || best <= step.score_before) return 'no refined model beat the choice';
-    const beat = `a refined model beat the choice (${fmtNum(best)}) but`;
-    if (step.refit_rate_ratio !== null && step.refit_rate_ratio !== undefined) {
-      return `${beat} its refit predicted ${step.refit_rate_ratio.toFixed(2)}x the judged folds' positive rate`;
-    }
-    if (step.signal_probability !== null && step.signal_probability !== undefined) {
-      return `${beat} the held-out rows could not tell it from a constant classifier (p = ${step.signal_probability.toFixed(2)})`;
-    }
-    return `${beat} not by a significant margin`;
-  }
-
   function refinementCell(c) {
     const step = c.refinement;
     if (!step) return h('td', { 'data-refined': 'none' }, '—');
@@ -249,7 +233,7 @@
     const title = `Before the step ${fmtNum(step.score_before)} at threshold ${fmtNum(step.threshold_before)}; refined ${tried}`;
     return step.kept
       ? h('td', { 'data-refined': 'kept', title }, `${stageLabel(step.temperature, step.scale)}, from ${fmtNum(step.score_before)}`)
-      : h('td', { 'data-refined': 'not-kept', title: `${title}; not kept: ${notKeptReason(step)}` }, 'no');
+      : h('td', { 'data-refined': 'not-kept', title: `${title}; not kept: ${step.not_kept_reason || 'no reason given'}` }, 'no');
   }
 
   function choicesTable(choices, name, constraints) {

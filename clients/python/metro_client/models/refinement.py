@@ -28,6 +28,10 @@ class Refinement:
     threshold_before: float
     """ The threshold the search tuned, where the step started from """
     scores: list[RefinementScore]
+    not_kept_reason: None | str
+    """ Why the step was not kept, in the words the CLI and the dashboard show: no stage (that met the constraints)
+    beat the choice, or the best one did and a check turned it down (search.refine_consistency, refine_signal, else
+    refine_confidence); null when it was kept """
     scale: None | str | Unset = UNSET
     """ The kept stage's scale (free or held), null if none was """
     refit_rate_ratio: float | None | Unset = UNSET
@@ -56,6 +60,9 @@ class Refinement:
             scores_item = scores_item_data.to_dict()
             scores.append(scores_item)
 
+        not_kept_reason: None | str
+        not_kept_reason = self.not_kept_reason
+
         scale: None | str | Unset
         if isinstance(self.scale, Unset):
             scale = UNSET
@@ -83,6 +90,7 @@ class Refinement:
                 "score_before": score_before,
                 "threshold_before": threshold_before,
                 "scores": scores,
+                "not_kept_reason": not_kept_reason,
             }
         )
         if scale is not UNSET:
@@ -124,6 +132,13 @@ class Refinement:
 
             scores.append(scores_item)
 
+        def _parse_not_kept_reason(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        not_kept_reason = _parse_not_kept_reason(d.pop("not_kept_reason"))
+
         def _parse_scale(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -157,6 +172,7 @@ class Refinement:
             score_before=score_before,
             threshold_before=threshold_before,
             scores=scores,
+            not_kept_reason=not_kept_reason,
             scale=scale,
             refit_rate_ratio=refit_rate_ratio,
             signal_probability=signal_probability,

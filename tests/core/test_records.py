@@ -1,0 +1,63 @@
+"""core.records: the computed parts of the records the API, the CLI and the dashboard show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.records import Refinement
+
+BEAT = "a refined model beat the choice's 0.2500 with 0.2650 but"
+
+
+def _step(**overrides: Any) -> Refinement:
+    fields: dict[str, Any] = {
+        "kept": False,
+        "temperature": None,
+        "score_before": 0.25,
+        "threshold_before": 0.1,
+        "scores": [{"temperature": 0.05, "score": 0.2}, {"temperature": 0.2, "score": 0.265}],
+    }
+    return Refinement(**{**fields, **overrides})
+
+
+@pytest.mark.parametrize(
+    ("overrides", "reason"),
+    [
+        ({"kept": True, "temperature": 0.2}, None),
+        (
+            {"scores": [{"temperature": 0.2, "score": 0.25}]},
+            "no refined model beat the choice's 0.2500",
+        ),
+        (
+            {"scores": [{"temperature": 0.2, "score": None}]},
+            "no refined model beat the choice's 0.2500",
+        ),
+        ({"score_before": None}, "no refined model beat the choice"),
+        # Under constraints only the stages that met them count.
+        (
+            {"scores": [{"temperature": 0.2, "score": 0.265, "constraints_hold": False}]},
+            "no refined model beat the choice's 0.2500",
+        ),
+        # Which check turned the better stage down: the refit's rate first, then the signal.
+        (
+            {"refit_rate_ratio": 3.2, "signal_probability": 0.71},
+            f"{BEAT} its refit predicted 3.20x the judged folds' positive rate",
+        ),
+        (
+            {"signal_probability": 0.71},
+            f"{BEAT} the held-out rows could not tell it from a constant classifier (p = 0.71)",
+        ),
+        ({}, f"{BEAT} not by a significant margin"),
+    ],
+)
+def test_a_refinement_says_why_it_was_not_kept(overrides: dict[str, Any], reason: str | None):
+    step = _step(**overrides)
+    assert step.not_kept_reason == reason
+    # Part of what the API sends, and of its schema (read-only).
+    assert step.model_dump()["not_kept_reason"] == reason
+    schema = Refinement.model_json_schema(mode="serialization")["properties"]["not_kept_reason"]
+    assert schema["readOnly"] is True
+    # A stored record read back (with the field in it) is the same record.
+    assert Refinement.model_validate(step.model_dump()) == step
