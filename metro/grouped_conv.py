@@ -64,11 +64,25 @@ def triton_available(device: torch.device) -> bool:
     return triton is not None and not _failed and (device.type == "cuda" or _interpreting())
 
 
-def _launched(kernel: Callable[[], None]) -> bool:
-    """Run ``kernel``; False (and a warning, the first time) if Triton could not build or launch
-    it, so that the caller computes the same thing with PyTorch instead."""
+def _launched(
+    kernel: Any,
+    tuned: Any,
+    grid: Callable[[int], tuple[int, ...]],
+    args: tuple[Any, ...],
+    meta: dict[str, Any],
+    dtype: torch.dtype,
+) -> bool:
+    """Launch ``kernel`` on ``grid(BLOCK_M)``; False (and a warning, the first time) if Triton
+    could not build or launch it, so that the caller computes the same thing with PyTorch
+    instead. fp32 (scoring outside autocast, not the training step's hot path) and the
+    interpreter take one fixed tile of 64 pixels with IEEE products and no autotuning; bf16 and
+    fp16 take the autotuned ``tuned``."""
+    fp32 = dtype == torch.float32
     try:
-        kernel()
+        if _interpreting() or fp32:
+            kernel[grid(64)](*args, IEEE=fp32, BLOCK_M=64, num_warps=4, **meta)
+        else:
+            tuned[lambda config: grid(config["BLOCK_M"])](*args, IEEE=False, **meta)
     except Exception as exc:  # any compiler or launch failure: PyTorch's kernels instead
         _failed.append(f"{type(exc).__name__}: {exc}")
         warnings.warn(
@@ -376,20 +390,10 @@ def _conv_forward(
         }
         rows = n * out_size[0] * out_size[1]
 
-        def launch() -> None:
-            if _interpreting() or a.dtype == torch.float32:
-                # fp32 (scoring outside autocast) is not the training step's hot path: one
-                # fixed tile shape, IEEE products, no autotuning.
-                grid = (triton.cdiv(rows, 64), triton.cdiv(c_out, block_n), G)
-                _conv_fwd_kernel[grid](
-                    *args, IEEE=a.dtype == torch.float32, BLOCK_M=64, num_warps=4, **meta
-                )
-            else:
-                _conv_fwd_tuned[
-                    lambda c: (triton.cdiv(rows, c["BLOCK_M"]), triton.cdiv(c_out, block_n), G)
-                ](*args, IEEE=False, **meta)
+        def grid(block_m: int) -> tuple[int, int, int]:
+            return (triton.cdiv(rows, block_m), triton.cdiv(c_out, block_n), G)
 
-        if _launched(launch):
+        if _launched(_conv_fwd_kernel, _conv_fwd_tuned, grid, args, meta, a.dtype):
             return out, code
     if a_code is not None:
         a = _unpooled(a, a_code, size)
@@ -431,15 +435,10 @@ def _conv_weight_grad(
             "BLOCK_CO": block_co,
         }
 
-        def launch() -> None:
-            if _interpreting() or a.dtype == torch.float32:
-                _conv_wgrad_kernel[(tiles, splits)](
-                    *args, IEEE=a.dtype == torch.float32, BLOCK_M=64, num_warps=4, **meta
-                )
-            else:
-                _conv_wgrad_tuned[(tiles, splits)](*args, IEEE=False, **meta)
+        def grid(_block_m: int) -> tuple[int, int]:
+            return (tiles, splits)
 
-        if _launched(launch):
+        if _launched(_conv_wgrad_kernel, _conv_wgrad_tuned, grid, args, meta, a.dtype):
             # Slices summed in a fixed order: a deterministic gradient (atomics would not be).
             return ws.sum(0).view(G, 3, 3, c_in, c_out).permute(0, 4, 3, 1, 2)
     if grad_code is not None:
