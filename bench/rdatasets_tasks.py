@@ -19,6 +19,13 @@ before any method was run on these tasks, so the choice cannot follow the result
    positives) keep the first in (package, item) order.
 6. At most two tasks per R package; the tasks are ordered by sha256("package/item") and the first
    ``N_TASKS`` are taken.
+
+**The fresh suite.** The next ``N_FRESH`` = 20 tasks in the same order (ranks 21 to 40 of rule 6,
+the per-package limit counted over all 40) are frozen in
+``bench/results/rdatasets-fresh-tasks.json``, written before any method was run on them. No
+setting of the library is chosen on them: they check, on tasks the defaults were not tuned on,
+the claims measured on the first 20 (``python bench/defaults.py --suite fresh``,
+``python bench/small_data.py --suite fresh``; docs/quality.md, "Tasks the defaults never saw").
 """
 
 from __future__ import annotations
@@ -36,7 +43,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 FROZEN = ROOT / "bench/results/rdatasets-tasks.json"
+FROZEN_FRESH = ROOT / "bench/results/rdatasets-fresh-tasks.json"
 N_TASKS = 20
+N_FRESH = 20
 MAX_LEVELS = 10
 MAX_MISSING = 0.2
 
@@ -163,22 +172,26 @@ def select(n_tasks: int = N_TASKS) -> list[RTask]:
     return chosen
 
 
-def frozen_tasks() -> list[RTask]:
-    return [RTask(**t) for t in json.loads(FROZEN.read_text())["tasks"]]
+def frozen_tasks(*, fresh: bool = False) -> list[RTask]:
+    """The frozen list: the first ``N_TASKS``, or with ``fresh`` the ``N_FRESH`` after them."""
+    path = FROZEN_FRESH if fresh else FROZEN
+    return [RTask(**t) for t in json.loads(path.read_text())["tasks"]]
 
 
-if __name__ == "__main__":
-    tasks = select()
-    FROZEN.parent.mkdir(parents=True, exist_ok=True)
-    FROZEN.write_text(
-        json.dumps(
-            {
-                "rule": "bench/rdatasets_tasks.py (module docstring)",
-                "tasks": [t.__dict__ for t in tasks],
-            },
-            indent=1,
-        )
-        + "\n"
+def _freeze(path: Path, tasks: list[RTask], rule: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps({"rule": rule, "tasks": [t.__dict__ for t in tasks]}, indent=1) + "\n"
     )
     for t in tasks:
         print(t.name, t.target, t.positive, t.n_rows, t.n_features, t.n_positive)
+
+
+if __name__ == "__main__":
+    chosen = select(N_TASKS + N_FRESH)
+    _freeze(FROZEN, chosen[:N_TASKS], "bench/rdatasets_tasks.py (module docstring)")
+    _freeze(
+        FROZEN_FRESH,
+        chosen[N_TASKS:],
+        "bench/rdatasets_tasks.py (module docstring, the fresh suite)",
+    )

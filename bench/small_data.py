@@ -33,6 +33,7 @@ Examples
     python bench/small_data.py --method metro:refine-any               # an ablation
     python bench/small_data.py --report metro ttcv metro:refine-any    # the tables
     python bench/small_data.py --task digits-9 --first-seed 5 --out /tmp/fresh.json  # new seeds
+    python bench/small_data.py --suite fresh --seeds 3 --method metro ttcv parambath  # new tasks
 """
 
 from __future__ import annotations
@@ -50,10 +51,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from defaults import METRICS, _metric, finish_run, fit_predict, key, load, tasks
+from defaults import METRICS, SUITES, _metric, finish_run, fit_predict, key, load, tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/small-data.json"
+FRESH_OUT = ROOT / "bench/results/small-data-fresh.json"
 SIZES = (500, 1000)
 RATE = 0.06
 MIN_TEST_POSITIVES = 20
@@ -88,10 +90,11 @@ def admissible(n_positive: int, n_negative: int, n: int) -> bool:
     return min(rest_pos, int(RATE / (1 - RATE) * rest_neg)) >= MIN_TEST_POSITIVES
 
 
-def plan() -> list[tuple[str, int, int, int]]:
-    """(task, size, positives, negatives) of every setting the rule keeps."""
+def plan(suite: str = "main") -> list[tuple[str, int, int, int]]:
+    """(task, size, positives, negatives) of every setting the rule keeps, on the main
+    benchmark's tasks or on the fresh ones (``bench/defaults.py``'s suites)."""
     out = []
-    for name, task in tasks().items():
+    for name, task in tasks(suite).items():
         _, y = task.load()
         n1, n0 = int((y == 1).sum()), int((y == 0).sum())
         out += [(name, n, n1, n0) for n in SIZES if admissible(n1, n0, n)]
@@ -239,10 +242,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", nargs="+", metavar="METHOD")
+    parser.add_argument(
+        "--suite",
+        choices=SUITES,
+        default="main",
+        help="subsample the main benchmark's tasks, or the fresh ones no default was chosen on "
+        f"(results in {FRESH_OUT.relative_to(ROOT)} unless --out says otherwise)",
+    )
     args = parser.parse_args(argv)
+    if args.suite == "fresh" and args.out == DEFAULT_OUT:
+        args.out = FRESH_OUT
 
     if args.plan:
-        for name, n, n1, n0 in plan():
+        for name, n, n1, n0 in plan(args.suite):
             print(f"{name:28s} n={n:5d}  task positives {n1:6d} negatives {n0:6d}")
         return 0
     data = load(args.out)
@@ -260,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         print(empty_predictions(data, [method, *variants]))
         return 0
 
-    settings = [(t, n) for t, n, _, _ in plan() if not args.task or t in args.task]
+    settings = [(t, n) for t, n, _, _ in plan(args.suite) if not args.task or t in args.task]
     metrics = args.metric or list(METRICS)
     methods = args.method or ["metro", "ttcv"]
     work = [
