@@ -11,6 +11,7 @@ tied / lost, the share of cells more than 1 and 3 points behind, and the worst t
 Examples
     python bench/widened.py                             # the default against TTCV and Parambath
     python bench/widened.py --main /tmp/main-now.json   # with a rerun of the main tier
+    python bench/widened.py --suite fresh               # the 20 tasks no default was chosen on
     python bench/widened.py --small-more bench/results/small-data-seeds5-9.json   # 10 seeds
     python bench/widened.py --main-more bench/results/defaults-seeds5-9.json ...  # main, too
     python bench/widened.py ... --also bench/results/refine-schedule.json \
@@ -27,6 +28,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from defaults import FRESH_OUT as FRESH_MAIN
+from defaults import SUITES
+from small_data import FRESH_OUT as FRESH_SMALL
 from small_data import summary_table, worst_cells
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,8 +67,15 @@ def with_more_seeds(records: dict[str, Any], more: dict[str, Any]) -> dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--main", type=Path, default=MAIN, help="the main tier's records")
-    parser.add_argument("--small", type=Path, default=SMALL, help="the small tier's records")
+    parser.add_argument("--main", type=Path, help="the main tier's records")
+    parser.add_argument("--small", type=Path, help="the small tier's records")
+    parser.add_argument(
+        "--suite",
+        choices=SUITES,
+        default="main",
+        help="whose records are read by default: the main benchmark's tasks, or the fresh ones "
+        "no default was chosen on (bench/rdatasets_tasks.py)",
+    )
     parser.add_argument(
         "--main-more",
         type=Path,
@@ -90,8 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--method", default="metro")
     parser.add_argument("--peer", nargs="+", default=["ttcv", "parambath"])
     args = parser.parse_args(argv)
+    fresh = args.suite == "fresh"
+    args.main = args.main or (FRESH_MAIN if fresh else MAIN)
+    args.small = args.small or (FRESH_SMALL if fresh else SMALL)
     main_records = json.loads(args.main.read_text())
-    if args.main != MAIN:  # a rerun of one method: the peers' records are the stored ones
+    if (
+        not fresh and args.main != MAIN
+    ):  # a rerun of one method: the peers' records are the stored ones
         stored = json.loads(MAIN.read_text())["cells"]
         main_records["cells"] = {**stored, **main_records["cells"]}
     if args.main_more:
