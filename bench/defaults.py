@@ -129,6 +129,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "refine-sig": {"guard": "off", "refine_confidence": 0.9},
     "shrink": {"guard": "off", "shrink_confidence": 0.9},
     "guard+shrink": {"guard": "fallback", "shrink_confidence": 0.9},
+    # Grid points within one (two) held-out rows of the best tie with it, and the one nearest
+    # the plain-ERM point is chosen (SearchConfig.tie_rows).
+    "tie1": {"tie_rows": 1},
+    "tie2": {"tie_rows": 2},
 }
 
 THETAS = np.linspace(0.05, 0.95, 19)
@@ -253,6 +257,45 @@ def fit_predict(
                     best = (float(model.best_score_), float(theta), model)
             assert best is not None
             return best[2].predict(X_test), {"theta": best[1]}
+        if method in ("plugin", "plugin-fp"):
+            # Experiment: the plug-in rule. The same logistic model as TTCV's; its threshold on
+            # the predicted probability is the Bayes-optimal one for the metric at lambda-hat
+            # (cost table c = num - lambda-hat * den on (tp, fp, fn, tn): positive iff
+            # eta >= (c_fp - c_tn) / ((c_fp - c_tn) + (c_fn - c_tp)); F-beta: F*/(1 + beta^2)),
+            # lambda-hat the best loss over thresholds of the pooled out-of-fold probabilities
+            # of TTCV's five folds ("plugin"), or the fixed point of that rule ("plugin-fp").
+            from sklearn.base import clone
+            from sklearn.linear_model import LogisticRegression
+            from sklearn.model_selection import StratifiedKFold
+            from sklearn.pipeline import make_pipeline
+            from sklearn.preprocessing import StandardScaler
+
+            from metro.thresholds import losses_at_all_thresholds
+
+            spec = _metric(metric_name)
+            base = make_pipeline(StandardScaler(), LogisticRegression())
+            held = np.zeros(len(y))
+            for train, test in StratifiedKFold(5).split(X, y):
+                held[test] = clone(base).fit(X[train], y[train]).predict_proba(X[test])[:, 1]
+            _, losses = losses_at_all_thresholds(spec, held, y)
+
+            def cut(lam: float) -> float:
+                c = spec.numerator_cells - lam * spec.denominator_cells
+                a, b = c[2] - c[0], c[1] - c[3]
+                return float(np.clip(b / (a + b), 0.0, 1.0)) if a + b > 0 else 0.5
+
+            lam = float(np.min(losses))
+            threshold = cut(lam)
+            if method == "plugin-fp":
+                for _ in range(50):
+                    lam = spec.loss(y, held >= threshold)
+                    moved = cut(lam)
+                    if abs(moved - threshold) < 1e-9:
+                        break
+                    threshold = moved
+            model = clone(base).fit(X, y)
+            predicted = (model.predict_proba(X_test)[:, 1] >= threshold).astype(np.int64)
+            return predicted, {"threshold": threshold, "lambda": lam}
         if method.startswith("metro-wdcv"):
             # Experiment: weight decay chosen by the default search's own pooled held-out score
             # among factors of the C=1 penalty 1 / (2 ln 2 n) (n: the rows a fold fits on).
