@@ -129,10 +129,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "refine-sig": {"guard": "off", "refine_confidence": 0.9},
     "shrink": {"guard": "off", "shrink_confidence": 0.9},
     "guard+shrink": {"guard": "fallback", "shrink_confidence": 0.9},
-    # Grid points within one (two) held-out rows of the best tie with it, and the one nearest
-    # the plain-ERM point is chosen (SearchConfig.tie_rows).
-    "tie1": {"tie_rows": 1},
-    "tie2": {"tie_rows": 2},
 }
 
 THETAS = np.linspace(0.05, 0.95, 19)

@@ -51,7 +51,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     search : {"grid", "bisection", "dinkelbach"} or SearchConfig, default="grid"
         A strategy name, with the search parameters below; or a whole
         :class:`~metro.search.SearchConfig` (what a job's spec builds), which then stands for
-        every search parameter (``n_lambdas`` to ``tie_rows`` are not read).
+        every search parameter (``n_lambdas`` to ``shrink_confidence`` are not read).
     n_lambdas : int, default=21
         Grid size.
     epsilon, epsilon_m : float
@@ -104,9 +104,6 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     shrink_confidence : float in [0.5, 1), optional
         Deliver the fallback instead of the choice unless a paired bootstrap over the held-out
         rows finds the choice better with at least this probability (None: never).
-    tie_rows : int, default=0
-        Grid points whose held-out metric is within this many held-out rows of the best tie
-        with it, and the one nearest the plain-ERM grid point is chosen (0: the best).
     constraints : list of dict, optional
         Floors and ceilings on other ratio metrics, trained for: e.g.
         ``[{"metric": "recall", "at_least": 0.9}]`` or ``{"metric": "false_positive_rate",
@@ -185,7 +182,6 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         refine_confidence: float | None = _DEFAULT_SEARCH.refine_confidence,
         refine_signal: float | None = _DEFAULT_SEARCH.refine_signal,
         shrink_confidence: float | None = _DEFAULT_SEARCH.shrink_confidence,
-        tie_rows: int = _DEFAULT_SEARCH.tie_rows,
         constraints: Sequence[Mapping[str, Any] | Constraint] | None = None,
         validation_fraction: float = 0.25,
         refit: bool = _DEFAULT_SEARCH.refit,
@@ -218,7 +214,6 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.refine_confidence = refine_confidence
         self.refine_signal = refine_signal
         self.shrink_confidence = shrink_confidence
-        self.tie_rows = tie_rows
         self.constraints = constraints
         self.validation_fraction = validation_fraction
         self.refit = refit
@@ -266,7 +261,6 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             refine_confidence=self.refine_confidence,
             refine_signal=self.refine_signal,
             shrink_confidence=self.shrink_confidence,
-            tie_rows=self.tie_rows,
         )
 
     def _training_config(self) -> TrainingConfig:

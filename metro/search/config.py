@@ -20,7 +20,6 @@ __all__ = [
     "MAX_REFINE_TEMPERATURE",
     "MAX_REFINE_TEMPERATURES",
     "MAX_STEPS",
-    "MAX_TIE_ROWS",
     "REFINES",
     "REFINE_SCALES",
     "SELECTIONS",
@@ -57,8 +56,6 @@ MAX_MULTIPLIERS = 50
 MAX_MULTIPLIER = 1e6
 MAX_REFINE_TEMPERATURES = 10
 MAX_REFINE_TEMPERATURE = 10.0
-# A tie band wider than this many held-out rows would tie every grid point on most data.
-MAX_TIE_ROWS = 100
 # The probability of beating the better constant classifier that a kept refinement needs by
 # default (refine_signal), and below which any delivered choice carries the no_signal warning
 # (metro.search.safeguard).
@@ -115,10 +112,6 @@ class SearchConfig:
     * ``shrink_confidence``: None never shrinks; a level in [0.5, 1) delivers the fallback
       instead of the choice unless a paired bootstrap over the held-out rows finds the choice
       better with at least that probability.
-    * ``tie_rows``: 0 chooses the grid point with the best held-out metric; ``k >= 1`` counts
-      every grid point within ``k`` held-out rows of the best as tied with it (within the
-      largest change of the best's metric when ``k`` of its rows change side) and chooses, among
-      the tied, the one nearest the plain-ERM grid point.
     """
 
     strategy: str = option(
@@ -266,14 +259,6 @@ class SearchConfig:
         ge=0.5,
         lt=1.0,
     )
-    tie_rows: int = option(
-        0,
-        "0: the grid point with the best held-out metric is chosen; k >= 1: every grid point "
-        "within k held-out rows of it (the metric's change when k rows change side) ties with "
-        "it, and the one whose cost table is nearest the plain-ERM point's is chosen",
-        ge=0,
-        le=MAX_TIE_ROWS,
-    )
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -335,7 +320,6 @@ class SearchConfig:
             level = getattr(self, name)
             if level is not None and not (_is_finite_number(level) and 0.5 <= level < 1.0):
                 raise ValueError(f"{name} must be null or a number in [0.5, 1), got {level!r}")
-        _int_at_least("tie_rows", self.tie_rows, 0, MAX_TIE_ROWS)
         if isinstance(self.cv, str):
             if self.cv != "auto":
                 raise ValueError(f"cv must be 'auto', an integer or null, got {self.cv!r}")

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from metro.metrics import MetricSpec
 from metro.search.base import (
     Candidate,
     LambdaSolver,
@@ -108,10 +107,7 @@ def grid_search(
     if not ranking:
         everything = [c for per_fold in by_shift.values() for fold in per_fold for c in fold]
         raise diverged_error(everything, "every fit of the grid")
-    chosen = min(ranking, key=lambda row: row[:3])
-    if config.tie_rows and strategy == "grid" and len(lambdas) > 1:
-        chosen = _plainest_tied(spec, ranking, chosen, lambdas, config.tie_rows)
-    loss, _, _, threshold, best, chosen_folds = chosen
+    loss, _, _, threshold, best, chosen_folds = min(ranking, key=lambda row: row[:3])
     fallback = None
     if strategy == "grid" and tune:
         # The ERM-like grid point at a supported threshold (metro.search.safeguard), from the
@@ -134,32 +130,6 @@ def grid_search(
         fallback=fallback,
     )  # fmt: skip
     return refit_chosen(result, refit_solver, recorder)
-
-
-_Ranked = tuple[float, float, int, float, Candidate, list[Candidate]]
-
-
-def _plainest_tied(
-    spec: MetricSpec,
-    ranking: list[_Ranked],
-    best: _Ranked,
-    lambdas: np.ndarray,
-    rows: int,
-) -> _Ranked:
-    """Among the grid points whose held-out loss is within ``rows`` held-out rows of the best's
-    (SearchConfig.tie_rows), the one nearest the plain-ERM grid point (then the lower loss, then
-    the ranking's order). A grid point that wins by a row or two wins by the draw of the folds;
-    the weights nearest plain ERM are the ones least driven by a few rows of one class (an
-    edge of the grid weighs one class a hundred times the other)."""
-    from metro.search.safeguard import erm_like_index, tie_band
-
-    counts = held_out_counts(best[5], best[3])
-    if counts is None:
-        return best
-    band = tie_band(spec, counts, rows)
-    plain = erm_like_index(spec, lambdas)
-    tied = [row for row in ranking if row[0] <= best[0] + band + 1e-12]
-    return min(tied, key=lambda row: (abs(row[2] % len(lambdas) - plain), row[0], row[2]))
 
 
 def _fit_fold_stack(

@@ -22,8 +22,6 @@ nothing on new rows. This module gives the search a **fallback** and the rules t
   the same paired bootstrap finds it better than the unrefined choice with probability ``p``.
 * ``refine_signal=p`` (the same): the refinement is kept only when the bootstrap finds it better
   than the better constant classifier (:func:`constant_decisions`) with probability ``p``.
-* ``tie_rows=k`` (used by :mod:`metro.search.grid`): grid points within ``k`` held-out rows of
-  the best (:func:`tie_band`) tie with it, and the one nearest the fallback's grid point wins.
 * Whatever the settings, a delivered choice that the bootstrap does not find better than the
   better constant classifier with probability :data:`SIGNAL_LEVEL` carries the ``no_signal``
   warning (:func:`warn_without_signal`; without constraints). Delivering the constant instead
@@ -70,7 +68,6 @@ __all__ = [
     "safeguard_choice",
     "supported",
     "supported_threshold",
-    "tie_band",
     "warn_without_signal",
     "win_probability",
 ]
@@ -147,24 +144,6 @@ def constant_decisions(spec: MetricSpec, y: np.ndarray) -> np.ndarray:
     cells = np.array([[rate, 1.0 - rate, 0.0, 0.0], [0.0, 0.0, rate, 1.0 - rate]])
     positive, negative = _losses(spec, cells)
     return np.full(np.asarray(y).shape, bool(positive <= negative + 1e-12))
-
-
-def tie_band(spec: MetricSpec, counts: tuple[int, int, int, int], rows: int) -> float:
-    """The largest change of the loss at held-out ``counts`` (tp, fp, fn, tn) when ``rows`` of
-    its rows change side (a positive from predicted positive to negative or back, or a negative
-    the same): grid points whose held-out loss is within it of the best differ from it by no more
-    than ``rows`` rows (``SearchConfig.tie_rows``). 0 when ``rows`` is 0."""
-    if rows <= 0:
-        return 0.0
-    base = np.asarray(counts, dtype=np.float64)
-    moves = np.array([[-1, 0, 1, 0], [1, 0, -1, 0], [0, -1, 0, 1], [0, 1, 0, -1]], dtype=float)
-    moved = base + rows * moves
-    moved = moved[np.all(moved >= 0, axis=1)]
-    if moved.size == 0:
-        return 0.0
-    n = float(base.sum())
-    losses = _losses(spec, np.vstack([base, moved]) / n)
-    return float(np.max(np.abs(losses[1:] - losses[0])))
 
 
 def erm_like_index(spec: MetricSpec, lambdas: Sequence[float] | np.ndarray) -> int:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.metrics import f1_score, fbeta_score, jaccard_score
+from sklearn.metrics import f1_score, fbeta_score
 
-from metro import MetroClassifier, SearchConfig, f1, f_beta, jaccard
-from metro.search import cells_from_predictions, grid_lambdas, grid_search
+from metro import SearchConfig, f1, f_beta
+from metro.search import cells_from_predictions, grid_search
 from metro.search.base import Candidate, judge
-from metro.search.config import AUTO_CV_FOLDS, AUTO_CV_MAX_ROWS, MAX_TIE_ROWS
-from metro.search.safeguard import erm_like_index, tie_band
+from metro.search.config import AUTO_CV_FOLDS, AUTO_CV_MAX_ROWS
 
 
 def _candidate(spec, scores, labels, *, keep_scores=True):
@@ -141,94 +140,8 @@ def test_auto_folds_follow_the_size_and_the_strategy():
         ({"cv": True}, "cv must be an integer"),
         ({"strategy": "dinkelbach", "cv": 5}, "only available with the grid strategy"),
         ({"threshold": "median"}, "unknown threshold 'median'; expected one of zero, tuned"),
-        ({"tie_rows": -1}, f"tie_rows must be an integer between 0 and {MAX_TIE_ROWS}, got -1"),
-        ({"tie_rows": MAX_TIE_ROWS + 1}, "tie_rows must be an integer between 0 and"),
-        ({"tie_rows": 1.5}, "tie_rows must be an integer"),
-        ({"tie_rows": True}, "tie_rows must be an integer"),
     ],
 )
 def test_bad_selection_settings_are_named(settings, message):
     with pytest.raises(ValueError, match=message):
         SearchConfig(**settings)
-
-
-# -- ties within a few held-out rows (SearchConfig.tie_rows) -------------------------------------
-
-
-def _labelled(counts):
-    """(y_true, y_pred) holding exactly the counts (tp, fp, fn, tn)."""
-    tp, fp, fn, tn = counts
-    y_true = np.r_[np.ones(tp + fn), np.zeros(fp + tn)].astype(int)
-    y_pred = np.r_[np.ones(tp), np.zeros(fn), np.ones(fp), np.zeros(tn)].astype(int)
-    return y_true, y_pred
-
-
-@pytest.mark.parametrize(
-    ("spec", "score"),
-    [
-        (f1(), f1_score),
-        (f_beta(0.5), lambda t, p: fbeta_score(t, p, beta=0.5)),
-        (f_beta(2.0), lambda t, p: fbeta_score(t, p, beta=2.0)),
-        (jaccard(), jaccard_score),
-    ],
-)
-@pytest.mark.parametrize("counts", [(12, 5, 9, 274), (3, 0, 27, 270), (30, 270, 0, 0)])
-@pytest.mark.parametrize("rows", [1, 2, 3])
-def test_the_tie_band_is_the_largest_change_of_the_metric_when_rows_change_side(
-    spec, score, counts, rows
-):
-    base = score(*_labelled(counts))
-    tp, fp, fn, tn = counts
-    moved = [(tp - rows, fp, fn + rows, tn), (tp + rows, fp, fn - rows, tn)]
-    moved += [(tp, fp - rows, fn, tn + rows), (tp, fp + rows, fn, tn - rows)]
-    brute = max(abs(score(*_labelled(c)) - base) for c in moved if min(c) >= 0 and c[0] + c[2] > 0)
-    assert tie_band(spec.resolve(np.array([0, 1])), counts, rows) == pytest.approx(brute)
-    assert tie_band(spec.resolve(np.array([0, 1])), counts, 0) == 0.0
-
-
-def _tie_problem(gains):
-    """F1 on 300 rows, 3 folds, threshold 0. The ERM-like grid point decides as ``weak`` does;
-    grid point i decides the same but turns ``gains[i]`` more of its false negatives into true
-    positives (a point better by that many held-out rows)."""
-    rng = np.random.default_rng(0)
-    labels = (rng.random(300) < 0.2).astype(int)
-    spec = f1().resolve(labels)
-    lambdas = grid_lambdas(*spec.lambda_range, len(gains))
-    weak = np.where(rng.random(300) < 0.5, labels, 1 - labels).astype(float) - 0.5
-    missed = np.flatnonzero((labels == 1) & (weak < 0))
-
-    def scores(lam):
-        i = int(np.argmin(np.abs(lambdas - lam)))
-        s = weak.copy()
-        s[missed[: gains[i]]] = 0.5
-        return s
-
-    rows = np.array_split(rng.permutation(300), 3)
-    return spec, lambdas, [_ScoreSolver(spec, scores, labels, r) for r in rows]
-
-
-@pytest.mark.parametrize("tie_rows", [0, 1, 2, 3])
-def test_grid_points_within_the_tie_rows_of_the_best_give_way_to_the_plainest(tie_rows):
-    n = 9
-    spec, lambdas, _ = _tie_problem([0] * n)
-    plain = erm_like_index(spec, lambdas)
-    far = n - 1 if plain < n // 2 else 0
-    near = plain + (1 if far > plain else -1)
-    gains = [0] * n
-    gains[far], gains[near] = 3, 1  # the far edge wins by 3 rows, the neighbour by 1
-    spec, lambdas, solvers = _tie_problem(gains)
-    config = SearchConfig(n_lambdas=n, shift="minimal", threshold="zero", tie_rows=tie_rows)
-    result = grid_search(solvers, config=config)
-    expected = {0: far, 1: far, 2: near, 3: plain}[tie_rows]
-    assert result.best_lambda == pytest.approx(lambdas[expected])
-    # the loss reported is the chosen point's own, on the same pooled rows
-    curve = {round(p.lam, 12): p.loss for p in result.selection_curve}
-    assert result.selection_loss == pytest.approx(curve[round(float(lambdas[expected]), 12)])
-
-
-def test_the_estimator_passes_tie_rows_and_refuses_a_bad_one():
-    assert MetroClassifier(tie_rows=2)._search_config().tie_rows == 2
-    X = np.random.default_rng(0).normal(size=(40, 2))
-    y = (X[:, 0] > 0).astype(int)
-    with pytest.raises(ValueError, match="tie_rows must be an integer"):
-        MetroClassifier(tie_rows=-1).fit(X, y)

@@ -86,10 +86,6 @@ class SearchSpec:
     shrink_confidence: float | None | Unset = UNSET
     """ null never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice unless a paired
     bootstrap finds the choice better with at least that probability """
-    tie_rows: int | Unset = UNSET
-    """ 0: the grid point with the best held-out metric is chosen; k >= 1: every grid point within k held-out rows
-    of it (the metric's change when k rows change side) ties with it, and the one whose cost table is nearest the
-    plain-ERM point's is chosen. Server default: 0 """
 
     def to_dict(self) -> dict[str, Any]:
         strategy: str | Unset = UNSET
@@ -182,8 +178,6 @@ class SearchSpec:
         else:
             shrink_confidence = self.shrink_confidence
 
-        tie_rows = self.tie_rows
-
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -231,8 +225,6 @@ class SearchSpec:
             field_dict["refine_signal"] = refine_signal
         if shrink_confidence is not UNSET:
             field_dict["shrink_confidence"] = shrink_confidence
-        if tie_rows is not UNSET:
-            field_dict["tie_rows"] = tie_rows
 
         return field_dict
 
@@ -371,8 +363,6 @@ class SearchSpec:
 
         shrink_confidence = _parse_shrink_confidence(d.pop("shrink_confidence", UNSET))
 
-        tie_rows = d.pop("tie_rows", UNSET)
-
         search_spec = cls(
             strategy=strategy,
             n_lambdas=n_lambdas,
@@ -396,7 +386,6 @@ class SearchSpec:
             refine_confidence=refine_confidence,
             refine_signal=refine_signal,
             shrink_confidence=shrink_confidence,
-            tie_rows=tie_rows,
         )
 
         return search_spec
