@@ -43,6 +43,7 @@ import platform
 import sys
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,8 @@ from metro.trainer.common import costs_by_label, loss_matrix  # noqa: E402
 from metro.trainer.sgd import _stack_forward  # noqa: E402
 
 LOGISTIC = get_surrogate("logistic")
+# Steps run before the profiler records (profile_step): past cuDNN's and Triton's first-step setup.
+PROFILE_WARMUP = 3
 
 
 # -- data ---------------------------------------------------------------------------------------
@@ -230,13 +233,15 @@ def time_steps(
     cudnn_benchmark: bool = False,
     steps: int = 20,
     warmup: int = 5,
+    after_step: Callable[[], None] | None = None,
 ) -> dict[str, float]:
     """Milliseconds per SGD step of metro's K-stack (the trainer's step: gather the batch,
     standardize, augment, forward, cost-sensitive loss, backward, Nesterov SGD), full batches
     only, timed with CUDA events over ``steps`` steps after ``warmup``. ``stacking`` is one of
     metro's (models._CNN_STACKING); ``wrap`` is ``none``, ``graph``
     (torch.cuda.make_graphed_callables around forward + backward) or ``compile``
-    (torch.compile of the forward; its first call's compile time is reported)."""
+    (torch.compile of the forward; its first call's compile time is reported). ``after_step`` is
+    called after every step, the warm-up's included (a profiler's schedule)."""
     K = tables.shape[0]
     saved = dict(metro_models._CNN_STACKING)
     metro_models._CNN_STACKING[device.type] = stacking
@@ -286,6 +291,8 @@ def time_steps(
             opt.zero_grad(set_to_none=True)
             (losses.sum() / batch).backward()
             opt.step()
+            if after_step is not None:
+                after_step()
 
         for i in range(warmup):
             step(i)
@@ -325,17 +332,25 @@ def profile_step(
     stacking: str,
     top: int = 24,
 ) -> list[dict[str, Any]]:
-    """The CUDA kernels of 5 training steps, by total device time (torch.profiler)."""
-    from torch.profiler import ProfilerActivity, profile
+    """The CUDA kernels of 5 training steps, by total device time (torch.profiler), after
+    ``PROFILE_WARMUP`` steps that are not recorded: the first steps hold cuDNN's and Triton's
+    one-time setup (autotuning, plan search), which a step of a real fit does not pay."""
+    from torch.profiler import ProfilerActivity, profile, schedule
 
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    # wait: the warm-up steps, unrecorded; one profiler warm-up step (recorded, dropped); 5 active.
+    plan = schedule(wait=PROFILE_WARMUP, warmup=1, active=5, repeat=1)
+    cuda = device.type == "cuda"  # on CPU (a smoke test of this function): the CPU's ops
+    activity = ProfilerActivity.CUDA if cuda else ProfilerActivity.CPU
+    with profile(activities=[activity], schedule=plan) as prof:
         time_steps(
             X, y, tables, channels=channels, batch=batch, device=device, stacking=stacking,
-            steps=5, warmup=0,
+            steps=6, warmup=PROFILE_WARMUP, after_step=prof.step,
         )  # fmt: skip
     rows = []
     for ev in prof.key_averages():
-        t = getattr(ev, "self_device_time_total", None) or getattr(ev, "self_cuda_time_total", 0)
+        t = ev.self_cpu_time_total
+        if cuda:
+            t = getattr(ev, "self_device_time_total", 0) or getattr(ev, "self_cuda_time_total", 0)
         if t > 0:
             rows.append({"kernel": ev.key[:90], "calls": ev.count, "ms": round(t / 1000, 2)})
     rows.sort(key=lambda r: -r["ms"])
