@@ -110,17 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     ):  # a rerun of one method: the peers' records are the stored ones
         stored = json.loads(MAIN.read_text())["cells"]
         main_records["cells"] = {**stored, **main_records["cells"]}
-    if args.main_more:
-        more_main: dict[str, Any] = {"cells": {}}
-        for path in args.main_more:
-            more_main["cells"].update(json.loads(path.read_text())["cells"])
-        main_records = with_more_seeds(main_records, more_main)
+    # Each further run's seeds follow the ones before, in the order given (files holding the
+    # same cells on different seeds are joined, not overwritten).
+    for path in args.main_more:
+        main_records = with_more_seeds(main_records, json.loads(path.read_text()))
     small_records = json.loads(args.small.read_text())
-    if args.small_more:
-        more: dict[str, Any] = {"cells": {}}
-        for path in args.small_more:
-            more["cells"].update(json.loads(path.read_text())["cells"])
-        small_records = with_more_seeds(small_records, more)
+    for path in args.small_more:
+        small_records = with_more_seeds(small_records, json.loads(path.read_text()))
     for path in args.also:
         for name, cell in json.loads(path.read_text())["cells"].items():
             tier = small_records if "@" in cell["task"] else main_records
