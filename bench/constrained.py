@@ -49,7 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from defaults import SUITES, TEST_FRACTION, THETAS, load, tasks
+from defaults import TEST_FRACTION, THETAS, add_suite_option, load, suite_out, tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/constrained.json"
@@ -255,16 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true")
-    parser.add_argument(
-        "--suite",
-        choices=SUITES,
-        default="main",
-        help="the tasks: the main benchmark's, or the fresh ones no default was chosen on "
-        f"(results in {FRESH_OUT.relative_to(ROOT)} unless --out says otherwise)",
-    )
+    add_suite_option(parser, FRESH_OUT)
     args = parser.parse_args(argv)
-    if args.suite == "fresh" and args.out == DEFAULT_OUT:
-        args.out = FRESH_OUT
+    args.out = suite_out(args, DEFAULT_OUT, FRESH_OUT)
     data = load(args.out)
     if args.report:
         print(report(data))

@@ -198,6 +198,23 @@ def tasks(suite: str | None = None) -> dict[str, Task]:
     return {t.name: t for t in out}
 
 
+def add_suite_option(parser: argparse.ArgumentParser, fresh_out: Path) -> None:
+    """The ``--suite`` option of every script that runs the benchmark's tasks (this one,
+    ``small_data.py``, ``constrained.py``); read the results file with :func:`suite_out`."""
+    parser.add_argument(
+        "--suite",
+        choices=SUITES,
+        default="main",
+        help="the tasks: the main benchmark's, or the fresh ones no default was chosen on "
+        f"(results in {fresh_out.relative_to(ROOT)} unless --out says otherwise)",
+    )
+
+
+def suite_out(args: argparse.Namespace, default_out: Path, fresh_out: Path) -> Path:
+    """The results file: ``fresh_out`` for the fresh suite unless ``--out`` named another."""
+    return fresh_out if args.suite == "fresh" and args.out == default_out else args.out
+
+
 def _metric(name: str):  # type: ignore[no-untyped-def]
     from metro.metrics import get_metric
 
@@ -663,16 +680,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tag", default="")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", nargs="+", metavar="METHOD")
-    parser.add_argument(
-        "--suite",
-        choices=SUITES,
-        default="main",
-        help="the tasks: the main benchmark's, or the fresh ones no default was chosen on "
-        f"(results in {FRESH_OUT.relative_to(ROOT)} unless --out says otherwise)",
-    )
+    add_suite_option(parser, FRESH_OUT)
     args = parser.parse_args(argv)
-    if args.suite == "fresh" and args.out == DEFAULT_OUT:
-        args.out = FRESH_OUT
+    args.out = suite_out(args, DEFAULT_OUT, FRESH_OUT)
 
     data = load(args.out)
     if args.report:

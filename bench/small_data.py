@@ -51,7 +51,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from defaults import METRICS, SUITES, _metric, finish_run, fit_predict, key, load, tasks
+from defaults import (
+    METRICS,
+    _metric,
+    add_suite_option,
+    finish_run,
+    fit_predict,
+    key,
+    load,
+    suite_out,
+    tasks,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/small-data.json"
@@ -242,16 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", nargs="+", metavar="METHOD")
-    parser.add_argument(
-        "--suite",
-        choices=SUITES,
-        default="main",
-        help="subsample the main benchmark's tasks, or the fresh ones no default was chosen on "
-        f"(results in {FRESH_OUT.relative_to(ROOT)} unless --out says otherwise)",
-    )
+    add_suite_option(parser, FRESH_OUT)
     args = parser.parse_args(argv)
-    if args.suite == "fresh" and args.out == DEFAULT_OUT:
-        args.out = FRESH_OUT
+    args.out = suite_out(args, DEFAULT_OUT, FRESH_OUT)
 
     if args.plan:
         for name, n, n1, n0 in plan(args.suite):
