@@ -29,6 +29,7 @@ Examples
     python bench/constrained.py                       # every problem, task and method
     python bench/constrained.py --report              # the tables
     python bench/constrained.py --suite fresh --method metro --method threshold   # new tasks
+    python bench/constrained.py --out new.json --report --against bench/results/constrained.json
 """
 
 from __future__ import annotations
@@ -238,6 +239,44 @@ def report(data: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def against(data: dict[str, Any], before: dict[str, Any]) -> str:
+    """Each method's records in ``data`` paired per task and seed with the same method's in
+    ``before`` (the same problems, tasks and seeds run with other code): how often the floor held
+    on test and was delivered as met, the objective's mean and its paired difference, and how
+    many fits' test predictions changed (a changed objective or held-out verdict)."""
+    from scipy.stats import wilcoxon
+
+    out = [
+        "| problem | method | fits | held on test, before / now | delivered as met, before / "
+        "now | objective, before / now | difference (p) | fits changed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    groups: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for k, rec in data["cells"].items():
+        old = before["cells"].get(k)
+        if old is not None:
+            groups.setdefault((rec["problem"], rec["method"]), []).append((old, rec))
+    for (problem, method), pairs in sorted(groups.items()):
+        def flat(field: str, which: int, pairs: list = pairs) -> np.ndarray:
+            return np.array([v for p in pairs for v in p[which][field]], dtype=float)
+
+        def met(which: int, pairs: list = pairs) -> float:
+            chosen = [c for p in pairs for c in p[which]["chosen"]]
+            return float(np.mean([bool(c["feasible_cv"]) for c in chosen]))
+
+        o0, o1 = flat("objective", 0), flat("objective", 1)
+        h0, h1 = flat("holds", 0), flat("holds", 1)
+        d = o1 - o0
+        changed = int(np.sum((np.abs(d) > 1e-9) | (h0 != h1)))
+        p = f"{wilcoxon(d).pvalue:.2g}" if np.any(d != 0) else "-"
+        out.append(
+            f"| {PROBLEMS[problem].name} | {method} | {d.size} | {h0.mean():.1%} / {h1.mean():.1%} "
+            f"| {met(0):.0%} / {met(1):.0%} | {o0.mean():.2f} / {o1.mean():.2f} | "
+            f"{d.mean():+.2f} ({p}) | {changed} |"
+        )
+    return "\n".join(out)
+
+
 def _work(args: tuple[str, str, str, int]) -> dict[str, Any]:
     import torch
 
@@ -255,12 +294,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="with --report: pair each record with the same task, problem, method and seed in "
+        "this results file (the same run with other code)",
+    )
     add_suite_option(parser, FRESH_OUT)
     args = parser.parse_args(argv)
     args.out = suite_out(args, DEFAULT_OUT, FRESH_OUT)
     data = load(args.out)
     if args.report:
-        print(report(data))
+        print(against(data, load(args.against)) if args.against else report(data))
         return 0
     plan = [
         (t, p, m, args.seeds)

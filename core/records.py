@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 from typing_extensions import TypeAliasType
 
+from metro.constraints import DEFAULT_CONFIDENCE
 from metro.multiclass import AVERAGES
 from metro.search.base import FEW_TRUE_POSITIVES, WarningCode
 from metro.search.config import SIGNAL_LEVEL
@@ -199,6 +200,14 @@ class RepeatChoice(BaseModel):
         default=None,
         description="Under constraints: whether every constraint held there (false: none of "
         "the fits met them, and the one closest was kept); null without",
+    )
+    constraint_reach: list[float | None] | None = Field(
+        default=None,
+        description="Under constraints: each constraint's tightest bound (in the spec's order) "
+        "that some fit flagging rows met on its own on selection_split, at the confidence it "
+        f"was judged at (its own, else {DEFAULT_CONFIDENCE:g}); where constraints_satisfied is "
+        "false, what to loosen a bound to. Null without constraints, or where no fit flagged "
+        "a row",
     )
     selection_curve: list[SelectionPoint] | None = Field(
         default=None,

@@ -214,7 +214,11 @@ class Constraint:
         sqrt(1 + 1 / new_fraction); the bound is the estimate minus (plus) z of them. For a
         proportion k / m the standard error is sqrt(q (1 - q) / m) with q = (k + 1/2) / (m + 1)
         (the Jeffreys centre, so that k = m or k = 0 still leaves a margin); any other ratio
-        takes the delta method's (see the class docstring). No trials (m = 0) bound nothing."""
+        takes the delta method's (see the class docstring). A proportion with no trials (m = 0)
+        scores ``zero_division``: the new sample's trials are binomial at the rate m / n, none, so
+        it has none either, as :meth:`log_certainties` takes it (a classifier that flags no
+        held-out row meets a precision floor exactly where the user's convention says flagging
+        nothing does). Any other ratio with a zero denominator bounds nothing."""
         c = np.atleast_2d(np.asarray(fractions, dtype=np.float64))
         z = NormalDist().inv_cdf(float(self.confidence if self.confidence is not None else 0.5))
         u, v = self.score_numerator_cells, self.metric.denominator_cells
@@ -230,9 +234,10 @@ class Constraint:
             d = u[None, :] - value[:, None] * v[None, :]
             se = np.sqrt((c * d**2).sum(axis=1) / max(int(n), 1)) / safe
         margin = z * se * math.sqrt(1.0 + 1.0 / float(new_fraction))
-        if self.sense == "at_least":
-            return np.where(zero, 0.0, value - margin)
-        return np.where(zero, 1.0, value + margin)
+        bound = value - margin if self.sense == "at_least" else value + margin
+        if self.is_proportion:
+            return np.where(zero, value, bound)
+        return np.where(zero, 0.0 if self.sense == "at_least" else 1.0, bound)
 
     def log_certainties(
         self, cells: np.ndarray, n: int | None = None, *, new_fraction: float | None = None

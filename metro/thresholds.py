@@ -16,6 +16,7 @@ __all__ = [
     "best_threshold",
     "cells_at_all_thresholds",
     "losses_at_all_thresholds",
+    "reach",
 ]
 
 
@@ -91,6 +92,10 @@ class ConstrainedThreshold:
     feasible: bool
     log_certainty: float = 0.0
     by_certainty: bool = False
+    # Each constraint's largest slack over the thresholds that flag some row, whatever the
+    # others' slacks (-inf where none): how far its bound could have been tightened (> 0) or
+    # must be loosened (< 0) for that constraint alone to be met (:func:`reach`).
+    reach: tuple[float, ...] = ()
 
     @property
     def shortfall(self) -> float:
@@ -159,7 +164,20 @@ def best_constrained_threshold(
             joint_log_certainties(constraints, cells[j : j + 1], n, new_fraction=new_fraction)[0]
         ),
         by_certainty=by_certainty,
+        reach=reach(slacks, cells),
     )
+
+
+def reach(slacks: np.ndarray, cells: np.ndarray) -> tuple[float, ...]:
+    """Each column's largest value of ``slacks`` ([M, J], one row per row of ``cells``) over the
+    rows whose classifier flags some row (tp + fp > 0), -inf where none does: what each
+    constraint alone could reach. Flagging nothing is left out, since it meets a floor that
+    counts 0/0 as met whatever the data (:attr:`ConstrainedThreshold.reach`)."""
+    flags = np.atleast_2d(cells)[:, :2].sum(axis=1) > 0
+    s = np.atleast_2d(slacks)
+    if not flags.any():
+        return tuple(-np.inf for _ in range(s.shape[1]))
+    return tuple(float(v) for v in s[flags].max(axis=0))
 
 
 def _place(thresholds: np.ndarray, j: int) -> float:

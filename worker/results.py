@@ -69,6 +69,9 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> Repeat
             if search.constraint_values
             else None,
             "constraints_satisfied": search.constraints_satisfied,
+            "constraint_reach": [finite_or_none(v) for v in search.constraint_reach]
+            if search.constraint_reach
+            else None,
             # The grid's pooled held-out curve the choice ran over (the dashboard draws it).
             "selection_curve": [
                 {

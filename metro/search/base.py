@@ -255,7 +255,7 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
                     WarningCode.PREDICTS_ONE_CLASS,
                     f"the chosen classifier predicts every one of {where} {label} "
                     f"(TP {tp}, FP {fp}, FN {fn}, TN {tn}): its {spec.name} says little about "
-                    "new data",
+                    "new data" + _met_by_flagging_nothing(result, counts),
                 )
             )
         elif tp < FEW_TRUE_POSITIVES:
@@ -289,10 +289,47 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
                 "likely to meet them on new data) was kept (constraint values "
                 + ", ".join(f"{v:.4g}" for v in result.constraint_values)
                 + "): loosen a bound, or give more data"
+                + _reach_hint(result)
                 + _flag_nothing_hint(result.constraints),
             )
         )
     return out
+
+
+def _reach_hint(result: SearchResult) -> str:
+    """The tightest bound each unmet constraint could have had, met by some fit on its own at
+    the confidence it was judged at: what a user would loosen it to."""
+    from metro.constraints import DEFAULT_CONFIDENCE
+
+    parts = []
+    for constraint, reached in zip(result.constraints, result.constraint_reach, strict=False):
+        if not math.isfinite(reached):
+            continue
+        word = ">=" if constraint.sense == "at_least" else "<="
+        confidence = constraint.confidence or DEFAULT_CONFIDENCE
+        parts.append(f"{constraint.metric.name} {word} {reached:.3g} at confidence {confidence:g}")
+    if not parts:
+        return ""
+    return "; the tightest bounds some fit met, each on its own: " + ", ".join(parts)
+
+
+def _met_by_flagging_nothing(result: SearchResult, counts: tuple[int, int, int, int]) -> str:
+    """What to add where the choice met its constraints by flagging no held-out row, some of them
+    only by their convention for 0/0 (a precision floor with ``zero_division`` 1): no classifier
+    that flags rows met them."""
+    if not result.constraints_satisfied:
+        return ""
+    cells = np.asarray(counts, dtype=np.float64)
+    names = " and ".join(
+        c.name for c in result.constraints if abs(float(cells @ c.metric.denominator_cells)) < 0.5
+    )
+    if not names:
+        return ""
+    return (
+        f"; it meets {names} only because flagging nothing counts as meeting it: no classifier "
+        "that flags rows met it on the held-out rows (loosen the bound, or give more data)"
+        + _reach_hint(result)
+    )
 
 
 def _flag_nothing_hint(constraints: Sequence[Constraint]) -> str:
@@ -306,7 +343,7 @@ def _flag_nothing_hint(constraints: Sequence[Constraint]) -> str:
     return (
         f"; if flagging no row should count as meeting {' and '.join(names)} (no alerts, no false "
         "alerts), give its metric zero_division 1: the search then flags nothing where it "
-        "cannot certify the floor"
+        "cannot certify the floor otherwise"
     )
 
 
@@ -343,6 +380,10 @@ class SearchResult:
     constraints_satisfied: bool | None = None
     # The constraints the choice was made under (empty: none).
     constraints: tuple[Constraint, ...] = ()
+    # Each constraint's tightest bound that some fit flagging rows met on its own, at the
+    # confidence it was judged at (a constraint without one at DEFAULT_CONFIDENCE); nan where no
+    # fit flagged a row. Where the constraints were not met: how far to loosen them.
+    constraint_reach: tuple[float, ...] = ()
     # The held-out confusion counts (tp, fp, fn, tn) behind ``selection_loss`` (None: judged on
     # the training sample), and the number of folds pooled (None: a holdout or none).
     selection_counts: tuple[int, int, int, int] | None = None

@@ -53,7 +53,7 @@ from metro.search.base import (
 )
 from metro.search.config import SearchConfig
 from metro.search.grid import grid_lambdas
-from metro.thresholds import ConstrainedThreshold, best_constrained_threshold
+from metro.thresholds import ConstrainedThreshold, best_constrained_threshold, reach
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -138,6 +138,9 @@ def constrained_grid_search(
         tuple[tuple[int, float, float, float], float, int, ConstrainedThreshold, list[Candidate]]
     ] = []
     everything: list[Candidate] = []
+    # Each judged constraint's largest slack over every fit and threshold (ConstrainedThreshold.
+    # reach): what the warning says a bound would have to be loosened to.
+    reached = np.full(len(constraints), -np.inf)
     order = 0
     for shift in shifts_for(config):
         for mu in config.multipliers:
@@ -161,6 +164,8 @@ def constrained_grid_search(
                 choice = judge_constrained(
                     spec, judged, folds, tune=tune, by_certainty=by_certainty
                 )
+                if choice.reach:
+                    reached = np.maximum(reached, choice.reach)
                 train_loss = float(np.mean([c.train_loss(spec) for c in folds]))
                 ranking.append((choice.rank, train_loss, order, choice, folds))
     if not ranking:
@@ -173,11 +178,22 @@ def constrained_grid_search(
         constraint_values=_values(constraints, chosen, choice),
         constraints_satisfied=choice.feasible,
         constraints=tuple(constraints),
+        constraint_reach=tuple(
+            _reached_bound(c, float(r)) for c, r in zip(judged, reached, strict=True)
+        ),
         selection_counts=held_out_counts(chosen, choice.threshold),
         n_folds=len(solvers) if len(solvers) > 1 else None,
         grid=tuple(float(v) for v in lambdas) if lambdas.size > 1 else None,
     )  # fmt: skip
     return refit_chosen(result, refit_solver, recorder)
+
+
+def _reached_bound(constraint: Constraint, slack: float) -> float:
+    """The tightest bound of ``constraint`` that a fit flagging some row met at the confidence it
+    was judged at, from the largest slack any reached (nan where no fit flagged a row)."""
+    if not np.isfinite(slack):
+        return float("nan")
+    return constraint.bound + slack if constraint.sense == "at_least" else constraint.bound - slack
 
 
 def _values(
@@ -220,4 +236,5 @@ def judge_at_zero(
         feasible=all(s >= -1e-12 for s in slacks),
         log_certainty=certainty,
         by_certainty=by_certainty,
+        reach=reach(np.asarray([slacks]), np.asarray(cells)),
     )

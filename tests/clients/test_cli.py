@@ -569,6 +569,36 @@ def test_numbers_of_several_repeats_are_labelled_with_their_repeat() -> None:
     assert constraint_label("Recall ≥ 0.8", None) == "Recall ≥ 0.8"
 
 
+def test_an_unmet_constraint_shows_the_tightest_bound_some_fit_met() -> None:
+    """`metro result` / `watch` under a constraint no fit met: beside its value where chosen,
+    the tightest bound some fit met on its own (the choice's constraint_reach), per repeat; a
+    met constraint, or a result without the field (an older server), shows the value alone."""
+    from types import SimpleNamespace
+
+    from metro_cli.choices import chosen_constraints_text
+
+    def choice(value: float, met: bool, reach: list[float | None] | None) -> Any:
+        return SimpleNamespace(
+            constraint_values=[value], constraints_satisfied=met, constraint_reach=reach,
+            selection_split="cross-validation", n_folds=5,
+        )  # fmt: skip
+
+    names = ["Precision ≥ 0.7 (90% confidence)"]
+    assert chosen_constraints_text([choice(0.65, False, [0.5812])], names) == (
+        "constraints NOT met where chosen: Precision ≥ 0.7 (90% confidence) 0.6500 "
+        "(tightest met: 0.5812) (5-fold CV)"
+    )
+    assert chosen_constraints_text(
+        [choice(0.65, False, [0.5812]), choice(0.6, False, [0.55])], names
+    ) == (
+        "constraints NOT met where chosen: Precision ≥ 0.7 (90% confidence) 0.6500, 0.6000 "
+        "(tightest met: 0.5812, 0.5500) (5-fold CV, 2 repeats)"
+    )
+    for met, reach in [(True, [0.81]), (False, None), (False, [None])]:
+        text = chosen_constraints_text([choice(0.75, met, reach)], names)
+        assert text is not None and "tightest" not in text
+
+
 def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> None:
     """An averaged job from a local multi-class CSV: --average, the per-class table of
     `metro result`, and `metro predict` writing each class's margin beside the label."""

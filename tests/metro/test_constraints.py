@@ -220,6 +220,31 @@ def test_a_constraint_is_certified_at_a_confidence_exactly_where_its_certainty_r
         np.testing.assert_array_equal((slack >= -1e-12)[clear], certified[clear])
 
 
+@pytest.mark.parametrize("zero_division", [0.0, 1.0])
+@pytest.mark.parametrize(("name", "sense", "bound"), [("precision", "at_least", 0.7),
+                                                     ("precision", "at_most", 0.3)])  # fmt: skip
+def test_a_choice_flagging_no_row_is_certified_on_a_new_sample_as_its_convention_says(
+    zero_division, name, sense, bound
+):
+    """No predicted positive among the held-out rows: a new sample drawn like them flags none
+    either, and scores zero_division. The new-sample bound certifies such a row exactly where
+    that convention meets the bound (a floor under 1, a ceiling under 0) and its certainty says
+    the same (sure, or impossible), at every confidence; before, the bound took "no trials" for
+    "nothing known" and never certified it, while the certainty called it sure."""
+    n = 400
+    empty = np.array([[0.0, 0.0, 40.0, 360.0]]) / n  # tp, fp, fn, tn: nothing flagged
+    meets = zero_division >= bound if sense == "at_least" else zero_division <= bound
+    for confidence in (0.55, 0.9, 0.99):
+        sure = get_constraint({"metric": name, "params": {"zero_division": zero_division},
+                               sense: bound, "confidence": confidence})  # fmt: skip
+        slack = float(sure.slacks(empty, n, new_fraction=0.2)[0])
+        certainty = float(sure.log_certainties(empty, n, new_fraction=0.2)[0])
+        assert (slack >= 0) == meets
+        assert certainty == (0.0 if meets else -np.inf)
+        # On the population (no new sample) no trial still bounds nothing: the exact bound.
+        assert float(sure.slacks(empty, n)[0]) < 0
+
+
 @pytest.mark.parametrize(("k", "m"), [(0, 1), (2, 2), (9, 10), (30, 40), (12, 30)])
 @pytest.mark.parametrize(("name", "sense", "bound"), [("precision", "at_least", 0.7),
                                                      ("recall", "at_most", 0.5)])  # fmt: skip

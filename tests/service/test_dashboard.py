@@ -438,7 +438,7 @@ def _seed_constrained(app: Any, tenant: TenantCtx) -> str:
     choice = {
         **_choice(0, CHOSEN, "minimal", 0.82, [warning]),
         "selection_split": "validation", "n_folds": None, "constraint_values": [0.89],
-        "constraints_satisfied": False,
+        "constraints_satisfied": False, "constraint_reach": [0.8612],
     }  # fmt: skip
     with app.state.sessionmaker() as session:
         job, _ = submit_job(
@@ -497,7 +497,10 @@ def _assert_constrained_job_page(dom: Node) -> None:
     assert dom.find(id="spec-constraints").text == RECALL
     chosen = dom.find(id="chosen-constraints")
     assert chosen.find(cls="holds").attrs["data-holds"] == "false"
-    assert f"not met where chosen: {RECALL} 0.8900 (validation)" in chosen.text
+    # ... and the tightest bound some fit met, what the user would loosen it to
+    assert f"not met where chosen: {RECALL} 0.8900 (tightest met: 0.8612) (validation)" in (
+        chosen.text
+    )
     [row] = dom.find("table", id="choices-table").find("tbody").find_all("tr")
     assert cells_of(row)[-2:] == ["0.8900", "not met"]
     [warning] = dom.find(id="search-warnings").find_all("li")

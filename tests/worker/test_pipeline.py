@@ -372,6 +372,8 @@ def test_a_constrained_job_reports_what_its_model_does_under_the_constraint(pair
     assert job["state"] == "succeeded", job
     [choice] = job["choices"]
     assert choice["constraints_satisfied"] is True and choice["constraint_values"][0] >= 0.8
+    # The tightest recall floor some fit met: met here, so at least the one asked for.
+    assert 0.8 <= choice["constraint_reach"][0] <= 1.0
 
     # The trace: every lambda at each multiplier, then the refit at the chosen one.
     trace = pair.trace(job_id)

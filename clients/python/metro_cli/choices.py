@@ -107,15 +107,20 @@ def spec_constraint_names(job: Any) -> list[str]:
 
 def chosen_constraints_text(choices: list[Any], names: list[str]) -> str | None:
     """Under constraints, their values where each repeat's search chose and whether they held
-    there: "constraints met where chosen: Recall ≥ 0.9 0.9123 (5-fold CV)"."""
+    there: "constraints met where chosen: Recall ≥ 0.9 0.9123 (5-fold CV)"; where they were not
+    met, the tightest bound some fit met, each on its own (the choice's constraint_reach): "NOT
+    met where chosen: Precision ≥ 0.7 0.6500 (tightest met: 0.5812) (5-fold CV)"."""
     chosen = [c for c in choices if optional(getattr(c, "constraint_values", None)) is not None]
     if not chosen or not names:
         return None
+    met = all(optional(c.constraints_satisfied) for c in chosen)
     parts = []
     for i, name in enumerate(names):
         values = ", ".join(fmt(optional(c.constraint_values[i]), ".4f") for c in chosen)
+        reach = [optional(getattr(c, "constraint_reach", None)) for c in chosen]
+        if not met and all(r is not None and r[i] is not None for r in reach):
+            values += " (tightest met: " + ", ".join(fmt(r[i], ".4f") for r in reach) + ")"
         parts.append(f"{name} {values}")
-    met = all(optional(c.constraints_satisfied) for c in chosen)
     where = selection_label(str(chosen[0].selection_split), chosen[0].n_folds)
     repeats = f", {len(chosen)} repeats" if len(chosen) > 1 else ""
     return (

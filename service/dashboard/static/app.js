@@ -206,12 +206,15 @@
   }
 
   // Under constraints, their values where the searches chose and whether they held there:
-  // "met where chosen: Recall ≥ 0.9 0.9123 (5-fold CV)".
+  // "met where chosen: Recall ≥ 0.9 0.9123 (5-fold CV)"; where not met, the tightest bound some
+  // fit met, each on its own (constraint_reach): "Precision ≥ 0.7 0.6500 (tightest met: 0.5812)".
   function chosenConstraintsEl(choices, constraints) {
     const chosen = (choices || []).filter((c) => c.constraint_values);
     if (!chosen.length || !constraints.length) return null;
     const met = chosen.every((c) => c.constraints_satisfied);
-    const values = constraints.map((c, i) => `${c.display_name} ${chosen.map((x) => fmtNum(x.constraint_values[i])).join(', ')}`);
+    const reach = (i) => (!met && chosen.every((x) => x.constraint_reach && x.constraint_reach[i] != null)
+      ? ` (tightest met: ${chosen.map((x) => fmtNum(x.constraint_reach[i])).join(', ')})` : '');
+    const values = constraints.map((c, i) => `${c.display_name} ${chosen.map((x) => fmtNum(x.constraint_values[i])).join(', ')}${reach(i)}`);
     const where = `${selectionLabel(chosen[0])}${chosen.length > 1 ? `, ${chosen.length} repeats` : ''}`;
     return h('span', { id: 'chosen-constraints' }, holdsEl(met), ` where chosen: ${values.join('; ')} (${where})`);
   }

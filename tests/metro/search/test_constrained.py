@@ -200,14 +200,16 @@ class _TwoShapes:
         self.shapes = [(many, self.y), (np.r_[np.full(10, 2.0), np.full(1990, 1.0)], few_y)]
 
     def solve(self, lambdas, *, shift, warm_start=None, multipliers=None):
-        from metro.search.base import Candidate
+        from metro.search.base import Candidate, cells_from_predictions
 
         out = []
         for i, lam in enumerate(lambdas):
             scores, labels = self.shapes[i % 2]
             cells = np.array([0.3, 0.2, 0.1, 0.4])
+            held_out = cells_from_predictions(labels, (scores >= 0)[:, None])[0]
             out.append(Candidate(lam=float(lam), shift=shift, train_cells=cells,
-                                 validation_scores=scores, validation_labels=labels))  # fmt: skip
+                                 validation_cells=held_out, validation_scores=scores,
+                                 validation_labels=labels))  # fmt: skip
         return out
 
 
@@ -240,22 +242,72 @@ def test_an_uncertifiable_floor_with_a_confidence_falls_back_to_the_fit_likelies
         assert min((0, 1), key=lambda i: judged[i].rank) == first
 
 
-def test_an_uncertifiable_floor_that_flagging_nothing_meets_flags_nothing():
-    """The same floor where 0/0 counts as meeting it (precision's zero_division 1, the
-    false-discovery-rate convention): flagging no row is sure to hold on new data, so where
-    neither shape can be certified the search delivers a threshold above every held-out score,
-    and says so."""
+def test_an_unmet_floor_says_how_far_to_loosen_it():
+    """Where no fit meets the floor, the result carries the tightest floor some fit flagging rows
+    met at the same confidence (the largest new-sample bound over every fit and threshold,
+    checked by brute force), and the warning names it; asking for that floor is then met."""
     from metro.search.constrained import constrained_grid_search
+    from metro.thresholds import cells_at_all_thresholds
 
     floor = {"metric": "precision", "at_least": 0.7, "confidence": 0.9}
     config = SearchConfig(n_lambdas=2, multipliers=(0.0,))
+    result = constrained_grid_search(
+        [_TwoShapes()], config=config, constraints=get_constraints([floor])
+    )
+    assert result.constraints_satisfied is False
+    (sure,) = get_constraints([floor])
+    best = -np.inf
+    for scores, labels in _TwoShapes().shapes:
+        _, cells = cells_at_all_thresholds(scores, labels)
+        flags = cells[:, 0] + cells[:, 1] > 0
+        bounds = sure.prediction_bounds(cells[flags], labels.size, 1.0)
+        best = max(best, float(bounds.max()))
+    (reached,) = result.constraint_reach
+    assert reached == pytest.approx(best) and 0.5 < reached < 0.7
+    (warning,) = [w for w in result.warnings if w.code == "constraints_not_met"]
+    assert f"precision >= {reached:.3g} at confidence 0.9" in warning.message
+    loosened = {**floor, "at_least": reached - 1e-9}
+    met = constrained_grid_search(
+        [_TwoShapes()], config=config, constraints=get_constraints([loosened])
+    )
+    assert met.constraints_satisfied is True
+    assert not [w for w in met.warnings if w.code == "constraints_not_met"]
+
+
+@pytest.mark.parametrize(("confidence", "bound"), [(0.9, 0.7), (None, 0.85)])
+def test_an_uncertifiable_floor_that_flagging_nothing_meets_flags_nothing(confidence, bound):
+    """The same floor where 0/0 counts as meeting it (precision's zero_division 1, the
+    false-discovery-rate convention): flagging no row meets it, on the held-out rows and on a
+    new sample (which flags none of them either), so where neither shape can be certified the
+    search delivers a threshold above every held-out score as meeting the floor, with or without
+    a confidence (judged at the default's then), and says what it delivered."""
+    from metro.search.constrained import constrained_grid_search
+
+    floor: dict[str, object] = {"metric": "precision", "at_least": bound}
+    if confidence is not None:
+        floor["confidence"] = confidence
+    config = SearchConfig(n_lambdas=2, multipliers=(0.0,))
     flagged = get_constraints([{**floor, "params": {"zero_division": 1.0}}])
     result = constrained_grid_search([_TwoShapes()], config=config, constraints=flagged)
-    assert result.constraints_satisfied is False
+    assert result.constraints_satisfied is True
     # Above every held-out score of either shape: no row is flagged.
     assert result.threshold > max(s.max() for s, _ in _TwoShapes().shapes)
-    (warning,) = [w for w in result.warnings if w.code == "constraints_not_met"]
-    assert "zero_division" not in warning.message  # already the convention asked
+    assert result.selection_counts is not None and sum(result.selection_counts[:2]) == 0
+    assert "constraints_not_met" not in [w.code for w in result.warnings]
+    (warning,) = [w for w in result.warnings if w.code == "predicts_one_class"]
+    assert f"meets precision(zero_division=1) >= {bound:g} only because flagging nothing" in (
+        warning.message
+    )
+    (reached,) = result.constraint_reach  # "few", 8 of 10 right, is the best a flagging fit did
+    assert 0.5 < reached < bound and f"precision >= {reached:.3g} at confidence" in warning.message
+    # Under the other convention flagging nothing misses the floor: the fallback is a fit that
+    # flags rows, delivered as missing it.
+    missed = constrained_grid_search(
+        [_TwoShapes()], config=config, constraints=get_constraints([floor])
+    )
+    assert missed.constraints_satisfied is False
+    assert missed.threshold < max(s.max() for s, _ in _TwoShapes().shapes)
+    assert "predicts_one_class" not in [w.code for w in missed.warnings]
     # A certifiable floor is unaffected: at 0.6 "many" (0.69 on 500 rows) is certified
     # either way and delivered the same.
     loose = [{**floor, "at_least": 0.6}, {**floor, "at_least": 0.6, "params": {"zero_division": 1}}]

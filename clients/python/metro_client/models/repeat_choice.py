@@ -51,6 +51,10 @@ class RepeatChoice:
     constraints_satisfied: bool | None | Unset = UNSET
     """ Under constraints: whether every constraint held there (false: none of the fits met them, and the one
     closest was kept); null without """
+    constraint_reach: list[float | None] | None | Unset = UNSET
+    """ Under constraints: each constraint's tightest bound (in the spec's order) that some fit flagging rows met on
+    its own on selection_split, at the confidence it was judged at (its own, else 0.55); where constraints_satisfied
+    is false, what to loosen a bound to. Null without constraints, or where no fit flagged a row """
     selection_curve: list[SelectionPoint] | None | Unset = UNSET
     """ Grid searches: every (lambda, shift) with the score the choice was made by (pooled over the folds with
     cross-validation: not the mean of the folds' curves); null for bisection, Dinkelbach and constrained searches
@@ -124,6 +128,19 @@ class RepeatChoice:
         else:
             constraints_satisfied = self.constraints_satisfied
 
+        constraint_reach: list[float | None] | None | Unset
+        if isinstance(self.constraint_reach, Unset):
+            constraint_reach = UNSET
+        elif isinstance(self.constraint_reach, list):
+            constraint_reach = []
+            for constraint_reach_type_0_item_data in self.constraint_reach:
+                constraint_reach_type_0_item: float | None
+                constraint_reach_type_0_item = constraint_reach_type_0_item_data
+                constraint_reach.append(constraint_reach_type_0_item)
+
+        else:
+            constraint_reach = self.constraint_reach
+
         selection_curve: list[dict[str, Any]] | None | Unset
         if isinstance(self.selection_curve, Unset):
             selection_curve = UNSET
@@ -170,6 +187,8 @@ class RepeatChoice:
             field_dict["constraint_values"] = constraint_values
         if constraints_satisfied is not UNSET:
             field_dict["constraints_satisfied"] = constraints_satisfied
+        if constraint_reach is not UNSET:
+            field_dict["constraint_reach"] = constraint_reach
         if selection_curve is not UNSET:
             field_dict["selection_curve"] = selection_curve
         if label is not UNSET:
@@ -296,6 +315,36 @@ class RepeatChoice:
 
         constraints_satisfied = _parse_constraints_satisfied(d.pop("constraints_satisfied", UNSET))
 
+        def _parse_constraint_reach(data: object) -> list[float | None] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                constraint_reach_type_0 = []
+                _constraint_reach_type_0 = data
+                for constraint_reach_type_0_item_data in _constraint_reach_type_0:
+
+                    def _parse_constraint_reach_type_0_item(data: object) -> float | None:
+                        if data is None:
+                            return data
+                        return cast(float | None, data)
+
+                    constraint_reach_type_0_item = _parse_constraint_reach_type_0_item(
+                        constraint_reach_type_0_item_data
+                    )
+
+                    constraint_reach_type_0.append(constraint_reach_type_0_item)
+
+                return constraint_reach_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float | None] | None | Unset, data)
+
+        constraint_reach = _parse_constraint_reach(d.pop("constraint_reach", UNSET))
+
         def _parse_selection_curve(data: object) -> list[SelectionPoint] | None | Unset:
             if data is None:
                 return data
@@ -350,6 +399,7 @@ class RepeatChoice:
             refinement=refinement,
             constraint_values=constraint_values,
             constraints_satisfied=constraints_satisfied,
+            constraint_reach=constraint_reach,
             selection_curve=selection_curve,
             label=label,
             offset=offset,
