@@ -251,30 +251,36 @@ def against(data: dict[str, Any], before: dict[str, Any]) -> str:
         "now | objective, before / now | difference (p) | fits changed |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    groups: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    groups: dict[tuple[str, str], Pairs] = {}
     for k, rec in data["cells"].items():
         old = before["cells"].get(k)
         if old is not None:
             groups.setdefault((rec["problem"], rec["method"]), []).append((old, rec))
     for (problem, method), pairs in sorted(groups.items()):
-        def flat(field: str, which: int, pairs: list = pairs) -> np.ndarray:
-            return np.array([v for p in pairs for v in p[which][field]], dtype=float)
-
-        def met(which: int, pairs: list = pairs) -> float:
-            chosen = [c for p in pairs for c in p[which]["chosen"]]
-            return float(np.mean([bool(c["feasible_cv"]) for c in chosen]))
-
-        o0, o1 = flat("objective", 0), flat("objective", 1)
-        h0, h1 = flat("holds", 0), flat("holds", 1)
+        o0, o1 = _flat(pairs, "objective", 0), _flat(pairs, "objective", 1)
+        h0, h1 = _flat(pairs, "holds", 0), _flat(pairs, "holds", 1)
         d = o1 - o0
         changed = int(np.sum((np.abs(d) > 1e-9) | (h0 != h1)))
         p = f"{wilcoxon(d).pvalue:.2g}" if np.any(d != 0) else "-"
         out.append(
             f"| {PROBLEMS[problem].name} | {method} | {d.size} | {h0.mean():.1%} / {h1.mean():.1%} "
-            f"| {met(0):.0%} / {met(1):.0%} | {o0.mean():.2f} / {o1.mean():.2f} | "
+            f"| {_met(pairs, 0):.0%} / {_met(pairs, 1):.0%} | {o0.mean():.2f} / {o1.mean():.2f} | "
             f"{d.mean():+.2f} ({p}) | {changed} |"
         )
     return "\n".join(out)
+
+
+Pairs = list[tuple[dict[str, Any], dict[str, Any]]]
+
+
+def _flat(pairs: Pairs, field: str, which: int) -> np.ndarray:
+    """Every seed's ``field`` of the records ``which`` (0: before, 1: now) of ``pairs``."""
+    return np.array([v for p in pairs for v in p[which][field]], dtype=float)
+
+
+def _met(pairs: Pairs, which: int) -> float:
+    """The share of fits of the records ``which`` delivered as meeting the constraint."""
+    return float(np.mean([bool(c["feasible_cv"]) for p in pairs for c in p[which]["chosen"]]))
 
 
 def _work(args: tuple[str, str, str, int]) -> dict[str, Any]:
