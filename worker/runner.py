@@ -517,13 +517,15 @@ def constrained_manifest(
 ) -> dict[str, Any]:
     """The manifest's account of the constraints of the delivered model (METRO, repeat 0),
     nothing for an unconstrained job: each constraint as specified and named, its value where
-    the search chose (``selection_value``) and on each split (``scores``, like the metric's),
+    the search chose (``selection_value``), the tightest bound some fit met there (``reach``,
+    the choice's ``constraint_reach``) and on each split (``scores``, like the metric's),
     and whether all of them hold on each split."""
     constraints = spec.get("constraints") or []
     if not constraints:
         return {}
     runs = {s.split: s for s in result.scores if s.method == "metro" and s.repeat == 0}
     chosen = choice.constraint_values or [None] * len(constraints)
+    reach = choice.constraint_reach or [None] * len(constraints)
     info = spec.get("constraint_info") or [{} for _ in constraints]
     return {
         "constraints": [
@@ -531,6 +533,7 @@ def constrained_manifest(
                 **given,
                 **named,
                 "selection_value": chosen[i],
+                "reach": reach[i],
                 "scores": {
                     split: finite_or_none(s.constraint_values[i]) for split, s in runs.items()
                 },

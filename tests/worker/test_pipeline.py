@@ -441,4 +441,5 @@ def test_a_constrained_job_reports_what_its_model_does_under_the_constraint(pair
     manifest = model["manifest"]
     assert manifest["constraints"][0]["name"] == "recall >= 0.8"
     assert manifest["constraints"][0]["selection_value"] == choice["constraint_values"][0]
+    assert manifest["constraints"][0]["reach"] == choice["constraint_reach"][0]
     assert manifest["constraints_satisfied"] is True
