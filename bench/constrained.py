@@ -30,11 +30,13 @@ Examples
     python bench/constrained.py --report              # the tables
     python bench/constrained.py --suite fresh --method metro --method threshold   # new tasks
     python bench/constrained.py --out new.json --report --against bench/results/constrained.json
+    python bench/constrained.py --report --calibration --out bench/results/constrained-chance.json
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing as mp
 import os
@@ -135,6 +137,7 @@ def fit_predict(
                 "multipliers": list(clf.search_result_.best.multipliers),
                 "feasible_cv": clf.constraints_satisfied_,
                 "refined": bool(step is not None and step.kept),
+                "certainty": _certainty(clf.search_result_, cons),
             }
         # With a confidence, the floor must hold on a new sample as large as one fold's
         # held-out part, as METRO's search asks (metro.search.constrained).
@@ -142,7 +145,10 @@ def fit_predict(
         if method == "threshold":
             oof, test_scores = _lr_scores(X, y, X_test, seed, None)
             choice = best_constrained_threshold(spec, cons, oof, y, new_fraction=fraction)
-            return (test_scores >= choice.threshold).astype(int), {"feasible_cv": choice.feasible}
+            return (test_scores >= choice.threshold).astype(int), {
+                "feasible_cv": choice.feasible,
+                "certainty": _held_out_certainty(cons, choice.log_certainty, fraction),
+            }
         if method == "parambath":
             best: tuple[tuple[int, float, float, float], float, np.ndarray, bool] | None = None
             for theta in THETAS:
@@ -156,6 +162,33 @@ def fit_predict(
             assert best is not None
             return best[2], {"theta": best[1], "feasible_cv": best[3]}
     raise ValueError(f"unknown method {method!r}")
+
+
+def _certainty(result: Any, constraints: Any) -> float | None:
+    """The chance that the delivered choice's constraints hold on a new sample the size of one
+    fold's held-out rows, as the search judged it (``metro.constraints.joint_log_certainties``
+    on its pooled held-out counts, each constraint at its confidence or the default's); None
+    without held-out counts or without a confidence (then the search ranks by shortfall)."""
+    from metro.constraints import asks_confidence, joint_log_certainties
+    from metro.search.constrained import judged_constraints
+
+    counts = result.selection_counts
+    if counts is None or not asks_confidence(constraints):
+        return None
+    n = int(sum(counts))
+    cells = np.asarray(counts, dtype=np.float64)[None, :] / n
+    fraction = 1.0 / (result.n_folds or FOLDS)
+    log = joint_log_certainties(judged_constraints(constraints), cells, n, new_fraction=fraction)
+    return float(np.exp(log[0]))
+
+
+def _held_out_certainty(constraints: Any, log_certainty: float, fraction: float | None) -> Any:
+    """:func:`_certainty` for a threshold chosen on out-of-fold scores."""
+    from metro.constraints import asks_confidence
+
+    if fraction is None or not asks_confidence(constraints):
+        return None
+    return float(np.exp(log_certainty))
 
 
 def run_cell(task: str, problem_name: str, method: str, seeds: int) -> dict[str, Any]:
@@ -263,11 +296,48 @@ def against(data: dict[str, Any], before: dict[str, Any]) -> str:
         changed = int(np.sum((np.abs(d) > 1e-9) | (h0 != h1)))
         p = f"{wilcoxon(d).pvalue:.2g}" if np.any(d != 0) else "-"
         out.append(
-            f"| {PROBLEMS[problem].name} | {method} | {d.size} | {h0.mean():.1%} / {h1.mean():.1%} "
+            f"| {_label(problem)} | {method} | {d.size} | {h0.mean():.1%} / {h1.mean():.1%} "
             f"| {_met(pairs, 0):.0%} / {_met(pairs, 1):.0%} | {o0.mean():.2f} / {o1.mean():.2f} | "
             f"{d.mean():+.2f} ({p}) | {changed} |"
         )
     return "\n".join(out)
+
+
+def calibration(data: dict[str, Any]) -> str:
+    """For the fits whose method recorded the chance it gave its choice of holding (with a
+    confidence): that chance against how often the floor held on test, by bins of the chance,
+    the certified fits (at least the confidence) apart from the fallbacks. The test rows are a
+    quarter of the training rows, a little more than the one fold's held-out part the chance is
+    computed for."""
+    edges = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0 + 1e-9)
+    out = [
+        "| problem | method | chance of holding | fits | mean chance | held on test |",
+        "|---|---|---|---|---|---|",
+    ]
+    for problem in PROBLEMS:
+        for method in METHODS:
+            recs = [v for v in data["cells"].values()
+                    if v["problem"] == problem and v["method"] == method]  # fmt: skip
+            pairs = [(c.get("certainty"), h) for r in recs
+                     for c, h in zip(r["chosen"], r["holds"], strict=True)]  # fmt: skip
+            pairs = [(float(p), bool(h)) for p, h in pairs if p is not None]
+            if not pairs:
+                continue
+            chance, held = np.array(pairs).T
+            for lo, hi in itertools.pairwise(edges):
+                inside = (chance >= lo) & (chance < hi)
+                if inside.any():
+                    out.append(
+                        f"| {_label(problem)} | {method} | [{lo:g}, {min(hi, 1):g}) | "
+                        f"{inside.sum()} | {chance[inside].mean():.2f} | "
+                        f"{held[inside].mean():.0%} |"
+                    )
+    return "\n".join(out)
+
+
+def _label(problem: str) -> str:
+    """The problem's name for a table cell ("f1 under precision >= 0.7": no "|")."""
+    return PROBLEMS[problem].name.replace(" | ", " under ")
 
 
 Pairs = list[tuple[dict[str, Any], dict[str, Any]]]
@@ -301,6 +371,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true")
     parser.add_argument(
+        "--calibration",
+        action="store_true",
+        help="with --report: the chance each fit gave its choice of holding against how often "
+        "it held on test (the methods with a confidence)",
+    )
+    parser.add_argument(
         "--against",
         type=Path,
         help="with --report: pair each record with the same task, problem, method and seed in "
@@ -311,7 +387,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out = suite_out(args, DEFAULT_OUT, FRESH_OUT)
     data = load(args.out)
     if args.report:
-        print(against(data, load(args.against)) if args.against else report(data))
+        if args.calibration:
+            print(calibration(data))
+        else:
+            print(against(data, load(args.against)) if args.against else report(data))
         return 0
     plan = [
         (t, p, m, args.seeds)
