@@ -204,10 +204,10 @@ class RepeatChoice(BaseModel):
     constraint_reach: list[float | None] | None = Field(
         default=None,
         description="Under constraints: each constraint's tightest bound (in the spec's order) "
-        "that some fit flagging rows met on its own on selection_split, at the confidence it "
-        f"was judged at (its own, else {DEFAULT_CONFIDENCE:g}); where constraints_satisfied is "
-        "false, what to loosen a bound to. Null without constraints, or where no fit flagged "
-        "a row",
+        "that some fit of the grid flagging rows met on its own on selection_split, at the "
+        f"confidence it was judged at (its own, else {DEFAULT_CONFIDENCE:g}); where "
+        "constraints_satisfied is false, what to loosen a bound to. Null without constraints, "
+        "or where no fit flagged a row",
     )
     selection_curve: list[SelectionPoint] | None = Field(
         default=None,

@@ -380,7 +380,7 @@ class SearchResult:
     constraints_satisfied: bool | None = None
     # The constraints the choice was made under (empty: none).
     constraints: tuple[Constraint, ...] = ()
-    # Each constraint's tightest bound that some fit flagging rows met on its own, at the
+    # Each constraint's tightest bound that some grid fit flagging rows met on its own, at the
     # confidence it was judged at (a constraint without one at DEFAULT_CONFIDENCE); nan where no
     # fit flagged a row. Where the constraints were not met: how far to loosen them.
     constraint_reach: tuple[float, ...] = ()

@@ -52,9 +52,10 @@ class RepeatChoice:
     """ Under constraints: whether every constraint held there (false: none of the fits met them, and the one
     closest was kept); null without """
     constraint_reach: list[float | None] | None | Unset = UNSET
-    """ Under constraints: each constraint's tightest bound (in the spec's order) that some fit flagging rows met on
-    its own on selection_split, at the confidence it was judged at (its own, else 0.55); where constraints_satisfied
-    is false, what to loosen a bound to. Null without constraints, or where no fit flagged a row """
+    """ Under constraints: each constraint's tightest bound (in the spec's order) that some fit of the grid flagging
+    rows met on its own on selection_split, at the confidence it was judged at (its own, else 0.55); where
+    constraints_satisfied is false, what to loosen a bound to. Null without constraints, or where no fit flagged a
+    row """
     selection_curve: list[SelectionPoint] | None | Unset = UNSET
     """ Grid searches: every (lambda, shift) with the score the choice was made by (pooled over the folds with
     cross-validation: not the mean of the folds' curves); null for bisection, Dinkelbach and constrained searches
