@@ -306,8 +306,12 @@ def _reach_hint(result: SearchResult) -> str:
         if not math.isfinite(reached):
             continue
         word = ">=" if constraint.sense == "at_least" else "<="
-        confidence = constraint.confidence or DEFAULT_CONFIDENCE
-        parts.append(f"{constraint.metric.name} {word} {reached:.3g} at confidence {confidence:g}")
+        confidence = (
+            f"{constraint.confidence:g}"
+            if constraint.confidence
+            else (f"{DEFAULT_CONFIDENCE:g} (the default)")
+        )
+        parts.append(f"{constraint.metric.name} {word} {reached:.3g} at confidence {confidence}")
     if not parts:
         return ""
     return "; the tightest bounds some fit met, each on its own: " + ", ".join(parts)
