@@ -5,6 +5,7 @@ gathers the server's commands where the server's package is installed."""
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 from typing import Any
 
@@ -108,12 +109,37 @@ def test_a_constraint_flag_may_ask_for_a_confidence():
         {"metric": "fpr", "at_most": 0.1, "confidence": 0.95},
     ]
     for item, message in [
-        ("precision=0.7@", "is not METRIC=BOUND or METRIC=BOUND@CONFIDENCE"),
+        ("precision=0.7@", "is not METRIC=BOUND, METRIC=BOUND@CONFIDENCE"),
         ("precision=0.7@high", "the confidence 'high' is not a number"),
         ("precision=0.7@nan", "the confidence 'nan' is not a finite number"),
         ("precision=@0.9", "is not METRIC=BOUND"),
     ]:
         with pytest.raises(typer.BadParameter, match=message):
+            spec_from_command_line({}, {}, [], [item], [])
+
+
+def test_a_constraint_flag_may_give_its_metric_parameters():
+    """Written as a constraint's name is shown (``precision(zero_division=1) >= 0.7``): the
+    parameters become the constraint's ``params``, numbers as numbers; a parameter that is not
+    NAME=NUMBER is a usage error naming it."""
+    built = spec_from_command_line(
+        {}, {}, [], ["precision(zero_division=1)=0.7@0.9", "f_beta(beta=2, zero_division=1)=0.5"],
+        ["precision(zero_division=0)=0.2"],
+    )  # fmt: skip
+    assert built["constraints"] == [
+        {"metric": "precision", "params": {"zero_division": 1.0}, "at_least": 0.7,
+         "confidence": 0.9},
+        {"metric": "f_beta", "params": {"beta": 2.0, "zero_division": 1.0}, "at_least": 0.5},
+        {"metric": "precision", "params": {"zero_division": 0.0}, "at_most": 0.2},
+    ]  # fmt: skip
+    for item, message in [
+        ("precision(zero_division=1)", "is not METRIC=BOUND"),
+        ("precision(zero_division)=0.7", "the parameter 'zero_division' is not NAME=NUMBER"),
+        ("precision()=0.7", "the parameter '' is not NAME=NUMBER"),
+        ("precision(zero_division=x)=0.7", "the parameter 'zero_division' 'x' is not a number"),
+        ("precision(zero_division=1=0.7", "is not METRIC=BOUND"),
+    ]:
+        with pytest.raises(typer.BadParameter, match=re.escape(message)):
             spec_from_command_line({}, {}, [], [item], [])
 
 

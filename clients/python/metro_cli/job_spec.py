@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -55,24 +56,51 @@ def set_path(spec: dict[str, Any], dotted: str, value: Any) -> None:
 
 
 def constraint_flag(item: str, sense: str) -> dict[str, Any]:
-    """The job's constraint for ``--at-least`` / ``--at-most METRIC=BOUND[@CONFIDENCE]`` (e.g.
-    ``precision=0.7@0.9``: the floor must hold with 90% confidence on new data); a value that
-    is not of that form is a usage error naming the option. Whether the metric is known, the
-    bound in its range and the confidence in [0.5, 1), the server says when the job is
-    submitted."""
+    """The job's constraint for ``--at-least`` / ``--at-most METRIC[(PARAM=VALUE,...)]=BOUND
+    [@CONFIDENCE]`` (e.g. ``precision=0.7@0.9``: the floor must hold with 90% confidence on new
+    data; ``precision(zero_division=1)=0.7``: flagging nothing meets it, written as the
+    constraint's name is shown); a value that is not of that form is a usage error naming the
+    option. Whether the metric and its parameters are known, the bound in its range and the
+    confidence in [0.5, 1), the server says when the job is submitted."""
     option = "--at-least" if sense == "at_least" else "--at-most"
-    metric, sep, rest = item.partition("=")
-    metric = metric.strip()
-    text, at, confidence_text = rest.partition("@")
-    if not sep or not metric or not text.strip() or (at and not confidence_text.strip()):
+    match = _CONSTRAINT_FLAG.fullmatch(item)
+    if (
+        match is None
+        or not match["bound"].strip()
+        or (match["confidence"] is not None and not match["confidence"].strip())
+    ):
         raise typer.BadParameter(
-            f"{item!r} is not METRIC=BOUND or METRIC=BOUND@CONFIDENCE "
-            f"(e.g. {option} recall=0.9 or recall=0.9@0.95)"
+            f"{item!r} is not METRIC=BOUND, METRIC=BOUND@CONFIDENCE or METRIC(PARAM=VALUE)=BOUND "
+            f"(e.g. {option} recall=0.9, recall=0.9@0.95 or precision(zero_division=1)=0.7)"
         )
-    out: dict[str, Any] = {"metric": metric, sense: _finite(item, "bound", text)}
-    if at:
-        out["confidence"] = _finite(item, "confidence", confidence_text)
+    out: dict[str, Any] = {"metric": match["metric"]}
+    if match["params"] is not None:
+        out["params"] = _constraint_params(item, match["params"])
+    out[sense] = _finite(item, "bound", match["bound"])
+    if match["confidence"] is not None:
+        out["confidence"] = _finite(item, "confidence", match["confidence"])
     return out
+
+
+# METRIC[(PARAM=VALUE,...)]=BOUND[@CONFIDENCE], the form a constraint's name is shown in.
+_CONSTRAINT_FLAG = re.compile(
+    r"\s*(?P<metric>[^=()@\s]+)\s*(?:\((?P<params>[^()]*)\))?\s*="
+    r"(?P<bound>[^@]*)(?:@(?P<confidence>.*))?"
+)
+
+
+def _constraint_params(item: str, text: str) -> dict[str, float]:
+    """``zero_division=1, beta=2`` as {name: number}; anything else is a usage error."""
+    params: dict[str, float] = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise typer.BadParameter(
+                f"{item!r}: the parameter {part.strip()!r} is not NAME=NUMBER "
+                "(e.g. precision(zero_division=1)=0.7)"
+            )
+        params[name.strip()] = _finite(item, f"parameter {name.strip()!r}", value)
+    return params
 
 
 def _finite(item: str, what: str, text: str) -> float:

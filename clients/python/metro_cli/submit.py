@@ -108,10 +108,11 @@ def submit(
         list[str] | None,
         typer.Option(
             "--at-least",
-            metavar="METRIC=BOUND[@CONFIDENCE]",
+            metavar="METRIC[(PARAM=VALUE)]=BOUND[@CONFIDENCE]",
             callback=check_constraint_flags("at_least"),
             help="A floor on another metric the search must meet, e.g. recall=0.9; "
-            "recall=0.9@0.95 asks it to hold with 95% confidence on new data (repeatable; "
+            "recall=0.9@0.95 asks it to hold with 95% confidence on new data; "
+            "precision(zero_division=1)=0.7 counts flagging nothing as meeting it (repeatable; "
             "grid search only).",
         ),
     ] = None,
@@ -119,7 +120,7 @@ def submit(
         list[str] | None,
         typer.Option(
             "--at-most",
-            metavar="METRIC=BOUND[@CONFIDENCE]",
+            metavar="METRIC[(PARAM=VALUE)]=BOUND[@CONFIDENCE]",
             callback=check_constraint_flags("at_most"),
             help="A ceiling on another metric, e.g. false_positive_rate=0.1, or "
             "false_positive_rate=0.1@0.9 with 90% confidence (repeatable).",
