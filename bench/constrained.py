@@ -182,7 +182,9 @@ def _certainty(result: Any, constraints: Any) -> float | None:
     return float(np.exp(log[0]))
 
 
-def _held_out_certainty(constraints: Any, log_certainty: float, fraction: float | None) -> Any:
+def _held_out_certainty(
+    constraints: Any, log_certainty: float, fraction: float | None
+) -> float | None:
     """:func:`_certainty` for a threshold chosen on out-of-fold scores."""
     from metro.constraints import asks_confidence
 
@@ -243,7 +245,7 @@ def report(data: dict[str, Any]) -> str:
             k: v for k, v in cells.items() if v["problem"] == problem and v["method"] == "metro"
         }
         for method in METHODS:
-            recs = [v for v in cells.values() if v["problem"] == problem and v["method"] == method]
+            recs = _records(cells, problem, method)
             if not recs:
                 continue
             obj = np.mean([np.mean(r["objective"]) for r in recs])
@@ -316,8 +318,7 @@ def calibration(data: dict[str, Any]) -> str:
     ]
     for problem in PROBLEMS:
         for method in METHODS:
-            recs = [v for v in data["cells"].values()
-                    if v["problem"] == problem and v["method"] == method]  # fmt: skip
+            recs = _records(data["cells"], problem, method)
             pairs = [(c.get("certainty"), h) for r in recs
                      for c, h in zip(r["chosen"], r["holds"], strict=True)]  # fmt: skip
             pairs = [(float(p), bool(h)) for p, h in pairs if p is not None]
@@ -333,6 +334,11 @@ def calibration(data: dict[str, Any]) -> str:
                         f"{held[inside].mean():.0%} |"
                     )
     return "\n".join(out)
+
+
+def _records(cells: dict[str, Any], problem: str, method: str) -> list[dict[str, Any]]:
+    """The records of one problem and method (one per task)."""
+    return [v for v in cells.values() if v["problem"] == problem and v["method"] == method]
 
 
 def _label(problem: str) -> str:

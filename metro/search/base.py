@@ -309,7 +309,7 @@ def _reach_hint(result: SearchResult) -> str:
         confidence = (
             f"{constraint.confidence:g}"
             if constraint.confidence
-            else (f"{DEFAULT_CONFIDENCE:g} (the default)")
+            else f"{DEFAULT_CONFIDENCE:g} (the default)"
         )
         parts.append(f"{constraint.metric.name} {word} {reached:.3g} at confidence {confidence}")
     if not parts:
