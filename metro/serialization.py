@@ -37,7 +37,7 @@ import tempfile
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import torch
@@ -84,9 +84,52 @@ def is_url(target: str | os.PathLike[str]) -> bool:
     return isinstance(target, str) and "://" in target and target[:7].lower() != "file://"
 
 
-def _local(target: str | os.PathLike[str]) -> Path:
+def local_path(target: str | os.PathLike[str]) -> Path:
+    """The local path a target that is not a URL names: a path as it is, or a ``file://`` URL
+    without its scheme (``Path("file:///a")`` would be the relative path ``file:/a``)."""
     text = os.fspath(target)
     return Path(text[len("file://") :] if text[:7].lower() == "file://" else text)
+
+
+def sync_directory(directory: Path) -> None:
+    """Flush a directory's entries to disk: a file created or renamed into it survives a crash
+    of the machine only once they are. (No-op where directories cannot be opened: Windows.)"""
+    if os.name == "nt":
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_file(out: IO[bytes]) -> None:
+    """Flush an open file's bytes through Python's buffer and the OS's cache to disk."""
+    out.flush()
+    os.fsync(out.fileno())
+
+
+def replace_durably(source: Path, destination: Path) -> None:
+    """Rename ``source`` (whose bytes are on disk: :func:`fsync_file`) over ``destination``, and
+    the rename itself to disk, so that once this returns a crash leaves the whole file there."""
+    os.replace(source, destination)
+    sync_directory(destination.parent)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path``: beside it first and renamed over it, so a reader never sees
+    half a file, and flushed to disk before this returns, so a file the caller then reports as
+    saved (a model, a job's result) is not lost or truncated by a crash of the machine."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            fsync_file(out)
+        replace_durably(Path(tmp), path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _write(target: str | os.PathLike[str], name: str, data: bytes) -> None:
@@ -97,17 +140,7 @@ def _write(target: str | os.PathLike[str], name: str, data: bytes) -> None:
         fs.makedirs(root, exist_ok=True)
         fs.pipe_file(root.rstrip("/") + "/" + name, data)  # one PUT: atomic on object stores
         return
-    directory = _local(target)
-    directory.mkdir(parents=True, exist_ok=True)
-    # Write beside the destination and rename, so a reader never sees half a file.
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, directory / name)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(local_path(target) / name, data)
 
 
 def _read(target: str | os.PathLike[str], name: str) -> bytes:
@@ -118,7 +151,7 @@ def _read(target: str | os.PathLike[str], name: str) -> bytes:
             fs, root = fsspec.core.url_to_fs(str(target))
             with fs.open(root.rstrip("/") + "/" + name, "rb") as fh:
                 return bytes(fh.read())
-        return (_local(target) / name).read_bytes()
+        return (local_path(target) / name).read_bytes()
     except FileNotFoundError:
         raise ModelFormatError(f"{name} is missing") from None
 

@@ -9,13 +9,10 @@
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 import uuid
-from pathlib import Path
 
 from core.artifacts import resolve_artifact_uri
-from metro.serialization import is_url
+from metro.serialization import is_url, local_path, write_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -40,16 +37,7 @@ def put_bytes(root: str, rel: str, data: bytes) -> None:
         fs, path = fsspec.core.url_to_fs(uri)
         fs.pipe_file(path, data)
         return
-    path = Path(uri.removeprefix("file://"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(local_path(uri), data)
 
 
 def get_bytes(root: str, rel: str) -> bytes | None:
@@ -62,7 +50,7 @@ def get_bytes(root: str, rel: str) -> bytes | None:
             fs, path = fsspec.core.url_to_fs(uri)
             with fs.open(path, "rb") as fh:
                 return bytes(fh.read())
-        return Path(uri.removeprefix("file://")).read_bytes()
+        return local_path(uri).read_bytes()
     except FileNotFoundError:
         return None
 

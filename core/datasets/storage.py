@@ -14,8 +14,13 @@ that one object. An object is removed when the last row pointing to it is delete
 from __future__ import annotations
 
 import contextlib
+import enum
+import errno
+import hashlib
+import logging
 import os
 import shutil
+import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +28,28 @@ from pathlib import Path
 import fsspec
 
 from core.config import Settings
+from core.datasets.uploads import StoredUpload
 from core.errors import PayloadTooLargeError
-from metro.serialization import is_url
+from metro.serialization import (
+    fsync_file,
+    is_url,
+    local_path,
+    replace_durably,
+    sync_directory,
+)
+
+logger = logging.getLogger(__name__)
 
 _UPLOADS_PREFIX = "uploads"
+_CHUNK = 1024 * 1024
+
+
+class Kept(enum.Enum):
+    """What :meth:`UploadStore.keep` did with a staged upload."""
+
+    STORED = "stored"  # the bytes were not there: this upload's copy is the stored object
+    SHARED = "shared"  # the same bytes were there, whole: the upload points to them
+    REPAIRED = "repaired"  # an object was there but not these bytes (damaged): replaced
 
 
 @dataclass(frozen=True)
@@ -36,10 +59,12 @@ class UploadStore:
     @classmethod
     def from_settings(cls, settings: Settings) -> UploadStore:
         if settings.uploads_uri:
-            return cls(settings.uploads_uri.rstrip("/"))
-        if is_url(settings.artifacts_uri):
-            return cls(settings.artifacts_uri.rstrip("/") + "/" + _UPLOADS_PREFIX)
-        return cls(str(settings.upload_dir))
+            root = settings.uploads_uri
+        elif is_url(settings.artifacts_uri):
+            root = settings.artifacts_uri.rstrip("/") + "/" + _UPLOADS_PREFIX
+        else:
+            root = str(settings.upload_dir)
+        return cls(root.rstrip("/") if is_url(root) else str(local_path(root)))
 
     @property
     def is_local(self) -> bool:
@@ -51,22 +76,39 @@ class UploadStore:
             return str(Path(self.root) / str(tenant_id) / f"{sha256}{fmt}")
         return f"{self.root}/{tenant_id}/{sha256}{fmt}"
 
-    def keep(self, staged: Path, location: str) -> bool:
-        """Move the staged file to ``location``; False (and the staged file dropped) when the
-        same bytes are there already."""
+    def keep(self, staged: StoredUpload, location: str) -> Kept:
+        """Move the staged file (its bytes already on disk) to ``location``, durably: once this
+        returns, the stored object holds the upload's bytes whole, whatever crashes next.
+
+        Where an object is there already it is checked against the upload's size and SHA-256
+        (size only on an object store, whose writes are whole or nothing): the same bytes are
+        shared (and the staged file dropped); anything else (a local file a crash left
+        truncated) is replaced by the upload, which is what every dataset row pointing to it
+        was recorded as. The caller holds the stored object's lock throughout.
+        """
         if self.exists(location):
-            staged.unlink(missing_ok=True)
-            return False
+            if _holds(location, staged):
+                staged.path.unlink(missing_ok=True)
+                return Kept.SHARED
+            logger.warning("stored upload %s did not hold its recorded bytes: replaced", location)
+            self._put(staged.path, location)
+            return Kept.REPAIRED
+        self._put(staged.path, location)
+        return Kept.STORED
+
+    def _put(self, staged: Path, location: str) -> None:
         if self.is_local:
-            Path(location).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staged, location)
-            return True
+            directory = Path(location).parent
+            if not directory.is_dir():
+                directory.mkdir(parents=True, exist_ok=True)
+                sync_directory(directory.parent)  # the tenant's directory's own entry
+            _move_durably(staged, Path(location))
+            return
         fs, path = fsspec.core.url_to_fs(location)
         try:
             fs.put_file(str(staged), path)
         finally:
             staged.unlink(missing_ok=True)
-        return True
 
     @staticmethod
     def exists(location: str) -> bool:
@@ -84,6 +126,42 @@ class UploadStore:
         fs, path = fsspec.core.url_to_fs(location)
         with contextlib.suppress(FileNotFoundError):  # already gone: what was asked for
             fs.rm_file(path)
+
+
+def _move_durably(staged: Path, destination: Path) -> None:
+    """Rename the staged file over ``destination``; where the store is on another filesystem
+    than the staging directory (a rename cannot cross), copy it beside ``destination`` first."""
+    try:
+        replace_durably(staged, destination)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    fd, tmp = tempfile.mkstemp(dir=destination.parent, prefix=".upload-")
+    try:
+        with os.fdopen(fd, "wb") as out, staged.open("rb") as source:
+            shutil.copyfileobj(source, out, _CHUNK)
+            fsync_file(out)
+        replace_durably(Path(tmp), destination)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    staged.unlink(missing_ok=True)
+
+
+def _holds(location: str, staged: StoredUpload) -> bool:
+    """Whether the object at ``location`` is the staged upload's bytes."""
+    if is_url(location):
+        fs, path = fsspec.core.url_to_fs(location)
+        return bool(fs.size(path) == staged.size_bytes)
+    path = Path(location)
+    if path.stat().st_size != staged.size_bytes:
+        return False
+    digest = hashlib.sha256()
+    with path.open("rb") as stored:
+        while chunk := stored.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest() == staged.sha256
 
 
 def fetch_stored(location: str, destination: Path, *, max_bytes: int) -> None:

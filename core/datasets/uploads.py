@@ -21,6 +21,7 @@ from core.errors import (
     PayloadTooLargeError,
     UnsupportedFormatError,
 )
+from metro.serialization import fsync_file
 
 if TYPE_CHECKING:
     from metro.datasets import MultiTargetDataset
@@ -84,6 +85,9 @@ def stage_upload(
                     raise PayloadTooLargeError(f"the upload exceeds the limit of {max_bytes} bytes")
                 digest.update(chunk)
                 out.write(chunk)
+            # On disk before the store takes it: a rename of unflushed bytes can survive a
+            # crash as an empty or truncated file under the name a dataset row records.
+            fsync_file(out)
         if size == 0:
             raise InvalidInputError(
                 "Invalid dataset", [FieldError(("body", "file"), "the uploaded file is empty")]

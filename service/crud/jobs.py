@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from core import store
 from core.db.base import utcnow
-from core.db.models import Job, LambdaStep, MetricResult, Tenant
+from core.db.models import Job, LambdaStep, MetricResult
 from core.errors import (
     ConflictError,
     IdempotencyKeyReusedError,
@@ -23,6 +23,7 @@ from core.job_spec import current_spec_hash, spec_hash
 from core.states import IllegalTransitionError, JobState
 from service.crud.datasets import dataset_exists, unknown_dataset
 from service.crud.pagination import decode_step_cursor, encode_step_cursor, newest_first_page
+from service.crud.tenants import lock_tenant
 
 
 def submit_job(
@@ -85,9 +86,7 @@ _ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value, JobState.CANCELLING.va
 
 
 def _check_quota(session: Session, tenant_id: uuid.UUID, limit: int) -> None:
-    # FOR UPDATE on the tenant serializes its submissions until this transaction commits
-    # (PostgreSQL; SQLite serializes writers anyway).
-    session.execute(select(Tenant.id).where(Tenant.id == tenant_id).with_for_update())
+    lock_tenant(session, tenant_id)  # the tenant's submissions, one at a time until commit
     active = session.scalar(
         select(func.count())
         .select_from(Job)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -33,6 +33,20 @@ def get_or_create_tenant(session: Session, name: str) -> Tenant:
     except IntegrityError:
         tenant = session.scalars(select(Tenant).where(Tenant.name == name)).one()
     return tenant
+
+
+def lock_tenant(session: Session, tenant_id: uuid.UUID) -> None:
+    """Hold the tenant's row until the transaction ends, so that what a tenant-wide limit counts
+    (its active jobs, its stored bytes) is counted by one request at a time.
+
+    PostgreSQL locks the row (FOR UPDATE). SQLite has no row locks, and its driver opens a
+    transaction only at the first write, so two requests could both count before either
+    writes; a write that changes nothing takes the database's write lock first instead.
+    """
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(update(Tenant).where(Tenant.id == tenant_id).values(name=Tenant.name))
+    else:
+        session.execute(select(Tenant.id).where(Tenant.id == tenant_id).with_for_update())
 
 
 def add_api_key(session: Session, tenant_id: uuid.UUID, key: str) -> ApiKey:

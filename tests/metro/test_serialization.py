@@ -179,3 +179,69 @@ def test_is_url_is_one_rule_for_every_store(target, remote):
     from metro.serialization import is_url
 
     assert is_url(target) is remote
+
+
+@pytest.mark.parametrize(
+    ("target", "path"),
+    [("file:///srv/models", "/srv/models"), ("FILE:///srv/m", "/srv/m"), ("/srv/m", "/srv/m")],
+)
+def test_local_path_drops_a_file_scheme(target, path):
+    from pathlib import Path
+
+    from metro.serialization import local_path
+
+    assert local_path(target) == Path(path)  # not Path("file:/srv/models"), a relative path
+
+
+def _recording_fsync(monkeypatch):
+    """os.fsync, recording the kind of each flushed descriptor ('file' or 'directory')."""
+    import os
+    import stat
+
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd):
+        synced.append("directory" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def test_a_saved_file_is_flushed_to_disk_and_so_is_its_name(tmp_path, monkeypatch):
+    from metro.serialization import write_atomically
+
+    synced = _recording_fsync(monkeypatch)
+    target = tmp_path / "new" / "model.json"
+    write_atomically(target, b"{}")
+    assert target.read_bytes() == b"{}"
+    # The bytes before the rename, the directory's entry after it: a crash then can leave the
+    # old file or the new one, never an empty or truncated one under the new name.
+    assert synced == ["file", "directory"]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["model.json"]
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    import os
+
+    from metro.serialization import write_atomically
+
+    target = tmp_path / "manifest.json"
+    target.write_bytes(b"old")
+
+    def broken(fd):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(os, "fsync", broken)
+    with pytest.raises(OSError, match="disk gone"):
+        write_atomically(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
+
+
+def test_save_model_flushes_every_file(tmp_path, monkeypatch):
+    synced = _recording_fsync(monkeypatch)
+    model, _ = _model(ModelSpec("linear"), (6,))
+    save_model(tmp_path / "m", model, manifest={"threshold": 0.0}, onnx=False)
+    assert synced == ["file", "directory"] * 2  # the weights, then the manifest

@@ -163,3 +163,86 @@ def test_deleting_one_of_two_holders_keeps_the_bytes(client, tenant):
     assert client.delete(f"/v1/datasets/{ids[1]}", headers=tenant.headers).status_code == 204
     location = Path(app.state.settings.upload_dir) / str(tenant.id)
     assert not any(location.glob("*.csv"))
+
+
+# -- tenant-wide limits: counted one request at a time --------------------------------------------
+
+
+def _at_once(application: Any, headers: dict[str, str], requests: list[Any]) -> list[int]:
+    """The status codes of ``requests`` (each ``client -> awaitable response``), all at once."""
+
+    async def main() -> list[int]:
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            answers = await asyncio.gather(*(request(client) for request in requests))
+        return [a.status_code for a in answers]
+
+    return asyncio.run(main())
+
+
+def test_uploads_at_once_stay_within_the_storage_quota(backend, monkeypatch):
+    # Each upload counted the tenant's bytes before any of them was recorded, so all of them
+    # fit in the room left: six different files were stored against a quota for one.
+    headers = _key(backend)
+    tag = uuid.uuid4().hex
+    bodies = [_bytes_for(f"{tag}-{i}") for i in range(AT_ONCE)]
+    quota = max(map(len, bodies)) + 10  # room for any one of them, not two
+    monkeypatch.setattr(backend.state.settings, "max_storage_bytes_per_tenant", quota)
+    codes = _at_once(backend, headers, [lambda c, b=b: _upload(c, headers, b) for b in bodies])
+    assert sorted(codes) == [201] + [413] * (AT_ONCE - 1), codes
+    listing: list[Any] = []
+
+    async def listed(client: httpx.AsyncClient) -> httpx.Response:
+        listing.append(await client.get("/v1/datasets", headers=headers))
+        return listing[-1]
+
+    _at_once(backend, headers, [listed])
+    items = listing[0].json()["items"]
+    assert len(items) == 1 and items[0]["size_bytes"] <= quota
+
+
+def test_submissions_at_once_stay_within_the_active_job_limit(backend, monkeypatch):
+    # On the embedded SQLite the count ran before the transaction took the write lock: with a
+    # limit of 1, half of eight submissions at once were accepted.
+    headers = _key(backend)
+    monkeypatch.setattr(backend.state.settings, "max_active_jobs_per_tenant", 1)
+
+    def submit(client: httpx.AsyncClient) -> Any:
+        return client.post("/v1/jobs", json=job_body(), headers=headers)
+
+    codes = _at_once(backend, headers, [submit] * AT_ONCE)
+    assert sorted(codes) == [201] + [429] * (AT_ONCE - 1), codes
+
+
+def test_the_tenant_lock_holds_off_a_second_request_until_commit(backend):
+    """What makes the two tests above hold by construction rather than by timing: while one
+    transaction holds a tenant's lock, another cannot take it (on SQLite: the write lock, which
+    a read under FOR UPDATE never took there)."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import OperationalError
+
+    from service.crud.tenants import authenticate_hash, lock_tenant
+    from service.security import hash_api_key
+
+    key = _key(backend)["Authorization"].removeprefix("Bearer ")
+    make = backend.state.sessionmaker
+    with make() as first, make() as second:
+        principal = authenticate_hash(first, hash_api_key(key))
+        assert principal is not None
+        lock_tenant(first, principal.tenant_id)
+        sqlite = second.get_bind().dialect.name == "sqlite"
+        # Wait 0.2 s, not the default 5 s (SET LOCAL ends with the transaction; the pragma is
+        # the pooled connection's, so it is put back).
+        second.execute(
+            text("PRAGMA busy_timeout = 200" if sqlite else "SET LOCAL lock_timeout = 200")
+        )
+        try:
+            with pytest.raises(OperationalError):
+                lock_tenant(second, principal.tenant_id)
+        finally:
+            second.rollback()
+            if sqlite:
+                second.execute(text("PRAGMA busy_timeout = 5000"))
+        first.commit()
+        lock_tenant(second, principal.tenant_id)  # free once the first has committed
+        second.rollback()

@@ -258,6 +258,17 @@ def test_identical_uploads_are_stored_once_per_tenant(client, tenant, other_tena
     assert _stored_files(service_dirs, other_tenant) == [f"{first['sha256']}.csv"]
 
 
+def test_an_upload_of_the_same_bytes_repairs_a_damaged_stored_file(client, tenant, service_dirs):
+    # A crash can leave a renamed file short of its bytes; the next upload of them used to be
+    # answered 201 and pointed to the damaged file, as every earlier dataset kept doing.
+    first = _upload(client, tenant).json()
+    stored = service_dirs["uploads"] / str(tenant.id) / f"{first['sha256']}.csv"
+    stored.write_bytes(CSV[:10])
+    again = _upload(client, tenant, filename="again.csv")
+    assert again.status_code == 201, again.text
+    assert stored.read_bytes() == CSV  # for both datasets, which point to the same file
+
+
 def test_delete_a_dataset(client, tenant, other_tenant, service_dirs):
     a = _upload(client, tenant).json()
     b = _upload(client, tenant).json()  # the same bytes

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Request, Response, UploadFile
 
-from core.datasets.storage import UploadStore
+from core.datasets.storage import Kept, UploadStore
 from core.datasets.uploads import DatasetLimits, inspect_upload, stage_upload
 from core.db.models import Dataset
 from core.errors import FieldError, InvalidInputError, StorageQuotaExceededError
@@ -16,6 +16,7 @@ from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
 from service.api.routing import SessionScopedRoute
 from service.crud import datasets as crud
+from service.crud.tenants import lock_tenant
 from service.job_spec import fields_with_nul
 from service.schemas.common import Page
 from service.schemas.datasets import DatasetOut
@@ -98,9 +99,16 @@ def upload_dataset(
             limits=DatasetLimits.from_settings(settings),
         )
         location = store.location(principal.tenant_id, staged.sha256, staged.format)
-        stored_before = crud.location_in_use(session, principal.tenant_id, location)
-        if quota and not stored_before and used + staged.size_bytes > quota:
-            raise StorageQuotaExceededError(_quota_message(used + staged.size_bytes, quota))
+        if quota:
+            # Counted again under the tenant's lock, held until the row is committed: uploads
+            # of different bytes at once are counted one after another, not all against the
+            # room that was left before any of them.
+            lock_tenant(session, principal.tenant_id)
+            used = crud.stored_bytes(session, principal.tenant_id)
+            stored_before = crud.location_in_use(session, principal.tenant_id, location)
+            if not stored_before and used + staged.size_bytes > quota:
+                session.rollback()  # release the lock now
+                raise StorageQuotaExceededError(_quota_message(used + staged.size_bytes, quota))
         # From here until the dataset row is committed, the stored object's row is locked: a
         # concurrent delete of the last dataset holding these bytes either finished before
         # (and the bytes are stored again below) or waits and then sees this dataset.
@@ -110,7 +118,7 @@ def upload_dataset(
         )  # fmt: skip
         created = False
         try:
-            created = store.keep(staged.path, location)
+            created = store.keep(staged, location) is Kept.STORED
             dataset = crud.add_dataset(
                 session,
                 Dataset(
