@@ -128,3 +128,74 @@ def test_a_setting_the_document_gains_is_a_flag_with_no_code(monkeypatch):
     }  # fmt: skip
     with pytest.raises(typer.TyperException):
         _parse("--search-patience", "51")
+
+
+def _members_with_a_const() -> list[tuple[str, str, dict[str, Any]]]:
+    """(section, field, the member that is not the const nor null) of every setting whose
+    schema is a union with a const ("an integer or 'auto'")."""
+    schemas = json.loads((ROOT / "clients" / "openapi.json").read_text())["components"]["schemas"]
+    found = []
+    for section, schema in (("search", "SearchIn"), ("training", "TrainingIn")):
+        for field, prop in schemas[schema]["properties"].items():
+            members = prop.get("anyOf", [])
+            if any("const" in m for m in members):
+                other = [m for m in members if "const" not in m and m.get("type") != "null"]
+                found += [(section, field, m) for m in other]
+    return found
+
+
+@pytest.mark.parametrize(("section", "field", "member"), _members_with_a_const())
+def test_a_setting_that_is_a_number_or_a_word_builds_a_job_with_either(section, field, member):
+    # The generated model checked the const outside the union's try: every number was refused
+    # ("cv_type_1 must match const 'auto', got '3'"), so `metro submit --cv 3` never worked.
+    from metro_cli.job_spec import build_job
+
+    number = member.get("minimum", 0) + 1
+    number = int(number) if member["type"] == "integer" else float(number)
+    for value in (number, "auto"):
+        spec = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}}
+        spec[section] = {field: value}
+        assert build_job(spec).to_dict()[section][field] == value
+
+
+def test_cv_and_weight_decay_are_among_them():
+    assert {(s, f) for s, f, _ in _members_with_a_const()} == {
+        ("search", "cv"),
+        ("training", "weight_decay"),
+    }
+
+
+def test_names_the_server_reads_in_any_case_are_taken_in_any_case_from_a_job_file():
+    from metro_cli.job_spec import build_job
+
+    spec = {
+        "metric": {"preset": "F1"},
+        "dataset": {"uri": "builtin://breast_cancer"},
+        "surrogate": {"name": "Logistic"},
+        "constraints": [{"metric": "Recall", "at_least": 0.8}],
+    }
+    sent = build_job(spec).to_dict()
+    assert sent["metric"]["preset"] == "f1" and sent["surrogate"]["name"] == "logistic"
+    assert sent["constraints"][0]["metric"] == "recall"
+
+
+@pytest.mark.parametrize(
+    ("constraint", "words"),
+    [
+        ({"metric": "recal", "at_least": 0.8}, "constraints[0]': unknown metric 'recal'"),
+        ({"at_least": 0.8}, "constraints[0]'"),
+        ("recall>=0.8", "constraints[0]' must be an object"),
+    ],
+)
+def test_a_bad_constraint_is_named_with_what_is_wrong(constraint, words):
+    # Before: "the job does not have the API's shape: TypeError", for each of them.
+    from metro_cli.errors import CliError
+    from metro_cli.job_spec import build_job
+
+    spec = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}}
+    spec["constraints"] = [constraint]
+    with pytest.raises(CliError, match=r"[\s\S]*") as caught:
+        build_job(spec)
+    assert words in str(caught.value)
+    if isinstance(constraint, dict) and "metric" in constraint:
+        assert "recall" in str(caught.value)  # what it could be

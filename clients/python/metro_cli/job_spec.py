@@ -170,6 +170,46 @@ def _lost_keys(sent: Any, kept: Any, path: str = "") -> list[str]:
     return lost
 
 
+def _server_case(spec: dict[str, Any]) -> None:
+    """The names the server reads whatever their case (a preset's, a surrogate's, a constraint's
+    metric), written as the generated models' checks expect them: lower case (a surrogate's
+    with '_' for '-'), as the server reads them."""
+    metric, surrogate = spec.get("metric"), spec.get("surrogate")
+    if isinstance(metric, dict) and isinstance(metric.get("preset"), str):
+        metric["preset"] = metric["preset"].lower()
+    if isinstance(surrogate, dict) and isinstance(surrogate.get("name"), str):
+        surrogate["name"] = surrogate["name"].lower().replace("-", "_")
+    for constraint in spec.get("constraints") or []:
+        if isinstance(constraint, dict) and isinstance(constraint.get("metric"), str):
+            constraint["metric"] = constraint["metric"].lower()
+
+
+def _check_constraints(constraints: Any) -> None:
+    """Each constraint in the API's shape, or an error naming it (the generated model's own,
+    raised from inside a union, names neither the constraint nor what is wrong)."""
+    from metro_client import models
+    from metro_client.models.constraint_preset import CONSTRAINT_PRESET_VALUES
+
+    if constraints is None:
+        return
+    if not isinstance(constraints, list):
+        raise CliError(f"job field 'constraints' must be a list, not {constraints!r}")
+    for index, constraint in enumerate(constraints):
+        where = f"job field 'constraints[{index}]'"
+        if not isinstance(constraint, dict):
+            raise CliError(f"{where} must be an object, not {constraint!r}")
+        metric = constraint.get("metric")
+        if isinstance(metric, str) and metric not in CONSTRAINT_PRESET_VALUES:
+            raise CliError(
+                f"{where}: unknown metric {metric!r}; a constraint's metric is one of "
+                f"{', '.join(sorted(CONSTRAINT_PRESET_VALUES))}, or an object with alpha and beta"
+            )
+        try:
+            models.ConstraintSpec.from_dict(constraint)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CliError(f"{where}: {str(exc) or type(exc).__name__}") from None
+
+
 def build_job(spec: dict[str, Any]) -> Any:
     """The generated ``JobCreate`` for a job spec, refusing fields the API does not know (the
     generated models would silently drop them)."""
@@ -198,12 +238,14 @@ def build_job(spec: dict[str, Any]) -> Any:
             "job field 'metric' needs 'preset', or 'alpha' and 'beta', or 'numerator' and "
             "'denominator'"
         )
+    _server_case(spec)
     for key, section in sections.items():  # first section by section, to name the culprit
         try:
             if key in spec:
                 section.from_dict(spec[key])
         except failures as exc:
             raise CliError(f"job field {key!r}: {str(exc) or type(exc).__name__}") from None
+    _check_constraints(spec.get("constraints"))
     try:
         job = models.JobCreate.from_dict(spec)
         kept = job.to_dict()

@@ -258,10 +258,15 @@ class SearchSpec:
                 return data
             if isinstance(data, Unset):
                 return data
-            cv_type_1 = cast(Literal["auto"], data)
-            if cv_type_1 != "auto":
-                raise ValueError(f"cv_type_1 must match const 'auto', got '{cv_type_1}'")
-            return cv_type_1
+            try:
+                if not data == "auto":
+                    raise TypeError()
+                cv_type_1 = cast(Literal["auto"], data)
+                if cv_type_1 != "auto":
+                    raise ValueError(f"cv_type_1 must match const 'auto', got '{cv_type_1}'")
+                return cv_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
             return cast(int | Literal["auto"] | None | Unset, data)
 
         cv = _parse_cv(d.pop("cv", UNSET))

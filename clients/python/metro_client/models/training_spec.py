@@ -134,10 +134,15 @@ class TrainingSpec:
         def _parse_weight_decay(data: object) -> float | Literal["auto"] | Unset:
             if isinstance(data, Unset):
                 return data
-            weight_decay_type_1 = cast(Literal["auto"], data)
-            if weight_decay_type_1 != "auto":
-                raise ValueError(f"weight_decay_type_1 must match const 'auto', got '{weight_decay_type_1}'")
-            return weight_decay_type_1
+            try:
+                if not data == "auto":
+                    raise TypeError()
+                weight_decay_type_1 = cast(Literal["auto"], data)
+                if weight_decay_type_1 != "auto":
+                    raise ValueError(f"weight_decay_type_1 must match const 'auto', got '{weight_decay_type_1}'")
+                return weight_decay_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
             return cast(float | Literal["auto"] | Unset, data)
 
         weight_decay = _parse_weight_decay(d.pop("weight_decay", UNSET))
