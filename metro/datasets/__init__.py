@@ -27,7 +27,14 @@ of the web service, the database or the task queue. One module per concept, as i
 Splitting a data set is :mod:`metro.model_selection`.
 """
 
-from metro.datasets._base import DataError, DataLimitError, Dataset, TableShape, subset
+from metro.datasets._base import (
+    DataError,
+    DataLimitError,
+    Dataset,
+    TableShape,
+    show_values,
+    subset,
+)
 from metro.datasets._builtin import BUILTIN_DATASETS, builtin_shape
 from metro.datasets._labels import parse_labels
 from metro.datasets._loader import FORMATS, inspect_file, load_dataset
@@ -59,6 +66,7 @@ __all__ = [
     "parse_classes",
     "parse_label_matrix",
     "parse_labels",
+    "show_values",
     "strata",
     "stratify_key",
     "subset",

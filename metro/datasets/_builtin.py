@@ -120,6 +120,12 @@ def _digits(params: dict[str, str], max_rows: int | None) -> tuple[Loaded, Any]:
     """One digit against the rest, or against one other digit (the other rows dropped)."""
     from sklearn.datasets import load_digits
 
+    if "positive" not in params:
+        raise DataError(
+            "builtin://digits needs the parameter 'positive', the digit that is the positive "
+            "class (builtin://digits?positive=9: nine against the rest; &negative=8: against "
+            "eight only); its ten classes as they are take a metric with an average"
+        )
     positive = _int_param("digits", params, "positive", None, 0, 9)
     negative = None
     if "negative" in params:

@@ -115,9 +115,14 @@ def parse_labels(
     if len(classes) != 2:
         shown = sorted(classes, key=sort_key)
         noun = "class" if len(classes) == 1 else "classes"
+        several = (
+            "; a metric over several classes takes an average (macro or weighted)"
+            if len(classes) > 2
+            else ""
+        )
         raise DataError(
             f"labels must have exactly two classes; found {len(classes)} {noun}: "
-            f"{show_values(shown)}"
+            f"{show_values(shown)}{several}"
         )
     if positive_label is None:
         positive = _default_positive(classes)

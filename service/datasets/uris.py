@@ -30,7 +30,7 @@ from core.errors import (
     UnsafeURLError,
     UnsupportedFormatError,
 )
-from metro.datasets import uri_scheme
+from metro.datasets import show_values, uri_scheme
 from service.crud.datasets import get_dataset, unknown_dataset
 from service.schemas.jobs import DatasetRef
 
@@ -151,24 +151,38 @@ def _check_upload(
         raise unknown_dataset(ident) from None
     label_column = dataset.label_column
     if row.columns is not None and row.format != ".npz":
+        its_columns = f"; its columns are {show_values(row.columns)}"
         if dataset.label_columns is not None:
             for index, name in enumerate(dataset.label_columns):
                 if name not in row.columns:
                     raise _invalid(
-                        f"label column {name!r} is not a column of dataset {ident}",
+                        f"label column {name!r} is not a column of dataset {ident}{its_columns}",
                         ("body", "dataset", "label_columns", index),
                     )
         elif label_column not in row.columns:
+            default = (
+                ""
+                if "label_column" in dataset.model_fields_set
+                else f" (dataset.label_column was not given: {label_column!r} is its default)"
+            )
             raise _invalid(
-                f"label column {label_column!r} is not a column of dataset {ident}",
+                f"label column {label_column!r} is not a column of dataset {ident}"
+                f"{its_columns}{default}",
                 ("body", "dataset", "label_column"),
             )
     if row.labels is not None and row.label_column == label_column and not averaged:
-        _check_positive_label(row.labels, dataset.positive_label, "the upload")
+        # Three classes or more recorded: the job's metric wants an average, not another label.
+        where = ("body", "metric", "average") if len(row.labels) > 2 else None
+        _check_positive_label(row.labels, dataset.positive_label, "the upload", where)
     return CheckedDataset(uri=f"dataset://{dataset_id}", dataset_id=dataset_id)
 
 
-def _check_positive_label(labels: list[Any], positive_label: object, where: str) -> None:
+def _check_positive_label(
+    labels: list[Any],
+    positive_label: object,
+    where: str,
+    loc: tuple[str | int, ...] | None = None,
+) -> None:
     """``labels`` are the label column's two classes (an upload recorded them, or a built-in was
     loaded): match ``positive_label`` against them with the worker's own rule
     (metro.datasets.parse_labels), so a job that would fail on loading its data is refused now,
@@ -180,7 +194,9 @@ def _check_positive_label(labels: list[Any], positive_label: object, where: str)
     try:
         parse_labels(np.asarray(labels, dtype=object), positive_label=positive_label)
     except DataError as exc:
-        raise _invalid(f"{exc} (in {where})", ("body", "dataset", "positive_label")) from None
+        raise _invalid(
+            f"{exc} (in {where})", loc or ("body", "dataset", "positive_label")
+        ) from None
 
 
 def _check_local(tenant_id: uuid.UUID, uri: str, locations: LocationPolicy) -> str:

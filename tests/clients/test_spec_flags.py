@@ -90,6 +90,9 @@ def test_a_flag_sets_its_field_with_the_documents_type():
         (["--refine", "sometimes"], "--refine"),  # not a choice
         (["--baseline", "svm"], "--baseline"),
         (["-m", "nope"], "--metric"),
+        (["--lr", "0"], "is not above 0"),  # an exclusive bound's edge: the server's 422 before
+        (["--refine-signal", "1"], "is not below 1"),
+        (["--epsilon", "0"], "is not above 0"),
     ],
 )
 def test_a_value_the_document_refuses_is_a_usage_error_naming_the_flag(args, words):
@@ -199,3 +202,14 @@ def test_a_bad_constraint_is_named_with_what_is_wrong(constraint, words):
     assert words in str(caught.value)
     if isinstance(constraint, dict) and "metric" in constraint:
         assert "recall" in str(caught.value)  # what it could be
+
+
+def test_an_exclusive_bound_is_shown_as_one():
+    by_path = {flag.path: flag for flag in spec_flags()}
+    assert "[above 0]" in by_path["training.lr"]._help_text()
+    assert "[below 1]" in by_path["search.refine_signal"]._help_text()
+    assert "above" not in by_path["search.n_lambdas"]._help_text()  # inclusive: typer's [x>=..]
+    assert _parse("--refine-signal", "0.5", "--lr", "1e-9") == {
+        "search.refine_signal": 0.5,
+        "training.lr": 1e-9,
+    }

@@ -348,6 +348,38 @@ def test_a_positive_label_the_upload_does_not_hold_is_refused_at_submission(
         assert "the labels" in error["msg"]
 
 
+@pytest.mark.parametrize("given", [None, "target"])
+def test_a_label_column_the_upload_lacks_is_refused_naming_its_columns(client, tenant, given):
+    up = _upload(client, tenant)  # columns a, b, label
+    dataset: dict = {"uri": up.json()["uri"]}
+    if given is not None:
+        dataset["label_column"] = given
+    r = client.post("/v1/jobs", json=job_body(dataset=dataset), headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    (error,) = r.json()["errors"]
+    assert error["loc"] == ["body", "dataset", "label_column"]
+    assert "its columns are ['a', 'b', 'label']" in error["msg"]
+    # Left out, the column is the default's: say so, since the user never wrote 'y'.
+    assert ("'y' is its default" in error["msg"]) is (given is None)
+
+
+def test_a_binary_job_on_a_column_of_three_classes_is_pointed_to_an_average(client, tenant):
+    three = b"a,y\n" + b"".join(f"{i},{'abc'[i % 3]}\n".encode() for i in range(12))
+    up = _upload(client, tenant, three, label_column="y")
+    assert up.status_code == 201 and up.json()["labels"] == ["a", "b", "c"], up.text
+    r = client.post(
+        "/v1/jobs",
+        json=job_body(dataset={"uri": up.json()["uri"], "label_column": "y"}),
+        headers=tenant.headers,
+    )
+    assert r.status_code == 422, r.text
+    (error,) = r.json()["errors"]
+    # Not at dataset.positive_label, which the user never set and which would not help.
+    assert error["loc"] == ["body", "metric", "average"]
+    assert "found 3 classes: ['a', 'b', 'c']" in error["msg"]
+    assert "takes an average (macro or weighted)" in error["msg"]
+
+
 def test_the_upload_records_its_label_column_and_classes(client, tenant):
     r = _upload(client, tenant, ZERO_ONE, label_column="y")
     assert r.status_code == 201, r.text

@@ -70,10 +70,12 @@ class SpecFlag:
     panel: str
     choices: tuple[str, ...] = ()
     default_text: str | None = None
-    # A number's bounds (an exclusive bound is checked here as inclusive: the server refuses its
-    # very edge); None: unbounded on that side.
+    # A number's bounds, each inclusive or not as the document says (the server refuses an
+    # exclusive bound's very edge); None: unbounded on that side.
     low: float | None = None
     high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
 
     @property
     def param(self) -> str:
@@ -97,15 +99,33 @@ class SpecFlag:
             rich_help_panel=self.panel,
             case_sensitive=False,
             metavar=self._metavar(),
-            min=self.low,
-            max=self.high,
+            # typer shows and checks inclusive bounds ([x>=0]); an exclusive one is checked by
+            # the callback and said in the help, as the server holds it.
+            min=None if self.low_open else self.low,
+            max=None if self.high_open else self.high,
+            callback=self._check_open_bounds if self.low_open or self.high_open else None,
         )
         return Annotated[python | None, info]
+
+    def _open_bounds_text(self) -> str:
+        above = f"above {self.low:g}" if self.low_open and self.low is not None else ""
+        below = f"below {self.high:g}" if self.high_open and self.high is not None else ""
+        return " and ".join(part for part in (above, below) if part)
+
+    def _check_open_bounds(self, given: Any) -> Any:
+        if given is None:
+            return given
+        low_fails = self.low_open and self.low is not None and given <= self.low
+        high_fails = self.high_open and self.high is not None and given >= self.high
+        if low_fails or high_fails:
+            raise typer.BadParameter(f"{given:g} is not {self._open_bounds_text()}")
+        return given
 
     def _help_text(self) -> str:
         """The description, the choices and the job field it sets."""
         choices = f". One of: {', '.join(self.choices)}" if self.choices else ""
-        return f"{self.help}{choices} (job field {self.path})."
+        bounds = f" [{self._open_bounds_text()}]" if self.low_open or self.high_open else ""
+        return f"{self.help}{choices} (job field {self.path}){bounds}."
 
     def _metavar(self) -> str | None:
         if self.kind == "list":
@@ -190,13 +210,27 @@ def _kind(schema: Mapping[str, Any]) -> tuple[FlagKind, tuple[str, ...]] | None:
     return (scalar, ()) if scalar else None
 
 
-def _bounds(schema: Mapping[str, Any]) -> tuple[float | None, float | None]:
-    """A number's lower and upper bound, inclusive or not (None: none; a union: none)."""
+@dataclass(frozen=True)
+class _Bounds:
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+
+def _bounds(schema: Mapping[str, Any]) -> _Bounds:
+    """A number's lower and upper bound, and whether each is exclusive (None: none; a union:
+    none)."""
     members = _members(schema)
     if len(members) != 1:
-        return None, None
+        return _Bounds()
     (m,) = members
-    return m.get("minimum", m.get("exclusiveMinimum")), m.get("maximum", m.get("exclusiveMaximum"))
+    return _Bounds(
+        low=m.get("minimum", m.get("exclusiveMinimum")),
+        high=m.get("maximum", m.get("exclusiveMaximum")),
+        low_open="minimum" not in m and "exclusiveMinimum" in m,
+        high_open="maximum" not in m and "exclusiveMaximum" in m,
+    )
 
 
 def _default_text(schema: Mapping[str, Any]) -> str | None:
@@ -229,7 +263,7 @@ def spec_flags() -> tuple[SpecFlag, ...]:
         if found is None:
             continue
         kind, choices = found
-        low, high = _bounds(schema)
+        bounds = _bounds(schema)
         dashed = field.replace("_", "-")
         decls = FLAG_NAMES.get(
             path,
@@ -244,8 +278,10 @@ def spec_flags() -> tuple[SpecFlag, ...]:
                 panel=panel,
                 choices=choices,
                 default_text=_default_text(schema),
-                low=low,
-                high=high,
+                low=bounds.low,
+                high=bounds.high,
+                low_open=bounds.low_open,
+                high_open=bounds.high_open,
             )
         )
     return tuple(flags)

@@ -110,3 +110,15 @@ def test_parse_labels_rejects_missing_and_bad_shapes():
     np.testing.assert_array_equal(y, [0, 1])
     with pytest.raises(DataError, match="one-dimensional"):
         parse_labels(np.zeros((2, 2)))
+
+
+def test_three_classes_point_to_an_average_and_one_class_does_not():
+    with pytest.raises(DataError) as three:
+        parse_labels(["cat", "dog", "fish"])
+    assert str(three.value).endswith(
+        "found 3 classes: ['cat', 'dog', 'fish']; a metric over several classes takes an "
+        "average (macro or weighted)"
+    )
+    with pytest.raises(DataError) as one:
+        parse_labels(["cat", "cat"])
+    assert "average" not in str(one.value)
