@@ -155,7 +155,19 @@ def _commands(app: typer.Typer) -> set[str]:
     return set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
 
 
-USERS = {"upload", "submit", "watch", "cancel", "result", "download", "predict"}
+USERS = {
+    "upload",
+    "submit",
+    "watch",
+    "cancel",
+    "result",
+    "download",
+    "predict",
+    "jobs",
+    "datasets",
+    "models",
+    "delete",
+}
 SERVERS = {"serve", "worker", "migrate", "admin", "demo"}
 
 

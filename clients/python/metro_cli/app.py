@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 
 from metro_cli.download import download
+from metro_cli.listing import datasets, delete, jobs, models
 from metro_cli.output import err_console, flat
 from metro_cli.predict import predict
 from metro_cli.result import result
@@ -25,7 +26,19 @@ from metro_cli.upload import upload
 from metro_cli.watch import cancel, watch
 
 PLUGINS = "metro.cli"  # the entry-point group of packages that add commands
-COMMANDS = (upload, submit, watch, cancel, result, download, predict)
+COMMANDS = (
+    upload,
+    submit,
+    watch,
+    cancel,
+    result,
+    download,
+    predict,
+    jobs,
+    datasets,
+    models,
+    delete,
+)
 
 
 def create_app(*, plugins: bool = True) -> typer.Typer:
@@ -33,7 +46,7 @@ def create_app(*, plugins: bool = True) -> typer.Typer:
     installed packages that add theirs."""
     app = typer.Typer(
         name="metro",
-        help="Train binary classifiers that optimize the metric you report.",
+        help="Train classifiers that optimize the metric you report.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
     )
