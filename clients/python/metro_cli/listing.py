@@ -70,7 +70,7 @@ def _show(items: list[Any], as_json: bool, table: Callable[[list[Any]], Table], 
 def jobs_table(items: list[Any]) -> Table:
     table = Table(box=None, pad_edge=False)
     for column in ("job", "state", "progress", "metric", "trained λ", "dataset", "created"):
-        table.add_column(column, justify="right" if column in ("progress", "trained λ") else None)
+        table.add_column(column, justify="right" if column in ("progress", "trained λ") else "left")
     for job in items:
         name, _ = metric_info(job)
         state = str(job.state)
@@ -86,7 +86,7 @@ def jobs_table(items: list[Any]) -> Table:
 def datasets_table(items: list[Any]) -> Table:
     table = Table(box=None, pad_edge=False)
     for column in ("dataset", "file", "rows", "columns", "size", "label column", "created"):
-        table.add_column(column, justify="right" if column in ("rows", "columns", "size") else None)
+        table.add_column(column, justify="right" if column in ("rows", "columns", "size") else "left")
     for ds in items:
         table.add_row(
             ds.uri, ds.filename, fmt(optional(ds.n_rows), "d"), fmt(optional(ds.n_columns), "d"),
@@ -99,7 +99,7 @@ def models_table(items: list[Any]) -> Table:
     table = Table(box=None, pad_edge=False)
     numbers = ("trained λ", "tuned threshold")
     for column in ("model", "job", "metric", *numbers, "formats", "created"):
-        table.add_column(column, justify="right" if column in numbers else None)
+        table.add_column(column, justify="right" if column in numbers else "left")
     for model in items:
         manifest = model.manifest.to_dict()
         metric = manifest.get("metric") or {}
