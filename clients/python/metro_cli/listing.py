@@ -86,7 +86,9 @@ def jobs_table(items: list[Any]) -> Table:
 def datasets_table(items: list[Any]) -> Table:
     table = Table(box=None, pad_edge=False)
     for column in ("dataset", "file", "rows", "columns", "size", "label column", "created"):
-        table.add_column(column, justify="right" if column in ("rows", "columns", "size") else "left")
+        table.add_column(
+            column, justify="right" if column in ("rows", "columns", "size") else "left"
+        )
     for ds in items:
         table.add_row(
             ds.uri, ds.filename, fmt(optional(ds.n_rows), "d"), fmt(optional(ds.n_columns), "d"),
