@@ -202,7 +202,7 @@ def tasks() -> dict[str, Loader]:
 def fit_predict(group: str, seed: int, X: np.ndarray, y: np.ndarray, X_test: np.ndarray) -> dict:
     """{method: (predictions, what it chose)} for the methods of ``group``."""
     from metro import MetroClassifier
-    from metro.multiclass import predict_argmax
+    from metro.multiclass import class_margins, predict_argmax
     from metro.multiclass_baselines import (
         OvRThresholdClassifier,
         PlainLogistic,
@@ -227,7 +227,7 @@ def fit_predict(group: str, seed: int, X: np.ndarray, y: np.ndarray, X_test: np.
             }
             out = {"metro": (clf.predict(X_test), chosen)}
             if not multilabel:
-                margins = clf.decision_function(X_test) - clf.offsets_
+                margins = class_margins(clf, X_test) - clf.offsets_
                 out["metro-ovr"] = (clf.classes_[predict_argmax(margins)], chosen)
             return out
         if group == "ovr-threshold":

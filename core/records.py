@@ -118,6 +118,14 @@ class Refinement(BaseModel):
         "stage beats the better constant classifier (every row positive, or every row "
         "negative); a step below the job's search.refine_signal is not kept (null: not checked)",
     )
+    replaced_by_fallback: bool = Field(
+        default=False,
+        description="The safeguard's fallback replaced the choice the step started from: the "
+        "delivered model is the fallback's, unrefined, whatever the step found",
+    )
+    greater_is_better: bool = Field(
+        default=True, description="The metric's direction, which the scores are compared in"
+    )
 
     @computed_field(  # type: ignore[prop-decorator]
         description="Why the step was not kept, in the words the CLI and the dashboard show: no "
@@ -129,10 +137,13 @@ class Refinement(BaseModel):
     def not_kept_reason(self) -> str | None:
         if self.kept:
             return None
+        if self.replaced_by_fallback:
+            return "the fallback replaced the choice it started from"
         before = self.score_before
         met = [s.score for s in self.scores if s.constraints_hold is not False]
-        best = max((v for v in met if v is not None), default=None)
-        if best is None or before is None or best <= before:
+        pick = max if self.greater_is_better else min
+        best = pick((v for v in met if v is not None), default=None)
+        if best is None or before is None or pick(best, before) == before:
             shown = "" if before is None else f"'s {before:.4f}"
             return f"no refined model beat the choice{shown}"
         beat = f"a refined model beat the choice's {before:.4f} with {best:.4f} but"
@@ -227,6 +238,13 @@ class RepeatChoice(BaseModel):
         "one-vs-rest rule); absent for a binary job",
     )
 
+    @property
+    def lambda_star(self) -> float:
+        """The search's estimate of lambda*, as the library's ``lambda_star_``: the ratio a
+        bisection or Dinkelbach search reached, the trained lambda for the grid (its choice).
+        (A plain property: the schema keeps ``ratio_reached`` and ``trained_lambda`` apart.)"""
+        return self.ratio_reached if self.ratio_reached is not None else self.trained_lambda
+
 
 class ManifestLabels(BaseModel):
     positive: bool | int | float | str = Field(description="The label h(x) >= 0 predicts")
@@ -277,7 +295,11 @@ class ModelManifest(BaseModel):
     trained_lambda: float | None = Field(
         default=None, description="The lambda this model was trained at"
     )
-    lambda_star: float | None = Field(default=None, description="trained_lambda's older name")
+    lambda_star: float | None = Field(
+        default=None,
+        description="The search's estimate of lambda* (the library's lambda_star_): "
+        "trained_lambda for the grid, ratio_reached for bisection and Dinkelbach",
+    )
     ratio_reached: float | None = None
     tuned_threshold: float | None = Field(
         default=None, description="The threshold the search tuned on h (already folded in)"

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from metro.constraints import Constraint, get_constraints
 from metro.device import resolve_device
@@ -136,24 +136,25 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_, n_features_in_, metric_ (resolved on the training labels), model_ (the fitted
-    network, a stack of one, with ``threshold_`` folded into its last bias), best_lambda_ and
-    best_shift_ (the lambda and shift ``model_`` was trained with), lambda_star_ (the search's
-    estimate of lambda*: best_lambda_ for the grid, the last bracket's middle for bisection and
-    Dinkelbach, also as ratio_reached_, None for the grid), warnings_ (the choice's
-    :class:`~metro.search.SearchWarning` list: a lambda at an end of the grid, a classifier that
-    predicts one class or rests on few true positives, constraints not met), threshold_ (the
-    decision threshold chosen on the raw h of the search's fits), n_splits_ (folds the choice
-    was made on; 0 for a holdout), best_score_ (the held-out metric the choice was made by,
-    pooled over the folds, natural orientation), trace_
-    (list of TraceStep), n_fits_, search_result_; with constraints, constraints_ (resolved),
-    constraint_values_ (each one's held-out value where the choice was made) and
-    constraints_satisfied_ (False when no fit met them there: the one closest is kept);
-    refinement_ (the :class:`~metro.search.Refinement` step's held-out losses and the temperature
-    kept, None when it did not run; when kept, ``threshold_`` is 0 and best_score_ is the refined
-    models' held-out metric); safeguard_ (the :class:`~metro.search.Safeguard`: whether and why
-    the fallback replaced the choice, None where there was no fallback; when it did, the
-    delivered model, ``threshold_``, ``best_lambda_`` and ``best_score_`` are the fallback's).
+    classes_, pos_label_, n_features_in_, metric_ (resolved on the training labels), device_
+    (where it was fitted; scored there, or on the CPU where that device is missing), model_ (the
+    fitted network, a stack of one, with ``threshold_`` folded into its last bias), best_lambda_
+    and best_shift_ (the lambda and shift ``model_`` was trained with), lambda_star_ (the
+    search's estimate of lambda*: best_lambda_ for the grid, the last bracket's middle for
+    bisection and Dinkelbach, also as ratio_reached_, None for the grid), warnings_ (the
+    choice's :class:`~metro.search.SearchWarning` list: a lambda at an end of the grid, a
+    classifier that predicts one class or rests on few true positives, constraints not met),
+    threshold_ (the decision threshold chosen on the raw h of the search's fits), n_splits_
+    (folds the choice was made on; 0 for a holdout), best_score_ (the held-out metric the choice
+    was made by, pooled over the folds, natural orientation), trace_ (list of TraceStep),
+    n_fits_, search_result_; with constraints, constraints_ (resolved), constraint_values_ (each
+    one's held-out value where the choice was made) and constraints_satisfied_ (False when no
+    fit met them there: the one closest is kept); refinement_ (the
+    :class:`~metro.search.Refinement` step's held-out losses and the temperature kept, None when
+    it did not run; when kept, ``threshold_`` is 0 and best_score_ is the refined models'
+    held-out metric); safeguard_ (the :class:`~metro.search.Safeguard`: whether and why the
+    fallback replaced the choice, None where there was no fallback; when it did, the delivered
+    model, ``threshold_``, ``best_lambda_`` and ``best_score_`` are the fallback's).
     """
 
     def __init__(
@@ -225,7 +226,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = self.average is not None
         tags.input_tags.allow_nan = False
         return tags
 
@@ -272,12 +273,37 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             config = TrainingConfig.from_dict(dict(self.training))
         else:
             raise ValueError("training must be a dict or a TrainingConfig")
-        if self.random_state is not None:
-            config = TrainingConfig.from_dict({**config.to_dict(), "seed": int(self.random_state)})
+        seed = self._fit_seed if "_fit_seed" in vars(self) else self._seed()
+        if seed is not None:
+            config = TrainingConfig.from_dict({**config.to_dict(), "seed": seed})
         return config
+
+    def _seed(self) -> int | None:
+        """``random_state`` as the one integer a fit draws its split and its trainer from: an
+        integer as it is (in ``0 .. 2**32 - 1``), a ``RandomState`` or ``Generator`` drawn from
+        once per fit, None left unseeded."""
+        state = self.random_state
+        if state is None:
+            return None
+        if isinstance(state, np.random.RandomState | np.random.Generator):
+            return int(state.integers(2**32) if isinstance(state, np.random.Generator)
+                       else state.randint(2**32, dtype=np.int64))  # fmt: skip
+        if isinstance(state, bool) or not isinstance(state, int | np.integer):
+            raise ValueError(
+                f"random_state must be None, an integer or a numpy RandomState/Generator, "
+                f"got {state!r}"
+            )
+        if not 0 <= int(state) < 2**32:
+            raise ValueError(f"random_state must be between 0 and 2**32 - 1, got {int(state)}")
+        return int(state)
 
     # -- fitting ---------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any) -> MetroClassifier:
+        # A refit starts clean: nothing fitted before (in the other mode, say: a binary fit's
+        # model_ beside an averaged fit's estimators_) is left to be read as this fit's.
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
+        vars(self).pop("_fit_seed", None)  # drawn again (a RandomState gives a new one)
         if self.average is not None:
             from metro.multiclass import fit_averaged
 
@@ -298,6 +324,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         ``"refit"``), which may put a solver of its own around each of the search's solvers
         (:mod:`metro.search.class_stack`: every class's fold trained in one fit)."""
         self.average_: str | None = None
+        if "_fit_seed" not in vars(self):  # the one draw of this fit's split and trainer
+            self._fit_seed = self._seed()
         shape = getattr(y, "shape", None)
         if shape is not None and len(shape) == 2 and shape[1] > 1:
             raise ValueError(
@@ -395,9 +423,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         rows: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
         if n_folds is not None:
             if folds is None:
-                split = StratifiedKFold(
-                    n_splits=n_folds, shuffle=True, random_state=self.random_state
-                )
+                split = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=self._fit_seed)
                 folds = list(split.split(np.zeros(y01.size), y01))
             elif len(folds) != n_folds:
                 raise ValueError(f"{len(folds)} folds given for a search of {n_folds}")
@@ -408,7 +434,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
                 y01,
                 validation_fraction=float(self.validation_fraction),
                 test_fraction=0.0,
-                random_state=self.random_state,
+                random_state=self._fit_seed,
             )
             rows["main"] = (splits.train, splits.validation)
             if self.refit:
@@ -448,24 +474,43 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         return make
 
     # -- prediction ------------------------------------------------------------------------------
+    def margin(self, X: Any) -> np.ndarray:
+        """h(x), the fitted model's score: ``>= 0`` predicts the positive class (``pos_label_``),
+        whichever of ``classes_`` that is; the score a saved model (its ONNX ``score``) and the
+        service give."""
+        check_is_fitted(self, "model_")
+        X = validate_data(self, X, reset=False, allow_nd=True, dtype=np.float32)
+        return predict_scores(self.model_, X, device=self._scoring_device())[:, 0]
+
     def decision_function(self, X: Any) -> np.ndarray:
-        """h(x): positive means the positive class (``pos_label_``); with ``average`` set, the
-        n x C (or n x L) margins of :func:`metro.multiclass.decision_function`."""
+        """scikit-learn's convention: positive means ``classes_[1]``. That is h(x)
+        (:meth:`margin`) when ``pos_label_`` is ``classes_[1]`` (the default) and -h(x) when it is
+        ``classes_[0]``, so that ``roc_auc_score``, the scorers and ``CalibratedClassifierCV``
+        rank the rows the right way round whichever class is positive. With ``average`` set,
+        :func:`metro.multiclass.decision_function`: n x C (or n x L) margins, one column for a
+        binary y."""
         if getattr(self, "average_", None) is not None:
             from metro import multiclass
 
             return multiclass.decision_function(self, X)
-        check_is_fitted(self, "model_")
-        X = validate_data(self, X, reset=False, allow_nd=True, dtype=np.float32)
-        return predict_scores(self.model_, X, device=self.device_)[:, 0]
+        h = self.margin(X)
+        return h if self.pos_label_ == self.classes_[1] else -h
 
     def predict(self, X: Any) -> np.ndarray:
         if getattr(self, "average_", None) is not None:
             from metro import multiclass
 
             return multiclass.predict(self, X)
-        positive = self.decision_function(X) >= 0
+        positive = self.margin(X) >= 0
         return np.where(positive, self.pos_label_, self._negative_label)
+
+    def _scoring_device(self) -> str:
+        """Where to score: the device fitted on, or the CPU where that is not here (a model
+        fitted on a GPU machine and read on one without, say)."""
+        try:
+            return str(resolve_device(self.device_))
+        except ValueError:
+            return "cpu"
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """The metric (natural orientation: F1 itself) of the predictions on (X, y)."""
@@ -476,6 +521,13 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
 
             return multiclass.score(self, X, y)
         check_is_fitted(self, "model_")
-        truth = (np.asarray(y) == self.pos_label_).astype(np.int64)
+        y = column_or_1d(y, warn=True)
+        unseen = set(np.unique(y).tolist()) - set(self.classes_.tolist())
+        if unseen:
+            raise ValueError(
+                f"y holds classes the model was not fitted on: {sorted(map(str, unseen))[:5]}; "
+                f"its classes are {self.classes_.tolist()}"
+            )
+        truth = (y == self.pos_label_).astype(np.int64)
         predicted = (self.predict(X) == self.pos_label_).astype(np.int64)
-        return float(self._metric().score(truth, predicted))
+        return float(self._metric().score(truth, predicted)) + 0.0  # never -0.0

@@ -588,13 +588,24 @@ def fit_averaged(
 # -- prediction -------------------------------------------------------------------------------
 
 
-def decision_function(est: MetroClassifier, X: Any) -> np.ndarray:
+def class_margins(est: MetroClassifier, X: Any) -> np.ndarray:
     """``n x C`` (or ``n x L``) margins, offsets included: the argmax is the predicted class
-    (multi-class); ``>= 0`` means the label is on (multi-label)."""
+    (multi-class); ``>= 0`` means the label is on (multi-label). The scores of
+    :func:`stacked_model`, a column per class also for a binary y."""
     check_is_fitted(est, "estimators_")
     X = validate_data(est, X, reset=False, allow_nd=True, dtype=np.float32)
-    margins = np.column_stack([e.decision_function(X) for e in est.estimators_])
+    margins = np.column_stack([e.margin(X) for e in est.estimators_])
     return np.asarray(margins + est.offsets_)
+
+
+def decision_function(est: MetroClassifier, X: Any) -> np.ndarray:
+    """:func:`class_margins` in scikit-learn's shape: for a binary y one column, positive where
+    ``classes_[1]`` is predicted (its margin over ``classes_[0]``'s), which binary scorers
+    (``roc_auc``) take."""
+    margins = class_margins(est, X)
+    if est.target_type_ != "multilabel-indicator" and margins.shape[1] == 2:
+        return np.asarray(margins[:, 1] - margins[:, 0])
+    return margins
 
 
 def stacked_model(est: MetroClassifier) -> StackedModel:
@@ -611,7 +622,7 @@ def stacked_model(est: MetroClassifier) -> StackedModel:
 
 
 def predict(est: MetroClassifier, X: Any) -> np.ndarray:
-    margins = decision_function(est, X)
+    margins = class_margins(est, X)
     if est.target_type_ == "multilabel-indicator":
         return (margins >= 0).astype(np.int64)
     return np.asarray(est.classes_[predict_argmax(margins)])

@@ -57,7 +57,7 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
         greater_is_better=bool(metric.get("greater_is_better", True)),
         trained_lambda=delivered.trained_lambda if delivered else job.best_lambda,
         shift=delivered.shift if delivered else None,
-        lambda_star=delivered.trained_lambda if delivered else job.best_lambda,
+        lambda_star=delivered.lambda_star if delivered else job.best_lambda,
         selection=selection_summary(choices),
         choices=choices,
         constraints=job_constraints(job.spec),

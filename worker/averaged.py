@@ -49,7 +49,13 @@ from core.records import MetricRecord, RepeatChoice
 from metro.constraints import get_constraints
 from metro.datasets import MultiTargetDataset, stratify_key
 from metro.experiment import repeat_seed
-from metro.multiclass import class_cells, label_cells, per_class_scores, sklearn_average
+from metro.multiclass import (
+    class_cells,
+    class_margins,
+    label_cells,
+    per_class_scores,
+    sklearn_average,
+)
 from metro.multiclass_baselines import (
     OvRThresholdClassifier,
     PlainLogistic,
@@ -125,7 +131,7 @@ class AveragedRun:
             if not store.set_choices(run.ctx, run.job.id, run.token, choices, best_lambda=None):
                 raise LeaseLost(str(run.job.id))
             y_test = dataset.y[test]
-            margins = est.decision_function(dataset.X[test])
+            margins = class_margins(est, dataset.X[test])
             tested = self._rows("metro", repeat, "test", spec, self._cells(margins, y_test), est)
             records += tested
             if est.selection_cells_ is not None:

@@ -108,6 +108,8 @@ def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None
         ],
         "refit_rate_ratio": finite_or_none(step.refit_rate_ratio),
         "signal_probability": finite_or_none(step.signal_probability),
+        "replaced_by_fallback": step.replaced_by_fallback,
+        "greater_is_better": spec.greater_is_better,
     }
 
 

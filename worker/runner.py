@@ -460,11 +460,12 @@ class JobRun:
         delivered = choices_json(choices[:1])[0]  # repeat 0's: the model's own
         manifest = {
             "metric": {**spec["metric"], **info},
-            # The lambda and shift this model was trained with; "lambda_star" is the same number
-            # under its older name. A bisection or Dinkelbach search's own estimate of lambda*
-            # is "ratio_reached" (null for the grid).
+            # The lambda and shift this model was trained with. "lambda_star" is the search's
+            # estimate of lambda*, as the library's lambda_star_: the trained lambda for the
+            # grid, the ratio a bisection or Dinkelbach search reached ("ratio_reached", null
+            # for the grid) for those.
             "trained_lambda": fitted.lam,
-            "lambda_star": fitted.lam,
+            "lambda_star": search.ratio_reached if search.ratio_reached is not None else fitted.lam,
             "ratio_reached": search.ratio_reached,
             "threshold": fitted.threshold,
             # The threshold the search tuned on h, already folded into the model's last bias

@@ -89,6 +89,9 @@ class Refinement:
     # With SearchConfig.refine_signal: the paired bootstrap's probability that the best stage
     # beats the better constant classifier on the held-out rows (None: not computed).
     signal_probability: float | None = None
+    # The safeguard's fallback replaced the choice this step started from (and so whatever the
+    # step did): the delivered model is the fallback's, unrefined.
+    replaced_by_fallback: bool = False
 
     @property
     def kept(self) -> bool:
@@ -109,6 +112,7 @@ class Refinement:
             "win_probability": self.win_probability,
             "refit_rate_ratio": self.refit_rate_ratio,
             "signal_probability": self.signal_probability,
+            "replaced_by_fallback": self.replaced_by_fallback,
         }
 
 

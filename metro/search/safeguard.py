@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -281,6 +281,10 @@ def safeguard_choice(
     result.selection_counts = fallback.counts
     result.refined_model = None
     result.held_out_decisions = None
+    if result.refinement is not None:  # it refined the choice the fallback replaces
+        result.refinement = replace(
+            result.refinement, temperature=None, scale=None, replaced_by_fallback=True
+        )
     if refit_solver is not None:
         final = refit_solver.solve(
             np.array([fallback.lam]), shift=result.best.shift, warm_start=result.best

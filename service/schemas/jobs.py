@@ -543,7 +543,8 @@ class JobResult(BaseModel):
     )
     shift: str | None = Field(description="The cost shift the delivered model was trained with")
     lambda_star: float | None = Field(
-        description="The same number as trained_lambda, under its older name"
+        description="The search's estimate of lambda* (the library's lambda_star_): "
+        "trained_lambda for the grid, ratio_reached for bisection and Dinkelbach"
     )
     selection: SelectionSummary | None = Field(
         description="METRO's selection_score, mean and std over the repeats (what `metro watch` "

@@ -50,6 +50,18 @@ def _step(**overrides: Any) -> Refinement:
             f"{BEAT} the held-out rows could not tell it from a constant classifier (p = 0.71)",
         ),
         ({}, f"{BEAT} not by a significant margin"),
+        # A lower-is-better metric: 0.265 and 0.2 against 0.25; 0.2 is the better one. (The
+        # highest was taken, whatever the direction: "beat 0.2500 with 0.2650".)
+        (
+            {"greater_is_better": False},
+            "a refined model beat the choice's 0.2500 with 0.2000 but not by a significant margin",
+        ),
+        (
+            {"greater_is_better": False, "scores": [{"temperature": 0.2, "score": 0.3}]},
+            "no refined model beat the choice's 0.2500",
+        ),
+        # The safeguard's fallback replaced the choice the step refined: whatever it found.
+        ({"replaced_by_fallback": True}, "the fallback replaced the choice it started from"),
     ],
 )
 def test_a_refinement_says_why_it_was_not_kept(overrides: dict[str, Any], reason: str | None):

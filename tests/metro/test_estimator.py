@@ -260,3 +260,82 @@ def test_tuned_threshold_does_not_lose_to_zero_on_the_held_out_folds():
     zero = MetroClassifier(threshold="zero", **kw).fit(X, y)
     # the same folds and fits: tuning can only raise the pooled held-out score it chose by
     assert tuned.best_score_ >= zero.best_score_
+
+
+# -- scikit-learn's conventions ---------------------------------------------------------------
+
+QUICK = {"n_lambdas": 3, "cv": 2, "refine": "off", "training": FAST, "random_state": 0}
+
+
+def test_decision_function_is_positive_for_classes_1_whichever_class_is_positive():
+    # scikit-learn's scorers and tools read a binary decision_function as classes_[1]'s score;
+    # with pos_label = classes_[0] it was h(x) as it is, and roc_auc came out near 0.
+    from sklearn.metrics import get_scorer, roc_auc_score
+
+    X, y = _data(seed=4)
+    labels = np.where(y == 1, "fraud", "ok")  # classes_ = ["fraud", "ok"]: fraud is classes_[0]
+    clf = MetroClassifier(metric="f1", pos_label="fraud", **QUICK).fit(X, labels)
+    assert clf.classes_.tolist() == ["fraud", "ok"] and clf.pos_label_ == "fraud"
+    h = clf.margin(X)
+    np.testing.assert_array_equal(clf.decision_function(X), -h)
+    np.testing.assert_array_equal(clf.predict(X), np.where(h >= 0, "fraud", "ok"))
+    assert get_scorer("roc_auc")(clf, X, labels) == roc_auc_score(labels == "ok", -h) > 0.8
+    default = MetroClassifier(metric="f1", **QUICK).fit(X, y)  # pos_label classes_[1]
+    np.testing.assert_array_equal(default.decision_function(X), default.margin(X))
+
+
+def test_an_averaged_fit_on_two_classes_scores_in_one_column():
+    from sklearn.metrics import get_scorer
+
+    from metro.multiclass import class_margins
+
+    X, y = _data(seed=5)
+    clf = MetroClassifier(metric="f1", average="macro", **QUICK).fit(X, y)
+    scores = clf.decision_function(X)
+    margins = class_margins(clf, X)
+    assert scores.shape == (len(y),) and margins.shape == (len(y), 2)
+    np.testing.assert_allclose(scores, margins[:, 1] - margins[:, 0])
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[(scores > 0).astype(int)])
+    assert get_scorer("roc_auc")(clf, X, y) > 0.8  # was a ValueError on the (n, 2) scores
+    assert clf.__sklearn_tags__().classifier_tags.multi_class
+    assert not MetroClassifier().__sklearn_tags__().classifier_tags.multi_class
+
+
+def test_a_model_fitted_on_a_gpu_predicts_on_a_machine_without_one():
+    X, y = _data(seed=6)
+    clf = MetroClassifier(metric="f1", **QUICK).fit(X, y)
+    expected = clf.predict(X)
+    clf.device_ = "cuda"  # what device "auto" records on a machine with a GPU
+    if not __import__("torch").cuda.is_available():
+        np.testing.assert_array_equal(clf.predict(X), expected)  # was: CUDA is not available
+
+
+def test_random_state_takes_a_random_state_once_per_fit():
+    X, y = _data(seed=7)
+    first = MetroClassifier(metric="f1", **{**QUICK, "random_state": np.random.RandomState(3)})
+    second = MetroClassifier(metric="f1", **{**QUICK, "random_state": np.random.RandomState(3)})
+    np.testing.assert_array_equal(first.fit(X, y).predict(X), second.fit(X, y).predict(X))
+    for bad in (-1, 2**32, 1.5, True):
+        with pytest.raises(ValueError, match="random_state"):
+            MetroClassifier(metric="f1", **{**QUICK, "random_state": bad}).fit(X, y)
+
+
+def test_a_refit_in_the_other_mode_leaves_nothing_of_the_first():
+    X, y = _data(seed=8)
+    clf = MetroClassifier(metric="f1", **QUICK).fit(X, y)
+    assert hasattr(clf, "model_")
+    clf.set_params(average="macro").fit(X, y)
+    assert hasattr(clf, "estimators_") and not hasattr(clf, "model_")
+    assert not hasattr(clf, "pos_label_")
+    clf.set_params(average=None).fit(X, y)
+    assert hasattr(clf, "model_") and not hasattr(clf, "estimators_")
+
+
+def test_score_refuses_labels_it_never_saw_and_takes_a_column():
+    X, y = _data(seed=9)
+    clf = MetroClassifier(metric="f1", **QUICK).fit(X, y)
+    with pytest.raises(ValueError, match="not fitted on"):
+        clf.score(X, y + 5)  # was -0.0
+    with pytest.warns(Warning, match="column-vector y"):
+        assert clf.score(X, y.reshape(-1, 1)) == clf.score(X, y)
+    assert str(clf.score(X, 1 - clf.predict(X))) == "0.0"  # not "-0.0"

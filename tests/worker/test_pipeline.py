@@ -348,6 +348,10 @@ def test_a_sequential_multi_repeat_job_reports_what_each_repeat_trained(pair: Cl
         choices[0]["shift"],
     )
     assert manifest["ratio_reached"] == choices[0]["ratio_reached"]
+    # lambda* is the search's estimate of it, as the library's lambda_star_, everywhere: here the
+    # ratio reached, which no model was trained at (it used to be the trained lambda here).
+    assert manifest["lambda_star"] == result["lambda_star"] == choices[0]["ratio_reached"]
+    assert result["lambda_star"] != result["trained_lambda"]
 
 
 CONSTRAINED_JOB = {

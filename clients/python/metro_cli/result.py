@@ -138,7 +138,7 @@ def choice_lines(result: Any) -> list[str]:
     choices = job_choices(result)
     chosen_by = selection_text(choices, name)
     lines = (
-        choices_text(choices) or f"trained λ {fmt(optional(result.lambda_star))}",
+        choices_text(choices) or f"trained λ {fmt(optional(result.trained_lambda))}",
         None if chosen_by is None else f"METRO chose by {chosen_by}",
         refinement_text(choices, name),
         chosen_constraints_text(choices, result_constraint_names(result)),

@@ -301,6 +301,9 @@ def test_the_default_never_delivers_an_empty_held_out_choice_without_trying_the_
                 codes = {w.code for w in clf.warnings_}
                 assert WarningCode.NO_SUPPORTED_CHOICE in codes
             if tried:
+                # The step refined the choice the fallback replaced: not kept, and it says why.
+                step = clf.refinement_
+                assert step is None or (not step.kept and step.replaced_by_fallback)
                 assert clf.best_lambda_ == clf.safeguard_.fallback_lambda
                 assert clf.threshold_ == clf.safeguard_.fallback_threshold
                 assert clf.predict(X).sum() > 0

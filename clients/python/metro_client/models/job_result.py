@@ -35,7 +35,8 @@ class JobResult:
     shift: None | str
     """ The cost shift the delivered model was trained with """
     lambda_star: float | None
-    """ The same number as trained_lambda, under its older name """
+    """ The search's estimate of lambda* (the library's lambda_star_): trained_lambda for the grid, ratio_reached
+    for bisection and Dinkelbach """
     selection: None | SelectionSummary
     """ METRO's selection_score, mean and std over the repeats (what `metro watch` shows as best) """
     choices: list[RepeatChoice]

@@ -56,7 +56,8 @@ class ModelManifest:
     trained_lambda: float | None | Unset = UNSET
     """ The lambda this model was trained at """
     lambda_star: float | None | Unset = UNSET
-    """ trained_lambda's older name """
+    """ The search's estimate of lambda* (the library's lambda_star_): trained_lambda for the grid, ratio_reached
+    for bisection and Dinkelbach """
     ratio_reached: float | None | Unset = UNSET
     tuned_threshold: float | None | Unset = UNSET
     """ The threshold the search tuned on h (already folded in) """

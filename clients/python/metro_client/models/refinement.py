@@ -42,6 +42,11 @@ class Refinement:
     """ The paired bootstrap's probability, over the held-out rows, that the best stage beats the better constant
     classifier (every row positive, or every row negative); a step below the job's search.refine_signal is not kept
     (null: not checked) """
+    replaced_by_fallback: bool | Unset = False
+    """ The safeguard's fallback replaced the choice the step started from: the delivered model is the fallback's,
+    unrefined, whatever the step found """
+    greater_is_better: bool | Unset = True
+    """ The metric's direction, which the scores are compared in """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,6 +86,10 @@ class Refinement:
         else:
             signal_probability = self.signal_probability
 
+        replaced_by_fallback = self.replaced_by_fallback
+
+        greater_is_better = self.greater_is_better
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -99,6 +108,10 @@ class Refinement:
             field_dict["refit_rate_ratio"] = refit_rate_ratio
         if signal_probability is not UNSET:
             field_dict["signal_probability"] = signal_probability
+        if replaced_by_fallback is not UNSET:
+            field_dict["replaced_by_fallback"] = replaced_by_fallback
+        if greater_is_better is not UNSET:
+            field_dict["greater_is_better"] = greater_is_better
 
         return field_dict
 
@@ -166,6 +179,10 @@ class Refinement:
 
         signal_probability = _parse_signal_probability(d.pop("signal_probability", UNSET))
 
+        replaced_by_fallback = d.pop("replaced_by_fallback", UNSET)
+
+        greater_is_better = d.pop("greater_is_better", UNSET)
+
         refinement = cls(
             kept=kept,
             temperature=temperature,
@@ -176,6 +193,8 @@ class Refinement:
             scale=scale,
             refit_rate_ratio=refit_rate_ratio,
             signal_probability=signal_probability,
+            replaced_by_fallback=replaced_by_fallback,
+            greater_is_better=greater_is_better,
         )
 
         refinement.additional_properties = d
