@@ -303,7 +303,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         # model_ beside an averaged fit's estimators_) is left to be read as this fit's.
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
-        vars(self).pop("_fit_seed", None)  # drawn again (a RandomState gives a new one)
+        self.__dict__.pop("_fit_seed", None)  # drawn again (a RandomState gives a new one)
         if self.average is not None:
             from metro.multiclass import fit_averaged
 
