@@ -284,7 +284,7 @@ def demo(
     table.add_column("mean", justify="right")
     table.add_column("std", justify="right")
     for method, (mean, std, _) in result.summary("test").items():
-        table.add_row(method, f"{mean:.4f}", f"{std:.4f}")
+        table.add_row(method, f"{mean:.4f}", "-" if std is None else f"{std:.4f}")
     console.print(table)
 
 

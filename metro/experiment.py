@@ -101,13 +101,15 @@ class ExperimentResult:
     searches: dict[int, SearchResult] = field(default_factory=dict)
     fitted: list[FittedMethod] = field(default_factory=list)
 
-    def summary(self, split: str = "test") -> dict[str, tuple[float, float, int]]:
-        """method -> (mean, standard deviation, number of repeats) of the metric on ``split``."""
-        out: dict[str, tuple[float, float, int]] = {}
+    def summary(self, split: str = "test") -> dict[str, tuple[float, float | None, int]]:
+        """method -> (mean, sample standard deviation, number of repeats) of the metric on
+        ``split``; the standard deviation is None for one repeat (not 0: one value has no
+        spread to measure), as the service's results have it."""
+        out: dict[str, tuple[float, float | None, int]] = {}
         for method in dict.fromkeys(s.method for s in self.scores):
             values = [s.value for s in self.scores if s.method == method and s.split == split]
             if values:
-                std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+                std = float(np.std(values, ddof=1)) if len(values) > 1 else None
                 out[method] = (float(np.mean(values)), std, len(values))
         return out
 
@@ -436,7 +438,7 @@ def describe(result: ExperimentResult) -> dict[str, Any]:
         for method, (mean, std, n) in result.summary(split).items():
             out.setdefault(method, {})[split] = {
                 "mean": mean,
-                "std": std if math.isfinite(std) else None,
+                "std": std if std is not None and math.isfinite(std) else None,
                 "repeats": n,
             }
     return out

@@ -195,3 +195,35 @@ def test_a_plugin_that_fails_to_load_leaves_the_other_commands(monkeypatch, caps
     err = capsys.readouterr().err
     assert "warning: the commands of nowhere.module:register are not available" in err
     assert "ModuleNotFoundError" in err and err.count("warning:") == 1  # each entry point once
+
+
+def _rendered(table) -> str:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    console = Console(width=200, record=True, force_terminal=True, color_system="standard")
+    console.print(table)
+    return console.export_text(styles=True)
+
+
+def test_result_bolds_the_best_method_that_kept_its_constraints():
+    # The dashboard's "best" under constraints: the best test mean among the methods whose
+    # constraints held in every repeat. The table bolded the best mean, floor broken or not.
+    from types import SimpleNamespace as Ns
+
+    from metro_cli.result import result_table
+
+    summary = [
+        Ns(method="metro", split="test", mean=0.91, std=0.01, n=3, constraints_held=1),
+        Ns(method="erm", split="test", mean=0.85, std=0.02, n=3, constraints_held=3),
+    ]
+    result = Ns(
+        summary=summary, metric="f1", metric_display_name="F1", greater_is_better=True,
+        constraints=[Ns(display_name="Recall ≥ 0.8", confidence=None)],
+    )  # fmt: skip
+    text = _rendered(result_table(result))
+    bold = "\x1b[1m"
+    assert f"{bold}0.8500 ± 0.0200" in text and f"{bold}0.9100" not in text, text
+    words = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", text).split())
+    assert "bold: the best where the constraints held in every repeat" in words
+    plain = Ns(**{**vars(result), "constraints": None})
+    assert f"{bold}0.9100 ± 0.0100" in _rendered(result_table(plain))  # no floor: the best

@@ -5,7 +5,7 @@ import pytest
 
 from metro import SearchConfig, TrainingConfig, f1, get_surrogate
 from metro.datasets import load_dataset
-from metro.experiment import run_experiment
+from metro.experiment import ExperimentResult, run_experiment
 from metro.models import ModelSpec
 from metro.trainer import TrainingCancelled, predict_scores
 
@@ -38,7 +38,9 @@ def test_scores_are_the_metric_of_the_saved_models_on_each_split():
         assert s.value == pytest.approx(2 * s.tp / (2 * s.tp + s.fp + s.fn))
     summary = result.summary("test")
     assert set(summary) == {"metro", "erm", "koyejo1"}
-    assert summary["metro"][2] == 2
+    assert summary["metro"][2] == 2 and summary["metro"][1] is not None
+    one = ExperimentResult(result.metric, scores=[s for s in result.scores if s.repeat == 0])
+    assert one.summary("test")["metro"][1:] == (None, 1)  # one repeat: no spread, not 0
     fitted = result.model_for("metro", 1)
     assert fitted.model.n_models == 1
     with pytest.raises(KeyError):

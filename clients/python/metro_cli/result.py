@@ -34,15 +34,20 @@ def _methods_and_splits(result: Any) -> tuple[list[Any], list[str], list[str], i
 
 def result_table(result: Any) -> Table:
     """Methods side by side (one column each), one row per split: mean ± std over repeats,
-    the best method of each split in bold."""
+    the best method of each split in bold: under constraints, the best among the methods whose
+    constraints held on that split in every repeat (a better objective that breaks the floor is
+    not the better model), as the dashboard's "best"."""
     summary, methods, splits, n = _methods_and_splits(result)
     name = optional(getattr(result, "metric_display_name", None)) or result.metric
     title = f"{name} ({'higher' if result.greater_is_better else 'lower'} is better)"
     names = result_constraint_names(result)
     if names:
         title += f" under {', '.join(names)}"
+    captions = [f"mean ± std over {n} repeat(s)"] if n > 1 else []
+    if names:
+        captions.append("bold: the best where the constraints held in every repeat")
     table = Table(
-        title=title, caption=f"mean ± std over {n} repeat(s)" if n > 1 else None,
+        title=title, caption="; ".join(captions) or None,
         min_width=len(title) + 4 if names else None,  # the title on one line
     )  # fmt: skip
     table.add_column("split")
@@ -50,7 +55,7 @@ def result_table(result: Any) -> Table:
         table.add_column(method, justify="right")
     for split in splits:
         cells = {s.method: s for s in summary if s.split == split}
-        means = [c.mean for c in cells.values()]
+        means = [c.mean for c in cells.values() if not names or _held_throughout(c)]
         best = (max if result.greater_is_better else min)(means) if means else None
         row = [split]
         for method in methods:
@@ -61,9 +66,15 @@ def result_table(result: Any) -> Table:
             text = f"{cell.mean:.4f}"
             if optional(cell.std) is not None:
                 text += f" ± {cell.std:.4f}"
-            row.append(f"[bold]{text}[/]" if cell.mean == best and len(methods) > 1 else text)
+            bold = cell.mean == best and len(methods) > 1 and (not names or _held_throughout(cell))
+            row.append(f"[bold]{text}[/]" if bold else text)
         table.add_row(*row)
     return table
+
+
+def _held_throughout(cell: Any) -> bool:
+    """Whether a method's constraints held on this split in every repeat."""
+    return optional(getattr(cell, "constraints_held", None)) == cell.n
 
 
 def constraints_table(result: Any) -> Table | None:
