@@ -273,10 +273,18 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             config = TrainingConfig.from_dict(dict(self.training))
         else:
             raise ValueError("training must be a dict or a TrainingConfig")
-        seed = self._fit_seed if "_fit_seed" in vars(self) else self._seed()
+        seed = self._drawn_seed()
         if seed is not None:
             config = TrainingConfig.from_dict({**config.to_dict(), "seed": seed})
         return config
+
+    def _drawn_seed(self) -> int | None:
+        """This fit's seed, drawn once (:meth:`_seed`) and then the same for its split and its
+        trainer, however the fit was entered (:meth:`fit`, or :mod:`metro.multiclass` building
+        one class's solvers)."""
+        if "_fit_seed" not in self.__dict__:
+            self._fit_seed = self._seed()
+        return self._fit_seed
 
     def _seed(self) -> int | None:
         """``random_state`` as the one integer a fit draws its split and its trainer from: an
@@ -324,8 +332,6 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         ``"refit"``), which may put a solver of its own around each of the search's solvers
         (:mod:`metro.search.class_stack`: every class's fold trained in one fit)."""
         self.average_: str | None = None
-        if "_fit_seed" not in vars(self):  # the one draw of this fit's split and trainer
-            self._fit_seed = self._seed()
         shape = getattr(y, "shape", None)
         if shape is not None and len(shape) == 2 and shape[1] > 1:
             raise ValueError(
@@ -423,7 +429,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         rows: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
         if n_folds is not None:
             if folds is None:
-                split = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=self._fit_seed)
+                split = StratifiedKFold(
+                    n_splits=n_folds, shuffle=True, random_state=self._drawn_seed()
+                )
                 folds = list(split.split(np.zeros(y01.size), y01))
             elif len(folds) != n_folds:
                 raise ValueError(f"{len(folds)} folds given for a search of {n_folds}")
@@ -434,7 +442,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
                 y01,
                 validation_fraction=float(self.validation_fraction),
                 test_fraction=0.0,
-                random_state=self._fit_seed,
+                random_state=self._drawn_seed(),
             )
             rows["main"] = (splits.train, splits.validation)
             if self.refit:

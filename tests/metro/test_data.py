@@ -43,6 +43,6 @@ def test_each_exported_name_has_one_home():
     # names added after metro.data was frozen: only in their home
     assert (datasets | selection) - set(EXPORTED) == {
         "local_path_of", "uri_scheme", "MAX_CLASSES", "MultiTargetDataset", "load_multi_target",
-        "parse_classes", "parse_label_matrix", "strata", "stratify_key",
+        "parse_classes", "parse_label_matrix", "strata", "stratify_key", "show_values",
     }  # fmt: skip
     assert datasets & selection == set()
