@@ -158,6 +158,47 @@ class Refinement(BaseModel):
         return f"{beat} not by a significant margin"
 
 
+class Fallback(BaseModel):
+    """The safeguard's fallback delivered in place of the search's choice (docs/algorithms.md,
+    "Selection under thin evidence"): plain ERM's lambda, its threshold tuned among the
+    thresholds the held-out rows back."""
+
+    reason: Literal["unsupported", "within_noise"] = Field(
+        description="unsupported: the choice rested on too few held-out true positives or "
+        "predicted positives; within_noise: the held-out rows could not tell it from the "
+        "fallback with the job's search.shrink_confidence"
+    )
+    choice_lambda: float | None = Field(description="The lambda the search had chosen")
+    choice_score: float | None = Field(
+        description="The search's choice's metric on selection_split (refined, where the "
+        "refinement was kept), before the fallback replaced it"
+    )
+    win_probability: float | None = Field(
+        default=None,
+        description="within_noise: the paired bootstrap's probability, over the held-out rows, "
+        "that the choice beats the fallback (null: not computed)",
+    )
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="Why the fallback was delivered, in the words the CLI and the dashboard show"
+    )
+    @property
+    def message(self) -> str:
+        chosen = "the search's choice" + (
+            f" (λ {self.choice_lambda:.4g}" + (
+                f", {self.choice_score:.4f} held-out)" if self.choice_score is not None else ")"
+            )
+            if self.choice_lambda is not None
+            else ""
+        )  # fmt: skip
+        if self.reason == "unsupported":
+            why = f"{chosen} rested on too few held-out positives"
+        else:
+            odds = f" (p = {self.win_probability:.2f})" if self.win_probability is not None else ""
+            why = f"the held-out rows could not tell {chosen} from plain ERM's{odds}"
+        return f"{why}: the fallback, plain ERM's λ with a threshold they back, was delivered"
+
+
 class SelectionPoint(BaseModel):
     lambda_: float = Field(alias="lambda")
     shift: str
@@ -201,6 +242,12 @@ class RepeatChoice(BaseModel):
         description="The refinement step (null: it did not run: refine off, a network, "
         "constraints missed where chosen, or no held-out rows). When kept, selection_score is "
         "the refined models' and tuned_threshold is 0 (the refined model decides by its sign)",
+    )
+    fallback: Fallback | None = Field(
+        default=None,
+        description="The safeguard's fallback replaced the search's choice, and why: "
+        "trained_lambda, tuned_threshold, selection_score and selection_counts are then the "
+        "fallback's. Null where the search's own choice was delivered",
     )
     constraint_values: list[float | None] | None = Field(
         default=None,
@@ -308,6 +355,7 @@ class ModelManifest(BaseModel):
     selection: ManifestSelection | None = None
     warnings: list[ChoiceWarning] | None = None
     refinement: Refinement | None = None
+    fallback: Fallback | None = None
     scores: dict[str, float | None] | None = Field(
         default=None, description="The metric of this model per split (validation, test)"
     )

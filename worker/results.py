@@ -63,6 +63,7 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> Repeat
             else dict(zip(("tp", "fp", "fn", "tn"), counts, strict=True)),
             "warnings": [w.to_dict() for w in search.warnings],
             "refinement": _refinement(spec, search),
+            "fallback": _fallback(spec, search),
             # Under constraints: each one's value where the choice was made (selection_split),
             # and whether all of them held there.
             "constraint_values": [finite_or_none(v) for v in search.constraint_values]
@@ -84,6 +85,20 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> Repeat
             or None,
         }
     )
+
+
+def _fallback(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None:
+    """The safeguard's fallback, where it replaced the search's choice."""
+    guard = search.safeguard
+    if guard is None or not guard.used:
+        return None
+    loss = guard.choice_loss
+    return {
+        "reason": guard.reason,
+        "choice_lambda": guard.choice_lambda,
+        "choice_score": None if loss is None else finite_or_none(spec.score_from_loss(loss)),
+        "win_probability": finite_or_none(guard.win_probability),
+    }
 
 
 def _refinement(spec: MetricSpec, search: SearchResult) -> dict[str, Any] | None:

@@ -477,6 +477,7 @@ class JobRun:
             },
             "warnings": delivered["warnings"],
             "refinement": delivered["refinement"],
+            "fallback": delivered["fallback"],
             "labels": {"positive": dataset.positive_label, "negative": dataset.negative_label},
             "feature_names": list(dataset.feature_names)
             if dataset.feature_names is not None and dataset.X.ndim == 2

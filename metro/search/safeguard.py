@@ -220,6 +220,10 @@ class Safeguard:
     fallback_loss: float
     fallback_counts: tuple[int, int, int, int]
     fallback_supported: bool
+    # The search's own choice, which the fallback replaced when it was used: its lambda and its
+    # held-out loss (refined, where the refinement was kept).
+    choice_lambda: float | None = None
+    choice_loss: float | None = None
 
     @property
     def used(self) -> bool:
@@ -235,6 +239,8 @@ class Safeguard:
             "fallback_loss": self.fallback_loss if math.isfinite(self.fallback_loss) else None,
             "fallback_counts": list(self.fallback_counts),
             "fallback_supported": self.fallback_supported,
+            "choice_lambda": self.choice_lambda,
+            "choice_loss": self.choice_loss,
         }
 
 
@@ -271,6 +277,8 @@ def safeguard_choice(
         fallback_loss=fallback.loss,
         fallback_counts=fallback.counts,
         fallback_supported=fallback.supported,
+        choice_lambda=result.best.lam,
+        choice_loss=result.selection_loss,
     )
     if reason is None:
         return result

@@ -227,3 +227,18 @@ def test_result_bolds_the_best_method_that_kept_its_constraints():
     assert "bold: the best where the constraints held in every repeat" in words
     plain = Ns(**{**vars(result), "constraints": None})
     assert f"{bold}0.9100 ± 0.0100" in _rendered(result_table(plain))  # no floor: the best
+
+
+def test_a_fallback_is_named_with_the_servers_words_per_repeat():
+    from types import SimpleNamespace as Ns
+
+    from metro_cli.choices import fallback_lines
+
+    said = "the search's choice (λ -0.5) rested on too few held-out positives: ..."
+    choices = [
+        Ns(repeat=0, fallback=None),
+        Ns(repeat=1, fallback=Ns(message=said)),
+    ]
+    assert fallback_lines(choices) == [f"fallback: repeat 1: {said}"]
+    assert fallback_lines(choices[1:]) == [f"fallback: {said}"]  # one repeat: no label
+    assert fallback_lines([Ns(repeat=0)]) == []  # an older server's choice has no field

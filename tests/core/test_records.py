@@ -73,3 +73,28 @@ def test_a_refinement_says_why_it_was_not_kept(overrides: dict[str, Any], reason
     assert schema["readOnly"] is True
     # A stored record read back (with the field in it) is the same record.
     assert Refinement.model_validate(step.model_dump()) == step
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"reason": "unsupported", "choice_lambda": -0.5, "choice_score": 0.8},
+            "the search's choice (λ -0.5, 0.8000 held-out) rested on too few held-out positives",
+        ),
+        (
+            {"reason": "within_noise", "choice_lambda": 0.25, "choice_score": None,
+             "win_probability": 0.61},
+            "the held-out rows could not tell the search's choice (λ 0.25) from plain ERM's "
+            "(p = 0.61)",
+        ),
+    ],
+)  # fmt: skip
+def test_a_fallback_says_why_it_was_delivered(fields: dict[str, Any], message: str):
+    from core.records import Fallback
+
+    fallback = Fallback(**fields)
+    assert fallback.message == (
+        f"{message}: the fallback, plain ERM's λ with a threshold they back, was delivered"
+    )
+    assert fallback.model_dump()["message"] == fallback.message

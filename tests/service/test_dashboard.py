@@ -92,7 +92,17 @@ CHOICES = [
         **_choice(0, CHOSEN, "minimal", 0.9, [{"code": "few_true_positives", "message": FEW_TP}]),
         "refinement": REFINED,
     },
-    {**_choice(1, CHOSEN_1, "paper", 0.8, []), "refinement": NOT_REFINED},
+    {
+        **_choice(1, CHOSEN_1, "paper", 0.8, []),
+        "refinement": NOT_REFINED,
+        # The safeguard's fallback delivered in place of the search's own choice (-0.75).
+        "fallback": {
+            "reason": "within_noise",
+            "choice_lambda": -0.75,
+            "choice_score": 0.82,
+            "win_probability": 0.6,
+        },
+    },
 ]
 # (method, repeat, split) -> (value, tp, fp, fn, tn)
 RESULTS = {
@@ -640,6 +650,13 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert dom.find(id="selection-score").text == "F2 0.8500 ± 0.0707 (5-fold CV, 2 repeats)"
     [warning] = dom.find(id="search-warnings").find_all("li")
     assert warning.attrs["data-code"] == "few_true_positives" and FEW_TP in warning.text
+    # Repeat 1 delivered the fallback: the server's words for why, as `metro result` says them.
+    [fallback] = dom.find(id="search-fallback").find_all("li")
+    assert (fallback.attrs["data-repeat"], fallback.attrs["data-reason"]) == ("1", "within_noise")
+    assert fallback.text.startswith(
+        "Repeat 1: the held-out rows could not tell the search's choice (λ -0.75, 0.8200 "
+        "held-out) from plain ERM's (p = 0.60): the fallback"
+    )
 
     # The metric by the name people use, the uploaded dataset by its file name.
     assert "F2 on churn.csv" in dom.find(cls="page-head").text

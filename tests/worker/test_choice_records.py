@@ -54,3 +54,39 @@ def test_a_new_models_manifest_is_checked_before_its_row_is_written(experiment, 
         _check_manifest({**full, "trained_lambda": "minus one half"})
     with pytest.raises(ValueError, match="lacks \\['weights_sha256'\\]"):
         _check_manifest({k: v for k, v in full.items() if k != "weights_sha256"})
+
+
+def test_a_choice_the_fallback_replaced_says_so_and_what_it_had_chosen():
+    # Small data, few positives: the search's (refined) choice rests on a handful of held-out
+    # positives and the safeguard delivers plain ERM's lambda. The record said nothing of it,
+    # and called the refinement of the replaced choice "kept".
+    import numpy as np
+
+    from metro import MetroClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 5)).astype(np.float32)
+    y = (0.7 * X[:, 0] + rng.normal(size=400) > 2.3).astype(int)
+    clf = MetroClassifier(metric="f_beta", metric_params={"beta": 0.5}, random_state=0).fit(X, y)
+    guard = clf.safeguard_
+    assert guard is not None and guard.used and guard.reason == "unsupported"
+    choice = repeat_choice(0, clf.metric_, clf.search_result_)
+    assert choice.fallback is not None and choice.fallback.reason == "unsupported"
+    assert choice.fallback.choice_lambda == guard.choice_lambda != choice.trained_lambda
+    assert choice.trained_lambda == clf.best_lambda_ == guard.fallback_lambda
+    assert choice.fallback.choice_score == pytest.approx(
+        clf.metric_.score_from_loss(guard.choice_loss)
+    )
+    assert (
+        choice.fallback.message.startswith(f"the search's choice (λ {guard.choice_lambda:.4g}, ")
+        and "rested on too few held-out positives" in choice.fallback.message
+    )
+    assert choice.refinement is not None and not choice.refinement.kept
+    assert choice.refinement.not_kept_reason == "the fallback replaced the choice it started from"
+    [stored] = choices_json([choice])
+    assert stored["fallback"]["message"] == choice.fallback.message
+    assert RepeatChoice.model_validate(stored) == choice
+
+
+def test_a_choice_the_search_kept_has_no_fallback(experiment):
+    assert repeat_choice(0, experiment.metric, experiment.searches[0]).fallback is None

@@ -165,6 +165,19 @@ def refinement_text(choices: list[Any], name: str) -> str | None:
     return f"refinement kept in {kept} of {len(choices)} repeats ({where}): " + "; ".join(parts)
 
 
+def fallback_lines(choices: list[Any]) -> list[str]:
+    """Where the safeguard's fallback replaced a repeat's choice, the server's words for why
+    (core.records.Fallback.message), naming the repeat when there are several."""
+    lines = []
+    for c in choices:
+        fallback = optional(getattr(c, "fallback", None))
+        message = optional(getattr(fallback, "message", None)) if fallback is not None else None
+        if message:
+            where = f"repeat {c.repeat}: " if len(choices) > 1 else ""
+            lines.append(f"fallback: {where}{message}")
+    return lines
+
+
 def warning_lines(choices: list[Any]) -> list[str]:
     """One line per warning, naming the repeat when there are several."""
     lines = []

@@ -13,6 +13,7 @@ from metro_cli.api import Api, parse_uuid
 from metro_cli.choices import (
     choices_text,
     chosen_constraints_text,
+    fallback_lines,
     job_choices,
     refinement_text,
     result_constraint_names,
@@ -153,6 +154,7 @@ def choice_lines(result: Any) -> list[str]:
         None if chosen_by is None else f"METRO chose by {chosen_by}",
         refinement_text(choices, name),
         chosen_constraints_text(choices, result_constraint_names(result)),
+        *fallback_lines(choices),
     )
     return [line for line in lines if line]
 

@@ -10,6 +10,7 @@ from metro_cli.api import Api, parse_uuid
 from metro_cli.choices import (
     choices_text,
     chosen_constraints_text,
+    fallback_lines,
     job_choices,
     metric_info,
     selection_text,
@@ -50,6 +51,8 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
     constrained = chosen_constraints_text(choices, spec_constraint_names(job))
     if constrained is not None:
         say(constrained)
+    for line in fallback_lines(choices):
+        say(line)
     for line in warning_lines(choices):
         note(line, style="yellow")
 

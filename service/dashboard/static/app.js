@@ -174,6 +174,17 @@
       h('strong', {}, items.length > 1 ? 'Warnings' : 'Warning'), h('ul', {}, items));
   }
 
+  // Where the safeguard's fallback replaced a repeat's choice: the server's words for why
+  // (core.records.Fallback.message), as `metro result` prints them.
+  function fallbackBlock(choices) {
+    const items = (choices || []).filter((c) => c.fallback && c.fallback.message)
+      .map((c) => h('li', { 'data-repeat': c.repeat, 'data-reason': c.fallback.reason },
+        choices.length > 1 ? `Repeat ${c.repeat}: ` : '', c.fallback.message));
+    if (!items.length) return null;
+    return h('div', { class: 'notice notice-warning', id: 'search-fallback', role: 'note' },
+      h('strong', {}, 'Fallback delivered'), h('ul', {}, items));
+  }
+
   // A constraint as people write it, with the confidence it must hold at when it has one:
   // "Recall ≥ 0.8 (90% confidence)".
   function constraintLabel(name, confidence) {
@@ -713,6 +724,7 @@
       ['Run time', job.started_at ? fmtDuration(job.started_at, job.finished_at) : '—'],
     ]));
     if (choices.length) children.push(choicesTable(choices, name, constraints));
+    children.push(fallbackBlock(choices));
     children.push(warningsBlock(choices));
     fill(el, ...children);
   }
@@ -904,7 +916,10 @@
       h('div', { class: 'table-wrap' }, h('table', { class: 'table compact', id: 'trace-table' },
         h('thead', {}, h('tr', {},
           ['Repeat', 'Step'].concat(hasFolds ? ['Fold'] : []).concat(constrained ? ['μ'] : [])
-            .concat(['λ', 'Shift', 'Surrogate loss', 'l^λ', `Train ${name}`, `Validation ${name}`])
+            // Under cross-validation a step's held-out score is its fold's (at threshold 0), not
+            // a validation split's.
+            .concat(['λ', 'Shift', 'Surrogate loss', 'l^λ', `Train ${name}`,
+              hasFolds ? `Held-out ${name}` : `Validation ${name}`])
             .concat(constraints.map((c) => c.display_name)).concat(['Seconds'])
             .map((t) => h('th', { scope: 'col', class: t === 'Shift' ? null : 'num' },
               t.includes('λ') || t === 'μ' ? h('span', { class: 'nt' }, t) : t)))),

@@ -22,6 +22,8 @@ from .dataset_ref import DatasetRef
 from .decision import Decision
 from .decision_threshold import DecisionThreshold
 from .download_format import DownloadFormat
+from .fallback import Fallback
+from .fallback_reason import FallbackReason
 from .health import Health
 from .job import Job
 from .job_create import JobCreate
@@ -99,6 +101,8 @@ __all__ = (
     "Decision",
     "DecisionThreshold",
     "DownloadFormat",
+    "Fallback",
+    "FallbackReason",
     "Health",
     "Job",
     "JobCreate",

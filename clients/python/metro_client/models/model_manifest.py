@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.choice_warning import ChoiceWarning
+    from ..models.fallback import Fallback
     from ..models.manifest_architecture import ManifestArchitecture
     from ..models.manifest_constraint import ManifestConstraint
     from ..models.manifest_constraints_hold import ManifestConstraintsHold
@@ -65,6 +66,7 @@ class ModelManifest:
     selection: ManifestSelection | None | Unset = UNSET
     warnings: list[ChoiceWarning] | None | Unset = UNSET
     refinement: None | Refinement | Unset = UNSET
+    fallback: Fallback | None | Unset = UNSET
     scores: ManifestScores | None | Unset = UNSET
     """ The metric of this model per split (validation, test) """
     job_id: None | str | Unset = UNSET
@@ -93,6 +95,7 @@ class ModelManifest:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.fallback import Fallback  # noqa: PLC0415
         from ..models.manifest_architecture import ManifestArchitecture  # noqa: PLC0415
         from ..models.manifest_constraints_hold import ManifestConstraintsHold  # noqa: PLC0415
         from ..models.manifest_labels import ManifestLabels  # noqa: PLC0415
@@ -227,6 +230,14 @@ class ModelManifest:
             refinement = self.refinement.to_dict()
         else:
             refinement = self.refinement
+
+        fallback: dict[str, Any] | None | Unset
+        if isinstance(self.fallback, Unset):
+            fallback = UNSET
+        elif isinstance(self.fallback, Fallback):
+            fallback = self.fallback.to_dict()
+        else:
+            fallback = self.fallback
 
         scores: dict[str, Any] | None | Unset
         if isinstance(self.scores, Unset):
@@ -401,6 +412,8 @@ class ModelManifest:
             field_dict["warnings"] = warnings
         if refinement is not UNSET:
             field_dict["refinement"] = refinement
+        if fallback is not UNSET:
+            field_dict["fallback"] = fallback
         if scores is not UNSET:
             field_dict["scores"] = scores
         if job_id is not UNSET:
@@ -437,6 +450,7 @@ class ModelManifest:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.choice_warning import ChoiceWarning  # noqa: PLC0415
+        from ..models.fallback import Fallback  # noqa: PLC0415
         from ..models.manifest_architecture import ManifestArchitecture  # noqa: PLC0415
         from ..models.manifest_constraint import ManifestConstraint  # noqa: PLC0415
         from ..models.manifest_constraints_hold import ManifestConstraintsHold  # noqa: PLC0415
@@ -672,6 +686,23 @@ class ModelManifest:
             return cast(None | Refinement | Unset, data)
 
         refinement = _parse_refinement(d.pop("refinement", UNSET))
+
+        def _parse_fallback(data: object) -> Fallback | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                fallback_type_0 = Fallback.from_dict(data)
+
+                return fallback_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Fallback | None | Unset, data)
+
+        fallback = _parse_fallback(d.pop("fallback", UNSET))
 
         def _parse_scores(data: object) -> ManifestScores | None | Unset:
             if data is None:
@@ -956,6 +987,7 @@ class ModelManifest:
             selection=selection,
             warnings=warnings,
             refinement=refinement,
+            fallback=fallback,
             scores=scores,
             job_id=job_id,
             dataset=dataset,

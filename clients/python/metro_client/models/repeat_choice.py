@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.choice_warning import ChoiceWarning
     from ..models.confusion_counts import ConfusionCounts
+    from ..models.fallback import Fallback
     from ..models.refinement import Refinement
     from ..models.selection_point import SelectionPoint
 
@@ -45,6 +46,10 @@ class RepeatChoice:
     """ The refinement step (null: it did not run: refine off, a network, constraints missed where chosen, or no
     held-out rows). When kept, selection_score is the refined models' and tuned_threshold is 0 (the refined model
     decides by its sign) """
+    fallback: Fallback | None | Unset = UNSET
+    """ The safeguard's fallback replaced the search's choice, and why: trained_lambda, tuned_threshold,
+    selection_score and selection_counts are then the fallback's. Null where the search's own choice was delivered
+    """
     constraint_values: list[float | None] | None | Unset = UNSET
     """ Under constraints: each constraint's value (in the spec's order) where the choice was made, on
     selection_split at the tuned threshold; null without """
@@ -70,6 +75,7 @@ class RepeatChoice:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.confusion_counts import ConfusionCounts  # noqa: PLC0415
+        from ..models.fallback import Fallback  # noqa: PLC0415
         from ..models.refinement import Refinement  # noqa: PLC0415
 
         repeat = self.repeat
@@ -109,6 +115,14 @@ class RepeatChoice:
             refinement = self.refinement.to_dict()
         else:
             refinement = self.refinement
+
+        fallback: dict[str, Any] | None | Unset
+        if isinstance(self.fallback, Unset):
+            fallback = UNSET
+        elif isinstance(self.fallback, Fallback):
+            fallback = self.fallback.to_dict()
+        else:
+            fallback = self.fallback
 
         constraint_values: list[float | None] | None | Unset
         if isinstance(self.constraint_values, Unset):
@@ -184,6 +198,8 @@ class RepeatChoice:
         )
         if refinement is not UNSET:
             field_dict["refinement"] = refinement
+        if fallback is not UNSET:
+            field_dict["fallback"] = fallback
         if constraint_values is not UNSET:
             field_dict["constraint_values"] = constraint_values
         if constraints_satisfied is not UNSET:
@@ -203,6 +219,7 @@ class RepeatChoice:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.choice_warning import ChoiceWarning  # noqa: PLC0415
         from ..models.confusion_counts import ConfusionCounts  # noqa: PLC0415
+        from ..models.fallback import Fallback  # noqa: PLC0415
         from ..models.refinement import Refinement  # noqa: PLC0415
         from ..models.selection_point import SelectionPoint  # noqa: PLC0415
 
@@ -276,6 +293,23 @@ class RepeatChoice:
             return cast(None | Refinement | Unset, data)
 
         refinement = _parse_refinement(d.pop("refinement", UNSET))
+
+        def _parse_fallback(data: object) -> Fallback | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                fallback_type_0 = Fallback.from_dict(data)
+
+                return fallback_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Fallback | None | Unset, data)
+
+        fallback = _parse_fallback(d.pop("fallback", UNSET))
 
         def _parse_constraint_values(data: object) -> list[float | None] | None | Unset:
             if data is None:
@@ -398,6 +432,7 @@ class RepeatChoice:
             selection_counts=selection_counts,
             warnings=warnings,
             refinement=refinement,
+            fallback=fallback,
             constraint_values=constraint_values,
             constraints_satisfied=constraints_satisfied,
             constraint_reach=constraint_reach,
