@@ -7,6 +7,10 @@ STAMP := $(VENV)/.installed
 # Where `make run` listens: `make run PORT=8080`, or HOST=0.0.0.0 to accept other machines.
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Test processes (pytest-xdist), a file each at a time: most of the suite's longest tests wait on
+# servers and workers they start, so two processes use both cores of the CI machine (serial:
+# 620 s, two: 514 s, measured on it). TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
 
 .PHONY: run test lint typecheck clean
 
@@ -28,7 +32,7 @@ run: $(STAMP)
 	$(BIN)/metro serve --host $(HOST) --port $(PORT)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check metro core service worker cli clients/python/metro_cli tests bench

@@ -240,7 +240,7 @@ def test_several_invalid_sections_are_all_reported(client, tenant):
         "s3://bucket-only",
         "s3://bucket/data.exe",
         "dataset://not-a-uuid",
-        f"dataset://{uuid.uuid4()}",
+        "dataset://9d6a1d2e-5b7f-4c3e-8a1b-2f4e6c8d0a13",  # a well-formed id no upload has
     ],
 )
 def test_bad_dataset_uri_is_422(client, tenant, uri):
