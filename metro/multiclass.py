@@ -65,7 +65,7 @@ import torch
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from metro.datasets import strata
 from metro.metrics import MetricSpec, get_metric
@@ -430,7 +430,7 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
         targets = [Y[:, j] for j in range(Y.shape[1])]
         est.classes_ = np.arange(Y.shape[1])
     elif target_type in ("multiclass", "binary"):
-        y = np.ravel(y)
+        y = column_or_1d(y, warn=True)  # a column vector: scikit-learn's DataConversionWarning
         est.classes_, y_idx = np.unique(y, return_inverse=True)
         names = est.classes_.tolist()
         counts = np.bincount(y_idx, minlength=est.classes_.size)

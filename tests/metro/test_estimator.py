@@ -339,3 +339,13 @@ def test_score_refuses_labels_it_never_saw_and_takes_a_column():
     with pytest.warns(Warning, match="column-vector y"):
         assert clf.score(X, y.reshape(-1, 1)) == clf.score(X, y)
     assert str(clf.score(X, 1 - clf.predict(X))) == "0.0"  # not "-0.0"
+
+
+def test_an_averaged_fit_takes_a_column_vector_y_with_scikit_learns_warning():
+    from sklearn.exceptions import DataConversionWarning
+
+    X, y = _data(seed=10)
+    flat = MetroClassifier(metric="f1", average="macro", **QUICK).fit(X, y)
+    with pytest.warns(DataConversionWarning):
+        column = MetroClassifier(metric="f1", average="macro", **QUICK).fit(X, y.reshape(-1, 1))
+    np.testing.assert_array_equal(column.predict(X), flat.predict(X))
