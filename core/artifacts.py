@@ -7,6 +7,7 @@ a path relative to that root; both go through fsspec so the code does not care w
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -67,6 +68,17 @@ def read_bytes(model_uri: str, name: str) -> bytes:
 def exists(model_uri: str, name: str) -> bool:
     fs, path = _fs_path(model_uri, name)
     return bool(fs.exists(path))
+
+
+def sha256_of(model_uri: str, name: str) -> str:
+    """The SHA-256 of a stored file, read in chunks; ArtifactError where it is missing."""
+    digest = hashlib.sha256()
+    try:
+        for chunk in iter_file(model_uri, name):
+            digest.update(chunk)
+    except FileNotFoundError:
+        raise ArtifactError(f"artifact file {name} is missing") from None
+    return digest.hexdigest()
 
 
 def iter_file(model_uri: str, name: str) -> Iterator[bytes]:

@@ -67,8 +67,9 @@ class LinearScorer:
         )
 
     def __call__(self, matrix: np.ndarray) -> np.ndarray:
-        """Scores [n, K]."""
-        return np.asarray(((matrix - self.mean) / self.std) @ self.weight + self.bias)
+        """Scores [n, K]; a row that overflows scores NaN or inf (:func:`predict` judges it)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(((matrix - self.mean) / self.std) @ self.weight + self.bias)
 
 
 @dataclass(frozen=True)
@@ -223,15 +224,27 @@ class Prediction:
     class_margins: list[list[float]] | None = None
 
 
-def predict(model: LoadedModel, matrix: np.ndarray) -> Prediction:
+def predict(model: LoadedModel, matrix: np.ndarray, *, field: str = "instances") -> Prediction:
+    """Score the validated rows (``field`` names them in errors: ``instances`` or ``data``)."""
     if model.linear is not None:
         scores = model.linear(matrix)
     else:
         x = torch.from_numpy(matrix).reshape(matrix.shape[0], *model.input_shape)
         with torch.inference_mode():
             scores = model.module(x).numpy()
+    # Finite values that overflow inside the model (a value far outside the training data's
+    # scale, divided by a small standard deviation: inf - inf) have no score: a 422 naming the
+    # row, not a margin of 0 decided as positive.
+    undefined = np.isnan(scores).any(axis=1)
+    if undefined.any():
+        i = int(np.flatnonzero(undefined)[0])
+        raise InvalidInputError(
+            INVALID_ROWS,
+            [FieldError(("body", field, i), f"row {i} has no score: its values overflow the "
+                        "model (far outside the scale of the data it was trained on)")],
+        )  # fmt: skip
     # A score can overflow float32 only with absurd weights; JSON cannot carry inf, so clip.
-    scores = np.clip(np.nan_to_num(scores, nan=0.0), -_FLOAT32_MAX, _FLOAT32_MAX)
+    scores = np.clip(scores, -_FLOAT32_MAX, _FLOAT32_MAX)
     if model.classes is None:
         values: list[float] = scores[:, 0].tolist()
         positive, negative, threshold = model.positive_label, model.negative_label, model.threshold

@@ -242,3 +242,35 @@ def test_a_fallback_is_named_with_the_servers_words_per_repeat():
     assert fallback_lines(choices) == [f"fallback: repeat 1: {said}"]
     assert fallback_lines(choices[1:]) == [f"fallback: {said}"]  # one repeat: no label
     assert fallback_lines([Ns(repeat=0)]) == []  # an older server's choice has no field
+
+
+def test_predict_reads_a_csv_that_starts_with_a_byte_order_mark(tmp_path):
+    # Excel's "CSV UTF-8" writes one; training reads past it, `metro predict` refused the file
+    # ("lacks the model's feature column(s) ['a']": the first name was "\ufeffa").
+    from metro_cli.predict import read_rows
+
+    path = tmp_path / "rows.csv"
+    path.write_bytes(b"\xef\xbb\xbfa,b,y\n1,2,0\n3,4,1\n")
+    assert read_rows(path, ["a", "b"]) == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_predict_sends_a_batch_too_large_for_the_server_again_in_halves():
+    from types import SimpleNamespace as Ns
+
+    from metro_cli.errors import ApiError
+    from metro_cli.predict import score
+
+    sizes = []
+
+    class Api:  # a server whose body limit takes at most 3 rows
+        def call(self, endpoint, model_id, *, body):  # type: ignore[no-untyped-def]
+            rows = body.instances
+            sizes.append(len(rows))
+            if len(rows) > 3:
+                raise ApiError("Payload too large (413): the request body exceeds the limit", 413)
+            return Ns(margins=[r[0] for r in rows], labels=[r[0] > 0 for r in rows], classes=None)
+
+    rows = [[float(i)] for i in range(10)]
+    scores = score(Api(), "m", None, rows, 8)  # type: ignore[arg-type]
+    assert scores.margins == [float(i) for i in range(10)]  # every row, once, in order
+    assert sizes == [8, 4, 2, 2, 2, 2, 2]

@@ -77,6 +77,42 @@ def test_download_failures(client, tenant, add_model):
     )
 
 
+@pytest.mark.parametrize(
+    ("file", "damage"), [("model.safetensors", b"garbage"), ("model.onnx", b"x")]
+)
+def test_a_model_file_damaged_in_the_store_is_never_served(client, tenant, add_model, file, damage):
+    # Served as 200 under an ETag naming other bytes (safetensors), or unchecked (ONNX); a
+    # missing file was a 404 that blamed the client, where predict answers the same loss as
+    # the server's fault.
+    m = add_model(tenant, onnx=True)
+    params = {"format": "onnx" if file == "model.onnx" else "safetensors"}
+    url = f"/v1/models/{m['id']}/download"
+    (m["dir"] / file).write_bytes(damage)
+    r = client.get(url, params=params, headers=tenant.headers)
+    assert r.status_code == 500 and r.json()["type"].endswith("/artifact-unavailable"), r.text
+    (m["dir"] / file).unlink()
+    r = client.get(url, params=params, headers=tenant.headers)
+    assert r.status_code == 500 and r.json()["type"].endswith("/artifact-unavailable"), r.text
+
+
+def test_a_row_whose_score_overflows_is_refused_not_decided(client, tenant, add_model):
+    # Finite values that overflow the model's standardization (1e36 / 1e-3): inf - inf is NaN,
+    # which was answered as margin 0 and the positive label.
+    m = add_model(tenant, weight=[1.0, 1.0], bias=-5.0, std=[1e-3, 1e-3])
+    r = client.post(
+        f"/v1/models/{m['id']}/predict",
+        json={"instances": [[0.0, 0.0], [1e36, -1e36]]},
+        headers=tenant.headers,
+    )
+    assert r.status_code == 422, r.text
+    [error] = r.json()["errors"]
+    assert error["loc"] == ["body", "instances", 1] and "overflow" in error["msg"]
+    ok = client.post(
+        f"/v1/models/{m['id']}/predict", json={"instances": [[0.0, 0.0]]}, headers=tenant.headers
+    )
+    assert ok.status_code == 200 and ok.json()["margins"] == [-5.0]
+
+
 def test_predict_instances(client, tenant, add_model):
     m = add_model(tenant, weight=[1.0, -1.0, 0.5], bias=0.25)
     rows = [[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0]]

@@ -13,7 +13,7 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from metro_cli.api import Api
-from metro_cli.errors import CliError, one_line_errors
+from metro_cli.errors import ApiError, CliError, one_line_errors
 from metro_cli.options import DEFAULT_URL, MODEL_HELP, KeyOption, UrlOption
 from metro_cli.output import note, optional
 
@@ -34,7 +34,9 @@ def read_rows(path: Path, feature_names: list[str] | None) -> list[list[float]]:
     """The rows of a CSV file with a header, as numbers: the columns named ``feature_names``
     in that order (others, like a label, are left out), or without names every column."""
     try:
-        handle = path.open(encoding="utf-8", newline="")
+        # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the first column's
+        # name, as training reads the file (metro.datasets).
+        handle = path.open(encoding="utf-8-sig", newline="")
     except FileNotFoundError:
         raise CliError(f"no such file: {path}") from None
     except OSError as exc:
@@ -87,21 +89,29 @@ class Scores:
 
 def score(api: Api, model_id: Any, names: list[str] | None, rows: list[list[float]],
           batch_size: int) -> Scores:  # fmt: skip
-    """The model's margins and labels for ``rows``, ``batch_size`` rows per request."""
+    """The model's margins and labels for ``rows``, ``batch_size`` rows per request; a batch
+    the server finds too large a body (413: wide rows, images) is sent again in halves."""
     from metro_client.api.models import predict as predict_endpoint
     from metro_client.models import PredictRequest
 
     out = Scores()
-    for start in range(0, len(rows), batch_size):
-        batch = rows[start : start + batch_size]
+    start, size = 0, batch_size
+    while start < len(rows):
+        batch = rows[start : start + size]
         if names:
             body = PredictRequest(columns=list(names), data=batch)
         else:
             body = PredictRequest(instances=batch)
         try:
             answer = api.call(predict_endpoint, model_id, body=body)
+        except ApiError as exc:
+            if exc.status == 413 and len(batch) > 1:
+                size = len(batch) // 2
+                continue
+            raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
         except CliError as exc:
             raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
+        start += len(batch)
         out.margins += answer.margins
         out.labels += answer.labels
         classes = optional(getattr(answer, "classes", None))

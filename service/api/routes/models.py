@@ -124,8 +124,19 @@ def download_model(
     model = crud.get_model(session, principal.tenant_id, model_id)
     name, media_type = _DOWNLOADS[format]
     uri = artifacts.resolve_artifact_uri(settings.artifacts_uri, model.artifact_uri)
-    if (format == "onnx" and not model.has_onnx) or not artifacts.exists(uri, name):
+    if format == "onnx" and not model.has_onnx:
         raise NotFoundError(f"{format} file of model", model_id)
+    # The file is checked against its recorded digest before a byte is sent: a file lost or
+    # damaged in the store is the server's fault (a 500, logged, as predict answers it), never
+    # a 200 whose ETag names other bytes, nor a 404 that blames the client.
+    manifest = model.manifest or {}
+    recorded = model.sha256 if format == "safetensors" else manifest.get("onnx_sha256")
+    found = artifacts.sha256_of(uri, name)
+    if recorded is not None and found != recorded:
+        raise artifacts.ArtifactError(
+            f"the stored {name} of model {model_id} has SHA-256 {found}, "
+            f"not the recorded {recorded}"
+        )
     headers = {
         "Content-Disposition": f'attachment; filename="model-{model_id}{name[name.index(".") :]}"'
     }
@@ -200,7 +211,8 @@ def _score_loaded(
         data=body.data,
         max_rows=settings.max_predict_rows,
     )
-    prediction = inference.predict(loaded, matrix)
+    field = "instances" if body.instances is not None else "data"
+    prediction = inference.predict(loaded, matrix, field=field)
     state.metrics.predictions.inc(len(prediction.margins))
     return PredictResponse(
         model_id=ref.id,
