@@ -64,10 +64,11 @@ def _allocate_positives(sizes: list[int], n_pos: int, minimum: int, names: list[
                 if names[k] == "train"
                 else f"a larger {names[k]}_fraction"
             )
+            # The data first (a job's user has no split settings), then the library's knobs.
             raise DataError(
                 f"the {names[k]} split would have {sizes[k]} rows, too few for at least "
-                f"{minimum} positive and {minimum} negative rows; use {fix} or a smaller "
-                "min_positives_per_split"
+                f"{minimum} positive and {minimum} negative rows: the data needs more rows "
+                f"(calling split_indices: {fix} or a smaller min_positives_per_split)"
             )
     plural = "" if minimum == 1 else "s"
     if n_pos < minimum * len(nonempty):

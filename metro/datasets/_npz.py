@@ -45,6 +45,8 @@ def _check_npz_x(shape: tuple[int, ...], limits: Limits) -> None:
     """Rows and (for a table) columns of X as declared, before a byte of it is decompressed."""
     if shape:
         check_rows(shape[0], limits.rows)
+    if len(shape) >= 2 and 0 in shape[1:]:
+        raise DataError(f"array 'X' has no features (shape {shape})")
     if len(shape) == 2 and limits.columns is not None and shape[1] > limits.columns:
         raise DataLimitError(
             f"dataset has {shape[1]} columns, more than the limit {limits.columns}"

@@ -34,6 +34,14 @@ def from_table(frame: pd.DataFrame, label_column: str | Sequence[str]) -> Loaded
     values = []
     for name in features:
         column = frame[name]
+        if pd.api.types.is_datetime64_any_dtype(column) or pd.api.types.is_timedelta64_dtype(
+            column
+        ):
+            # pandas would read them as nanoseconds (1.6e18 for a date of 2020), silently.
+            raise DataError(
+                f"feature column '{name}' holds dates or times ({column.dtype}); convert it to "
+                "a number (days since a date, say) or drop it"
+            )
         if pd.api.types.is_bool_dtype(column) or (
             pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_complex_dtype(column)
         ):
@@ -41,7 +49,12 @@ def from_table(frame: pd.DataFrame, label_column: str | Sequence[str]) -> Loaded
             continue
         # Object columns whose every value is a number (Decimals, booleans with gaps, numeric
         # strings) are still numeric data; anything else is a mistake worth naming.
-        numeric = pd.to_numeric(column, errors="coerce")
+        try:
+            numeric = pd.to_numeric(column, errors="coerce")
+        except OverflowError:  # an integer of hundreds of digits: no float holds it
+            raise DataError(
+                f"feature column '{name}' holds a value too large for a number"
+            ) from None
         bad = column[numeric.isna() & column.notna()]
         if len(bad) or pd.api.types.is_complex_dtype(numeric):
             example = f" (e.g. value {python_scalar(bad.iloc[0])!r})" if len(bad) else ""

@@ -109,7 +109,8 @@ def test_split_too_small_parts():
         DataError,
         match=re.escape(
             "the validation split would have 3 rows, too few for at least 2 positive and "
-            "2 negative rows; use a larger validation_fraction"
+            "2 negative rows: the data needs more rows (calling split_indices: a larger "
+            "validation_fraction"
         ),
     ):
         split_indices(_labels(5, 5), min_positives_per_split=2)

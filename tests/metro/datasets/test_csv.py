@@ -223,3 +223,11 @@ def test_csv_unreadable(tmp_path, monkeypatch, name, content, reason):
     with pytest.raises(DataError, match=re.escape(reason.format(name))) as info:
         load_dataset(name)
     assert str(tmp_path) not in str(info.value)  # only the path the user gave is shown
+
+
+def test_an_integer_too_large_for_a_number_names_its_column(tmp_path):
+    # pandas raised OverflowError, which the worker reported as an internal error.
+    path = tmp_path / "huge.csv"
+    path.write_text("a,b,y\n" + "9" * 400 + ",1,0\n2,3,1\n4,5,0\n")
+    with pytest.raises(DataError, match="feature column 'a' holds a value too large for a number"):
+        load_dataset(str(path))

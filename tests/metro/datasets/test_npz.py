@@ -106,3 +106,11 @@ def test_npz_refuses_pickles_and_garbage(tmp_path):
     path.write_bytes(b"PK\x03\x04truncated")
     with pytest.raises(DataError, match=re.escape(f"could not read {path} as NPZ: ")):
         load_dataset(str(path))
+
+
+def test_an_npz_whose_x_has_no_features_is_refused(tmp_path):
+    # It was stored, accepted as a job, and failed with "n_inputs must hold positive integers".
+    path = tmp_path / "empty.npz"
+    np.savez(path, X=np.zeros((120, 0)), y=np.arange(120) % 2)
+    with pytest.raises(DataError, match=re.escape("array 'X' has no features (shape (120, 0))")):
+        load_dataset(str(path))

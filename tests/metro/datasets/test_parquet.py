@@ -54,3 +54,19 @@ def test_parquet_errors(tmp_path, table):
     broken.write_bytes(b"PAR1 definitely not parquet")
     with pytest.raises(DataError, match=re.escape(f"could not read {broken} as Parquet: ")):
         load_dataset(str(broken))
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.to_datetime(["2020-01-01", "2021-06-30", "2022-12-31", "2023-03-03"]),
+        pd.to_timedelta([1, 2, 3, 4], unit="D"),
+    ],
+    ids=["datetime", "timedelta"],
+)
+def test_a_date_or_time_feature_is_refused_not_read_as_nanoseconds(tmp_path, column):
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "when": column, "y": [0, 1, 0, 1]})
+    path = tmp_path / "dated.parquet"
+    frame.to_parquet(path)
+    with pytest.raises(DataError, match="feature column 'when' holds dates or times"):
+        load_dataset(str(path))
