@@ -206,7 +206,8 @@ class JobRun:
         try:
             return self._run()
         except TrainingCancelled:
-            store.cancel_held_job(self.ctx, self.job.id, self.token)
+            if store.cancel_held_job(self.ctx, self.job.id, self.token):
+                self._drop_fits()
             return JobState.CANCELLED.value
         except LeaseLost:
             return "lost"
@@ -246,8 +247,15 @@ class JobRun:
 
     def _fail(self, reason: str) -> str:
         logger.info("job %s failed: %s", self.job.id, reason)
-        store.fail_job(self.ctx, self.job.id, self.token, reason)
+        if store.fail_job(self.ctx, self.job.id, self.token, reason):
+            self._drop_fits()
         return JobState.FAILED.value
+
+    def _drop_fits(self) -> None:
+        """A finished job's recorded fits and checkpoints (they serve resuming and helpers
+        only, worker.fits): removed once this worker has written how it finished, whether it
+        succeeded, failed or was cancelled; left where the lease was lost."""
+        artifacts.remove_tree(self.ctx.settings.artifacts_uri, f"jobs/{self.job.id}/fits")
 
     def _retry(self, exc: BaseException) -> str:
         if is_database_outage(exc):
@@ -510,7 +518,7 @@ class JobRun:
         )  # fmt: skip
         if outcome == "lost":
             return "lost"
-        artifacts.remove_tree(self.ctx.settings.artifacts_uri, f"jobs/{self.job.id}/fits")
+        self._drop_fits()
         return outcome
 
 

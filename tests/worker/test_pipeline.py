@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -180,6 +181,10 @@ def test_cancel_a_running_job(pair: Cluster):
     }
     job_id = pair.submit(long_job)
     pair.wait_state(job_id, ("running",))
+    # What a cancelled job had recorded (fits, checkpoints) goes with it (it was left behind).
+    recorded = Path(pair.settings.artifacts_uri) / "jobs" / job_id / "fits"
+    recorded.mkdir(parents=True, exist_ok=True)
+    (recorded / "r0_main_c0_s0.safetensors").write_bytes(b"a fit recorded before the cancel")
     time.sleep(0.5)  # well inside the first fit
     r = pair.client.post(f"/v1/jobs/{job_id}/cancel", headers=pair.headers)
     assert r.status_code == 200 and r.json()["state"] in ("cancelling", "cancelled")
@@ -188,6 +193,7 @@ def test_cancel_a_running_job(pair: Cluster):
     assert job["state"] == "cancelled", job
     assert time.monotonic() - started < 10
     assert pair.models(job_id) == [] and pair.results(job_id) == []
+    wait_until(lambda: not recorded.exists(), 10, "the cancelled job's fits to be removed")
     # Both workers are free again.
     ids = [pair.submit(), pair.submit()]
     assert [pair.wait_state(j)["state"] for j in ids] == ["succeeded", "succeeded"]
@@ -307,6 +313,9 @@ def test_a_search_whose_fits_all_diverge_fails_with_the_reason(pair: Cluster):
     assert failed["state"] == "failed" and failed["attempts"] == 1
     assert "every fit of the grid diverged" in failed["failure_reason"]
     assert "training.lr" in failed["failure_reason"]
+    # Its recorded fits served resuming only: removed with the failure (they were left).
+    recorded = Path(pair.settings.artifacts_uri) / "jobs" / job_id / "fits"
+    wait_until(lambda: not recorded.exists(), 10, "the failed job's fits to be removed")
     # What was tried stays visible: every grid point, its loss null (diverged).
     trace = pair.trace(job_id)
     assert len(trace) == 3 and all(step["surrogate_loss"] is None for step in trace)
