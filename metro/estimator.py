@@ -538,4 +538,4 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             )
         truth = (y == self.pos_label_).astype(np.int64)
         predicted = (self.predict(X) == self.pos_label_).astype(np.int64)
-        return float(self._metric().score(truth, predicted)) + 0.0  # never -0.0
+        return float(self._metric().score(truth, predicted))

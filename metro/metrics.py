@@ -316,11 +316,11 @@ class MetricSpec:
 
     def score(self, y_true: Any, y_pred: Any) -> float:
         """The metric in its natural orientation (F1 itself for the F1 preset)."""
-        loss = self.loss(y_true, y_pred)
-        return -loss if self.greater_is_better else loss
+        return self.score_from_loss(self.loss(y_true, y_pred))
 
     def score_from_loss(self, loss: float) -> float:
-        return -loss if self.greater_is_better else loss
+        # + 0.0: a loss of 0 is a score of 0, never -0.0 (an F1 of "-0.0" in a result).
+        return (-loss if self.greater_is_better else loss) + 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -213,6 +213,8 @@ def test_perfect_and_all_wrong_predictions():
     for spec in (f1(), jaccard(), precision(), recall(), accuracy(), f_beta(2.0)):
         assert spec.score(y, y) == pytest.approx(1.0, **APPROX)
         assert spec.score(y, 1 - y) == pytest.approx(0.0, **APPROX)
+    # A score of 0 is "0.0" in a result, never "-0.0" (the negated loss of 0).
+    assert str(f1().score(y, 1 - y)) == "0.0" and str(f1().score_from_loss(0.0)) == "0.0"
     assert balanced_accuracy().score(y, y) == pytest.approx(1.0, **APPROX)
     assert balanced_accuracy().score(y, 1 - y) == pytest.approx(0.0, **APPROX)
 
