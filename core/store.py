@@ -22,7 +22,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, cast
 
-from sqlalchemy import ColumnElement, CursorResult, Result, and_, func, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    CursorResult,
+    Result,
+    and_,
+    case,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from core.config import Settings
@@ -350,18 +360,24 @@ def record_step(
         )
         held = _update_held_job(
             session, job_id, token,
-            progress=progress, current_lambda=record.lambda_, best_lambda=best_lambda,
+            progress=_not_back(progress), current_lambda=record.lambda_, best_lambda=best_lambda,
             updated_at=db_now(session),
         )  # fmt: skip
         session.commit()
         return held
 
 
+def _not_back(progress: float) -> ColumnElement[float]:
+    """The job's progress moved to ``progress`` but never back: a later attempt counts its
+    work afresh (resumed steps come in as it reaches them), which read 0.063 then 0.048."""
+    return case((Job.progress > progress, Job.progress), else_=progress)
+
+
 def set_progress(ctx: StoreContext, job_id: uuid.UUID, token: str, progress: float) -> bool:
     require_finite("the job's progress", progress=progress)
     with ctx.session() as session:
         held = _update_held_job(
-            session, job_id, token, progress=progress, updated_at=db_now(session)
+            session, job_id, token, progress=_not_back(progress), updated_at=db_now(session)
         )
         session.commit()
         return held

@@ -285,3 +285,16 @@ def test_finite_numbers_are_written(ctx: Context) -> None:
     assert store.record_step(ctx, job_id, "w", _step(), progress=0.1, best_lambda=None)
     with ctx.session() as session:
         assert session.query(LambdaStep).filter_by(job_id=job_id).count() == 1
+
+
+def test_a_jobs_progress_never_goes_back(ctx: Context) -> None:
+    # A second attempt counts its work afresh: the progress it writes may be lower for a while.
+    job_id = _held(ctx)
+    assert store.set_progress(ctx, job_id, "w", 0.063)
+    assert store.set_progress(ctx, job_id, "w", 0.048)
+    assert store.record_step(ctx, job_id, "w", _step(), progress=0.05, best_lambda=None)
+    with ctx.session() as session:
+        assert session.get(Job, job_id).progress == pytest.approx(0.063)
+    assert store.set_progress(ctx, job_id, "w", 0.2)
+    with ctx.session() as session:
+        assert session.get(Job, job_id).progress == pytest.approx(0.2)
