@@ -23,10 +23,10 @@ __all__ = [
     "ONNX_FILE",
     "WEIGHTS_FILE",
     "ArtifactError",
-    "exists",
     "iter_file",
     "read_bytes",
     "resolve_artifact_uri",
+    "sha256_of",
 ]
 
 _CHUNK = 1024 * 1024
@@ -65,20 +65,14 @@ def read_bytes(model_uri: str, name: str) -> bytes:
         raise ArtifactError(f"artifact file {name} is missing") from None
 
 
-def exists(model_uri: str, name: str) -> bool:
-    fs, path = _fs_path(model_uri, name)
-    return bool(fs.exists(path))
-
-
 def sha256_of(model_uri: str, name: str) -> str:
     """The SHA-256 of a stored file, read in chunks; ArtifactError where it is missing."""
-    digest = hashlib.sha256()
+    fs, path = _fs_path(model_uri, name)
     try:
-        for chunk in iter_file(model_uri, name):
-            digest.update(chunk)
+        with fs.open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
     except FileNotFoundError:
         raise ArtifactError(f"artifact file {name} is missing") from None
-    return digest.hexdigest()
 
 
 def iter_file(model_uri: str, name: str) -> Iterator[bytes]:

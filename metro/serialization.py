@@ -28,6 +28,7 @@ fsspec is imported only for URLs.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -35,7 +36,7 @@ import math
 import os
 import tempfile
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -116,20 +117,28 @@ def replace_durably(source: Path, destination: Path) -> None:
     sync_directory(destination.parent)
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path``: beside it first and renamed over it, so a reader never sees
-    half a file, and flushed to disk before this returns, so a file the caller then reports as
-    saved (a model, a job's result) is not lost or truncated by a crash of the machine."""
+@contextlib.contextmanager
+def atomic_file(path: Path) -> Iterator[IO[bytes]]:
+    """A file to write ``path``'s bytes into: written beside it and renamed over it when the
+    block ends, so a reader never sees half a file, and flushed to disk first, so a file the
+    caller then reports as saved (a model, an upload) is not lost or truncated by a crash of
+    the machine. An exception in the block leaves ``path`` as it was, and no temporary."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(data)
+            yield out
             fsync_file(out)
         replace_durably(Path(tmp), path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through :func:`atomic_file`."""
+    with atomic_file(path) as out:
+        out.write(data)
 
 
 def _write(target: str | os.PathLike[str], name: str, data: bytes) -> None:

@@ -473,7 +473,7 @@ class JobRun:
             # grid, the ratio a bisection or Dinkelbach search reached ("ratio_reached", null
             # for the grid) for those.
             "trained_lambda": fitted.lam,
-            "lambda_star": search.ratio_reached if search.ratio_reached is not None else fitted.lam,
+            "lambda_star": choices[0].lambda_star,
             "ratio_reached": search.ratio_reached,
             "threshold": fitted.threshold,
             # The threshold the search tuned on h, already folded into the model's last bias

@@ -18,9 +18,7 @@ import enum
 import errno
 import hashlib
 import logging
-import os
 import shutil
-import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +29,7 @@ from core.config import Settings
 from core.datasets.uploads import StoredUpload
 from core.errors import PayloadTooLargeError
 from metro.serialization import (
-    fsync_file,
+    atomic_file,
     is_url,
     local_path,
     replace_durably,
@@ -137,15 +135,8 @@ def _move_durably(staged: Path, destination: Path) -> None:
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-    fd, tmp = tempfile.mkstemp(dir=destination.parent, prefix=".upload-")
-    try:
-        with os.fdopen(fd, "wb") as out, staged.open("rb") as source:
-            shutil.copyfileobj(source, out, _CHUNK)
-            fsync_file(out)
-        replace_durably(Path(tmp), destination)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(destination) as out, staged.open("rb") as source:
+        shutil.copyfileobj(source, out, _CHUNK)
     staged.unlink(missing_ok=True)
 
 
@@ -157,11 +148,8 @@ def _holds(location: str, staged: StoredUpload) -> bool:
     path = Path(location)
     if path.stat().st_size != staged.size_bytes:
         return False
-    digest = hashlib.sha256()
     with path.open("rb") as stored:
-        while chunk := stored.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest() == staged.sha256
+        return hashlib.file_digest(stored, "sha256").hexdigest() == staged.sha256
 
 
 def fetch_stored(location: str, destination: Path, *, max_bytes: int) -> None:

@@ -48,12 +48,14 @@ def _when(stamp: Any) -> str:
 
 
 def _size(n_bytes: int) -> str:
-    size = float(n_bytes)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+    if n_bytes < 1024:
+        return f"{n_bytes} B"
+    size = n_bytes / 1024
+    for unit in ("KiB", "MiB"):
+        if size < 1024:
+            return f"{size:.1f} {unit}"
         size /= 1024
-    return f"{n_bytes} B"  # not reached
+    return f"{size:.1f} GiB"
 
 
 def _show(items: list[Any], as_json: bool, table: Callable[[list[Any]], Table], noun: str) -> None:
