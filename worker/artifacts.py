@@ -21,8 +21,13 @@ def model_path(job_id: uuid.UUID) -> str:
     return f"jobs/{job_id}/model"
 
 
+def fits_dir(job_id: uuid.UUID | str) -> str:
+    """Where a job's recorded fits and checkpoints live (removed once the job has finished)."""
+    return f"jobs/{job_id}/fits"
+
+
 def fit_path(job_id: uuid.UUID, key: str, suffix: str = ".safetensors") -> str:
-    return f"jobs/{job_id}/fits/{key.replace('/', '_')}{suffix}"
+    return f"{fits_dir(job_id)}/{key.replace('/', '_')}{suffix}"
 
 
 def full_uri(root: str, rel: str) -> str:

@@ -32,6 +32,7 @@ from core.db.base import db_now
 from core.db.models import Job
 from core.queue import JobQueue
 from core.states import JobState
+from worker import artifacts
 from worker.context import WorkerContext, get_context
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
     queue = queue or JobQueue(ctx.settings)
     counts = {"requeued": 0, "failed": 0, "cancelled": 0, "resent": 0}
     to_send: list[tuple[str, dict]] = []
+    finished: list[str] = []  # failed or cancelled here: their worker is gone
 
     with ctx.session() as session:
         now = db_now(session)
@@ -74,7 +76,13 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
                 counts[_COUNTER[moved_to]] += 1
                 if moved_to is JobState.QUEUED:
                     to_send.append((str(job_id), spec))
+                else:
+                    finished.append(str(job_id))
         session.commit()
+    # What the job's worker would have removed had it written the end itself (JobRun._drop_fits):
+    # its recorded fits and checkpoints serve resuming only, and a finished job never resumes.
+    for job_id in finished:
+        artifacts.remove_tree(ctx.settings.artifacts_uri, artifacts.fits_dir(job_id))
 
     live = queue.live_job_ids()
     with ctx.session() as session:

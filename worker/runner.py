@@ -255,7 +255,7 @@ class JobRun:
         """A finished job's recorded fits and checkpoints (they serve resuming and helpers
         only, worker.fits): removed once this worker has written how it finished, whether it
         succeeded, failed or was cancelled; left where the lease was lost."""
-        artifacts.remove_tree(self.ctx.settings.artifacts_uri, f"jobs/{self.job.id}/fits")
+        artifacts.remove_tree(self.ctx.settings.artifacts_uri, artifacts.fits_dir(self.job.id))
 
     def _retry(self, exc: BaseException) -> str:
         if is_database_outage(exc):

@@ -13,6 +13,7 @@ from core.db.base import utcnow
 from core.db.models import Job
 from core.queue import JobQueue, job_id_of_task
 from tests.worker.test_pipeline import _insert_job, _solo_context
+from worker import artifacts
 from worker.reconcile import reconcile
 
 
@@ -101,9 +102,18 @@ def test_reconciler_requeues_fails_and_resends(make_cluster):
     fresh = _insert_job(cluster, body)  # just submitted: its message may be on its way
     _set(cluster, fresh, enqueued_at=utcnow())
 
+    # Each held job has recorded a fit; the ones the reconciler ends can never resume from it.
+    fit = {j: artifacts.fit_path(uuid.UUID(j), "r0/search/0/0") for j in (lost, spent, stopping, alive)}
+    root = ctx.settings.artifacts_uri
+    for j, rel in fit.items():
+        artifacts.put_bytes(root, rel, b"fit")
+
     queue = FakeQueue(live={waiting})
     counts = reconcile(ctx, queue)  # type: ignore[arg-type]
     assert counts == {"requeued": 1, "failed": 1, "cancelled": 1, "resent": 1}
+    assert {j: artifacts.get_bytes(root, rel) for j, rel in fit.items()} == {
+        lost: b"fit", spent: None, stopping: None, alive: b"fit",
+    }  # fmt: skip
     assert sorted(queue.sent) == sorted([lost, orphan])
     assert queue.recovered == queue.sent
     states = {j: cluster.job(j) for j in (lost, spent, stopping, alive, orphan, waiting, fresh)}
