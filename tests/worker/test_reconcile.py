@@ -103,9 +103,10 @@ def test_reconciler_requeues_fails_and_resends(make_cluster):
     _set(cluster, fresh, enqueued_at=utcnow())
 
     # Each held job has recorded a fit; the ones the reconciler ends can never resume from it.
-    fit = {j: artifacts.fit_path(uuid.UUID(j), "r0/search/0/0") for j in (lost, spent, stopping, alive)}
+    held = (lost, spent, stopping, alive)
+    fit = {j: artifacts.fit_path(uuid.UUID(j), "r0/search/0/0") for j in held}
     root = ctx.settings.artifacts_uri
-    for j, rel in fit.items():
+    for rel in fit.values():
         artifacts.put_bytes(root, rel, b"fit")
 
     queue = FakeQueue(live={waiting})
