@@ -12,6 +12,7 @@ import io
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from metro.datasets._base import DataError, DataLimitError, Loaded, TableShape, parser_reason
@@ -115,7 +116,7 @@ def _csv_header(real: str, given: str, fmt: str, limits: Limits) -> list[str]:
 def read_csv(
     real: str, given: str, fmt: str, label_column: str | Sequence[str], limits: Limits
 ) -> Loaded:
-    _csv_header(real, given, fmt, limits)
+    names = _csv_header(real, given, fmt, limits)
     # Reads one row past the limit, so an oversized upload is refused without parsing all of it.
     nrows = None if limits.rows is None else limits.rows + 1
     message = f"dataset expands to more than the limit {limits.decompressed_bytes} bytes"
@@ -129,7 +130,30 @@ def read_csv(
     except _CSV_ERRORS as exc:
         raise _unreadable(exc, real, given) from None
     check_rows(len(frame), limits.rows, at_least=True)
+    _refuse_written_index(frame, names)
     return from_table(frame, label_column)
+
+
+def _refuse_written_index(frame: pd.DataFrame, names: Sequence[str]) -> None:
+    """A column without a name that holds the row numbers is a table's index written with it
+    (pandas' ``to_csv`` writes one unless ``index=False``). Read as a feature it would tie the
+    model to the rows' order, which in a file sorted by its label is the label itself."""
+    if len(names) != frame.shape[1]:
+        return
+    n = len(frame)
+    for position, name in enumerate(names):
+        column = frame.iloc[:, position]
+        if name.strip() or n == 0 or not pd.api.types.is_integer_dtype(column):
+            continue
+        values = column.to_numpy()
+        start = int(values[0])
+        if start in (0, 1) and np.array_equal(values, np.arange(start, start + n)):
+            raise DataError(
+                f"column {position + 1} has no name and holds the row numbers "
+                f"{start} to {start + n - 1}: an index written with the table (pandas' to_csv "
+                "writes one unless index=False), which would be read as a feature; write the "
+                "file without it, or drop that column"
+            )
 
 
 def _count_csv_rows(real: str, given: str, fmt: str, limits: Limits) -> int:

@@ -231,3 +231,24 @@ def test_an_integer_too_large_for_a_number_names_its_column(tmp_path):
     path.write_text("a,b,y\n" + "9" * 400 + ",1,0\n2,3,1\n4,5,0\n")
     with pytest.raises(DataError, match="feature column 'a' holds a value too large for a number"):
         load_dataset(str(path))
+
+
+def test_csv_index_written_with_the_table_is_refused(tmp_path, table):
+    """pandas' to_csv writes the index unless told not to: an unnamed column of row numbers,
+    which as a feature would tie the model to the rows' order (here sorted by the label)."""
+    ordered = table.sort_values("y").reset_index(drop=True)
+    path = tmp_path / "indexed.csv"
+    ordered.to_csv(path)  # index=True, the default
+    with pytest.raises(
+        DataError, match=re.escape("column 1 has no name and holds the row numbers 0 to 5")
+    ):
+        load_dataset(str(path))
+    ordered.index += 1  # numbered from 1, as R's write.csv does
+    ordered.to_csv(path)
+    with pytest.raises(DataError, match=re.escape("the row numbers 1 to 6: an index")):
+        load_dataset(str(path))
+    # An unnamed column of other values, or a named column of row numbers, is a feature.
+    _write_csv(path, ",y\n5,0\n3,1\n")
+    assert load_dataset(str(path)).feature_names == ("Unnamed: 0",)
+    _write_csv(path, "row,y\n0,0\n1,1\n")
+    assert load_dataset(str(path)).feature_names == ("row",)
