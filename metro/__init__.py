@@ -19,7 +19,7 @@ from metro.metrics import (
     weighted_accuracy,
 )
 from metro.models import ModelSpec
-from metro.search import SearchConfig
+from metro.search import MetroFitWarning, SearchConfig
 from metro.surrogates import SURROGATES, Surrogate, get_surrogate
 from metro.trainer import TrainingConfig
 
@@ -29,6 +29,7 @@ __all__ = [
     "SURROGATES",
     "MetricSpec",
     "MetroClassifier",
+    "MetroFitWarning",
     "ModelSpec",
     "PriorDependentMetric",
     "SearchConfig",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,7 +17,14 @@ from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec, get_metric
 from metro.model_selection import split_indices
 from metro.models import ModelSpec, StackedModel, get_model_spec
-from metro.search import LambdaSolver, SearchConfig, SearchResult, TraceStep, run_search
+from metro.search import (
+    LambdaSolver,
+    MetroFitWarning,
+    SearchConfig,
+    SearchResult,
+    TraceStep,
+    run_search,
+)
 from metro.search.solver import TrainerSolver, delivered_model
 from metro.surrogates import Surrogate, get_surrogate
 from metro.trainer import TrainingConfig, predict_scores
@@ -143,7 +151,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     search's estimate of lambda*: best_lambda_ for the grid, the last bracket's middle for
     bisection and Dinkelbach, also as ratio_reached_, None for the grid), warnings_ (the
     choice's :class:`~metro.search.SearchWarning` list: a lambda at an end of the grid, a
-    classifier that predicts one class or rests on few true positives, constraints not met),
+    classifier that predicts one class or rests on few true positives, constraints not met;
+    ``fit`` also issues each as a :class:`~metro.search.MetroFitWarning`),
     threshold_ (the decision threshold chosen on the raw h of the search's fits), n_splits_
     (folds the choice was made on; 0 for a holdout), best_score_ (the held-out metric the choice
     was made by, pooled over the folds, natural orientation), trace_ (list of TraceStep),
@@ -315,8 +324,27 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         if self.average is not None:
             from metro.multiclass import fit_averaged
 
-            return fit_averaged(self, X, y)
-        return self._fit_binary(X, y)
+            fit_averaged(self, X, y)
+        else:
+            self._fit_binary(X, y)
+        self._issue_warnings()
+        return self
+
+    def _issue_warnings(self) -> None:
+        """Each of ``warnings_`` as a :class:`~metro.search.MetroFitWarning` (per class, named,
+        for an averaged fit): a fit that delivers a classifier predicting one class, or resting
+        on a handful of positives, says so where the user looks, not only in an attribute."""
+        if self.average_ is None:
+            found = [("", w) for w in self.warnings_]
+        else:
+            kind = "label" if self.target_type_ == "multilabel-indicator" else "class"
+            found = [
+                (f"{kind} {(c.item() if isinstance(c, np.generic) else c)!r}: ", w)
+                for c, ws in zip(self.classes_, self.class_warnings_, strict=True)
+                for w in ws
+            ]
+        for where, w in found:
+            warnings.warn(MetroFitWarning(w.code, where + w.message), stacklevel=3)
 
     def _fit_binary(
         self,

@@ -201,6 +201,16 @@ class SearchWarning:
         return {"code": self.code.value, "message": self.message}
 
 
+class MetroFitWarning(UserWarning):
+    """A :class:`SearchWarning` as :meth:`metro.MetroClassifier.fit` issues it through Python's
+    :mod:`warnings` (one per search warning; ``code`` names it), so that a fit whose choice
+    deserves a look does not pass unnoticed. ``warnings_`` keeps them all."""
+
+    def __init__(self, code: WarningCode, message: str) -> None:
+        super().__init__(f"{code.value}: {message}")
+        self.code = code
+
+
 def held_out_counts(
     folds: Sequence[Candidate], threshold: float
 ) -> tuple[int, int, int, int] | None:

@@ -266,11 +266,11 @@ def delivered_model(result: SearchResult) -> StackedModel:
 
 def check_delivered(result: SearchResult, refit_solver: object | None) -> SearchResult:
     """``result`` with a warning where the delivered model predicts one class on the rows it was
-    refit on although the choice predicted both on the held-out rows. The threshold is chosen on
-    the folds' pooled scores and carried over to the refit; where the choice sits at the tail of
-    those scores (a few top rows, as an uncertifiable floor's fallback can), the refit's scores
-    may all fall on one side of it. Only solvers that can score their rows are checked
-    (:class:`metro.search.refine.Refiner`)."""
+    refit on although the choice predicted both on the held-out rows (or the other class on all
+    of them). The threshold is chosen on the folds' pooled scores and carried over to the
+    refit; where the choice sits at the tail of those scores (a few top rows, as an
+    uncertifiable floor's fallback can), the refit's scores may all fall on one side of it.
+    Only solvers that can score their rows are checked (:class:`metro.search.refine.Refiner`)."""
     from metro.search.refine import Refiner
 
     counts = result.selection_counts
@@ -279,21 +279,27 @@ def check_delivered(result: SearchResult, refit_solver: object | None) -> Search
     if not isinstance(refit_solver, Refiner):
         return result
     tp, fp, fn, tn = counts
-    if tp + fp == 0 or fn + tn == 0:
-        return result  # already warned about (metro.search.base.diagnose)
     scores = refit_solver.training_scores(delivered_model(result))
     positive = int(np.count_nonzero(scores >= 0))
     if 0 < positive < scores.size:
         return result
     label = "negative" if positive == 0 else "positive"
+    chose_one_class = tp + fp == 0 or fn + tn == 0
+    if chose_one_class and (tp + fp == 0) == (positive == 0):
+        return result  # the same class as the choice: already warned about (base.diagnose)
+    choice = (
+        f"every one of the held-out rows {'negative' if tp + fp == 0 else 'positive'}"
+        if chose_one_class
+        else f"{tp + fp} of the held-out rows positive"
+    )
     result.warnings = [
         *result.warnings,
         SearchWarning(
             WarningCode.PREDICTS_ONE_CLASS,
             f"the delivered model predicts every one of the {scores.size} rows it was refit on "
-            f"{label}, though the choice predicted {tp + fp} of the held-out rows positive "
-            f"(TP {tp}, FP {fp}, FN {fn}, TN {tn}): the threshold chosen on the folds does not "
-            "carry over to the refit; loosen a constraint, or give more data",
+            f"{label}, though the choice predicted {choice} (TP {tp}, FP {fp}, FN {fn}, "
+            f"TN {tn}): the threshold chosen on the folds does not carry over to the refit; "
+            "loosen a constraint, or give more data",
         ),
     ]
     return result

@@ -349,3 +349,37 @@ def test_an_averaged_fit_takes_a_column_vector_y_with_scikit_learns_warning():
     with pytest.warns(DataConversionWarning):
         column = MetroClassifier(metric="f1", average="macro", **QUICK).fit(X, y.reshape(-1, 1))
     np.testing.assert_array_equal(column.predict(X), flat.predict(X))
+
+
+def test_fit_issues_each_search_warning_where_the_user_looks():
+    """warnings_ is an attribute nobody reads by accident: fit also issues each one as a
+    MetroFitWarning, with its code, and an averaged fit names the class it is about."""
+    import warnings
+
+    from metro import MetroFitWarning
+    from metro.search import WarningCode
+
+    X, _ = _data(seed=11)
+    noise = (np.arange(X.shape[0]) % 7 == 0).astype(int)  # labels unrelated to X
+    binary = MetroClassifier(metric="f1", **QUICK)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        binary.fit(X, noise)
+    issued = [w.message for w in caught if issubclass(w.category, MetroFitWarning)]
+    assert [w.code for w in issued] == [w.code for w in binary.warnings_]
+    assert isinstance(issued[0].code, WarningCode)
+    assert [str(w) for w in issued] == [f"{w.code.value}: {w.message}" for w in binary.warnings_]
+    assert all(w.filename == __file__ for w in caught if w.category is MetroFitWarning)
+
+    labels = np.array(["ant", "bee", "cat"])[np.arange(X.shape[0]) % 3]  # unrelated too
+    averaged = MetroClassifier(metric="f1", average="macro", **QUICK)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        averaged.fit(X, labels)
+    issued = [str(w.message) for w in caught if issubclass(w.category, MetroFitWarning)]
+    expected = [
+        f"{w.code.value}: class {c!r}: {w.message}"
+        for c, ws in zip(["ant", "bee", "cat"], averaged.class_warnings_, strict=True)
+        for w in ws
+    ]
+    assert issued == expected and expected

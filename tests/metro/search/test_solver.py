@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from metro.metrics import f_beta
 from metro.models import ModelSpec
+from metro.search import MetroFitWarning
 from metro.search.solver import TrainerSolver
 from metro.surrogates import get_surrogate
 from metro.trainer import TrainingConfig, predict_scores
@@ -99,3 +101,26 @@ def test_a_refit_that_predicts_one_class_where_the_choice_did_not_is_warned_abou
             assert any("rows it was refit on" in w.message for w in clf.warnings_)
         seen.append(one_class)
     assert seen[0]  # the case this guards against does occur
+
+
+def test_a_refit_that_predicts_the_other_class_than_a_one_class_choice_is_warned_about():
+    """With no feature to learn from, the holdout's choice predicts every held-out row positive
+    (the best constant classifier for F1); the refit on all the rows lands on the other side of
+    the threshold carried over and predicts every row negative. The choice's one-class warning
+    alone would describe a classifier the user does not get."""
+    from metro import MetroClassifier
+
+    X = np.ones((300, 3))
+    y = (np.random.default_rng(0).random(300) < 0.2).astype(int)
+    clf = MetroClassifier(metric="f1", cv=None, random_state=0)
+    with pytest.warns(MetroFitWarning):
+        clf.fit(X, y)
+    tp, fp, fn, tn = clf.search_result_.selection_counts
+    assert fn + tn == 0 < tp + fp  # the choice: every held-out row positive
+    assert clf.predict(X).sum() == 0  # what is delivered: every row negative
+    messages = [w.message for w in clf.warnings_]
+    assert any(
+        "predicts every one of the 300 rows it was refit on negative, though the choice "
+        "predicted every one of the held-out rows positive" in m
+        for m in messages
+    ), messages
