@@ -17,7 +17,7 @@ setup(
         "httpx >= 0.23.1, < 0.29.0",
         "attrs >= 22.2.0",
         # metro_cli, the `metro` command line (hand-written; clients/generate.py keeps it)
-        "typer >= 0.12",
+        "typer >= 0.19.1",
         "rich >= 13",
         "pyyaml >= 6",
     ],

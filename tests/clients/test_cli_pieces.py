@@ -84,14 +84,14 @@ def test_the_scan_for_the_positive_label_is_bounded(tmp_path, monkeypatch):
 
 def test_the_command_line_goes_on_top_of_the_job_file():
     spec = {"metric": {"preset": "f1"}, "search": {"n_lambdas": 3}, "constraints": [{"x": 1}]}
-    flags = {"metric.preset": "F_beta", "metric.beta": 2.0, "search.n_lambdas": None,
-             "repeats": 2}  # fmt: skip
+    flags = {"metric.preset": "F_beta", "metric.beta": 2.0, "search.refine": None,
+             "repeats": 2}  # fmt: skip  (only the flags given: None is `--refine null`)
     built = spec_from_command_line(
         spec, flags, ["search.cv=null", "model.hidden=[8, 4]"], ["recall=0.8"], ["fpr=0.1"]
     )
     assert built == {
         "metric": {"preset": "f_beta", "beta": 2.0},
-        "search": {"n_lambdas": 3, "cv": None},
+        "search": {"n_lambdas": 3, "refine": None, "cv": None},
         "model": {"hidden": [8, 4]},
         "repeats": 2,
         "constraints": [{"x": 1}, {"metric": "recall", "at_least": 0.8},
@@ -274,3 +274,20 @@ def test_predict_sends_a_batch_too_large_for_the_server_again_in_halves():
     scores = score(Api(), "m", None, rows, 8)  # type: ignore[arg-type]
     assert scores.margins == [float(i) for i in range(10)]  # every row, once, in order
     assert sizes == [8, 4, 2, 2, 2, 2, 2]
+
+
+def test_a_yaml_job_file_reads_numbers_as_json_does(tmp_path):
+    """YAML 1.1 (PyYAML) wants a dot in a float: `tol: 1e-5` was the string "1e-5" and the job
+    a 422; JSON, `--set` and YAML 1.2 read it as a number."""
+    from metro_cli.job_spec import read_job_file
+
+    path = tmp_path / "job.yaml"
+    path.write_text(
+        "training: {tol: 1e-5, lr: 2.5E+1, weight_decay: -.5e-3, epochs: 10}\n"
+        "search: {cv: null, refine: 'off', n_lambdas: 0x10}\n"
+        "dataset: {uri: data.csv, positive_label: 1e3x}\n"
+    )
+    spec = read_job_file(str(path))
+    assert spec["training"] == {"tol": 1e-5, "lr": 25.0, "weight_decay": -5e-4, "epochs": 10}
+    assert spec["search"] == {"cv": None, "refine": "off", "n_lambdas": 16}
+    assert spec["dataset"]["positive_label"] == "1e3x"  # not a number: text, as before

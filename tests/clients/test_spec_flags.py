@@ -78,6 +78,11 @@ def test_a_flag_sets_its_field_with_the_documents_type():
     }  # fmt: skip
     assert _parse("--cv", "3") == {"search.cv": 3}
     assert _parse("--cv", "null") == {"search.cv": None}
+    from metro_cli.job_spec import spec_from_command_line
+
+    # An explicit null reaches the job (it was dropped as "not given": cv stayed "auto").
+    built = spec_from_command_line({}, _parse("--cv", "null"), [], [], [])
+    assert built == {"search": {"cv": None}}
     assert _parse() == {}  # nothing given, nothing set: the server's defaults apply
 
 
@@ -205,10 +210,20 @@ def test_a_bad_constraint_is_named_with_what_is_wrong(constraint, words):
 
 
 def test_an_exclusive_bound_is_shown_as_one():
+    from typer.testing import CliRunner
+
+    # As the user reads it: rendered by rich, which once took "[above 0]" for markup and
+    # dropped it, and with integer bounds as integers ("1.0<=x<=1001.0" under newer typers).
+    rendered = CliRunner().invoke(create_app(), ["submit", "--help"], env={"COLUMNS": "400"})
+    assert rendered.exit_code == 0, rendered.output
+    text = " ".join(rendered.output.replace("│", " ").split())
+    assert "(job field training.lr, above 0)" in text
+    assert "(job field search.refine_signal, below 1)" in text and "[x>=0.5]" in text
+    assert "(job field search.n_lambdas)." in text  # inclusive: typer's own [1<=x<=1001]
+    assert "[1<=x<=1001]" in text and "1001.0" not in text
     by_path = {flag.path: flag for flag in spec_flags()}
-    assert "[above 0]" in by_path["training.lr"]._help_text()
-    assert "[below 1]" in by_path["search.refine_signal"]._help_text()
-    assert "above" not in by_path["search.n_lambdas"]._help_text()  # inclusive: typer's [x>=..]
+    assert (by_path["search.n_lambdas"].low, by_path["search.n_lambdas"].high) == (1, 1001)
+    assert isinstance(by_path["search.n_lambdas"].low, int)
     assert _parse("--refine-signal", "0.5", "--lr", "1e-9") == {
         "search.refine_signal": 0.5,
         "training.lr": 1e-9,

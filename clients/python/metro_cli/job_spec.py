@@ -10,6 +10,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,23 @@ def scalar(text: str) -> Any:
         return text
 
 
+@cache
+def _yaml_loader() -> type[Any]:
+    """PyYAML's safe loader, also reading ``1e-5`` as a number, as YAML 1.2 and JSON do (YAML
+    1.1, which PyYAML follows, wants ``1.0e-5``: ``tol: 1e-5`` was the string "1e-5")."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
+        list("-+0123456789."),
+    )
+    return Loader
+
+
 def read_job_file(path: str) -> dict[str, Any]:
     """The job file's object (``-``: standard input); JSON for a ``.json`` name, else YAML."""
     import yaml
@@ -35,7 +53,7 @@ def read_job_file(path: str) -> dict[str, Any]:
     except OSError as exc:
         raise CliError(f"cannot read the job file {path}: {exc.strerror or exc}") from None
     try:
-        spec = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+        spec = json.loads(text) if path.endswith(".json") else yaml.load(text, _yaml_loader())
     except (ValueError, yaml.YAMLError) as exc:
         raise CliError(f"the job file {path} is not valid JSON/YAML: {exc}") from None
     if not isinstance(spec, dict):
@@ -132,14 +150,14 @@ def spec_from_command_line(
     at_most: list[str],
 ) -> dict[str, Any]:
     """``spec`` (a job file's, or empty) with the command line on top, in this order:
-    ``metric.preset`` (a preset's name, replacing the file's metric), the flags by dotted path
-    (None: not given), each ``--set FIELD=VALUE``, then the flags' constraints after the
-    file's."""
+    ``metric.preset`` (a preset's name, replacing the file's metric), the flags given, by dotted
+    path (a None among them is an explicit null: ``--cv null``), each ``--set FIELD=VALUE``,
+    then the flags' constraints after the file's."""
     preset = flags.get("metric.preset")
     if preset is not None:
         spec["metric"] = {"preset": str(preset).lower()}  # the server ignores case
     for dotted, value in flags.items():
-        if dotted != "metric.preset" and value is not None:
+        if dotted != "metric.preset":
             set_path(spec, dotted, value)
     for item in sets:
         field, sep, value = item.partition("=")

@@ -124,8 +124,9 @@ class SpecFlag:
     def _help_text(self) -> str:
         """The description, the choices and the job field it sets."""
         choices = f". One of: {', '.join(self.choices)}" if self.choices else ""
-        bounds = f" [{self._open_bounds_text()}]" if self.low_open or self.high_open else ""
-        return f"{self.help}{choices} (job field {self.path}){bounds}."
+        # Not in square brackets: rich reads "[above 0]" as markup and drops it.
+        bounds = f", {self._open_bounds_text()}" if self.low_open or self.high_open else ""
+        return f"{self.help}{choices} (job field {self.path}{bounds})."
 
     def _metavar(self) -> str | None:
         if self.kind == "list":
@@ -264,6 +265,12 @@ def spec_flags() -> tuple[SpecFlag, ...]:
             continue
         kind, choices = found
         bounds = _bounds(schema)
+        if kind == "int":  # the document writes every bound as a number: 1.0 <= x <= 1001.0
+            bounds = _Bounds(
+                *(None if b is None else int(b) for b in (bounds.low, bounds.high)),
+                bounds.low_open,
+                bounds.high_open,
+            )
         dashed = field.replace("_", "-")
         decls = FLAG_NAMES.get(
             path,

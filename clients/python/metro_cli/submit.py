@@ -153,14 +153,17 @@ def submit(
     spec = read_job_file(job_file) if job_file else {}
     api = Api(url, api_key)
     local = local_file(dataset)
-    flags: dict[str, Any] = {
+    dataset_flags: dict[str, Any] = {  # None: not given
         "dataset.uri": _LOCAL_FILE if local is not None else dataset,
         "dataset.label_column": label_column,
         "dataset.label_columns": None
         if label_columns is None
         else [c.strip() for c in label_columns.split(",") if c.strip()],
         "dataset.positive_label": None if positive_label is None else scalar(positive_label),
-        **spec_values(spec_flags),
+    }
+    flags = {
+        **{path: value for path, value in dataset_flags.items() if value is not None},
+        **spec_values(spec_flags),  # the flags given, an explicit null (`--cv null`) among them
     }
     spec = spec_from_command_line(spec, flags, set_ or [], at_least or [], at_most or [])
     body = build_job(spec)  # the API's shape, checked before a file goes up
