@@ -84,8 +84,9 @@ def test_the_scan_for_the_positive_label_is_bounded(tmp_path, monkeypatch):
 
 def test_the_command_line_goes_on_top_of_the_job_file():
     spec = {"metric": {"preset": "f1"}, "search": {"n_lambdas": 3}, "constraints": [{"x": 1}]}
+    # Only the flags given: a None among them is an explicit null (`--refine null`).
     flags = {"metric.preset": "F_beta", "metric.beta": 2.0, "search.refine": None,
-             "repeats": 2}  # fmt: skip  (only the flags given: None is `--refine null`)
+             "repeats": 2}  # fmt: skip
     built = spec_from_command_line(
         spec, flags, ["search.cv=null", "model.hidden=[8, 4]"], ["recall=0.8"], ["fpr=0.1"]
     )
