@@ -258,7 +258,7 @@ def build_constraints(
             constraint = Constraint(metric=metric, sense=sense, bound=bound)
         except ValueError as exc:
             raise fail(sense, message=str(exc)) from None
-        low, high = sorted(metric.score_from_loss(v) + 0.0 for v in metric.lambda_range)
+        low, high = constraint.score_range
         if not low - 1e-12 <= constraint.bound <= high + 1e-12:
             never = (sense == "at_least") == (constraint.bound > high)
             raise fail(

@@ -263,9 +263,10 @@ class RepeatChoice(BaseModel):
         default=None,
         description="Under constraints: each constraint's tightest bound (in the spec's order) "
         "that some fit of the grid flagging rows met on its own on selection_split, at the "
-        f"confidence it was judged at (its own, else {DEFAULT_CONFIDENCE:g}); where "
-        "constraints_satisfied is false, what to loosen a bound to. Null without constraints, "
-        "or where no fit flagged a row",
+        f"confidence it was judged at (its own, else {DEFAULT_CONFIDENCE:g}, or 0.5 for a "
+        "bound at a proportion's best value such as recall >= 1), within the metric's range; "
+        "where constraints_satisfied is false, what to loosen a bound to (at the range's end: "
+        "no bound was certified). Null without constraints, or where no fit flagged a row",
     )
     selection_curve: list[SelectionPoint] | None = Field(
         default=None,

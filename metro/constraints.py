@@ -40,6 +40,7 @@ __all__ = [
     "get_constraint",
     "get_constraints",
     "joint_log_certainties",
+    "judged_confidence",
 ]
 
 SENSES: tuple[str, ...] = ("at_least", "at_most")
@@ -104,6 +105,31 @@ class Constraint:
             if isinstance(c, bool) or not isinstance(c, int | float) or not 0.5 <= c < 1.0:
                 raise ValueError(f"confidence must be a number in [0.5, 1), got {c!r}")
             object.__setattr__(self, "confidence", float(c))
+            if c > 0.5 and self.at_range_end:
+                raise ValueError(
+                    f"{self.name} cannot be certified at confidence {c:g}: only a classifier "
+                    "right on every row the metric counts meets it on new data, and no "
+                    "held-out sample shows that with more than even odds; give a bound inside "
+                    "(0, 1), or confidence 0.5 (judged on the held-out rows alone)"
+                )
+
+    @property
+    def at_range_end(self) -> bool:
+        """Whether the bound is a proportion's best value (recall >= 1, false-positive rate <=
+        0): met on a new sample only by a classifier right on every row it counts, which a
+        margin for the sample's noise can never certify (the Jeffreys centre of k = m is below
+        1). Such a bound is judged on the held-out estimate (:func:`judged_confidence`)."""
+        if not self.is_proportion:
+            return False
+        if self.sense == "at_least":
+            return self.bound >= 1.0 - _SLACK_TOL
+        return self.bound <= _SLACK_TOL
+
+    @property
+    def score_range(self) -> tuple[float, float]:
+        """The lowest and highest values the metric takes (natural orientation)."""
+        low, high = sorted(self.metric.score_from_loss(v) + 0.0 for v in self.metric.lambda_range)
+        return float(low), float(high)
 
     @property
     def name(self) -> str:
@@ -394,6 +420,15 @@ def joint_log_certainties(
     for constraint in constraints:
         total += constraint.log_certainties(cells, n, new_fraction=new_fraction)
     return total
+
+
+def judged_confidence(constraint: Constraint) -> float:
+    """The confidence a constraint is judged at on held-out rows: its own, else
+    :data:`DEFAULT_CONFIDENCE`, else (a bound at a proportion's best value, which no margin
+    certifies: :attr:`Constraint.at_range_end`) 0.5, the held-out estimate itself."""
+    if constraint.confidence is not None:
+        return constraint.confidence
+    return 0.5 if constraint.at_range_end else DEFAULT_CONFIDENCE
 
 
 def get_constraint(spec: Constraint | Mapping[str, Any], y: Any = None) -> Constraint:

@@ -295,8 +295,12 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
             SearchWarning(
                 WarningCode.CONSTRAINTS_NOT_MET,
                 "no fit met every constraint on the held-out rows at its confidence; the one "
-                "that missed them by the least (with a confidence asked for: the one most "
-                "likely to meet them on new data) was kept (constraint values "
+                + (
+                    "most likely to meet them on new data"
+                    if any(c.confidence is not None for c in result.constraints)
+                    else "that missed them by the least"
+                )
+                + " was kept (constraint values "
                 + ", ".join(f"{v:.4g}" for v in result.constraint_values)
                 + "): loosen a bound, or give more data"
                 + _reach_hint(result)
@@ -309,22 +313,31 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
 def _reach_hint(result: SearchResult) -> str:
     """The tightest bound each unmet constraint could have had, met by some fit on its own at
     the confidence it was judged at: what a user would loosen it to."""
-    from metro.constraints import DEFAULT_CONFIDENCE
+    from metro.constraints import judged_confidence
 
-    parts = []
+    parts, uncertified = [], []
     for constraint, reached in zip(result.constraints, result.constraint_reach, strict=False):
         if not math.isfinite(reached):
             continue
         word = ">=" if constraint.sense == "at_least" else "<="
-        confidence = (
-            f"{constraint.confidence:g}"
-            if constraint.confidence
-            else f"{DEFAULT_CONFIDENCE:g} (the default)"
-        )
+        level = judged_confidence(constraint)
+        confidence = f"{level:g}" + ("" if constraint.confidence is not None else " (the default)")
+        low, high = constraint.score_range
+        if reached == (low if constraint.sense == "at_least" else high):
+            # The bound of every fit's value is past the range's end: nothing to loosen to.
+            uncertified.append(f"{constraint.metric.name} at confidence {confidence}")
+            continue
         parts.append(f"{constraint.metric.name} {word} {reached:.3g} at confidence {confidence}")
-    if not parts:
-        return ""
-    return "; the tightest bounds some fit met, each on its own: " + ", ".join(parts)
+    hint = ""
+    if parts:
+        hint += "; the tightest bounds some fit met, each on its own: " + ", ".join(parts)
+    if uncertified:
+        hint += (
+            "; no fit that flags rows certifies any bound on "
+            + " or ".join(uncertified)
+            + ": the held-out rows are too few for that confidence (more data, or a lower one)"
+        )
+    return hint
 
 
 def _met_by_flagging_nothing(result: SearchResult, counts: tuple[int, int, int, int]) -> str:

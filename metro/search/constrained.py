@@ -36,6 +36,7 @@ from metro.constraints import (
     Constraint,
     asks_confidence,
     joint_log_certainties,
+    judged_confidence,
 )
 from metro.metrics import MetricSpec
 from metro.search.base import (
@@ -67,9 +68,10 @@ __all__ = [
 
 def judged_constraints(constraints: Sequence[Constraint]) -> tuple[Constraint, ...]:
     """``constraints`` as the search judges them: each without a confidence at
-    :data:`DEFAULT_CONFIDENCE`."""
+    :func:`metro.constraints.judged_confidence` (:data:`DEFAULT_CONFIDENCE`, or 0.5 for a bound
+    at a proportion's best value)."""
     return tuple(
-        c if c.confidence is not None else dataclasses.replace(c, confidence=DEFAULT_CONFIDENCE)
+        c if c.confidence is not None else dataclasses.replace(c, confidence=judged_confidence(c))
         for c in constraints
     )
 
@@ -190,10 +192,15 @@ def constrained_grid_search(
 
 def _reached_bound(constraint: Constraint, slack: float) -> float:
     """The tightest bound of ``constraint`` that a fit flagging some row met at the confidence it
-    was judged at, from the largest slack any reached (nan where no fit flagged a row)."""
+    was judged at, from the largest slack any reached (nan where no fit flagged a row), within
+    the metric's range: a confidence bound below a proportion's 0 certifies no floor at all."""
     if not np.isfinite(slack):
         return float("nan")
-    return constraint.bound + slack if constraint.sense == "at_least" else constraint.bound - slack
+    low, high = constraint.score_range
+    reached = (
+        constraint.bound + slack if constraint.sense == "at_least" else constraint.bound - slack
+    )
+    return float(min(max(reached, low), high))
 
 
 def _values(

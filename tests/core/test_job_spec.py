@@ -72,6 +72,8 @@ def test_a_prior_dependent_metric_resolves_on_the_labels_it_is_given():
         ({"metric": "recall", "params": {"beta": 1}, "at_least": 0.5},
          ("constraints", 0, "params", "beta")),
         ({"metric": "recall", "bound": 0.5}, ("constraints", 0, "bound")),
+        ({"metric": "recall", "at_least": 1, "confidence": 0.9},  # no margin certifies it
+         ("constraints", 0, "confidence")),
         ("recall >= 0.5", ("constraints", 0)),
     ],
 )  # fmt: skip

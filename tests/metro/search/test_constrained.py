@@ -320,3 +320,54 @@ def test_an_uncertifiable_floor_that_flagging_nothing_meets_flags_nothing(confid
     assert all(r.constraints_satisfied for r in chosen)
     assert chosen[0].threshold == chosen[1].threshold < 2.0
     assert chosen[0].best.lam == chosen[1].best.lam
+
+
+def _separable(n: int, positives: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    y = np.zeros(n, dtype=np.int64)
+    y[:positives] = 1
+    rng.shuffle(y)
+    X = rng.normal(size=(n, 3)).astype(np.float32)
+    X[:, 0] = 2.0 * y - 1.0 + 0.01 * X[:, 1]  # one feature separates the classes
+    return X, y
+
+
+def test_a_bound_at_a_proportions_best_value_is_judged_on_the_estimate():
+    """recall >= 1: every margin for the sample's noise keeps a proportion's bound below 1 (the
+    Jeffreys centre of 24 / 24 is 0.98), so at the default confidence no fit could meet it,
+    and a perfectly separable task was told to loosen it to 0.991. It is judged on the held-out
+    estimate instead; asking a confidence above 0.5 for it is refused."""
+    X, y = _separable(400, 24)
+    floor = {"metric": "recall", "at_least": 1.0}
+    clf = MetroClassifier(metric="precision", constraints=[floor], n_lambdas=5, random_state=0)
+    clf.fit(X, y)
+    assert clf.constraints_satisfied_ is True and clf.constraint_values_ == [1.0]
+    assert "constraints_not_met" not in {w.code.value for w in clf.warnings_}
+    assert recall_score(y, clf.predict(X)) == 1.0
+    with pytest.raises(ValueError, match=r"recall >= 1 cannot be certified at confidence 0.9"):
+        get_constraints([{**floor, "confidence": 0.9}])
+    with pytest.raises(ValueError, match=r"false_positive_rate <= 0 cannot be certified"):
+        get_constraints([{"metric": "false_positive_rate", "at_most": 0, "confidence": 0.6}])
+    assert get_constraints([{**floor, "confidence": 0.5}])[0].at_range_end
+
+
+def test_a_floor_no_fit_can_certify_is_not_loosened_below_the_metrics_range():
+    """40 rows, 3 positives, precision at least 0.7 at 90%: no fit that flags rows certifies
+    any precision at all. The tightest bound met was reported as "precision >= -0.0637"."""
+    rng = np.random.default_rng(0)
+    y = np.zeros(40, dtype=np.int64)
+    y[:3] = 1
+    rng.shuffle(y)
+    X = rng.normal(size=(40, 5)).astype(np.float32)
+    X[:, 0] += y
+    floor = {"metric": "precision", "at_least": 0.7, "confidence": 0.9}
+    clf = MetroClassifier(metric="f1", constraints=[floor], n_lambdas=5, random_state=0)
+    clf.fit(X, y)
+    result = clf.search_result_
+    assert result.constraints_satisfied is False
+    assert result.constraint_reach == (0.0,)  # clipped to the range: was negative
+    (message,) = [w.message for w in clf.warnings_ if w.code.value == "constraints_not_met"]
+    assert "no fit that flags rows certifies any bound on precision at confidence 0.9" in message
+    assert ">= -" not in message and "tightest bounds" not in message
+    assert "most likely to meet them on new data" in message
+    assert "missed them by the least" not in message  # that is the rule without a confidence
