@@ -106,7 +106,8 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
     per-label preset, constraints only on multi-label data (each label's), no positive label
     and no binary baselines (it runs its own: :data:`AVERAGED_BASELINES`); a binary job takes no
     ``label_columns``."""
-    from metro.multiclass import PER_LABEL_METRICS
+    from metro.metrics import MetricSpec
+    from metro.multiclass import PER_LABEL_METRICS, check_argmax_metric
 
     dataset = spec.get("dataset") or {}
     average = metric_average(spec)
@@ -130,6 +131,16 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
                 f"; got {preset!r}",
             )
         )
+    if preset in PER_LABEL_METRICS and dataset.get("label_columns") is None:
+        try:
+            metric = build_metric(spec["metric"])
+        except (ValueError, TypeError):
+            metric = None  # the metric's own error is reported where it is built
+        if isinstance(metric, MetricSpec):
+            try:
+                check_argmax_metric(metric)
+            except ValueError as exc:
+                errors.append(SpecFieldError(("metric", "preset"), str(exc)))
     if spec.get("constraints") and dataset.get("label_columns") is None:
         errors.append(
             SpecFieldError(

@@ -82,6 +82,7 @@ __all__ = [
     "DECISION_RULES",
     "PER_LABEL_METRICS",
     "averaged_score",
+    "check_argmax_metric",
     "class_cells",
     "class_solver",
     "class_solvers",
@@ -154,7 +155,10 @@ def _weights(cells: np.ndarray, average: str) -> np.ndarray:
     if average == "weighted":
         support = cells[..., 0] + cells[..., 2]  # tp + fn: the true rows of each class
         total = support.sum(axis=-1, keepdims=True)
-        return np.asarray(support / np.where(total > 0, total, 1.0))
+        # No true row of any class: sklearn's weighted mean falls back to the plain mean.
+        return np.asarray(
+            np.where(total > 0, support / np.where(total > 0, total, 1.0), 1.0 / n_classes)
+        )
     raise ValueError(_average_message(average))
 
 
@@ -311,6 +315,23 @@ def _per_label_spec(est: MetroClassifier) -> MetricSpec:
     return spec
 
 
+def check_argmax_metric(spec: MetricSpec) -> None:
+    """Refuse a per-class metric whose denominator the predictions do not move (recall) for
+    the classes of one label: alone, each class's recall is highest when every row is
+    predicted that class, so the per-class searches deliver nearly constant scores that no
+    argmax can separate (iris: macro recall 0.33, every row one class). Over several 0/1
+    labels each label decides on its own, and predicting a label everywhere is that label's
+    best recall indeed."""
+    if not spec.denominator_depends_on_predictions:
+        raise ValueError(
+            f"{spec.name} averaged over the classes of one label is not trained for: each "
+            f"class's {spec.name} alone is highest when every row is predicted that class, "
+            "which leaves the argmax nothing to choose by (macro recall over classes is "
+            "balanced accuracy); train for f1, f_beta, jaccard or precision, or average "
+            f"{spec.name} over several 0/1 label columns"
+        )
+
+
 def _check_config(est: MetroClassifier) -> None:
     if est.pos_label is not None:
         raise ValueError(
@@ -414,6 +435,8 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
         est, X, y, allow_nd=True, dtype=np.float32, ensure_min_samples=2, multi_output=True
     )
     target_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if target_type != "multilabel-indicator":
+        check_argmax_metric(spec)
     if est.constraints and target_type != "multilabel-indicator":
         raise ValueError(
             "constraints with average= apply to multi-label data, each label's model held to "
@@ -424,6 +447,12 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
     # One seed shared by every class's folds, drawn once when random_state is None.
     seed = int(check_random_state(est.random_state).randint(np.iinfo(np.int32).max))
     if target_type == "multilabel-indicator":
+        values = np.unique(np.asarray(y))
+        if not np.isin(values, (0, 1)).all():
+            raise ValueError(
+                "a multi-label y must hold 0 and 1 (or booleans) only, one column per label; "
+                f"got the values {values[:5].tolist()}"
+            )
         Y = np.asarray(y).astype(np.int64)
         names: Sequence[Any] = list(range(Y.shape[1]))
         _check_positives(Y.sum(axis=0), names, "label", n)

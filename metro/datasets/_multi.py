@@ -184,7 +184,7 @@ def load_multi_target(
     max_decompressed_bytes: int | None = None,
 ) -> MultiTargetDataset:
     """Load ``uri`` as a :class:`MultiTargetDataset`: multi-class from ``label_column``, or
-    multi-label from ``label_columns`` (1 to :data:`MAX_CLASSES` distinct columns of a CSV or
+    multi-label from ``label_columns`` (2 to :data:`MAX_CLASSES` distinct columns of a CSV or
     Parquet table, or labels of an NPZ's 2-D ``y``, named by its ``label_names`` array or by
     index). The file is read exactly as :func:`~metro.datasets.load_dataset` reads it, within
     the same sandbox and limits. An NPZ's 1-D ``y`` is a multi-class label array; a built-in
@@ -198,6 +198,11 @@ def load_multi_target(
             raise DataError("label_columns must not repeat a column")
         if len(names) > MAX_CLASSES:
             raise DataError(f"{len(names)} label columns is more than the limit of {MAX_CLASSES}")
+        if len(names) < 2:
+            raise DataError(
+                "label_columns names one column: one 0/1 column is binary data (give it as "
+                "label_column, with positive_label, and no average)"
+            )
     elif not isinstance(label_column, str):
         raise TypeError(f"label_column must be a string, got {type(label_column).__name__}")
     limits = limits_of(max_rows, max_columns, max_decompressed_bytes)

@@ -229,10 +229,10 @@ class DatasetRef(BaseModel):
     )
     label_columns: list[Annotated[str, Field(min_length=1, max_length=255)]] | None = Field(
         default=None,
-        min_length=1,
+        min_length=2,  # one 0/1 column is binary data: label_column and positive_label
         max_length=MAX_CLASSES,
-        description="Multi-label data: the 0/1 label columns, one per label (needs "
-        "metric.average; label_column is then not read). Null: one label column",
+        description="Multi-label data: the 0/1 label columns, one per label, at least two "
+        "(needs metric.average; label_column is then not read). Null: one label column",
     )
     positive_label: LabelValue | None = Field(
         default=None,

@@ -55,6 +55,29 @@ def test_multilabel_average_matches_sklearn(metric, average):
     assert ours == pytest.approx(SKLEARN[metric](T, P, average))
 
 
+@pytest.mark.parametrize("metric", sorted(SKLEARN))
+def test_weighted_average_without_a_true_row_is_sklearns_plain_mean(metric):
+    """Every label all 0: sklearn's support weights are all 0, and it takes the plain mean (of
+    each label's zero_division where 0/0); this took a weighted sum of 0."""
+    T = np.zeros((30, 3), dtype=int)
+    P = (np.arange(90).reshape(30, 3) % 4 == 0).astype(int)
+    for zero_division in (0, 1):
+        spec = get_metric(metric, zero_division=zero_division)
+        ours = averaged_score(spec, label_cells(T, P), "weighted")
+        theirs = {"f1": f1_score, "jaccard": jaccard_score, "precision": precision_score,
+                  "recall": recall_score}[metric](T, P, average="weighted",
+                                                  zero_division=zero_division)  # fmt: skip
+        assert ours == pytest.approx(theirs), zero_division
+
+
+def test_recall_averaged_over_labels_is_trained():
+    X, Y = make_multilabel_classification(n_samples=200, n_classes=3, random_state=0)
+    clf = MetroClassifier(metric="recall", average="macro", cv=2, random_state=0, **SMALL)
+    assert clf.fit(X, Y).score(X, Y) == pytest.approx(
+        recall_score(Y, clf.predict(X), average="macro")
+    )
+
+
 def test_f_beta_per_label_matches_sklearn():
     rng = np.random.default_rng(2)
     t, p = rng.integers(0, 4, 100), rng.integers(0, 4, 100)
@@ -225,6 +248,12 @@ def test_binary_default_unchanged():
         ({"average": "macro"}, "continuous", "the type of the target is continuous"),
         ({}, "multiclass", "Pass average='macro'"),
         ({}, "multilabel", "Pass average='macro'"),
+        # Alone, each class's recall is best predicting that class everywhere: iris scored
+        # 0.33, every row one class. Over 0/1 labels it is trained (test below).
+        ({"average": "macro", "metric": "recall"}, "multiclass", "balanced accuracy"),
+        ({"average": "weighted", "metric": "RECALL"}, "multiclass", "not trained for"),
+        ({"average": "macro"}, "multilabel_signs", "must hold 0 and 1"),  # was "constant"
+        ({"average": "macro"}, "multilabel_12", "got the values \\[1, 2\\]"),
     ],
 )
 def test_validation_errors(kwargs, y, match):
@@ -237,6 +266,8 @@ def test_validation_errors(kwargs, y, match):
         "one_positive": np.r_[np.arange(39) % 3, 3],
         "single": np.zeros(40, dtype=int),
         "continuous": rng.normal(size=40),
+        "multilabel_signs": np.column_stack([np.arange(40) % 2, np.arange(40) % 3 == 0]) * 2 - 1,
+        "multilabel_12": np.column_stack([np.arange(40) % 2, np.arange(40) % 3 == 0]) + 1,
     }
     with pytest.raises(ValueError, match=match):
         MetroClassifier(**kwargs).fit(X, targets[y])

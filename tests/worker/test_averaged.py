@@ -242,6 +242,17 @@ def test_averaged_jobs_are_refused_where_they_cannot_run(pair: Cluster):
     refused(
         {"metric": {"preset": "f1", "average": "micro"}, "dataset": dataset}, "metric", "average"
     )
+    # Each class's recall alone is best predicting that class everywhere: no argmax follows.
+    assert "balanced accuracy" in refused(
+        {"metric": {"preset": "recall", "average": "macro"}, "dataset": dataset},
+        "metric", "preset",
+    )  # fmt: skip
+    # One 0/1 column is binary data; it trained, then failed at 99% (IndexError).
+    assert "at least 2" in refused(
+        {"metric": {"preset": "f1", "average": "macro"},
+         "dataset": {**dataset, "label_columns": ["y"]}},
+        "dataset", "label_columns",
+    )  # fmt: skip
 
 
 def test_a_class_too_small_to_train_fails_the_job_with_its_reason(pair: Cluster):
@@ -342,7 +353,7 @@ def test_the_builtin_digits_train_as_ten_classes(pair: Cluster):
 
     assert "negative needs positive" in refused({"uri": "builtin://digits?negative=3"}, "uri")
     assert "needs a table" in refused(
-        {"uri": "builtin://digits", "label_columns": ["a"]}, "label_columns"
+        {"uri": "builtin://digits", "label_columns": ["a", "b"]}, "label_columns"
     )
 
 

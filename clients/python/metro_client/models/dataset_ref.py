@@ -18,8 +18,8 @@ class DatasetRef:
     label_column: str | Unset = UNSET
     """ The column of the labels: two classes, or several with metric.average. Server default: "y" """
     label_columns: list[str] | None | Unset = UNSET
-    """ Multi-label data: the 0/1 label columns, one per label (needs metric.average; label_column is then not
-    read). Null: one label column """
+    """ Multi-label data: the 0/1 label columns, one per label, at least two (needs metric.average; label_column is
+    then not read). Null: one label column """
     positive_label: bool | float | int | None | str | Unset = UNSET
     """ The label value of the positive class. When omitted it is inferred only where the labels say which class is
     positive (0/1, -1/+1, false/true, also as text); other labels need it. With an upload that recorded this
