@@ -170,11 +170,6 @@ def move_fit(
     return _changed_one(result)
 
 
-def _set_job_state(job: Job, to: JobState) -> None:
-    """Move a job row loaded (and locked) in the caller's session."""
-    job.state = check_job_transition(job.state, to).value
-
-
 # -- the API: submission and cancellation ------------------------------------------------------
 def add_job(session: Session, **fields: Any) -> Job:
     """A new job, queued (added to the session; the caller commits)."""
@@ -183,20 +178,26 @@ def add_job(session: Session, **fields: Any) -> Job:
     return job
 
 
-def request_cancel(job: Job, now: datetime) -> bool:
+def request_cancel(session: Session, job_id: uuid.UUID, now: datetime) -> bool:
     """Cancel a queued job at once; ask a running one's worker to stop (``cancelling``). False
     when a cancel was asked already (cancelling, cancelled): nothing changes. A finished job
-    raises IllegalTransitionError. ``job`` is loaded, locked, in the caller's session."""
-    state = JobState(job.state)
-    if state in (JobState.CANCELLING, JobState.CANCELLED):
-        return False
-    target = JobState.CANCELLED if state is JobState.QUEUED else JobState.CANCELLING
-    _set_job_state(job, target)
-    job.cancel_requested = True
-    if target is JobState.CANCELLED:
-        job.finished_at = now
-    job.updated_at = now
-    return True
+    raises IllegalTransitionError. A compare-and-set against the state it read, like every
+    other move: SQLite takes no row lock, and a worker that finished (or claimed) the job
+    between the read and the write was overwritten (a succeeded job left ``cancelling`` for
+    ever); the state is read again and the decision made again. The caller commits."""
+    while True:
+        current = session.scalar(select(Job.state).where(Job.id == job_id))
+        if current is None:
+            raise LookupError(f"no job {job_id}")
+        state = JobState(current)
+        if state in (JobState.CANCELLING, JobState.CANCELLED):
+            return False
+        target = JobState.CANCELLED if state is JobState.QUEUED else JobState.CANCELLING
+        values: dict[str, Any] = {"cancel_requested": True, "updated_at": now}
+        if target is JobState.CANCELLED:
+            values["finished_at"] = now
+        if move_job(session, job_id, sources=(state,), to=target, **values):
+            return True
 
 
 def mark_enqueued(session: Session, job_id: uuid.UUID, now: datetime) -> None:

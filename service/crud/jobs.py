@@ -143,18 +143,18 @@ def list_jobs(
 def cancel_job(session: Session, tenant_id: uuid.UUID, job_id: uuid.UUID) -> Job:
     """Cancel at once if queued; ask the worker to stop if running; repeatable."""
     job = get_job(session, tenant_id, job_id, lock=True)
-    state = JobState(job.state)
     try:
-        changed = store.request_cancel(job, utcnow())
-    except IllegalTransitionError:
+        changed = store.request_cancel(session, job.id, utcnow())
+    except IllegalTransitionError as exc:
         session.rollback()
         raise ConflictError(
-            f"job {job_id} has already {state.value}; it cannot be cancelled"
+            f"job {job_id} has already {exc.current.value}; it cannot be cancelled"
         ) from None
-    if not changed:
+    if changed:
+        session.commit()
+    else:
         session.rollback()  # already asked: cancelling twice is not an error
-        return job
-    session.commit()
+    session.refresh(job)  # the row as the compare-and-set left it
     return job
 
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from core import store
@@ -151,17 +151,37 @@ def test_cancel_follows_the_table(ctx: Context) -> None:
     }
     for state, (changed, after) in expected.items():
         with ctx.session() as session:
-            job = session.get(Job, _job(ctx, state))
-            assert job is not None
-            assert store.request_cancel(job, now) is changed
-            assert job.state == after
+            job_id = _job(ctx, state)
+            assert store.request_cancel(session, job_id, now) is changed
+            session.commit()
+            assert session.scalar(select(Job.state).where(Job.id == job_id)) == after
     for state in (JobState.SUCCEEDED, JobState.FAILED):
         with ctx.session() as session:
-            job = session.get(Job, _job(ctx, state))
-            assert job is not None
+            job_id = _job(ctx, state)
             with pytest.raises(IllegalTransitionError):
-                store.request_cancel(job, now)
-            assert job.state == state
+                store.request_cancel(session, job_id, now)
+            session.rollback()
+            assert session.scalar(select(Job.state).where(Job.id == job_id)) == state
+
+
+def test_a_cancel_never_overwrites_a_job_its_worker_finished_since_the_cancel_read_it(
+    ctx: Context,
+) -> None:
+    """SQLite takes no row lock: the worker's `succeeded` could land between the cancel's read
+    and its write, which set `cancelling` over it, for ever (no lease for the reconciler to
+    find; the dataset undeletable, an active-job slot taken). The cancel is a compare-and-set
+    against what it read, and decides again on the fresh state."""
+    job_id = _job(ctx, JobState.RUNNING)
+    with ctx.session() as cancelling, ctx.session() as worker:
+        assert cancelling.scalar(select(Job.state).where(Job.id == job_id)) == "running"
+        assert store.move_job(worker, job_id, sources=(JobState.RUNNING,), to=JobState.SUCCEEDED)
+        worker.commit()  # between the cancel's read above and its write below
+        with pytest.raises(IllegalTransitionError) as caught:
+            store.request_cancel(cancelling, job_id, utcnow())
+        assert caught.value.current is JobState.SUCCEEDED
+        cancelling.rollback()
+    with ctx.session() as session:
+        assert session.scalar(select(Job.state).where(Job.id == job_id)) == "succeeded"
 
 
 def test_the_reconciler_cannot_requeue_a_job_that_was_cancelled_since_it_looked(
