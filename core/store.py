@@ -356,16 +356,21 @@ def record_step(
         step=step, progress=progress, best_lambda=best_lambda,
     )  # fmt: skip
     with ctx.session() as session:
-        insert_ignore(
-            session, LambdaStep, [{"job_id": job_id, **step}], ("job_id", "repeat", "step")
-        )
+        # The lease first: a writer that no longer holds the job (it ended, another attempt took
+        # it) adds nothing to its trace.
         held = _update_held_job(
             session, job_id, token,
             progress=_not_back(progress), current_lambda=record.lambda_, best_lambda=best_lambda,
             updated_at=db_now(session),
         )  # fmt: skip
+        if not held:
+            session.rollback()
+            return False
+        insert_ignore(
+            session, LambdaStep, [{"job_id": job_id, **step}], ("job_id", "repeat", "step")
+        )
         session.commit()
-        return held
+        return True
 
 
 def _not_back(progress: float) -> ColumnElement[float]:

@@ -307,6 +307,20 @@ def test_finite_numbers_are_written(ctx: Context) -> None:
         assert session.query(LambdaStep).filter_by(job_id=job_id).count() == 1
 
 
+def test_a_writer_without_the_lease_adds_nothing_to_the_trace(ctx: Context) -> None:
+    """The step was inserted before the lease was checked, and committed either way: an
+    attempt that lost the job (or any token) added steps to a job that had ended."""
+    job_id = _held(ctx)
+    assert not store.record_step(ctx, job_id, "stranger", _step(), progress=0.1, best_lambda=None)
+    assert store.record_step(ctx, job_id, "w", _step(), progress=0.1, best_lambda=None)
+    assert store.fail_job(ctx, job_id, "w", "ended")
+    assert not store.record_step(ctx, job_id, "w", _step(step=1), progress=0.2, best_lambda=None)
+    with ctx.session() as session:
+        steps = session.query(LambdaStep).filter_by(job_id=job_id).all()
+        assert [s.step for s in steps] == [0]
+        assert session.get(Job, job_id).progress == pytest.approx(0.1)
+
+
 def test_a_jobs_progress_never_goes_back(ctx: Context) -> None:
     # A second attempt counts its work afresh: the progress it writes may be lower for a while.
     job_id = _held(ctx)
