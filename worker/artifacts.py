@@ -1,7 +1,7 @@
 """Where workers put files: under ``METRO_ARTIFACTS_URI`` (a local directory or any fsspec URL,
 ``s3://bucket/prefix`` for workers on several machines).
 
-``jobs/<job id>/model/``            the trained model (metro.serialization)
+``jobs/<job id>/model/<attempt>/``  the trained model (metro.serialization), per attempt
 ``jobs/<job id>/fits/<key>.safetensors``  a fitted stack of the search (resume, shared grids)
 ``jobs/<job id>/fits/<key>.ckpt.*``  the last trainer checkpoint of a fit in progress
 """
@@ -17,8 +17,11 @@ from metro.serialization import is_url, local_path, write_atomically
 logger = logging.getLogger(__name__)
 
 
-def model_path(job_id: uuid.UUID) -> str:
-    return f"jobs/{job_id}/model"
+def model_path(job_id: uuid.UUID, attempt: int) -> str:
+    """Where an attempt of a job saves its model: its own folder, so that an attempt that lost
+    the job (stalled past its lease while another took over) never writes over the files the
+    winner's model row names; the row records the path."""
+    return f"jobs/{job_id}/model/{attempt}"
 
 
 def fits_dir(job_id: uuid.UUID | str) -> str:

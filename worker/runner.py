@@ -415,7 +415,7 @@ class JobRun:
         """Save the delivered model (safetensors, and ONNX where it exports) with its manifest
         to the artifact store, check the manifest as the API will serve it, and return its
         ``models`` row."""
-        rel = artifacts.model_path(self.job.id)
+        rel = artifacts.model_path(self.job.id, self.job.attempts)
         target = artifacts.full_uri(self.ctx.settings.artifacts_uri, rel)
         try:
             full = save_model(target, model, manifest=manifest)
@@ -516,6 +516,8 @@ class JobRun:
             self.ctx, self.job.id, self.token, metric_records=metric_records, model_row=model_row,
             best_lambda=best_lambda, choices=choices,
         )  # fmt: skip
+        if outcome != JobState.SUCCEEDED.value:  # cancelled first, or lost: no row names it
+            artifacts.remove_tree(self.ctx.settings.artifacts_uri, model_row["artifact_uri"])
         if outcome == "lost":
             return "lost"
         self._drop_fits()

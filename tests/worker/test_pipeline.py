@@ -456,3 +456,41 @@ def test_a_constrained_job_reports_what_its_model_does_under_the_constraint(pair
     assert manifest["constraints"][0]["selection_value"] == choice["constraint_values"][0]
     assert manifest["constraints"][0]["reach"] == choice["constraint_reach"][0]
     assert manifest["constraints_satisfied"] is True
+
+
+def test_each_attempt_saves_its_own_model_and_one_a_cancel_beat_removes_it(
+    make_cluster, monkeypatch
+):
+    """An attempt's model goes to jobs/<id>/model/<attempt>: one that stalled past its lease
+    cannot write over the files the winner's row names. And where a cancel arrives between the
+    save and the success, the saved files (no row names them) are removed, as the fits are."""
+    from pathlib import Path
+
+    from core import store
+    from core.db.base import utcnow
+    from worker.runner import run_job
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    root = Path(ctx.settings.artifacts_uri.removeprefix("file://"))
+    body = {**SMALL_JOB, "search": {"n_lambdas": 3, "cv": None}, "repeats": 1}
+    done = cluster.submit(body)
+    assert run_job(done, ctx) == "succeeded"
+    (model,) = cluster.models(done)
+    assert model.artifact_uri == f"jobs/{done}/model/1"
+    assert (root / model.artifact_uri / "model.safetensors").is_file()
+
+    real = store.succeed_job
+
+    def cancelled_first(ctx_, job_id, token, **kwargs):  # the cancel lands just before
+        with ctx_.session() as session:
+            assert store.request_cancel(session, job_id, utcnow())
+            session.commit()
+        return real(ctx_, job_id, token, **kwargs)
+
+    monkeypatch.setattr(store, "succeed_job", cancelled_first)
+    beaten = cluster.submit(body)
+    assert run_job(beaten, ctx) == "cancelled"
+    assert cluster.models(beaten) == []
+    left = [p for p in (root / f"jobs/{beaten}").rglob("*") if p.is_file()]
+    assert left == []  # neither its model nor its fits

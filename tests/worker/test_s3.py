@@ -64,9 +64,9 @@ def test_models_and_fits_go_to_s3(make_cluster, s3_server):
     assert job["state"] == "succeeded", job
 
     (model,) = cluster.models(job_id)
-    assert model.artifact_uri == f"jobs/{job_id}/model"
+    assert model.artifact_uri == f"jobs/{job_id}/model/1"  # its first attempt's folder
     fs.invalidate_cache()
-    files = sorted(p.rsplit("/", 1)[1] for p in fs.ls(f"metro-models/prod/jobs/{job_id}/model"))
+    files = sorted(p.rsplit("/", 1)[1] for p in fs.ls(f"metro-models/prod/{model.artifact_uri}"))
     assert files == ["manifest.json", "model.onnx", "model.safetensors"]
 
     def fits_removed() -> bool:  # the search's intermediate fits go once the job has succeeded
