@@ -22,6 +22,7 @@ write lock, and reads again what it decides on after that.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from typing import Literal
@@ -37,6 +38,8 @@ from service.crud.pagination import newest_first_page
 
 # Jobs that will still read their dataset.
 _READING = (JobState.QUEUED.value, JobState.RUNNING.value, JobState.CANCELLING.value)
+
+logger = logging.getLogger(__name__)
 
 
 def add_dataset(session: Session, dataset: Dataset) -> Dataset:
@@ -148,8 +151,10 @@ def delete_dataset(
     remove_bytes: Callable[[str], None],
 ) -> None:
     """Delete the dataset's row, and its stored bytes (``remove_bytes(location)``) when no other
-    dataset of the tenant points to them. The bytes are removed before the commit, under the
-    object's lock: if that fails, nothing is deleted.
+    dataset of the tenant points to them. The row goes first, in its own transaction; the bytes
+    after it, under the object's lock (:func:`remove_unused_bytes`). A failure between the two
+    leaves bytes no dataset names (storage, which the next upload of the same bytes reuses), never
+    a dataset without its bytes: a commit that failed after the bytes were removed did that.
 
     Refused while a queued or running job will still read it (a 409): the job would fail.
     Finished jobs keep their ``dataset_uri`` for the record; their ``dataset_id`` becomes NULL.
@@ -176,14 +181,42 @@ def delete_dataset(
             f"dataset {dataset_id} is used by {readers} queued or running job(s); "
             "cancel them or wait for them to finish"
         )
+    sha256, size_bytes = dataset.sha256, dataset.size_bytes
     session.delete(dataset)
-    session.flush()
-    if not location_in_use(session, tenant_id, location):
-        session.execute(delete(StoredObject).where(StoredObject.location == location))
-        session.flush()
-        try:
-            remove_bytes(location)
-        except BaseException:
-            session.rollback()
-            raise
     session.commit()
+    try:
+        remove_unused_bytes(
+            session, tenant_id, location, sha256=sha256, size_bytes=size_bytes,
+            remove_bytes=remove_bytes,
+        )  # fmt: skip
+    except Exception:  # the dataset is gone, as answered; its bytes wait for their next use
+        session.rollback()
+        logger.warning("dataset %s deleted; its bytes at %s were not", dataset_id, location,
+                       exc_info=True)  # fmt: skip
+
+
+def remove_unused_bytes(
+    session: Session,
+    tenant_id: uuid.UUID,
+    location: str,
+    *,
+    sha256: str,
+    size_bytes: int,
+    remove_bytes: Callable[[str], None],
+) -> bool:
+    """Remove the stored bytes at ``location`` and their object row if no dataset of the tenant
+    points to them, deciding under the object's lock, which an upload of the same bytes takes
+    too: an upload either comes first (the bytes stay, in use) or after (it stores them again).
+    True if they were removed. The bytes go before the commit: if removing them fails, the row
+    that accounts for them stays."""
+    lock_stored_object(
+        session, tenant_id=tenant_id, location=location, sha256=sha256, size_bytes=size_bytes
+    )
+    if location_in_use(session, tenant_id, location):
+        session.rollback()
+        return False
+    session.execute(delete(StoredObject).where(StoredObject.location == location))
+    session.flush()
+    remove_bytes(location)
+    session.commit()
+    return True

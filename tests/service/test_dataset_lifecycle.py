@@ -165,6 +165,43 @@ def test_deleting_one_of_two_holders_keeps_the_bytes(client, tenant):
     assert not any(location.glob("*.csv"))
 
 
+def test_a_delete_that_cannot_remove_the_bytes_never_leaves_a_dataset_without_them(
+    client, tenant, monkeypatch
+):
+    """The dataset's row goes in a transaction of its own, the bytes after it: the bytes were
+    removed before the commit, and a commit that then failed (a dropped connection) left a
+    dataset, answering 200 and accepting jobs, whose bytes were gone. Now a failure after the
+    row's commit leaves only bytes no dataset names, which the next upload of them reuses."""
+    content = _bytes_for(uuid.uuid4().hex)
+
+    def upload() -> str:
+        r = client.post(
+            "/v1/datasets", files={"file": ("train.csv", content, "text/csv")},
+            headers=tenant.headers,
+        )  # fmt: skip
+        assert r.status_code == 201, r.text
+        return str(r.json()["id"])
+
+    first = upload()
+    with client.app.state.sessionmaker() as session:
+        row = session.get(Dataset, uuid.UUID(first))
+        assert row is not None
+        location = row.storage_path
+
+    def broken(location: str) -> None:
+        raise OSError("the store is down")
+
+    monkeypatch.setattr(UploadStore, "remove", staticmethod(broken))
+    assert client.delete(f"/v1/datasets/{first}", headers=tenant.headers).status_code == 204
+    assert client.get(f"/v1/datasets/{first}", headers=tenant.headers).status_code == 404
+    assert UploadStore.exists(location)  # left over, not lost
+    monkeypatch.undo()
+    second = upload()  # the same bytes: stored under the same location, still whole
+    assert _bytes_of(client.app, second)
+    assert client.delete(f"/v1/datasets/{second}", headers=tenant.headers).status_code == 204
+    assert not UploadStore.exists(location)
+
+
 # -- tenant-wide limits: counted one request at a time --------------------------------------------
 
 
