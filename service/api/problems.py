@@ -10,6 +10,7 @@ neither its text, a traceback nor a path reaches the client.
 from __future__ import annotations
 
 import logging
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -113,18 +114,51 @@ def documented_methods(app: Any, path: str) -> set[str]:
     return methods
 
 
+# The steps pydantic adds to an error's location for each member of a plain union (search.cv:
+# an integer or "auto"): ["body", "search", "cv", "constrained-int"], [..., "literal['auto']"].
+_MEMBER_STEP = re.compile(r"^(constrained-)?(int|float|str|bool|bytes)$|^(literal|list|tuple)\[")
+_MEMBER_NOUN = {"int": "an integer", "float": "a number", "str": "a string", "bool": "a boolean"}
+
+
+def _merged_union_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One error per field of a plain union, at the field's own location, saying every form the
+    field takes ("Input should be an integer greater than or equal to 2, or 'auto'"), in place
+    of one error per member under pydantic's member names."""
+    out: list[dict[str, Any]] = []
+    merged: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for error in errors:
+        loc, last = error["loc"][:-1], error["loc"][-1] if error["loc"] else None
+        if not (isinstance(last, str) and _MEMBER_STEP.match(last)):
+            out.append(error)
+            continue
+        what = error["msg"].removeprefix("Input should be ")
+        kind = last.removeprefix("constrained-")
+        noun = _MEMBER_NOUN.get(kind)
+        if noun and not what.startswith(("a ", "an ")):
+            what = f"{noun} {what}"
+        key = tuple(loc)
+        if key in merged:
+            merged[key]["msg"] += f", or {what}"
+        else:
+            merged[key] = {"loc": list(loc), "msg": f"Input should be {what}", "type": "union"}
+            out.append(merged[key])
+    return out
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         # Only loc/msg/type: pydantic's "input" and "ctx" would echo the request back.
-        errors = [
-            {
-                "loc": [step for step in e.get("loc", ()) if step not in UNION_TAGS],
-                "msg": str(e.get("msg", "")),
-                "type": str(e.get("type", "")),
-            }
-            for e in exc.errors()
-        ]
+        errors = _merged_union_errors(
+            [
+                {
+                    "loc": [step for step in e.get("loc", ()) if step not in UNION_TAGS],
+                    "msg": str(e.get("msg", "")),
+                    "type": str(e.get("type", "")),
+                }
+                for e in exc.errors()
+            ]
+        )
         title = _VALIDATION_TITLES.get(_route_name(request) or "", "Invalid request")
         return problem(request, 422, "validation", title, "the request is not valid", errors=errors)
 

@@ -292,3 +292,24 @@ def test_a_yaml_job_file_reads_numbers_as_json_does(tmp_path):
     assert spec["training"] == {"tol": 1e-5, "lr": 25.0, "weight_decay": -5e-4, "epochs": 10}
     assert spec["search"] == {"cv": None, "refine": "off", "n_lambdas": 16}
     assert spec["dataset"]["positive_label"] == "1e3x"  # not a number: text, as before
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"search": {"strategy": "random"}},
+         "job field 'search.strategy': 'random' is not one of grid, bisection, dinkelbach"),
+        ({"baselines": ["erm", "svm"]}, "job field 'baselines': 'svm' is not one of erm, "),
+        ({"training": {"optimizer": "lion"}}, "job field 'training.optimizer': 'lion'"),
+    ],
+)  # fmt: skip
+def test_a_bad_choice_in_a_job_file_names_its_field_and_the_choices_in_order(spec, message):
+    """The generated model's check named the section only ("job field 'search': Unexpected
+    value 'random'"), its choices in a set's order, different on every run; for baselines, no
+    field at all."""
+    from metro_cli.job_spec import build_job
+
+    body = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}, **spec}
+    with pytest.raises(CliError) as caught:
+        build_job(body)
+    assert message in str(caught.value)

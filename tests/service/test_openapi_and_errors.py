@@ -164,6 +164,27 @@ def test_malformed_json_is_422_problem(client, tenant):
     assert r.status_code == 422 and r.json()["type"].endswith("/validation")
 
 
+def test_a_bad_value_of_a_union_setting_is_one_error_at_the_field(client, tenant):
+    """search.cv takes a number of folds or "auto" (or null): a bad value was one error per
+    union member, under pydantic's member names (search.cv.constrained-int, search.cv.
+    literal['auto'])."""
+    body = {
+        "metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"},
+        "search": {"cv": 1, "strategy": "random"}, "training": {"weight_decay": -1},
+    }  # fmt: skip
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    errors = {tuple(e["loc"]): e["msg"] for e in r.json()["errors"]}
+    assert errors[("body", "search", "cv")] == (
+        "Input should be an integer greater than or equal to 2, or 'auto'"
+    )
+    assert errors[("body", "training", "weight_decay")] == (
+        "Input should be a number greater than or equal to 0, or 'auto'"
+    )
+    assert ("body", "search", "strategy") in errors  # a plain field keeps its own error
+    assert len(errors) == 3
+
+
 def test_unexpected_errors_leak_nothing(settings):
     app = create_app(settings)
     boom = APIRouter()

@@ -228,6 +228,29 @@ def _check_constraints(constraints: Any) -> None:
             raise CliError(f"{where}: {str(exc) or type(exc).__name__}") from None
 
 
+def _check_choices(spec: dict[str, Any]) -> None:
+    """Each field with choices (a flag's, from the API's document) against them, naming the
+    field and its choices in the document's order: the generated models' checks name only the
+    section (or nothing, for a list such as baselines), their choices in set order."""
+    from metro_cli.spec_flags import spec_flags
+
+    for flag in spec_flags():
+        if not flag.choices:
+            continue
+        node: Any = spec
+        for key in flag.path.split("."):
+            node = node.get(key, _MISSING) if isinstance(node, dict) else _MISSING
+        values = node if flag.kind == "choices" and isinstance(node, list) else [node]
+        for value in values:
+            if isinstance(value, str) and value not in flag.choices:
+                raise CliError(
+                    f"job field '{flag.path}': {value!r} is not one of {', '.join(flag.choices)}"
+                )
+
+
+_MISSING = object()
+
+
 def build_job(spec: dict[str, Any]) -> Any:
     """The generated ``JobCreate`` for a job spec, refusing fields the API does not know (the
     generated models would silently drop them)."""
@@ -257,6 +280,7 @@ def build_job(spec: dict[str, Any]) -> Any:
             "'denominator'"
         )
     _server_case(spec)
+    _check_choices(spec)
     for key, section in sections.items():  # first section by section, to name the culprit
         try:
             if key in spec:
