@@ -643,3 +643,23 @@ def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> Non
     for margin, label, *per_class in lines[1:]:
         values = [float(v) for v in per_class]
         assert label == names[values.index(max(values))] and float(margin) == max(values)
+
+
+def test_an_averaged_job_on_a_two_class_text_column_is_submitted(live: Live, tmp_path: Path):
+    """Averaged over a yes/no column, no class is the positive one: the upload's binary check
+    asked for --positive-label, and the job then refused it (it does not apply with average)."""
+    path = tmp_path / "answers.csv"
+    path.write_text("a,b,answer\n" + "".join(f"{i},{i % 5},{'yes' if i % 3 else 'no'}\n"
+                                               for i in range(60)))  # fmt: skip
+    done = metro(
+        live, "submit", "-d", str(path), "--label-column", "answer", "-m", "f1",
+        "--average", "macro", "--n-lambdas", "3", "--max-iter", "10", "--refine", "off",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    job_id = done.stdout.strip()
+    job = httpx.get(
+        f"{live.url}/v1/jobs/{job_id}", headers={"Authorization": f"Bearer {live.api_key}"}
+    ).json()
+    assert job["spec"]["metric"]["average"] == "macro", job
+    assert job["spec"]["dataset"]["label_column"] == "answer"
+    metro(live, "cancel", job_id)

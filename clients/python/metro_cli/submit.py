@@ -52,6 +52,11 @@ def submit_with_upload(
         for name in label_columns:
             check_local_dataset(path, label_column=name, positive_label=None)
         dataset = upload_file(api, path, None, None)
+    elif (spec.get("metric") or {}).get("average") is not None:
+        # Averaged over the column's classes: the upload's check, which reads a two-class
+        # column as binary and asks which class is positive, does not apply.
+        check_local_dataset(path, label_column=label_column, positive_label=None)
+        dataset = upload_file(api, path, None, None)
     else:
         check_local_dataset(path, label_column=label_column, positive_label=positive_label)
         dataset = upload_file(api, path, label_column or DEFAULT_LABEL_COLUMN, positive_label)
