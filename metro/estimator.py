@@ -17,6 +17,7 @@ from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec, get_metric
 from metro.model_selection import split_indices
 from metro.models import ModelSpec, StackedModel, get_model_spec
+from metro.options import options_of
 from metro.search import (
     LambdaSolver,
     MetroFitWarning,
@@ -112,6 +113,11 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     shrink_confidence : float in [0.5, 1), optional
         Deliver the fallback instead of the choice unless a paired bootstrap over the held-out
         rows finds the choice better with at least this probability (None: never).
+    selection, lambda_min, lambda_max, multipliers
+        As :class:`~metro.search.SearchConfig` has them (each keyword of the search's settings
+        is one of its fields, with its default): which visited model bisection and Dinkelbach
+        deliver ("best" or "last"), lambda's range (None: the metric's own bounds), and the
+        Lagrange multipliers tried with every lambda under constraints.
     constraints : list of dict, optional
         Floors and ceilings on other ratio metrics, trained for: e.g.
         ``[{"metric": "recall", "at_least": 0.9}]`` or ``{"metric": "false_positive_rate",
@@ -192,6 +198,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         refine_confidence: float | None = _DEFAULT_SEARCH.refine_confidence,
         refine_signal: float | None = _DEFAULT_SEARCH.refine_signal,
         shrink_confidence: float | None = _DEFAULT_SEARCH.shrink_confidence,
+        selection: str = _DEFAULT_SEARCH.selection,
+        lambda_min: float | None = _DEFAULT_SEARCH.lambda_min,
+        lambda_max: float | None = _DEFAULT_SEARCH.lambda_max,
+        multipliers: Sequence[float] = _DEFAULT_SEARCH.multipliers,
         constraints: Sequence[Mapping[str, Any] | Constraint] | None = None,
         validation_fraction: float = 0.25,
         refit: bool = _DEFAULT_SEARCH.refit,
@@ -224,6 +234,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.refine_confidence = refine_confidence
         self.refine_signal = refine_signal
         self.shrink_confidence = shrink_confidence
+        self.selection = selection
+        self.lambda_min = lambda_min
+        self.lambda_max = lambda_max
+        self.multipliers = multipliers
         self.constraints = constraints
         self.validation_fraction = validation_fraction
         self.refit = refit
@@ -252,26 +266,14 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     def _search_config(self) -> SearchConfig:
         if isinstance(self.search, SearchConfig):
             return self.search
-        return SearchConfig(
-            strategy=self.search,
-            n_lambdas=self.n_lambdas,
-            epsilon=self.epsilon,
-            epsilon_m=self.epsilon_m,
-            max_steps=self.max_steps,
-            shift=self.shift,
-            cv=self.cv,
-            threshold=self.threshold,
-            refit=self.refit,
-            refine=self.refine,
-            refine_temperatures=tuple(self.refine_temperatures),
-            refine_anneal=self.refine_anneal,
-            refine_consistency=self.refine_consistency,
-            refine_scale=self.refine_scale,
-            guard=self.guard,
-            refine_confidence=self.refine_confidence,
-            refine_signal=self.refine_signal,
-            shrink_confidence=self.shrink_confidence,
-        )
+        # Every setting of the search is a keyword of the same name (the strategy's is
+        # ``search``): tests/metro/test_estimator.py holds the two lists equal.
+        given = {
+            name: getattr(self, name) for name in options_of(SearchConfig) if name != "strategy"
+        }
+        for name in ("refine_temperatures", "multipliers"):
+            given[name] = tuple(given[name])
+        return SearchConfig(strategy=self.search, **given)
 
     def _training_config(self) -> TrainingConfig:
         if isinstance(self.training, TrainingConfig):

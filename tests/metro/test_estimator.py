@@ -383,3 +383,25 @@ def test_fit_issues_each_search_warning_where_the_user_looks():
         for w in ws
     ]
     assert issued == expected and expected
+
+
+def test_every_setting_of_the_search_is_a_keyword_with_its_default():
+    """Four settings (selection, lambda_min, lambda_max, multipliers) could only be given by
+    passing a whole SearchConfig: each is now a keyword, and the two lists cannot drift."""
+    import inspect
+
+    from metro import SearchConfig
+    from metro.options import options_of
+
+    keywords = inspect.signature(MetroClassifier).parameters
+    for name, (_, default) in options_of(SearchConfig).items():
+        keyword = "search" if name == "strategy" else name
+        assert keyword in keywords, name
+        assert keywords[keyword].default == default, name
+    clf = MetroClassifier(lambda_min=-0.8, lambda_max=-0.2, multipliers=[0, 2], selection="last")
+    config = clf._search_config()
+    assert (config.lambda_min, config.lambda_max, config.multipliers, config.selection) == (
+        -0.8, -0.2, (0.0, 2.0), "last",
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="selection"):
+        MetroClassifier(selection="first")._search_config()
