@@ -234,14 +234,17 @@ def held_out_counts(
 
 
 def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
-    """The warnings a search's choice deserves: its lambda at an end of the grid searched (the
-    best value may lie beyond it), or a chosen classifier that predicts one class on the held-out
-    rows, or whose metric rests on fewer than :data:`FEW_TRUE_POSITIVES` true positives, or a
-    choice the safeguard replaced by a fallback that the held-out rows do not support either."""
+    """The warnings a search's choice deserves: its lambda at an end of the grid searched where
+    that end is a bound the user set (the best value may lie beyond it), or a chosen classifier
+    that predicts one class on the held-out rows, or whose metric rests on fewer than
+    :data:`FEW_TRUE_POSITIVES` true positives, or a choice the safeguard replaced by a fallback
+    that the held-out rows do not support either."""
     out: list[SearchWarning] = []
     lam = result.trained_lambda
     grid = result.grid
-    if grid is not None and len(grid) > 1 and lam in (grid[0], grid[-1]):
+    if grid is not None and len(grid) > 1 and lam in (grid[0], grid[-1]) and not _at_own_bound(
+        grid, lam, spec
+    ):
         side = "lowest" if lam == grid[0] else "highest"
         bound = "lambda_min" if lam == grid[0] else "lambda_max"
         out.append(
@@ -308,6 +311,18 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
             )
         )
     return out
+
+
+def _at_own_bound(grid: tuple[float, ...], lam: float, spec: MetricSpec) -> bool:
+    """Whether the grid's end at ``lam`` is next to the metric's own bound on lambda (the grid
+    stops one step short of it: metro.search.grid.grid_lambdas). Nothing lies beyond that bound,
+    and the step between is the grid's spacing, which the refinement moves within; a warning
+    there fired on half of the small-data fits and under most constraints, and said to move a
+    bound that cannot move."""
+    step = (grid[-1] - grid[0]) / (len(grid) - 1)
+    end = grid[0] - step if lam == grid[0] else grid[-1] + step
+    own = spec.lambda_range[0] if lam == grid[0] else spec.lambda_range[1]
+    return abs(end - own) <= 1e-9 * max(1.0, abs(own))
 
 
 def _reach_hint(result: SearchResult) -> str:

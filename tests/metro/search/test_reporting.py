@@ -59,20 +59,28 @@ def test_a_choice_at_the_grids_end_is_warned_about_and_an_interior_one_is_not():
     spec = f1().resolve(labels)
     # The F1 of sign(base - c) peaks near c = 1; lambda moves c, so the grid's best point is
     # where c is closest to 1.
+    narrowed = SearchConfig(n_lambdas=9, shift="minimal", threshold="zero", lambda_min=-0.8)
     edge = grid_search(
-        _folds(spec, lambda lam: base - 1.0 + 3 * (lam + 0.95), labels),
-        config=SearchConfig(n_lambdas=9, shift="minimal", threshold="zero"),
+        _folds(spec, lambda lam: base - 1.0 + 3 * (lam + 0.95), labels), config=narrowed
     )
     assert edge.trained_lambda == pytest.approx(edge.grid[0])
     assert _codes(edge) == [WarningCode.LAMBDA_AT_GRID_EDGE]
     assert "lowest of the 9 grid points" in edge.warnings[0].message
     assert "lambda_min" in edge.warnings[0].message
+    # At the metric's own bound (F1's lambda is at least -1) there is no beyond, nor a bound
+    # to move: no warning (it fired on half of the small-data fits).
+    own = grid_search(
+        _folds(spec, lambda lam: base - 1.0 + 3 * (lam + 0.95), labels),
+        config=SearchConfig(n_lambdas=9, shift="minimal", threshold="zero"),
+    )
+    assert own.trained_lambda == pytest.approx(own.grid[0]) and own.grid[0] == pytest.approx(-0.9)
+    assert own.warnings == []
 
     inside = grid_search(
         _folds(spec, lambda lam: base - 1.0 + 3 * (lam + 0.5), labels),
         config=SearchConfig(n_lambdas=9, shift="minimal", threshold="zero"),
     )
-    assert edge.grid[0] < inside.trained_lambda < edge.grid[-1]
+    assert own.grid[0] < inside.trained_lambda < own.grid[-1]
     assert inside.warnings == []
 
 

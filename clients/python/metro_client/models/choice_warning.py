@@ -16,15 +16,15 @@ class ChoiceWarning:
     """Something about a repeat's choice to look at before trusting it."""
 
     code: ChoiceWarningCode
-    """ lambda_at_grid_edge: the trained lambda is the first or last grid point (the best may lie beyond);
-    predicts_one_class: the chosen classifier predicts one class on the held-out rows, or the delivered model one
-    class on the rows it was refit on; few_true_positives: its score rests on fewer than 5 true positives;
-    constraints_not_met: no fit met every constraint on the held-out rows, and the one that missed them by the least
-    (with a confidence asked for: the one most likely to meet them on new data) was kept; no_supported_choice: no
-    choice rests on enough held-out evidence (5 true positives, a tenth of the positives predicted positive), not
-    even the plain-ERM fallback delivered instead: the data cannot support a choice; no_signal: a paired bootstrap
-    over the held-out rows does not find the chosen classifier better than predicting every row one class with
-    probability 0.9: its lead may be chance """
+    """ lambda_at_grid_edge: the trained lambda is the first or last grid point where that end is search.lambda_min
+    or lambda_max (the best may lie beyond); predicts_one_class: the chosen classifier predicts one class on the
+    held-out rows, or the delivered model one class on the rows it was refit on; few_true_positives: its score rests
+    on fewer than 5 true positives; constraints_not_met: no fit met every constraint on the held-out rows, and the
+    one that missed them by the least (with a confidence asked for: the one most likely to meet them on new data)
+    was kept; no_supported_choice: no choice rests on enough held-out evidence (5 true positives, a tenth of the
+    positives predicted positive), not even the plain-ERM fallback delivered instead: the data cannot support a
+    choice; no_signal: a paired bootstrap over the held-out rows does not find the chosen classifier better than
+    predicting every row one class with probability 0.9: its lead may be chance """
     message: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
