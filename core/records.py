@@ -62,7 +62,8 @@ class ChoiceWarning(BaseModel):
 
     code: Literal[tuple(code.value for code in WarningCode)] = Field(  # type: ignore[valid-type]
         description="lambda_at_grid_edge: the trained lambda is the first or last grid point "
-        "where that end is search.lambda_min or lambda_max (the best may lie beyond); predicts_one_class: the chosen classifier predicts one "
+        "where that end is search.lambda_min or lambda_max (the best may lie beyond); "
+        "predicts_one_class: the chosen classifier predicts one "
         "class on the held-out rows, or the delivered model one class on the rows it was refit "
         f"on; few_true_positives: its score rests on fewer than {FEW_TRUE_POSITIVES} "
         "true positives; constraints_not_met: no fit met every constraint on the held-out "
