@@ -242,8 +242,11 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
     out: list[SearchWarning] = []
     lam = result.trained_lambda
     grid = result.grid
-    if grid is not None and len(grid) > 1 and lam in (grid[0], grid[-1]) and not _at_own_bound(
-        grid, lam, spec
+    if (
+        grid is not None
+        and len(grid) > 1
+        and lam in (grid[0], grid[-1])
+        and not _at_own_bound(grid, lam, spec)
     ):
         side = "lowest" if lam == grid[0] else "highest"
         bound = "lambda_min" if lam == grid[0] else "lambda_max"
