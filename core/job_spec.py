@@ -106,7 +106,7 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
     per-label preset, constraints only on multi-label data (each label's), no positive label
     and no binary baselines (it runs its own: :data:`AVERAGED_BASELINES`); a binary job takes no
     ``label_columns``."""
-    from metro.metrics import MetricSpec
+    from metro.metrics import MetricSpec, canonical_preset
     from metro.multiclass import PER_LABEL_METRICS, check_argmax_metric
 
     dataset = spec.get("dataset") or {}
@@ -123,6 +123,8 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
         return []
     errors = []
     preset = (spec.get("metric") or {}).get("preset")
+    if isinstance(preset, str):
+        preset = canonical_preset(preset)
     if preset not in PER_LABEL_METRICS:
         errors.append(
             SpecFieldError(
@@ -445,6 +447,77 @@ def asks_for_gpu(spec: Mapping[str, Any]) -> bool:
     return str((spec.get("training") or {}).get("device", "auto")).startswith("cuda")
 
 
+# Preset parameters a spec keeps even at their default: the API asks for them (an f_beta
+# without its beta would be F1 silently).
+_KEPT_PARAMETERS = {("f_beta", "beta")}
+
+
+def _without_defaults(
+    owner: str, params: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    def default(key: str, value: Any) -> bool:
+        if (owner, key) in _KEPT_PARAMETERS or key not in defaults:
+            return False
+        wanted = defaults[key]
+        numbers = (int, float)
+        if isinstance(value, bool) or isinstance(wanted, bool):
+            return value is wanted
+        return isinstance(value, numbers) and isinstance(wanted, numbers) and value == wanted
+
+    return {key: value for key, value in params.items() if not default(key, value)}
+
+
+def canonical_metric(metric: Mapping[str, Any]) -> dict[str, Any]:
+    """A metric section as stored: a preset by its canonical name (an alias read as its
+    preset), without the parameters it gives at their defaults, so that spelling out a default
+    or an alias makes the same job (and the same idempotency hash)."""
+    from metro.metrics import canonical_preset, preset_options
+
+    out = dict(metric)
+    if not isinstance(out.get("preset"), str):
+        return out
+    name = canonical_preset(out.pop("preset"))
+    try:
+        defaults = {key: default for key, (_, default) in preset_options(name).items()}
+    except ValueError:  # not a preset this version knows: as given
+        return {"preset": name, **out}
+    kept = {"average"} & set(out)
+    params = _without_defaults(name, {k: v for k, v in out.items() if k not in kept}, defaults)
+    return {"preset": name, **params, **{k: out[k] for k in kept}}
+
+
+def canonical_surrogate(surrogate: Mapping[str, Any]) -> dict[str, Any]:
+    """A surrogate section as stored: its name and the parameters not at their defaults."""
+    from metro.surrogates import surrogate_options
+
+    out = dict(surrogate)
+    name = out.pop("name", None)
+    if not isinstance(name, str):
+        return dict(surrogate)
+    try:
+        defaults = {key: default for key, (_, default) in surrogate_options(name).items()}
+    except ValueError:
+        return dict(surrogate)
+    return {"name": name, **_without_defaults(name, out, defaults)}
+
+
+def canonical_constraint(constraint: Mapping[str, Any]) -> dict[str, Any]:
+    """A constraint as stored: a preset's canonical name, its params without their defaults."""
+    from metro.metrics import canonical_preset, preset_options
+
+    out = dict(constraint)
+    if not isinstance(out.get("metric"), str):
+        return out
+    name = canonical_preset(out["metric"])
+    out["metric"] = name
+    try:
+        defaults = {key: default for key, (_, default) in preset_options(name).items()}
+    except ValueError:
+        return out
+    out["params"] = _without_defaults(name, out.get("params") or {}, defaults)
+    return out
+
+
 def spec_hash(spec: Mapping[str, Any]) -> str:
     """A digest of the normalized spec: two submissions that mean the same job hash the same,
     whether or not they spelled out the defaults."""
@@ -456,12 +529,22 @@ def current_spec_hash(spec: Mapping[str, Any]) -> str:
     """The :func:`spec_hash` of a stored spec in the form this version normalizes it to, so that
     a submission retried across an upgrade still finds its job: a model section stored when
     every kind carried ``hidden`` and ``channels`` hashes as the sizes its kind uses (the form
-    of ``ModelSpec.to_dict``). The stored spec itself is left as it is."""
+    of ``ModelSpec.to_dict``), and a metric, surrogate or constraint stored with a default
+    spelled out or an alias as their canonical forms. The stored spec itself is left as it
+    is."""
     model = spec.get("model")
     # A model this version does not build (TypeError, ValueError) is hashed as stored.
     if isinstance(model, Mapping):
         with contextlib.suppress(TypeError, ValueError):
             spec = {**spec, "model": as_json(build_model_spec(model))}
+    # Stored before defaults and aliases were left out of the metric, surrogate and constraints.
+    if isinstance(spec.get("metric"), Mapping):
+        spec = {**spec, "metric": canonical_metric(spec["metric"])}
+    if isinstance(spec.get("surrogate"), Mapping):
+        spec = {**spec, "surrogate": canonical_surrogate(spec["surrogate"])}
+    constraints = spec.get("constraints")
+    if isinstance(constraints, list) and all(isinstance(c, Mapping) for c in constraints):
+        spec = {**spec, "constraints": [canonical_constraint(c) for c in constraints]}
     return spec_hash(spec)
 
 

@@ -589,7 +589,15 @@ _PRESETS: dict[str, Callable[..., Metric]] = {
     "weighted_accuracy": weighted_accuracy,
     "balanced_accuracy": balanced_accuracy,
 }
-PRESET_NAMES = tuple(sorted(set(_PRESETS) - {"fbeta", "specificity"}))
+# Other names of presets, read as the preset they name (a stored spec says the canonical one).
+PRESET_ALIASES: dict[str, str] = {"fbeta": "f_beta", "specificity": "true_negative_rate"}
+PRESET_NAMES = tuple(sorted(set(_PRESETS) - set(PRESET_ALIASES)))
+
+
+def canonical_preset(name: str) -> str:
+    """A preset's name as stored and shown: lower case, an alias read as its preset."""
+    lowered = name.lower()
+    return PRESET_ALIASES.get(lowered, lowered)
 
 
 class UnknownMetricParameterError(ValueError):

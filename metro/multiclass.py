@@ -68,7 +68,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from metro.datasets import strata
-from metro.metrics import MetricSpec, get_metric
+from metro.metrics import MetricSpec, canonical_preset, get_metric
 from metro.models import StackedModel, concatenate
 from metro.search.class_stack import ClassStack, stacks_classes
 
@@ -98,7 +98,7 @@ AVERAGES: tuple[str, ...] = ("macro", "weighted")
 DECISION_RULES: tuple[str, ...] = ("tuned", "ovr")
 DEFAULT_DECISION = "tuned"
 # Presets that are a ratio of one class's cells and that sklearn averages over classes.
-PER_LABEL_METRICS: tuple[str, ...] = ("f1", "f_beta", "fbeta", "jaccard", "precision", "recall")
+PER_LABEL_METRICS: tuple[str, ...] = ("f1", "f_beta", "jaccard", "precision", "recall")
 MIN_POSITIVES = 2
 MAX_ROUNDS = 20
 N_STARTS = 8
@@ -305,7 +305,7 @@ def check_average(average: Any) -> str:
 
 def _per_label_spec(est: MetroClassifier) -> MetricSpec:
     metric = est.metric
-    if not isinstance(metric, str) or metric.lower() not in PER_LABEL_METRICS:
+    if not isinstance(metric, str) or canonical_preset(metric) not in PER_LABEL_METRICS:
         raise ValueError(
             f"average={est.average!r} supports the per-label presets "
             f"{', '.join(PER_LABEL_METRICS)}; got metric={metric!r}"

@@ -35,6 +35,9 @@ from core.job_spec import (
     build_search,
     build_surrogate,
     build_training_config,
+    canonical_constraint,
+    canonical_metric,
+    canonical_surrogate,
     check_constrained_search,
     constraint_name,
     estimate_work,
@@ -202,12 +205,12 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if constraints:
         extra = {
-            "constraints": constraints,
+            "constraints": [canonical_constraint(c) for c in constraints],
             # How each is shown (resolved by the library); workers rebuild from "constraints".
             "constraint_info": [constraint_name(c) for c in built],
         }
     return {
-        "metric": _normalized_metric(metric_in),
+        "metric": canonical_metric(_normalized_metric(metric_in)),
         # What the metric resolved to, for display; workers rebuild it from "metric".
         "metric_info": {
             "name": metric.name,
@@ -219,7 +222,7 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
             "greater_is_better": bool(metric.greater_is_better),
         },
         "dataset": dataset,
-        "surrogate": surrogate.to_dict(),
+        "surrogate": canonical_surrogate(surrogate.to_dict()),
         "model": as_json(model),
         "search": as_json(search),
         "training": _normalized_training(training),

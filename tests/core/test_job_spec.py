@@ -129,3 +129,28 @@ def test_current_spec_hash_is_the_hash_of_the_spec_as_normalized_now(stored, now
     assert current_spec_hash({**rest, "model": stored}) != spec_hash(other)
     odd = {**rest, "model": {"kind": "rnn"}}
     assert current_spec_hash(odd) == spec_hash(odd)
+
+
+def test_a_spec_stored_with_defaults_or_an_alias_spelled_out_hashes_as_this_versions_form():
+    """A retry across the upgrade that stopped storing a preset's, surrogate's or constraint's
+    defaults (and an alias such as fbeta) still finds its job by its Idempotency-Key."""
+    from core.job_spec import current_spec_hash, spec_hash
+
+    now = {
+        "metric": {"preset": "f_beta", "beta": 2.0},
+        "surrogate": {"name": "sigmoid"},
+        "constraints": [{"metric": "true_negative_rate", "params": {}, "at_least": 0.5,
+                         "confidence": None}],
+        "repeats": 1,
+    }  # fmt: skip
+    before = {
+        **now,
+        "metric": {"preset": "fbeta", "beta": 2.0, "zero_division": 0.0},
+        "surrogate": {"name": "sigmoid", "k": 1.0},
+        "constraints": [{"metric": "specificity", "params": {}, "at_least": 0.5,
+                         "confidence": None}],
+    }  # fmt: skip
+    assert spec_hash(before) != spec_hash(now)
+    assert current_spec_hash(before) == spec_hash(now)
+    other = {**before, "metric": {"preset": "fbeta", "beta": 2.0, "zero_division": 1.0}}
+    assert current_spec_hash(other) != spec_hash(now)  # not a default: another job

@@ -306,6 +306,34 @@ def test_idempotent_submission_returns_the_same_job(client, tenant):
     assert len(client.get("/v1/jobs", headers=tenant.headers).json()["items"]) == 1
 
 
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ({"metric": {"preset": "f1"}}, {"metric": {"preset": "F1", "zero_division": 0}}),
+        ({"metric": {"preset": "f_beta", "beta": 2}},
+         {"metric": {"preset": "fbeta", "beta": 2.0, "zero_division": 0.0}}),
+        ({"metric": {"preset": "weighted_accuracy"}},
+         {"metric": {"preset": "weighted_accuracy", "w_tp": 1, "w_fn": 1.0}}),
+        ({"surrogate": {"name": "sigmoid"}}, {"surrogate": {"name": "sigmoid", "k": 1}}),
+        ({"constraints": [{"metric": "precision", "at_least": 0.5}]},
+         {"constraints": [{"metric": "precision", "params": {"zero_division": 0},
+                           "at_least": 0.5}]}),
+    ],
+    ids=["preset default", "alias and defaults", "weights", "surrogate", "constraint"],
+)  # fmt: skip
+def test_spelling_out_a_default_or_an_alias_is_the_same_job(client, tenant, first, again):
+    """Only what the client sent of a preset's, surrogate's or constraint's parameters was
+    stored, so spelling out a default (or writing fbeta for f_beta) made another job, and a
+    retry with the same Idempotency-Key a 422 idempotency-key-reused."""
+    headers = {**tenant.headers, "Idempotency-Key": f"spelled-{uuid.uuid4()}"}
+    a = client.post("/v1/jobs", json=job_body(**first), headers=headers)
+    assert a.status_code == 201, a.text
+    b = client.post("/v1/jobs", json=job_body(**again), headers=headers)
+    assert b.status_code == 200, b.text
+    assert b.json()["id"] == a.json()["id"]
+    assert "fbeta" not in str(a.json()["spec"]) and "zero_division" not in str(a.json()["spec"])
+
+
 def test_idempotency_key_reused_with_another_body_is_422(client, tenant):
     headers = {**tenant.headers, "Idempotency-Key": "retry-me-2"}
     assert client.post("/v1/jobs", json=job_body(), headers=headers).status_code == 201

@@ -267,9 +267,10 @@ def spec_flags() -> tuple[SpecFlag, ...]:
         bounds = _bounds(schema)
         if kind == "int":  # the document writes every bound as a number: 1.0 <= x <= 1001.0
             bounds = _Bounds(
-                *(None if b is None else int(b) for b in (bounds.low, bounds.high)),
-                bounds.low_open,
-                bounds.high_open,
+                low=None if bounds.low is None else int(bounds.low),
+                high=None if bounds.high is None else int(bounds.high),
+                low_open=bounds.low_open,
+                high_open=bounds.high_open,
             )
         dashed = field.replace("_", "-")
         decls = FLAG_NAMES.get(
