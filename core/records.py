@@ -263,7 +263,8 @@ class RepeatChoice(BaseModel):
     constraint_reach: list[float | None] | None = Field(
         default=None,
         description="Under constraints: each constraint's tightest bound (in the spec's order) "
-        "that some fit of the grid flagging rows met on its own on selection_split, at the "
+        "that some fit of the grid flagging rows met on selection_split while meeting the other "
+        "constraints' bounds (where there are several), at the "
         f"confidence it was judged at (its own, else {DEFAULT_CONFIDENCE:g}, or 0.5 for a "
         "bound at a proportion's best value such as recall >= 1), within the metric's range; "
         "where constraints_satisfied is false, what to loosen a bound to (at the range's end: "

@@ -329,13 +329,15 @@ def _at_own_bound(grid: tuple[float, ...], lam: float, spec: MetricSpec) -> bool
 
 
 def _reach_hint(result: SearchResult) -> str:
-    """The tightest bound each unmet constraint could have had, met by some fit on its own at
-    the confidence it was judged at: what a user would loosen it to."""
+    """The tightest bound each unmet constraint could have had, met by some fit (with the
+    other constraints met too, where there are several) at the confidence it was judged at:
+    what a user would loosen it to."""
     from metro.constraints import judged_confidence
 
-    parts, uncertified = [], []
+    parts, uncertified, unreached = [], [], []
     for constraint, reached in zip(result.constraints, result.constraint_reach, strict=False):
         if not math.isfinite(reached):
+            unreached.append(constraint.metric.name)
             continue
         word = ">=" if constraint.sense == "at_least" else "<="
         level = judged_confidence(constraint)
@@ -346,15 +348,25 @@ def _reach_hint(result: SearchResult) -> str:
             uncertified.append(f"{constraint.metric.name} at confidence {confidence}")
             continue
         parts.append(f"{constraint.metric.name} {word} {reached:.3g} at confidence {confidence}")
+    several = len(result.constraints) > 1
     hint = ""
     if parts:
-        hint += "; the tightest bounds some fit met, each on its own: " + ", ".join(parts)
+        hint += (
+            "; the tightest bound some fit met"
+            + (" with the other constraints met: " if several else ": ")
+            + ", ".join(parts)
+        )
     if uncertified:
         hint += (
             "; no fit that flags rows certifies any bound on "
             + " or ".join(uncertified)
+            + (" with the other constraints met" if several else "")
             + ": the held-out rows are too few for that confidence (more data, or a lower one)"
         )
+    if several and unreached and len(unreached) < len(result.constraints):
+        hint += "; no fit met the others with any bound on " + " or ".join(unreached)
+    elif several and unreached:
+        hint += "; no fit met all but one of the constraints at once: loosen more than one"
     return hint
 
 
@@ -425,7 +437,7 @@ class SearchResult:
     constraints_satisfied: bool | None = None
     # The constraints the choice was made under (empty: none).
     constraints: tuple[Constraint, ...] = ()
-    # Each constraint's tightest bound that some grid fit flagging rows met on its own, at the
+    # Each constraint's tightest bound that some grid fit flagging rows met with the others met, at the
     # confidence it was judged at (a constraint without one at DEFAULT_CONFIDENCE); nan where no
     # fit flagged a row. Where the constraints were not met: how far to loosen them.
     constraint_reach: tuple[float, ...] = ()

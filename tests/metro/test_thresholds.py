@@ -69,3 +69,16 @@ def test_constrained_choices_rank_feasible_by_loss_then_infeasible_by_shortfall_
             for loss, slack, p, ok in rows
         ]
         assert [c.loss for c in sorted(choices, key=lambda c: c.rank)] == expected
+
+
+def test_reach_holds_the_other_constraints_to_their_bounds():
+    """Two constraints met apart but never together: judged each on its own, both were
+    "reached" past what was asked (nothing to loosen); with the others held, each says how far
+    it must move. One constraint alone: its largest slack over the rows that flag."""
+    from metro.thresholds import reach
+
+    cells = np.array([[5, 1, 0, 0], [3, 0, 0, 1], [1, 0, 1, 2], [0, 0, 1, 3]], dtype=float)
+    slacks = np.array([[0.3, -0.4], [-0.1, -0.05], [-0.5, 0.2], [0.9, 0.9]])  # last flags none
+    assert reach(slacks, cells) == (-0.5, -0.4)  # each where the other holds
+    assert reach(slacks[:, :1], cells) == (0.3,)
+    assert reach(np.array([[0.3, -0.4], [-0.1, -0.05]]), cells[:2]) == (-np.inf, -0.4)

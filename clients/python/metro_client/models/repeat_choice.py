@@ -58,10 +58,10 @@ class RepeatChoice:
     closest was kept); null without """
     constraint_reach: list[float | None] | None | Unset = UNSET
     """ Under constraints: each constraint's tightest bound (in the spec's order) that some fit of the grid flagging
-    rows met on its own on selection_split, at the confidence it was judged at (its own, else 0.55, or 0.5 for a
-    bound at a proportion's best value such as recall >= 1), within the metric's range; where constraints_satisfied
-    is false, what to loosen a bound to (at the range's end: no bound was certified). Null without constraints, or
-    where no fit flagged a row """
+    rows met on selection_split while meeting the other constraints' bounds (where there are several), at the
+    confidence it was judged at (its own, else 0.55, or 0.5 for a bound at a proportion's best value such as recall
+    >= 1), within the metric's range; where constraints_satisfied is false, what to loosen a bound to (at the
+    range's end: no bound was certified). Null without constraints, or where no fit flagged a row """
     selection_curve: list[SelectionPoint] | None | Unset = UNSET
     """ Grid searches: every (lambda, shift) with the score the choice was made by (pooled over the folds with
     cross-validation: not the mean of the folds' curves); null for bisection, Dinkelbach and constrained searches
