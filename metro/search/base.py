@@ -437,9 +437,9 @@ class SearchResult:
     constraints_satisfied: bool | None = None
     # The constraints the choice was made under (empty: none).
     constraints: tuple[Constraint, ...] = ()
-    # Each constraint's tightest bound that some grid fit flagging rows met with the others met, at the
-    # confidence it was judged at (a constraint without one at DEFAULT_CONFIDENCE); nan where no
-    # fit flagged a row. Where the constraints were not met: how far to loosen them.
+    # Each constraint's tightest bound that some grid fit flagging rows met with the others
+    # met, at the confidence it was judged at (metro.constraints.judged_confidence); nan where
+    # no such fit. Where the constraints were not met: how far to loosen them.
     constraint_reach: tuple[float, ...] = ()
     # The held-out confusion counts (tp, fp, fn, tn) behind ``selection_loss`` (None: judged on
     # the training sample), and the number of folds pooled (None: a holdout or none).
