@@ -94,6 +94,19 @@ def _add_server_errors(operation: dict[str, Any], path: str) -> None:
         }
 
 
+def _add_null_defaults(schema: dict[str, Any]) -> None:
+    """``"default": null`` on each optional, nullable property: FastAPI writes the document
+    with ``exclude_none``, which drops a default of None with the Nones it should drop, so the
+    client and the CLI could not say that lambda_min's default is null (the metric's own bound).
+    A property that is not required has a default; absent from the document, it was None."""
+    for component in schema.get("components", {}).get("schemas", {}).values():
+        required = set(component.get("required", ()))
+        for name, prop in component.get("properties", {}).items():
+            nullable = any(m.get("type") == "null" for m in prop.get("anyOf", ()))
+            if nullable and name not in required and "default" not in prop:
+                prop["default"] = None
+
+
 def install_openapi(app: FastAPI) -> None:
     def custom_openapi() -> dict[str, Any]:
         if app.openapi_schema is not None:
@@ -123,6 +136,7 @@ def install_openapi(app: FastAPI) -> None:
                 _add_bad_request(operation)
                 _add_server_errors(operation, path)
         _mark_binary_fields(schema)
+        _add_null_defaults(schema)
         app.openapi_schema = schema
         return schema
 

@@ -557,3 +557,14 @@ def test_the_upload_documents_its_file_types_and_its_415(client, tenant):
         headers=tenant.headers,
     )
     assert r.status_code == 415 and r.headers["content-type"] == "application/problem+json"
+
+
+def test_a_null_default_is_in_the_document(client):
+    """FastAPI writes the document without Nones, defaults of None among them: the client and
+    the CLI could not say that lambda_min's default is null (the metric's own bound)."""
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    search = schemas["SearchIn"]["properties"]
+    for name in ("lambda_min", "lambda_max", "refine_confidence", "shrink_confidence"):
+        assert search[name]["default"] is None, name
+    assert search["cv"]["default"] == "auto"  # a default that is not null is as it was
+    assert "default" not in schemas["JobCreate"]["properties"]["metric"]  # required: none

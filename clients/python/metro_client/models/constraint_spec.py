@@ -27,14 +27,14 @@ class ConstraintSpec:
     metric: ConstraintMetric | ConstraintPreset
     """ A preset (case is ignored) or {alpha, beta} """
     params: None | PresetParams | Unset = UNSET
-    """ The preset's parameters, e.g. {"beta": 2} for f_beta """
+    """ The preset's parameters, e.g. {"beta": 2} for f_beta. Server default: null """
     at_least: float | None | Unset = UNSET
-    """ The floor (give this or at_most) """
+    """ The floor (give this or at_most). Server default: null """
     at_most: float | None | Unset = UNSET
-    """ The ceiling (give this or at_least) """
+    """ The ceiling (give this or at_least). Server default: null """
     confidence: float | None | Unset = UNSET
     """ In [0.5, 1): the bound must hold with this one-sided confidence on a new sample the size of one fold's held-
-    out rows, not just on average; null: judged at 0.55 """
+    out rows, not just on average; null: judged at 0.55. Server default: null """
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.preset_params import PresetParams  # noqa: PLC0415

@@ -19,11 +19,11 @@ class DatasetRef:
     """ The column of the labels: two classes, or several with metric.average. Server default: "y" """
     label_columns: list[str] | None | Unset = UNSET
     """ Multi-label data: the 0/1 label columns, one per label, at least two (needs metric.average; label_column is
-    then not read). Null: one label column """
+    then not read). Null: one label column. Server default: null """
     positive_label: bool | float | int | None | str | Unset = UNSET
     """ The label value of the positive class. When omitted it is inferred only where the labels say which class is
     positive (0/1, -1/+1, false/true, also as text); other labels need it. With an upload that recorded this
-    column's labels, a value that is not one of them is a 422 """
+    column's labels, a value that is not one of them is a 422. Server default: null """
 
     def to_dict(self) -> dict[str, Any]:
         uri = self.uri

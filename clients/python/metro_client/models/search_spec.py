@@ -47,9 +47,9 @@ class SearchSpec:
     """ Bisection and Dinkelbach deliver the best visited model on held-out rows, or the last. Server default:
     "best" """
     lambda_min: float | None | Unset = UNSET
-    """ The lower end of lambda's range (null: the metric's own bound) """
+    """ The lower end of lambda's range (null: the metric's own bound). Server default: null """
     lambda_max: float | None | Unset = UNSET
-    """ The upper end of lambda's range (null: the metric's own bound) """
+    """ The upper end of lambda's range (null: the metric's own bound). Server default: null """
     multipliers: list[float] | Unset = UNSET
     """ With constraints: the Lagrange multipliers mu tried with every lambda (0 is the unconstrained problem).
     Server default: [0.0, 0.25, 1.0, 4.0, 16.0] """
@@ -77,7 +77,7 @@ class SearchSpec:
     threshold first; 'off': the choice as it is. Server default: "fallback" """
     refine_confidence: float | None | Unset = UNSET
     """ null keeps the refinement on any held-out gain; a level in [0.5, 1) keeps it only when a paired bootstrap
-    over the held-out rows finds it better with at least that probability """
+    over the held-out rows finds it better with at least that probability. Server default: null """
     refine_signal: float | None | Unset = UNSET
     """ null: no check; a level in [0.5, 1) keeps a refinement only when a paired bootstrap over the held-out rows
     finds the refined classifier better than the better constant one (every row positive, or every row negative)
@@ -85,7 +85,7 @@ class SearchSpec:
     only). Server default: 0.9 """
     shrink_confidence: float | None | Unset = UNSET
     """ null never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice unless a paired
-    bootstrap finds the choice better with at least that probability """
+    bootstrap finds the choice better with at least that probability. Server default: null """
 
     def to_dict(self) -> dict[str, Any]:
         strategy: str | Unset = UNSET
