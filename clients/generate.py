@@ -134,6 +134,96 @@ def generate(output_dir: Path) -> None:
     shutil.copyfile(document, target / PACKAGE / "openapi.json")
 
 
+# The job's settings as docs/api.md lists them: (section, its schema in the document).
+SETTINGS_SECTIONS = (
+    ("metric", "PresetMetric"), ("dataset", "DatasetRef"), ("surrogate", "SurrogateIn"),
+    ("model", "ModelIn"), ("search", "SearchIn"), ("training", "TrainingIn"), ("", "JobCreate"),
+)  # fmt: skip
+SETTINGS_BEGIN = "<!-- settings: written by clients/generate.py from the OpenAPI document -->"
+SETTINGS_END = "<!-- /settings -->"
+API_DOC = ROOT / "docs" / "api.md"
+
+
+def _number(value: float, kind: str) -> str:
+    return str(int(value)) if kind == "integer" else f"{value:g}"
+
+
+def _kind_text(prop: dict[str, Any], schemas: dict[str, Any]) -> str:
+    """A property's type and what it takes, in a few words: ``integer in [1, 1001]``."""
+    parts = []
+    for member in prop.get("anyOf", [prop]):
+        ref = member.get("$ref")
+        if ref:
+            named = schemas[ref.rsplit("/", 1)[-1]]
+            member = named if named.get("enum") else {"type": "object"}
+        kind = member.get("type", "any")
+        if "const" in member:
+            parts.append(json.dumps(member["const"]))
+        elif member.get("enum"):
+            parts.append(" / ".join(f"`{v}`" for v in member["enum"]))
+        elif kind == "null":
+            parts.append("null")
+        elif kind == "array":
+            items = member.get("items", {})
+            if items.get("enum"):
+                inner = " / ".join(f"`{v}`" for v in items["enum"])
+            elif "$ref" in items:
+                inner = "objects"
+            else:
+                inner = str(items.get("type", "any"))
+            size = ""
+            if "minItems" in member or "maxItems" in member:
+                size = f", {member.get('minItems', 0)} to {member.get('maxItems', '...')} items"
+            parts.append(f"list of {inner}{size}")
+        elif kind in ("integer", "number"):
+            low = member.get("minimum", member.get("exclusiveMinimum"))
+            high = member.get("maximum", member.get("exclusiveMaximum"))
+            if low is None and high is None:
+                parts.append(kind)
+            else:
+                left = "(" if "exclusiveMinimum" in member else "["
+                right = ")" if "exclusiveMaximum" in member else "]"
+                shown = [("-inf" if low is None else _number(low, kind)),
+                         ("inf" if high is None else _number(high, kind))]  # fmt: skip
+                parts.append(f"{kind} in {left}{shown[0]}, {shown[1]}{right}")
+        else:
+            parts.append(str(kind))
+    return " or ".join(parts)
+
+
+def settings_table(document: dict[str, Any]) -> str:
+    """Every setting of a job (its path, what it takes, its default and its description) as a
+    markdown table: docs/api.md's reference, so that the docs say what the API does."""
+    schemas = document["components"]["schemas"]
+    lines = [
+        SETTINGS_BEGIN,
+        "| setting | takes | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for section, name in SETTINGS_SECTIONS:
+        schema = schemas[name]
+        required = set(schema.get("required", ()))
+        for field, prop in schema["properties"].items():
+            path = f"{section}.{field}" if section else field
+            if not section and field in {s for s, _ in SETTINGS_SECTIONS}:
+                continue  # the sections themselves: their rows are above
+            if "default" in prop:
+                default = f"`{json.dumps(prop['default'], ensure_ascii=False)}`"
+            else:
+                default = "required" if field in required else ""
+            meaning = " ".join(str(prop.get("description", "")).split()).replace("|", "\\|")
+            kind = _kind_text(prop, schemas).replace("|", "\\|")
+            lines.append(f"| `{path}` | {kind} | {default} | {meaning} |")
+    lines.append(SETTINGS_END)
+    return "\n".join(lines)
+
+
+def write_settings_table(document: dict[str, Any], doc: Path = API_DOC) -> None:
+    text = doc.read_text(encoding="utf-8")
+    start, end = text.index(SETTINGS_BEGIN), text.index(SETTINGS_END) + len(SETTINGS_END)
+    doc.write_text(text[:start] + settings_table(document) + text[end:], encoding="utf-8")
+
+
 def _remove_generated(target: Path) -> None:
     """Empty ``target`` of what an earlier generation wrote, keeping :data:`HAND_WRITTEN`."""
     if not target.exists():
@@ -155,6 +245,9 @@ def main() -> None:
     args = parser.parse_args()
     generate(args.output_dir.resolve())
     print(f"wrote {args.output_dir / 'openapi.json'} and {args.output_dir / 'python'}")
+    if args.output_dir.resolve() == HERE:
+        write_settings_table(openapi_document())
+        print(f"wrote the settings table of {API_DOC.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

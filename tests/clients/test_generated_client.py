@@ -65,6 +65,22 @@ def test_committed_client_is_what_the_generator_makes(tmp_path: Path) -> None:
     )
 
 
+def test_the_api_guides_settings_table_is_the_documents() -> None:
+    """docs/api.md lists every setting of a job with what it takes and its default, written from
+    the OpenAPI document (which the library's declarations make): a setting added, a bound or a
+    default changed, and the table must be written again."""
+    from clients.generate import SETTINGS_BEGIN, SETTINGS_END, openapi_document, settings_table
+
+    text = (ROOT / "docs" / "api.md").read_text()
+    committed = text[text.index(SETTINGS_BEGIN) : text.index(SETTINGS_END) + len(SETTINGS_END)]
+    assert committed == settings_table(openapi_document()), (
+        "docs/api.md's settings table is not the API's: run `python clients/generate.py`"
+    )
+    for path in ("search.lambda_min", "search.multipliers", "training.compile", "metric.w_tp",
+                 "dataset.label_columns", "search.refine_confidence"):  # fmt: skip
+        assert f"| `{path}` |" in committed, path
+
+
 def test_names_read_naturally() -> None:
     import metro_client.api as api
     import metro_client.models as models
