@@ -379,7 +379,7 @@ def test_errors_are_one_line(live: Live, tmp_path: Path) -> None:
     assert_one_line_error(
         metro(live, "submit", "-d", "builtin://breast_cancer", "--set",
               "metric.preset=no_such_metric"),
-        "job field 'metric'", "'no_such_metric'",
+        "job field 'metric.preset'", "'no_such_metric' is not one of accuracy,",
     )  # fmt: skip
     assert_one_line_error(
         metro(live, "submit", "-d", "builtin://breast_cancer", "-m", "precision", "--set",

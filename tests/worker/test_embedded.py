@@ -66,8 +66,8 @@ def test_metro_serve_embedded_trains_a_job(tmp_path):
         assert (tmp_path / "var" / "metro.db").exists() and (
             tmp_path / "var" / "broker.db"
         ).exists()
-        assert (
-            tmp_path / "var" / "artifacts" / "jobs" / job["id"] / "model" / "model.onnx"
+        assert (  # the model of the job's first attempt
+            tmp_path / "var" / "artifacts" / "jobs" / job["id"] / "model" / "1" / "model.onnx"
         ).exists()
         # Requests for help nobody could answer (the one worker was busy with the job): only
         # as many as one grid has spare shards (17 lambdas = 3 shards), not that many per grid

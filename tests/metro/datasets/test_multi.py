@@ -121,13 +121,16 @@ def test_a_multilabel_npz_names_its_labels_or_numbers_them(tmp_path):
     bad = tmp_path / "bad.npz"
     np.savez(bad, X=X, y=Y, label_names=np.array(["a", "b"]))
     with pytest.raises(DataError, match="label_names must be 3 strings, one per column of y"):
-        load_multi_target(str(bad), label_columns=["a"])
+        load_multi_target(str(bad), label_columns=["a", "b"])
     np.savez(bad, X=X, y=Y, label_names=np.array(["a", "a", "b"]))
     with pytest.raises(DataError, match="label_names must not repeat"):
-        load_multi_target(str(bad), label_columns=["a"])
+        load_multi_target(str(bad), label_columns=["a", "b"])
     np.savez(bad, X=X, y=Y[:, 0])
     with pytest.raises(DataError, match="must be rows x labels for label_columns"):
-        load_multi_target(str(bad), label_columns=["0"])
+        load_multi_target(str(bad), label_columns=["0", "1"])
+    # One 0/1 column is binary data (it trained as two classes, then failed at 99%).
+    with pytest.raises(DataError, match="label_columns names one column: one 0/1 column is"):
+        load_multi_target(str(plain), label_columns=["0"])
     # A binary or multi-class job on a multi-label y says what it would take.
     with pytest.raises(DataError, match="needs label_columns naming its labels"):
         load_multi_target(str(named), label_column="y")
