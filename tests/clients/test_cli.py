@@ -631,6 +631,9 @@ def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> Non
     assert "F1 (macro) (higher is better)" in out, out
     assert f"METRO chose by cross-validation: F1 (macro) {raw['selection']['mean']:.4f}" in out
     assert "Per class: F1 of each class" in out
+    assert "chosen by: the class's F1 on the held-out rows as its own one-vs-rest" in " ".join(
+        out.split()
+    )
     for entry in raw["classes"]:
         row = next(line for line in out.splitlines() if f"│ {entry['label']} " in line)
         test = next(s for s in entry["summary"] if (s["method"], s["split"]) == ("metro", "test"))

@@ -121,7 +121,12 @@ def classes_table(result: Any) -> Table | None:
         return None
     name = optional(getattr(result, "metric_display_name", None)) or result.metric
     methods = list(dict.fromkeys(s.method for c in classes for s in c.summary if s.split == "test"))
-    table = Table(title=f"Per class: {name.split(' (')[0]} of each class")
+    metric = name.split(" (")[0]
+    table = Table(
+        title=f"Per class: {metric} of each class",
+        caption=f"chosen by: the class's {metric} on the held-out rows as its own one-vs-rest "
+        "search decided them",
+    )
     for column in ("class", "trained λ", "offset", "chosen by"):
         table.add_column(column, justify="left" if column == "class" else "right")
     for method in methods:
