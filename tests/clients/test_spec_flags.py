@@ -78,6 +78,10 @@ def test_a_flag_sets_its_field_with_the_documents_type():
     }  # fmt: skip
     assert _parse("--cv", "3") == {"search.cv": 3}
     assert _parse("--cv", "null") == {"search.cv": None}
+    # A number that may be null takes `null` (its help offered it; the flag refused it).
+    assert _parse("--refine-signal", "null", "--lambda-min", "-0.5", "--refine-consistency",
+                  "NULL") == {"search.refine_signal": None, "search.lambda_min": -0.5,
+                              "search.refine_consistency": None}  # fmt: skip
     from metro_cli.job_spec import spec_from_command_line
 
     # An explicit null reaches the job (it was dropped as "not given": cv stayed "auto").
@@ -96,7 +100,9 @@ def test_a_flag_sets_its_field_with_the_documents_type():
         (["--baseline", "svm"], "--baseline"),
         (["-m", "nope"], "--metric"),
         (["--lr", "0"], "is not above 0"),  # an exclusive bound's edge: the server's 422 before
-        (["--refine-signal", "1"], "is not below 1"),
+        (["--refine-signal", "1"], "is not at least 0.5 and below 1"),
+        (["--refine-signal", "0.4"], "is not at least 0.5 and below 1"),
+        (["--refine-signal", "often"], "'often' is not a number or null"),
         (["--epsilon", "0"], "is not above 0"),
     ],
 )
@@ -218,7 +224,7 @@ def test_an_exclusive_bound_is_shown_as_one():
     assert rendered.exit_code == 0, rendered.output
     text = " ".join(rendered.output.replace("│", " ").split())
     assert "(job field training.lr, above 0)" in text
-    assert "(job field search.refine_signal, below 1)" in text and "[x>=0.5]" in text
+    assert "(job field search.refine_signal, at least 0.5 and below 1, or null)" in text
     assert "(job field search.n_lambdas)." in text  # inclusive: typer's own [1<=x<=1001]
     assert "[1<=x<=1001]" in text and "1001.0" not in text
     by_path = {flag.path: flag for flag in spec_flags()}

@@ -76,6 +76,8 @@ class SpecFlag:
     high: float | None = None
     low_open: bool = False
     high_open: bool = False
+    # A number that may also be null (refine_signal: null, no check): given as `null`.
+    nullable: bool = False
 
     @property
     def param(self) -> str:
@@ -83,6 +85,8 @@ class SpecFlag:
 
     def annotation(self) -> Any:
         python: Any = {"int": int, "float": float, "bool": bool}.get(self.kind, str)
+        if self.nullable:  # parsed, and its bounds checked, by the callback
+            python = str
         if self.kind in ("choice", "choices"):  # typer takes its choices from an Enum
             names: Any = enum.Enum(  # type: ignore[misc]
                 self.param, [(v, v) for v in self.choices], type=str
@@ -101,16 +105,45 @@ class SpecFlag:
             metavar=self._metavar(),
             # typer shows and checks inclusive bounds ([x>=0]); an exclusive one is checked by
             # the callback and said in the help, as the server holds it.
-            min=None if self.low_open else self.low,
-            max=None if self.high_open else self.high,
-            callback=self._check_open_bounds if self.low_open or self.high_open else None,
+            min=None if self.low_open or self.nullable else self.low,
+            max=None if self.high_open or self.nullable else self.high,
+            callback=self._check_nullable
+            if self.nullable
+            else self._check_open_bounds
+            if self.low_open or self.high_open
+            else None,
         )
         return Annotated[python | None, info]
 
     def _open_bounds_text(self) -> str:
+        """The bounds typer does not show: the exclusive ones, or all of a nullable number's."""
+        shown = self.nullable
         above = f"above {self.low:g}" if self.low_open and self.low is not None else ""
         below = f"below {self.high:g}" if self.high_open and self.high is not None else ""
+        if shown and not self.low_open and self.low is not None:
+            above = f"at least {self.low:g}"
+        if shown and not self.high_open and self.high is not None:
+            below = f"at most {self.high:g}"
         return " and ".join(part for part in (above, below) if part)
+
+    def _check_nullable(self, given: Any) -> Any:
+        """A nullable number's text: `null`, or a number within its bounds."""
+        if given is None or str(given).strip().lower() == "null":
+            return given
+        try:
+            number = int(given) if self.kind == "int" else float(given)
+        except ValueError:
+            kind = "an integer" if self.kind == "int" else "a number"
+            raise typer.BadParameter(f"{given!r} is not {kind} or null") from None
+        low_fails = self.low is not None and (
+            number <= self.low if self.low_open else number < self.low
+        )
+        high_fails = self.high is not None and (
+            number >= self.high if self.high_open else number > self.high
+        )
+        if low_fails or high_fails:
+            raise typer.BadParameter(f"{number:g} is not {self._open_bounds_text()}")
+        return given
 
     def _check_open_bounds(self, given: Any) -> Any:
         if given is None:
@@ -126,6 +159,9 @@ class SpecFlag:
         choices = f". One of: {', '.join(self.choices)}" if self.choices else ""
         # Not in square brackets: rich reads "[above 0]" as markup and drops it.
         bounds = f", {self._open_bounds_text()}" if self.low_open or self.high_open else ""
+        if self.nullable:
+            shown = self._open_bounds_text()
+            bounds = f", {shown}, or null" if shown else ", or null"
         return f"{self.help}{choices} (job field {self.path}{bounds})."
 
     def _metavar(self) -> str | None:
@@ -135,6 +171,8 @@ class SpecFlag:
             return "VALUE"
         if self.kind in ("choice", "choices"):  # the choices are listed in the help instead
             return "NAME"
+        if self.nullable:
+            return "INTEGER|null" if self.kind == "int" else "NUMBER|null"
         return None
 
     def value(self, given: Any) -> Any:
@@ -155,6 +193,11 @@ class SpecFlag:
             return parsed
         if self.kind == "choices":
             return [getattr(v, "value", v) for v in given]
+        if self.nullable:
+            text = str(given).strip()
+            if text.lower() == "null":
+                return None
+            return int(text) if self.kind == "int" else float(text)
         return getattr(given, "value", given)  # a choice: its Enum member's value
 
 
@@ -290,6 +333,8 @@ def spec_flags() -> tuple[SpecFlag, ...]:
                 high=bounds.high,
                 low_open=bounds.low_open,
                 high_open=bounds.high_open,
+                nullable=kind in ("int", "float")
+                and any(m.get("type") == "null" for m in schema.get("anyOf", ())),
             )
         )
     return tuple(flags)
