@@ -63,8 +63,9 @@ def serve(
     if supervisor is not None:
         supervisor.start()  # after the migration, so that the worker finds the schema
     console.print(
-        f"METRO API on http://{host}:{port}  (docs at /docs, database {settings.database_url}"
-        + (", with a worker)" if worker else ")")
+        f"METRO API on http://{host}:{port}  (docs at /docs, dashboard at /dashboard/, "
+        f"database {shown_url(settings.database_url)}" + (", with a worker)" if worker else ")"),
+        soft_wrap=True,
     )
     # uvicorn shuts down gracefully on SIGTERM, puts back the handler it found and raises the
     # signal again. With the default handler that kills this process before `finally` can stop
@@ -89,6 +90,18 @@ def serve(
     finally:
         if supervisor is not None:
             supervisor.stop()
+
+
+def shown_url(url: str) -> str:
+    """A database URL as it may be printed or logged: its password masked (a start-up banner
+    lands in container and journal logs)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<a URL SQLAlchemy cannot read>"
 
 
 def _exit_on_signal(signum: int, frame: Any) -> None:

@@ -10,6 +10,7 @@ workers, every long-running service has a health check, and the GPU worker reser
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -319,18 +320,45 @@ def test_dockerfile_entrypoint_user_and_environment() -> None:
                 assert var.removeprefix("METRO_").lower() in fields, var
 
 
+def _dockerignored(path: str, patterns: list[str]) -> bool:
+    """Docker's rule: the last pattern that matches the path, or any directory above it,
+    decides; a pattern starting with ! keeps what it matches."""
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    excluded = False
+    for pattern in patterns:
+        keep = pattern.startswith("!")
+        glob = pattern.removeprefix("!").strip("/")
+        if any(fnmatch.fnmatchcase(p, glob) or fnmatch.fnmatchcase(p, glob.removeprefix("**/"))
+               for p in prefixes):  # fmt: skip
+            excluded = not keep
+    return excluded
+
+
 def test_dockerfile_copies_what_exists_and_dockerignore_keeps_it() -> None:
-    ignored = {
-        line.strip().rstrip("/")
+    patterns = [
+        line.strip()
         for line in (ROOT / ".dockerignore").read_text().splitlines()
         if line.strip() and not line.startswith("#")
-    }
+    ]
     for keyword, rest in dockerfile_instructions():
         if keyword == "COPY" and "--from=" not in rest:
             *sources, _dest = rest.split()
             for source in sources:
                 assert (ROOT / source).exists(), f"COPY {source}: no such path"
-                assert source not in ignored, f"COPY {source}, but .dockerignore drops it"
+                # Every file it copies, not the path alone: "clients" dropped clients/python,
+                # which the exact-name check passed, and the image did not build.
+                root = ROOT / source
+                files = [root] if root.is_file() else [f for f in root.rglob("*") if f.is_file()]
+                for file in files:
+                    rel = file.relative_to(ROOT).as_posix()
+                    if "__pycache__" in rel or ".egg-info" in rel:
+                        continue
+                    assert not _dockerignored(rel, patterns), (
+                        f"COPY {source}, but .dockerignore drops {rel}"
+                    )
+    assert _dockerignored("clients/generate.py", patterns)  # the rest of clients/ stays out
+    assert _dockerignored("tests/test_readme.py", patterns)
 
 
 def test_the_image_installs_the_client_the_cli_commands_use() -> None:
@@ -411,3 +439,13 @@ def test_pyproject_builds_without_deprecation_warnings() -> None:
         dist = apply_configuration(Distribution(), ROOT / "pyproject.toml")
     assert [str(w.message).splitlines()[0] for w in caught] == []
     assert dist.metadata.license_expression == "Apache-2.0"
+
+
+def test_the_serve_banner_masks_the_database_password() -> None:
+    """It printed the database URL as configured, password and all, into container logs."""
+    from cli.main import shown_url
+
+    shown = shown_url("postgresql+psycopg://metro:S3cret@db:5432/metro")
+    assert "S3cret" not in shown and shown == "postgresql+psycopg://metro:***@db:5432/metro"
+    assert shown_url("sqlite:///var/metro.db") == "sqlite:///var/metro.db"
+    assert shown_url("not a url") == "<a URL SQLAlchemy cannot read>"
