@@ -266,6 +266,9 @@ def _admin_session() -> Any:
 def demo(
     dataset: Annotated[str, typer.Option(help="Dataset URI.")] = "builtin://breast_cancer",
     metric: Annotated[str, typer.Option(help="Metric preset.")] = "f1",
+    beta: Annotated[
+        float | None, typer.Option(help="F-beta's beta (f_beta only: 2 for F2, 0.5 for F0.5).")
+    ] = None,
     repeats: Annotated[int, typer.Option(help="Fresh splits to average over.")] = 3,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
@@ -274,13 +277,19 @@ def demo(
     from metro.baselines import BASELINES
     from metro.data import load_dataset
     from metro.experiment import run_experiment
+    from metro.metrics import MetricSpec, canonical_preset, display_name
     from metro.models import ModelSpec
 
+    # The library's f_beta() is F1 without a beta: as the API does, ask for it.
+    if canonical_preset(metric) == "f_beta" and beta is None:
+        _fail("f_beta needs --beta (2 for F2, 0.5 for F0.5); for beta = 1 use --metric f1")
+        return
     try:
+        chosen = get_metric(metric, **({} if beta is None else {"beta": beta}))
         ds = load_dataset(dataset)
         result = run_experiment(
             ds,
-            metric=get_metric(metric),
+            metric=chosen,
             surrogate=get_surrogate("logistic"),
             model=ModelSpec(),
             search=SearchConfig(),
@@ -292,7 +301,9 @@ def demo(
     except ValueError as exc:
         _fail(str(exc))
         return
-    table = Table(title=f"{metric} on {dataset}: test split, {repeats} repeat(s)")
+    zero_division = chosen.zero_division if isinstance(chosen, MetricSpec) else 0.0
+    shown = display_name(chosen.name, zero_division=zero_division)
+    table = Table(title=f"{shown} on {dataset}: test split, {repeats} repeat(s)")
     table.add_column("method")
     table.add_column("mean", justify="right")
     table.add_column("std", justify="right")

@@ -449,3 +449,18 @@ def test_the_serve_banner_masks_the_database_password() -> None:
     assert "S3cret" not in shown and shown == "postgresql+psycopg://metro:***@db:5432/metro"
     assert shown_url("sqlite:///var/metro.db") == "sqlite:///var/metro.db"
     assert shown_url("not a url") == "<a URL SQLAlchemy cannot read>"
+
+
+def test_metro_demo_asks_f_beta_for_its_beta_and_names_the_metric_as_people_do() -> None:
+    """`metro demo --metric f_beta` trained F1 (the library's f_beta() without a beta) under a
+    table titled "f_beta"."""
+    run = [sys.executable, "-m", "cli.main", "demo", "--metric", "f_beta"]
+    refused = subprocess.run(run, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert refused.returncode == 1
+    assert "f_beta needs --beta" in " ".join(refused.stderr.split())
+    done = subprocess.run(
+        [*run, "--beta", "2", "--repeats", "1", "--dataset", "builtin://synthetic?n_samples=300"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "F2 on" in done.stdout and "f_beta" not in done.stdout and "metro" in done.stdout
