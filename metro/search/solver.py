@@ -299,7 +299,9 @@ def check_delivered(result: SearchResult, refit_solver: object | None) -> Search
             f"the delivered model predicts every one of the {scores.size} rows it was refit on "
             f"{label}, though the choice predicted {choice} (TP {tp}, FP {fp}, FN {fn}, "
             f"TN {tn}): the threshold chosen on the folds does not carry over to the refit; "
-            "loosen a constraint, or give more data",
+            + (
+                "loosen a constraint, or give more data" if result.constraints else "give more data"
+            ),
         ),
     ]
     return result
