@@ -33,6 +33,19 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def _settings() -> Any:
+    """The service's settings for a server command: a variable it cannot use is a one-line
+    error naming it, a METRO_* variable that names no setting a warning."""
+    from core.config import SettingsError, get_settings, unknown_variables
+
+    for name in unknown_variables():
+        err_console.print(f"[yellow]warning:[/] {name} is not a setting of the service; ignored")
+    try:
+        return get_settings()
+    except SettingsError as exc:
+        _fail(str(exc))
+
+
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
@@ -50,11 +63,10 @@ def serve(
     ./var, no external services), a worker too, in one process group."""
     import uvicorn
 
-    from core.config import get_settings
     from core.db.migrate import upgrade
     from service.api.middleware import parser_header_cap
 
-    settings = get_settings()
+    settings = _settings()
     if worker is None:  # embedded: the local SQLite broker, which only a local worker can share
         worker = not settings.broker_url
     if migrate:
@@ -173,9 +185,8 @@ def worker_cmd(
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)  # before anything imports torch
     from core.broker import queue_names
-    from core.config import get_settings
 
-    settings = get_settings()
+    settings = _settings()
     names = queue_names(settings)
     if queues is None:
         os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # no CUDA init to ask
@@ -203,10 +214,9 @@ def worker_cmd(
 
 def migrate_cmd() -> None:
     """Upgrade the database schema to the latest revision."""
-    from core.config import get_settings
     from core.db.migrate import upgrade
 
-    settings = get_settings()
+    settings = _settings()
     upgrade(settings.database_url)
     console.print("database is at the latest revision")
 
@@ -257,10 +267,9 @@ def revoke_key(
 
 
 def _admin_session() -> Any:
-    from core.config import get_settings
     from core.db.session import make_engine, make_sessionmaker
 
-    return make_sessionmaker(make_engine(get_settings().database_url))()
+    return make_sessionmaker(make_engine(_settings().database_url))()
 
 
 def demo(

@@ -7,11 +7,12 @@ depends on the process environment after start-up.
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 # The embedded default keeps all state under ./var, so a plain `metro serve` works without any
@@ -46,18 +47,18 @@ class Settings(BaseSettings):
     data_uri_prefixes: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     # Limits. Each bounds the work or memory one request can cause.
-    max_upload_bytes: int = 256 * 1024 * 1024
-    max_request_body_bytes: int = 16 * 1024 * 1024
+    max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
+    max_request_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1)
     # Request line and header fields together; past it a 400 problem (service.api.middleware).
     max_request_header_bytes: int = Field(default=16 * 1024, ge=1024)
-    max_predict_rows: int = 10_000
-    default_page_size: int = 50
-    max_page_size: int = 200
-    max_fetch_bytes: int = 256 * 1024 * 1024  # https:// datasets downloaded for a worker
-    fetch_timeout_seconds: float = 30.0
-    max_fetch_redirects: int = 5
-    model_cache_size: int = 16  # loaded models kept in memory per process
-    readiness_timeout_seconds: float = 2.0
+    max_predict_rows: int = Field(default=10_000, ge=1)
+    default_page_size: int = Field(default=50, ge=1)
+    max_page_size: int = Field(default=200, ge=1)
+    max_fetch_bytes: int = Field(default=256 * 1024 * 1024, ge=1)  # https:// datasets, fetched
+    fetch_timeout_seconds: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    max_fetch_redirects: int = Field(default=5, ge=0)
+    model_cache_size: int = Field(default=16, ge=1)  # loaded models kept in memory per process
+    readiness_timeout_seconds: float = Field(default=2.0, gt=0, allow_inf_nan=False)
 
     # Concurrency of one API process (see docs/operations.md, "Concurrency"). Sync routes run in
     # a pool of ``api_threads``; each holds at most one database connection, and only while it
@@ -68,10 +69,10 @@ class Settings(BaseSettings):
     # Postgres backend each) all the time. Connections are opened only as they are first needed.
     database_pool_size: int = Field(default=15, ge=1)
     database_max_overflow: int = Field(default=0, ge=0)
-    database_pool_timeout_seconds: float = Field(default=10.0, gt=0)
+    database_pool_timeout_seconds: float = Field(default=10.0, gt=0, allow_inf_nan=False)
     # How long a verified API key is trusted without asking the database again: a revoked key
     # keeps working this long at most (0: every request asks the database).
-    api_key_cache_seconds: float = Field(default=5.0, ge=0)
+    api_key_cache_seconds: float = Field(default=5.0, ge=0, allow_inf_nan=False)
     api_key_cache_size: int = Field(default=10_000, ge=0)
     # SIGTERM: requests in flight get this long to finish, then the server stops regardless.
     shutdown_timeout_seconds: int = Field(default=10, ge=0)
@@ -80,17 +81,18 @@ class Settings(BaseSettings):
 
     # Workers (see worker/). A job's lease is renewed every heartbeat; a job whose lease has
     # expired (its worker died) is re-queued by the reconciler, up to the job's max_attempts.
-    lease_seconds: float = 60.0
-    heartbeat_seconds: float = 10.0
-    reconcile_seconds: float = 60.0  # how often Celery beat runs the reconciler
+    lease_seconds: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    heartbeat_seconds: float = Field(default=10.0, gt=0, allow_inf_nan=False)
+    # How often each worker runs the reconciler (worker.reconcile.PeriodicReconciler).
+    reconcile_seconds: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     # A queued job with no message in the broker for this long gets a new one.
-    requeue_after_seconds: float = 60.0
+    requeue_after_seconds: float = Field(default=60.0, ge=0, allow_inf_nan=False)
     # Redelivery of an unacknowledged message (a worker that vanished) after this long: longer
     # than the longest job, since the reconciler, not the broker, recovers lost jobs.
-    visibility_timeout_seconds: float = 7 * 24 * 3600.0
+    visibility_timeout_seconds: float = Field(default=7 * 24 * 3600.0, gt=0, allow_inf_nan=False)
     # Lambdas per grid shard: the unit of resume and of sharing a grid between workers. Fixed
     # per job at its first claim, so every worker splits the grid the same way.
-    grid_shard_size: int = 8
+    grid_shard_size: int = Field(default=8, ge=1)
     # The same for jobs that ask for CUDA: a GPU trains a whole grid (all its folds, too) as one
     # stack faster than it trains shards in turn, and a second GPU worker to share with is rare,
     # so by default such a grid is never split (1,024 is past metro's MAX_N_LAMBDAS, 1,001; a
@@ -108,10 +110,10 @@ class Settings(BaseSettings):
     # operator's TORCHINDUCTOR_CACHE_DIR or TRITON_CACHE_DIR wins over it.
     compile_cache_dir: Path | None = _VAR_DIR / "compile-cache"
     # Minimum seconds between two saved trainer checkpoints of one fit (0 disables them).
-    checkpoint_seconds: float = 60.0
+    checkpoint_seconds: float = Field(default=60.0, ge=0, allow_inf_nan=False)
     # Minimum seconds between two writes of a running job's progress from its fits' optimizer
     # steps (0: every step). The progress moves within each fit, not only between fits.
-    progress_seconds: float = Field(default=0.5, ge=0)
+    progress_seconds: float = Field(default=0.5, ge=0, allow_inf_nan=False)
     # Prefix of queue names and broker keys, to share one Redis between deployments (or tests).
     queue_prefix: str = ""
     # What one dataset may hold, checked at upload and again when a worker loads it: rows,
@@ -136,7 +138,7 @@ class Settings(BaseSettings):
     # of one H100 for a cnn3 (docs/operations.md).
     max_job_spec_bytes: int = Field(default=64 * 1024, ge=1024)
     max_model_parameters: int = Field(default=50_000_000, ge=1)
-    max_job_work: float = Field(default=1e15, gt=0)
+    max_job_work: float = Field(default=1e15, gt=0, allow_inf_nan=False)
 
     # RFC 9457 "type" URIs are this base plus a short slug (validation, not-found, ...).
     problem_type_base: str = "https://metro.example/problems/"
@@ -154,6 +156,21 @@ class Settings(BaseSettings):
         """``METRO_COMPILE_CACHE_DIR=`` (empty) means none, not the current directory."""
         return None if isinstance(value, str) and not value.strip() else value
 
+    @model_validator(mode="after")
+    def _consistent(self) -> Settings:
+        if self.heartbeat_seconds >= self.lease_seconds:
+            raise ValueError(
+                f"METRO_HEARTBEAT_SECONDS ({self.heartbeat_seconds:g}) must be below "
+                f"METRO_LEASE_SECONDS ({self.lease_seconds:g}): a lease renewed less often than "
+                "it expires is lost by every worker"
+            )
+        if self.default_page_size > self.max_page_size:
+            raise ValueError(
+                f"METRO_DEFAULT_PAGE_SIZE ({self.default_page_size}) must be at most "
+                f"METRO_MAX_PAGE_SIZE ({self.max_page_size})"
+            )
+        return self
+
     @property
     def effective_broker_url(self) -> str:
         """``broker_url``, or the embedded default: kombu's SQLAlchemy transport on a SQLite
@@ -170,7 +187,33 @@ class Settings(BaseSettings):
         return f"sqla+sqlite:///{directory / 'broker.db'}"
 
 
+# METRO_* variables that are not settings of the service: the `metro` client's.
+CLIENT_VARIABLES = frozenset({"METRO_URL", "METRO_API_KEY"})
+
+
+class SettingsError(ValueError):
+    """A METRO_* variable the service cannot run with, named with what is wrong, in one line."""
+
+
+def unknown_variables(environ: dict[str, str] | None = None) -> list[str]:
+    """METRO_* variables of the environment that name no setting: a misspelt one
+    (METRO_DATABSE_URL) would otherwise leave its setting at the default without a word."""
+    known = {f"METRO_{name.upper()}" for name in Settings.model_fields} | CLIENT_VARIABLES
+    env = os.environ if environ is None else environ
+    return sorted(k for k in env if k.upper().startswith("METRO_") and k.upper() not in known)
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The settings of this process, read once from the environment."""
-    return Settings()
+    """The settings of this process, read once from the environment. A value it cannot use is
+    a :class:`SettingsError` naming the variable."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = ".".join(str(step) for step in error.get("loc", ()))
+            name = f"METRO_{field.upper()}" if field else "the settings"
+            message = str(error.get("msg", "")).removeprefix("Value error, ")
+            problems.append(f"{name}: {message}" if field else message)
+        raise SettingsError("; ".join(problems)) from None

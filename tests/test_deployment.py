@@ -464,3 +464,17 @@ def test_metro_demo_asks_f_beta_for_its_beta_and_names_the_metric_as_people_do()
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "F2 on" in done.stdout and "f_beta" not in done.stdout and "metro" in done.stdout
+
+
+def test_a_server_command_names_a_bad_or_misspelt_variable_in_one_line(tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METRO_")}
+    env.update(METRO_API_THREADS="0", METRO_DATABSE_URL="postgresql://typo")
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.main", "migrate"], capture_output=True, text=True,
+        timeout=120, cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        "warning: METRO_DATABSE_URL is not a setting of the service; ignored",
+        "error: METRO_API_THREADS: Input should be greater than or equal to 1",
+    ], done.stderr

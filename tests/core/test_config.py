@@ -27,3 +27,41 @@ def test_environment_overrides(monkeypatch):
     assert s.effective_broker_url == "redis://cache:6379/0"
     assert s.data_roots == [Path("/data/a"), Path("/data/b")]
     assert s.max_predict_rows == 7
+
+
+def test_a_value_the_service_cannot_use_is_refused_naming_its_variable(monkeypatch, tmp_path):
+    """31 of 33 nonsensical values were accepted (a negative model cache made every model load
+    raise KeyError; a heartbeat longer than the lease loses every job); a refused one was a
+    traceback naming the field, not the variable."""
+    import pytest
+
+    from core.config import SettingsError, get_settings
+
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout
+    cases = {
+        "METRO_MODEL_CACHE_SIZE": ("-1", "METRO_MODEL_CACHE_SIZE: Input should be greater"),
+        "METRO_MAX_UPLOAD_BYTES": ("0", "METRO_MAX_UPLOAD_BYTES: Input should be greater"),
+        "METRO_LEASE_SECONDS": ("nan", "METRO_LEASE_SECONDS: Input should be a finite number"),
+        "METRO_MAX_JOB_WORK": ("inf", "METRO_MAX_JOB_WORK: Input should be a finite number"),
+        "METRO_HEARTBEAT_SECONDS": ("120", "must be below METRO_LEASE_SECONDS (60)"),
+        "METRO_DEFAULT_PAGE_SIZE": ("500", "must be at most METRO_MAX_PAGE_SIZE (200)"),
+    }
+    for name, (value, words) in cases.items():
+        monkeypatch.setenv(name, value)
+        get_settings.cache_clear()
+        with pytest.raises(SettingsError) as caught:
+            get_settings()
+        assert words in str(caught.value), (name, str(caught.value))
+        monkeypatch.delenv(name)
+    get_settings.cache_clear()
+    assert get_settings().model_cache_size == 16
+    get_settings.cache_clear()
+
+
+def test_a_metro_variable_that_names_no_setting_is_found():
+    """METRO_DATABSE_URL left the database at its default without a word."""
+    from core.config import unknown_variables
+
+    env = {"METRO_DATABSE_URL": "x", "METRO_DATABASE_URL": "y", "METRO_URL": "u",
+           "METRO_API_KEY": "k", "PATH": "/bin"}  # fmt: skip
+    assert unknown_variables(env) == ["METRO_DATABSE_URL"]
