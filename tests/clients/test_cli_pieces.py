@@ -313,3 +313,28 @@ def test_a_bad_choice_in_a_job_file_names_its_field_and_the_choices_in_order(spe
     with pytest.raises(CliError) as caught:
         build_job(body)
     assert message in str(caught.value)
+
+
+def test_the_best_score_so_far_under_constraints_is_among_the_fits_that_meet_them():
+    """`metro watch` showed "best so far Precision 1.0000" for most of a run under a recall
+    floor, from a fit far under it."""
+    from types import SimpleNamespace
+
+    from metro_cli.progress import best_so_far_text
+
+    job = SimpleNamespace(spec={"constraints": [{"metric": "recall", "at_least": 0.8}],
+                                "search": {"cv": None}})  # fmt: skip
+
+    def step(score, recall):
+        return SimpleNamespace(validation_metric=score, constraint_values=[recall], fold=None)
+
+    steps = [step(1.0, 0.1), step(0.7, 0.85), step(0.75, 0.79)]
+    text = best_so_far_text(job, steps, "Precision", True)
+    assert text == "best so far Precision meeting the constraints 0.7000 (validation split)"
+    assert best_so_far_text(job, steps[:1], "Precision", True) == (
+        "best so far: no fit meets the constraints yet"
+    )
+    free = SimpleNamespace(spec={"search": {"cv": None}})
+    assert best_so_far_text(free, steps, "Precision", True) == (
+        "best so far Precision 1.0000 (validation split)"
+    )

@@ -45,6 +45,14 @@ def best_so_far_text(job: Any, steps: list[Any], name: str, greater_is_better: b
     scored = [s for s in steps if optional(s.validation_metric) is not None]
     if not scored:
         return None
+    bounds = _constraint_bounds(job)
+    if bounds:
+        # Under constraints the best score of a fit that breaks them is no candidate: a
+        # precision of 1.0 from a fit far under its recall floor was shown for most of a run.
+        scored = [s for s in scored if _meets(s, bounds)]
+        if not scored:
+            return "best so far: no fit meets the constraints yet"
+        name = f"{name} meeting the constraints"
     pick = max if greater_is_better else min
     best = pick(scored, key=lambda s: float(s.validation_metric))
     fold = optional(best.fold)
@@ -54,6 +62,26 @@ def best_so_far_text(job: Any, steps: list[Any], name: str, greater_is_better: b
         folds = folds_searched(job)
         where = f"fold {fold + 1} of {folds}, held-out" if folds else f"fold {fold + 1}, held-out"
     return f"best so far {name} {float(best.validation_metric):.4f} ({where})"
+
+
+def _constraint_bounds(job: Any) -> list[tuple[str, float]]:
+    """Each constraint of the job's spec as (sense, bound), in the spec's order."""
+    out = []
+    for c in spec_of(job).get("constraints") or []:
+        sense = "at_least" if c.get("at_least") is not None else "at_most"
+        out.append((sense, float(c[sense])))
+    return out
+
+
+def _meets(step: Any, bounds: list[tuple[str, float]]) -> bool:
+    """Whether a trace step's constraint values (estimates on its held-out rows) meet them."""
+    values = optional(getattr(step, "constraint_values", None)) or []
+    if len(values) != len(bounds):
+        return False
+    return all(
+        v is not None and (v >= b if sense == "at_least" else v <= b)
+        for v, (sense, b) in zip(values, bounds, strict=True)
+    )
 
 
 def averaged(job: Any) -> bool:
