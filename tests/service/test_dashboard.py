@@ -768,6 +768,8 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert "the dataset has no column 'y'" in dom.find(cls="notice-error").text
     assert "recorded no lambda steps" in dom.find(id="trace").text
     assert "The job failed" in dom.find(id="results").text
+    # Its model card says why there is none (it said "once the job has succeeded").
+    assert "The job failed: it delivered no model." in dom.find(id="model").text
 
     # A constrained job: its constraint wherever its metric is shown.
     constrained_url = f"{live_server}/dashboard/jobs/{constrained}#key={tenant.key}"
@@ -775,6 +777,12 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     html, dom = browser.dom(constrained_url)
     assert dom.find("body").attrs.get("data-ready") == "true"
     _assert_constrained_job_page(dom)
+    # The default cv, "auto", was shown as "auto-fold CV".
+    _, dom = browser.dom(f"{live_server}/dashboard/jobs/{ids['job']}#key={tenant.key}")
+    spec_text = " ".join(dom.find("section", aria_labelledby="spec-title").text.split())
+    shown = spec_text.split("Normalized spec")[0]
+    assert "auto-fold" not in shown and "CV (auto)" in shown, shown
+    assert "optimizer auto" in shown, shown
 
     # Without a key, the page asks for one and shows nothing else.
     _, dom = browser.dom(f"{live_server}/dashboard/jobs/{ids['job']}")

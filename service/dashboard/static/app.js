@@ -743,7 +743,13 @@
     if (model.kind === 'cnn3' && model.channels) modelText += ` (channels ${model.channels.join('/')})`;
     let searchText = search.strategy || '—';
     if (search.strategy === 'grid' && search.n_lambdas) searchText += `, ${search.n_lambdas} lambdas`;
-    if (search.cv) searchText += `, ${search.cv}-fold CV`;
+    // cv: a number of folds, "auto" (5 folds up to 20,000 rows, a holdout above: the choices
+    // say which it was) or null (a holdout). It read "auto-fold CV".
+    if (typeof search.cv === 'number') searchText += `, ${search.cv}-fold CV`;
+    else if (search.cv === 'auto') {
+      const folds = (job.choices || []).map((c) => c.n_folds).find((n) => n);
+      searchText += folds ? `, ${folds}-fold CV (auto)` : ', CV (auto)';
+    }
     fill(el,
       h('h2', { id: 'spec-title' }, 'Specification'),
       dl([
@@ -754,7 +760,7 @@
         ['Surrogate', [surrogate.name || 'logistic', extra(surrogate, ['name'])].filter(Boolean).join(': ')],
         ['Model', modelText],
         ['Search', searchText],
-        ['Training', [training.optimizer, training.device && `device ${training.device}`].filter(Boolean).join(', ') || '—'],
+        ['Training', [training.optimizer && `optimizer ${training.optimizer}`, training.device && `device ${training.device}`].filter(Boolean).join(', ') || '—'],
         ['Repeats', String(s.repeats || 1)],
         ['Baselines', (s.baselines || []).length ? s.baselines.map(methodLabel).join(', ') : 'none'],
       ]),
@@ -1425,9 +1431,11 @@
   function drawModel(el, model, job) {
     const children = [h('h2', { id: 'model-title' }, 'Model')];
     if (!model) {
+      const ended = { failed: 'The job failed: it delivered no model.',
+        cancelled: 'The job was cancelled: it delivered no model.' };
       children.push(h('p', { class: 'muted' }, job.state === 'succeeded'
         ? 'No model was registered for this job.'
-        : 'The trained model can be downloaded here once the job has succeeded.'));
+        : ended[job.state] || 'The trained model can be downloaded here once the job has succeeded.'));
       fill(el, ...children);
       return;
     }
