@@ -338,3 +338,30 @@ def test_the_best_score_so_far_under_constraints_is_among_the_fits_that_meet_the
     assert best_so_far_text(free, steps, "Precision", True) == (
         "best so far Precision 1.0000 (validation split)"
     )
+
+
+def test_listings_never_cut_an_id_short_in_a_narrow_terminal():
+    """In 80 columns `metro jobs` printed "aa497af1-17…" and `metro datasets` "dataset://…":
+    ids no command takes."""
+    import datetime
+    import uuid
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from metro_cli.listing import datasets_table, jobs_table
+
+    now = datetime.datetime.now(datetime.UTC)
+    job = SimpleNamespace(
+        id=uuid.uuid4(), state="succeeded", failure_reason=None, progress=1.0, best_lambda=-0.5,
+        dataset_uri=f"dataset://{uuid.uuid4()}", created_at=now,
+        spec={"metric_info": {"display_name": "F2", "greater_is_better": True}},
+    )  # fmt: skip
+    ds = SimpleNamespace(
+        uri=f"dataset://{uuid.uuid4()}", filename="churn.csv", n_rows=400, n_columns=5,
+        size_bytes=6007, label_column="churned", created_at=now,
+    )  # fmt: skip
+    for table, ident in ((jobs_table([job]), str(job.id)), (datasets_table([ds]), ds.uri)):
+        console = Console(width=80, record=True)
+        console.print(table)
+        assert ident in console.export_text()

@@ -69,10 +69,30 @@ def _show(items: list[Any], as_json: bool, table: Callable[[list[Any]], Table], 
     console.print(table(items))
 
 
+# An id or URI column is never cut short (rich shrank it to "aa497af1-17…" in 80 columns, which
+# no command takes): the other columns wrap instead.
+_UUID = 36
+_ID_WIDTHS = {"job": _UUID, "model": _UUID, "dataset": len("dataset://") + _UUID}
+
+
+def _add_columns(table: Table, columns: tuple[str, ...], numbers: tuple[str, ...]) -> None:
+    for i, column in enumerate(columns):
+        width = _ID_WIDTHS.get(column) if i == 0 else None
+        table.add_column(
+            column,
+            justify="right" if column in numbers else "left",
+            no_wrap=width is not None,
+            min_width=width,
+        )
+
+
 def jobs_table(items: list[Any]) -> Table:
     table = Table(box=None, pad_edge=False)
-    for column in ("job", "state", "progress", "metric", "trained λ", "dataset", "created"):
-        table.add_column(column, justify="right" if column in ("progress", "trained λ") else "left")
+    _add_columns(
+        table,
+        ("job", "state", "progress", "metric", "trained λ", "dataset", "created"),
+        ("progress", "trained λ"),
+    )
     for job in items:
         name, _ = metric_info(job)
         state = str(job.state)
@@ -87,10 +107,11 @@ def jobs_table(items: list[Any]) -> Table:
 
 def datasets_table(items: list[Any]) -> Table:
     table = Table(box=None, pad_edge=False)
-    for column in ("dataset", "file", "rows", "columns", "size", "label column", "created"):
-        table.add_column(
-            column, justify="right" if column in ("rows", "columns", "size") else "left"
-        )
+    _add_columns(
+        table,
+        ("dataset", "file", "rows", "columns", "size", "label column", "created"),
+        ("rows", "columns", "size"),
+    )
     for ds in items:
         table.add_row(
             ds.uri, ds.filename, fmt(optional(ds.n_rows), "d"), fmt(optional(ds.n_columns), "d"),
@@ -102,8 +123,7 @@ def datasets_table(items: list[Any]) -> Table:
 def models_table(items: list[Any]) -> Table:
     table = Table(box=None, pad_edge=False)
     numbers = ("trained λ", "tuned threshold")
-    for column in ("model", "job", "metric", *numbers, "formats", "created"):
-        table.add_column(column, justify="right" if column in numbers else "left")
+    _add_columns(table, ("model", "job", "metric", *numbers, "formats", "created"), numbers)
     for model in items:
         manifest = model.manifest.to_dict()
         metric = manifest.get("metric") or {}
