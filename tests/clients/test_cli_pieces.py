@@ -347,9 +347,8 @@ def test_listings_never_cut_an_id_short_in_a_narrow_terminal():
     import uuid
     from types import SimpleNamespace
 
-    from rich.console import Console
-
     from metro_cli.listing import datasets_table, jobs_table
+    from rich.console import Console
 
     now = datetime.datetime.now(datetime.UTC)
     job = SimpleNamespace(
