@@ -13,6 +13,8 @@ needs the parts of the stack it uses.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import sys
 from typing import Annotated, Any
@@ -121,8 +123,10 @@ def _exit_on_signal(signum: int, frame: Any) -> None:
 
 
 class _EmbeddedWorker:
-    """``metro worker --beat`` as a child process (same process group: a Ctrl-C reaches both),
-    restarted if it dies, stopped with the API."""
+    """``metro worker --beat`` as a child process in a process group of its own, restarted if
+    it dies, stopped with the API: asked first (SIGTERM: Celery's warm shutdown), then, past the
+    wait, its whole group killed. Killing the child alone left its beat and pool processes
+    running as orphans."""
 
     def __init__(self) -> None:
         import threading
@@ -138,7 +142,9 @@ class _EmbeddedWorker:
         import subprocess
 
         while not self._stopping.is_set():
-            self._child = subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--beat"])
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", "cli.main", "worker", "--beat"], start_new_session=True
+            )
             code = self._child.wait()
             if self._stopping.is_set():
                 return
@@ -152,10 +158,14 @@ class _EmbeddedWorker:
         child = self._child
         if child is not None and child.poll() is None:
             child.terminate()
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 child.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        if child is not None:
+            # Whatever is left of its group (its beat and pool processes), the child included.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=5)
         self._thread.join(timeout=5)
 
 
