@@ -777,6 +777,10 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     html, dom = browser.dom(constrained_url)
     assert dom.find("body").attrs.get("data-ready") == "true"
     _assert_constrained_job_page(dom)
+    # A shortened id (the list shows 8 characters) is a page that says so, not raw JSON.
+    _, dom = browser.dom(f"{live_server}/dashboard/jobs/{ids['job'][:8]}#key={tenant.key}")
+    assert "is not a job id: a job's id is its full UUID" in dom.find(cls="notice-error").text
+
     # The default cv, "auto", was shown as "auto-fold CV".
     _, dom = browser.dom(f"{live_server}/dashboard/jobs/{ids['job']}#key={tenant.key}")
     spec_text = " ".join(dom.find("section", aria_labelledby="spec-title").text.split())

@@ -574,8 +574,14 @@
 
   // ---------------------------------------------------------------- the job page
 
+  const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
   async function jobPage(jobId) {
     document.title = `Job ${jobId.slice(0, 8)} · METRO`;
+    if (!UUID_PATTERN.test(jobId)) {
+      // A shortened id (the list shows the first 8 characters) was a raw JSON error page.
+      throw new ApiError(404, `'${jobId}' is not a job id: a job's id is its full UUID, as the job list links it`);
+    }
     const head = h('div', { class: 'page-head' });
     const overview = h('section', { class: 'card', 'aria-labelledby': 'overview-title' });
     const spec = h('section', { class: 'card', 'aria-labelledby': 'spec-title' });
@@ -1495,7 +1501,7 @@
     }
     signOut.hidden = false;
     const path = location.pathname.slice(ROOT.length);
-    const match = /^\/dashboard\/jobs\/([0-9a-fA-F-]{36})\/?$/.exec(path);
+    const match = /^\/dashboard\/jobs\/([^/]+)\/?$/.exec(path);  // jobPage checks the id
     guard(() => (match ? jobPage(match[1].toLowerCase()) : listPage()));
   }
 
