@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from metro.costs import empirical_l_lambda
-from metro.metrics import MetricSpec
+from metro.metrics import MetricSpec, display_name
 from metro.search.config import SearchConfig
 from metro.trainer import DIVERGENCE_RULE
 
@@ -240,6 +240,7 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
     :data:`FEW_TRUE_POSITIVES` true positives, or a choice the safeguard replaced by a fallback
     that the held-out rows do not support either."""
     out: list[SearchWarning] = []
+    metric = display_name(spec.name)  # F1, F2: as the user names it
     lam = result.trained_lambda
     grid = result.grid
     if (
@@ -270,7 +271,7 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
                 SearchWarning(
                     WarningCode.PREDICTS_ONE_CLASS,
                     f"the chosen classifier predicts every one of {where} {label} "
-                    f"(TP {tp}, FP {fp}, FN {fn}, TN {tn}): its {spec.name} says little about "
+                    f"(TP {tp}, FP {fp}, FN {fn}, TN {tn}): its {metric} says little about "
                     "new data" + _met_by_flagging_nothing(result, counts),
                 )
             )
@@ -278,7 +279,7 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
             out.append(
                 SearchWarning(
                     WarningCode.FEW_TRUE_POSITIVES,
-                    f"the chosen classifier's {spec.name} on {where} rests on {tp} true "
+                    f"the chosen classifier's {metric} on {where} rests on {tp} true "
                     f"positive(s) (TP {tp}, FP {fp}, FN {fn}, TN {tn}): too few to trust; "
                     "more data, or more positives, would make the choice meaningful",
                 )
@@ -292,7 +293,7 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
                 "the held-out rows cannot support any choice: the search's choice rested on "
                 f"too few true positives or predicted too few positives, and so does the "
                 f"fallback delivered instead (plain ERM with a tuned threshold: TP {tp}, FP {fp}, "
-                f"FN {fn}, TN {tn}); its {spec.name} on new data is a guess: more data, or more "
+                f"FN {fn}, TN {tn}); its {metric} on new data is a guess: more data, or more "
                 "positives, are needed",
             )
         )

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from metro.costs import cost_tables
-from metro.metrics import MetricSpec
+from metro.metrics import MetricSpec, display_name
 from metro.search.base import (
     FEW_TRUE_POSITIVES,
     Candidate,
@@ -324,6 +324,7 @@ def warn_without_signal(
     if probability >= SIGNAL_LEVEL:
         return result
     everyone = "positive" if constant[0] else "negative"
+    metric = display_name(spec.name)  # F1, F2: as the user names it
     den = spec.denominator_cells  # (tp, fp, fn, tn)
     if not constant[0] and spec.zero_division != 0 and den[2] == 0 and den[3] == 0:
         # Flagging nothing is 0/0 for this metric, scored by the user's convention: with 1, the
@@ -332,7 +333,7 @@ def warn_without_signal(
             f"flagging no row divides 0 by 0, which zero_division {spec.zero_division:g} "
             f"scores {spec.zero_division:g}; as an objective that convention rewards flagging "
             "nothing, and zero_division 0 (scikit-learn's default) asks instead for the best "
-            f"{spec.name} among classifiers that flag rows"
+            f"{metric} among classifiers that flag rows"
         )
     else:
         why = (
@@ -344,7 +345,7 @@ def warn_without_signal(
         SearchWarning(
             WarningCode.NO_SIGNAL,
             f"the held-out rows cannot tell the chosen classifier from predicting every row "
-            f"{everyone}: a paired bootstrap finds its {spec.name} better with probability "
+            f"{everyone}: a paired bootstrap finds its {metric} better with probability "
             f"{probability:.3f}, below {SIGNAL_LEVEL:g}; {why}",
         ),
     ]
