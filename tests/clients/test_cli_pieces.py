@@ -364,3 +364,15 @@ def test_listings_never_cut_an_id_short_in_a_narrow_terminal():
         console = Console(width=80, record=True)
         console.print(table)
         assert ident in console.export_text()
+
+
+def test_metro_help_gives_each_command_its_summary_on_one_line():
+    """typer kept the docstrings' line breaks: "result ... each" / "repeat's choice ..."."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    rendered = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "250"})
+    assert rendered.exit_code == 0, rendered.output
+    line = next(row for row in rendered.output.splitlines() if "│ result " in row)
+    assert "each repeat's choice, and the delivered model's id" in line, line

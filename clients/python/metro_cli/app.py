@@ -10,8 +10,10 @@ box.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from importlib.metadata import EntryPoint
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -41,6 +43,14 @@ COMMANDS = (
 )
 
 
+def summary(command: Any) -> str | None:
+    """A command's line in `metro --help`: the first paragraph of its docstring on one line
+    (typer kept the docstring's line breaks, which cut the summaries mid-sentence)."""
+    doc = inspect.getdoc(command) or ""
+    first = doc.split("\n\n", 1)[0]
+    return " ".join(first.split()) or None
+
+
 def create_app(*, plugins: bool = True) -> typer.Typer:
     """The ``metro`` app: the commands that use a server and, with ``plugins``, those of the
     installed packages that add theirs."""
@@ -51,7 +61,9 @@ def create_app(*, plugins: bool = True) -> typer.Typer:
         pretty_exceptions_enable=False,
     )
     for command in COMMANDS:
-        app.command(command.__name__, rich_help_panel="Using a server")(command)
+        app.command(
+            command.__name__, rich_help_panel="Using a server", short_help=summary(command)
+        )(command)
     if plugins:
         load_plugins(app)
     return app
