@@ -57,7 +57,8 @@ def serve(
         typer.Option(
             "--worker/--no-worker",
             help="Also run a worker (with the reconciler's beat) beside the API. The default is "
-            "yes on the embedded defaults (no METRO_DATABASE_URL and no METRO_BROKER_URL).",
+            "yes without METRO_BROKER_URL (the embedded broker, which only a local worker can "
+            "share), no with it.",
         ),
     ] = None,
 ) -> None:
@@ -264,7 +265,8 @@ def list_keys(
 def revoke_key(
     key: Annotated[str, typer.Argument(help="The key, or its prefix as `list-keys` shows it.")],
 ) -> None:
-    """Revoke an API key: it is refused from the next request on."""
+    """Revoke an API key: refused by every API process within METRO_API_KEY_CACHE_SECONDS
+    (5 by default; 0: from the next request on)."""
     from service.admin import revoke_api_key
 
     with _admin_session() as session:
