@@ -1010,6 +1010,9 @@ def test_an_averaged_job_shows_each_class(
     # the confusion matrix and the methods table show the average, not a class
     matrix = dom.find("table", id="confusion-matrix")
     assert matrix.find("td", data_cell="tp").find(cls="cm-count").text == "30"
+    # Each class's one-vs-rest counts, summed: not as many "examples" (it said 3x the rows).
+    total = " ".join(dom.find(id="cm-total").text.split())
+    assert "one-vs-rest counts summed over 3 classes" in total and "examples" not in total, total
     metro_row = dom.find("table", id="methods-table").find("tr", data_method="metro")
     assert f"{(0.8 + 0.85 + 0.9) / 3:.4f}" in metro_row.text
     assert cells_of(metro_row)[-2] == "—"  # no single lambda for the job

@@ -1013,8 +1013,11 @@
     const finite = (v) => v !== null && v !== undefined && Number.isFinite(v);
     const metricOf = (s) => (s.validation_metric !== null ? s.validation_metric : s.train_metric);
     const anyValidation = steps.some((s) => s.validation_metric !== null);
+    // A fold's step is scored on that fold's held-out rows, whether or not a pooled curve came
+    // with the trace (a constrained job's has none): "validation" named the other split.
+    const folded = steps.some((s) => s.fold !== null && s.fold !== undefined);
     const panels = [
-      { kind: 'metric', height: 200, valueOf: metricOf, label: curves.length ? `held-out ${name}` : anyValidation ? `validation ${name}` : `train ${name}` },
+      { kind: 'metric', height: 200, valueOf: metricOf, label: curves.length || (folded && anyValidation) ? `held-out ${name}` : anyValidation ? `validation ${name}` : `train ${name}` },
       { kind: 'loss', height: 140, valueOf: (s) => s.surrogate_loss, label: 'surrogate loss' },
     ].concat(constraints.map((c, j) => ({
       kind: 'constraint', index: j, height: 120, valueOf: (s) => (s.constraint_values || [])[j],
@@ -1421,8 +1424,13 @@
               box('tp', 'TP', c.tp, true), box('fn', 'FN', c.fn, false)),
             h('tr', {}, h('th', { scope: 'row' }, 'Actual negative'),
               box('fp', 'FP', c.fp, false), box('tn', 'TN', c.tn, true)))),
-        h('p', { class: 'muted small' }, `${result.metric_display_name || result.metric} = ${fmtNum(run.value)}`,
-          run.lambda !== null ? ` at λ = ${fmtLambda(run.lambda)}` : '', ` · ${fmtCount(total)} examples`),
+        h('p', { class: 'muted small', id: 'cm-total' }, `${result.metric_display_name || result.metric} = ${fmtNum(run.value)}`,
+          run.lambda !== null ? ` at λ = ${fmtLambda(run.lambda)}` : '',
+          // An averaged job's counts are each class's one-vs-rest counts summed: a row is
+          // counted once per class. It read "90 examples" for a test split of 30 rows.
+          (result.classes || []).length
+            ? ` · one-vs-rest counts summed over ${result.classes.length} classes (${fmtCount(total / result.classes.length)} rows, each counted once per class)`
+            : ` · ${fmtCount(total)} examples`),
         run.constraint_values ? h('p', { class: 'muted small', id: 'cm-constraints' },
           resultConstraints(result).map((c, i) => `${c.display_name}: ${fmtNum(run.constraint_values[i])}`).join(' · '),
           ' · ', holdsEl(Boolean(run.constraints_hold))) : null);
