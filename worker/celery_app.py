@@ -86,6 +86,16 @@ def _reconcile_at_start(**_kwargs: object) -> None:
     _periodic.append(PeriodicReconciler().start())
 
 
+@signals.worker_shutting_down.connect
+def _stop_training(**_kwargs: object) -> None:
+    """A warm shutdown (SIGTERM): the job being trained goes back to the queue at its next
+    check, its attempt not counted (worker.lease.WorkerStopping), instead of holding the
+    process until it is killed and its lease expires."""
+    from worker.lease import SHUTTING_DOWN
+
+    SHUTTING_DOWN.set()
+
+
 @signals.worker_shutdown.connect
 def _stop_reconciling(**_kwargs: object) -> None:
     for reconciler in _periodic:

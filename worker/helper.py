@@ -26,7 +26,7 @@ from metro.trainer import TrainingCancelled
 from worker.context import WorkerContext, get_context
 from worker.datasets import load_job_dataset, load_job_multi_target
 from worker.fits import FitRunner, FittingSolver
-from worker.lease import Lease, LeaseLost
+from worker.lease import Lease, LeaseLost, WorkerStopping
 from worker.runner import SpecError, build_objects
 
 logger = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ def help_job(job_id: str, ctx: WorkerContext | None = None) -> str:
                     else np.asarray(row.multipliers, dtype=np.float64),
                 )  # fmt: skip
                 fitted += 1
-    except (TrainingCancelled, LeaseLost):
+    except (TrainingCancelled, LeaseLost, WorkerStopping):  # the shard's lease then lapses
         return f"stopped after {fitted} shard(s)"
     except (SpecError, ValueError, TypeError, OSError) as exc:
         logger.info("helping job %s stopped: %s", ident, exc)

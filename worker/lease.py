@@ -21,6 +21,17 @@ class LeaseLost(Exception):  # noqa: N818 - it is a condition, not an error of t
     """Another worker owns the job now (this one stalled past its lease), or it has ended."""
 
 
+class WorkerStopping(Exception):  # noqa: N818 - a condition, as LeaseLost
+    """This worker process is shutting down (SIGTERM: a deploy, a scale-down): the job goes
+    back to the queue, its attempt not counted, and resumes from its recorded fits."""
+
+
+# Set once when the worker starts its warm shutdown (worker.celery_app): every lease of this
+# process then stops its training at the next check. Each restart used to cost the job one of
+# its attempts (the lease expired, the reconciler counted it), so a long job failed after three.
+SHUTTING_DOWN = threading.Event()
+
+
 class Lease:
     """Renews the job lease (``holds_job``; helpers that only fit shards do not hold the job,
     they watch it) and the lease of the fit being trained (:meth:`hold_fit`)."""
@@ -52,11 +63,14 @@ class Lease:
             self._fit_key = key
 
     def check(self) -> None:
-        """Raise if the job must stop: LeaseLost, or TrainingCancelled for a cancel."""
+        """Raise if the job must stop: LeaseLost, TrainingCancelled for a cancel, or
+        WorkerStopping when this worker is shutting down."""
         if self.lost.is_set():
             raise LeaseLost(str(self.job_id))
         if self.cancelled.is_set():
             raise TrainingCancelled(str(self.job_id))
+        if SHUTTING_DOWN.is_set():
+            raise WorkerStopping(str(self.job_id))
 
     def beat(self) -> None:
         if self.holds_job:

@@ -62,7 +62,7 @@ from worker import artifacts
 from worker.context import WorkerContext, get_context
 from worker.datasets import load_job_dataset
 from worker.fits import FitLedger, FitStoreError
-from worker.lease import Lease, LeaseLost
+from worker.lease import Lease, LeaseLost, WorkerStopping
 from worker.results import (
     MODEL_NAMESPACE,
     check_manifest,
@@ -211,6 +211,8 @@ class JobRun:
             return JobState.CANCELLED.value
         except LeaseLost:
             return "lost"
+        except WorkerStopping:
+            return self._give_back()
         except (DataError, SpecError, FitStoreError) as exc:
             return self._fail(_message(exc))
         except torch.cuda.OutOfMemoryError:
@@ -270,6 +272,17 @@ class JobRun:
                 self.queue.enqueue(self.job.id, self.job.spec, countdown=_RETRY_COUNTDOWN_SECONDS)
         except Exception:
             # The lease expires and the reconciler re-queues the job.
+            logger.warning("job %s: could not give it back to the queue", self.job.id)
+        return "retry"
+
+    def _give_back(self) -> str:
+        """This worker is shutting down: the job goes back to the queue without counting this
+        attempt, and the next worker resumes it from its recorded fits."""
+        logger.info("job %s: this worker is shutting down; giving the job back", self.job.id)
+        try:
+            if store.release_job(self.ctx, self.job.id, self.token, refund_attempt=True):
+                self.queue.enqueue(self.job.id, self.job.spec)
+        except Exception:  # the lease expires and the reconciler re-queues it (counted)
             logger.warning("job %s: could not give it back to the queue", self.job.id)
         return "retry"
 

@@ -494,3 +494,24 @@ def test_each_attempt_saves_its_own_model_and_one_a_cancel_beat_removes_it(
     assert cluster.models(beaten) == []
     left = [p for p in (root / f"jobs/{beaten}").rglob("*") if p.is_file()]
     assert left == []  # neither its model nor its fits
+
+
+def test_a_worker_shutting_down_gives_its_job_back_without_counting_the_attempt(make_cluster):
+    """SIGTERM (a deploy, a scale-down) left the job holding its lease until the process was
+    killed; the reconciler then re-queued it as a new attempt, so a long job failed after three
+    restarts. At the next check the job goes back to the queue, its attempt refunded."""
+    from worker.lease import SHUTTING_DOWN
+    from worker.runner import run_job
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    job_id = cluster.submit({**SMALL_JOB, "search": {"n_lambdas": 3, "cv": None}})
+    SHUTTING_DOWN.set()  # what the worker's warm shutdown sets (worker.celery_app)
+    try:
+        assert run_job(job_id, ctx) == "retry"
+    finally:
+        SHUTTING_DOWN.clear()
+    job = cluster.job(job_id)
+    assert (job["state"], job["attempts"]) == ("queued", 0), job
+    assert run_job(job_id, ctx) == "succeeded"
+    assert cluster.job(job_id)["attempts"] == 1

@@ -49,6 +49,29 @@ def test_kill_9_mid_search_then_a_new_worker_finishes_it(make_cluster):
     _assert_same_as_one_run_alone(cluster, BISECTION_JOB, job_id)
 
 
+def test_sigterm_mid_search_gives_the_job_back_and_the_next_worker_resumes_it(make_cluster):
+    """A deploy stops a worker with SIGTERM: Celery's warm shutdown waited for the job (until
+    the process was killed), and the reconciler then re-queued it as a new attempt. The job now
+    goes back to the queue at once, its attempt not counted."""
+    import signal
+
+    cluster = make_cluster(checkpoint_seconds=0.05)
+    first = cluster.start_worker("first", beat=True)
+    job_id = cluster.submit(BISECTION_JOB)
+    wait_until(lambda: len(cluster.steps(job_id)) >= 3, 90, "three lambda steps", 0.02)
+    first.proc.send_signal(signal.SIGTERM)  # the worker process itself, as a process manager
+    first.proc.wait(timeout=60)
+    job = cluster.job(job_id)
+    assert (job["state"], job["attempts"]) == ("queued", 0), job
+    assert "giving the job back" in first.log()
+
+    cluster.start_worker("second", beat=True)
+    job = cluster.wait_state(job_id, timeout=120)
+    assert job["state"] == "succeeded" and job["attempts"] == 1, job
+    steps = cluster.steps(job_id)
+    assert [s[1] for s in steps] == list(range(len(steps)))  # none missing, none twice
+
+
 def _fits_reused(worker: WorkerProcess, job_id: str) -> int:
     """The fits ``worker``'s attempt at ``job_id`` loaded instead of training (its log's
     "job <id>: N fits trained, M reused ...")."""
