@@ -260,6 +260,11 @@ class RepeatChoice(BaseModel):
         description="Under constraints: whether every constraint held there (false: none of "
         "the fits met them, and the one closest was kept); null without",
     )
+    mu: float | None = Field(
+        default=None,
+        description="Under constraints: the Lagrange multiplier (one of search.multipliers) the "
+        "delivered model was trained with, beside trained_lambda; null without constraints",
+    )
     constraint_reach: list[float | None] | None = Field(
         default=None,
         description="Under constraints: each constraint's tightest bound (in the spec's order) "
@@ -369,6 +374,11 @@ class ModelManifest(BaseModel):
     constraints: list[dict[str, Any]] | None = None
     constraints_hold: dict[str, bool | None] | None = None
     constraints_satisfied: bool | None = None
+    mu: float | None = Field(
+        default=None,
+        description="Under constraints: the Lagrange multiplier the model was trained with, "
+        "beside trained_lambda",
+    )
     # A model of several classes (an averaged job, metro.multiclass).
     average: Average | None = Field(
         default=None, description="How the per-class metric is averaged (null: binary)"

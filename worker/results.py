@@ -70,6 +70,8 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> Repeat
             if search.constraint_values
             else None,
             "constraints_satisfied": search.constraints_satisfied,
+            # The multiplier of the (lambda, mu) chosen, which the trace's series are keyed by.
+            "mu": finite_or_none((search.final or search.best).mu) if search.constraints else None,
             "constraint_reach": [finite_or_none(v) for v in search.constraint_reach]
             if search.constraint_reach
             else None,

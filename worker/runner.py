@@ -567,6 +567,7 @@ def constrained_manifest(
         ],
         "constraints_hold": {split: s.constraints_hold for split, s in runs.items()},
         "constraints_satisfied": choice.constraints_satisfied,
+        "mu": choice.mu,  # the multiplier trained_lambda was trained with
     }
 
 

@@ -448,7 +448,7 @@ def _seed_constrained(app: Any, tenant: TenantCtx) -> str:
     choice = {
         **_choice(0, CHOSEN, "minimal", 0.82, [warning]),
         "selection_split": "validation", "n_folds": None, "constraint_values": [0.89],
-        "constraints_satisfied": False, "constraint_reach": [0.8612],
+        "constraints_satisfied": False, "constraint_reach": [0.8612], "mu": MUS[1],
     }  # fmt: skip
     with app.state.sessionmaker() as session:
         job, _ = submit_job(
@@ -524,6 +524,9 @@ def _assert_constrained_job_page(dom: Node) -> None:
         [_recall_at(lam, mu) for mu in MUS for lam in LAMBDAS] + [_recall_at(CHOSEN, MUS[1])]
     )
     assert float(plot.find("line", cls="constraint-bound").attrs["data-bound"]) == RECALL_BOUND
+    # Only the delivered (lambda, mu)'s points are ringed: every multiplier's were at that lambda.
+    chosen_points = plot.find_all("circle", cls="pt-metric", data_chosen="true")
+    assert chosen_points and {float(p.attrs["data-mu"]) for p in chosen_points} == {MUS[1]}
     # lambda per mu: one line per multiplier in each of the three panels, never one through both
     lines = plot.find_all("path", cls="series-line")
     assert Counter((p.attrs["data-mu"], p.attrs["data-panel"]) for p in lines) == {

@@ -392,6 +392,9 @@ def test_a_constrained_job_reports_what_its_model_does_under_the_constraint(pair
     trace = pair.trace(job_id)
     assert [s["mu"] for s in trace[:8]] == [0.0] * 4 + [4.0] * 4
     assert trace[8]["lambda"] == choice["trained_lambda"] and trace[8]["mu"] in (0.0, 4.0)
+    # The choice says which multiplier it delivered (the trace's series are keyed by it): the
+    # refit's, which was not recorded anywhere.
+    assert choice["mu"] == trace[8]["mu"]
     assert all(0.0 <= s["constraint_values"][0] <= 1.0 for s in trace)
 
     # The fits: the multipliers are part of each, one row per lambda, the shards shared.
@@ -456,6 +459,7 @@ def test_a_constrained_job_reports_what_its_model_does_under_the_constraint(pair
     assert manifest["constraints"][0]["selection_value"] == choice["constraint_values"][0]
     assert manifest["constraints"][0]["reach"] == choice["constraint_reach"][0]
     assert manifest["constraints_satisfied"] is True
+    assert manifest["mu"] == choice["mu"]
 
 
 def test_each_attempt_saves_its_own_model_and_one_a_cancel_beat_removes_it(

@@ -875,7 +875,11 @@
         color: (constrained ? CHOSEN_COLOR : colorOf({ repeat: c.repeat })) || CHOSEN_COLOR,
       }));
     const many = (job.choices || []).length > 1;
-    children.push(tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves, marked));
+    // Under constraints the delivered fit is one (lambda, mu): only its series is ringed (every
+    // multiplier's fit at that lambda was).
+    const first = binaryChoices.find((c) => c.repeat === 0);
+    const chosenMu = first && first.mu !== null && first.mu !== undefined ? first.mu : null;
+    children.push(tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves, marked, chosenMu));
 
     const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' });
     if (repeats.length > 1 || shifts.length > 1 || constrained) {
@@ -1005,7 +1009,7 @@
   // constraints each constraint's value with its bound; one point per trace step, lines joining
   // the steps of one series (repeat, fold, shift, multiplier), and the chosen lambda as a
   // dashed vertical line across all of them.
-  function tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves = [], marked = []) {
+  function tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves = [], marked = [], chosenMu = null) {
     const W = 800;
     const M = { left: 70, right: 24, top: 30, bottom: 46 };
     const GAP = 30;
@@ -1174,7 +1178,7 @@
       const color = colorOf(s);
       const mu = s.mu === null || s.mu === undefined ? null : s.mu;
       const where = `repeat ${s.repeat}, step ${s.step}${s.fold !== null ? `, fold ${s.fold}` : ''}${s.shift ? `, shift ${s.shift}` : ''}${mu !== null ? `, μ ${fmtLambda(mu)}` : ''}`;
-      const isChosen = hasChosen && sameLambda(s.lambda, chosen);
+      const isChosen = hasChosen && sameLambda(s.lambda, chosen) && (chosenMu === null || mu === chosenMu);
       const fold = s.fold !== null && curves.length > 0 ? ' is-fold' : '';  // background, as its line
       const common = {
         'data-lambda': s.lambda, 'data-repeat': s.repeat, 'data-step': s.step,

@@ -77,6 +77,8 @@ class ModelManifest:
     constraints: list[ManifestConstraint] | None | Unset = UNSET
     constraints_hold: ManifestConstraintsHold | None | Unset = UNSET
     constraints_satisfied: bool | None | Unset = UNSET
+    mu: float | None | Unset = UNSET
+    """ Under constraints: the Lagrange multiplier the model was trained with, beside trained_lambda """
     average: Average | None | Unset = UNSET
     """ How the per-class metric is averaged (null: binary) """
     classes: list[bool | float | int | str] | None | Unset = UNSET
@@ -299,6 +301,12 @@ class ModelManifest:
         else:
             constraints_satisfied = self.constraints_satisfied
 
+        mu: float | None | Unset
+        if isinstance(self.mu, Unset):
+            mu = UNSET
+        else:
+            mu = self.mu
+
         average: None | str | Unset
         if isinstance(self.average, Unset):
             average = UNSET
@@ -430,6 +438,8 @@ class ModelManifest:
             field_dict["constraints_hold"] = constraints_hold
         if constraints_satisfied is not UNSET:
             field_dict["constraints_satisfied"] = constraints_satisfied
+        if mu is not UNSET:
+            field_dict["mu"] = mu
         if average is not UNSET:
             field_dict["average"] = average
         if classes is not UNSET:
@@ -813,6 +823,15 @@ class ModelManifest:
 
         constraints_satisfied = _parse_constraints_satisfied(d.pop("constraints_satisfied", UNSET))
 
+        def _parse_mu(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        mu = _parse_mu(d.pop("mu", UNSET))
+
         def _parse_average(data: object) -> Average | None | Unset:
             if data is None:
                 return data
@@ -996,6 +1015,7 @@ class ModelManifest:
             constraints=constraints,
             constraints_hold=constraints_hold,
             constraints_satisfied=constraints_satisfied,
+            mu=mu,
             average=average,
             classes=classes,
             decision=decision,

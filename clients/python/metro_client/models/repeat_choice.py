@@ -56,6 +56,9 @@ class RepeatChoice:
     constraints_satisfied: bool | None | Unset = UNSET
     """ Under constraints: whether every constraint held there (false: none of the fits met them, and the one
     closest was kept); null without """
+    mu: float | None | Unset = UNSET
+    """ Under constraints: the Lagrange multiplier (one of search.multipliers) the delivered model was trained with,
+    beside trained_lambda; null without constraints """
     constraint_reach: list[float | None] | None | Unset = UNSET
     """ Under constraints: each constraint's tightest bound (in the spec's order) that some fit of the grid flagging
     rows met on selection_split while meeting the other constraints' bounds (where there are several), at the
@@ -144,6 +147,12 @@ class RepeatChoice:
         else:
             constraints_satisfied = self.constraints_satisfied
 
+        mu: float | None | Unset
+        if isinstance(self.mu, Unset):
+            mu = UNSET
+        else:
+            mu = self.mu
+
         constraint_reach: list[float | None] | None | Unset
         if isinstance(self.constraint_reach, Unset):
             constraint_reach = UNSET
@@ -205,6 +214,8 @@ class RepeatChoice:
             field_dict["constraint_values"] = constraint_values
         if constraints_satisfied is not UNSET:
             field_dict["constraints_satisfied"] = constraints_satisfied
+        if mu is not UNSET:
+            field_dict["mu"] = mu
         if constraint_reach is not UNSET:
             field_dict["constraint_reach"] = constraint_reach
         if selection_curve is not UNSET:
@@ -351,6 +362,15 @@ class RepeatChoice:
 
         constraints_satisfied = _parse_constraints_satisfied(d.pop("constraints_satisfied", UNSET))
 
+        def _parse_mu(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        mu = _parse_mu(d.pop("mu", UNSET))
+
         def _parse_constraint_reach(data: object) -> list[float | None] | None | Unset:
             if data is None:
                 return data
@@ -436,6 +456,7 @@ class RepeatChoice:
             fallback=fallback,
             constraint_values=constraint_values,
             constraints_satisfied=constraints_satisfied,
+            mu=mu,
             constraint_reach=constraint_reach,
             selection_curve=selection_curve,
             label=label,
