@@ -478,3 +478,21 @@ def test_a_server_command_names_a_bad_or_misspelt_variable_in_one_line(tmp_path)
         "warning: METRO_DATABSE_URL is not a setting of the service; ignored",
         "error: METRO_API_THREADS: Input should be greater than or equal to 1",
     ], done.stderr
+
+
+def test_compose_keeps_tenants_data_apart_and_workers_compiled_kernels(
+    services: dict[str, Any],
+) -> None:
+    """METRO_DATA_ROOTS without {tenant} let every tenant read all of ./data; the GPU worker's
+    compile cache was not on a volume (the docs say to keep it); the API had Docker's default
+    10 s to stop, its own shutdown timeout."""
+    from core.config import Settings
+
+    for name in APP_SERVICES:
+        env = environment(services[name])
+        assert all("{tenant}" in root for root in env["METRO_DATA_ROOTS"].split(",")), name
+    gpu = services["worker-gpu"]
+    cache = environment(gpu)["METRO_COMPILE_CACHE_DIR"]
+    assert cache in volume_mounts(gpu) and not volume_mounts(gpu)[cache].startswith("/")
+    grace = str(services["api"]["stop_grace_period"])
+    assert grace.endswith("s") and int(grace[:-1]) > Settings().shutdown_timeout_seconds
