@@ -14,7 +14,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.config import Settings
-from service.api.problems import documented_methods
+from service.api.problems import documented_methods, documented_template
 from service.observability import Metrics
 
 # Multipart framing (boundaries, part headers, form fields) around an uploaded file.
@@ -240,7 +240,10 @@ class MetricsMiddleware:
             await self.app(scope, receive, capture)
         finally:
             route: Any = scope.get("route")
-            template = getattr(route, "path", None) or "<unmatched>"
+            template = getattr(route, "path", None)
+            if template is None and "app" in scope:  # answered before routing: a 401, say
+                template = documented_template(scope["app"], scope.get("path", ""))
+            template = template or "<unmatched>"
             self.metrics.observe_request(
                 scope["method"], template, status["code"], time.perf_counter() - start
             )

@@ -93,20 +93,39 @@ def _route_name(request: Request) -> str | None:
     return getattr(route, "name", None)
 
 
+def _documented_routes(app: Any) -> list[tuple[Any, set[str], str]]:
+    """(the path's regex, its methods, its template) for every path of the OpenAPI document,
+    compiled once per app: the middleware asks on every request."""
+    routes = getattr(app.state, "documented_routes", None)
+    if routes is None:
+        routes = app.state.documented_routes = [
+            (
+                compile_path(template)[0],
+                {name.upper() for name in ops if name != "parameters"},
+                template,
+            )
+            for template, ops in app.openapi().get("paths", {}).items()
+        ]
+    return routes
+
+
+def documented_template(app: Any, path: str) -> str | None:
+    """The route template (``/v1/jobs/{job_id}``) of a path the document declares, or None: for
+    a request answered before routing (a 401), which has no route of its own."""
+    for regex, _, template in _documented_routes(app):
+        if regex.match(path):
+            return str(template)
+    return None
+
+
 def documented_methods(app: Any, path: str) -> set[str]:
     """The methods the OpenAPI document declares for ``path`` (a concrete path, ids filled in).
 
     Read from the document rather than the router, whose included routers are private
     structures of FastAPI; every API route is in it (only the dashboard's pages are not).
     """
-    routes = getattr(app.state, "documented_routes", None)
-    if routes is None:  # compiled once per app: the middleware asks on every request
-        routes = app.state.documented_routes = [
-            (compile_path(template)[0], {name.upper() for name in ops if name != "parameters"})
-            for template, ops in app.openapi().get("paths", {}).items()
-        ]
     methods: set[str] = set()
-    for regex, declared in routes:
+    for regex, declared, _ in _documented_routes(app):
         if regex.match(path):
             methods |= declared
     if "GET" in methods:

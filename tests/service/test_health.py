@@ -137,3 +137,16 @@ def test_no_free_connection_in_time_is_a_503(settings, tenant):
         with app.state.engine.connect():  # the pool's only connection, held elsewhere
             _assert_unavailable(c.get("/v1/jobs", headers=tenant.headers))
         assert c.get("/v1/jobs", headers=tenant.headers).status_code == 200
+
+
+def test_a_request_refused_before_routing_is_counted_under_its_route(client):
+    """A 401 is answered before the router runs, so it was counted as route="<unmatched>":
+    an attack on /v1/datasets did not show on that route's series."""
+    assert client.get(f"/v1/datasets/{'1' * 8}-0000-0000-0000-{'0' * 12}").status_code == 401
+    assert client.get("/no/such/path").status_code in (401, 404)
+    text = client.get("/metrics").text
+    counted = [line for line in text.splitlines() if line.startswith("metro_http_requests_total{")]
+    assert any('route="/v1/datasets/{dataset_id}"' in c and 'status="401"' in c for c in counted), (
+        counted
+    )
+    assert "11111111-0000" not in text
