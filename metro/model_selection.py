@@ -71,15 +71,16 @@ def _allocate_positives(sizes: list[int], n_pos: int, minimum: int, names: list[
                 f"(calling split_indices: {fix} or a smaller min_positives_per_split)"
             )
     plural = "" if minimum == 1 else "s"
-    if n_pos < minimum * len(nonempty):
+    needed = minimum * len(nonempty)
+    if n_pos < needed:
         raise DataError(
             f"too few positives ({n_pos}) for a {label} split with at least {minimum} "
-            f"positive{plural} in each split"
+            f"positive{plural} in each split: the data needs at least {needed} positive rows"
         )
-    if n - n_pos < minimum * len(nonempty):
+    if n - n_pos < needed:
         raise DataError(
             f"too few negatives ({n - n_pos}) for a {label} split with at least {minimum} "
-            f"negative{plural} in each split"
+            f"negative{plural} in each split: the data needs at least {needed} negative rows"
         )
     quotas = [s * n_pos / n for s in sizes]
     counts = [math.floor(q) for q in quotas]

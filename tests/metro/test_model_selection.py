@@ -84,7 +84,7 @@ def test_split_too_few_positives():
         DataError,
         match=re.escape(
             "too few positives (2) for a train/validation/test split "
-            "with at least 1 positive in each split"
+            "with at least 1 positive in each split: the data needs at least 3 positive rows"
         ),
     ):
         split_indices(_labels(2, 98), random_state=0)
@@ -92,7 +92,7 @@ def test_split_too_few_positives():
         DataError,
         match=re.escape(
             "too few positives (3) for a train/validation split "
-            "with at least 2 positives in each split"
+            "with at least 2 positives in each split: the data needs at least 4 positive rows"
         ),
     ):
         split_indices(_labels(3, 97), test_fraction=0, min_positives_per_split=2, random_state=0)
