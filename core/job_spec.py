@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -467,19 +467,28 @@ def _without_defaults(
     return {key: value for key, value in params.items() if not default(key, value)}
 
 
+def _defaults_of(options: Callable[[str], Mapping[str, tuple[Any, Any]]], name: str) -> Any:
+    """Each parameter's default of the preset or surrogate ``name`` (``options``: the library's
+    :func:`~metro.metrics.preset_options` or :func:`~metro.surrogates.surrogate_options`), or
+    None for a name this version does not know (its section is then kept as given)."""
+    try:
+        return {key: default for key, (_, default) in options(name).items()}
+    except ValueError:
+        return None
+
+
 def canonical_metric(metric: Mapping[str, Any]) -> dict[str, Any]:
     """A metric section as stored: a preset by its canonical name (an alias read as its
-    preset), without the parameters it gives at their defaults, so that spelling out a default
-    or an alias makes the same job (and the same idempotency hash)."""
+    preset, in lower case), without the parameters it gives at their defaults, so that spelling
+    out a default or an alias makes the same job (and the same idempotency hash)."""
     from metro.metrics import canonical_preset, preset_options
 
     out = dict(metric)
     if not isinstance(out.get("preset"), str):
         return out
     name = canonical_preset(out.pop("preset"))
-    try:
-        defaults = {key: default for key, (_, default) in preset_options(name).items()}
-    except ValueError:  # not a preset this version knows: as given
+    defaults = _defaults_of(preset_options, name)
+    if defaults is None:
         return {"preset": name, **out}
     kept = {"average"} & set(out)
     params = _without_defaults(name, {k: v for k, v in out.items() if k not in kept}, defaults)
@@ -492,11 +501,8 @@ def canonical_surrogate(surrogate: Mapping[str, Any]) -> dict[str, Any]:
 
     out = dict(surrogate)
     name = out.pop("name", None)
-    if not isinstance(name, str):
-        return dict(surrogate)
-    try:
-        defaults = {key: default for key, (_, default) in surrogate_options(name).items()}
-    except ValueError:
+    defaults = _defaults_of(surrogate_options, name) if isinstance(name, str) else None
+    if defaults is None:
         return dict(surrogate)
     return {"name": name, **_without_defaults(name, out, defaults)}
 
@@ -510,11 +516,9 @@ def canonical_constraint(constraint: Mapping[str, Any]) -> dict[str, Any]:
         return out
     name = canonical_preset(out["metric"])
     out["metric"] = name
-    try:
-        defaults = {key: default for key, (_, default) in preset_options(name).items()}
-    except ValueError:
-        return out
-    out["params"] = _without_defaults(name, out.get("params") or {}, defaults)
+    defaults = _defaults_of(preset_options, name)
+    if defaults is not None:
+        out["params"] = _without_defaults(name, out.get("params") or {}, defaults)
     return out
 
 

@@ -34,6 +34,7 @@ from metro.options import option
 __all__ = [
     "DEFAULT_CONFIDENCE",
     "SENSES",
+    "SLACK_TOL",
     "Constraint",
     "asks_confidence",
     "constraint_metric",
@@ -48,8 +49,8 @@ SENSES: tuple[str, ...] = ("at_least", "at_most")
 # fold's size): the smallest margin measured to make the delivered floor hold on new data at
 # least as often as threshold tuning's (bench/constrained_selection.py, docs/quality.md).
 DEFAULT_CONFIDENCE = 0.55
-# A constraint holds when its slack is at least -_SLACK_TOL (round-off of count ratios).
-_SLACK_TOL = 1e-12
+# A constraint holds when its slack is at least -SLACK_TOL (round-off of count ratios).
+SLACK_TOL = 1e-12
 # Below this many expected trials in a new sample, the chance that a proportion's bound holds
 # there is computed exactly (Constraint.log_certainties), not by the normal approximation, which
 # takes a precision judged on two predicted positives for a coin toss.
@@ -122,8 +123,8 @@ class Constraint:
         if not self.is_proportion:
             return False
         if self.sense == "at_least":
-            return self.bound >= 1.0 - _SLACK_TOL
-        return self.bound <= _SLACK_TOL
+            return self.bound >= 1.0 - SLACK_TOL
+        return self.bound <= SLACK_TOL
 
     @property
     def score_range(self) -> tuple[float, float]:
@@ -295,7 +296,7 @@ class Constraint:
         value = np.where(zero, self.metric.zero_division, num / safe)
         sign = 1.0 if self.sense == "at_least" else -1.0
         if n is None:
-            return np.where(sign * (value - self.bound) >= -_SLACK_TOL, 0.0, -np.inf)
+            return np.where(sign * (value - self.bound) >= -SLACK_TOL, 0.0, -np.inf)
         rows = max(int(n), 0)
         if new_fraction is None and self.is_proportion:
             k, m = np.rint(num * rows), np.rint(den * rows)
@@ -391,7 +392,7 @@ class Constraint:
             return np.log(np.clip(total, 0.0, 1.0))
 
     def holds(self, cells: np.ndarray) -> bool:
-        return self.slack(cells) >= -_SLACK_TOL
+        return self.slack(cells) >= -SLACK_TOL
 
     def to_dict(self) -> dict[str, Any]:
         out = {"metric": self.metric.to_dict(), self.sense: self.bound}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metro.constraints import Constraint, asks_confidence, joint_log_certainties
+from metro.constraints import SLACK_TOL, Constraint, asks_confidence, joint_log_certainties
 from metro.metrics import MetricSpec
 
 __all__ = [
@@ -18,9 +18,6 @@ __all__ = [
     "losses_at_all_thresholds",
     "reach",
 ]
-
-# A constraint holds where its slack is at least this far below 0 (round-off of count ratios).
-_FEASIBLE_TOL = 1e-12
 
 
 def cells_at_all_thresholds(scores: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -148,7 +145,7 @@ def best_constrained_threshold(
     slacks = np.zeros((cells.shape[0], len(constraints)))
     for i, constraint in enumerate(constraints):
         slacks[:, i] = constraint.slacks(cells, n=n, new_fraction=new_fraction)
-    feasible = np.all(slacks >= -_FEASIBLE_TOL, axis=1)
+    feasible = np.all(slacks >= -SLACK_TOL, axis=1)
     shortfall = -np.minimum(slacks, 0.0).sum(axis=1)
     if feasible.any():
         candidates = np.flatnonzero(feasible)
@@ -184,7 +181,7 @@ def reach(slacks: np.ndarray, cells: np.ndarray) -> tuple[float, ...]:
     out = []
     for j in range(s.shape[1]):
         others = np.delete(s, j, axis=1)
-        rows = flags & np.all(others >= -_FEASIBLE_TOL, axis=1)
+        rows = flags & np.all(others >= -SLACK_TOL, axis=1)
         out.append(float(s[rows, j].max()) if rows.any() else -np.inf)
     return tuple(out)
 

@@ -210,7 +210,7 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
             "constraint_info": [constraint_name(c) for c in built],
         }
     return {
-        "metric": canonical_metric(_normalized_metric(metric_in)),
+        "metric": canonical_metric(metric_in),
         # What the metric resolved to, for display; workers rebuild it from "metric".
         "metric_info": {
             "name": metric.name,
@@ -340,13 +340,6 @@ def _normalized_constraint(given: ConstraintIn) -> dict[str, Any]:
         out["metric"] = metric
     out.update(fields)
     out.setdefault("confidence", None)
-    return out
-
-
-def _normalized_metric(given: dict[str, Any]) -> dict[str, Any]:
-    out = dict(given)
-    if "preset" in out:
-        out["preset"] = str(out["preset"]).lower()
     return out
 
 

@@ -267,22 +267,21 @@ class JobRun:
                 f"gave up after {self.job.attempts} attempts; the last one failed with "
                 f"{type(exc).__name__} (a database, network or storage error)"
             )
-        try:
-            if store.release_job(self.ctx, self.job.id, self.token):
-                self.queue.enqueue(self.job.id, self.job.spec, countdown=_RETRY_COUNTDOWN_SECONDS)
-        except Exception:
-            # The lease expires and the reconciler re-queues the job.
-            logger.warning("job %s: could not give it back to the queue", self.job.id)
-        return "retry"
+        return self._release(refund_attempt=False, countdown=_RETRY_COUNTDOWN_SECONDS)
 
     def _give_back(self) -> str:
         """This worker is shutting down: the job goes back to the queue without counting this
         attempt, and the next worker resumes it from its recorded fits."""
         logger.info("job %s: this worker is shutting down; giving the job back", self.job.id)
+        return self._release(refund_attempt=True, countdown=None)
+
+    def _release(self, *, refund_attempt: bool, countdown: float | None) -> str:
+        """Give the job back to the queue (its attempt refunded or not) with a new message; where
+        that fails, the lease expires and the reconciler re-queues the job (counted)."""
         try:
-            if store.release_job(self.ctx, self.job.id, self.token, refund_attempt=True):
-                self.queue.enqueue(self.job.id, self.job.spec)
-        except Exception:  # the lease expires and the reconciler re-queues it (counted)
+            if store.release_job(self.ctx, self.job.id, self.token, refund_attempt=refund_attempt):
+                self.queue.enqueue(self.job.id, self.job.spec, countdown=countdown)
+        except Exception:
             logger.warning("job %s: could not give it back to the queue", self.job.id)
         return "retry"
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from metro.constraints import (
     DEFAULT_CONFIDENCE,
+    SLACK_TOL,
     Constraint,
     asks_confidence,
     joint_log_certainties,
@@ -240,7 +241,7 @@ def judge_at_zero(
         threshold=0.0,
         loss=float(spec.loss_from_fractions(cells)),
         slacks=slacks,
-        feasible=all(s >= -1e-12 for s in slacks),
+        feasible=all(s >= -SLACK_TOL for s in slacks),
         log_certainty=certainty,
         by_certainty=by_certainty,
         reach=reach(np.asarray([slacks]), np.asarray(cells)),

@@ -135,24 +135,26 @@ class SpecFlag:
         except ValueError:
             kind = "an integer" if self.kind == "int" else "a number"
             raise typer.BadParameter(f"{given!r} is not {kind} or null") from None
-        low_fails = self.low is not None and (
-            number <= self.low if self.low_open else number < self.low
-        )
-        high_fails = self.high is not None and (
-            number >= self.high if self.high_open else number > self.high
-        )
-        if low_fails or high_fails:
+        if self._outside(number, inclusive_too=True):
             raise typer.BadParameter(f"{number:g} is not {self._open_bounds_text()}")
         return given
 
     def _check_open_bounds(self, given: Any) -> Any:
-        if given is None:
-            return given
-        low_fails = self.low_open and self.low is not None and given <= self.low
-        high_fails = self.high_open and self.high is not None and given >= self.high
-        if low_fails or high_fails:
+        if given is not None and self._outside(given, inclusive_too=False):
             raise typer.BadParameter(f"{given:g} is not {self._open_bounds_text()}")
         return given
+
+    def _outside(self, number: float, *, inclusive_too: bool) -> bool:
+        """Whether ``number`` breaks an exclusive bound, or with ``inclusive_too`` an inclusive
+        one as well (typer checks those itself, except for a nullable number's text)."""
+        low, high = self.low, self.high
+        low_fails = low is not None and (
+            number <= low if self.low_open else inclusive_too and number < low
+        )
+        high_fails = high is not None and (
+            number >= high if self.high_open else inclusive_too and number > high
+        )
+        return bool(low_fails or high_fails)
 
     def _help_text(self) -> str:
         """The description, the choices and the job field it sets."""
