@@ -67,9 +67,11 @@ def serve(
     import uvicorn
 
     from core.db.migrate import upgrade
+    from core.logs import configure_logging
     from service.api.middleware import parser_header_cap
 
     settings = _settings()
+    configure_logging(level=settings.log_level, log_format=settings.log_format)
     if worker is None:  # embedded: the local SQLite broker, which only a local worker can share
         worker = not settings.broker_url
     if migrate:
@@ -91,7 +93,9 @@ def serve(
             "service.main:app",
             host=host,
             port=port,
-            log_level="info",
+            # Logging is configured above (core.logs): uvicorn's lines in the service's format.
+            log_config=None,
+            log_level=settings.log_level.lower(),
             # A request that never ends must not keep the server from stopping on SIGTERM.
             timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
             # h11's own limit on a request's head (16 KiB by default) applies only to a head
@@ -144,7 +148,8 @@ class _EmbeddedWorker:
 
         while not self._stopping.is_set():
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "cli.main", "worker", "--beat"], start_new_session=True
+                [sys.executable, "-m", "cli.main", "worker", "--beat", "--no-banner"],
+                start_new_session=True,
             )
             code = self._child.wait()
             if self._stopping.is_set():
@@ -187,7 +192,12 @@ def worker_cmd(
         typer.Option(help="Use only this GPU (one worker process per GPU)."),
     ] = None,
     name: Annotated[str | None, typer.Option(help="Worker node name.")] = None,
-    loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
+    banner: Annotated[
+        bool, typer.Option(help="Print Celery's start-up banner (queues, tasks, transport).")
+    ] = True,
+    loglevel: Annotated[
+        str | None, typer.Option(help="Log level (default: METRO_LOG_LEVEL, else INFO).")
+    ] = None,
 ) -> None:
     """Run a worker: one process, one job at a time (the solo pool never forks, so CUDA is safe)."""
     import os
@@ -214,12 +224,14 @@ def worker_cmd(
     node = name or f"metro-{os.getpid()}@{socket.gethostname()}"
     argv = [
         "worker", "--pool=solo", "--concurrency=1", f"--hostname={node}",
-        f"--loglevel={loglevel}",
+        f"--loglevel={loglevel or settings.log_level}",
         "--queues=" + ",".join([names["control"]] + [names[q] for q in wanted]),
         "--without-gossip", "--without-mingle",
     ]  # fmt: skip
     if beat:
         argv.append("--beat")
+    if not banner:
+        argv.insert(0, "--quiet")  # an option of the `celery` command, before its subcommand
     celery_app.worker_main(argv)
 
 

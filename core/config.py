@@ -12,8 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from core.logs import LogFormat, LogLevel
 
 # The embedded default keeps all state under ./var, so a plain `metro serve` works without any
 # external service; production sets METRO_DATABASE_URL / METRO_BROKER_URL.
@@ -140,6 +142,11 @@ class Settings(BaseSettings):
     max_model_parameters: int = Field(default=50_000_000, ge=1)
     max_job_work: float = Field(default=1e15, gt=0, allow_inf_nan=False)
 
+    # Every process's log lines (core.logs): the lowest level written, and text for a terminal
+    # or json (one object a line) for a log collector.
+    log_level: LogLevel = LogLevel.INFO
+    log_format: LogFormat = LogFormat.TEXT
+
     # RFC 9457 "type" URIs are this base plus a short slug (validation, not-found, ...).
     problem_type_base: str = "https://metro.example/problems/"
 
@@ -155,6 +162,15 @@ class Settings(BaseSettings):
     def _empty_is_none(cls, value: object) -> object:
         """``METRO_COMPILE_CACHE_DIR=`` (empty) means none, not the current directory."""
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _any_case(cls, value: object, info: ValidationInfo) -> object:
+        """``METRO_LOG_LEVEL=info`` as ``INFO``, ``METRO_LOG_FORMAT=JSON`` as ``json``."""
+        if not isinstance(value, str):
+            return value
+        value = value.strip()
+        return value.upper() if info.field_name == "log_level" else value.lower()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

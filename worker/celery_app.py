@@ -26,6 +26,19 @@ logger = logging.getLogger(__name__)
 app = make_celery(get_settings(), include=["worker.tasks"])
 
 
+@signals.setup_logging.connect
+def _log_as_the_service(loglevel: int | str | None = None, **_kwargs: object) -> None:
+    """The service's one logging configuration (core.logs) instead of Celery's own format; a
+    receiver of this signal is what keeps Celery from configuring logging itself. The level is
+    the worker's ``--loglevel``, which ``metro worker`` takes from METRO_LOG_LEVEL by default."""
+    from core.logs import LogLevel, configure_logging
+
+    name = logging.getLevelName(loglevel) if isinstance(loglevel, int) else loglevel
+    levels = {level.value for level in LogLevel}
+    level = LogLevel(str(name).upper()) if str(name).upper() in levels else LogLevel.INFO
+    configure_logging(level=level, log_format=get_settings().log_format)
+
+
 _periodic: list[PeriodicReconciler] = []  # this process's, stopped at shutdown
 
 

@@ -17,12 +17,14 @@ from typing import Any
 
 import httpx
 import pytest
+import sqlalchemy.exc
 
 from core.config import Settings
 from core.datasets.storage import UploadStore
 from core.db.migrate import upgrade
 from core.db.models import Dataset
 from service.admin import create_api_key
+from service.crud import datasets as crud_datasets
 from service.main import create_app
 from tests.service.conftest import FakeJobQueue, TestClient, fake_resolver, job_body
 
@@ -200,6 +202,44 @@ def test_a_delete_that_cannot_remove_the_bytes_never_leaves_a_dataset_without_th
     assert _bytes_of(client.app, second)
     assert client.delete(f"/v1/datasets/{second}", headers=tenant.headers).status_code == 204
     assert not UploadStore.exists(location)
+
+
+def _lost_answer(session: Any, dataset: Dataset) -> Dataset:
+    """crud.add_dataset whose COMMIT reached the database but whose answer did not."""
+    session.add(dataset)
+    session.commit()
+    raise sqlalchemy.exc.OperationalError("COMMIT", {}, Exception("connection closed"))
+
+
+def _refused(session: Any, dataset: Dataset) -> Dataset:
+    """crud.add_dataset whose transaction failed before any commit."""
+    session.add(dataset)
+    session.flush()
+    raise sqlalchemy.exc.OperationalError("INSERT", {}, Exception("connection closed"))
+
+
+@pytest.mark.parametrize("add", [_lost_answer, _refused], ids=["committed", "not-committed"])
+def test_an_upload_whose_row_fails_removes_only_bytes_no_dataset_holds(
+    client, tenant, monkeypatch, add
+):
+    """The upload's new bytes were removed whenever adding its row raised, even where the row
+    had been committed and only the answer was lost: that dataset then listed, counted against
+    the quota and accepted jobs, with its bytes gone. They are now removed only where no
+    dataset holds them."""
+    content = _bytes_for(uuid.uuid4().hex)
+    monkeypatch.setattr(crud_datasets, "add_dataset", add)
+    r = client.post(
+        "/v1/datasets", files={"file": ("train.csv", content, "text/csv")},
+        data={"label_column": "y"}, headers=tenant.headers,
+    )  # fmt: skip
+    assert r.status_code == 503, r.text
+    monkeypatch.undo()
+    items = client.get("/v1/datasets", headers=tenant.headers).json()["items"]
+    stored = Path(client.app.state.settings.upload_dir) / str(tenant.id)
+    if add is _lost_answer:
+        assert len(items) == 1 and _bytes_of(client.app, items[0]["id"])
+    else:
+        assert items == [] and not any(stored.glob("*.csv"))  # no row, no bytes left behind
 
 
 # -- tenant-wide limits: counted one request at a time --------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -74,6 +75,13 @@ def test_metro_serve_embedded_trains_a_job(tmp_path):
         # fitted, each of which would log its "received" and "skipped" lines afterwards.
         sent = _help_requests_sent(tmp_path / "var" / "broker.db")
         assert 1 <= sent <= 2, f"{sent} help requests for a job on one worker"
+        # The API's and the worker's lines in one format (core.logs), not uvicorn's "INFO:     "
+        # beside Celery's "[time: INFO/MainProcess]", and no banner from the embedded worker.
+        logged = (tmp_path / "serve.log").read_text()
+        assert re.search(r"\n[\d-]+ [\d:,]+ INFO uvicorn\.access: .*POST /v1/jobs", logged)
+        assert re.search(r"\n[\d-]+ [\d:,]+ INFO worker\.celery_app: PyTorch CPU threads", logged)
+        assert "INFO:     " not in logged and "/MainProcess]" not in logged
+        assert "[tasks]" not in logged
     finally:
         if serve.poll() is None:
             serve.send_signal(signal.SIGINT)  # Ctrl-C: uvicorn stops, then its worker child

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Request, Response, UploadFile
+from sqlalchemy.orm import Session
 
 from core.datasets.storage import Kept, UploadStore
-from core.datasets.uploads import DatasetLimits, inspect_upload, stage_upload
+from core.datasets.uploads import DatasetLimits, StoredUpload, inspect_upload, stage_upload
 from core.db.models import Dataset
 from core.errors import FieldError, InvalidInputError, StorageQuotaExceededError
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
@@ -22,6 +24,8 @@ from service.schemas.common import Page
 from service.schemas.datasets import DatasetOut
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"], route_class=SessionScopedRoute)
+
+logger = logging.getLogger(__name__)
 
 _STAGING = ".staging"  # under METRO_UPLOAD_DIR: uploads being received and inspected
 
@@ -136,14 +140,33 @@ def upload_dataset(
                 ),
             )
         except BaseException:
-            if created:  # no row, no object (still under the lock: no other row holds them)
-                store.remove(location)
             session.rollback()
+            if created:
+                _remove_if_unused(session, principal.tenant_id, location, staged, store)
             raise
     finally:
         staged.path.unlink(missing_ok=True)
     response.headers["Location"] = str(request.url_for("get_dataset", dataset_id=str(dataset.id)))
     return DatasetOut.model_validate(dataset)
+
+
+def _remove_if_unused(
+    session: Session, tenant_id: uuid.UUID, location: str, staged: StoredUpload, store: UploadStore
+) -> None:
+    """The bytes this upload stored, after its dataset row failed: removed only if no dataset
+    holds them, decided again under the object's lock. A commit whose answer was lost (a
+    connection dropped after COMMIT) may have stored the row; the bytes were removed anyway, and
+    that dataset listed, counted and accepted jobs with nothing behind it. Where the database
+    cannot tell, the bytes stay: bytes no dataset names are never served, and the next upload of
+    them reuses them."""
+    try:
+        crud.remove_unused_bytes(
+            session, tenant_id, location, sha256=staged.sha256, size_bytes=staged.size_bytes,
+            remove_bytes=store.remove,
+        )  # fmt: skip
+    except Exception:
+        session.rollback()
+        logger.warning("upload to %s failed; its bytes were left in place", location, exc_info=True)
 
 
 @router.get(
