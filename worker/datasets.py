@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import tempfile
 import threading
 import urllib.parse
@@ -156,10 +157,11 @@ def _load(
             row = session.get(DatasetRow, ident)
             if row is None or row.tenant_id != tenant_id:
                 raise DataError(f"the uploaded dataset {uri} no longer exists")
-            location = row.storage_path
+            location, recorded = row.storage_path, (row.size_bytes, row.sha256)
         if "://" not in location:  # kept on a disk this worker shares with the API
             path_ = Path(location)
             with _named_in_errors(location, uri):
+                _check_upload(path_, recorded, uri)
                 return _named(read(location, [str(path_.parent)]), uri)
         with tempfile.TemporaryDirectory(prefix="metro-data-") as tmp:
             local = Path(tmp) / Path(urllib.parse.urlsplit(location).path).name
@@ -169,6 +171,7 @@ def _load(
                 raise DataError(f"the stored file of {uri} is missing") from None
             except ServiceError as exc:
                 raise DataError(str(exc).replace(location, uri)) from None
+            _check_upload(local, recorded, uri)
             with _named_in_errors(str(local), uri):
                 return _named(read(str(local), [tmp]), uri)
     if scheme in ("s3", "https"):
@@ -200,6 +203,25 @@ def _load(
             with _named_in_errors(str(local), uri):
                 return _named(read(str(local), [tmp]), uri)
     raise DataError(f"unsupported dataset URI scheme in {uri!r}")
+
+
+def _check_upload(path: Path, recorded: tuple[int, str], uri: str) -> None:
+    """The stored upload's bytes are the ones its dataset recorded (size, then SHA-256) before a
+    job trains on them: a damaged or truncated store was read as it was, and a job succeeded on
+    rows its dataset never held. (The API serves model files under the same rule.)"""
+    size, sha256 = recorded
+    try:
+        actual_size = path.stat().st_size
+    except FileNotFoundError:
+        raise DataError(f"the stored file of {uri} is missing") from None
+    if actual_size == size:
+        with path.open("rb") as stored:
+            if hashlib.file_digest(stored, "sha256").hexdigest() == sha256:
+                return
+    raise DataError(
+        f"the stored bytes of {uri} are not the ones uploaded (size or SHA-256 differs from the "
+        "dataset's record): the store was damaged; upload the file again, which repairs it"
+    )
 
 
 @contextlib.contextmanager

@@ -78,11 +78,11 @@ class UploadStore:
         """Move the staged file (its bytes already on disk) to ``location``, durably: once this
         returns, the stored object holds the upload's bytes whole, whatever crashes next.
 
-        Where an object is there already it is checked against the upload's size and SHA-256
-        (size only on an object store, whose writes are whole or nothing): the same bytes are
-        shared (and the staged file dropped); anything else (a local file a crash left
-        truncated) is replaced by the upload, which is what every dataset row pointing to it
-        was recorded as. The caller holds the stored object's lock throughout.
+        Where an object is there already it is checked against the upload's size and SHA-256:
+        the same bytes are shared (and the staged file dropped); anything else (a local file a
+        crash left truncated, an object damaged in the store) is replaced by the upload, which is
+        what every dataset row pointing to it was recorded as. The caller holds the stored
+        object's lock throughout.
         """
         if self.exists(location):
             if _holds(location, staged):
@@ -142,9 +142,14 @@ def _move_durably(staged: Path, destination: Path) -> None:
 
 def _holds(location: str, staged: StoredUpload) -> bool:
     """Whether the object at ``location`` is the staged upload's bytes."""
+    # The content, not only the size, on an object store too: a damaged object of the same
+    # size was kept as it was, and the upload that should repair it shared it instead.
     if is_url(location):
         fs, path = fsspec.core.url_to_fs(location)
-        return bool(fs.size(path) == staged.size_bytes)
+        if fs.size(path) != staged.size_bytes:
+            return False
+        with fs.open(path, "rb") as stored:
+            return hashlib.file_digest(stored, "sha256").hexdigest() == staged.sha256
     path = Path(location)
     if path.stat().st_size != staged.size_bytes:
         return False

@@ -3,14 +3,17 @@ fails."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+from pathlib import Path
 from types import SimpleNamespace
 
+import fsspec
 import pytest
 
 from core.config import Settings
 from metro.datasets import DataError
-from worker.datasets import load_job_dataset
+from worker.datasets import _cache, load_job_dataset
 
 
 def test_s3_dataset_without_credentials_fails_with_a_clear_reason(monkeypatch, tmp_path):
@@ -52,13 +55,14 @@ def test_a_failure_names_the_dataset_uri_never_a_server_path(tmp_path):
     tenant_id = uuid.uuid4()
     stored = tmp_path / "uploads" / str(tenant_id) / f"{'ab' * 32}.npz"
     stored.parent.mkdir(parents=True)
-    stored.write_bytes(b"PK\x03\x04 not really a zip archive")
+    content = b"PK\x03\x04 not really a zip archive"
+    stored.write_bytes(content)
     with sessions() as session:
         session.add(Tenant(id=tenant_id, name="t"))
         session.flush()
         row = DatasetRow(
-            tenant_id=tenant_id, filename="x.npz", format=".npz", size_bytes=10,
-            sha256="ab" * 32, storage_path=str(stored),
+            tenant_id=tenant_id, filename="x.npz", format=".npz", size_bytes=len(content),
+            sha256=hashlib.sha256(content).hexdigest(), storage_path=str(stored),
         )  # fmt: skip
         session.add(row)
         session.commit()
@@ -72,3 +76,55 @@ def test_a_failure_names_the_dataset_uri_never_a_server_path(tmp_path):
     message = str(info.value)
     assert uri in message
     assert str(tmp_path) not in message and str(tenant_id) not in message, message
+
+
+CSV = b"a,b,y\n" + b"".join(f"{i},{i * 3 % 7},{i % 2}\n".encode() for i in range(40))
+
+
+@pytest.mark.parametrize("where", ["disk", "object-store"])
+@pytest.mark.parametrize(
+    "damage", [CSV[: CSV.index(b"\n", len(CSV) // 2) + 1], CSV.replace(b"a,b", b"b,a")],
+    ids=["truncated", "same-size"],
+)  # fmt: skip
+def test_a_job_never_trains_on_stored_bytes_other_than_the_upload(tmp_path, where, damage):
+    """A stored upload cut short (a crash, a partial restore) was read as it was: the job
+    trained on 21 of its dataset's 40 rows and succeeded. Now its size and SHA-256 are checked
+    against the dataset's record first, on a shared disk and on an object store alike."""
+    from core.db.migrate import upgrade
+    from core.db.models import Dataset as DatasetRow
+    from core.db.models import Tenant
+    from core.db.session import make_engine, make_sessionmaker
+
+    url = f"sqlite:///{tmp_path / 'metro.db'}"
+    upgrade(url)
+    sessions = make_sessionmaker(make_engine(url))
+    tenant_id = uuid.uuid4()
+    sha256 = hashlib.sha256(CSV).hexdigest()
+    if where == "disk":
+        location = str(tmp_path / "uploads" / str(tenant_id) / f"{sha256}.csv")
+        Path(location).parent.mkdir(parents=True)
+    else:
+        location = f"memory://metro-{uuid.uuid4().hex}/{tenant_id}/{sha256}.csv"
+    fs, path = fsspec.core.url_to_fs(location)
+    fs.pipe_file(path, CSV)
+    with sessions() as session:
+        session.add(Tenant(id=tenant_id, name="t"))
+        session.flush()
+        row = DatasetRow(
+            tenant_id=tenant_id, filename="d.csv", format=".csv", size_bytes=len(CSV),
+            sha256=sha256, storage_path=location,
+        )  # fmt: skip
+        session.add(row)
+        session.commit()
+        uri = row.uri
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, database_url=url, upload_dir=tmp_path / "uploads"
+    )
+    ctx = SimpleNamespace(settings=settings, session=sessions)
+    spec = {"uri": uri, "label_column": "y"}
+    assert load_job_dataset(ctx, tenant_id, spec).n_samples == 40  # type: ignore[arg-type]
+    _cache.clear()
+    fs.pipe_file(path, damage)
+    with pytest.raises(DataError, match=r"not the ones uploaded.*upload the file again") as info:
+        load_job_dataset(ctx, tenant_id, spec)  # type: ignore[arg-type]
+    assert uri in str(info.value) and str(tmp_path) not in str(info.value)

@@ -10,6 +10,7 @@ import os
 import uuid
 from pathlib import Path
 
+import fsspec
 import pytest
 
 from core.config import Settings
@@ -62,6 +63,23 @@ def test_a_damaged_object_is_replaced_by_the_next_upload_of_its_bytes(tmp_path, 
     assert store.keep(_staged(tmp_path), location) is Kept.REPAIRED
     assert hashlib.sha256(Path(location).read_bytes()).hexdigest() == staged.sha256
     assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "damage", [CSV[:40], CSV.replace(b"a,b", b"x,y")], ids=["cut", "same-size"]
+)
+def test_a_damaged_object_in_an_object_store_is_replaced_too(tmp_path, damage):
+    """On an object store only the size was compared: an object of the right size with other
+    bytes was shared as it was, so the upload that should repair it never could."""
+    store = UploadStore(f"memory://metro-{uuid.uuid4().hex}")
+    staged = _staged(tmp_path)
+    location = store.location(TENANT, staged.sha256, staged.format)
+    store.keep(staged, location)
+    fs, path = fsspec.core.url_to_fs(location)
+    fs.pipe_file(path, damage)
+    assert store.keep(_staged(tmp_path), location) is Kept.REPAIRED
+    assert fs.cat_file(path) == CSV
+    assert store.keep(_staged(tmp_path), location) is Kept.SHARED
 
 
 def test_the_staged_bytes_and_the_stored_name_reach_the_disk(tmp_path, monkeypatch):
