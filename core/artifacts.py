@@ -23,10 +23,9 @@ __all__ = [
     "ONNX_FILE",
     "WEIGHTS_FILE",
     "ArtifactError",
-    "iter_file",
+    "open_checked",
     "read_bytes",
     "resolve_artifact_uri",
-    "sha256_of",
 ]
 
 _CHUNK = 1024 * 1024
@@ -65,19 +64,31 @@ def read_bytes(model_uri: str, name: str) -> bytes:
         raise ArtifactError(f"artifact file {name} is missing") from None
 
 
-def sha256_of(model_uri: str, name: str) -> str:
-    """The SHA-256 of a stored file, read in chunks; ArtifactError where it is missing."""
+def open_checked(model_uri: str, name: str, recorded: str | None) -> Iterator[bytes]:
+    """A stored file's bytes, in chunks, from one open of it whose SHA-256 was checked against
+    ``recorded`` (None: not checked) before the first chunk: ArtifactError where it is missing
+    or other bytes. Hashing one open and streaming a second let a file replaced in between be
+    sent under the first one's digest. (An object store's file fetches ranges anew, so there
+    the guard is that an attempt's model files are written once and never replaced.)"""
     fs, path = _fs_path(model_uri, name)
     try:
-        with fs.open(path, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
+        fh = fs.open(path, "rb")
     except FileNotFoundError:
         raise ArtifactError(f"artifact file {name} is missing") from None
+    try:
+        found = hashlib.file_digest(fh, "sha256").hexdigest()
+        if recorded is not None and found != recorded:
+            raise ArtifactError(
+                f"the stored {name} has SHA-256 {found}, not the recorded {recorded}"
+            )
+        fh.seek(0)
+    except BaseException:
+        fh.close()
+        raise
+    return _chunks(fh)
 
 
-def iter_file(model_uri: str, name: str) -> Iterator[bytes]:
-    """Stream a file in chunks (downloads do not load a large model into memory)."""
-    fs, path = _fs_path(model_uri, name)
-    with fs.open(path, "rb") as fh:
+def _chunks(fh: Any) -> Iterator[bytes]:
+    with fh:
         while chunk := fh.read(_CHUNK):
             yield chunk

@@ -126,23 +126,22 @@ def download_model(
     uri = artifacts.resolve_artifact_uri(settings.artifacts_uri, model.artifact_uri)
     if format == "onnx" and not model.has_onnx:
         raise NotFoundError(f"{format} file of model", model_id)
-    # The file is checked against its recorded digest before a byte is sent: a file lost or
-    # damaged in the store is the server's fault (a 500, logged, as predict answers it), never
-    # a 200 whose ETag names other bytes, nor a 404 that blames the client.
+    # The file is checked against its recorded digest before a byte is sent, and the bytes
+    # sent are that same open file's: a file lost or damaged in the store is the server's fault
+    # (a 500, logged, as predict answers it), never a 200 whose ETag names other bytes, nor a
+    # 404 that blames the client.
     manifest = model.manifest or {}
     recorded = model.sha256 if format == "safetensors" else manifest.get("onnx_sha256")
-    found = artifacts.sha256_of(uri, name)
-    if recorded is not None and found != recorded:
-        raise artifacts.ArtifactError(
-            f"the stored {name} of model {model_id} has SHA-256 {found}, "
-            f"not the recorded {recorded}"
-        )
+    try:
+        chunks = artifacts.open_checked(uri, name, recorded)
+    except artifacts.ArtifactError as exc:
+        raise artifacts.ArtifactError(f"model {model_id}: {exc}") from None
     headers = {
         "Content-Disposition": f'attachment; filename="model-{model_id}{name[name.index(".") :]}"'
     }
     if format == "safetensors":
         headers["ETag"] = f'"{model.sha256}"'
-    return StreamingResponse(artifacts.iter_file(uri, name), media_type=media_type, headers=headers)
+    return StreamingResponse(chunks, media_type=media_type, headers=headers)
 
 
 @router.post(
