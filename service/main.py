@@ -19,6 +19,7 @@ from service.api.middleware import (
     BodySizeLimitMiddleware,
     HeaderSizeLimitMiddleware,
     MetricsMiddleware,
+    MultipartEndMiddleware,
     RequireKeyMiddleware,
 )
 from service.api.openapi import install_openapi, operation_id
@@ -91,6 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # the request, an anonymous request before its body is read, the body limit applies before
     # anything else reads it, and the metrics see every response, the 400s, 401s and 413s
     # included.
+    app.add_middleware(MultipartEndMiddleware)
     app.add_middleware(BodySizeLimitMiddleware, settings=settings)
     app.add_middleware(RequireKeyMiddleware, settings=settings)
     app.add_middleware(HeaderSizeLimitMiddleware, settings=settings)

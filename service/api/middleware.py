@@ -11,6 +11,8 @@ import json
 import time
 from typing import Any
 
+from fastapi import HTTPException
+from python_multipart.multipart import parse_options_header
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.config import Settings
@@ -214,6 +216,53 @@ class BodySizeLimitMiddleware:
             detail=f"the request body exceeds the limit of {limit} bytes",
             headers=[(b"connection", b"close")],
         )  # fmt: skip
+
+
+class MultipartEndMiddleware:
+    """Refuse, with a 400, a multipart body that ends before its closing delimiter: the form
+    parser ends quietly at whatever part it had finished, so a body cut inside its
+    ``label_column`` part was stored, 201, without the label check the client asked for."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        boundary = _multipart_boundary(scope) if scope["type"] == "http" else None
+        if boundary is None:
+            await self.app(scope, receive, send)
+            return
+        # RFC 2046: the close delimiter is CRLF "--" boundary "--", which the boundary keeps out
+        # of every part's content; only the bytes around each chunk's start can hold it split.
+        close = b"\r\n--" + boundary + b"--"
+        tail = b""
+        closed = False
+
+        async def checked_receive() -> Message:
+            nonlocal tail, closed
+            message = await receive()
+            if message["type"] == "http.request" and not closed:
+                seen = tail + message.get("body", b"")
+                closed = close in seen
+                tail = seen[-(len(close) - 1) :]
+                if not closed and not message.get("more_body", False):
+                    # Raised through the form parser; FastAPI passes an HTTPException on.
+                    raise HTTPException(
+                        400,
+                        "the multipart body ended before its closing boundary: the request "
+                        "was cut short; send it again",
+                    )
+            return message
+
+        await self.app(scope, checked_receive, send)
+
+
+def _multipart_boundary(scope: Scope) -> bytes | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-type":
+            kind, options = parse_options_header(value)
+            if kind == b"multipart/form-data" and options.get(b"boundary"):
+                return bytes(options[b"boundary"])
+    return None
 
 
 class MetricsMiddleware:
