@@ -315,6 +315,28 @@ def test_a_bad_choice_in_a_job_file_names_its_field_and_the_choices_in_order(spe
     assert message in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("constraint", "lost"),
+    [
+        ({"metric": "recall", "at_least": 0.8, "confidenc": 0.9}, "constraints[1].confidenc"),
+        ({"metric": "precision", "at_least": 0.7, "params": {"zero_divison": 1}},
+         "constraints[1].params.zero_divison"),
+    ],
+)  # fmt: skip
+def test_a_misspelt_field_of_a_constraint_is_an_error_not_dropped(constraint, lost):
+    """The generated models drop keys they do not know, and the check for dropped keys did not
+    look inside lists: a constraint's misspelt confidence or parameter was sent without it, and
+    the job ran with no confidence or zero_division 0, exit 0."""
+    from metro_cli.job_spec import build_job
+
+    body = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"},
+            "constraints": [{"metric": "recall", "at_least": 0.5}, constraint]}  # fmt: skip
+    with pytest.raises(CliError, match=re.escape(f"unknown field(s) in the job: {lost}")):
+        build_job(body)
+    constraint.pop("params" if "params" in lost else "confidenc")
+    build_job(body)  # without it, the same job is accepted
+
+
 def test_the_best_score_so_far_under_constraints_is_among_the_fits_that_meet_them():
     """`metro watch` showed "best so far Precision 1.0000" for most of a run under a recall
     floor, from a fit far under it."""

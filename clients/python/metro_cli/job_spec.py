@@ -175,7 +175,14 @@ def spec_from_command_line(
 
 
 def _lost_keys(sent: Any, kept: Any, path: str = "") -> list[str]:
-    """Keys of ``sent`` that the generated model dropped (fields the API does not have)."""
+    """Keys of ``sent`` that the generated model dropped (fields the API does not have), in
+    lists too: a constraint's misspelt ``confidenc`` or parameter was dropped without a word."""
+    if isinstance(sent, list) and isinstance(kept, list) and len(sent) == len(kept):
+        return [
+            lost
+            for index, (item, kept_item) in enumerate(zip(sent, kept, strict=True))
+            for lost in _lost_keys(item, kept_item, f"{path.removesuffix('.')}[{index}].")
+        ]
     if not isinstance(sent, dict) or not isinstance(kept, dict):
         return []
     lost = []
