@@ -231,7 +231,26 @@ def get_model_spec(kind: str | ModelSpec, **params: Any) -> ModelSpec:
     unknown = set(params) - {"hidden", "channels"}
     if unknown:
         raise ValueError(f"model kind {kind!r} takes no parameter(s) {sorted(unknown)}")
+    check_sizes_used({"kind": kind.lower(), **params})
     return ModelSpec(kind.lower(), **params)
+
+
+# The size each kind reads; the others are not part of it.
+_SIZES_OF = {"linear": (), "mlp": ("hidden",), "cnn3": ("channels",)}
+
+
+def check_sizes_used(spec: Mapping[str, Any]) -> None:
+    """Raise ValueError where a model spec as a user gave it names a size its kind does not
+    have: ``{"kind": "mlp", "channels": ...}`` trained the default mlp and said nothing.
+    (:meth:`ModelSpec.from_dict` itself reads specs stored with every kind's sizes.)"""
+    kind = spec.get("kind")
+    if not isinstance(kind, str) or kind not in _SIZES_OF:
+        return  # the kind's own check names it
+    unused = sorted(set(spec) - {"kind"} - set(_SIZES_OF[kind]))
+    if unused:
+        used = _SIZES_OF[kind]
+        takes = f"their only size is {used[0]!r}" if used else "they have no sizes"
+        raise ValueError(f"{kind!r} models have no {' or '.join(map(repr, unused))}: {takes}")
 
 
 def _per_model_shapes(spec: ModelSpec, input_shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:

@@ -47,6 +47,7 @@ from service.schemas.jobs import ConstraintIn, JobCreate, PresetMetric
 if TYPE_CHECKING:
     from core.config import Settings
     from metro.constraints import Constraint
+    from metro.models import ModelSpec
     from metro.trainer import TrainingConfig
 
 INVALID_JOB = "Invalid job"
@@ -103,6 +104,14 @@ def fields_not_finite(value: Any, loc: tuple[str | int, ...]) -> list[FieldError
 # -- normalization ---------------------------------------------------------------------------
 
 
+def _submitted_model(given: Mapping[str, Any]) -> ModelSpec:
+    """The model as a client gave it: a size its kind does not have is refused, not dropped."""
+    from metro.models import check_sizes_used
+
+    check_sizes_used(given)
+    return build_model_spec(given)
+
+
 def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     """The spec as the worker will run it, every default filled in, or InvalidInputError listing
     every section the library rejected (not just the first)."""
@@ -146,7 +155,7 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         metric = section("metric", metric_in, build_metric)
     surrogate = section("surrogate", job.surrogate.model_dump(exclude_unset=True), build_surrogate)
     search = section("search", job.search.model_dump(exclude_unset=True), build_search)
-    model = section("model", job.model.model_dump(exclude_unset=True), build_model_spec)
+    model = section("model", job.model.model_dump(exclude_unset=True), _submitted_model)
     training = section(
         "training", job.training.model_dump(exclude_unset=True), build_training_config
     )

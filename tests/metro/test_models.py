@@ -81,6 +81,13 @@ def test_get_model_spec() -> None:
         get_model_spec("mlp", width=3)
     with pytest.raises(ValueError, match="kind name or a ModelSpec"):
         get_model_spec(3)  # type: ignore[arg-type]
+    # A size the kind does not have was dropped: the default mlp, trained without a word.
+    with pytest.raises(ValueError, match="'mlp' models have no 'channels'"):
+        get_model_spec("mlp", channels=(1, 2, 3))
+    with pytest.raises(ValueError, match="'linear' models have no 'hidden'"):
+        get_model_spec("linear", hidden=(3,))
+    # A spec stored with every kind's sizes (as jobs once were) is still read.
+    assert ModelSpec.from_dict({"kind": "linear", "hidden": (3,)}).kind == "linear"
 
 
 def test_check_input() -> None:

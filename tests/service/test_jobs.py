@@ -878,6 +878,25 @@ def test_the_normalized_model_spec_holds_only_what_its_kind_uses(client, tenant)
 
 
 @pytest.mark.parametrize(
+    ("model", "field", "message"),
+    [
+        ({"kind": "linear", "hidden": [3]}, "hidden", "'linear' models have no 'hidden'"),
+        ({"kind": "mlp", "channels": [1, 2, 3]}, "channels", "their only size is 'hidden'"),
+        ({"kind": "cnn3", "hidden": [3]}, "hidden", "their only size is 'channels'"),
+    ],
+)
+def test_a_size_the_models_kind_does_not_have_is_refused_not_dropped(
+    client, tenant, model, field, message
+):
+    """Was accepted and dropped: `metro submit --model mlp --channels 1,2,3` trained the default
+    mlp, and a linear model with hidden layers a linear model, without a word."""
+    r = client.post("/v1/jobs", json=job_body(model=model), headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    [error] = r.json()["errors"]
+    assert error["loc"] == ["body", "model", field] and message in error["msg"]
+
+
+@pytest.mark.parametrize(
     ("model", "stored"),
     [
         ({"kind": "linear"}, {"kind": "linear", "hidden": [64], "channels": [32, 64, 128]}),
