@@ -325,6 +325,30 @@ class ConstraintIn(BaseModel):
 MAX_CONSTRAINTS = 4
 
 
+class MetricInfo(BaseModel):
+    """How the server shows a job's metric, resolved from its ``metric``."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    display_name: str
+    greater_is_better: bool
+
+
+class ConstraintInfo(BaseModel):
+    """How the server shows a constraint, resolved from it."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    display_name: str
+    metric_display_name: str
+
+
+_RESOLVED = (
+    "Read-only: what the server resolved {what} to, as a job's spec returns it. Accepted so "
+    "that a returned spec can be submitted again, and ignored: the server derives it anew"
+)
+
+
 class JobCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -367,6 +391,17 @@ class JobCreate(BaseModel):
         max_length=MAX_CONSTRAINTS,
         description="Floors and ceilings on other ratio metrics that METRO and every baseline "
         "choose under (grid search only); none: the unconstrained problem",
+    )
+    metric_info: MetricInfo | None = Field(
+        default=None,
+        description=_RESOLVED.format(what="the metric"),
+        json_schema_extra={"readOnly": True},
+    )
+    constraint_info: list[ConstraintInfo] | None = Field(
+        default=None,
+        max_length=MAX_CONSTRAINTS,
+        description=_RESOLVED.format(what="each constraint"),
+        json_schema_extra={"readOnly": True},
     )
 
 

@@ -334,6 +334,30 @@ def test_spelling_out_a_default_or_an_alias_is_the_same_job(client, tenant, firs
     assert "fbeta" not in str(a.json()["spec"]) and "zero_division" not in str(a.json()["spec"])
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"constraints": [{"metric": "recall", "at_least": 0.5, "confidence": 0.9}]},
+     {"metric": {"preset": "f_beta", "beta": 2}}],
+    ids=["plain", "constrained", "f-beta"],
+)  # fmt: skip
+def test_the_spec_a_job_returns_can_be_submitted_again(client, tenant, extra):
+    """The returned spec ("every default filled in") held metric_info and constraint_info,
+    which the submission refused (422 extra_forbidden): a job could not be copied or retried
+    from what the API said it was. They are accepted and derived anew."""
+    headers = {**tenant.headers, "Idempotency-Key": f"copy-{uuid.uuid4()}"}
+    first = client.post("/v1/jobs", json=job_body(**extra), headers=headers)
+    assert first.status_code == 201, first.text
+    spec = first.json()["spec"]
+    assert "metric_info" in spec and ("constraint_info" in spec) == bool(extra.get("constraints"))
+    again = client.post("/v1/jobs", json=spec, headers=headers)
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"], again.text
+    copy = client.post("/v1/jobs", json=spec, headers=tenant.headers)
+    assert copy.status_code == 201 and copy.json()["spec"] == spec
+    # What a client writes there changes nothing: the server's own resolution is stored.
+    edited = {**spec, "metric_info": {**spec["metric_info"], "display_name": "Mine"}}
+    assert client.post("/v1/jobs", json=edited, headers=tenant.headers).json()["spec"] == spec
+
+
 def test_idempotency_key_reused_with_another_body_is_422(client, tenant):
     headers = {**tenant.headers, "Idempotency-Key": "retry-me-2"}
     assert client.post("/v1/jobs", json=job_body(), headers=headers).status_code == 201

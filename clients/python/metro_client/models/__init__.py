@@ -11,6 +11,7 @@ from .confusion_metric import ConfusionMetric
 from .confusion_metric_denominator import ConfusionMetricDenominator
 from .confusion_metric_numerator import ConfusionMetricNumerator
 from .constraint import Constraint
+from .constraint_info import ConstraintInfo
 from .constraint_metric import ConstraintMetric
 from .constraint_preset import ConstraintPreset
 from .constraint_sense import ConstraintSense
@@ -42,6 +43,7 @@ from .manifest_scores import ManifestScores
 from .manifest_selection import ManifestSelection
 from .manifest_surrogate import ManifestSurrogate
 from .method_summary import MethodSummary
+from .metric_info import MetricInfo
 from .metric_preset import MetricPreset
 from .metric_run import MetricRun
 from .model import Model
@@ -90,6 +92,7 @@ __all__ = (
     "ConfusionMetricDenominator",
     "ConfusionMetricNumerator",
     "Constraint",
+    "ConstraintInfo",
     "ConstraintMetric",
     "ConstraintPreset",
     "ConstraintSense",
@@ -121,6 +124,7 @@ __all__ = (
     "ManifestSelection",
     "ManifestSurrogate",
     "MethodSummary",
+    "MetricInfo",
     "MetricPreset",
     "MetricRun",
     "Model",

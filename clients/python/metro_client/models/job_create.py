@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
@@ -11,8 +11,10 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.coefficient_metric import CoefficientMetric
     from ..models.confusion_metric import ConfusionMetric
+    from ..models.constraint_info import ConstraintInfo
     from ..models.constraint_spec import ConstraintSpec
     from ..models.dataset_ref import DatasetRef
+    from ..models.metric_info import MetricInfo
     from ..models.model_spec import ModelSpec
     from ..models.preset_metric import PresetMetric
     from ..models.search_spec import SearchSpec
@@ -46,9 +48,16 @@ class JobCreate:
     constraints: list[ConstraintSpec] | Unset = UNSET
     """ Floors and ceilings on other ratio metrics that METRO and every baseline choose under (grid search only);
     none: the unconstrained problem """
+    metric_info: MetricInfo | None | Unset = UNSET
+    """ Read-only: what the server resolved the metric to, as a job's spec returns it. Accepted so that a returned
+    spec can be submitted again, and ignored: the server derives it anew. Server default: null """
+    constraint_info: list[ConstraintInfo] | None | Unset = UNSET
+    """ Read-only: what the server resolved each constraint to, as a job's spec returns it. Accepted so that a
+    returned spec can be submitted again, and ignored: the server derives it anew. Server default: null """
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.coefficient_metric import CoefficientMetric  # noqa: PLC0415
+        from ..models.metric_info import MetricInfo  # noqa: PLC0415
         from ..models.preset_metric import PresetMetric  # noqa: PLC0415
 
         metric: dict[str, Any]
@@ -93,6 +102,26 @@ class JobCreate:
                 constraints_item = constraints_item_data.to_dict()
                 constraints.append(constraints_item)
 
+        metric_info: dict[str, Any] | None | Unset
+        if isinstance(self.metric_info, Unset):
+            metric_info = UNSET
+        elif isinstance(self.metric_info, MetricInfo):
+            metric_info = self.metric_info.to_dict()
+        else:
+            metric_info = self.metric_info
+
+        constraint_info: list[dict[str, Any]] | None | Unset
+        if isinstance(self.constraint_info, Unset):
+            constraint_info = UNSET
+        elif isinstance(self.constraint_info, list):
+            constraint_info = []
+            for constraint_info_type_0_item_data in self.constraint_info:
+                constraint_info_type_0_item = constraint_info_type_0_item_data.to_dict()
+                constraint_info.append(constraint_info_type_0_item)
+
+        else:
+            constraint_info = self.constraint_info
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -115,6 +144,10 @@ class JobCreate:
             field_dict["baselines"] = baselines
         if constraints is not UNSET:
             field_dict["constraints"] = constraints
+        if metric_info is not UNSET:
+            field_dict["metric_info"] = metric_info
+        if constraint_info is not UNSET:
+            field_dict["constraint_info"] = constraint_info
 
         return field_dict
 
@@ -122,8 +155,10 @@ class JobCreate:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.coefficient_metric import CoefficientMetric  # noqa: PLC0415
         from ..models.confusion_metric import ConfusionMetric  # noqa: PLC0415
+        from ..models.constraint_info import ConstraintInfo  # noqa: PLC0415
         from ..models.constraint_spec import ConstraintSpec  # noqa: PLC0415
         from ..models.dataset_ref import DatasetRef  # noqa: PLC0415
+        from ..models.metric_info import MetricInfo  # noqa: PLC0415
         from ..models.model_spec import ModelSpec  # noqa: PLC0415
         from ..models.preset_metric import PresetMetric  # noqa: PLC0415
         from ..models.search_spec import SearchSpec  # noqa: PLC0415
@@ -207,6 +242,45 @@ class JobCreate:
 
                 constraints.append(constraints_item)
 
+        def _parse_metric_info(data: object) -> MetricInfo | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                metric_info_type_0 = MetricInfo.from_dict(data)
+
+                return metric_info_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(MetricInfo | None | Unset, data)
+
+        metric_info = _parse_metric_info(d.pop("metric_info", UNSET))
+
+        def _parse_constraint_info(data: object) -> list[ConstraintInfo] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                constraint_info_type_0 = []
+                _constraint_info_type_0 = data
+                for constraint_info_type_0_item_data in _constraint_info_type_0:
+                    constraint_info_type_0_item = ConstraintInfo.from_dict(constraint_info_type_0_item_data)
+
+                    constraint_info_type_0.append(constraint_info_type_0_item)
+
+                return constraint_info_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[ConstraintInfo] | None | Unset, data)
+
+        constraint_info = _parse_constraint_info(d.pop("constraint_info", UNSET))
+
         job_create = cls(
             metric=metric,
             dataset=dataset,
@@ -217,6 +291,8 @@ class JobCreate:
             repeats=repeats,
             baselines=baselines,
             constraints=constraints,
+            metric_info=metric_info,
+            constraint_info=constraint_info,
         )
 
         return job_create
