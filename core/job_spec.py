@@ -327,6 +327,8 @@ class DataSize:
     n_rows: int | None = None
     n_features: int | None = None
     channels: int | None = None
+    # An averaged job's classes or labels, one search each; None where not known yet.
+    targets: int | None = None
 
     @classmethod
     def of_examples(cls, n_rows: int, example_shape: tuple[int, ...]) -> DataSize:
@@ -397,6 +399,7 @@ def estimate_work(spec: Mapping[str, Any], objects: JobObjects, data: DataSize) 
         pass_field=pass_field,
         models=models,
         repeats=int(spec.get("repeats", 1)),
+        targets=data.targets or 1,
     )
 
 
@@ -432,11 +435,12 @@ def budget_errors(
                 f"the job's work, {total:.3g} = {work.parameters:,} parameters x "
                 f"{work.rows:,} rows x {work.passes:,} {work.pass_field} x {work.models:,} "
                 f"models per repeat x {work.repeats} repeats"
-                + (f" x {work.targets} classes" if work.targets > 1 else "")
+                + (f" x {work.targets} classes or labels" if work.targets > 1 else "")
                 + ", is more than this server's limit "
                 f"of {max_job_work:.3g} (max_job_work): lower training.{work.pass_field}, "
-                "search.n_lambdas (or max_steps), search.cv, baselines or repeats, or use a "
-                "smaller model",
+                "search.n_lambdas (or max_steps), search.cv, baselines or repeats"
+                + (", or average over fewer classes or labels" if work.targets > 1 else "")
+                + ", or use a smaller model",
             )
         )
     return errors

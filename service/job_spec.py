@@ -9,6 +9,7 @@ model's parameters, its work) on what is known of its data (:func:`known_data_si
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -300,29 +301,37 @@ def known_data_size(
     dataset_id: uuid.UUID | None,
     *,
     averaged: bool = False,
+    label_column: str | None = None,
     label_columns: int = 1,
 ) -> DataSize:
     """What the service knows of a checked dataset before any worker loads it: an upload's rows
     and columns (recorded when it was received), a built-in's; nothing of a file, an object or
-    a URL, which only the worker reads."""
+    a URL, which only the worker reads. For an averaged job, its classes or labels too (one
+    search each) where they are known: ``label_columns``, an upload's recorded classes of its
+    ``label_column``, a built-in's."""
+    targets = label_columns if averaged and label_columns > 1 else None
     if dataset_id is not None:
         row = session.get(Dataset, dataset_id)  # loaded (and locked) by the dataset check
         if row is None or row.n_rows is None or row.n_columns is None:
-            return DataSize()
+            return DataSize(targets=targets)
+        if averaged and targets is None and row.labels and row.label_column == label_column:
+            targets = len(row.labels)
         # An NPZ's columns are its flattened features (the labels are another array); a table's
         # include the label column, or the ``label_columns`` of multi-label data. An NPZ's image
         # channels are not recorded.
         features = row.n_columns if row.format == ".npz" else row.n_columns - label_columns
-        return DataSize(n_rows=row.n_rows, n_features=max(features, 1))
+        return DataSize(n_rows=row.n_rows, n_features=max(features, 1), targets=targets)
     if uri.lower().startswith("builtin://"):
-        from metro.data import DataError, builtin_shape
+        from metro.data import DataError, builtin_n_classes, builtin_shape
 
         try:
             n_rows, shape = builtin_shape(uri, all_classes=averaged)
+            if averaged:
+                targets = builtin_n_classes(uri)
         except DataError:  # refused by the dataset check already
             return DataSize()
-        return DataSize.of_examples(n_rows, shape)
-    return DataSize()
+        return dataclasses.replace(DataSize.of_examples(n_rows, shape), targets=targets)
+    return DataSize(targets=targets)
 
 
 def _normalized_training(training: TrainingConfig) -> dict[str, Any]:

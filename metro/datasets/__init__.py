@@ -35,7 +35,7 @@ from metro.datasets._base import (
     show_values,
     subset,
 )
-from metro.datasets._builtin import BUILTIN_DATASETS, builtin_shape
+from metro.datasets._builtin import BUILTIN_DATASETS, builtin_n_classes, builtin_shape
 from metro.datasets._labels import parse_labels
 from metro.datasets._loader import FORMATS, inspect_file, load_dataset
 from metro.datasets._multi import (
@@ -58,6 +58,7 @@ __all__ = [
     "Dataset",
     "MultiTargetDataset",
     "TableShape",
+    "builtin_n_classes",
     "builtin_shape",
     "inspect_file",
     "load_dataset",

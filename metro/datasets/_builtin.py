@@ -50,6 +50,16 @@ def builtin_shape(uri: str, *, all_classes: bool = False) -> tuple[int, tuple[in
     return int(X.shape[0]), tuple(int(v) for v in X.shape[1:])
 
 
+def builtin_n_classes(uri: str) -> int:
+    """The classes of a ``builtin://`` data set read with all its classes (as an averaged job
+    reads it: one search each), without generating a synthetic one (always two)."""
+    name, _ = _builtin_params(uri)
+    if name == "synthetic":
+        return 2
+    (_, y, _), _ = load_builtin(uri, None, all_classes=True)
+    return len(np.unique(y))
+
+
 def _builtin_params(uri: str) -> tuple[str, dict[str, str]]:
     """The name and parameters of a ``builtin://`` uri, checked against what that set takes."""
     parts = urllib.parse.urlsplit(uri)

@@ -250,6 +250,41 @@ def test_a_multilabel_uploads_features_are_its_columns_less_every_label_column(
     assert f"the model has {parameters:,} parameters" in error["msg"]
 
 
+@pytest.mark.parametrize("data", ["label_columns", "upload", "builtin"])
+def test_an_averaged_jobs_work_counts_its_classes_or_labels_at_submission(
+    client, tenant, settings, monkeypatch, data
+):
+    """An averaged job runs one search per class or label, which only the worker counted: a job
+    10 times over the limit was accepted (201) and then failed. The API knows them for label
+    columns, an upload received with its label column, and a built-in set."""
+    if data == "builtin":
+        dataset, rows, features, targets = {"uri": "builtin://digits"}, 1797, 64, 10
+    else:
+        lines = "\n".join(
+            f"{i},{i % 7},{i % 2},{(i // 2) % 2},{(i // 3) % 2},{i % 4}" for i in range(60)
+        )
+        form = {"label_column": "y"} if data == "upload" else {}
+        up = upload(
+            client, tenant, f"x1,x2,a,b,c,y\n{lines}\n".encode(), "m.csv", "text/csv", **form
+        )
+        assert up.status_code == 201, up.text
+        if data == "upload":  # four classes in y, recorded at upload; a, b, c are features here
+            dataset = {"uri": up.json()["uri"], "label_column": "y"}
+            rows, features, targets = 60, 5, 4
+        else:
+            dataset = {"uri": up.json()["uri"], "label_columns": ["a", "b", "c"]}
+            rows, features, targets = 60, 3, 3
+    body = job_body(metric={"preset": "f1", "average": "macro"}, dataset=dataset)
+    work = (features + 1) * rows * 200 * (21 * 5 + 1) * targets  # linear, L-BFGS, 5-fold grid
+    monkeypatch.setattr(settings, "max_job_work", work)
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    monkeypatch.setattr(settings, "max_job_work", work - 1)
+    [error] = _errors(client.post("/v1/jobs", json=body, headers=tenant.headers))
+    assert f"x {targets} classes or labels" in error["msg"], error
+    assert "average over fewer classes or labels" in error["msg"]
+
+
 def test_data_of_unknown_size_is_judged_by_a_lower_bound_of_its_parameters(
     client, tenant, settings, monkeypatch, s3_allowed
 ):

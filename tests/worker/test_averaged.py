@@ -324,7 +324,7 @@ def test_an_averaged_jobs_work_counts_its_classes(make_cluster, monkeypatch):
     job_id = _insert_job(cluster, body)
     assert runner.run_job(job_id, ctx) == "failed"
     reason = cluster.job(job_id)["failure_reason"]
-    assert "repeats x 3 classes, is more than this server's limit" in reason, reason
+    assert "repeats x 3 classes or labels, is more than this server's limit" in reason, reason
     assert cluster.trace(job_id) == []
 
 

@@ -128,6 +128,7 @@ def submit_job(
             checked.uri,
             checked.dataset_id,
             averaged=metric_average(spec) is not None,
+            label_column=spec["dataset"].get("label_column"),
             label_columns=len(spec["dataset"].get("label_columns") or [None]),
         ),
     )
