@@ -319,7 +319,9 @@ class AveragedRun:
             "decision_rule": est.decision_rule_,
             "class_lambdas": [_finite(v) for v in est.lambdas_],
             "class_thresholds": [_finite(v) for v in est.thresholds_],
-            "offsets": [_finite(v) for v in est.offsets_],
+            # The argmax's per-class offsets; multi-label data has no argmax (null, as in the
+            # result's choices), where a list of zeros claimed a tuned rule.
+            "offsets": [_finite(v) for v in est.offsets_] if multiclass else None,
             "warnings": warnings,
             "feature_names": list(dataset.feature_names)
             if dataset.feature_names is not None and dataset.X.ndim == 2

@@ -118,6 +118,7 @@ def test_a_multiclass_macro_f1_job(pair: Cluster):
     manifest = model["manifest"]
     assert manifest["classes"] == ["setosa", "versicolor", "virginica"]
     assert manifest["decision"] == "argmax" and manifest["labels"] is None
+    assert manifest["offsets"] == [c["offset"] for c in result["classes"]]
     onnx = _onnx_scores(pair, model["id"], X)
     r = pair.client.post(
         f"/v1/models/{model['id']}/predict", json={"instances": X.tolist()}, headers=pair.headers
@@ -161,6 +162,7 @@ def test_a_multilabel_job_decides_each_label_by_its_sign(pair: Cluster):
         if m["job_id"] == job_id
     ]
     assert model["manifest"]["decision"] == "per_label"
+    assert model["manifest"]["offsets"] is None  # no argmax: was a list of zeros
     onnx = _onnx_scores(pair, model["id"], X[:20])
     body = pair.client.post(
         f"/v1/models/{model['id']}/predict",
