@@ -39,7 +39,7 @@ from metro.baselines import BASELINES
 from metro.constraints import Constraint
 from metro.datasets import MAX_CLASSES
 from metro.experiment import MAX_REPEATS
-from metro.metrics import PRESET_NAMES, MetricSpec, preset_options
+from metro.metrics import PRESET_ALIASES, PRESET_NAMES, MetricSpec, preset_options
 from metro.models import ModelSpec
 from metro.multiclass import PER_LABEL_METRICS
 from metro.options import Option, option_of
@@ -69,6 +69,9 @@ def _preset_parameters() -> dict[str, tuple[Option, Any]]:
 
 # f_beta's beta has a default in the library (1), but a job must give it: an F-beta job without
 # one would train for F1 unasked (service.job_spec says so with a 422).
+# The presets' names, and the other names the server reads as one of them (x-aliases: a
+# client that checks names against the enum reads them too).
+_PRESET_CHOICES: dict[str, Any] = {"enum": list(PRESET_NAMES), "x-aliases": dict(PRESET_ALIASES)}
 _PRESET_FIELDS = parameter_fields(_preset_parameters(), required_by_service=("beta",))
 # Unknown keys are passed on for the library to refuse by name (see the module's docstring).
 _LIBRARY_CHECKS_KEYS: dict[str, Any] = {"additionalProperties": False}
@@ -99,7 +102,7 @@ else:
             str,
             Field(
                 description="The metric (metro.metrics' presets; case is ignored)",
-                json_schema_extra={"enum": list(PRESET_NAMES)},
+                json_schema_extra=_PRESET_CHOICES,
             ),
         ),
         average=(
@@ -305,7 +308,7 @@ class ConstraintIn(BaseModel):
         },
     )
     metric: (
-        Annotated[str, Field(max_length=100, json_schema_extra={"enum": list(PRESET_NAMES)})]
+        Annotated[str, Field(max_length=100, json_schema_extra=_PRESET_CHOICES)]
         | ConstraintMetricIn
     ) = Field(description="A preset (case is ignored) or {alpha, beta}")
     params: PresetParams | None = Field(

@@ -337,6 +337,33 @@ def test_a_misspelt_field_of_a_constraint_is_an_error_not_dropped(constraint, lo
     build_job(body)  # without it, the same job is accepted
 
 
+def test_a_presets_alias_is_read_as_the_server_reads_it():
+    """The server and the library read fbeta as f_beta and specificity as true_negative_rate;
+    the command line refused both ("'fbeta' is not one of accuracy, ..."), as a job file's
+    metric, a constraint's, and --metric. The document now publishes them (x-aliases)."""
+    from metro_cli.job_spec import build_job
+    from metro_cli.spec_flags import preset_aliases, spec_flags
+
+    from metro.metrics import PRESET_ALIASES
+
+    assert preset_aliases() == PRESET_ALIASES
+    job = build_job({"metric": {"preset": "FBeta", "beta": 2},
+                     "dataset": {"uri": "builtin://breast_cancer"},
+                     "constraints": [{"metric": "specificity", "at_least": 0.5}]})  # fmt: skip
+    assert (job.metric.preset, job.constraints[0].metric) == ("f_beta", "true_negative_rate")
+    [flag] = [f for f in spec_flags() if f.path == "metric.preset"]
+    assert flag.value("fbeta") == "f_beta" and "fbeta for f_beta" in flag._help_text()
+    # --metric takes it: the command gets as far as the (absent) server, not a usage error.
+    from typer.testing import CliRunner
+
+    run = CliRunner().invoke(
+        create_app(plugins=False),
+        ["submit", "-d", "builtin://breast_cancer", "--metric", "fbeta", "--beta", "2",
+         "--url", "http://127.0.0.1:9", "--api-key", "k"],
+    )  # fmt: skip
+    assert run.exit_code == 1 and "cannot reach the METRO API" in run.output, run.output
+
+
 def test_the_best_score_so_far_under_constraints_is_among_the_fits_that_meet_them():
     """`metro watch` showed "best so far Precision 1.0000" for most of a run under a recall
     floor, from a fit far under it."""

@@ -199,14 +199,19 @@ def _server_case(spec: dict[str, Any]) -> None:
     """The names the server reads whatever their case (a preset's, a surrogate's, a constraint's
     metric), written as the generated models' checks expect them: lower case (a surrogate's
     with '_' for '-'), as the server reads them."""
+    from metro_cli.spec_flags import preset_aliases
+
+    aliases = preset_aliases()  # and a preset's other name (fbeta) as the preset it names
     metric, surrogate = spec.get("metric"), spec.get("surrogate")
     if isinstance(metric, dict) and isinstance(metric.get("preset"), str):
-        metric["preset"] = metric["preset"].lower()
+        preset = metric["preset"].lower()
+        metric["preset"] = aliases.get(preset, preset)
     if isinstance(surrogate, dict) and isinstance(surrogate.get("name"), str):
         surrogate["name"] = surrogate["name"].lower().replace("-", "_")
     for constraint in spec.get("constraints") or []:
         if isinstance(constraint, dict) and isinstance(constraint.get("metric"), str):
-            constraint["metric"] = constraint["metric"].lower()
+            name = constraint["metric"].lower()
+            constraint["metric"] = aliases.get(name, name)
 
 
 def _check_constraints(constraints: Any) -> None:

@@ -78,6 +78,8 @@ class SpecFlag:
     high_open: bool = False
     # A number that may also be null (refine_signal: null, no check): given as `null`.
     nullable: bool = False
+    # Other names the server reads as one of the choices: (alias, choice) pairs.
+    aliases: tuple[tuple[str, str], ...] = ()
 
     @property
     def param(self) -> str:
@@ -89,7 +91,9 @@ class SpecFlag:
             python = str
         if self.kind in ("choice", "choices"):  # typer takes its choices from an Enum
             names: Any = enum.Enum(  # type: ignore[misc]
-                self.param, [(v, v) for v in self.choices], type=str
+                self.param,
+                [(v, v) for v in self.choices] + [(a, a) for a, _ in self.aliases],
+                type=str,
             )
             python = list[names] if self.kind == "choices" else names
         decls = self.decls
@@ -159,6 +163,8 @@ class SpecFlag:
     def _help_text(self) -> str:
         """The description, the choices and the job field it sets."""
         choices = f". One of: {', '.join(self.choices)}" if self.choices else ""
+        if self.aliases:
+            choices += " (" + ", ".join(f"{a} for {c}" for a, c in self.aliases) + ")"
         # Not in square brackets: rich reads "[above 0]" as markup and drops it.
         bounds = f", {self._open_bounds_text()}" if self.low_open or self.high_open else ""
         if self.nullable:
@@ -194,13 +200,17 @@ class SpecFlag:
                 ) from None
             return parsed
         if self.kind == "choices":
-            return [getattr(v, "value", v) for v in given]
+            return [self.canonical(getattr(v, "value", v)) for v in given]
         if self.nullable:
             text = str(given).strip()
             if text.lower() == "null":
                 return None
             return int(text) if self.kind == "int" else float(text)
-        return getattr(given, "value", given)  # a choice: its Enum member's value
+        return self.canonical(getattr(given, "value", given))  # a choice: its member's value
+
+    def canonical(self, value: Any) -> Any:
+        """A choice's name for one of its aliases (fbeta: f_beta); anything else as it is."""
+        return dict(self.aliases).get(value, value) if isinstance(value, str) else value
 
 
 def _document() -> dict[str, Any]:
@@ -279,6 +289,22 @@ def _bounds(schema: Mapping[str, Any]) -> _Bounds:
     )
 
 
+def _aliases(schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The document's x-aliases of a property with choices: other names the server reads as
+    one of them."""
+    for member in _members(schema):
+        found = member.get("x-aliases")
+        if isinstance(found, Mapping):
+            return tuple((str(a), str(c)) for a, c in found.items())
+    return ()
+
+
+def preset_aliases() -> dict[str, str]:
+    """The metric presets' aliases (fbeta: f_beta), as the document publishes them."""
+    preset = _document()["components"]["schemas"]["PresetMetric"]["properties"]["preset"]
+    return dict(_aliases(preset))
+
+
 def _default_text(schema: Mapping[str, Any]) -> str | None:
     if "default" not in schema:
         return None
@@ -309,6 +335,7 @@ def spec_flags() -> tuple[SpecFlag, ...]:
         if found is None:
             continue
         kind, choices = found
+        aliases = _aliases(schema)
         bounds = _bounds(schema)
         if kind == "int":  # the document writes every bound as a number: 1.0 <= x <= 1001.0
             bounds = _Bounds(
@@ -337,6 +364,7 @@ def spec_flags() -> tuple[SpecFlag, ...]:
                 high_open=bounds.high_open,
                 nullable=kind in ("int", "float")
                 and any(m.get("type") == "null" for m in schema.get("anyOf", ())),
+                aliases=aliases,
             )
         )
     return tuple(flags)
