@@ -177,8 +177,10 @@ def inspect_upload(
     except DataLimitError as exc:
         raise PayloadTooLargeError(refuse(exc)) from None
     except DataError as exc:
+        # A label the positive class cannot be told from is the positive_label field's to fix.
+        field = "positive_label" if str(exc).startswith("positive_label") else "file"
         raise InvalidInputError(
-            "Invalid dataset", [FieldError(("body", "file"), refuse(exc))]
+            "Invalid dataset", [FieldError(("body", field), refuse(exc))]
         ) from None
     except Exception as exc:
         message = refuse(exc).splitlines()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,37 @@ def test_a_csv_and_a_csv_gz_are_read_for_their_label_column_and_positive_label(t
             f"{path}: positive_label 2 is not one of the labels [0, 1]"
         )
         assert "positive_label 'yes' is not one of the labels" in _refusal(path, "churned", "yes")
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_columns_name(tmp_path):
+    """Excel's "CSV UTF-8" starts with a byte-order mark, which the server does not count as
+    part of the first column's name: the command line refused the file ("label column 'target'
+    not found; columns are ['\\ufefftarget', ...]") that an upload with curl took."""
+    for name, write in (("bom.csv", Path.write_bytes), ("bom.csv.gz", None)):
+        path = tmp_path / name
+        content = b"\xef\xbb\xbf" + CHURN.replace("churned", "target").encode()
+        if write is None:
+            path.write_bytes(gzip.compress(content))
+        else:
+            write(path, content)
+        check_local_dataset(path, label_column="target", positive_label=1)
+
+
+def test_upload_options_the_server_would_drop_or_misplace_are_refused_first(tmp_path):
+    """--positive-label without --label-column was dropped without a word; `-o models/` for an
+    absent directory wrote a file named models."""
+    from typer.testing import CliRunner
+
+    path = tmp_path / "churn.csv"
+    path.write_text(CHURN)
+    app = create_app(plugins=False)
+    absent = "http://127.0.0.1:9"
+    run = CliRunner().invoke(app, ["upload", str(path), "--positive-label", "1", "--url", absent])
+    assert run.exit_code == 1 and "give both" in run.output, run.output
+    target = f"{tmp_path / 'models'}/"
+    run = CliRunner().invoke(app, ["download", str(uuid.uuid4()), "-o", target, "--url", absent])
+    assert run.exit_code == 1 and "no such directory" in run.output, run.output
+    assert not (tmp_path / "models").exists()
 
 
 def test_a_file_is_refused_for_what_the_standard_library_can_tell(tmp_path):

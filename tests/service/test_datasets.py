@@ -489,3 +489,17 @@ def test_a_multipart_body_cut_before_its_closing_boundary_is_refused(client, ten
 
     r = client.post("/v1/datasets", content=chunks(), headers=headers)
     assert r.status_code == 201, r.text
+
+
+def test_a_positive_label_needs_its_label_column_and_names_its_field(client, tenant):
+    """positive_label without label_column was dropped without a word (201); a label column
+    whose positive class cannot be told was blamed on the file, not on positive_label."""
+    r = _upload(client, tenant, ZERO_ONE, positive_label="1")
+    assert r.status_code == 422, r.text
+    [error] = r.json()["errors"]
+    assert error["loc"] == ["body", "positive_label"] and "give label_column too" in error["msg"]
+    r = _upload(client, tenant, CSV.replace(b"label", b"y"), label_column="y")
+    assert r.status_code == 422, r.text
+    [error] = r.json()["errors"]
+    assert error["loc"] == ["body", "positive_label"]
+    assert error["msg"].startswith("positive_label is required: the labels are ['no', 'yes']")

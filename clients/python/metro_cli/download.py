@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -23,8 +24,12 @@ def download(
         str, typer.Option("--format", help="safetensors (weights) or onnx.")
     ] = "safetensors",
     output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Where to write it (default: model-<id>.<format>)."),
+        str | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Where to write it: a file, or a directory (default: model-<id>.<format>).",
+        ),
     ] = None,
     url: UrlOption = DEFAULT_URL,
     api_key: KeyOption = None,
@@ -34,6 +39,10 @@ def download(
 
     if format_ not in FORMATS:
         raise CliError(f"--format must be safetensors or onnx, not {format_!r}")
+    # Path("models/") drops the slash that says a directory is meant: an absent one was
+    # written as a file of that name.
+    if output is not None and output.endswith(("/", os.sep)) and not Path(output).is_dir():
+        raise CliError(f"cannot write into {output}: no such directory")
     api = Api(url, api_key)
     info = api.model(model)
     model_id = info.id
@@ -44,7 +53,7 @@ def download(
     digest = hashlib.sha256(data).hexdigest()
     if expected and digest != expected:
         raise CliError(f"the downloaded {format_} file's sha256 {digest} is not the manifest's")
-    target = output or Path(f"model-{model_id}.{format_}")
+    target = Path(output) if output else Path(f"model-{model_id}.{format_}")
     if target.is_dir():
         target = target / f"model-{model_id}.{format_}"
     try:

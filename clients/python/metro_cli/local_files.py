@@ -86,9 +86,11 @@ def check_local_dataset(
 
 
 def _open_text(path: Path, kind: str) -> Any:
+    # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the first column's
+    # name, which the server does not count as one either.
     if kind == "CSV.gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return path.open(encoding="utf-8", newline="")
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+    return path.open(encoding="utf-8-sig", newline="")
 
 
 def _column(rows: Iterable[list[str]], index: int) -> Iterator[str]:

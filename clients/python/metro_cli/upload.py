@@ -69,6 +69,8 @@ def upload(
     api_key: KeyOption = None,
 ) -> None:
     """Upload a dataset and print its dataset:// URI (to use in jobs)."""
+    if positive_label is not None and label_column is None:
+        raise CliError("--positive-label is checked against --label-column: give both")
     api = Api(url, api_key)
     label = None if positive_label is None else scalar(positive_label)
     if label_column is not None:

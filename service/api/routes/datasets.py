@@ -81,6 +81,14 @@ def upload_dataset(
     )
     if file.filename and "\x00" in file.filename:
         nul_errors.append(FieldError(("body", "file"), "the file name must not contain a NUL"))
+    if positive_label is not None and label_column is None and not nul_errors:
+        # Checked against the label column only: without one it was dropped without a word.
+        nul_errors.append(
+            FieldError(
+                ("body", "positive_label"),
+                "positive_label is checked against label_column: give label_column too",
+            )
+        )
     if nul_errors:
         raise InvalidInputError("Invalid dataset", nul_errors)
     store = UploadStore.from_settings(settings)
