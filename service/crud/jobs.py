@@ -196,6 +196,10 @@ def get_result_rows(
     session: Session, tenant_id: uuid.UUID, job_id: uuid.UUID
 ) -> tuple[Job, list[MetricResult]]:
     job = get_job(session, tenant_id, job_id)
+    if job.state in (JobState.FAILED.value, JobState.CANCELLED.value):
+        # Not "not ready": it never will be, and why is what the client needs to know.
+        reason = f": {job.failure_reason}" if job.failure_reason else ""
+        raise ConflictError(f"job {job_id} {job.state}{reason}; it has no result")
     if job.state != JobState.SUCCEEDED.value:
         raise NotReadyError(
             f"job {job_id} is {job.state}; its result is available once it has succeeded"

@@ -210,7 +210,10 @@ def test_result_model_id_and_a_job_without_a_model(live: Live) -> None:
             )  # fmt: skip
     finally:
         _set_job(live, job_id, state="failed", failure_reason="test over", lease_owner=None)
-    assert_one_line_error(metro(live, "download", job_id), "has no model: it is failed")
+    assert_one_line_error(metro(live, "download", job_id), "has no model: it is failed: test over")
+    assert_one_line_error(  # not "not ready": it never will be, and why
+        metro(live, "result", job_id), "Conflict (409)", f"job {job_id} failed: test over"
+    )
     absent = str(uuid.uuid4())
     assert_one_line_error(metro(live, "result", absent, "--model-id"), "Not found (404)", absent)
     assert_one_line_error(

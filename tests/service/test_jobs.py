@@ -538,6 +538,21 @@ def test_result_is_409_until_succeeded(client, tenant, submit):
     assert r.status_code == 409 and r.json()["type"].endswith("/not-ready")
 
 
+def test_the_result_of_a_job_that_ended_without_one_says_why(client, tenant, submit, set_job):
+    """A failed job's result was "not ready ... available once it has succeeded", which it
+    never will, and its failure_reason was not said."""
+    failed, cancelled = submit(tenant), submit(tenant)
+    set_job(failed["id"], state="failed", failure_reason="the data has no positive row")
+    set_job(cancelled["id"], state="cancelled")
+    r = client.get(f"/v1/jobs/{failed['id']}/result", headers=tenant.headers)
+    assert r.status_code == 409 and r.json()["type"].endswith("/conflict"), r.text
+    assert r.json()["detail"] == (
+        f"job {failed['id']} failed: the data has no positive row; it has no result"
+    )
+    r = client.get(f"/v1/jobs/{cancelled['id']}/result", headers=tenant.headers)
+    assert r.json()["detail"] == f"job {cancelled['id']} cancelled; it has no result"
+
+
 def test_result_with_repeats_and_baselines(client, app, tenant, submit, set_job):
     job = submit(tenant, repeats=3, baselines=["erm"])
     values = {"metro": [0.8, 0.9, 0.85], "erm": [0.7, 0.7, 0.7]}

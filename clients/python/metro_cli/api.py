@@ -116,6 +116,9 @@ class Api:
         if job.state == "succeeded":
             raise CliError(f"job {job_id} registered no model")
         after = f" (`metro watch {job_id}` follows it)" if job.state not in TERMINAL_STATES else ""
+        reason = optional(job.failure_reason) if job.state == "failed" else None
+        if reason:
+            after = f": {reason}"
         raise CliError(f"job {job_id} has no model: it is {job.state}{after}")
 
     def model(self, model_or_job: str) -> Any:
