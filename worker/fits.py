@@ -272,6 +272,9 @@ class RecordedSolver:
     ) -> StackedModel:
         if isinstance(self.inner, FoldStackSolver):
             raise TypeError("a fold stack fits the grid; refine with a fold's solver")
+        # Between two of the step's fits (folds x scales x temperatures): a cancel waited for
+        # the whole step, tens of seconds on a loaded machine.
+        self.ledger.lease.check()
         return self.inner.refine(model, offset=offset, temperature=temperature, sharpen=sharpen)
 
     def held_out_scores(self, model: StackedModel) -> np.ndarray | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 
 from core import store
@@ -30,6 +31,9 @@ class WorkerStopping(Exception):  # noqa: N818 - a condition, as LeaseLost
 # process then stops its training at the next check. Each restart used to cost the job one of
 # its attempts (the lease expired, the reconciler counted it), so a long job failed after three.
 SHUTTING_DOWN = threading.Event()
+
+# How often a running job's cancel flag is read between two renewals of its lease.
+CANCEL_POLL_SECONDS = 1.0
 
 
 class Lease:
@@ -92,9 +96,17 @@ class Lease:
 
     def _run(self) -> None:
         interval = max(0.05, float(self.ctx.settings.heartbeat_seconds))
-        while not self._stop.wait(interval):
+        # A cancel is looked for more often than the lease is renewed (one indexed read): it
+        # waited for the next beat, 10 s by default, before the training thread could see it.
+        poll = min(interval, CANCEL_POLL_SECONDS)
+        next_beat = time.monotonic() + interval
+        while not self._stop.wait(poll):
             try:
-                self.beat()
+                if time.monotonic() >= next_beat:
+                    next_beat = time.monotonic() + interval
+                    self.beat()
+                elif store.job_status(self.ctx, self.job_id)[1]:
+                    self.cancelled.set()
             except Exception:
                 # The database may be briefly unreachable: keep trying; if it stays away past
                 # the lease, the compare-and-sets will tell this worker it lost the job.
