@@ -627,12 +627,13 @@ def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> Non
     # watch names each class's lambda and the average the job chose by, never one lambda
     lambdas = ", ".join(f"{c['label']} {c['trained_lambda']:.4g}" for c in raw["classes"])
     assert f"trained λ per class: {lambdas}" in done.stdout, done.stdout
-    assert f"best F1 (macro) {raw['selection']['mean']:.4f} (cross-validation)" in done.stdout
+    # worded as a binary job's choice is ("cross-validation" here, "5-fold CV" everywhere else)
+    assert f"best F1 (macro) {raw['selection']['mean']:.4f} (5-fold CV)" in done.stdout
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr
     out = table.stdout
     assert "F1 (macro) (higher is better)" in out, out
-    assert f"METRO chose by cross-validation: F1 (macro) {raw['selection']['mean']:.4f}" in out
+    assert f"METRO chose by F1 (macro) {raw['selection']['mean']:.4f} (5-fold CV)" in out
     assert "Per class: F1 of each class" in out
     assert "chosen by: the class's F1 on the held-out rows as its own one-vs-rest" in " ".join(
         out.split()

@@ -457,3 +457,24 @@ def test_metro_help_gives_each_command_its_summary_on_one_line():
     assert rendered.exit_code == 0, rendered.output
     line = next(row for row in rendered.output.splitlines() if "│ result " in row)
     assert "each repeat's choice, and the delivered model's id" in line, line
+
+
+@pytest.mark.parametrize(
+    ("dataset", "word"), [({"label_column": "species"}, "class"),
+                          ({"label_columns": ["a", "b"]}, "label")],
+)  # fmt: skip
+def test_a_finished_averaged_jobs_bar_claims_no_single_class_best(dataset, word):
+    """The final bar of `metro watch` on a macro-F1 job said "class 'virginica': best so far F1
+    0.8696 (fold 4 of 5, held-out)": one class's fold score as the job's best, beside the
+    summary line's average; a multi-label job's labels were called classes."""
+    from types import SimpleNamespace
+
+    from metro_cli.progress import JobPoller, lambda_text
+
+    spec = {"metric": {"preset": "f1", "average": "macro"}, "dataset": dataset}
+    job = SimpleNamespace(state="succeeded", spec=spec, progress=1.0)
+    poller = JobPoller.__new__(JobPoller)
+    poller.job, poller.name, poller.greater_is_better = job, "F1 (macro)", True
+    poller.trace = SimpleNamespace(poll=lambda: pytest.fail("a finished job's trace is not read"))
+    assert poller.best_text() == f"every {word} searched"
+    assert lambda_text(job) == f"one trained λ per {word}"

@@ -52,6 +52,24 @@ def selection_text(choices: list[Any], name: str) -> str | None:
     return f"{text} ({where}{repeats})"
 
 
+def averaged_selection_text(selection: Any, name: str) -> str:
+    """An averaged job's selection summary, worded as a binary job's: "F1 (macro) 0.7937 ±
+    0.0120 (5-fold CV, 3 repeats)"."""
+    text = f"{name} {selection.mean:.4f}"
+    std, n = optional(selection.std), int(selection.n)
+    if std is not None and n > 1:
+        text += f" ± {std:.4f}"
+    repeats = f", {n} repeats" if n > 1 else ""
+    return f"{text} ({selection_label(str(selection.split), selection.n_folds)}{repeats})"
+
+
+def target_word(job_or_spec: Any) -> str:
+    """What an averaged job searches one by one: its labels (several label columns) or its
+    classes (one column)."""
+    spec = spec_of(job_or_spec) if not isinstance(job_or_spec, dict) else job_or_spec
+    return "label" if (spec.get("dataset") or {}).get("label_columns") else "class"
+
+
 def choices_text(choices: list[Any]) -> str | None:
     """The delivered model's lambda and shift, each repeat's choice (labelled with its repeat)
     when there are several, and a bisection or Dinkelbach search's ratio reached, named apart:

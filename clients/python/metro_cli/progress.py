@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from metro_cli.api import TERMINAL_STATES, Api
-from metro_cli.choices import job_choices, metric_info, selection_text, spec_of
+from metro_cli.choices import job_choices, metric_info, selection_text, spec_of, target_word
 from metro_cli.errors import CliError
 from metro_cli.output import console, fmt, optional, say
 
@@ -93,7 +93,7 @@ def lambda_text(job: Any) -> str:
     """The bar's lambda: the one being fitted while the job runs; once it has succeeded, the
     delivered model's trained lambda (the last step fitted may be another repeat's)."""
     if job.state == "succeeded" and averaged(job):
-        return "one trained λ per class"
+        return f"one trained λ per {target_word(job)}"
     if job.state == "succeeded":
         return f"trained λ {fmt(optional(job.best_lambda))}"
     return f"λ {fmt(optional(job.current_lambda))}"
@@ -153,6 +153,11 @@ class JobPoller:
     def _class_text(self) -> str:
         """An averaged job searches class after class: the class being searched and its best
         held-out score so far (its own metric, not the average: `metro result` has that)."""
+        word = target_word(self.job)
+        if self.job.state in TERMINAL_STATES:
+            # Not the last class's best fold score as the job's "best": the average the classes
+            # were chosen by follows, on the summary line.
+            return f"every {word} searched"
         steps = self.trace.poll() if self.job.state != "queued" else []
         if not steps:
             return "best -"
@@ -160,7 +165,7 @@ class JobPoller:
         mine = [s for s in steps if optional(s.label) == label and s.repeat == steps[-1].repeat]
         name = self.name.split(" (")[0]  # the class's own metric: "F1", not "F1 (macro)"
         text = best_so_far_text(self.job, mine, name, self.greater_is_better) or "best -"
-        return f"class {label!r}: {text}"
+        return f"{word} {label!r}: {text}"
 
 
 def follow(api: Api, job_id: str, *, interval: float, timeout: float | None) -> Any:

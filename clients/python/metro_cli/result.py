@@ -11,6 +11,7 @@ from rich.table import Table
 
 from metro_cli.api import Api, parse_uuid
 from metro_cli.choices import (
+    averaged_selection_text,
     choices_text,
     chosen_constraints_text,
     fallback_lines,
@@ -151,7 +152,7 @@ def choice_lines(result: Any) -> list[str]:
         selection = optional(result.selection)
         if selection is None:
             return []
-        return [f"METRO chose by {selection.split}: {name} {selection.mean:.4f}"]
+        return [f"METRO chose by {averaged_selection_text(selection, name)}"]
     choices = job_choices(result)
     chosen_by = selection_text(choices, name)
     lines = (

@@ -8,6 +8,7 @@ import typer
 
 from metro_cli.api import Api, parse_uuid
 from metro_cli.choices import (
+    averaged_selection_text,
     choices_text,
     chosen_constraints_text,
     fallback_lines,
@@ -15,6 +16,7 @@ from metro_cli.choices import (
     metric_info,
     selection_text,
     spec_constraint_names,
+    target_word,
     warning_lines,
 )
 from metro_cli.errors import fail, one_line_errors
@@ -38,7 +40,7 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
     name, _ = metric_info(job)
     choices = job_choices(job)
     if averaged(job):  # a choice per class; the average it chose by is the result's
-        parts = [averaged_text(api, job_id, choices, name)]
+        parts = [averaged_text(api, job, choices, name)]
     else:
         parts = [choices_text(choices) or f"trained λ {fmt(job.best_lambda)}"]
         best = selection_text(choices, name)
@@ -57,7 +59,7 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
         note(line, style="yellow")
 
 
-def averaged_text(api: Api, job_id: str, choices: list[Any], name: str) -> str:
+def averaged_text(api: Api, job: Any, choices: list[Any], name: str) -> str:
     """An averaged job's choices: each class's trained λ (repeat 0's, the model delivered) and
     the held-out average the classes were chosen by."""
     from metro_client.api.jobs import get_job_result
@@ -65,10 +67,11 @@ def averaged_text(api: Api, job_id: str, choices: list[Any], name: str) -> str:
     lambdas = ", ".join(
         f"{optional(c.label)} {fmt(c.trained_lambda)}" for c in choices if c.repeat == 0
     )
-    text = f"trained λ per class: {lambdas}"
-    selection = optional(api.call(get_job_result, parse_uuid(job_id, "job")).selection)
+    result = api.call(get_job_result, parse_uuid(str(job.id), "job"))
+    text = f"trained λ per {target_word(job)}: {lambdas}"
+    selection = optional(result.selection)
     if selection is not None:
-        text += f"; best {name} {selection.mean:.4f} ({selection.split})"
+        text += f"; best {averaged_selection_text(selection, name)}"
     return text
 
 
