@@ -104,6 +104,11 @@ def test_a_flag_sets_its_field_with_the_documents_type():
         (["--refine-signal", "0.4"], "is not at least 0.5 and below 1"),
         (["--refine-signal", "often"], "'often' is not a number or null"),
         (["--epsilon", "0"], "is not above 0"),
+        # A union's members: was sent, and refused by the server (a 422 after a round trip).
+        (["--cv", "1"], "'1' is not one of: an integer from 2 to 20, 'auto', null"),
+        (["--cv", "five"], "'five' is not one of"),
+        (["--cv", "2.5"], "'2.5' is not one of"),
+        (["--weight-decay", "-1"], "'-1' is not one of: a number from 0 to 1e+06, 'auto'"),
     ],
 )
 def test_a_value_the_document_refuses_is_a_usage_error_naming_the_flag(args, words):

@@ -58,6 +58,50 @@ _PARAM_PREFIX = "spec__"
 
 
 @dataclass(frozen=True)
+class UnionMember:
+    """One type a union field takes: ``kind`` a JSON type, with a number's inclusive bounds or
+    a string's constant."""
+
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    const: str | None = None
+
+    def admits(self, value: Any) -> bool:
+        if self.kind == "null":
+            return value is None
+        if self.kind == "string":
+            return isinstance(value, str) and (self.const is None or value == self.const)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        if self.kind == "integer" and not float(value).is_integer():
+            return False
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+    def text(self) -> str:
+        if self.kind == "null":
+            return "null"
+        if self.kind == "string":
+            return repr(self.const) if self.const is not None else "a text"
+        what = "an integer" if self.kind == "integer" else "a number"
+        if self.low is not None and self.high is not None:
+            return f"{what} from {self.low:g} to {self.high:g}"
+        return what
+
+
+def _union(schema: Mapping[str, Any]) -> tuple[UnionMember, ...]:
+    """A union property's members, or () where a member is one no flag can check."""
+    out = []
+    for member in schema.get("anyOf", ()):
+        kind = member.get("type")
+        if kind not in ("integer", "number", "string", "null") or member.get("exclusiveMinimum"):
+            return ()
+        const = member.get("const", (member.get("enum") or [None])[0])
+        out.append(UnionMember(kind, member.get("minimum"), member.get("maximum"), const))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class SpecFlag:
     """One job field as a flag: ``path`` its dotted place in the job, ``decls`` its names,
     ``kind`` how its text becomes a value (int, float, bool, text, choice, json, list,
@@ -80,6 +124,9 @@ class SpecFlag:
     nullable: bool = False
     # Other names the server reads as one of the choices: (alias, choice) pairs.
     aliases: tuple[tuple[str, str], ...] = ()
+    # A union's members (cv: folds from 2 to 20, "auto" or null), each value checked against
+    # them before anything is sent.
+    union: tuple[UnionMember, ...] = ()
 
     @property
     def param(self) -> str:
@@ -115,6 +162,8 @@ class SpecFlag:
             if self.nullable
             else self._check_open_bounds
             if self.low_open or self.high_open
+            else self._check_union
+            if self.union
             else None,
         )
         return Annotated[python | None, info]
@@ -141,6 +190,13 @@ class SpecFlag:
             raise typer.BadParameter(f"{given!r} is not {kind} or null") from None
         if self._outside(number, inclusive_too=True):
             raise typer.BadParameter(f"{number:g} is not {self._open_bounds_text()}")
+        return given
+
+    def _check_union(self, given: Any) -> Any:
+        """A union's text (JSON where it parses) is one of its members' values."""
+        if given is not None and not any(m.admits(self.value(given)) for m in self.union):
+            wanted = ", ".join(m.text() for m in self.union)
+            raise typer.BadParameter(f"{given!r} is not one of: {wanted}")
         return given
 
     def _check_open_bounds(self, given: Any) -> Any:
@@ -365,6 +421,7 @@ def spec_flags() -> tuple[SpecFlag, ...]:
                 nullable=kind in ("int", "float")
                 and any(m.get("type") == "null" for m in schema.get("anyOf", ())),
                 aliases=aliases,
+                union=_union(schema) if kind == "json" else (),
             )
         )
     return tuple(flags)
