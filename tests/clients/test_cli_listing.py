@@ -73,3 +73,38 @@ def test_list_what_a_tenant_has_and_delete_an_upload(live: Live, tmp_path: Path)
     assert metro(live, "datasets", env=mine).stderr.strip() == "no datasets"
     assert_one_line_error(metro(live, "delete", uri, env=mine), "404")
     assert_one_line_error(metro(live, "jobs", "--state", "done", env=mine), "--state 'done'")
+
+
+def test_a_listing_is_never_cut_to_a_narrow_terminal(monkeypatch) -> None:
+    """Fitted to 80 columns (a pipe, a small window, the README tour's `metro jobs`), rich cut
+    states and numbers short ("succ…", "-0.8…") and folded URIs over several lines."""
+    import datetime
+    import uuid
+    from types import SimpleNamespace
+
+    from metro_cli import listing
+    from rich.console import Console
+
+    now = datetime.datetime.now(datetime.UTC)
+    info = {"name": "f1", "display_name": "F1 (macro)", "greater_is_better": True}
+    jobs = [
+        SimpleNamespace(
+            id=uuid.uuid4(),
+            state=state,
+            progress=progress,
+            best_lambda=lam,
+            spec={"metric": {"preset": "f1"}, "metric_info": info},
+            failure_reason=None,
+            dataset_uri=f"dataset://{uuid.uuid4()}",
+            created_at=now,
+        )  # fmt: skip
+        for state, progress, lam in [("succeeded", 1.0, -0.8333333), ("running", 0.45, None)]
+    ]
+    console = Console(width=80, record=True, color_system=None)
+    monkeypatch.setattr(listing, "console", console)
+    listing.print_whole(listing.jobs_table(jobs))
+    lines = [line.rstrip() for line in console.export_text().splitlines()]
+    assert "…" not in "".join(lines)
+    assert len(lines) == 3  # the header and a line per job
+    assert "succeeded" in lines[1] and "-0.8333" in lines[1] and jobs[0].dataset_uri in lines[1]
+    assert console.width == 80  # given back

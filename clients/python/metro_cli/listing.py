@@ -66,7 +66,20 @@ def _show(items: list[Any], as_json: bool, table: Callable[[list[Any]], Table], 
     if not items:
         note(f"no {noun}")
         return
-    console.print(table(items))
+    print_whole(table(items))
+
+
+def print_whole(table: Table) -> None:
+    """A table at its natural width, each row on one line even where the terminal is narrower
+    (the terminal wraps it; a pipe gets it whole): fitted to 80 columns, rich cut numbers and
+    states short ("succ…", "-0.8…") and folded URIs over many lines."""
+    natural = console.measure(table, options=console.options.update_width(10_000)).maximum
+    width = console.width
+    console.width = max(width, natural)  # print's own width argument cannot exceed it
+    try:
+        console.print(table, crop=False)
+    finally:
+        console.width = width
 
 
 # An id or URI column is never cut short (rich shrank it to "aa497af1-17…" in 80 columns, which
