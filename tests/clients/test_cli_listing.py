@@ -97,7 +97,7 @@ def test_a_listing_is_never_cut_to_a_narrow_terminal(monkeypatch) -> None:
             failure_reason=None,
             dataset_uri=f"dataset://{uuid.uuid4()}",
             created_at=now,
-        )  # fmt: skip
+        )
         for state, progress, lam in [("succeeded", 1.0, -0.8333333), ("running", 0.45, None)]
     ]
     console = Console(width=80, record=True, color_system=None)
