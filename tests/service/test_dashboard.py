@@ -800,6 +800,7 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
 
 FOLDS = 3
 CV_CHOSEN = (-0.25, -0.5)  # each repeat's trained lambda
+CV_REFINED = 0.95  # repeat 1's refined model's held-out score
 
 
 def _pooled_at(lam: float, repeat: int) -> float:
@@ -831,6 +832,10 @@ def _seed_cross_validated(app: Any, tenant: TenantCtx) -> str:
         }
         for r in range(2)
     ]
+    # Repeat 1 kept a refined model: its selection score (what "Best" shows) is the refined
+    # one, above the curve's point at its lambda.
+    choices[1]["refinement"] = {**REFINED, "score_before": _pooled_at(CV_CHOSEN[1], 1)}
+    choices[1]["selection_score"] = CV_REFINED
     with app.state.sessionmaker() as session:
         job, _ = submit_job(
             session, tenant_id=tenant.id, spec=spec, dataset_uri="builtin://breast_cancer",
@@ -907,6 +912,7 @@ def test_a_cross_validated_chart_draws_each_repeats_pooled_curve_over_faint_fold
     chose = [
         f"repeat {r}: pooled F1 ({FOLDS}-fold CV), chose λ = {CV_CHOSEN[r]:g} (shift minimal) at "
         f"{_pooled_at(CV_CHOSEN[r], r):.4f}"
+        + (f", refined model {CV_REFINED:.4f}" if r == 1 else "")  # as "Best" says
         for r in range(2)
     ]
     desc = plot.find("desc").text
