@@ -973,6 +973,13 @@ def _seed_averaged(app: Any, tenant: TenantCtx) -> str:
             session, tenant_id=tenant.id, spec=spec, dataset_uri="file:///data/pets.csv",
             dataset_id=None, idempotency_key=None,
         )  # fmt: skip
+        for c, label in enumerate(CLASSES):  # each class's own search, on 2 folds
+            for fold in range(2):
+                assert record_lambda_step(
+                    session, job.id, repeat=0, step=2 * c + fold, fold=fold, lambda_=-0.25,
+                    shift="minimal", surrogate_loss=0.4, l_lambda=0.0, train_metric=0.8,
+                    validation_metric=0.6 + 0.01 * c, seconds=0.05, class_index=c, label=label,
+                )  # fmt: skip
         for method, base in (("metro", 0.8), ("ovr-threshold", 0.7)):
             per_class = [base + 0.05 * c for c in range(3)]
             assert record_metric_result(
@@ -1032,3 +1039,15 @@ def test_an_averaged_job_shows_each_class(
     assert "F1 chosen by" in dom.find("table", id="choices-table").text
     assert dom.find(id="best-lambda").text == "one per class (below)"
     assert not dom.find_all(id="selection-score")  # it chose by the average: the results card
+    # The trace's rows are each a class's own search, scored by its own F1: named per row, and
+    # the columns say F1 (they said "Train F1 (macro)", with no class to tell rows apart).
+    trace = dom.find("table", id="trace-table")
+    header = [th.text for th in trace.find("thead").find_all("th")]
+    assert header[2] == "Class" and "Train F1" in header and "Held-out F1" in header, header
+    assert not any("(macro)" in t for t in header)
+    rows = trace.find("tbody").find_all("tr")
+    labels = [td.text for r in rows for td in r.find_all("td") if "data-label" in td.attrs]
+    assert labels == [label for label in CLASSES for _ in range(2)]
+    # Its baselines are not the spec's (none): the results name the ones every such job runs.
+    spec_panel = " ".join(dom.find("section", aria_labelledby="spec-title").text.split())
+    assert "Baselinesthose every averaged job runs (listed under Results)" in spec_panel

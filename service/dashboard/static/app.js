@@ -768,7 +768,10 @@
         ['Search', searchText],
         ['Training', [training.optimizer && `optimizer ${training.optimizer}`, training.device && `device ${training.device}`].filter(Boolean).join(', ') || '—'],
         ['Repeats', String(s.repeats || 1)],
-        ['Baselines', (s.baselines || []).length ? s.baselines.map(methodLabel).join(', ') : 'none'],
+        // An averaged job runs its own baselines whatever the spec lists (the results name them).
+        ['Baselines', s.metric && s.metric.average
+          ? 'those every averaged job runs (listed under Results)'
+          : (s.baselines || []).length ? s.baselines.map(methodLabel).join(', ') : 'none'],
       ]),
       h('details', { class: 'raw' }, h('summary', {}, 'Normalized spec (JSON)'),
         h('pre', {}, JSON.stringify(s, null, 2))));
@@ -926,21 +929,27 @@
     }
 
     const hasFolds = steps.some((s) => s.fold !== null);
+    // An averaged job's steps are each one class's (or label's) own search, scored by that
+    // class's metric: said per row, and the columns named by the class's metric, not the mean.
+    const perClass = steps.some((s) => s.label !== null && s.label !== undefined);
+    const classWord = ((job.spec.dataset || {}).label_columns || []).length ? 'Label' : 'Class';
+    const stepName = perClass ? name.split(' (')[0] : name;
     const constraintCell = (s, j) => h('td', { class: 'num', 'data-constraint': j }, fmtNum((s.constraint_values || [])[j]));
     children.push(h('details', { class: 'raw' },
       h('summary', {}, 'The trace as a table'),
       h('div', { class: 'table-wrap' }, h('table', { class: 'table compact', id: 'trace-table' },
         h('thead', {}, h('tr', {},
-          ['Repeat', 'Step'].concat(hasFolds ? ['Fold'] : []).concat(constrained ? ['μ'] : [])
+          ['Repeat', 'Step'].concat(perClass ? [classWord] : []).concat(hasFolds ? ['Fold'] : []).concat(constrained ? ['μ'] : [])
             // Under cross-validation a step's held-out score is its fold's (at threshold 0), not
             // a validation split's.
-            .concat(['λ', 'Shift', 'Surrogate loss', 'l^λ', `Train ${name}`,
-              hasFolds ? `Held-out ${name}` : `Validation ${name}`])
+            .concat(['λ', 'Shift', 'Surrogate loss', 'l^λ', `Train ${stepName}`,
+              hasFolds ? `Held-out ${stepName}` : `Validation ${stepName}`])
             .concat(constraints.map((c) => c.display_name)).concat(['Seconds'])
             .map((t) => h('th', { scope: 'col', class: t === 'Shift' ? null : 'num' },
               t.includes('λ') || t === 'μ' ? h('span', { class: 'nt' }, t) : t)))),
         h('tbody', {}, steps.map((s) => h('tr', { class: sameLambda(s.lambda, chosen) ? 'is-chosen' : null },
           h('td', { class: 'num' }, s.repeat), h('td', { class: 'num' }, s.step),
+          perClass ? h('td', { 'data-label': String(s.label) }, String(s.label)) : null,
           hasFolds ? h('td', { class: 'num' }, s.fold === null ? '—' : s.fold) : null,
           constrained ? h('td', { class: 'num' }, hasMu(s) ? fmtLambda(s.mu) : '—') : null,
           h('td', { class: 'num' }, fmtLambda(s.lambda)), h('td', {}, s.shift || '—'),
