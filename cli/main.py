@@ -20,7 +20,7 @@ import sys
 from typing import Annotated, Any
 
 import typer
-from metro_cli.app import create_app, run, summary
+from metro_cli.app import create_app, run, texts
 from rich.console import Console
 from rich.table import Table
 
@@ -348,11 +348,11 @@ def demo(
 def register(app: typer.Typer) -> None:
     """Add the server's commands to the ``metro`` app: the ``metro.cli`` entry point of this
     package (pyproject.toml), which :mod:`metro_cli.app` loads."""
-    app.command(short_help=summary(serve))(serve)
-    app.command("worker", short_help=summary(worker_cmd))(worker_cmd)
-    app.command("migrate", short_help=summary(migrate_cmd))(migrate_cmd)
+    app.command(**texts(serve))(serve)
+    app.command("worker", **texts(worker_cmd))(worker_cmd)
+    app.command("migrate", **texts(migrate_cmd))(migrate_cmd)
     app.add_typer(admin_app, name="admin")
-    app.command(short_help=summary(demo))(demo)
+    app.command(**texts(demo))(demo)
 
 
 # Every command, the users' and the server's: what `metro` offers where both are installed.

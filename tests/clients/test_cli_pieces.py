@@ -447,6 +447,23 @@ def test_listings_never_cut_an_id_short_in_a_narrow_terminal():
         assert ident in console.export_text()
 
 
+def test_a_commands_help_keeps_no_line_break_of_its_docstring():
+    """`metro watch --help` said "... 1 when it fails (printing its failure reason) or is" /
+    "cancelled.": typer kept the docstring's line breaks inside each paragraph."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    for command in ("watch", "serve"):
+        rendered = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "250"})
+        assert rendered.exit_code == 0, rendered.output
+        text = rendered.output
+        if command == "watch":
+            assert "1 when it fails (printing its failure reason) or is cancelled." in text, text
+        else:
+            assert "(SQLite and a SQLite-backed broker under ./var, no external" in text, text
+
+
 def test_metro_help_gives_each_command_its_summary_on_one_line():
     """typer kept the docstrings' line breaks: "result ... each" / "repeat's choice ..."."""
     from typer.testing import CliRunner

@@ -51,6 +51,15 @@ def summary(command: Any) -> str | None:
     return " ".join(first.split()) or None
 
 
+def texts(command: Any) -> dict[str, str | None]:
+    """A command's help texts: its summary for `metro --help`, and its whole docstring for its
+    own --help with each paragraph on one line, which the terminal wraps (typer kept the
+    docstring's line breaks: "... or is" / "cancelled.")."""
+    doc = inspect.getdoc(command) or ""
+    paragraphs = [" ".join(p.split()) for p in doc.split("\n\n")]
+    return {"short_help": summary(command), "help": "\n\n".join(p for p in paragraphs if p) or None}
+
+
 def create_app(*, plugins: bool = True) -> typer.Typer:
     """The ``metro`` app: the commands that use a server and, with ``plugins``, those of the
     installed packages that add theirs."""
@@ -61,9 +70,7 @@ def create_app(*, plugins: bool = True) -> typer.Typer:
         pretty_exceptions_enable=False,
     )
     for command in COMMANDS:
-        app.command(
-            command.__name__, rich_help_panel="Using a server", short_help=summary(command)
-        )(command)
+        app.command(command.__name__, rich_help_panel="Using a server", **texts(command))(command)
     if plugins:
         load_plugins(app)
     return app
