@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import sys
 from importlib.metadata import EntryPoint
-from typing import Any
+from typing import Any, TypedDict
 
 import typer
 from rich.markup import escape
@@ -51,7 +51,12 @@ def summary(command: Any) -> str | None:
     return " ".join(first.split()) or None
 
 
-def texts(command: Any) -> dict[str, str | None]:
+class CommandTexts(TypedDict):
+    short_help: str | None
+    help: str | None
+
+
+def texts(command: Any) -> CommandTexts:
     """A command's help texts: its summary for `metro --help`, and its whole docstring for its
     own --help with each paragraph on one line, which the terminal wraps (typer kept the
     docstring's line breaks: "... or is" / "cancelled.")."""
