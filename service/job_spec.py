@@ -322,7 +322,7 @@ def known_data_size(
         features = row.n_columns if row.format == ".npz" else row.n_columns - label_columns
         return DataSize(n_rows=row.n_rows, n_features=max(features, 1), targets=targets)
     if uri.lower().startswith("builtin://"):
-        from metro.data import DataError, builtin_n_classes, builtin_shape
+        from metro.datasets import DataError, builtin_n_classes, builtin_shape
 
         try:
             n_rows, shape = builtin_shape(uri, all_classes=averaged)
