@@ -279,14 +279,22 @@ def revoke_key(
 ) -> None:
     """Revoke an API key: refused by every API process within METRO_API_KEY_CACHE_SECONDS
     (5 by default; 0: from the next request on)."""
+    from core.db.base import utcnow
     from service.admin import revoke_api_key
 
+    asked = utcnow()
     with _admin_session() as session:
         try:
             info = revoke_api_key(session, key)
         except ValueError as exc:
             err_console.print(f"[bold red]error:[/] {exc}")
             raise typer.Exit(1) from None
+    if info.revoked_at is not None and info.revoked_at < asked:  # said as a new revocation
+        console.print(
+            f"{info.prefix}... of tenant {info.tenant} was already revoked, "
+            f"at {info.revoked_at:%Y-%m-%d %H:%M:%S}"
+        )
+        return
     console.print(f"revoked {info.prefix}... of tenant {info.tenant}")
 
 

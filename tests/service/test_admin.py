@@ -90,6 +90,9 @@ def test_admin_commands_end_to_end(tmp_path, monkeypatch):
         assert listed.exit_code == 0 and key[:12] in listed.output and key not in listed.output
         revoked = runner.invoke(cli, ["admin", "revoke-key", key[:12]])
         assert revoked.exit_code == 0 and f"revoked {key[:12]}" in revoked.output
+        # Again: said as what it is, not as a new revocation.
+        again = runner.invoke(cli, ["admin", "revoke-key", key[:12]])
+        assert again.exit_code == 0 and "was already revoked, at " in again.output, again.output
         missing = runner.invoke(cli, ["admin", "revoke-key", "metro_nothing"])
         assert missing.exit_code == 1 and "no API key matches" in missing.output
     finally:
