@@ -65,3 +65,29 @@ def test_a_metro_variable_that_names_no_setting_is_found():
     env = {"METRO_DATABSE_URL": "x", "METRO_DATABASE_URL": "y", "METRO_URL": "u",
            "METRO_API_KEY": "k", "PATH": "/bin"}  # fmt: skip
     assert unknown_variables(env) == ["METRO_DATABSE_URL"]
+
+
+def test_the_operations_guide_lists_every_setting_with_its_default():
+    """docs/operations.md's table is the operators' reference: each setting once, none that is
+    not one, and each default as core.config.Settings has it (a default changed in one place
+    only would mislead every deployment)."""
+    import re
+
+    text = (Path(__file__).parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(METRO_\w+)` \| ([^|]*) \|", text.split("\n## Settings", 1)[1], re.M)
+    documented = {name.removeprefix("METRO_").lower(): cell.strip() for name, cell in rows}
+    assert len(documented) == len(rows)  # none twice
+    assert set(documented) == set(Settings.model_fields)
+    for name, cell in documented.items():
+        field = Settings.model_fields[name]
+        default = field.get_default(call_default_factory=True)
+        if default in (None, "", []):  # said in words: unset, empty
+            assert cell.startswith(("unset", "empty")), (name, cell)
+            continue
+        first = re.match(r"`?([^`\s]+)`?", cell)
+        assert first is not None, (name, cell)
+        value = getattr(default, "value", default)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            assert float(first.group(1)) == float(value), (name, cell, value)
+        else:
+            assert first.group(1) == str(value), (name, cell, value)
