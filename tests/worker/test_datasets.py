@@ -41,9 +41,11 @@ def test_s3_dataset_without_credentials_fails_with_a_clear_reason(monkeypatch, t
     assert uri in str(info.value)
 
 
-def test_a_failure_names_the_dataset_uri_never_a_server_path(tmp_path):
-    """Was "could not read /.../uploads/<tenant>/<sha>.npz as NPZ ...": the store's path, with
-    the tenant's id, in a reason the tenant reads."""
+def _stored_upload(
+    tmp_path: Path, content: bytes, fmt: str, *, on: str = "disk"
+) -> tuple[SimpleNamespace, uuid.UUID, str, str]:
+    """An upload's bytes kept as the API keeps them (on the shared disk, or in an object store)
+    and its dataset row: the worker's context, the tenant, the dataset's URI, where it is."""
     from core.db.migrate import upgrade
     from core.db.models import Dataset as DatasetRow
     from core.db.models import Tenant
@@ -53,16 +55,20 @@ def test_a_failure_names_the_dataset_uri_never_a_server_path(tmp_path):
     upgrade(url)
     sessions = make_sessionmaker(make_engine(url))
     tenant_id = uuid.uuid4()
-    stored = tmp_path / "uploads" / str(tenant_id) / f"{'ab' * 32}.npz"
-    stored.parent.mkdir(parents=True)
-    content = b"PK\x03\x04 not really a zip archive"
-    stored.write_bytes(content)
+    sha256 = hashlib.sha256(content).hexdigest()
+    if on == "disk":
+        location = str(tmp_path / "uploads" / str(tenant_id) / f"{sha256}{fmt}")
+        Path(location).parent.mkdir(parents=True)
+    else:
+        location = f"memory://metro-{uuid.uuid4().hex}/{tenant_id}/{sha256}{fmt}"
+    fs, path = fsspec.core.url_to_fs(location)
+    fs.pipe_file(path, content)
     with sessions() as session:
         session.add(Tenant(id=tenant_id, name="t"))
         session.flush()
         row = DatasetRow(
-            tenant_id=tenant_id, filename="x.npz", format=".npz", size_bytes=len(content),
-            sha256=hashlib.sha256(content).hexdigest(), storage_path=str(stored),
+            tenant_id=tenant_id, filename=f"d{fmt}", format=fmt, size_bytes=len(content),
+            sha256=sha256, storage_path=location,
         )  # fmt: skip
         session.add(row)
         session.commit()
@@ -70,7 +76,13 @@ def test_a_failure_names_the_dataset_uri_never_a_server_path(tmp_path):
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None, database_url=url, upload_dir=tmp_path / "uploads"
     )
-    ctx = SimpleNamespace(settings=settings, session=sessions)
+    return SimpleNamespace(settings=settings, session=sessions), tenant_id, uri, location
+
+
+def test_a_failure_names_the_dataset_uri_never_a_server_path(tmp_path):
+    """Was "could not read /.../uploads/<tenant>/<sha>.npz as NPZ ...": the store's path, with
+    the tenant's id, in a reason the tenant reads."""
+    ctx, tenant_id, uri, _ = _stored_upload(tmp_path, b"PK\x03\x04 not really a zip", ".npz")
     with pytest.raises(DataError) as info:
         load_job_dataset(ctx, tenant_id, {"uri": uri, "label_column": "y"})  # type: ignore[arg-type]
     message = str(info.value)
@@ -90,37 +102,8 @@ def test_a_job_never_trains_on_stored_bytes_other_than_the_upload(tmp_path, wher
     """A stored upload cut short (a crash, a partial restore) was read as it was: the job
     trained on 21 of its dataset's 40 rows and succeeded. Now its size and SHA-256 are checked
     against the dataset's record first, on a shared disk and on an object store alike."""
-    from core.db.migrate import upgrade
-    from core.db.models import Dataset as DatasetRow
-    from core.db.models import Tenant
-    from core.db.session import make_engine, make_sessionmaker
-
-    url = f"sqlite:///{tmp_path / 'metro.db'}"
-    upgrade(url)
-    sessions = make_sessionmaker(make_engine(url))
-    tenant_id = uuid.uuid4()
-    sha256 = hashlib.sha256(CSV).hexdigest()
-    if where == "disk":
-        location = str(tmp_path / "uploads" / str(tenant_id) / f"{sha256}.csv")
-        Path(location).parent.mkdir(parents=True)
-    else:
-        location = f"memory://metro-{uuid.uuid4().hex}/{tenant_id}/{sha256}.csv"
+    ctx, tenant_id, uri, location = _stored_upload(tmp_path, CSV, ".csv", on=where)
     fs, path = fsspec.core.url_to_fs(location)
-    fs.pipe_file(path, CSV)
-    with sessions() as session:
-        session.add(Tenant(id=tenant_id, name="t"))
-        session.flush()
-        row = DatasetRow(
-            tenant_id=tenant_id, filename="d.csv", format=".csv", size_bytes=len(CSV),
-            sha256=sha256, storage_path=location,
-        )  # fmt: skip
-        session.add(row)
-        session.commit()
-        uri = row.uri
-    settings = Settings(  # type: ignore[call-arg]
-        _env_file=None, database_url=url, upload_dir=tmp_path / "uploads"
-    )
-    ctx = SimpleNamespace(settings=settings, session=sessions)
     spec = {"uri": uri, "label_column": "y"}
     assert load_job_dataset(ctx, tenant_id, spec).n_samples == 40  # type: ignore[arg-type]
     _cache.clear()
