@@ -12,6 +12,9 @@ collector, one JSON object a line (``METRO_LOG_FORMAT=json``), at ``METRO_LOG_LE
 from __future__ import annotations
 
 import logging.config
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import StrEnum
 from typing import Any
 
@@ -36,6 +39,31 @@ class LogLevel(StrEnum):
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
+# The job a worker is running in this context: every line logged meanwhile carries it as
+# ``job_id`` (a JSON line's field), whoever logs it (the runner, the library, a warning).
+_JOB_ID: ContextVar[str | None] = ContextVar("metro_job_id", default=None)
+
+
+@contextmanager
+def job_context(job_id: object) -> Iterator[None]:
+    """The lines logged inside carry ``job_id``."""
+    token = _JOB_ID.set(str(job_id))
+    try:
+        yield
+    finally:
+        _JOB_ID.reset(token)
+
+
+class JobIdFilter(logging.Filter):
+    """Adds the running job's id to a record (one that does not name one already)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        job_id = _JOB_ID.get()
+        if job_id is not None and not hasattr(record, "job_id"):
+            record.job_id = job_id
+        return True
+
+
 # Libraries whose INFO lines narrate each query, request or file access: at the service's INFO
 # they would drown its own lines.
 _QUIET_BELOW_WARNING = ("sqlalchemy.engine", "httpx", "httpcore", "botocore", "s3fs", "fsspec")
@@ -57,10 +85,12 @@ def logging_config(*, level: LogLevel, log_format: LogFormat) -> dict[str, Any]:
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"metro": formatter},
+        "filters": {"job": {"()": JobIdFilter}},
         "handlers": {
             "stderr": {
                 "class": "logging.StreamHandler",
                 "formatter": "metro",
+                "filters": ["job"],
                 "stream": "ext://sys.stderr",
             }
         },

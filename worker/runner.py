@@ -42,6 +42,7 @@ from core.job_spec import (
     estimate_work,
     metric_average,
 )
+from core.logs import job_context
 from core.queue import JobQueue
 from core.records import (
     MetricRecord,
@@ -142,10 +143,11 @@ def run_job(job_id: str, ctx: WorkerContext | None = None) -> str:
     if job is None:
         logger.info("job %s is not claimable (held elsewhere, finished or unknown)", ident)
         return "skipped"
-    logger.info("job %s: attempt %d of %d as %s", ident, job.attempts, job.max_attempts, token)
-    with Lease(ctx, ident, token, holds_job=True) as lease:
-        outcome = JobRun(ctx, job, token, lease).execute()
-    logger.info("job %s: %s", ident, outcome)
+    with job_context(ident):
+        logger.info("job %s: attempt %d of %d as %s", ident, job.attempts, job.max_attempts, token)
+        with Lease(ctx, ident, token, holds_job=True) as lease:
+            outcome = JobRun(ctx, job, token, lease).execute()
+        logger.info("job %s: %s", ident, outcome)
     return outcome
 
 

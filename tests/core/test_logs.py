@@ -35,6 +35,10 @@ logging.getLogger("worker.runner").debug("a debug line")
 logging.getLogger("sqlalchemy.engine").info("SELECT 1")
 logging.getLogger("worker.runner").warning("job %s failed", "j1", extra={{"job_id": "j1"}})
 warnings.warn("a library's warning")
+from core.logs import job_context
+with job_context("j2"):
+    logging.getLogger("metro.search").info("a line while a job runs")
+logging.getLogger("metro.search").info("a line after it")
 """
 
 
@@ -60,6 +64,9 @@ def test_json_lines_are_objects_with_the_same_fields_and_extras():
     assert app["level"] == "INFO" and app["logger"] == "service.api" and app["time"]
     assert by_message["a debug line"]["level"] == "DEBUG"
     assert by_message["job j1 failed"]["job_id"] == "j1"
+    # Whoever logs while a worker runs a job, the line carries the job's id; none after it.
+    assert by_message["a line while a job runs"]["job_id"] == "j2"
+    assert "job_id" not in by_message["a line after it"]
     assert len(records) == len([line for line in lines if line.strip()])  # nothing else
 
 
