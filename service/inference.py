@@ -233,9 +233,11 @@ def predict(model: LoadedModel, matrix: np.ndarray, *, field: str = "instances")
         with torch.inference_mode():
             scores = model.module(x).numpy()
     # Finite values that overflow inside the model (a value far outside the training data's
-    # scale, divided by a small standard deviation: inf - inf) have no score: a 422 naming the
-    # row, not a margin of 0 decided as positive.
-    undefined = np.isnan(scores).any(axis=1)
+    # scale, divided by a small standard deviation: inf - inf, or past float32's range, where
+    # the ONNX file's scores are infinite) have no score: a 422 naming the row. They were a
+    # margin of 0 decided as positive, then a clipped margin (and, for several classes, a tie
+    # of clipped scores decided as the first class).
+    undefined = ~(np.abs(scores) <= _FLOAT32_MAX).all(axis=1)  # NaN compares False too
     if undefined.any():
         i = int(np.flatnonzero(undefined)[0])
         raise InvalidInputError(
@@ -243,8 +245,6 @@ def predict(model: LoadedModel, matrix: np.ndarray, *, field: str = "instances")
             [FieldError(("body", field, i), f"row {i} has no score: its values overflow the "
                         "model (far outside the scale of the data it was trained on)")],
         )  # fmt: skip
-    # A score can overflow float32 only with absurd weights; JSON cannot carry inf, so clip.
-    scores = np.clip(scores, -_FLOAT32_MAX, _FLOAT32_MAX)
     if model.classes is None:
         values: list[float] = scores[:, 0].tolist()
         positive, negative, threshold = model.positive_label, model.negative_label, model.threshold

@@ -111,6 +111,16 @@ def test_a_row_whose_score_overflows_is_refused_not_decided(client, tenant, add_
         f"/v1/models/{m['id']}/predict", json={"instances": [[0.0, 0.0]]}, headers=tenant.headers
     )
     assert ok.status_code == 200 and ok.json()["margins"] == [-5.0]
+    # One sign only: the score leaves float32's range (the ONNX file's is -inf). It was clipped
+    # to -3.4e38 and answered 200; a multi-class model's clipped scores tied, and the first
+    # class won whatever the model ranked first.
+    r = client.post(
+        f"/v1/models/{m['id']}/predict",
+        json={"instances": [[0.0, 0.0], [3.4e38, 3.4e38]]},
+        headers=tenant.headers,
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "instances", 1]
 
 
 def test_predict_instances(client, tenant, add_model):
