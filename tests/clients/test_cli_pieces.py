@@ -287,6 +287,24 @@ def test_predict_reads_a_csv_that_starts_with_a_byte_order_mark(tmp_path):
     assert read_rows(path, ["a", "b"]) == [[1.0, 2.0], [3.0, 4.0]]
 
 
+def test_predict_refuses_a_csv_it_would_read_wrong(tmp_path):
+    """A feature named twice was read from its first column, and a file without a header (for
+    a model without feature names) lost its first row: exit 0 both times, the scores of other
+    values or shifted against their rows."""
+    from metro_cli.predict import read_rows
+
+    twice = tmp_path / "twice.csv"
+    twice.write_text("a,b,a\n1,2,3\n")
+    with pytest.raises(CliError, match=re.escape("names the feature column(s) ['a'] more than")):
+        read_rows(twice, ["a", "b"])
+    bare = tmp_path / "bare.csv"
+    bare.write_text("0.5,1,2\n3,4,5\n6,7,8\n")
+    with pytest.raises(CliError, match="is numbers, not a header"):
+        read_rows(bare, None)
+    bare.write_text("p0,p1,p2\n0.5,1,2\n3,4,5\n")  # any names: read in order
+    assert read_rows(bare, None) == [[0.5, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
 def test_predict_sends_a_batch_too_large_for_the_server_again_in_halves():
     from types import SimpleNamespace as Ns
 

@@ -51,8 +51,19 @@ def read_rows(path: Path, feature_names: list[str] | None) -> list[list[float]]:
                 missing = [n for n in feature_names if n not in header]
                 if missing:
                     raise CliError(f"{path} lacks the model's feature column(s) {missing[:10]}")
+                # A name given twice was read from its first column, without a word.
+                twice = sorted({n for n in feature_names if header.count(n) > 1})
+                if twice:
+                    raise CliError(f"{path} names the feature column(s) {twice} more than once")
                 indices = [header.index(n) for n in feature_names]
             else:
+                # Without names the first line is still a header: a file without one lost its
+                # first row, every output row then shifted against the input.
+                if header and all(_number(cell) is not None for cell in header):
+                    raise CliError(
+                        f"the first line of {path} is numbers, not a header: the file needs a "
+                        "header row (any names; the model reads its columns in order)"
+                    )
                 indices = list(range(len(header)))
             rows = []
             for line, record in enumerate(reader, start=2):
