@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
 from core.records import ModelManifest
 
@@ -34,9 +34,11 @@ class PredictRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid", json_schema_extra={"examples": [{"instances": [[0.1, 2.0, 3.5]]}]}
     )
-    instances: list[list[float]] | None = None
+    # Strict: a value is a JSON number ("17.99" and true were read as 17.99 and 1.0, where a
+    # job's numbers are strict: one rule for every number the API takes).
+    instances: list[list[StrictFloat]] | None = None
     columns: list[str] | None = None
-    data: list[list[float]] | None = None
+    data: list[list[StrictFloat]] | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> PredictRequest:

@@ -398,3 +398,20 @@ def test_the_manifest_is_served_exactly_as_the_model_file_has_it(client, tenant,
     assert {"trained_lambda", "selection", "weights_sha256"} <= set(
         document["ModelManifest"]["properties"]
     )
+
+
+@pytest.mark.parametrize("value", ["17.99", " 1e1 ", True])
+def test_a_prediction_value_is_a_json_number(client, tenant, add_model, value):
+    """Text and booleans were read as numbers ("17.99", true as 1.0) and scored, 200, where a
+    job's numbers are strict; a JSON integer is still a number."""
+    m = add_model(tenant, weight=[1.0, 1.0])
+    url = f"/v1/models/{m['id']}/predict"
+    r = client.post(url, json={"instances": [[1, value]]}, headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "instances", 0, 1]
+    r = client.post(
+        url, json={"columns": ["x0", "x1"], "data": [[value, 1]]}, headers=tenant.headers
+    )
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"][:3] == ["body", "data", 0], r.text
+    ok = client.post(url, json={"instances": [[1, 2]]}, headers=tenant.headers)
+    assert ok.status_code == 200 and ok.json()["margins"] == [3.0]
