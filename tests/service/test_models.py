@@ -415,3 +415,25 @@ def test_a_prediction_value_is_a_json_number(client, tenant, add_model, value):
     assert r.status_code == 422 and r.json()["errors"][0]["loc"][:3] == ["body", "data", 0], r.text
     ok = client.post(url, json={"instances": [[1, 2]]}, headers=tenant.headers)
     assert ok.status_code == 200 and ok.json()["margins"] == [3.0]
+
+
+def test_the_downloaded_weights_load_with_the_models_manifest(client, tenant, add_model, tmp_path):
+    """docs/api.md: the weights beside the manifest GET /v1/models/{id} answers are a model
+    folder metro.serialization.load_model reads, scoring as the endpoint does."""
+    import torch
+
+    from metro.serialization import load_model
+
+    m = add_model(tenant, weight=[1.0, -2.0], bias=0.5)
+    got = client.get(f"/v1/models/{m['id']}/download", headers=tenant.headers)
+    manifest = client.get(f"/v1/models/{m['id']}", headers=tenant.headers).json()["manifest"]
+    (tmp_path / "model.safetensors").write_bytes(got.content)
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    model, loaded = load_model(tmp_path)
+    rows = [[1.0, 0.0], [0.0, 3.0]]
+    with torch.no_grad():
+        margins = model(torch.tensor(rows)).reshape(-1).tolist()
+    served = client.post(
+        f"/v1/models/{m['id']}/predict", json={"instances": rows}, headers=tenant.headers
+    ).json()["margins"]
+    assert margins == pytest.approx(served) and loaded["weights_sha256"] == m["sha256"]
