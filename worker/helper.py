@@ -20,6 +20,7 @@ import numpy as np
 from core import store
 from core.db.models import Job
 from core.job_spec import JobObjects, metric_average
+from core.logs import job_context
 from core.states import JobState
 from metro.experiment import RepeatSetup, prepare_repeat
 from metro.trainer import TrainingCancelled
@@ -38,6 +39,11 @@ def help_job(job_id: str, ctx: WorkerContext | None = None) -> str:
         ident = uuid.UUID(str(job_id))
     except ValueError:
         return "skipped"
+    with job_context(ident):  # its lines carry the job's id, as its own worker's do
+        return _help(ident, ctx)
+
+
+def _help(ident: uuid.UUID, ctx: WorkerContext) -> str:
     state, cancel = store.job_status(ctx, ident)
     if state != JobState.RUNNING.value or cancel:
         return "skipped"

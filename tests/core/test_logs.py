@@ -111,3 +111,16 @@ def test_an_unknown_level_is_refused_by_name(monkeypatch):
             get_settings()
     finally:
         get_settings.cache_clear()
+
+
+def test_a_worker_runs_and_helps_a_job_in_its_log_context(monkeypatch):
+    """The runner's lines carried the job's id; a helper's (metro.help_job) did not."""
+    import uuid
+
+    from core import logs
+    from worker import helper
+
+    ident = uuid.uuid4()
+    monkeypatch.setattr(helper, "_help", lambda job, ctx: logs._JOB_ID.get())
+    assert helper.help_job(str(ident), ctx=object()) == str(ident)  # type: ignore[arg-type]
+    assert logs._JOB_ID.get() is None  # and none after it
