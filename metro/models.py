@@ -141,6 +141,11 @@ def _input_shape(value: Any) -> tuple[int, ...]:
         raise ValueError(f"{exc} (the shape of one example, without the batch dimension)") from None
 
 
+# The sizes each kind reads (to_dict keeps, check_sizes_used accepts); the others are not part
+# of it.
+_SIZES_OF: dict[str, tuple[str, ...]] = {"linear": (), "mlp": ("hidden",), "cnn3": ("channels",)}
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """The hypothesis set: its kind and sizes (``hidden`` is used by mlp, ``channels`` by cnn3)."""
@@ -203,12 +208,10 @@ class ModelSpec:
         """The kind and the sizes it uses: a linear model has neither ``hidden`` nor
         ``channels``, an mlp no ``channels``, a cnn3 no ``hidden`` (:meth:`from_dict` fills in
         the defaults of the unused ones, which nothing reads)."""
-        out: dict[str, Any] = {"kind": self.kind}
-        if self.kind == "mlp":
-            out["hidden"] = list(self.hidden)
-        elif self.kind == "cnn3":
-            out["channels"] = list(self.channels)
-        return out
+        return {
+            "kind": self.kind,
+            **{size: list(getattr(self, size)) for size in _SIZES_OF[self.kind]},
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ModelSpec:
@@ -233,10 +236,6 @@ def get_model_spec(kind: str | ModelSpec, **params: Any) -> ModelSpec:
         raise ValueError(f"model kind {kind!r} takes no parameter(s) {sorted(unknown)}")
     check_sizes_used({"kind": kind.lower(), **params})
     return ModelSpec(kind.lower(), **params)
-
-
-# The size each kind reads; the others are not part of it.
-_SIZES_OF = {"linear": (), "mlp": ("hidden",), "cnn3": ("channels",)}
 
 
 def check_sizes_used(spec: Mapping[str, Any]) -> None:
