@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import tempfile
 import threading
 import urllib.parse
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from core.datasets.locations import LocationPolicy, UnreadableLocationError, local_path_of
-from core.datasets.storage import fetch_stored
+from core.datasets.storage import fetch_stored, holds
 from core.datasets.uploads import file_format
 from core.db.models import Dataset as DatasetRow
 from core.errors import ServiceError
@@ -211,13 +210,10 @@ def _check_upload(path: Path, recorded: tuple[int, str], uri: str) -> None:
     rows its dataset never held. (The API serves model files under the same rule.)"""
     size, sha256 = recorded
     try:
-        actual_size = path.stat().st_size
+        if holds(str(path), size_bytes=size, sha256=sha256):
+            return
     except FileNotFoundError:
         raise DataError(f"the stored file of {uri} is missing") from None
-    if actual_size == size:
-        with path.open("rb") as stored:
-            if hashlib.file_digest(stored, "sha256").hexdigest() == sha256:
-                return
     raise DataError(
         f"the stored bytes of {uri} are not the ones uploaded (size or SHA-256 differs from the "
         "dataset's record): the store was damaged; upload the file again, which repairs it"

@@ -85,7 +85,7 @@ class UploadStore:
         object's lock throughout.
         """
         if self.exists(location):
-            if _holds(location, staged):
+            if holds(location, size_bytes=staged.size_bytes, sha256=staged.sha256):
                 staged.path.unlink(missing_ok=True)
                 return Kept.SHARED
             logger.warning("stored upload %s did not hold its recorded bytes: replaced", location)
@@ -140,21 +140,16 @@ def _move_durably(staged: Path, destination: Path) -> None:
     staged.unlink(missing_ok=True)
 
 
-def _holds(location: str, staged: StoredUpload) -> bool:
-    """Whether the object at ``location`` is the staged upload's bytes."""
-    # The content, not only the size, on an object store too: a damaged object of the same
-    # size was kept as it was, and the upload that should repair it shared it instead.
-    if is_url(location):
-        fs, path = fsspec.core.url_to_fs(location)
-        if fs.size(path) != staged.size_bytes:
-            return False
-        with fs.open(path, "rb") as stored:
-            return hashlib.file_digest(stored, "sha256").hexdigest() == staged.sha256
-    path = Path(location)
-    if path.stat().st_size != staged.size_bytes:
+def holds(location: str, *, size_bytes: int, sha256: str) -> bool:
+    """Whether the stored object at ``location`` (a path or an fsspec URL) is exactly these
+    bytes: its size, then its SHA-256 (the content, on an object store too: a damaged object of
+    the same size was kept as it was, and the upload that should repair it shared it instead).
+    FileNotFoundError where there is none."""
+    fs, path = fsspec.core.url_to_fs(location)
+    if fs.size(path) != size_bytes:
         return False
-    with path.open("rb") as stored:
-        return hashlib.file_digest(stored, "sha256").hexdigest() == staged.sha256
+    with fs.open(path, "rb") as stored:
+        return hashlib.file_digest(stored, "sha256").hexdigest() == sha256
 
 
 def fetch_stored(location: str, destination: Path, *, max_bytes: int) -> None:
