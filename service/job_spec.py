@@ -322,12 +322,12 @@ def known_data_size(
         features = row.n_columns if row.format == ".npz" else row.n_columns - label_columns
         return DataSize(n_rows=row.n_rows, n_features=max(features, 1), targets=targets)
     if uri.lower().startswith("builtin://"):
-        from metro.datasets import DataError, builtin_n_classes, builtin_shape
+        from metro.datasets import DataError, builtin_size
 
         try:
-            n_rows, shape = builtin_shape(uri, all_classes=averaged)
+            n_rows, shape, classes = builtin_size(uri, all_classes=averaged)
             if averaged:
-                targets = builtin_n_classes(uri)
+                targets = classes
         except DataError:  # refused by the dataset check already
             return DataSize()
         return dataclasses.replace(DataSize.of_examples(n_rows, shape), targets=targets)

@@ -35,7 +35,7 @@ from metro.datasets._base import (
     show_values,
     subset,
 )
-from metro.datasets._builtin import BUILTIN_DATASETS, builtin_n_classes, builtin_shape
+from metro.datasets._builtin import BUILTIN_DATASETS, builtin_shape, builtin_size
 from metro.datasets._labels import parse_labels
 from metro.datasets._loader import FORMATS, inspect_file, load_dataset
 from metro.datasets._multi import (
@@ -58,8 +58,8 @@ __all__ = [
     "Dataset",
     "MultiTargetDataset",
     "TableShape",
-    "builtin_n_classes",
     "builtin_shape",
+    "builtin_size",
     "inspect_file",
     "load_dataset",
     "load_multi_target",

@@ -42,22 +42,19 @@ def builtin_shape(uri: str, *, all_classes: bool = False) -> tuple[int, tuple[in
     """The rows of a ``builtin://`` data set and the shape of one example, without generating
     a synthetic one (its size is in its parameters); DataError as :func:`load_dataset` for a bad
     uri (``all_classes`` as :func:`load_builtin`)."""
+    n_rows, shape, _ = builtin_size(uri, all_classes=all_classes)
+    return n_rows, shape
+
+
+def builtin_size(uri: str, *, all_classes: bool = False) -> tuple[int, tuple[int, ...], int]:
+    """:func:`builtin_shape` and the number of classes, from one load: an averaged job reads
+    ``all_classes`` and searches each class. A synthetic set, never generated, has two."""
     name, params = _builtin_params(uri)
     if name == "synthetic":
         n_samples, n_features, _, _ = _synthetic_params(params, max_rows=None)
-        return n_samples, (n_features,)
-    (X, _, _), _ = load_builtin(uri, None, all_classes=all_classes)  # loads in milliseconds
-    return int(X.shape[0]), tuple(int(v) for v in X.shape[1:])
-
-
-def builtin_n_classes(uri: str) -> int:
-    """The classes of a ``builtin://`` data set read with all its classes (as an averaged job
-    reads it: one search each), without generating a synthetic one (always two)."""
-    name, _ = _builtin_params(uri)
-    if name == "synthetic":
-        return 2
-    (_, y, _), _ = load_builtin(uri, None, all_classes=True)
-    return len(np.unique(y))
+        return n_samples, (n_features,), 2
+    (X, y, _), _ = load_builtin(uri, None, all_classes=all_classes)  # loads in milliseconds
+    return int(X.shape[0]), tuple(int(v) for v in X.shape[1:]), len(np.unique(y))
 
 
 def _builtin_params(uri: str) -> tuple[str, dict[str, str]]:

@@ -44,6 +44,6 @@ def test_each_exported_name_has_one_home():
     assert (datasets | selection) - set(EXPORTED) == {
         "local_path_of", "uri_scheme", "MAX_CLASSES", "MultiTargetDataset", "load_multi_target",
         "parse_classes", "parse_label_matrix", "strata", "stratify_key", "show_values",
-        "builtin_n_classes",
+        "builtin_size",
     }  # fmt: skip
     assert datasets & selection == set()
