@@ -43,26 +43,22 @@ COMMANDS = (
 )
 
 
-def summary(command: Any) -> str | None:
-    """A command's line in `metro --help`: the first paragraph of its docstring on one line
-    (typer kept the docstring's line breaks, which cut the summaries mid-sentence)."""
-    doc = inspect.getdoc(command) or ""
-    first = doc.split("\n\n", 1)[0]
-    return " ".join(first.split()) or None
-
-
 class CommandTexts(TypedDict):
     short_help: str | None
     help: str | None
 
 
 def texts(command: Any) -> CommandTexts:
-    """A command's help texts: its summary for `metro --help`, and its whole docstring for its
-    own --help with each paragraph on one line, which the terminal wraps (typer kept the
-    docstring's line breaks: "... or is" / "cancelled.")."""
+    """A command's help texts from its docstring, each paragraph on one line (typer kept the
+    docstring's line breaks, which cut sentences: "... or is" / "cancelled."): the first
+    paragraph is its line in `metro --help`, the whole its own --help, which the terminal
+    wraps."""
     doc = inspect.getdoc(command) or ""
-    paragraphs = [" ".join(p.split()) for p in doc.split("\n\n")]
-    return {"short_help": summary(command), "help": "\n\n".join(p for p in paragraphs if p) or None}
+    paragraphs = [" ".join(p.split()) for p in doc.split("\n\n") if p.strip()]
+    return {
+        "short_help": paragraphs[0] if paragraphs else None,
+        "help": "\n\n".join(paragraphs) or None,
+    }
 
 
 def create_app(*, plugins: bool = True) -> typer.Typer:
