@@ -94,7 +94,9 @@ def _union(schema: Mapping[str, Any]) -> tuple[UnionMember, ...]:
     out = []
     for member in schema.get("anyOf", ()):
         kind = member.get("type")
-        if kind not in ("integer", "number", "string", "null") or member.get("exclusiveMinimum"):
+        # An exclusive bound is the open-bounds check's (an exclusiveMinimum of 0 is falsy).
+        exclusive = "exclusiveMinimum" in member or "exclusiveMaximum" in member
+        if kind not in ("integer", "number", "string", "null") or exclusive:
             return ()
         const = member.get("const", (member.get("enum") or [None])[0])
         out.append(UnionMember(kind, member.get("minimum"), member.get("maximum"), const))
