@@ -54,7 +54,9 @@ def builtin_size(uri: str, *, all_classes: bool = False) -> tuple[int, tuple[int
         n_samples, n_features, _, _ = _synthetic_params(params, max_rows=None)
         return n_samples, (n_features,), 2
     (X, y, _), _ = load_builtin(uri, None, all_classes=all_classes)  # loads in milliseconds
-    return int(X.shape[0]), tuple(int(v) for v in X.shape[1:]), len(np.unique(y))
+    # A set, not np.unique: a binary read's labels may mix types, which do not sort.
+    classes = len(set(np.asarray(y).ravel().tolist()))
+    return int(X.shape[0]), tuple(int(v) for v in X.shape[1:]), classes
 
 
 def _builtin_params(uri: str) -> tuple[str, dict[str, str]]:
