@@ -107,7 +107,7 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     for split in ("validation", "test"):
         row = next(line for line in table.stdout.splitlines() if split in line)
         assert row.count("±") == 2, row  # mean ± std for both methods, two repeats
-    assert "F2 (higher is better)" in table.stdout and "f_beta(2)" not in table.stdout
+    assert "F2, higher is better" in table.stdout and "f_beta(2)" not in table.stdout
     assert trained in table.stdout and f"METRO chose by {best[5:]}" in table.stdout
     # The last line names the model, and it is the only line that starts with "model ".
     assert [line for line in table.stdout.splitlines() if line.startswith("model ")] == [
@@ -136,6 +136,19 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     # The model's id alone, for MODEL=$(metro result JOB --model-id).
     only = metro(live, "result", job_id, "--model-id")
     assert (only.returncode, only.stdout, only.stderr) == (0, f"{model_id}\n", "")
+
+    # A choice's warning is a note on stderr, as `watch` writes it: the report on stdout still
+    # ends on the model's line, and `| tail -1` still gives the model.
+    stored = _job_choices(live, job_id)
+    warned = [dict(stored[0], warnings=[{"code": "few_true_positives", "message": "thin"}])]
+    _set_job(live, job_id, choices=warned + stored[1:])
+    try:
+        noted = metro(live, "result", job_id)
+    finally:
+        _set_job(live, job_id, choices=stored)
+    assert noted.returncode == 0, noted.stderr
+    assert "warning: repeat 0: thin" in noted.stderr, noted.stderr
+    assert "warning" not in noted.stdout and noted.stdout.splitlines()[-1] == f"model {model_id}"
 
     info = manifest(live, model_id)
     weights = tmp_path / "weights.safetensors"
@@ -256,8 +269,8 @@ def test_a_constrained_job_from_the_command_line(live: Live, tmp_path: Path) -> 
     assert table.returncode == 0, table.stderr
     out = table.stdout
     assert (
-        "Precision (higher is better) under Recall ≥ 0.7 (90% confidence), "
-        "False positive rate ≤ 0.5 (80% confidence)"
+        "Precision under Recall ≥ 0.7 (90% confidence), "
+        "False positive rate ≤ 0.5 (80% confidence), higher is better"
     ) in out, out
     summary = {(s["method"], s["split"]): s for s in raw["summary"]}
     lines = out.splitlines()
@@ -314,6 +327,15 @@ def _set_job(live: Live, job_id: str, **values: object) -> None:
         for name, value in values.items():
             setattr(job, name, value)
         session.commit()
+
+
+def _job_choices(live: Live, job_id: str) -> list[dict]:
+    from core.db.models import Job
+
+    with live.cluster.app.state.sessionmaker() as session:
+        job = session.get(Job, uuid.UUID(job_id))
+        assert job is not None and job.choices is not None
+        return [dict(c) for c in job.choices]
 
 
 def test_watch_names_the_best_score_so_far_apart_from_the_chosen_one(live: Live) -> None:
@@ -632,7 +654,7 @@ def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> Non
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr
     out = table.stdout
-    assert "F1 (macro) (higher is better)" in out, out
+    assert "F1 (macro), higher is better" in out, out  # the dashboard's words
     assert f"METRO chose by F1 (macro) {raw['selection']['mean']:.4f} (5-fold CV)" in out
     assert "Per class: F1 of each class" in out
     assert "chosen by: the class's F1 on the held-out rows as its own one-vs-rest" in " ".join(

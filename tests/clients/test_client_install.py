@@ -143,7 +143,7 @@ def test_the_client_alone_installs_and_runs_a_job(tmp_path: Path) -> None:
         assert str(uuid.UUID(model_id)) == model_id and final.endswith(f"model {model_id}")
         table = client("result", job)
         assert table.returncode == 0, table.stderr
-        assert "F1 (higher is better)" in table.stdout
+        assert "F1, higher is better" in table.stdout
         assert table.stdout.strip().splitlines()[-1] == f"model {model_id}"
 
         scored = client("predict", job, "--input", str(EXAMPLES / "customers.csv"))

@@ -23,7 +23,7 @@ from metro_cli.choices import (
 )
 from metro_cli.errors import CliError, one_line_errors
 from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
-from metro_cli.output import console, fmt, optional, say
+from metro_cli.output import console, fmt, note, optional, say
 
 
 def _methods_and_splits(result: Any) -> tuple[list[Any], list[str], list[str], int]:
@@ -41,10 +41,10 @@ def result_table(result: Any) -> Table:
     not the better model), as the dashboard's "best"."""
     summary, methods, splits, n = _methods_and_splits(result)
     name = optional(getattr(result, "metric_display_name", None)) or result.metric
-    title = f"{name} ({'higher' if result.greater_is_better else 'lower'} is better)"
     names = result_constraint_names(result)
-    if names:
-        title += f" under {', '.join(names)}"
+    # The dashboard's words: "F1 (macro), higher is better", never two parentheses in a row.
+    under = f" under {', '.join(names)}" if names else ""
+    title = f"{name}{under}, {'higher' if result.greater_is_better else 'lower'} is better"
     captions = [f"mean ± std over {n} repeat(s)"] if n > 1 else []
     if names:
         captions.append("bold: the best where the constraints held in every repeat")
@@ -207,7 +207,7 @@ def result(
     for line in choice_lines(res):
         say(line)
     for line in warning_lines(job_choices(res)):
-        console.print(line, style="yellow", highlight=False, soft_wrap=True, markup=False)
+        note(line, style="yellow")  # on stderr, as `watch` writes them
     model = api.job_model(job)
     if model is not None:
         say(f"model {model.id}")
