@@ -248,29 +248,36 @@ def migrate_cmd() -> None:
 def create_key(
     tenant: Annotated[str, typer.Option(help="Tenant name (created if missing).")],
 ) -> None:
-    """Create an API key for a tenant and print it (it is shown only once)."""
-    from service.admin import create_api_key
+    """Create an API key for a tenant and print it (it is shown only once). The tenant's id,
+    what {tenant} stands for in METRO_DATA_ROOTS and METRO_DATA_URI_PREFIXES, goes to stderr."""
+    from service.admin import create_api_key, tenant_id
 
     with _admin_session() as session:
         key = create_api_key(session, tenant)
         session.commit()
-    typer.echo(key)
+        owner = tenant_id(session, tenant)
+    typer.echo(key)  # alone on stdout: KEY=$(metro admin create-key --tenant acme)
+    err_console.print(f"tenant {tenant.strip()}: id {owner}", highlight=False, markup=False)
 
 
 @admin_app.command("list-keys")
 def list_keys(
     tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys.")] = None,
 ) -> None:
-    """List API keys: tenant, prefix, created, revoked (the keys themselves are not stored)."""
+    """List API keys: tenant, tenant id (what {tenant} stands for in METRO_DATA_ROOTS), prefix,
+    created, revoked (the keys themselves are not stored)."""
     from service.admin import list_api_keys
 
     with _admin_session() as session:
         keys = list_api_keys(session, tenant)
-    table = Table("tenant", "prefix", "created", "revoked")
+    from metro_cli.listing import print_whole
+
+    table = Table("tenant", "tenant id", "prefix", "created", "revoked")
     for k in keys:
         revoked = "" if k.revoked_at is None else f"{k.revoked_at:%Y-%m-%d %H:%M:%S}"
-        table.add_row(k.tenant, k.prefix, f"{k.created_at:%Y-%m-%d %H:%M:%S}", revoked)
-    console.print(table)
+        created = f"{k.created_at:%Y-%m-%d %H:%M:%S}"
+        table.add_row(k.tenant, str(k.tenant_id), k.prefix, created, revoked)
+    print_whole(table)  # a row on one line: the id and the prefix are copied, never cut
 
 
 @admin_app.command("revoke-key")

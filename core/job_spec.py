@@ -302,20 +302,6 @@ def check_constrained_search(search: SearchConfig, constraints: Sequence[Constra
             raise SpecFieldError(("search", "strategy"), str(exc)) from None
 
 
-def constraint_name(constraint: Constraint) -> dict[str, str]:
-    """How a constraint is shown: its machine name (``recall >= 0.9``, what the library calls
-    it) and its name as people write it (``Recall ≥ 0.9``)."""
-    from metro.metrics import display_name
-
-    word = "≥" if constraint.sense == "at_least" else "≤"
-    metric = display_name(constraint.metric.name, zero_division=constraint.metric.zero_division)
-    return {
-        "name": constraint.name,
-        "display_name": f"{metric} {word} {constraint.bound:g}",
-        "metric_display_name": metric,
-    }
-
-
 # -- what a job costs: parameters and work, bounded by the operator's settings ---------------
 
 

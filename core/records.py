@@ -11,7 +11,8 @@ wrote.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 from typing_extensions import TypeAliasType
@@ -21,6 +22,10 @@ from metro.multiclass import AVERAGES
 from metro.search.base import FEW_TRUE_POSITIVES, WarningCode
 from metro.search.config import SIGNAL_LEVEL
 
+if TYPE_CHECKING:
+    from metro.constraints import Constraint
+    from metro.metrics import Metric
+
 # How an averaged job averages its per-class metric: one named schema ("Average") that the
 # OpenAPI document references wherever a job, a result or a manifest carries it.
 Average = TypeAliasType("Average", Literal[AVERAGES])  # type: ignore[valid-type]
@@ -29,8 +34,10 @@ __all__ = [
     "Average",
     "ChoiceWarning",
     "ConfusionCounts",
+    "ConstraintInfo",
     "ManifestLabels",
     "ManifestSelection",
+    "MetricInfo",
     "MetricRecord",
     "ModelManifest",
     "Refinement",
@@ -48,6 +55,64 @@ __all__ = [
 # scored on: each one named schema that every field carrying it references.
 SelectionSplit = TypeAliasType("SelectionSplit", Literal["cross-validation", "validation", "train"])
 Split = TypeAliasType("Split", Literal["validation", "test"])
+
+
+class MetricInfo(BaseModel):
+    """How the server shows a job's metric, resolved from its ``metric``."""
+
+    # Recorded in the spec at submission, read back by the results and the workers, and
+    # accepted (read-only, ignored) in a returned spec submitted again.
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    display_name: str
+    greater_is_better: bool
+
+    @classmethod
+    def of(cls, metric: Metric, *, average: str | None = None) -> MetricInfo:
+        from metro.metrics import MetricSpec, display_name
+
+        zero_division = metric.zero_division if isinstance(metric, MetricSpec) else 0.0
+        return cls(
+            name=metric.name,
+            display_name=display_name(metric.name, zero_division=zero_division, average=average),
+            greater_is_better=bool(metric.greater_is_better),
+        )
+
+    @classmethod
+    def stored(cls, spec: Mapping[str, Any]) -> MetricInfo:
+        """A stored spec's record; a job stored before the display name was recorded gets it
+        from the machine name."""
+        from metro.metrics import display_name
+
+        info = spec.get("metric_info") or {}
+        name = str(info.get("name", "custom"))
+        return cls(
+            name=name,
+            display_name=str(info.get("display_name") or display_name(name)),
+            greater_is_better=bool(info.get("greater_is_better", True)),
+        )
+
+
+class ConstraintInfo(BaseModel):
+    """How the server shows a constraint, resolved from it."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="The machine name, e.g. recall >= 0.9")
+    display_name: str = Field(description="As people write it: Recall ≥ 0.9")
+    metric_display_name: str = Field(description="The constrained metric's name: Recall")
+
+    @classmethod
+    def of(cls, constraint: Constraint) -> ConstraintInfo:
+        from metro.metrics import display_name
+
+        word = "≥" if constraint.sense == "at_least" else "≤"
+        metric = display_name(constraint.metric.name, zero_division=constraint.metric.zero_division)
+        return cls(
+            name=constraint.name,
+            display_name=f"{metric} {word} {constraint.bound:g}",
+            metric_display_name=metric,
+        )
 
 
 class ConfusionCounts(BaseModel):

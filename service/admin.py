@@ -21,6 +21,8 @@ class KeyInfo:
 
     id: uuid.UUID
     tenant: str
+    # What ``{tenant}`` stands for in METRO_DATA_ROOTS and METRO_DATA_URI_PREFIXES.
+    tenant_id: uuid.UUID
     prefix: str
     created_at: datetime
     revoked_at: datetime | None
@@ -44,11 +46,11 @@ def create_api_key(session: Session, tenant_name: str) -> str:
 
 def list_api_keys(session: Session, tenant_name: str | None = None) -> list[KeyInfo]:
     """Every key (of one tenant, when named), oldest first."""
-    query = select(ApiKey, Tenant.name).join(Tenant, Tenant.id == ApiKey.tenant_id)
+    query = select(ApiKey, Tenant).join(Tenant, Tenant.id == ApiKey.tenant_id)
     if tenant_name is not None:
         query = query.where(Tenant.name == tenant_name.strip())
     rows = session.execute(query.order_by(ApiKey.created_at, ApiKey.id)).all()
-    return [_info(key, name) for key, name in rows]
+    return [_info(key, tenant) for key, tenant in rows]
 
 
 def revoke_api_key(session: Session, key_or_prefix: str) -> KeyInfo:
@@ -72,12 +74,16 @@ def revoke_api_key(session: Session, key_or_prefix: str) -> KeyInfo:
     if key.revoked_at is None:
         key.revoked_at = utcnow()
         session.commit()
-    tenant = session.scalars(select(Tenant.name).where(Tenant.id == key.tenant_id)).one()
-    return _info(key, tenant)
+    return _info(key, session.get_one(Tenant, key.tenant_id))
 
 
-def _info(key: ApiKey, tenant: str) -> KeyInfo:
+def tenant_id(session: Session, tenant_name: str) -> uuid.UUID | None:
+    """The id of the tenant named ``tenant_name``, None where there is none."""
+    return session.scalars(select(Tenant.id).where(Tenant.name == tenant_name.strip())).first()
+
+
+def _info(key: ApiKey, tenant: Tenant) -> KeyInfo:
     return KeyInfo(
-        id=key.id, tenant=tenant, prefix=key.prefix, created_at=key.created_at,
-        revoked_at=key.revoked_at,
+        id=key.id, tenant=tenant.name, tenant_id=tenant.id, prefix=key.prefix,
+        created_at=key.created_at, revoked_at=key.revoked_at,
     )  # fmt: skip

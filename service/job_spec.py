@@ -40,10 +40,9 @@ from core.job_spec import (
     canonical_metric,
     canonical_surrogate,
     check_constrained_search,
-    constraint_name,
     estimate_work,
 )
-from service.schemas.jobs import ConstraintIn, JobCreate, PresetMetric
+from service.schemas.jobs import ConstraintIn, ConstraintInfo, JobCreate, MetricInfo, PresetMetric
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -116,7 +115,6 @@ def _submitted_model(given: Mapping[str, Any]) -> ModelSpec:
 def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     """The spec as the worker will run it, every default filled in, or InvalidInputError listing
     every section the library rejected (not just the first)."""
-    from metro.metrics import MetricSpec, display_name
 
     errors = fields_not_finite(job.model_dump(exclude_unset=True), ("body",))
     if errors:  # the library would refuse most of them one section at a time, less plainly
@@ -217,20 +215,12 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         extra = {
             "constraints": [canonical_constraint(c) for c in constraints],
             # How each is shown (resolved by the library); workers rebuild from "constraints".
-            "constraint_info": [constraint_name(c) for c in built],
+            "constraint_info": [ConstraintInfo.of(c).model_dump() for c in built],
         }
     return {
         "metric": canonical_metric(metric_in),
         # What the metric resolved to, for display; workers rebuild it from "metric".
-        "metric_info": {
-            "name": metric.name,
-            "display_name": display_name(
-                metric.name,
-                zero_division=metric.zero_division if isinstance(metric, MetricSpec) else 0.0,
-                average=average,
-            ),
-            "greater_is_better": bool(metric.greater_is_better),
-        },
+        "metric_info": MetricInfo.of(metric, average=average).model_dump(),
         "dataset": dataset,
         "surrogate": canonical_surrogate(surrogate.to_dict()),
         "model": as_json(model),

@@ -12,9 +12,11 @@ from core.db.models import Job, MetricResult
 from service.schemas.jobs import (
     ClassResult,
     ConfusionCounts,
+    ConstraintInfo,
     ConstraintOut,
     JobResult,
     MethodSummary,
+    MetricInfo,
     MetricRun,
     RepeatChoice,
     SelectionSummary,
@@ -43,8 +45,7 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
         )
         for r in rows
     ]
-    metric = job.spec.get("metric_info", {})
-    name = str(metric.get("name", "custom"))
+    metric = MetricInfo.stored(job.spec)
     choices = [RepeatChoice.model_validate(c) for c in job.choices or []]
     average = (job.spec.get("metric") or {}).get("average")
     if average is not None:
@@ -52,9 +53,9 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
     delivered = choices[0] if choices else None
     return JobResult(
         job_id=job.id,
-        metric=name,
-        metric_display_name=metric_display_name(job.spec),
-        greater_is_better=bool(metric.get("greater_is_better", True)),
+        metric=metric.name,
+        metric_display_name=metric.display_name,
+        greater_is_better=metric.greater_is_better,
         trained_lambda=delivered.trained_lambda if delivered else job.best_lambda,
         shift=delivered.shift if delivered else None,
         lambda_star=delivered.lambda_star if delivered else job.best_lambda,
@@ -100,7 +101,7 @@ def _averaged_result(
     """An averaged job's result: the average per method and split (its summary), and per
     class what repeat 0's search chose and the class's own metric (``classes``). There is no
     single trained lambda: each class has its own."""
-    metric = job.spec.get("metric_info", {})
+    metric = MetricInfo.stored(job.spec)
     overall = [r for r in rows if r.class_index < 0]
     delivered = [c for c in choices if c.repeat == 0]
     by_class: dict[int, list[MetricResult]] = defaultdict(list)
@@ -127,9 +128,9 @@ def _averaged_result(
     selection = _selection(delivered[0], validation) if validation and delivered else None
     return JobResult(
         job_id=job.id,
-        metric=str(metric.get("name", "custom")),
-        metric_display_name=metric_display_name(job.spec),
-        greater_is_better=bool(metric.get("greater_is_better", True)),
+        metric=metric.name,
+        metric_display_name=metric.display_name,
+        greater_is_better=metric.greater_is_better,
         trained_lambda=None,
         shift=None,
         lambda_star=None,
@@ -151,7 +152,7 @@ def job_constraints(spec: dict[str, Any]) -> list[ConstraintOut]:
         sense = "at_least" if constraint.get("at_least") is not None else "at_most"
         out.append(
             ConstraintOut(
-                **named,
+                **ConstraintInfo.model_validate(named).model_dump(),
                 sense=sense,
                 bound=float(constraint[sense]),
                 confidence=constraint.get("confidence"),
@@ -174,15 +175,6 @@ def _constraint_summary(group: Sequence[MetricResult]) -> dict[str, Any]:
         "constraint_means": means,
         "constraints_held": sum(1 for r in group if r.constraints_hold),
     }
-
-
-def metric_display_name(spec: dict[str, Any]) -> str:
-    """The metric's name as people write it (F2 for f_beta(2)); jobs submitted before the
-    display name was recorded get it from the machine name."""
-    from metro.metrics import display_name
-
-    info = spec.get("metric_info", {})
-    return str(info.get("display_name") or display_name(str(info.get("name", "custom"))))
 
 
 def selection_summary(choices: Sequence[RepeatChoice]) -> SelectionSummary | None:

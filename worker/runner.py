@@ -45,6 +45,7 @@ from core.job_spec import (
 from core.logs import job_context
 from core.queue import JobQueue
 from core.records import (
+    MetricInfo,
     MetricRecord,
     RepeatChoice,
     choices_json,
@@ -196,8 +197,7 @@ class JobRun:
         self.lease = lease
         self.queue = JobQueue(ctx.settings)
         self.progress = Progress(job.spec)
-        info = job.spec.get("metric_info") or {}
-        self.greater_is_better = bool(info.get("greater_is_better", True))
+        self.greater_is_better = MetricInfo.stored(job.spec).greater_is_better
         self.choices: dict[int, RepeatChoice] = {}  # repeat -> what its search chose
         self.steps_in_repeat: dict[int, int] = {}
         self.lambdas_fitted: dict[int, int] = {}  # repeat -> lambdas of its fits in so far

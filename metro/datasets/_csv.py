@@ -138,27 +138,59 @@ def _refuse_written_index(frame: pd.DataFrame, names: Sequence[str]) -> None:
     """A column without a name that holds the row numbers is a table's index written with it
     (pandas' ``to_csv`` writes one unless ``index=False``). Read as a feature it would tie the
     model to the rows' order, which in a file sorted by its label is the label itself."""
-    if len(names) != frame.shape[1]:
-        return
-    n = len(frame)
-    for position, name in enumerate(names):
-        column = frame.iloc[:, position]
-        if name.strip() or n == 0 or not pd.api.types.is_integer_dtype(column):
-            continue
-        values = column.to_numpy()
-        start = int(values[0])
-        if start in (0, 1) and np.array_equal(values, np.arange(start, start + n)):
-            raise DataError(
-                f"column {position + 1} has no name and holds the row numbers "
-                f"{start} to {start + n - 1}: an index written with the table (pandas' to_csv "
-                "writes one unless index=False), which would be read as a feature; write the "
-                "file without it, or drop that column"
-            )
+    watch = _IndexWatch(names)
+    watch.see(frame)
+    watch.refuse()
 
 
-def _count_csv_rows(real: str, given: str, fmt: str, limits: Limits) -> int:
-    """Rows of a CSV, read in chunks and refused as soon as they pass the limit."""
+class _IndexWatch:
+    """:func:`_refuse_written_index` over a file read in chunks: each unnamed column stays a
+    candidate while every chunk is integers continuing 0, 1, 2, ... (or 1, 2, 3, ...)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.n_names = len(names)
+        self.start: dict[int, int] = {p: -1 for p, name in enumerate(names) if not name.strip()}
+        self.rows = 0
+
+    def see(self, chunk: pd.DataFrame) -> None:
+        if chunk.shape[1] != self.n_names:
+            self.start.clear()
+        for position in list(self.start):
+            column = chunk.iloc[:, position]
+            if len(column) == 0:
+                continue
+            values = column.to_numpy()
+            start = self.start[position]
+            if self.rows == 0 and pd.api.types.is_integer_dtype(column):
+                start = int(values[0])
+            first = start + self.rows
+            if (
+                start not in (0, 1)
+                or not pd.api.types.is_integer_dtype(column)
+                or not np.array_equal(values, np.arange(first, first + len(values)))
+            ):
+                del self.start[position]
+            else:
+                self.start[position] = start
+        self.rows += len(chunk)
+
+    def refuse(self) -> None:
+        if self.rows == 0 or not self.start:
+            return
+        position, start = next(iter(self.start.items()))
+        raise DataError(
+            f"column {position + 1} has no name and holds the row numbers "
+            f"{start} to {start + self.rows - 1}: an index written with the table (pandas' "
+            "to_csv writes one unless index=False), which would be read as a feature; write "
+            "the file without it, or drop that column"
+        )
+
+
+def _count_csv_rows(real: str, given: str, fmt: str, limits: Limits, names: Sequence[str]) -> int:
+    """Rows of a CSV, read in chunks and refused as soon as they pass the limit, or as an index
+    written with the table (:func:`_refuse_written_index`) once all are read."""
     message = f"dataset expands to more than the limit {limits.decompressed_bytes} bytes"
+    watch = _IndexWatch(names)
 
     nrows = None if limits.rows is None else limits.rows + 1  # one past the limit, as read_csv
     chunk_rows = _CSV_COUNT_CHUNK_ROWS if nrows is None else min(nrows, _CSV_COUNT_CHUNK_ROWS)
@@ -169,6 +201,8 @@ def _count_csv_rows(real: str, given: str, fmt: str, limits: Limits) -> int:
             for chunk in chunks:
                 n_rows += len(chunk)
                 check_rows(n_rows, limits.rows, at_least=True)
+                watch.see(chunk)
+        watch.refuse()
         return n_rows
 
     try:
@@ -182,5 +216,5 @@ def _count_csv_rows(real: str, given: str, fmt: str, limits: Limits) -> int:
 def csv_shape(real: str, given: str, fmt: str, limits: Limits) -> TableShape:
     """The header's names and the rows counted in chunks: memory bounded by the limits."""
     names = _csv_header(real, given, fmt, limits)
-    n_rows = _count_csv_rows(real, given, fmt, limits)
+    n_rows = _count_csv_rows(real, given, fmt, limits, names)
     return TableShape(n_rows=n_rows, n_columns=len(names), columns=tuple(names))

@@ -27,6 +27,8 @@ from core.records import (  # noqa: F401 - re-exported: the API's schemas
     Average,
     ChoiceWarning,
     ConfusionCounts,
+    ConstraintInfo,
+    MetricInfo,
     Refinement,
     RefinementScore,
     RepeatChoice,
@@ -328,24 +330,6 @@ class ConstraintIn(BaseModel):
 MAX_CONSTRAINTS = 4
 
 
-class MetricInfo(BaseModel):
-    """How the server shows a job's metric, resolved from its ``metric``."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str
-    display_name: str
-    greater_is_better: bool
-
-
-class ConstraintInfo(BaseModel):
-    """How the server shows a constraint, resolved from it."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str
-    display_name: str
-    metric_display_name: str
-
-
 _RESOLVED = (
     "Read-only: what the server resolved {what} to, as a job's spec returns it. Accepted so "
     "that a returned spec can be submitted again, and ignored: the server derives it anew"
@@ -527,12 +511,10 @@ class MethodSummary(BaseModel):
     )
 
 
-class ConstraintOut(BaseModel):
+class ConstraintOut(ConstraintInfo):
     """A constraint of the job, as the results name it."""
 
-    name: str = Field(description="The machine name, e.g. recall >= 0.9")
-    display_name: str = Field(description="As people write it: Recall ≥ 0.9")
-    metric_display_name: str = Field(description="The constrained metric's name: Recall")
+    model_config = ConfigDict(extra="ignore")  # an answer, not a submission: open to new fields
     sense: Literal["at_least", "at_most"]
     bound: float
     confidence: float | None

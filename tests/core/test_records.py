@@ -98,3 +98,29 @@ def test_a_fallback_says_why_it_was_delivered(fields: dict[str, Any], message: s
         f"{message}: the fallback, plain ERM's λ with a threshold they back, was delivered"
     )
     assert fallback.model_dump()["message"] == fallback.message
+
+
+def test_a_metric_and_a_constraint_are_shown_by_one_record_each() -> None:
+    from core.records import ConstraintInfo, MetricInfo
+    from metro.constraints import Constraint
+    from metro.metrics import balanced_accuracy, f_beta, false_positive_rate, recall
+
+    assert MetricInfo.of(f_beta(beta=2.0), average="macro").model_dump() == {
+        "name": "f_beta(2)", "display_name": "F2 (macro)", "greater_is_better": True,
+    }  # fmt: skip
+    assert MetricInfo.of(balanced_accuracy()).display_name == "Balanced accuracy"
+    assert ConstraintInfo.of(Constraint(recall(), "at_least", 0.9)).model_dump() == {
+        "name": "recall >= 0.9", "display_name": "Recall ≥ 0.9", "metric_display_name": "Recall",
+    }  # fmt: skip
+    assert ConstraintInfo.of(Constraint(false_positive_rate(), "at_most", 0.25)).display_name == (
+        "False positive rate ≤ 0.25"
+    )
+    # A stored spec is read back into the same record; a job stored before the display name was
+    # recorded gets it from the machine name, one without the record at all reads as "custom".
+    stored = {"metric_info": MetricInfo.of(f_beta(beta=2.0)).model_dump()}
+    assert MetricInfo.stored(stored) == MetricInfo.of(f_beta(beta=2.0))
+    legacy = {"metric_info": {"name": "f_beta(2)", "greater_is_better": True}}
+    assert MetricInfo.stored(legacy).display_name == "F2"
+    assert MetricInfo.stored({}).model_dump() == {
+        "name": "custom", "display_name": "custom", "greater_is_better": True,
+    }  # fmt: skip

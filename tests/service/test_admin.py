@@ -5,8 +5,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
 
+from core.datasets.locations import LocationPolicy
 from core.db.models import ApiKey, Tenant
 from service.admin import create_api_key, list_api_keys, revoke_api_key
 from service.security import hash_api_key
@@ -85,9 +87,25 @@ def test_admin_commands_end_to_end(tmp_path, monkeypatch):
         assert runner.invoke(cli, ["migrate"]).exit_code == 0
         created = runner.invoke(cli, ["admin", "create-key", "--tenant", "ops"])
         assert created.exit_code == 0, created.output
-        key = created.output.strip()
+        key = created.stdout.strip()  # the key alone on stdout
+        assert key.startswith("metro_") and len(created.stdout.splitlines()) == 1
+        # The tenant's id, on stderr and in the listing, is what {tenant} in METRO_DATA_ROOTS
+        # becomes: the folder name an operator creates for the tenant's file:// datasets.
+        with Session(create_engine(f"sqlite:///{tmp_path / 'metro.db'}")) as session:
+            owner = session.scalars(select(Tenant.id).where(Tenant.name == "ops")).one()
+        shown = created.stderr.strip().removeprefix("tenant ops: id ")
+        folder = tmp_path / "data" / shown
+        folder.mkdir(parents=True)
+        (folder / "rows.csv").write_text("a,y\n1,0\n")
+        policy = LocationPolicy(
+            data_roots=(str(tmp_path / "data" / "{tenant}"),), uri_prefixes=(),
+            reserved_dirs=(), reserved_prefixes=(),
+        )  # fmt: skip
+        real, _ = policy.local_file(owner, "file://rows.csv", str(folder / "rows.csv"))
+        assert real == str((folder / "rows.csv").resolve())
         listed = runner.invoke(cli, ["admin", "list-keys", "--tenant", "ops"])
         assert listed.exit_code == 0 and key[:12] in listed.output and key not in listed.output
+        assert shown in listed.stdout, listed.stdout
         revoked = runner.invoke(cli, ["admin", "revoke-key", key[:12]])
         assert revoked.exit_code == 0 and f"revoked {key[:12]}" in revoked.output
         # Again: said as what it is, not as a new revocation.

@@ -202,6 +202,21 @@ def test_duplicate_column_names_are_422_naming_them(client, tenant, label_column
     ]
 
 
+@pytest.mark.parametrize("label_column", [None, "y"])
+def test_an_index_written_with_the_table_is_422_with_or_without_a_label(
+    client, tenant, label_column
+):
+    """Refused at upload either way: without label_column the upload was stored and every job
+    on it failed in the worker."""
+    content = b",a,y\n" + b"".join(f"{i},{i * 0.5},{i % 2}\n".encode() for i in range(6))
+    form = {"label_column": label_column} if label_column else {}
+    r = _upload(client, tenant, content, **form)
+    assert r.status_code == 422, r.text
+    [error] = r.json()["errors"]
+    assert error["loc"] == ["body", "file"]
+    assert error["msg"].startswith("column 1 has no name and holds the row numbers 0 to 5")
+
+
 def test_nul_in_a_csv_header_is_422(client, tenant):
     r = _upload(client, tenant, b"a\x00b,y\n1,0\n2,1\n")
     assert r.status_code == 422, r.text

@@ -252,3 +252,27 @@ def test_csv_index_written_with_the_table_is_refused(tmp_path, table):
     assert load_dataset(str(path)).feature_names == ("Unnamed: 0",)
     _write_csv(path, "row,y\n0,0\n1,1\n")
     assert load_dataset(str(path)).feature_names == ("row",)
+
+
+def test_an_index_is_refused_by_inspect_file_too_across_its_chunks(tmp_path, table, monkeypatch):
+    """Uploaded without a label column, a file is only counted (in chunks), never loaded: the
+    index check runs on the chunks, so the upload is refused as load_dataset refuses it, rather
+    than accepted and its job failed later by the worker."""
+    import metro.datasets._csv as csv_module
+
+    path = tmp_path / "indexed.csv"
+    table.to_csv(path)
+    with pytest.raises(
+        DataError, match=re.escape("column 1 has no name and holds the row numbers 0 to 5")
+    ):
+        inspect_file(str(path))
+    monkeypatch.setattr(csv_module, "_CSV_COUNT_CHUNK_ROWS", 4)  # rows 0-3, then 4-5
+    with pytest.raises(DataError, match=re.escape("the row numbers 0 to 5")):
+        inspect_file(str(path))
+    # A range that breaks in a later chunk, restarts there, or is not integers in one of them
+    # is a feature, as it is for load_dataset.
+    for column in ("0\n1\n2\n3\n5\n6\n", "0\n1\n2\n3\n0\n1\n", "0\n1\n2\n3\n4.5\n5\n"):
+        rows = [f"{v},{i % 2}" for i, v in enumerate(column.split())]
+        _write_csv(path, ",y\n" + "\n".join(rows) + "\n")
+        assert inspect_file(str(path)).n_rows == 6
+        assert load_dataset(str(path)).feature_names == ("Unnamed: 0",)

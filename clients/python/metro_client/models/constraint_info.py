@@ -13,8 +13,11 @@ class ConstraintInfo:
     """How the server shows a constraint, resolved from it."""
 
     name: str
+    """ The machine name, e.g. recall >= 0.9 """
     display_name: str
+    """ As people write it: Recall ≥ 0.9 """
     metric_display_name: str
+    """ The constrained metric's name: Recall """
 
     def to_dict(self) -> dict[str, Any]:
         name = self.name
