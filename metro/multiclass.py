@@ -80,9 +80,11 @@ if TYPE_CHECKING:
 __all__ = [
     "AVERAGES",
     "DECISION_RULES",
+    "MIN_POSITIVES",
     "PER_LABEL_METRICS",
     "averaged_score",
     "check_argmax_metric",
+    "check_class_rows",
     "class_cells",
     "class_solver",
     "class_solvers",
@@ -269,15 +271,25 @@ def tune_offsets(
     starts: list[np.ndarray] = [np.zeros(n_classes)] + [
         np.asarray(rng.normal(scale=scale, size=n_classes)) for _ in range(n_starts - 1)
     ]
+
+    def score_of(b: np.ndarray) -> float:
+        return float(averaged_score(spec, class_cells(t, predict_argmax(s, b), n_classes), average))
+
     found: tuple[float, np.ndarray] | None = None
     for b in starts:
-        best = float(averaged_score(spec, class_cells(t, predict_argmax(s, b), n_classes), average))
+        best = score_of(b)
         for _ in range(max_rounds):
             improved = False
             for c in range(n_classes):
-                value, score = _best_offset(s, t, b, c, spec, average)
+                value, _ = _best_offset(s, t, b, c, spec, average)
+                # Scored as predict_argmax decides: between two margins an ulp apart the cut's
+                # midpoint can round onto one of them, and the step's own count was then a row
+                # the rule does not move (a score claimed above what the offsets give).
+                trial = b.copy()
+                trial[c] = value
+                score = score_of(trial)
                 if score > best + 1e-12:
-                    b[c], best, improved = value, score, True
+                    b, best, improved = trial, score, True
             if not improved:
                 break
         if found is None or best > found[0] + 1e-12:
@@ -339,7 +351,9 @@ def _check_config(est: MetroClassifier) -> None:
         )
 
 
-def _check_positives(counts: np.ndarray, names: Sequence[Any], what: str, n: int) -> None:
+def check_class_rows(counts: np.ndarray, names: Sequence[Any], what: str, n: int) -> None:
+    """Refuse a class (``what``: "class" or "label") named in ``names`` whose ``counts`` of
+    positive rows out of ``n`` leave fewer than :data:`MIN_POSITIVES` positives or negatives."""
     for name, k in zip(names, counts, strict=True):
         if k == n:
             raise ValueError(f"{what} {name!r} is constant (every row is positive): drop it")
@@ -405,6 +419,13 @@ def _shared_folds(
     if n_folds is None:
         return None
     key = strata(indicators)
+    largest = int(np.unique(key, return_counts=True)[1].max())
+    if largest < n_folds:  # scikit-learn's own message names neither the classes nor cv
+        raise ValueError(
+            f"every class has fewer rows than the {n_folds} cross-validation folds (the largest "
+            f"has {largest}), so no fold can hold each out in turn: set cv to at most "
+            f"{max(largest, 2)}, or give more rows"
+        )
     split = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
     with warnings.catch_warnings():  # a class of fewer rows than folds: sklearn's own warning
         warnings.simplefilter("ignore", UserWarning)
@@ -455,7 +476,7 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
             )
         Y = np.asarray(y).astype(np.int64)
         names: Sequence[Any] = list(range(Y.shape[1]))
-        _check_positives(Y.sum(axis=0), names, "label", n)
+        check_class_rows(Y.sum(axis=0), names, "label", n)
         targets = [Y[:, j] for j in range(Y.shape[1])]
         est.classes_ = np.arange(Y.shape[1])
     elif target_type in ("multiclass", "binary"):
@@ -465,7 +486,7 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
         counts = np.bincount(y_idx, minlength=est.classes_.size)
         if est.classes_.size < 2:
             raise ValueError(f"y has a single class {names}: nothing to classify")
-        _check_positives(counts, names, "class", n)
+        check_class_rows(counts, names, "class", n)
         targets = [(y_idx == c).astype(np.int64) for c in range(est.classes_.size)]
     else:
         raise ValueError(
@@ -589,8 +610,10 @@ def fit_averaged(
             cells = np.array(counts_, dtype=np.float64)
             est.selection_cells_ = cells
             est.best_score_ = float(averaged_score(spec, cells, average))
-        else:
-            est.best_score_ = float(np.mean(est.best_scores_))
+        else:  # no held-out counts: each label's score, weighted by its rows as the average is
+            support = np.array([float(t.sum()) for t in targets])
+            weights = support if average == "weighted" and support.sum() > 0 else None
+            est.best_score_ = float(np.average(est.best_scores_, weights=weights))
         return est
 
     oof = [

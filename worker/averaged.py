@@ -50,6 +50,8 @@ from metro.constraints import get_constraints
 from metro.datasets import MultiTargetDataset, stratify_key
 from metro.experiment import repeat_seed
 from metro.multiclass import (
+    MIN_POSITIVES,
+    check_class_rows,
     class_cells,
     class_margins,
     label_cells,
@@ -113,6 +115,12 @@ class AveragedRun:
         self.check_budgets(
             DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), dataset.n_classes
         )
+        # Refused here by name ("class 'k05' ..."): the library is given class indices. Each
+        # split then keeps what this asks on its training side (_keep_enough_to_train).
+        check_class_rows(
+            dataset.indicators.sum(axis=0), self.classes, _what(dataset.target == "multiclass"),
+            dataset.n_samples,
+        )  # fmt: skip
         run.lease.check()
         ledger = FitLedger(
             run.ctx, run.job.id, run.token, run.lease, shard_size=run.job.shard_size,
@@ -126,6 +134,13 @@ class AveragedRun:
             seed = repeat_seed(self.objects.training.seed, repeat)
             train, test = _split(dataset, seed)
             est = self._fit(dataset, train, repeat, seed, ledger)
+            # Choices and rows are stored by class position: a class missing from the fit
+            # would put each later class's numbers under the name of the one before.
+            if len(est.classes_) != self.n_classes:
+                raise RuntimeError(
+                    f"{len(est.classes_)} of {self.n_classes} classes were trained in repeat "
+                    f"{repeat}"
+                )
             spec = est.metric_
             choices += self._choices(repeat, est)
             if not store.set_choices(run.ctx, run.job.id, run.token, choices, best_lambda=None):
@@ -395,7 +410,9 @@ class AveragedSolvers:
 
 def _split(dataset: MultiTargetDataset, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted train and test rows, stratified on :func:`~metro.datasets.stratify_key` where
-    every group can be split, shuffled (seeded) otherwise."""
+    every group can be split, shuffled (seeded) otherwise; then every class (label) that has
+    :data:`~metro.multiclass.MIN_POSITIVES` positive (and negative) rows keeps that many on the
+    training side (:func:`_keep_enough_to_train`)."""
     rows = np.arange(dataset.n_samples)
     try:
         train, test = train_test_split(
@@ -403,7 +420,27 @@ def _split(dataset: MultiTargetDataset, seed: int) -> tuple[np.ndarray, np.ndarr
         )
     except ValueError:  # a group too small to be on both sides
         train, test = train_test_split(rows, test_size=TEST_FRACTION, random_state=seed)
-    return np.sort(train), np.sort(test)
+    return _keep_enough_to_train(dataset.indicators, np.sort(train), np.sort(test))
+
+
+def _keep_enough_to_train(
+    indicators: np.ndarray, train: np.ndarray, test: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Move test rows to the training side until every class (label) has there as many positive
+    and negative rows as the library needs (or all it has). A class of two rows split one and
+    one, or one whose rows all fell to the test side, failed its job, or worse: its search was
+    missing and the next class's choices were stored under its name."""
+    Y = np.asarray(indicators).astype(bool)
+    in_train = np.zeros(Y.shape[0], dtype=bool)
+    in_train[train] = True
+    for column in range(Y.shape[1]):
+        for side in (Y[:, column], ~Y[:, column]):  # its positives, then its negatives
+            wanted = min(MIN_POSITIVES, int(side.sum()))
+            missing = wanted - int((side & in_train).sum())
+            if missing > 0:  # the lowest-numbered test rows of that side
+                in_train[np.flatnonzero(side & ~in_train)[:missing]] = True
+    kept = np.flatnonzero(in_train)
+    return kept, np.setdiff1d(np.concatenate([train, test]), kept)
 
 
 def _finite(value: float) -> float | None:

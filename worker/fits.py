@@ -207,6 +207,7 @@ class FitLedger:
         request_help: Callable[[int], None],
         on_fit_done: Callable[[int, int], None] | None = None,
         on_fit_step: Callable[[int, int, TrainingEvent], None] | None = None,
+        on_refine_fit: Callable[[int], None] | None = None,
     ) -> None:
         self.ctx = ctx
         self.job_id = job_id
@@ -216,8 +217,10 @@ class FitLedger:
         self.request_help = request_help
         # on_fit_done(repeat, n_lambdas) when a fit is in (trained or loaded);
         # on_fit_step(repeat, n_lambdas, event) after each trainer step of a fit trained here.
+        # on_refine_fit(repeat) after each fit of a repeat's refinement step.
         self.on_fit_done = on_fit_done
         self.on_fit_step = on_fit_step
+        self.on_refine_fit = on_refine_fit
         self.runner = FitRunner(ctx, job_id, lease)
         self._calls: dict[tuple[int, str], int] = defaultdict(int)
         self.trained = 0  # fits this attempt trained
@@ -275,7 +278,10 @@ class RecordedSolver:
         # Between two of the step's fits (folds x scales x temperatures): a cancel waited for
         # the whole step, tens of seconds on a loaded machine.
         self.ledger.lease.check()
-        return self.inner.refine(model, offset=offset, temperature=temperature, sharpen=sharpen)
+        refined = self.inner.refine(model, offset=offset, temperature=temperature, sharpen=sharpen)
+        if self.ledger.on_refine_fit is not None:
+            self.ledger.on_refine_fit(self.repeat)
+        return refined
 
     def held_out_scores(self, model: StackedModel) -> np.ndarray | None:
         if isinstance(self.inner, FoldStackSolver):

@@ -154,9 +154,10 @@ def run_job(job_id: str, ctx: WorkerContext | None = None) -> str:
 
 class Progress:
     """Progress in [0, 1): lambda steps of METRO's search (a lambda in training counts for the
-    fraction of its fit's optimizer steps done), then one unit per baseline, over the repeats.
-    The number of steps of bisection and Dinkelbach is estimated from epsilon. Never moves
-    back."""
+    fraction of its fit's optimizer steps done), then one unit per fit of the refinement step,
+    then one unit per baseline, over the repeats. The number of steps of bisection and
+    Dinkelbach is estimated from epsilon; the refinement's fits are its most (a step that is not
+    run, or stops early, moves the bar on at once). Never moves back."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
         # The stored spec is normalized (every search setting filled in); a spec the library
@@ -167,10 +168,10 @@ class Progress:
             search = SearchConfig()
         shifts = 2 if search.shift == "auto" else 1
         refit = 1 if search.refit else 0
+        # cv "auto" is 5 folds unless the data is very large (then one holdout): an estimate,
+        # the dataset's size is not known here.
+        folds = AUTO_CV_FOLDS if search.cv == "auto" else int(search.cv or 1)
         if search.strategy == "grid":
-            # cv "auto" is 5 folds unless the data is very large (then one holdout): an estimate,
-            # the dataset's size is not known here.
-            folds = AUTO_CV_FOLDS if search.cv == "auto" else int(search.cv or 1)
             steps = shifts * search.n_lambdas * folds
             if spec.get("constraints"):  # the constrained grid: every lambda at each multiplier
                 steps *= len(search.multipliers)
@@ -178,12 +179,18 @@ class Progress:
             bisection = max_bisection_steps(0, 2, search.epsilon)
             steps = shifts * min(search.max_steps, bisection)
         self.metro_units = steps + refit
+        # metro.search.refine: each scale's schedule on every fold, then the delivered model
+        # along the schedule (linear models only). It took tens of seconds at a still 99%.
+        refined = search.refine != "off" and (spec.get("model") or {}).get("kind") == "linear"
+        temperatures = len(set(search.refine_temperatures))
+        scales = 2 if search.refine_scale == "both" else 1
+        self.refine_units = (scales * folds + 1) * temperatures if refined else 0
         self.baselines = len(spec.get("baselines") or [])
         self.repeats = int(spec.get("repeats", 1))
         self.value = 0.0
 
     def at(self, repeat: int, units_done: float) -> float:
-        per_repeat = self.metro_units + self.baselines
+        per_repeat = self.metro_units + self.refine_units + self.baselines
         value = (repeat * per_repeat + units_done) / (self.repeats * per_repeat)
         self.value = max(self.value, min(value, 0.99))
         return self.value
@@ -201,6 +208,7 @@ class JobRun:
         self.choices: dict[int, RepeatChoice] = {}  # repeat -> what its search chose
         self.steps_in_repeat: dict[int, int] = {}
         self.lambdas_fitted: dict[int, int] = {}  # repeat -> lambdas of its fits in so far
+        self.refine_fits: dict[int, int] = {}  # repeat -> fits of its refinement step done
         self.progress_written = -math.inf  # time.monotonic() of the last throttled write
 
     # -- outcome handling -------------------------------------------------------------------------
@@ -336,6 +344,7 @@ class JobRun:
             self.ctx, self.job.id, self.token, self.lease, shard_size=self.job.shard_size,
             request_help=lambda n: self.queue.request_help(self.job.id, spec, n),
             on_fit_done=self._on_fit_done, on_fit_step=self._on_fit_step,
+            on_refine_fit=self._on_refine_fit,
         )  # fmt: skip
         result = run_experiment(
             dataset,
@@ -364,24 +373,30 @@ class JobRun:
         """A fit is in (trained here, by a helper, or by an earlier attempt): its lambdas count
         in full (a grid's steps are reported only when all its shards are in)."""
         self.lambdas_fitted[repeat] = self.lambdas_fitted.get(repeat, 0) + n_lambdas
-        self._move_progress(repeat, self.lambdas_fitted[repeat])
+        self._move_progress(repeat, min(self.lambdas_fitted[repeat], self.progress.metro_units))
 
     def _on_fit_step(self, repeat: int, n_lambdas: int, event: TrainingEvent) -> None:
         """One trainer step of a fit trained here: a stacked fit trains all its lambdas (a
         whole fold of a grid) at once, so the fit's own steps are what moves the progress
         between two fits; each of its lambdas counts for the fraction of steps done."""
         fraction = min(max(event.step / max(event.total_steps, 1), 0.0), 1.0)
-        self._move_progress(repeat, self.lambdas_fitted.get(repeat, 0) + n_lambdas * fraction)
+        units = self.lambdas_fitted.get(repeat, 0) + n_lambdas * fraction
+        self._move_progress(repeat, min(units, self.progress.metro_units))
+
+    def _on_refine_fit(self, repeat: int) -> None:
+        """A fit of the refinement step is done: after the search's units, one each."""
+        self.refine_fits[repeat] = self.refine_fits.get(repeat, 0) + 1
+        done = min(self.refine_fits[repeat], self.progress.refine_units)
+        self._move_progress(repeat, self.progress.metro_units + done)
 
     def _move_progress(self, repeat: int, units: float) -> None:
-        """Write the progress at ``units`` of ``repeat``'s search, at most once per
-        ``progress_seconds`` (a fit reports every optimizer step, far more often than
-        anybody polls)."""
+        """Write the progress at ``units`` of ``repeat``, at most once per ``progress_seconds``
+        (a fit reports every optimizer step, far more often than anybody polls)."""
         now = time.monotonic()
         if now - self.progress_written < self.ctx.settings.progress_seconds:
             return
         before = self.progress.value
-        value = self.progress.at(repeat, min(units, self.progress.metro_units))
+        value = self.progress.at(repeat, units)
         if value <= before:
             return  # nothing new to say (never a write that moves it back)
         self.progress_written = now
@@ -391,7 +406,8 @@ class JobRun:
     def _on_method(self, repeat: int, method: str) -> None:
         self.lease.check()
         if method != "metro":
-            done = self.progress.metro_units + (self.job.spec.get("baselines") or []).index(method)
+            index = (self.job.spec.get("baselines") or []).index(method)
+            done = self.progress.metro_units + self.progress.refine_units + index
             if not store.set_progress(
                 self.ctx, self.job.id, self.token, self.progress.at(repeat, done)
             ):

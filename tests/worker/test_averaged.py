@@ -268,6 +268,21 @@ def test_a_class_too_small_to_train_fails_the_job_with_its_reason(pair: Cluster)
     assert "class 'c' has 1 positive row" in job["failure_reason"]
 
 
+def test_a_class_of_two_rows_trains_on_both(pair: Cluster):
+    """The documented least: two rows of a class. The stratified split put one on each side,
+    and the job failed for a class of one training row."""
+    rng = np.random.default_rng(0)
+    labels = ["a"] * 20 + ["b"] * 19 + ["c"] * 2
+    frame = pd.DataFrame({"x": rng.normal(size=41), "y": labels})
+    job_id = pair.submit(
+        {"metric": {"preset": "f1", "average": "macro"}, "dataset": {"uri": _upload(pair, frame)},
+         **FAST}
+    )  # fmt: skip
+    job = pair.wait_state(job_id, timeout=120)
+    assert job["state"] == "succeeded", job["failure_reason"]
+    assert [c["label"] for c in job["choices"]] == ["a", "b", "c"]
+
+
 def test_a_binary_job_spec_and_hash_are_unchanged(pair: Cluster):
     """A binary job's stored spec holds no averaging and no label_columns."""
     body = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}}
@@ -414,3 +429,31 @@ def test_two_workers_share_an_averaged_jobs_grids_and_match_one_worker(pair: Clu
     assert shards_helped(pair, shared) >= 1, "the second worker took no shard"
 
     _assert_same_as_one_run_alone(pair, body, shared)
+
+
+@pytest.mark.parametrize("target", ["multiclass", "multilabel"])
+def test_every_class_keeps_two_rows_of_each_side_to_train_on(target: str):
+    """More classes than test rows: the stratified split is impossible and the shuffled one
+    sent some small classes' rows all, or all but one, to the test side."""
+    from metro.datasets import MultiTargetDataset
+    from worker.averaged import _split
+
+    sizes = [2, 3, 2, *[4] * 17]  # 20 classes in 75 rows: a test side of 15
+    n = sum(sizes)
+    members = np.repeat(np.arange(len(sizes)), sizes)
+    if target == "multiclass":
+        y = members
+    else:  # label j on the rows of class j, and one more label on every row but two
+        y = np.eye(len(sizes) + 1, dtype=np.int64)[members]
+        y[2:, -1] = 1
+    names = tuple(f"k{c:02d}" for c in range(len(sizes) + (target == "multilabel")))
+    data = MultiTargetDataset(
+        X=np.zeros((n, 1)), y=y, classes=names, target=target, feature_names=None, source="t"
+    )
+    for seed in range(40):
+        train, test = _split(data, seed)
+        assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(n))
+        positives = data.indicators[train].sum(axis=0)
+        negatives = len(train) - positives
+        assert positives.min() >= 2 and negatives.min() >= 2, (seed, positives, negatives)
+        assert len(test) >= 15 - 6, seed  # at most two rows moved for each of the small three

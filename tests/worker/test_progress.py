@@ -63,6 +63,8 @@ def _run(cluster: Cluster, progress_seconds: float) -> tuple[list[float], int]:
 
 
 def test_progress_moves_within_each_fit_and_never_back(make_cluster):
+    from worker.runner import Progress
+
     cluster = _recording(make_cluster())
     values, n_steps = _run(cluster, progress_seconds=0.0)
     assert n_steps == 2 * (3 * 5 + 1)
@@ -73,6 +75,14 @@ def test_progress_moves_within_each_fit_and_never_back(make_cluster):
     assert len(set(values)) > 2 * n_steps, values
     # Across folds and repeats: no jump longer than one fold's share of the job.
     assert max(b - a for a, b in itertools.pairwise(values)) < 1 / (2 * 5 + 1)
+    # The refinement step's fits move it too, after the search's: every fold's fit at each
+    # temperature of both scales, before the second repeat's search begins.
+    bar = Progress(JOB)
+    search_done = bar.at(0, bar.metro_units)
+    refined = [
+        v for v in values if search_done < v <= bar.at(0, bar.metro_units + bar.refine_units)
+    ]
+    assert len(refined) >= 2 * 5 * 3, (search_done, values)
 
 
 def test_progress_writes_from_fits_are_throttled(make_cluster):

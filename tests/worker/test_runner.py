@@ -110,3 +110,25 @@ def test_progress_counts_every_multiplier_of_a_constrained_grid():
     free = Progress({**SPEC, "search": grid})
     constrained = Progress({**SPEC, "search": grid, "constraints": [{"metric": "recall"}]})
     assert (free.metro_units, constrained.metro_units) == (4 + 1, 3 * 4 + 1)
+
+
+def test_progress_counts_the_refinement_steps_fits_where_it_runs():
+    """Each scale's schedule on every fold, then the delivered model along the schedule: the
+    bar stood still at 99% for tens of seconds while they ran."""
+    from worker.runner import Progress
+
+    grid = {"strategy": "grid", "n_lambdas": 4, "cv": 5}
+    default = Progress({**SPEC, "search": grid})
+    # refine "auto": three temperatures, both scales
+    assert default.refine_units == (2 * 5 + 1) * 3
+    one = Progress(
+        {**SPEC, "search": {**grid, "refine_scale": "free", "refine_temperatures": [0.1]}}
+    )
+    assert one.refine_units == 5 + 1
+    assert Progress({**SPEC, "search": {**grid, "refine": "off"}}).refine_units == 0
+    mlp = {**SPEC, "model": {"kind": "mlp"}, "search": grid}
+    assert Progress(mlp).refine_units == 0  # only a linear model is refined
+    # The search's units, then the refinement's, then the baselines', within a repeat.
+    with_baseline = Progress({**SPEC, "search": grid, "baselines": ["erm"], "repeats": 2})
+    per_repeat = 4 * 5 + 1 + (2 * 5 + 1) * 3 + 1
+    assert with_baseline.at(0, 4 * 5 + 1) == pytest.approx((4 * 5 + 1) / (2 * per_repeat))
