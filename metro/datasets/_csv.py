@@ -120,10 +120,12 @@ def read_csv(
     # Reads one row past the limit, so an oversized upload is refused without parsing all of it.
     nrows = None if limits.rows is None else limits.rows + 1
     message = f"dataset expands to more than the limit {limits.decompressed_bytes} bytes"
+    labels = [label_column] if isinstance(label_column, str) else list(label_column)
+    as_text = {name: str for name in labels if name in names}
     try:
         frame = _read_csv_stream(
             real, fmt, limits.decompressed_bytes, message,
-            lambda stream: pd.read_csv(stream, nrows=nrows, low_memory=False),
+            lambda stream: pd.read_csv(stream, nrows=nrows, low_memory=False, dtype=as_text),
         )  # fmt: skip
     except DataError:
         raise
@@ -131,7 +133,45 @@ def read_csv(
         raise _unreadable(exc, real, given) from None
     check_rows(len(frame), limits.rows, at_least=True)
     _refuse_written_index(frame, names)
+    for name in as_text:
+        frame[name] = _typed_labels(frame[name])
     return from_table(frame, label_column)
+
+
+def _typed_labels(column: pd.Series) -> pd.Series:
+    """A label column read as text, as numbers (or booleans) only where every value is written
+    as that number is (``0``, ``1``, ``-2``, ``2.5``, ``True``) and no two values become one:
+    pandas' own guess read ``007`` as 7 and merged ``1``, ``1.0`` and ``01`` into one class.
+    Missing values (an empty cell, ``NA``) stay missing."""
+    present = column.dropna()
+    texts = pd.unique(present.to_numpy(dtype=object))
+    if all(text in _BOOLEANS for text in texts):
+        typed = column.map(_BOOLEANS, na_action="ignore")
+        if len({_BOOLEANS[t] for t in texts}) == len(texts):
+            return typed.astype(object if column.isna().any() else bool)
+        return column
+    numbers = pd.to_numeric(present, errors="coerce")
+    if numbers.isna().any() or not all(_canonical(t) for t in texts):
+        return column
+    if numbers.nunique() != len(texts):  # 1 and 1.0: two classes as written
+        return column
+    return pd.to_numeric(column)
+
+
+_BOOLEANS = {"True": True, "False": False, "true": True, "false": False, "TRUE": True,
+             "FALSE": False}  # fmt: skip
+
+
+def _canonical(text: str) -> bool:
+    """Whether ``text`` is written as Python writes its number (so reading it loses nothing)."""
+    try:
+        return str(int(text)) == text
+    except ValueError:
+        pass
+    try:
+        return repr(float(text)) == text
+    except ValueError:
+        return False
 
 
 def _refuse_written_index(frame: pd.DataFrame, names: Sequence[str]) -> None:

@@ -276,3 +276,37 @@ def test_an_index_is_refused_by_inspect_file_too_across_its_chunks(tmp_path, tab
         _write_csv(path, ",y\n" + "\n".join(rows) + "\n")
         assert inspect_file(str(path)).n_rows == 6
         assert load_dataset(str(path)).feature_names == ("Unnamed: 0",)
+
+
+@pytest.mark.parametrize(
+    ("written", "classes"),
+    [
+        (["007", "010", "100"], ("007", "010", "100")),  # pandas: 7, 10, 100
+        (["1", "1.0", "01"], ("01", "1", "1.0")),  # pandas: one class, 1.0
+        (["0", "1", "2"], (0, 1, 2)),
+        (["0.5", "1.5", "2"], (0.5, 1.5, 2.0)),
+        (["True", "False", "True"], (False, True)),
+        (["1e3", "5", "7"], ("1e3", "5", "7")),  # not written as its number is
+    ],
+)
+def test_labels_are_read_as_written(tmp_path, written, classes):
+    """A label column is read as text and typed only where no value changes or merges."""
+    from metro.datasets import load_multi_target
+
+    path = tmp_path / "labels.csv"
+    _write_csv(path, "a,y\n" + "".join(f"{i},{w}\n" for i, w in enumerate(written * 4)))
+    if len(set(classes)) == 2:
+        loaded = load_dataset(str(path), positive_label=True)
+        assert loaded.y.tolist() == [1, 0, 1] * 4
+        return
+    assert load_multi_target(str(path)).classes == classes
+    # A binary file's positive label is matched as written too.
+    _write_csv(path, "a,y\n" + "".join(f"{i},{w}\n" for i, w in enumerate(written[:2] * 4)))
+    assert load_dataset(str(path), positive_label=written[0]).y.tolist() == [1, 0] * 4
+
+
+def test_a_missing_label_is_missing_whatever_its_spelling(tmp_path):
+    path = tmp_path / "labels.csv"
+    _write_csv(path, "a,y\n1,0\n2,1\n3,NA\n4,\n5,1\n")
+    with pytest.raises(DataError, match="labels contain 2 missing"):
+        load_dataset(str(path))
