@@ -41,6 +41,7 @@ from metro.datasets._loader import FORMATS, inspect_file, load_dataset
 from metro.datasets._multi import (
     MAX_CLASSES,
     MultiTargetDataset,
+    check_label_columns,
     load_multi_target,
     parse_classes,
     parse_label_matrix,
@@ -60,6 +61,7 @@ __all__ = [
     "TableShape",
     "builtin_shape",
     "builtin_size",
+    "check_label_columns",
     "inspect_file",
     "load_dataset",
     "load_multi_target",

@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -166,11 +167,38 @@ def parse_label_matrix(raw: np.ndarray, names: Sequence[str]) -> np.ndarray:
         try:
             y, _, _ = parse_labels(arr[:, j])
         except DataError as exc:
-            raise DataError(f"label column '{name}': {exc}") from None
+            column = pd.Series(arr[:, j])
+            if column.isna().any():  # parse_labels names the missing rows
+                raise DataError(f"label column '{name}': {exc}") from None
+            # Its own words asked for a positive_label or an average, which a job that
+            # already averages over label columns cannot give.
+            values = sorted(pd.unique(column.to_numpy(dtype=object)), key=sort_key)
+            raise DataError(
+                f"label column '{name}' must hold 0 and 1 (or -1 and 1, false and true): one "
+                f"column per label, 1 where a row has it; it holds {show_values(values)}"
+            ) from None
         columns.append(y)
     Y = np.column_stack(columns).astype(np.int64)
     _check_counts(Y.sum(axis=0), list(names), "label", int(Y.shape[0]))
     return Y
+
+
+def check_label_columns(names: Sequence[str]) -> None:
+    """Refuse label columns a multi-label load cannot take: a repeated one, more than
+    :data:`MAX_CLASSES`, or a single one (binary data). The API checks a job by this too."""
+    repeated = [name for name, count in Counter(names).items() if count > 1]
+    if repeated:
+        raise DataError(
+            f"label_columns must not repeat a column; {show_values(repeated)} appear(s) more "
+            "than once"
+        )
+    if len(names) > MAX_CLASSES:
+        raise DataError(f"{len(names)} label columns is more than the limit of {MAX_CLASSES}")
+    if len(names) < 2:
+        raise DataError(
+            "label_columns names one column: one 0/1 column is binary data (give it as "
+            "label_column, with positive_label, and no average)"
+        )
 
 
 def load_multi_target(
@@ -194,15 +222,7 @@ def load_multi_target(
         names = list(label_columns)
         if not names or not all(isinstance(n, str) for n in names):
             raise TypeError("label_columns must be a non-empty list of column names")
-        if len(set(names)) != len(names):
-            raise DataError("label_columns must not repeat a column")
-        if len(names) > MAX_CLASSES:
-            raise DataError(f"{len(names)} label columns is more than the limit of {MAX_CLASSES}")
-        if len(names) < 2:
-            raise DataError(
-                "label_columns names one column: one 0/1 column is binary data (give it as "
-                "label_column, with positive_label, and no average)"
-            )
+        check_label_columns(names)
     elif not isinstance(label_column, str):
         raise TypeError(f"label_column must be a string, got {type(label_column).__name__}")
     limits = limits_of(max_rows, max_columns, max_decompressed_bytes)

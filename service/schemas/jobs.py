@@ -21,7 +21,7 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, create_model
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, create_model, field_validator
 
 from core.records import (  # noqa: F401 - re-exported: the API's schemas
     Average,
@@ -39,7 +39,7 @@ from core.records import (  # noqa: F401 - re-exported: the API's schemas
 from core.states import JobState
 from metro.baselines import BASELINES
 from metro.constraints import Constraint
-from metro.datasets import MAX_CLASSES
+from metro.datasets import MAX_CLASSES, check_label_columns
 from metro.experiment import MAX_REPEATS
 from metro.metrics import PRESET_ALIASES, PRESET_NAMES, MetricSpec, preset_options
 from metro.models import ModelSpec
@@ -239,6 +239,16 @@ class DatasetRef(BaseModel):
         description="Multi-label data: the 0/1 label columns, one per label, at least two "
         "(needs metric.average; label_column is then not read). Null: one label column",
     )
+
+    @field_validator("label_columns")
+    @classmethod
+    def _distinct_label_columns(cls, names: list[str] | None) -> list[str] | None:
+        # The worker's own check, at submission: a repeated column was accepted (201) and its
+        # job failed.
+        if names is not None:
+            check_label_columns(names)
+        return names
+
     positive_label: LabelValue | None = Field(
         default=None,
         description="The label value of the positive class. When omitted it is inferred only "

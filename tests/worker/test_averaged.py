@@ -255,6 +255,12 @@ def test_averaged_jobs_are_refused_where_they_cannot_run(pair: Cluster):
          "dataset": {**dataset, "label_columns": ["y"]}},
         "dataset", "label_columns",
     )  # fmt: skip
+    # A column named twice: accepted, then the job failed in the worker.
+    assert "must not repeat a column; ['y'] appear(s) more than once" in refused(
+        {"metric": {"preset": "f1", "average": "macro"},
+         "dataset": {**dataset, "label_columns": ["y", "x", "y"]}},
+        "dataset", "label_columns",
+    )  # fmt: skip
 
 
 def test_a_class_too_small_to_train_fails_the_job_with_its_reason(pair: Cluster):

@@ -54,6 +54,16 @@ def test_parse_label_matrix_reads_each_column_and_names_a_bad_one():
         parse_label_matrix(np.array([[1, 3], [0, 3], [1, 3], [0, 3]]), ["a", "b"])
     with pytest.raises(DataError, match="label 'a' has 1 positive row"):
         parse_label_matrix(np.array([[1, 1], [0, 0], [0, 1], [0, 0]]), ["a", "b"])
+    # A column that is not 0/1 says what one holds, not to give a positive_label or an
+    # average, which an averaged job over label columns cannot.
+    for column, shown in ((["yes", "no"] * 2, "['no', 'yes']"), ([0, 1, 2, 1], "[0, 1, 2]")):
+        raw = np.column_stack([np.array([1, 0, 1, 0], dtype=object), np.array(column, object)])
+        with pytest.raises(DataError) as info:
+            parse_label_matrix(raw, ["a", "b"])
+        assert str(info.value) == (
+            "label column 'b' must hold 0 and 1 (or -1 and 1, false and true): one column per "
+            f"label, 1 where a row has it; it holds {shown}"
+        )
 
 
 @pytest.mark.parametrize("name", ["t.csv", "t.parquet"])
