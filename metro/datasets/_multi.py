@@ -173,6 +173,11 @@ def parse_label_matrix(raw: np.ndarray, names: Sequence[str]) -> np.ndarray:
             # Its own words asked for a positive_label or an average, which a job that
             # already averages over label columns cannot give.
             values = sorted(pd.unique(column.to_numpy(dtype=object)), key=sort_key)
+            if len(values) == 1:
+                raise DataError(
+                    f"label column '{name}' holds the one value {values[0]!r}: a label every "
+                    "row has, or none has, tells no rows apart; drop it"
+                ) from None
             raise DataError(
                 f"label column '{name}' must hold 0 and 1 (or -1 and 1, false and true): one "
                 f"column per label, 1 where a row has it; it holds {show_values(values)}"

@@ -126,7 +126,7 @@ def test_a_multilabel_npz_names_its_labels_or_numbers_them(tmp_path):
         load_multi_target(str(named), label_columns=["red", "pink"])
     # Each label is read as a table's label column is (metro.datasets.parse_label_matrix).
     np.savez(tmp_path / "one.npz", X=X, y=np.c_[np.ones(8, int), Y[:, 1]])
-    with pytest.raises(DataError, match="label column '0': labels must have exactly two"):
+    with pytest.raises(DataError, match="label column '0' holds the one value 1: a label every"):
         load_multi_target(str(tmp_path / "one.npz"), label_columns=["0", "1"])
     bad = tmp_path / "bad.npz"
     np.savez(bad, X=X, y=Y, label_names=np.array(["a", "b"]))
