@@ -24,7 +24,7 @@ from core.errors import (
 from metro.serialization import fsync_file
 
 if TYPE_CHECKING:
-    from metro.datasets import MultiTargetDataset
+    from metro.datasets import DataError, MultiTargetDataset
 
 # The formats metro.data reads, by file name suffix.
 FORMATS = (".csv.gz", ".csv", ".parquet", ".pq", ".npz")
@@ -136,6 +136,7 @@ def inspect_upload(
     worker will load it (``metro.data.load_dataset``), so a bad label column or non-numeric
     feature is refused now rather than when a job fails; without one only the shape is read."""
     from metro.data import DataError, DataLimitError, inspect_file, load_dataset
+    from metro.datasets import ClassCountError
 
     def refuse(exc: Exception) -> str:
         # metro's messages name the path as given; the stored path is internal.
@@ -157,6 +158,11 @@ def inspect_upload(
                 # A column of three classes or more is what an averaged job (metric.average)
                 # trains on: kept, with its classes, when it reads as one.
                 multi = _multiclass(stored, label_column, positive_label, upload_dir, limits)
+                if isinstance(multi, DataError):  # why it does not, for a column of 3 or more
+                    several = isinstance(binary_error, ClassCountError) and (
+                        binary_error.n_classes > 2
+                    )
+                    raise (multi if several else binary_error) from None
                 if multi is None:
                     raise binary_error from None
                 info = _labelled(
@@ -217,10 +223,10 @@ def _multiclass(
     positive_label: Any,
     upload_dir: Path,
     limits: DatasetLimits,
-) -> MultiTargetDataset | None:
+) -> MultiTargetDataset | DataError | None:
     """The file read as a worker reads an averaged job's data, where its label column holds
-    three classes or more; None where it does not read as one (the binary reading's error is
-    then the one to show)."""
+    three classes or more; None where it holds fewer, and the reading's error where it fails
+    (a column of 120 classes is past the limit of classes, not "not two classes")."""
     from metro.datasets import DataError, load_multi_target
 
     if positive_label is not None:
@@ -231,8 +237,8 @@ def _multiclass(
             max_rows=limits.rows, max_columns=limits.columns,
             max_decompressed_bytes=limits.decompressed_bytes,
         )  # fmt: skip
-    except DataError:
-        return None
+    except DataError as exc:
+        return exc
     return ds if ds.n_classes >= 3 else None
 
 

@@ -28,6 +28,7 @@ Splitting a data set is :mod:`metro.model_selection`.
 """
 
 from metro.datasets._base import (
+    ClassCountError,
     DataError,
     DataLimitError,
     Dataset,
@@ -54,6 +55,7 @@ __all__ = [
     "BUILTIN_DATASETS",
     "FORMATS",
     "MAX_CLASSES",
+    "ClassCountError",
     "DataError",
     "DataLimitError",
     "Dataset",

@@ -35,6 +35,15 @@ class DataError(ValueError):
     """
 
 
+class ClassCountError(DataError):
+    """Binary labels that are not two classes; ``n_classes`` says how many there are (more
+    than two: what an averaged fit, not a binary one, reads)."""
+
+    def __init__(self, message: str, *, n_classes: int) -> None:
+        super().__init__(message)
+        self.n_classes = n_classes
+
+
 class DataLimitError(DataError):
     """The data are larger than a limit the caller set (rows, columns, decompressed bytes).
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from metro.datasets._base import DataError, python_scalar, show_values
+from metro.datasets._base import ClassCountError, DataError, python_scalar, show_values
 
 
 def sort_key(value: Any) -> tuple[int, Any]:
@@ -120,9 +120,10 @@ def parse_labels(
             if len(classes) > 2
             else ""
         )
-        raise DataError(
+        raise ClassCountError(
             f"labels must have exactly two classes; found {len(classes)} {noun}: "
-            f"{show_values(shown)}{several}"
+            f"{show_values(shown)}{several}",
+            n_classes=len(classes),
         )
     if positive_label is None:
         positive = _default_positive(classes)

@@ -327,6 +327,18 @@ def test_an_upload_checked_with_a_multiclass_label_column_records_its_classes(pa
         headers=pair.headers,
     )
     assert r.status_code == 422 and "exactly two classes" in r.text
+    # a column of more classes than the limit says so, not that it is not two classes
+    many = pd.DataFrame({"x": np.arange(240.0), "kind": [f"k{i % 120}" for i in range(240)]})
+    r = pair.client.post(
+        "/v1/datasets",
+        files={"file": ("many.csv", many.to_csv(index=False).encode(), "text/csv")},
+        data={"label_column": "kind"},
+        headers=pair.headers,
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["msg"].startswith(
+        "labels have 120 classes, more than the limit of 100"
+    ), r.text
 
 
 def test_an_averaged_jobs_work_counts_its_classes(make_cluster, monkeypatch):
