@@ -674,6 +674,27 @@ def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> Non
         assert label == names[values.index(max(values))] and float(margin) == max(values)
 
 
+def test_a_multilabel_jobs_result_names_its_labels(live: Live, tmp_path: Path) -> None:
+    """Each row of the per-target table is a label column: "Per label", not "Per class"."""
+    from sklearn.datasets import make_multilabel_classification
+
+    X, Y = make_multilabel_classification(n_samples=120, n_features=4, n_classes=2, random_state=0)
+    path = tmp_path / "tags.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["a", "b", "c", "d", "red", "blue"])
+        writer.writerows([*x, *y] for x, y in zip(X, Y, strict=True))
+    done = metro(
+        live, "submit", "-d", str(path), "--label-columns", "red,blue", "-m", "f1",
+        "--average", "macro", "--n-lambdas", "3", "--max-iter", "20", "--refine", "off",
+        "--watch",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = metro(live, "result", done.stdout.splitlines()[0].strip()).stdout
+    assert "Per label: F1 of each label" in out and "Per class" not in out, out
+    assert "chosen by: the label's F1" in " ".join(out.split())
+
+
 def test_an_averaged_job_on_a_two_class_text_column_is_submitted(live: Live, tmp_path: Path):
     """Averaged over a yes/no column, no class is the positive one: the upload's binary check
     asked for --positive-label, and the job then refused it (it does not apply with average)."""

@@ -19,6 +19,7 @@ from metro_cli.choices import (
     refinement_text,
     result_constraint_names,
     selection_text,
+    target_word,
     warning_lines,
 )
 from metro_cli.errors import CliError, one_line_errors
@@ -114,9 +115,10 @@ def constraints_table(result: Any) -> Table | None:
     return table
 
 
-def classes_table(result: Any) -> Table | None:
-    """An averaged job: a row per class (or label): what its search chose (repeat 0's λ, the
-    offset before the argmax, its own metric where it chose) and its test metric per method."""
+def classes_table(result: Any, word: str = "class") -> Table | None:
+    """An averaged job: a row per class (or label, ``word``): what its search chose (repeat 0's
+    λ, the offset before the argmax, its own metric where it chose) and its test metric per
+    method."""
     classes = optional(getattr(result, "classes", None))
     if not classes:
         return None
@@ -124,12 +126,12 @@ def classes_table(result: Any) -> Table | None:
     methods = list(dict.fromkeys(s.method for c in classes for s in c.summary if s.split == "test"))
     metric = name.split(" (")[0]
     table = Table(
-        title=f"Per class: {metric} of each class",
-        caption=f"chosen by: the class's {metric} on the held-out rows as its own one-vs-rest "
+        title=f"Per {word}: {metric} of each {word}",
+        caption=f"chosen by: the {word}'s {metric} on the held-out rows as its own one-vs-rest "
         "search decided them",
     )
-    for column in ("class", "trained λ", "offset", "chosen by"):
-        table.add_column(column, justify="left" if column == "class" else "right")
+    for column in (word, "trained λ", "offset", "chosen by"):
+        table.add_column(column, justify="left" if column == word else "right")
     for method in methods:
         table.add_column(f"{method} (test)", justify="right")
     for c in classes:
@@ -201,7 +203,9 @@ def result(
         typer.echo(json.dumps(res.to_dict(), indent=2))
         return
     console.print(result_table(res))
-    for extra in (constraints_table(res), classes_table(res)):
+    # a multi-label job's rows are its labels (its spec says so, not its result)
+    word = target_word(api.job(str(res.job_id))) if optional(res.classes) else "class"
+    for extra in (constraints_table(res), classes_table(res, word)):
         if extra is not None:
             console.print(extra)
     for line in choice_lines(res):
