@@ -125,7 +125,7 @@ class TrainingConfig:
     seed: int = option(0, "Seeds the splits, the initialization and the batches", ge=0, le=MAX_SEED)
     warm_start: bool = option(
         True,
-        "Whether bisection/Dinkelbach steps and the final refit start from an earlier fit; "
+        "Whether bisection and Dinkelbach steps and the final refit start from an earlier fit; "
         "false starts every fit from the seeded initialization",
     )
     compile: bool = option(

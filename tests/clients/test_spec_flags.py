@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -228,9 +229,16 @@ def test_an_exclusive_bound_is_shown_as_one():
     rendered = CliRunner().invoke(create_app(), ["submit", "--help"], env={"COLUMNS": "400"})
     assert rendered.exit_code == 0, rendered.output
     text = " ".join(rendered.output.replace("│", " ").split())
-    assert "(job field training.lr, above 0)" in text
-    assert "(job field search.refine_signal, at least 0.5 and below 1, or null)" in text
-    assert "(job field search.n_lambdas)." in text  # inclusive: typer's own [1<=x<=1001]
+    assert "(above 0)." in text and "(at least 0.5 and below 1, or null)." in text
+    # A flag named as its field leaves the path to its panel's title ("Search (job fields
+    # search.*)"): at 80 columns rich cut "search.refine_temperatures" short. A flag named
+    # otherwise still says it.
+    assert "─ Search (job fields search.*) ─" in rendered.output
+    assert "job field search.n_lambdas" not in text and "(job field metric.preset)" in text
+    # At 80 columns no job field's path and no default is cut short (35 tokens were).
+    narrow = CliRunner().invoke(create_app(), ["submit", "--help"], env={"COLUMNS": "80"})
+    assert not re.search(r"(search|training|model|surrogate)\.\w*…", narrow.output)
+    assert not re.search(r"\(\d[\d.,]*…", narrow.output), narrow.output  # (0.0,0.25,1.0,4.…
     assert "[1<=x<=1001]" in text and "1001.0" not in text
     by_path = {flag.path: flag for flag in spec_flags()}
     assert (by_path["search.n_lambdas"].low, by_path["search.n_lambdas"].high) == (1, 1001)

@@ -131,6 +131,23 @@ class SpecFlag:
     union: tuple[UnionMember, ...] = ()
 
     @property
+    def panel_title(self) -> str:
+        """The panel's title, naming the job fields its flags set: "Search (job fields
+        search.*)", so that a flag's help need not repeat its path (at 80 columns rich cut
+        "search.refine_temperatures" to "search.refine_te…")."""
+        section = self.path.rpartition(".")[0]
+        return f"{self.panel} (job fields {section}.*)" if section else f"{self.panel} (job fields)"
+
+    @property
+    def _named_by_flag(self) -> bool:
+        """Whether the flag's name says the field: --n-lambdas for search.n_lambdas (or
+        --search-patience for search.patience), not --metric for metric.preset."""
+        section, _, field = self.path.rpartition(".")
+        name = self.decls[0].removeprefix("--")
+        dashed = field.replace("_", "-")
+        return name in (dashed, f"{section}-{dashed}")
+
+    @property
     def param(self) -> str:
         return _PARAM_PREFIX + self.path.replace(".", "__")
 
@@ -153,7 +170,7 @@ class SpecFlag:
             *decls,
             help=self._help_text(),
             show_default=self.default_text or False,
-            rich_help_panel=self.panel,
+            rich_help_panel=self.panel_title,
             case_sensitive=False,
             metavar=self._metavar(),
             # typer shows and checks inclusive bounds ([x>=0]); an exclusive one is checked by
@@ -228,6 +245,8 @@ class SpecFlag:
         if self.nullable:
             shown = self._open_bounds_text()
             bounds = f", {shown}, or null" if shown else ", or null"
+        if self._named_by_flag:  # the panel's title says the section
+            return f"{self.help}{choices}" + (f" ({bounds.removeprefix(', ')})." if bounds else ".")
         return f"{self.help}{choices} (job field {self.path}{bounds})."
 
     def _metavar(self) -> str | None:
@@ -368,7 +387,8 @@ def _default_text(schema: Mapping[str, Any]) -> str | None:
         return None
     default = schema["default"]
     if isinstance(default, list):
-        return ",".join(str(v) for v in default) if default else "none"
+        # ", ": a long list wraps in a narrow help column instead of being cut short
+        return ", ".join(str(v) for v in default) if default else "none"
     return json.dumps(default) if not isinstance(default, str) else default
 
 

@@ -41,7 +41,7 @@ class TrainingSpec:
     seed: int | Unset = UNSET
     """ Seeds the splits, the initialization and the batches. Server default: 0 """
     warm_start: bool | Unset = UNSET
-    """ Whether bisection/Dinkelbach steps and the final refit start from an earlier fit; false starts every fit
+    """ Whether bisection and Dinkelbach steps and the final refit start from an earlier fit; false starts every fit
     from the seeded initialization. Server default: true """
     compile_: bool | Unset = UNSET
     """ Run the network's SGD steps through torch.compile (SGD only): a quarter faster on a GPU after about 40 s of
