@@ -185,9 +185,15 @@ def inspect_upload(
     except DataError as exc:
         # A label the positive class cannot be told from is the positive_label field's to fix.
         field = "positive_label" if str(exc).startswith("positive_label") else "file"
-        raise InvalidInputError(
-            "Invalid dataset", [FieldError(("body", field), refuse(exc))]
-        ) from None
+        said = refuse(exc)
+        if said.startswith("positive_label is required"):
+            # Two classes of text are a binary job's only with a positive one; an averaged
+            # job takes none and refuses one, which this check cannot know it is for.
+            said += (
+                "; for an averaged job (metric.average) over these classes, upload without "
+                "label_column"
+            )
+        raise InvalidInputError("Invalid dataset", [FieldError(("body", field), said)]) from None
     except Exception as exc:
         message = refuse(exc).splitlines()
         reason = message[0][:200] if message else type(exc).__name__

@@ -518,3 +518,7 @@ def test_a_positive_label_needs_its_label_column_and_names_its_field(client, ten
     [error] = r.json()["errors"]
     assert error["loc"] == ["body", "positive_label"]
     assert error["msg"].startswith("positive_label is required: the labels are ['no', 'yes']")
+    # ... or, for an averaged job over the two classes, which takes no positive_label:
+    assert error["msg"].endswith(
+        "; for an averaged job (metric.average) over these classes, upload without label_column"
+    )
