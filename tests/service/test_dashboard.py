@@ -954,15 +954,18 @@ def test_the_dashboard_never_hands_null_to_replace_children() -> None:
 CLASSES = ("cat", "dog", "eel")
 
 
-def _seed_averaged(app: Any, tenant: TenantCtx) -> str:
-    """A finished macro-F1 job over three classes: a choice per class (its lambda and offset),
-    the average and each class's own row per method on test."""
+def _seed_averaged(app: Any, tenant: TenantCtx, *, labels: bool = False) -> str:
+    """A finished macro-F1 job over three classes (or, with ``labels``, three 0/1 label
+    columns): a choice per class (its lambda and offset), the average and each class's own row
+    per method on test."""
+    dataset: dict[str, Any] = {"uri": "file:///data/pets.csv", "label_column": "kind"}
+    if labels:
+        dataset = {"uri": "file:///data/pets.csv", "label_columns": list(CLASSES)}
     spec = normalize_job_spec(
         JobCreate.model_validate(
-            {"metric": {"preset": "f1", "average": "macro"},
-             "dataset": {"uri": "file:///data/pets.csv", "label_column": "kind"}}
+            {"metric": {"preset": "f1", "average": "macro"}, "dataset": dataset}
         )
-    )  # fmt: skip
+    )
     choices = [
         {**_choice(0, -0.25 * (c + 1), "minimal", 0.7 + 0.1 * c, []), "label": label,
          "offset": 0.5 * c}
@@ -1003,6 +1006,27 @@ def _seed_averaged(app: Any, tenant: TenantCtx) -> str:
         row.started_at, row.finished_at = utcnow() - timedelta(seconds=30), utcnow()
         session.commit()
         return str(job.id)
+
+
+def test_a_multilabel_job_names_its_labels_everywhere(
+    app: Any, tenant: TenantCtx, live_server: str, tmp_path: Path
+) -> None:
+    """Its rows are label columns: the trace said "Label", everything else said "class"."""
+    browser = Browser(tmp_path)
+    job_id = _seed_averaged(app, tenant, labels=True)
+    _, dom = browser.dom(f"{live_server}/dashboard/jobs/{job_id}#key={tenant.key}")
+    assert dom.find("body").attrs.get("data-ready") == "true"
+    assert "3 labels, one λ each" in dom.find(id="results-summary").text
+    assert dom.find(id="best-lambda").text == "one per label (below)"
+    for table in ("classes-table", "choices-table", "trace-table"):
+        header = [th.text for th in dom.find("table", id=table).find("thead").find_all("th")]
+        assert "Label" in header and "Class" not in header, (table, header)
+    total = " ".join(dom.find(id="cm-total").text.split())
+    assert "summed over 3 labels" in total and "once per label" in total, total
+    headings = [h3.text for h3 in dom.find_all("h3")]
+    assert "Per label" in headings and "Per class" not in headings, headings
+    page = dom.find("body").text
+    assert "class" not in page.lower().replace("classif", ""), page  # nowhere on the page
 
 
 def test_an_averaged_job_shows_each_class(

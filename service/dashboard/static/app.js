@@ -250,7 +250,14 @@
       : h('td', { 'data-refined': 'not-kept', title: `${title}; not kept: ${step.not_kept_reason || 'no reason given'}` }, 'no');
   }
 
-  function choicesTable(choices, name, constraints) {
+  // What an averaged job searches one by one: its labels (several 0/1 label columns) or the
+  // classes of its one label column; the CLI's target_word.
+  function targetWord(job) {
+    return ((job.spec.dataset || {}).label_columns || []).length ? 'label' : 'class';
+  }
+  const capital = (word) => word[0].toUpperCase() + word.slice(1);
+
+  function choicesTable(choices, name, constraints, word = 'class') {
     const reached = choices.some((c) => c.ratio_reached !== null && c.ratio_reached !== undefined);
     const refined = choices.some((c) => c.refinement);
     // An averaged job: a choice per class, chosen by the class's own metric (F1, not its mean).
@@ -260,7 +267,7 @@
       h('caption', { class: 'sr-only' }, 'What each repeat\'s search chose'),
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col', class: 'num' }, 'Repeat'),
-        labelled ? h('th', { scope: 'col' }, 'Class') : null,
+        labelled ? h('th', { scope: 'col' }, capital(word)) : null,
         h('th', { scope: 'col', class: 'num' }, 'Trained ', h('span', { class: 'nt' }, 'λ')),
         h('th', { scope: 'col' }, 'Shift'),
         reached ? h('th', { scope: 'col', class: 'num' }, 'Ratio reached') : null,
@@ -617,7 +624,7 @@
       drawTrace(trace, job, steps);
       if (job.state === 'succeeded' && !finalDrawn) {
         const [result, found] = await Promise.all([api(`/v1/jobs/${jobId}/result`), findModel(job)]);
-        drawResults(results, result);
+        drawResults(results, result, targetWord(job));
         drawModel(model, found, job);
         finalDrawn = true;
       } else if (!finalDrawn) {
@@ -716,7 +723,7 @@
       ['State', stateBadge(job.state)],
       running && ['Current λ', h('span', { class: 'num' }, fmtLambda(job.current_lambda))],
       perClass
-        ? ['Trained λ', h('span', { id: 'best-lambda' }, 'one per class (below)')]
+        ? ['Trained λ', h('span', { id: 'best-lambda' }, `one per ${targetWord(job)} (below)`)]
         : ['Trained λ', [h('span', { class: 'num', id: 'best-lambda' }, fmtLambda(job.best_lambda)),
           delivered ? h('span', { class: 'muted', id: 'trained-shift' }, ` shift ${delivered.shift}${choices.length > 1 ? ' (repeat 0, the model delivered)' : ''}`) : null]],
       // an averaged job chose by its average: the results card has it
@@ -729,7 +736,7 @@
       ['Finished', timeEl(job.finished_at)],
       ['Run time', job.started_at ? fmtDuration(job.started_at, job.finished_at) : '—'],
     ]));
-    if (choices.length) children.push(choicesTable(choices, name, constraints));
+    if (choices.length) children.push(choicesTable(choices, name, constraints, targetWord(job)));
     children.push(fallbackBlock(choices));
     children.push(warningsBlock(choices));
     fill(el, ...children);
@@ -932,7 +939,7 @@
     // An averaged job's steps are each one class's (or label's) own search, scored by that
     // class's metric: said per row, and the columns named by the class's metric, not the mean.
     const perClass = steps.some((s) => s.label !== null && s.label !== undefined);
-    const classWord = ((job.spec.dataset || {}).label_columns || []).length ? 'Label' : 'Class';
+    const classWord = capital(targetWord(job));
     const stepName = perClass ? name.split(' (')[0] : name;
     const constraintCell = (s, j) => h('td', { class: 'num', 'data-constraint': j }, fmtNum((s.constraint_values || [])[j]));
     children.push(h('details', { class: 'raw' },
@@ -1208,7 +1215,7 @@
             class: `pt pt-metric${train ? ' is-train' : ''}${fold}`, cx: x(s.lambda), cy: p.y(v), r: fold ? 2.5 : 4,
             fill: train ? '#ffffff' : color, stroke: color, ...common,
             'data-value': v, 'data-chosen': isChosen ? 'true' : null,
-          }, svg('title', {}, `λ = ${fmtLambda(s.lambda)}: ${train ? 'train' : 'validation'} ${name} ${fmtNum(v)} (${where})`)));
+          }, svg('title', {}, `λ = ${fmtLambda(s.lambda)}: ${train ? 'train' : 'held-out'} ${name} ${fmtNum(v)} (${where})`)));
         } else if (p.kind === 'loss') {
           points.append(svg('circle', {
             class: 'pt pt-loss', cx: x(s.lambda), cy: p.y(v), r: 3.5, fill: color, stroke: color,
@@ -1229,7 +1236,7 @@
 
   // ---------------------------------------------------------------- results
 
-  function drawResults(el, result) {
+  function drawResults(el, result, word = 'class') {
     const name = result.metric_display_name || result.metric;
     const classes = result.classes || null;
     // An averaged job chose by its average (result.selection); each class chose its own λ.
@@ -1239,7 +1246,7 @@
       : selectionText(result.choices, name);
     const constraints = resultConstraints(result);
     const lambdaText = classes
-      ? ` · ${classes.length} classes, one λ each`
+      ? ` · ${classes.length} ${word === 'label' ? 'labels' : 'classes'}, one λ each`
       : ` · trained λ = ${fmtLambda(result.trained_lambda)}`;
     const children = [h('div', { class: 'card-head' },
       h('h2', { id: 'results-title' }, 'Results'),
@@ -1255,9 +1262,9 @@
     children.push(h('div', { class: 'results-grid' },
       h('div', {}, h('h3', {}, 'Methods'), methodsTable(result),
         constraints.length ? [h('h3', {}, 'Constraints'), constraintsTable(result)] : null),
-      h('div', {}, h('h3', {}, 'Confusion matrix'), confusionBlock(result))));
+      h('div', {}, h('h3', {}, 'Confusion matrix'), confusionBlock(result, word))));
     if (classes) {
-      children.push(h('h3', {}, 'Per class'), classesTable(result));
+      children.push(h('h3', {}, `Per ${word}`), classesTable(result, word));
     }
     fill(el, ...children);
   }
@@ -1265,20 +1272,20 @@
   // An averaged job: a row per class (or label): the λ its search trained at, the offset
   // added to its margin before the argmax, its own metric where it chose, and on test its
   // own metric per method and METRO's one-vs-rest counts (the class's confusion summary).
-  function classesTable(result) {
+  function classesTable(result, word = 'class') {
     const methods = [...new Set(result.classes.flatMap((c) => c.summary.filter((s) => s.split === 'test').map((s) => s.method)))];
     const metroTest = (index) => result.runs.find((r) => r.method === 'metro' && r.split === 'test'
       && r.repeat === 0 && r.class_index === index);
     const metric = (result.metric_display_name || result.metric).split(' (')[0];
     return h('div', { class: 'table-wrap' }, h('table', { class: 'table', id: 'classes-table' },
-      h('caption', { class: 'sr-only' }, `${metric} of each class, and what each class's search chose`),
+      h('caption', { class: 'sr-only' }, `${metric} of each ${word}, and what each ${word}'s search chose`),
       h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, 'Class'),
+        h('th', { scope: 'col' }, capital(word)),
         h('th', { scope: 'col', class: 'num' }, h('span', { class: 'nt' }, 'λ')),
         h('th', { scope: 'col', class: 'num', title: 'Added to the class\'s margin before the argmax' }, 'Offset'),
-        h('th', { scope: 'col', class: 'num', title: `The class's ${metric} where its search chose` }, 'Chosen by'),
+        h('th', { scope: 'col', class: 'num', title: `The ${word}'s ${metric} where its search chose` }, 'Chosen by'),
         methods.map((m) => h('th', { scope: 'col', class: 'num' }, `${methodLabel(m)} (test)`)),
-        h('th', { scope: 'col', class: 'num', title: 'METRO on test, repeat 0: this class against the rest' }, 'TP · FP · FN'))),
+        h('th', { scope: 'col', class: 'num', title: `METRO on test, repeat 0: this ${word} against the rest` }, 'TP · FP · FN'))),
       h('tbody', {}, result.classes.map((c) => {
         const tests = Object.fromEntries(c.summary.filter((s) => s.split === 'test').map((s) => [s.method, s.mean]));
         const run = metroTest(c.class_index);
@@ -1397,7 +1404,7 @@
       }))));
   }
 
-  function confusionBlock(result) {
+  function confusionBlock(result, word = 'class') {
     const methods = [...new Set(result.runs.map((r) => r.method))];
     const order = result.summary.map((s) => s.method);
     methods.sort((a, b) => order.indexOf(a) - order.indexOf(b));
@@ -1445,7 +1452,7 @@
           // An averaged job's counts are each class's one-vs-rest counts summed: a row is
           // counted once per class. It read "90 examples" for a test split of 30 rows.
           (result.classes || []).length
-            ? ` · one-vs-rest counts summed over ${result.classes.length} classes (${fmtCount(total / result.classes.length)} rows, each counted once per class)`
+            ? ` · one-vs-rest counts summed over ${result.classes.length} ${word === 'label' ? 'labels' : 'classes'} (${fmtCount(total / result.classes.length)} rows, each counted once per ${word})`
             : ` · ${fmtCount(total)} examples`),
         run.constraint_values ? h('p', { class: 'muted small', id: 'cm-constraints' },
           resultConstraints(result).map((c, i) => `${c.display_name}: ${fmtNum(run.constraint_values[i])}`).join(' · '),
@@ -1504,7 +1511,10 @@
       ['Model ID', h('code', { id: 'model-id' }, model.id)],
       ['Architecture', arch.kind ? `${arch.kind}${arch.hidden && arch.kind === 'mlp' ? ` (hidden ${arch.hidden.join('×')})` : ''}` : '—'],
       ['Features', manifest.n_features !== undefined ? String(manifest.n_features) : '—'],
-      ['Trained λ', `${fmtLambda(manifest.trained_lambda !== undefined ? manifest.trained_lambda : manifest.lambda_star)}${manifest.shift ? ` (shift ${manifest.shift})` : ''}`],
+      // An averaged model has a λ per class (or label): the results list them.
+      manifest.class_lambdas
+        ? ['Trained λ', h('span', { id: 'model-lambda' }, `one per ${targetWord(job)} (see Results)`)]
+        : ['Trained λ', `${fmtLambda(manifest.trained_lambda !== undefined ? manifest.trained_lambda : manifest.lambda_star)}${manifest.shift ? ` (shift ${manifest.shift})` : ''}`],
       manifest.ratio_reached !== undefined && manifest.ratio_reached !== null
         && ['Ratio reached', fmtLambda(manifest.ratio_reached)],
       // The same digests `metro download` prints, each labelled with its file.
