@@ -1069,6 +1069,15 @@ def test_an_averaged_job_shows_each_class(
     header = [th.text for th in trace.find("thead").find_all("th")]
     assert header[2] == "Class" and "Train F1" in header and "Held-out F1" in header, header
     assert not any("(macro)" in t for t in header)
+    # The plot likewise: each class's lines in a colour of its own, named in the legend, under
+    # an axis of the class's F1 (it drew every class in one colour under "held-out F1 (macro)").
+    legend = dom.find("ul", cls="legend")
+    keys = [li for li in legend.find_all("li") if "data-class" in li.attrs]
+    assert [li.attrs["data-class"] for li in keys] == list(CLASSES)
+    strokes = [li.find("line").attrs["stroke"] for li in keys]
+    assert len(set(strokes)) == 3, strokes
+    plot_text = " ".join(t.text for t in dom.find_all("text"))
+    assert "F1 (macro)" not in plot_text and "F1" in plot_text, plot_text
     rows = trace.find("tbody").find_all("tr")
     labels = [td.text for r in rows for td in r.find_all("td") if "data-label" in td.attrs]
     assert labels == [label for label in CLASSES for _ in range(2)]

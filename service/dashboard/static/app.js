@@ -854,6 +854,11 @@
     }
     const hasMu = (s) => s.mu !== null && s.mu !== undefined;
     const constrained = steps.some(hasMu);
+    // An averaged job's steps are each one class's (or label's) own search, scored by that
+    // class's metric (F1, not "F1 (macro)"): a colour per class, named in the legend.
+    const hasClass = (s) => s.class_index !== null && s.class_index !== undefined;
+    const classIndices = [...new Set(steps.filter(hasClass).map((s) => s.class_index))].sort((a, b) => a - b);
+    const plotName = classIndices.length ? name.split(' (')[0] : name;
     const repeats = [...new Set(steps.map((s) => s.repeat))].sort((a, b) => a - b);
     const shifts = [...new Set(steps.map((s) => s.shift || ''))].sort();
     const mus = [...new Set(steps.filter(hasMu).map((s) => s.mu))].sort((a, b) => a - b);
@@ -861,7 +866,9 @@
     // repeats apart (the multipliers under constraints), the dash the shifts.
     const colorOf = (s) => (constrained
       ? REPEAT_COLORS[mus.indexOf(s.mu) % REPEAT_COLORS.length]
-      : REPEAT_COLORS[repeats.indexOf(s.repeat) % REPEAT_COLORS.length]);
+      : hasClass(s)
+        ? REPEAT_COLORS[classIndices.indexOf(s.class_index) % REPEAT_COLORS.length]
+        : REPEAT_COLORS[repeats.indexOf(s.repeat) % REPEAT_COLORS.length]);
     const dashOf = (shift) => SHIFT_DASHES[shifts.indexOf(shift || '') % SHIFT_DASHES.length];
     // The curve each repeat's choice ran over (grid searches): pooled over the folds at each
     // lambda's own tuned threshold, which the folds' own lines (at threshold 0) are not.
@@ -889,10 +896,17 @@
     // multiplier's fit at that lambda was).
     const first = binaryChoices.find((c) => c.repeat === 0);
     const chosenMu = first && first.mu !== null && first.mu !== undefined ? first.mu : null;
-    children.push(tracePlot(steps, chosen, name, colorOf, dashOf, running, constraints, curves, marked, chosenMu));
+    children.push(tracePlot(steps, chosen, plotName, colorOf, dashOf, running, constraints, curves, marked, chosenMu));
 
     const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' });
-    if (repeats.length > 1 || shifts.length > 1 || constrained) {
+    for (const c of classIndices) {
+      const step = steps.find((s) => s.class_index === c);
+      const swatch = svg('svg', { class: 'swatch-line', width: 26, height: 10, 'aria-hidden': 'true' },
+        svg('line', { x1: 1, x2: 25, y1: 5, y2: 5, stroke: colorOf(step), 'stroke-width': 2 }));
+      legend.append(h('li', { class: 'series', 'data-class': String(step.label) }, swatch,
+        `${targetWord(job)} ${step.label}`));
+    }
+    if (!classIndices.length && (repeats.length > 1 || shifts.length > 1 || constrained)) {
       for (const r of repeats) {
         for (const shift of shifts) {
           for (const mu of constrained ? mus : [null]) {
@@ -908,7 +922,7 @@
     }
     if (steps.some((s) => s.validation_metric === null && s.train_metric !== null)) {
       legend.append(h('li', {}, h('span', { class: 'swatch hollow', 'aria-hidden': 'true' }),
-        `hollow: train ${name} (no validation value)`));
+        `hollow: train ${plotName} (no validation value)`));
     }
     if (chosen !== null && chosen !== undefined) {
       legend.append(h('li', {}, h('span', { class: 'swatch chosen', 'aria-hidden': 'true' }),
