@@ -983,7 +983,10 @@ def _seed_averaged(app: Any, tenant: TenantCtx, *, labels: bool = False) -> str:
                     shift="minimal", surrogate_loss=0.4, l_lambda=0.0, train_metric=0.8,
                     validation_metric=0.6 + 0.01 * c, seconds=0.05, class_index=c, label=label,
                 )  # fmt: skip
-        for method, base in (("metro", 0.8), ("ovr-threshold", 0.7)):
+        # every method an averaged job runs: one column each in the per-class table
+        methods = (("metro", 0.8), ("ovr-threshold", 0.7), ("logistic", 0.6),
+                   ("logistic-tuned", 0.65))  # fmt: skip
+        for method, base in methods:
             per_class = [base + 0.05 * c for c in range(3)]
             assert record_metric_result(
                 session, job.id, method=method, repeat=0, split="test",
@@ -1046,7 +1049,10 @@ def test_an_averaged_job_shows_each_class(
         assert cells[1] == f"{0.5 * c:.3f}"  # its offset
         assert cells[2] == f"{0.7 + 0.1 * c:.4f}"  # its own score where it chose
         assert cells[3] == f"{0.8 + 0.05 * c:.4f}" and cells[4] == f"{0.7 + 0.05 * c:.4f}"
-        assert cells[5] == f"{10 + c} · 3 · {3 - c}"
+        assert cells[5:7] == [f"{0.6 + 0.05 * c:.4f}", f"{0.65 + 0.05 * c:.4f}"]
+        assert cells[7] == f"{10 + c} · 3 · {3 - c}"
+    # Four methods' columns and long class names still fit the card (they ran 349 px past it)
+    assert_no_clipped_tables(dom)
     # the confusion matrix and the methods table show the average, not a class
     matrix = dom.find("table", id="confusion-matrix")
     assert matrix.find("td", data_cell="tp").find(cls="cm-count").text == "30"

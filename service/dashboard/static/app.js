@@ -1437,6 +1437,17 @@
     const controls = h('div', { class: 'toolbar wrap' }, methodLabelEl, methodSel, splitLabelEl, splitSel,
       repeats.length > 1 ? [repeatLabelEl, repeatSel] : null);
 
+    // A method offers the splits it was scored on: the baselines of an averaged job have test
+    // only ("No value for this choice" under validation).
+    function offerSplits() {
+      const own = splits.filter((sp) => result.runs.some((r) => r.method === methodSel.value && r.split === sp));
+      const current = own.includes(splitSel.value) ? splitSel.value : own[0];
+      splitSel.replaceChildren(...own.map((sp) => h('option', { value: sp }, sp)));
+      splitSel.value = current;
+    }
+    methodSel.addEventListener('change', offerSplits);
+    offerSplits();
+
     function draw() {
       // The job's own figure (an averaged job's: its counts summed over the classes).
       const run = result.runs.find((r) => r.method === methodSel.value && r.split === splitSel.value
