@@ -1442,7 +1442,7 @@
     function offerSplits() {
       const own = splits.filter((sp) => result.runs.some((r) => r.method === methodSel.value && r.split === sp));
       const current = own.includes(splitSel.value) ? splitSel.value : own[0];
-      splitSel.replaceChildren(...own.map((sp) => h('option', { value: sp }, sp)));
+      fill(splitSel, own.map((sp) => h('option', { value: sp }, sp)));
       splitSel.value = current;
     }
     methodSel.addEventListener('change', offerSplits);
