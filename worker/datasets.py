@@ -231,7 +231,7 @@ def _named_in_errors(path: str, uri: str) -> Iterator[None]:
         folder = str(Path(path).parent)
         if folder not in ("", "/", "."):
             message = message.replace(folder, "")
-        raise type(exc)(message) from None  # DataLimitError stays one
+        raise exc.reworded(message) from None  # DataLimitError stays one
 
 
 def _named(loaded: Loaded, uri: str) -> Loaded:

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -33,6 +33,14 @@ class DataError(ValueError):
     A subclass of ``ValueError`` so that library callers need not know about it, and a distinct
     class so that the service can tell "your file is wrong" (a 4xx) from a bug (a 5xx).
     """
+
+    def reworded(self, message: str) -> Self:
+        """This error with another message: the same class and attributes, whatever its
+        constructor asks (``type(exc)(message)`` failed for :class:`ClassCountError`, whose
+        TypeError became a job's failure_reason)."""
+        new = type(self).__new__(type(self), message)
+        new.__dict__.update(self.__dict__)
+        return new
 
 
 class ClassCountError(DataError):

@@ -12,7 +12,7 @@ import fsspec
 import pytest
 
 from core.config import Settings
-from metro.datasets import DataError
+from metro.datasets import ClassCountError, DataError
 from worker.datasets import _cache, load_job_dataset
 
 
@@ -88,6 +88,18 @@ def test_a_failure_names_the_dataset_uri_never_a_server_path(tmp_path):
     message = str(info.value)
     assert uri in message
     assert str(tmp_path) not in message and str(tenant_id) not in message, message
+
+
+def test_a_binary_job_on_three_classes_fails_with_the_librarys_words(tmp_path):
+    """The re-raise that names the URI built the error anew from its message alone, and
+    ClassCountError needs its count: the job failed with the TypeError's words."""
+    three = b"a,kind\n" + b"".join(f"{i},{'abc'[i % 3]}\n".encode() for i in range(30))
+    ctx, tenant_id, uri, _ = _stored_upload(tmp_path, three, ".csv")
+    with pytest.raises(ClassCountError) as info:
+        load_job_dataset(ctx, tenant_id, {"uri": uri, "label_column": "kind"})  # type: ignore[arg-type]
+    assert info.value.n_classes == 3
+    assert str(info.value).startswith("labels must have exactly two classes; found 3 classes")
+    assert str(tmp_path) not in str(info.value)
 
 
 CSV = b"a,b,y\n" + b"".join(f"{i},{i * 3 % 7},{i % 2}\n".encode() for i in range(40))
