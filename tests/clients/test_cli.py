@@ -602,10 +602,10 @@ def test_an_unmet_constraint_shows_the_tightest_bound_some_fit_met() -> None:
 
     from metro_cli.choices import chosen_constraints_text
 
-    def choice(value: float, met: bool, reach: list[float | None] | None) -> Any:
+    def choice(value: float, met: bool, reach: list[float | None] | None, repeat: int = 0) -> Any:
         return SimpleNamespace(
-            constraint_values=[value], constraints_satisfied=met, constraint_reach=reach,
-            selection_split="cross-validation", n_folds=5,
+            repeat=repeat, constraint_values=[value], constraints_satisfied=met,
+            constraint_reach=reach, selection_split="cross-validation", n_folds=5,
         )  # fmt: skip
 
     names = ["Precision ≥ 0.7 (90% confidence)"]
@@ -614,7 +614,7 @@ def test_an_unmet_constraint_shows_the_tightest_bound_some_fit_met() -> None:
         "(tightest met: 0.5812) (5-fold CV)"
     )
     assert chosen_constraints_text(
-        [choice(0.65, False, [0.5812]), choice(0.6, False, [0.55])], names
+        [choice(0.65, False, [0.5812]), choice(0.6, False, [0.55], repeat=1)], names
     ) == (
         "constraints NOT met where chosen: Precision ≥ 0.7 (90% confidence) 0.6500, 0.6000 "
         "(tightest met: 0.5812, 0.5500) (5-fold CV, 2 repeats)"

@@ -511,5 +511,45 @@ def test_a_finished_averaged_jobs_bar_claims_no_single_class_best(dataset, word)
     poller = JobPoller.__new__(JobPoller)
     poller.job, poller.name, poller.greater_is_better = job, "F1 (macro)", True
     poller.trace = SimpleNamespace(poll=lambda: pytest.fail("a finished job's trace is not read"))
-    assert poller.best_text() == f"every {word} searched"
+    assert poller.best_text() == f"· every {word} searched"
     assert lambda_text(job) == f"one trained λ per {word}"
+    # as the bar puts them side by side (it read "one trained λ per class every class searched")
+    assert f"{lambda_text(job)} {poller.best_text()}" == (
+        f"one trained λ per {word} · every {word} searched"
+    )
+
+
+def test_an_averaged_jobs_constraints_and_fallbacks_are_named_by_label():
+    """A multi-label job's per-label choices were counted as repeats ("(2-fold CV, 3 repeats)"
+    for one repeat of three labels), and its fallbacks named neither label nor class."""
+    from types import SimpleNamespace
+
+    from metro_cli.choices import chosen_constraints_text, fallback_lines, warning_lines
+
+    def choice(repeat: int, label: str | None, value: float, fallback: str | None = None):
+        return SimpleNamespace(
+            repeat=repeat, label=label, constraint_values=[value], constraints_satisfied=True,
+            constraint_reach=None, selection_split="cross-validation", n_folds=2,
+            fallback=SimpleNamespace(message=fallback) if fallback else None,
+            warnings=[SimpleNamespace(message="thin")] if fallback else [],
+        )  # fmt: skip
+
+    names = ["Precision ≥ 0.6"]
+    one = [choice(0, "red", 0.6179), choice(0, "green", 0.6186, "too few"), choice(0, "blue", 0.6)]
+    assert chosen_constraints_text(one, names) == (
+        "constraints met where chosen: Precision ≥ 0.6 red 0.6179, green 0.6186, blue 0.6000 "
+        "(2-fold CV)"
+    )
+    assert fallback_lines(one, "label") == ["fallback: label 'green': too few"]
+    assert warning_lines(one, "label") == ["warning: label 'green': thin"]
+    two = [*one, choice(1, "red", 0.7), choice(1, "green", 0.7), choice(1, "blue", 0.7, "few")]
+    text = chosen_constraints_text(two, names)
+    assert text is not None and text.endswith("(2-fold CV, 2 repeats)"), text
+    assert "repeat 0 red 0.6179" in text and "repeat 1 blue 0.7000" in text
+    assert fallback_lines(two, "label")[-1] == "fallback: repeat 1: label 'blue': few"
+    # a binary job's repeats, as before
+    binary = [choice(0, None, 0.61), choice(1, None, 0.62, "too few")]
+    assert chosen_constraints_text(binary, names) == (
+        "constraints met where chosen: Precision ≥ 0.6 0.6100, 0.6200 (2-fold CV, 2 repeats)"
+    )
+    assert fallback_lines(binary) == ["fallback: repeat 1: too few"]

@@ -132,15 +132,27 @@ def chosen_constraints_text(choices: list[Any], names: list[str]) -> str | None:
     if not chosen or not names:
         return None
     met = all(optional(c.constraints_satisfied) for c in chosen)
+    n_repeats = len({c.repeat for c in chosen})
+    # An averaged (multi-label) job chose per label: each value named by its label (and its
+    # repeat, with several), not counted as a repeat of its own ("3 repeats" for 3 labels).
+    labelled = any(optional(getattr(c, "label", None)) is not None for c in chosen)
+
+    def who(c: Any) -> str:
+        if not labelled:
+            return ""
+        return (f"repeat {c.repeat} " if n_repeats > 1 else "") + f"{optional(c.label)} "
+
     parts = []
     for i, name in enumerate(names):
-        values = ", ".join(fmt(optional(c.constraint_values[i]), ".4f") for c in chosen)
+        values = ", ".join(
+            f"{who(c)}{fmt(optional(c.constraint_values[i]), '.4f')}" for c in chosen
+        )
         reach = [optional(getattr(c, "constraint_reach", None)) for c in chosen]
         if not met and all(r is not None and r[i] is not None for r in reach):
             values += " (tightest met: " + ", ".join(fmt(r[i], ".4f") for r in reach) + ")"
         parts.append(f"{name} {values}")
     where = selection_label(str(chosen[0].selection_split), chosen[0].n_folds)
-    repeats = f", {len(chosen)} repeats" if len(chosen) > 1 else ""
+    repeats = f", {n_repeats} repeats" if n_repeats > 1 else ""
     return (
         f"constraints {'met' if met else 'NOT met'} where chosen: "
         + "; ".join(parts)
@@ -183,27 +195,33 @@ def refinement_text(choices: list[Any], name: str) -> str | None:
     return f"refinement kept in {kept} of {len(choices)} repeats ({where}): " + "; ".join(parts)
 
 
-def fallback_lines(choices: list[Any]) -> list[str]:
+def _whose(c: Any, choices: list[Any], word: str) -> str:
+    """Which choice a line is about: its repeat where there are several, and an averaged job's
+    class (or label, ``word``)."""
+    label = optional(getattr(c, "label", None))
+    several = len({x.repeat for x in choices}) > 1
+    where = f"repeat {c.repeat}: " if several or (label is None and len(choices) > 1) else ""
+    return f"{where}{word} {label!r}: " if label is not None else where
+
+
+def fallback_lines(choices: list[Any], word: str = "class") -> list[str]:
     """Where the safeguard's fallback replaced a repeat's choice, the server's words for why
-    (core.records.Fallback.message), naming the repeat when there are several."""
+    (core.records.Fallback.message), naming the repeat when there are several and an averaged
+    job's class."""
     lines = []
     for c in choices:
         fallback = optional(getattr(c, "fallback", None))
         message = optional(getattr(fallback, "message", None)) if fallback is not None else None
         if message:
-            where = f"repeat {c.repeat}: " if len(choices) > 1 else ""
-            lines.append(f"fallback: {where}{message}")
+            lines.append(f"fallback: {_whose(c, choices, word)}{message}")
     return lines
 
 
-def warning_lines(choices: list[Any]) -> list[str]:
-    """One line per warning, naming the repeat when there are several."""
-    lines = []
-    for c in choices:
-        for w in optional(c.warnings) or []:
-            label = optional(getattr(c, "label", None))
-            where = f"repeat {c.repeat}: " if len(choices) > 1 else ""
-            if label is not None:  # an averaged job: a choice per class
-                where = f"{where}class {label!r}: "
-            lines.append(f"warning: {where}{w.message}")
-    return lines
+def warning_lines(choices: list[Any], word: str = "class") -> list[str]:
+    """One line per warning, naming the repeat when there are several and an averaged job's
+    class (or label)."""
+    return [
+        f"warning: {_whose(c, choices, word)}{w.message}"
+        for c in choices
+        for w in optional(c.warnings) or []
+    ]

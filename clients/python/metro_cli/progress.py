@@ -157,7 +157,8 @@ class JobPoller:
         if self.job.state in TERMINAL_STATES:
             # Not the last class's best fold score as the job's "best": the average the classes
             # were chosen by follows, on the summary line.
-            return f"every {word} searched"
+            # After "one trained λ per class" on the bar: "... per class · every class searched".
+            return f"· every {word} searched"
         steps = self.trace.poll() if self.job.state != "queued" else []
         if not steps:
             return "best -"

@@ -146,16 +146,21 @@ def classes_table(result: Any, word: str = "class") -> Table | None:
     return table
 
 
-def choice_lines(result: Any) -> list[str]:
+def choice_lines(result: Any, word: str = "class") -> list[str]:
     """What the searches chose, a line each: the trained λ, the score chosen by, the
-    refinement step and the constraints where chosen."""
+    refinement step, the constraints where chosen and where a fallback replaced a choice."""
     name = optional(getattr(result, "metric_display_name", None)) or result.metric
+    choices = job_choices(result)
     if optional(getattr(result, "classes", None)):  # averaged: each class chose (its table)
         selection = optional(result.selection)
-        if selection is None:
-            return []
-        return [f"METRO chose by {averaged_selection_text(selection, name)}"]
-    choices = job_choices(result)
+        averaged = (
+            None
+            if selection is None
+            else f"METRO chose by {averaged_selection_text(selection, name)}",
+            chosen_constraints_text(choices, result_constraint_names(result)),
+            *fallback_lines(choices, word),
+        )
+        return [line for line in averaged if line]
     chosen_by = selection_text(choices, name)
     lines = (
         choices_text(choices) or f"trained λ {fmt(optional(result.trained_lambda))}",
@@ -208,9 +213,9 @@ def result(
     for extra in (constraints_table(res), classes_table(res, word)):
         if extra is not None:
             console.print(extra)
-    for line in choice_lines(res):
+    for line in choice_lines(res, word):
         say(line)
-    for line in warning_lines(job_choices(res)):
+    for line in warning_lines(job_choices(res), word):
         note(line, style="yellow")  # on stderr, as `watch` writes them
     model = api.job_model(job)
     if model is not None:

@@ -53,9 +53,10 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
     constrained = chosen_constraints_text(choices, spec_constraint_names(job))
     if constrained is not None:
         say(constrained)
-    for line in fallback_lines(choices):
+    word = target_word(job)
+    for line in fallback_lines(choices, word):
         say(line)
-    for line in warning_lines(choices):
+    for line in warning_lines(choices, word):
         note(line, style="yellow")
 
 
