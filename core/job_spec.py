@@ -315,6 +315,9 @@ class DataSize:
     channels: int | None = None
     # An averaged job's classes or labels, one search each; None where not known yet.
     targets: int | None = None
+    # The shape of one example where it is known: a table's rows are (features,), a built-in's
+    # its own; None for an NPZ upload (its channels are not recorded) or unread data.
+    example_shape: tuple[int, ...] | None = None
 
     @classmethod
     def of_examples(cls, n_rows: int, example_shape: tuple[int, ...]) -> DataSize:
@@ -323,7 +326,8 @@ class DataSize:
         for side in example_shape:
             features *= int(side)
         channels = int(example_shape[0]) if len(example_shape) == 3 else None
-        return cls(n_rows=int(n_rows), n_features=features, channels=channels)
+        shape = tuple(int(side) for side in example_shape)
+        return cls(n_rows=int(n_rows), n_features=features, channels=channels, example_shape=shape)
 
 
 @dataclass(frozen=True)

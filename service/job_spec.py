@@ -261,7 +261,8 @@ def check_job_limits(spec: Mapping[str, Any], *, limits: JobLimits, data: DataSi
     """InvalidInputError listing every limit the normalized ``spec`` is past on ``data`` (what is
     known of the dataset now): the size of the spec, the parameters of its model (a lower bound
     when the data's columns are unknown) and its work (only when the data's rows are known: the
-    worker checks the rest, see worker.runner)."""
+    worker checks the rest, see worker.runner); and a model that cannot take the data's
+    examples, where their shape is known."""
     errors: list[FieldError] = []
     size = spec_bytes(spec)
     if size > limits.max_spec_bytes:
@@ -272,7 +273,15 @@ def check_job_limits(spec: Mapping[str, Any], *, limits: JobLimits, data: DataSi
                 f"of {limits.max_spec_bytes:,} (max_job_spec_bytes)",
             )
         )
-    work = estimate_work(spec, build_job_objects(spec), data)
+    objects = build_job_objects(spec)
+    if data.example_shape is not None:
+        # The worker's own check, where the data's shape is known now: cnn3 on a table was
+        # accepted, then failed its job.
+        try:
+            objects.model.check_input(data.example_shape)
+        except ValueError as exc:
+            errors.append(FieldError(("body", "model", "kind"), str(exc)))
+    work = estimate_work(spec, objects, data)
     errors += [
         FieldError(("body", *exc.path), str(exc))
         for exc in budget_errors(
@@ -310,7 +319,11 @@ def known_data_size(
         # include the label column, or the ``label_columns`` of multi-label data. An NPZ's image
         # channels are not recorded.
         features = row.n_columns if row.format == ".npz" else row.n_columns - label_columns
-        return DataSize(n_rows=row.n_rows, n_features=max(features, 1), targets=targets)
+        table = row.format != ".npz"  # a table's example is a row of features, never an image
+        return DataSize(
+            n_rows=row.n_rows, n_features=max(features, 1), targets=targets,
+            example_shape=(max(features, 1),) if table else None,
+        )  # fmt: skip
     if uri.lower().startswith("builtin://"):
         from metro.datasets import DataError, builtin_size
 

@@ -9,7 +9,7 @@ import pytest
 
 from core.db.models import Job
 from service.crud.jobs import record_lambda_step, record_metric_result
-from tests.service.conftest import job_body
+from tests.service.conftest import job_body, upload
 
 
 def test_submit_returns_201_location_and_normalized_spec(client, tenant):
@@ -914,6 +914,29 @@ def test_the_normalized_model_spec_holds_only_what_its_kind_uses(client, tenant)
         r = client.post("/v1/jobs", json=body, headers=tenant.headers)
         assert r.status_code == 201, r.text
         assert r.json()["spec"]["model"] == expected
+
+
+def test_a_model_that_cannot_take_the_datas_examples_is_refused_where_they_are_known(
+    client, tenant
+):
+    """cnn3 on a table was accepted, then its job failed in the worker: the shape of a
+    built-in's and an uploaded table's examples is known at submission."""
+    rows = b"a,b,y\n" + b"".join(f"{i},{i % 3},{i % 2}\n".encode() for i in range(20))
+    uploaded = upload(client, tenant, rows, "rows.csv").json()["uri"]
+    for uri, shape in (("builtin://breast_cancer", "(30,)"), (uploaded, "(2,)")):
+        body = job_body(model={"kind": "cnn3"}, dataset={"uri": uri})
+        r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+        assert r.status_code == 422, r.text
+        [error] = r.json()["errors"]
+        assert error["loc"] == ["body", "model", "kind"]
+        assert (
+            error["msg"] == f"model kind 'cnn3' needs image inputs of shape (C, H, W), got {shape}"
+        )
+    # the 8x8 digits as images: what cnn3 takes
+    small = job_body(
+        model={"kind": "cnn3"}, dataset={"uri": "builtin://digits?positive=3&as_images=true"}
+    )
+    assert client.post("/v1/jobs", json=small, headers=tenant.headers).status_code == 201
 
 
 @pytest.mark.parametrize(
