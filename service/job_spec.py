@@ -367,6 +367,8 @@ def _normalized_constraint(given: ConstraintIn) -> dict[str, Any]:
 def _loc(section: str, given: Mapping[str, Any], message: str) -> tuple[str | int, ...]:
     """Point at the field when the library's message names one of the keys the client sent."""
     named = [key for key in given if re.search(rf"(?<![\w.]){re.escape(key)}(?![\w])", message)]
+    if len(named) > 1:  # "cv=3 is only available with the grid strategy": its subject leads
+        named = [key for key in named if re.match(rf"{re.escape(key)}(?![\w])", message)]
     if len(named) == 1:
         return ("body", section, named[0])
     return ("body", section)

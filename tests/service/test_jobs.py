@@ -98,7 +98,9 @@ def _errors(r) -> list[dict[str, Any]]:
         ({"surrogate": {"name": "hinge", "k": 3}}, ["body", "surrogate", "k"]),
         ({"search": {"n_lambdas": 0}}, ["body", "search", "n_lambdas"]),
         ({"search": {"shift": "sideways"}}, ["body", "search", "shift"]),
-        ({"search": {"lambda_min": 1.0, "lambda_max": 0.0}}, ["body", "search"]),
+        # Two fields sent, both named: the one the message is about leads it.
+        ({"search": {"strategy": "bisection", "cv": 3}}, ["body", "search", "cv"]),
+        ({"search": {"lambda_min": 1.0, "lambda_max": 0.0}}, ["body", "search", "lambda_min"]),
         (
             {"search": {"refine_temperatures": [0.1, 0.0]}},
             ["body", "search", "refine_temperatures", 1],
