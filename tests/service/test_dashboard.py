@@ -277,8 +277,8 @@ class Browser:
         assert out.returncode == 0, f"chromium failed ({out.returncode}):\n{out.stderr[-3000:]}"
         return out
 
-    def dom(self, url: str) -> tuple[str, Node]:
-        out = self._run(url, "--window-size=1280,1000", "--enable-logging=stderr", "--dump-dom")
+    def dom(self, url: str, width: int = 1280) -> tuple[str, Node]:
+        out = self._run(url, f"--window-size={width},1000", "--enable-logging=stderr", "--dump-dom")
         errors = [line for line in out.stderr.splitlines() if "Uncaught" in line]
         assert not errors, "the page's script failed:\n" + "\n".join(errors)
         assert "<html" in out.stdout, "chromium dumped no DOM"
@@ -494,10 +494,10 @@ def assert_no_clipped_tables(dom: Node) -> None:
         for w in dom.find_all(cls="table-wrap") if "data-clipped" in w.attrs
     ]  # fmt: skip
     assert not clipped, f"tables cut off at their card's edge (id, pixels): {clipped}"
-    # ... and the Progress card's per-repeat table fits in its half of the page, beside the
-    # specification (the card takes the whole width only for a table that cannot).
-    overview = dom.find("section", aria_labelledby="overview-title")
-    assert overview.attrs.get("data-wide") == "false" and "span-2" not in overview.classes
+    # ... and a job page's Progress card's per-repeat table fits in its half of the page,
+    # beside the specification (the card takes the whole width only for a table that cannot).
+    for overview in dom.find_all("section", aria_labelledby="overview-title"):
+        assert overview.attrs.get("data-wide") == "false" and "span-2" not in overview.classes
 
 
 def _assert_constrained_job_page(dom: Node) -> None:
@@ -748,6 +748,10 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert "refreshing while 1 job is active" in dom.find(id="list-updated").text
     browser.screenshot(list_url, OUTPUT_DIR / "list.png", height=700)
     _assert_real_png(OUTPUT_DIR / "list.png", 1280, 700)
+    assert_no_clipped_tables(dom)
+    # In an 800-px window too: Attempts, Created and Run time ran off the screen.
+    _, narrow = browser.dom(list_url, width=800)
+    assert_no_clipped_tables(narrow)
 
     # A running job's page keeps refreshing, and shows the trace so far.
     _, dom = browser.dom(f"{live_server}/dashboard/jobs/{ids['running']}#key={tenant.key}")

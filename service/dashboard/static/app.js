@@ -535,6 +535,7 @@
       state.names = new Map();
       for (const job of jobs) state.names.set(job.dataset_uri, await datasetLabel(job.dataset_uri));
       drawTable();
+      markClippedTables();
       more.hidden = !cursor;
       updated.textContent = 'Updated ' + new Date().toLocaleTimeString();
       const active = jobs.filter((j) => ACTIVE_STATES.has(j.state)).length;
