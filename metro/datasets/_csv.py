@@ -143,10 +143,12 @@ def _typed_labels(column: pd.Series) -> pd.Series:
     as that number is (``0``, ``1``, ``-2``, ``2.5``, ``True``) and no two values become one:
     pandas' own guess read ``007`` as 7 and merged ``1``, ``1.0`` and ``01`` into one class.
     Missing values (an empty cell, ``NA``) stay missing."""
-    present = column.dropna()
+    # Spaces around a number are not part of it (pandas read "1, 0" as 0), around text they are.
+    stripped = column.map(str.strip, na_action="ignore")
+    present = stripped.dropna()
     texts = pd.unique(present.to_numpy(dtype=object))
     if all(text in _BOOLEANS for text in texts):
-        typed = column.map(_BOOLEANS, na_action="ignore")
+        typed = stripped.map(_BOOLEANS, na_action="ignore")
         if len({_BOOLEANS[t] for t in texts}) == len(texts):
             return typed.astype(object if column.isna().any() else bool)
         return column
@@ -155,7 +157,7 @@ def _typed_labels(column: pd.Series) -> pd.Series:
         return column
     if numbers.nunique() != len(texts):  # 1 and 1.0: two classes as written
         return column
-    return pd.to_numeric(column)
+    return pd.to_numeric(stripped)
 
 
 _BOOLEANS = {"True": True, "False": False, "true": True, "false": False, "TRUE": True,

@@ -287,6 +287,7 @@ def test_an_index_is_refused_by_inspect_file_too_across_its_chunks(tmp_path, tab
         (["0.5", "1.5", "2"], (0.5, 1.5, 2.0)),
         (["True", "False", "True"], (False, True)),
         (["1e3", "5", "7"], ("1e3", "5", "7")),  # not written as its number is
+        ([" 0", " 1", " 2"], (0, 1, 2)),  # "a, 0": spaces are not part of a number (as pandas)
     ],
 )
 def test_labels_are_read_as_written(tmp_path, written, classes):
