@@ -20,6 +20,7 @@ from metro_cli.choices import (
     result_constraint_names,
     selection_text,
     target_word,
+    untuned_offsets_text,
     warning_lines,
 )
 from metro_cli.errors import CliError, one_line_errors
@@ -157,6 +158,7 @@ def choice_lines(result: Any, word: str = "class") -> list[str]:
             None
             if selection is None
             else f"METRO chose by {averaged_selection_text(selection, name)}",
+            untuned_offsets_text(choices, selection, word),
             chosen_constraints_text(choices, result_constraint_names(result)),
             *fallback_lines(choices, word),
         )

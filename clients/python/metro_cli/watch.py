@@ -17,6 +17,7 @@ from metro_cli.choices import (
     selection_text,
     spec_constraint_names,
     target_word,
+    untuned_offsets_text,
     warning_lines,
 )
 from metro_cli.errors import fail, one_line_errors
@@ -73,7 +74,8 @@ def averaged_text(api: Api, job: Any, choices: list[Any], name: str) -> str:
     selection = optional(result.selection)
     if selection is not None:
         text += f"; best {averaged_selection_text(selection, name)}"
-    return text
+    untuned = untuned_offsets_text(choices, selection, target_word(job))
+    return text if untuned is None else f"{text}; {untuned}"
 
 
 @one_line_errors
