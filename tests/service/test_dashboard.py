@@ -958,7 +958,9 @@ def test_the_dashboard_never_hands_null_to_replace_children() -> None:
 CLASSES = ("cat", "dog", "eel")
 
 
-def _seed_averaged(app: Any, tenant: TenantCtx, *, labels: bool = False) -> str:
+def _seed_averaged(
+    app: Any, tenant: TenantCtx, *, labels: bool = False, holdout: bool = False
+) -> str:
     """A finished macro-F1 job over three classes (or, with ``labels``, three 0/1 label
     columns): a choice per class (its lambda and offset), the average and each class's own row
     per method on test."""
@@ -970,11 +972,15 @@ def _seed_averaged(app: Any, tenant: TenantCtx, *, labels: bool = False) -> str:
             {"metric": {"preset": "f1", "average": "macro"}, "dataset": dataset}
         )
     )
+    thin = [{"code": "few_true_positives", "message": "rests on 3 true positives"}]
     choices = [
-        {**_choice(0, -0.25 * (c + 1), "minimal", 0.7 + 0.1 * c, []), "label": label,
-         "offset": 0.5 * c}
+        {**_choice(0, -0.25 * (c + 1), "minimal", 0.7 + 0.1 * c, thin if c == 1 else []),
+         "label": label, "offset": 0.5 * c}
         for c, label in enumerate(CLASSES)
     ]  # fmt: skip
+    if holdout:  # chosen on a validation split: no folds, no offsets tuned
+        choices = [{**c, "selection_split": "validation", "n_folds": None, "offset": 0.0}
+                   for c in choices]  # fmt: skip
     with app.state.sessionmaker() as session:
         job, _ = submit_job(
             session, tenant_id=tenant.id, spec=spec, dataset_uri="file:///data/pets.csv",
@@ -1032,8 +1038,25 @@ def test_a_multilabel_job_names_its_labels_everywhere(
     assert "summed over 3 labels" in total and "once per label" in total, total
     headings = [h3.text for h3 in dom.find_all("h3")]
     assert "Per label" in headings and "Per class" not in headings, headings
+    # a label's warning names the label, not "Repeat 0" (one repeat: a choice per label)
+    [warning] = dom.find(id="search-warnings").find_all("li")
+    assert warning.text == "Label dog: rests on 3 true positives", warning.text
     page = dom.find("body").text
     assert "class" not in page.lower().replace("classif", ""), page  # nowhere on the page
+
+
+def test_a_multiclass_job_chosen_on_a_holdout_says_its_offsets_were_not_tuned(
+    app: Any, tenant: TenantCtx, live_server: str, tmp_path: Path
+) -> None:
+    browser = Browser(tmp_path)
+    _, folded = browser.dom(
+        f"{live_server}/dashboard/jobs/{_seed_averaged(app, tenant)}#key={tenant.key}"
+    )
+    assert not folded.find_all(id="untuned-offsets")
+    job_id = _seed_averaged(app, tenant, holdout=True)
+    _, dom = browser.dom(f"{live_server}/dashboard/jobs/{job_id}#key={tenant.key}")
+    notice = " ".join(dom.find(id="untuned-offsets").text.split())
+    assert notice.startswith("Offsets not tuned: the classes chose on a holdout"), notice
 
 
 def test_an_averaged_job_shows_each_class(

@@ -161,12 +161,20 @@
     return `${text} (${selectionLabel(choices[0])}${values.length > 1 ? `, ${values.length} repeats` : ''})`;
   }
 
-  function warningsBlock(choices) {
+  // Which choice a line is about: its repeat where there are several, and an averaged job's
+  // class (or label): a choice per class made "Repeat 0:" of every line, with no class named.
+  function whose(c, choices, word) {
+    const labelled = c.label !== null && c.label !== undefined;
+    const several = new Set(choices.map((x) => x.repeat)).size > 1 || (!labelled && choices.length > 1);
+    return (several ? `Repeat ${c.repeat}: ` : '') + (labelled ? `${capital(word)} ${c.label}: ` : '');
+  }
+
+  function warningsBlock(choices, word = 'class') {
     const items = [];
     for (const c of choices || []) {
       for (const w of c.warnings || []) {
         items.push(h('li', { 'data-code': w.code, 'data-repeat': c.repeat },
-          choices.length > 1 ? `Repeat ${c.repeat}: ` : '', w.message));
+          whose(c, choices, word), w.message));
       }
     }
     if (!items.length) return null;
@@ -176,10 +184,10 @@
 
   // Where the safeguard's fallback replaced a repeat's choice: the server's words for why
   // (core.records.Fallback.message), as `metro result` prints them.
-  function fallbackBlock(choices) {
+  function fallbackBlock(choices, word = 'class') {
     const items = (choices || []).filter((c) => c.fallback && c.fallback.message)
       .map((c) => h('li', { 'data-repeat': c.repeat, 'data-reason': c.fallback.reason },
-        choices.length > 1 ? `Repeat ${c.repeat}: ` : '', c.fallback.message));
+        whose(c, choices, word), c.fallback.message));
     if (!items.length) return null;
     return h('div', { class: 'notice notice-warning', id: 'search-fallback', role: 'note' },
       h('strong', {}, 'Fallback delivered'), h('ul', {}, items));
@@ -738,8 +746,8 @@
       ['Run time', job.started_at ? fmtDuration(job.started_at, job.finished_at) : '—'],
     ]));
     if (choices.length) children.push(choicesTable(choices, name, constraints, targetWord(job)));
-    children.push(fallbackBlock(choices));
-    children.push(warningsBlock(choices));
+    children.push(fallbackBlock(choices, targetWord(job)));
+    children.push(warningsBlock(choices, targetWord(job)));
     fill(el, ...children);
   }
 
@@ -1279,6 +1287,14 @@
         constraints.length ? [h('h3', {}, 'Constraints'), constraintsTable(result)] : null),
       h('div', {}, h('h3', {}, 'Confusion matrix'), confusionBlock(result, word))));
     if (classes) {
+      // Classes that chose on a holdout (no cross-validation folds): no offsets were tuned
+      // and no average scored where they chose, as `metro result` says.
+      if (word === 'class' && !result.selection && (result.choices || []).every((c) => !c.n_folds)) {
+        children.push(h('div', { class: 'notice notice-warning', id: 'untuned-offsets', role: 'note' },
+          'Offsets not tuned: the classes chose on a holdout (search.cv null, or bisection and ',
+          'Dinkelbach), so the model decides by the plain argmax of their margins and no average ',
+          'was scored where they chose; cross-validation folds (search.cv) tune the offsets.'));
+      }
       children.push(h('h3', {}, `Per ${word}`), classesTable(result, word));
     }
     fill(el, ...children);
