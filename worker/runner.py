@@ -58,6 +58,7 @@ from metro.models import StackedModel
 from metro.search import SearchResult, TraceStep
 from metro.search.bisection import max_bisection_steps
 from metro.search.config import AUTO_CV_FOLDS, SearchConfig
+from metro.search.refine import max_refine_fits
 from metro.serialization import save_model
 from metro.trainer import TrainingCancelled, TrainingEvent
 from worker import artifacts
@@ -179,12 +180,9 @@ class Progress:
             bisection = max_bisection_steps(0, 2, search.epsilon)
             steps = shifts * min(search.max_steps, bisection)
         self.metro_units = steps + refit
-        # metro.search.refine: each scale's schedule on every fold, then the delivered model
-        # along the schedule (linear models only). It took tens of seconds at a still 99%.
-        refined = search.refine != "off" and (spec.get("model") or {}).get("kind") == "linear"
-        temperatures = len(set(search.refine_temperatures))
-        scales = 2 if search.refine_scale == "both" else 1
-        self.refine_units = (scales * folds + 1) * temperatures if refined else 0
+        # The refinement step's fits: it took tens of seconds at a still 99%.
+        kind = (spec.get("model") or {}).get("kind")
+        self.refine_units = max_refine_fits(search, n_folds=folds, model_kind=kind)
         self.baselines = len(spec.get("baselines") or [])
         self.repeats = int(spec.get("repeats", 1))
         self.value = 0.0

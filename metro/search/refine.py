@@ -40,7 +40,7 @@ from metro.search.constrained import judge_at_zero, judged_constraints
 from metro.search.safeguard import constant_decisions, win_probability
 from metro.thresholds import ConstrainedThreshold
 
-__all__ = ["Refinement", "Refiner", "refine_choice"]
+__all__ = ["Refinement", "Refiner", "max_refine_fits", "refine_choice"]
 
 
 @runtime_checkable
@@ -247,6 +247,18 @@ class Stage:
     @property
     def sharpen(self) -> bool:
         return self.scale == "free"
+
+
+def max_refine_fits(config: SearchConfig, *, n_folds: int, model_kind: str | None) -> int:
+    """The most fits :func:`refine_choice` makes: each scale's schedule on every fold (``n_folds``
+    1 for a holdout), then the delivered model along the schedule when annealed, else at its
+    one temperature; 0 where it does not run (off, or a model other than linear). Fewer where
+    it stops early (a choice without held-out rows, or one that broke its constraints)."""
+    if config.refine == "off" or model_kind != "linear":
+        return 0
+    temperatures = len(_schedule(config))
+    delivered = temperatures if config.refine_anneal else 1
+    return len(_scales(config)) * n_folds * temperatures + delivered
 
 
 def _scales(config: SearchConfig) -> tuple[str, ...]:

@@ -364,3 +364,32 @@ def test_refine_signal_is_validated() -> None:
     assert SearchConfig(refine_signal=0.5).refine_signal == 0.5
     with pytest.raises(ValueError, match="refine_signal"):
         MetroClassifier(refine_signal=1.5).fit(*_synthetic(200))
+
+
+@pytest.mark.parametrize("anneal", [True, False])
+def test_the_refinement_makes_at_most_the_fits_it_counts(monkeypatch, anneal) -> None:
+    """max_refine_fits (what a worker's progress bar counts) against the refine() calls of a
+    search: each scale's schedule on each of 5 folds, then the delivered model."""
+    from metro.search.refine import max_refine_fits
+
+    calls = []
+    original = TrainerSolver.refine
+
+    def counted(self, *args, **kwargs):
+        calls.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrainerSolver, "refine", counted)
+    *_, refit, result = _figure1_search(refine_anneal=anneal)
+    assert result.refinement is not None and result.refinement.kept  # it ran all the way
+    config = SearchConfig(n_lambdas=7, refine_anneal=anneal)
+    most = max_refine_fits(config, n_folds=5, model_kind="linear")
+    temperatures = len(config.refine_temperatures)
+    delivered = sum(1 for solver in calls if solver is refit)
+    assert len(calls) - delivered == 2 * 5 * temperatures  # both scales, every fold
+    # annealed: along the schedule down to the kept temperature; else that one alone
+    assert 1 <= delivered <= temperatures if anneal else delivered == 1
+    assert len(calls) <= most == 2 * 5 * temperatures + (temperatures if anneal else 1)
+    assert max_refine_fits(config, n_folds=5, model_kind="mlp") == 0
+    off = SearchConfig(n_lambdas=7, refine="off")
+    assert max_refine_fits(off, n_folds=5, model_kind="linear") == 0
