@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -624,6 +625,13 @@ def test_an_unmet_constraint_shows_the_tightest_bound_some_fit_met() -> None:
         assert text is not None and "tightest" not in text
 
 
+def _write_table(path: Path, header: list[str], rows: Iterable[list[Any]]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
 def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> None:
     """An averaged job from a local multi-class CSV: --average, the per-class table of
     `metro result`, and `metro predict` writing each class's margin beside the label."""
@@ -631,11 +639,9 @@ def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> Non
 
     X, y = load_iris(return_X_y=True)
     path = tmp_path / "iris.csv"
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["a", "b", "c", "d", "species"])
-        names = ["setosa", "versicolor", "virginica"]
-        writer.writerows([*row, names[label]] for row, label in zip(X, y, strict=True))
+    names = ["setosa", "versicolor", "virginica"]
+    _write_table(path, ["a", "b", "c", "d", "species"],
+                 ([*row, names[label]] for row, label in zip(X, y, strict=True)))  # fmt: skip
     done = metro(
         live, "submit", "-d", str(path), "--label-column", "species", "-m", "f1",
         "--average", "macro", "--n-lambdas", "3", "--max-iter", "30", "--refine", "off",
@@ -680,10 +686,8 @@ def test_a_multilabel_jobs_result_names_its_labels(live: Live, tmp_path: Path) -
 
     X, Y = make_multilabel_classification(n_samples=120, n_features=4, n_classes=2, random_state=0)
     path = tmp_path / "tags.csv"
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["a", "b", "c", "d", "red", "blue"])
-        writer.writerows([*x, *y] for x, y in zip(X, Y, strict=True))
+    _write_table(path, ["a", "b", "c", "d", "red", "blue"],
+                 ([*x, *y] for x, y in zip(X, Y, strict=True)))  # fmt: skip
     done = metro(
         live, "submit", "-d", str(path), "--label-columns", "red,blue", "-m", "f1",
         "--average", "macro", "--n-lambdas", "3", "--max-iter", "20", "--refine", "off",

@@ -4,6 +4,8 @@ ONNX with one score per class, and predicted with the endpoint giving what the O
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -27,6 +29,16 @@ def _upload(cluster: Cluster, frame: pd.DataFrame) -> str:
     )
     assert r.status_code == 201, r.text
     return str(r.json()["uri"])
+
+
+def _upload_checked(cluster: Cluster, frame: pd.DataFrame, label_column: str) -> Any:
+    """The upload's answer for ``frame`` checked by its ``label_column`` (status not asserted)."""
+    return cluster.client.post(
+        "/v1/datasets",
+        files={"file": ("data.csv", frame.to_csv(index=False).encode(), "text/csv")},
+        data={"label_column": label_column},
+        headers=cluster.headers,
+    )
 
 
 def iris_mlp_job(
@@ -302,12 +314,7 @@ def test_a_binary_job_spec_and_hash_are_unchanged(pair: Cluster):
 
 def test_an_upload_checked_with_a_multiclass_label_column_records_its_classes(pair: Cluster):
     frame = pd.DataFrame({"x": np.arange(12.0), "kind": ["b", "a", "c"] * 4})
-    r = pair.client.post(
-        "/v1/datasets",
-        files={"file": ("k.csv", frame.to_csv(index=False).encode(), "text/csv")},
-        data={"label_column": "kind"},
-        headers=pair.headers,
-    )
+    r = _upload_checked(pair, frame, "kind")
     assert r.status_code == 201, r.text
     assert r.json()["labels"] == ["a", "b", "c"]
     uri = r.json()["uri"]
@@ -320,21 +327,11 @@ def test_an_upload_checked_with_a_multiclass_label_column_records_its_classes(pa
     assert r.status_code == 422 and "exactly two classes" in r.text
     # and a column that is neither two classes nor readable as several is refused as before
     bad = pd.DataFrame({"x": np.arange(6.0), "kind": ["a"] * 6})
-    r = pair.client.post(
-        "/v1/datasets",
-        files={"file": ("bad.csv", bad.to_csv(index=False).encode(), "text/csv")},
-        data={"label_column": "kind"},
-        headers=pair.headers,
-    )
+    r = _upload_checked(pair, bad, "kind")
     assert r.status_code == 422 and "exactly two classes" in r.text
     # a column of more classes than the limit says so, not that it is not two classes
     many = pd.DataFrame({"x": np.arange(240.0), "kind": [f"k{i % 120}" for i in range(240)]})
-    r = pair.client.post(
-        "/v1/datasets",
-        files={"file": ("many.csv", many.to_csv(index=False).encode(), "text/csv")},
-        data={"label_column": "kind"},
-        headers=pair.headers,
-    )
+    r = _upload_checked(pair, many, "kind")
     assert r.status_code == 422, r.text
     assert r.json()["errors"][0]["msg"].startswith(
         "labels have 120 classes, more than the limit of 100"
