@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from metro.constraints import Constraint, get_constraints
+from metro.datasets import float32_features
 from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec, get_metric
 from metro.model_selection import split_indices
@@ -369,7 +370,11 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
                 "classification is supported without average. Pass average='macro' for "
                 "multi-class or multi-label targets."
             )
-        X, y = validate_data(self, X, y, allow_nd=True, dtype=np.float32, ensure_min_samples=2)
+        # float64 until the precision check: a cast first would hide what it lost.
+        X, y = validate_data(
+            self, X, y, allow_nd=True, dtype=[np.float64, np.float32], ensure_min_samples=2
+        )
+        X = float32_features(X, getattr(self, "feature_names_in_", None))
         target_type = type_of_target(y, input_name="y", raise_unknown=True)
         if target_type != "binary":
             raise ValueError(

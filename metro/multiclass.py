@@ -67,7 +67,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from metro.datasets import strata
+from metro.datasets import float32_features, strata
 from metro.metrics import MetricSpec, canonical_preset, get_metric
 from metro.models import StackedModel, concatenate
 from metro.search.class_stack import ClassStack, stacks_classes
@@ -453,8 +453,10 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
     _check_config(est)
     spec = _per_label_spec(est)
     X, y = validate_data(
-        est, X, y, allow_nd=True, dtype=np.float32, ensure_min_samples=2, multi_output=True
-    )
+        est, X, y, allow_nd=True, dtype=[np.float64, np.float32], ensure_min_samples=2,
+        multi_output=True,
+    )  # fmt: skip
+    X = float32_features(X, getattr(est, "feature_names_in_", None))
     target_type = type_of_target(y, input_name="y", raise_unknown=True)
     if target_type != "multilabel-indicator":
         check_argmax_metric(spec)

@@ -136,7 +136,7 @@ def inspect_upload(
     worker will load it (``metro.data.load_dataset``), so a bad label column or non-numeric
     feature is refused now rather than when a job fails; without one only the shape is read."""
     from metro.data import DataError, DataLimitError, inspect_file, load_dataset
-    from metro.datasets import ClassCountError
+    from metro.datasets import ClassCountError, LabelColumnError
 
     def refuse(exc: Exception) -> str:
         # metro's messages name the path as given; the stored path is internal.
@@ -183,8 +183,12 @@ def inspect_upload(
     except DataLimitError as exc:
         raise PayloadTooLargeError(refuse(exc)) from None
     except DataError as exc:
-        # A label the positive class cannot be told from is the positive_label field's to fix.
-        field = "positive_label" if str(exc).startswith("positive_label") else "file"
+        # A label the positive class cannot be told from is the positive_label field's to fix,
+        # a column the file does not have the label_column field's.
+        if isinstance(exc, LabelColumnError):
+            field = "label_column"
+        else:
+            field = "positive_label" if str(exc).startswith("positive_label") else "file"
         said = refuse(exc)
         if said.startswith("positive_label is required"):
             # Two classes of text are a binary job's only with a positive one; an averaged

@@ -32,13 +32,21 @@ from metro.datasets._base import (
     DataError,
     DataLimitError,
     Dataset,
+    LabelColumnError,
     TableShape,
     show_values,
     subset,
 )
 from metro.datasets._builtin import BUILTIN_DATASETS, builtin_shape, builtin_size
 from metro.datasets._labels import parse_labels
-from metro.datasets._loader import FORMATS, inspect_file, load_dataset
+from metro.datasets._loader import (
+    FLOAT32_ROUNDING_LIMIT,
+    FORMATS,
+    check_float32_precision,
+    float32_features,
+    inspect_file,
+    load_dataset,
+)
 from metro.datasets._multi import (
     MAX_CLASSES,
     MultiTargetDataset,
@@ -53,17 +61,21 @@ from metro.datasets._paths import local_path_of, uri_scheme
 
 __all__ = [
     "BUILTIN_DATASETS",
+    "FLOAT32_ROUNDING_LIMIT",
     "FORMATS",
     "MAX_CLASSES",
     "ClassCountError",
     "DataError",
     "DataLimitError",
     "Dataset",
+    "LabelColumnError",
     "MultiTargetDataset",
     "TableShape",
     "builtin_shape",
     "builtin_size",
+    "check_float32_precision",
     "check_label_columns",
+    "float32_features",
     "inspect_file",
     "load_dataset",
     "load_multi_target",

@@ -52,6 +52,11 @@ class ClassCountError(DataError):
         self.n_classes = n_classes
 
 
+class LabelColumnError(DataError):
+    """A label column the caller named is not in the data: the name (``label_column``) is at
+    fault, not the file."""
+
+
 class DataLimitError(DataError):
     """The data are larger than a limit the caller set (rows, columns, decompressed bytes).
 

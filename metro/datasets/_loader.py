@@ -41,6 +41,73 @@ def _format_of(path: str) -> str:
     raise DataError(f"unknown format {shown}; expected one of {', '.join(FORMATS)}")
 
 
+# A column whose float32 cast moves some value by more than this share of the column's standard
+# deviation has lost what tells its rows apart (a Unix time over an hour: 128-second steps).
+# Rounding uniform in +-err adds noise of err / sqrt(3); at 1% of the spread it is 0.6%.
+FLOAT32_ROUNDING_LIMIT = 0.01
+# Rows a chunk when comparing a column with its float32 cast (bounds the float64 copies).
+_PRECISION_CHUNK_ROWS = 65_536
+
+
+def check_float32_precision(
+    X: np.ndarray, X32: np.ndarray | None = None, feature_names: Sequence[str] | None = None
+) -> None:
+    """Refuse tabular features that float32, which every model computes in, cannot hold apart.
+
+    Values far from zero that vary little (a Unix time in seconds: 1.7e9, where float32's steps
+    are 128) collapse to a few distinct values when cast, and the model's own standardization
+    comes after the cast, too late to save them; the fit would then run on what is left and
+    deliver a classifier that ignores the column without saying so. A column is refused when the
+    cast moves a value by more than ``FLOAT32_ROUNDING_LIMIT`` of its standard deviation; the
+    message names it and the constant to subtract (or the scale to apply) before training.
+    Integer and float64 tables are checked; float32 ones and images have nothing to lose.
+    """
+    if X.ndim != 2 or X.shape[0] == 0 or X.dtype.itemsize <= 2 or X.dtype == np.float32:
+        return
+    if X.dtype.kind not in "iuf":
+        return
+    if X32 is None:
+        X32 = np.asarray(X, dtype=np.float32)
+    n, d = X.shape
+    origin = X[0].astype(np.float64)
+    shifted_sum = np.zeros(d)
+    shifted_squares = np.zeros(d)
+    worst = np.zeros(d)
+    for start in range(0, n, _PRECISION_CHUNK_ROWS):
+        block = X[start : start + _PRECISION_CHUNK_ROWS].astype(np.float64)
+        rounded = X32[start : start + _PRECISION_CHUNK_ROWS].astype(np.float64)
+        np.maximum(worst, np.abs(rounded - block).max(axis=0), out=worst)
+        block -= origin  # shifted by the first row: no cancellation in the variance
+        shifted_sum += block.sum(axis=0)
+        shifted_squares += (block * block).sum(axis=0)
+    mean_shift = shifted_sum / n
+    std = np.sqrt(np.maximum(shifted_squares / n - mean_shift * mean_shift, 0.0))
+    lost = np.flatnonzero(worst > FLOAT32_ROUNDING_LIMIT * std)
+    if lost.size == 0:
+        return
+    j = int(lost[0])
+    where = f"column '{feature_names[j]}'" if feature_names is not None else f"column {j}"
+    others = f" ({lost.size - 1} more column(s) likewise)" if lost.size > 1 else ""
+    centre = float(origin[j] + mean_shift[j])
+    raise DataError(
+        f"{where} cannot be held in float32, which the models compute in, without losing what "
+        f"tells its rows apart: its values lie near {centre:.6g} and vary by {std[j]:.3g} "
+        f"(standard deviation), while float32 rounds them by up to {worst[j]:.3g}{others}; "
+        f"subtract a constant near its values (its mean, {centre:.12g}, say) or rescale it "
+        "before training, and the same from the rows you predict"
+    )
+
+
+def float32_features(X: Any, feature_names: Sequence[str] | None = None) -> np.ndarray:
+    """``X`` as the float32 array the models train on, refused by :func:`check_float32_precision`
+    where the cast loses what tells a column's rows apart (``X`` already finite: a fit's
+    validated features)."""
+    X = np.asarray(X)
+    X32 = np.asarray(X, dtype=np.float32)
+    check_float32_precision(X, X32, feature_names)
+    return X32
+
+
 def _float32_features(X: np.ndarray, feature_names: tuple[str, ...] | None) -> np.ndarray:
     """Cast to float32, refusing NaN/inf (and values float32 cannot hold) with their location.
 
@@ -52,6 +119,7 @@ def _float32_features(X: np.ndarray, feature_names: tuple[str, ...] | None) -> n
     bad = ~np.isfinite(X32)
     n_bad = int(bad.sum())
     if not n_bad:
+        check_float32_precision(X, X32, feature_names)
         return X32
     first = np.unravel_index(int(np.argmax(bad)), bad.shape)
     row = int(first[0])

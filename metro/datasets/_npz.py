@@ -20,6 +20,7 @@ import numpy as np
 from metro.datasets._base import (
     DataError,
     DataLimitError,
+    LabelColumnError,
     Loaded,
     TableShape,
     parser_reason,
@@ -159,7 +160,7 @@ def _label_columns(y: np.ndarray, raw_names: np.ndarray | None, wanted: Sequence
             raise DataError("label_names must not repeat a name")
     for name in wanted:
         if name not in found:
-            raise DataError(
+            raise LabelColumnError(
                 f"label column {name!r} not found; the labels of y are {show_values(found, 10)}"
             )
     return y[:, [found.index(name) for name in wanted]]

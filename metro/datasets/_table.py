@@ -8,7 +8,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from metro.datasets._base import MAX_SHOWN_COLUMNS, DataError, Loaded, python_scalar, show_values
+from metro.datasets._base import (
+    MAX_SHOWN_COLUMNS,
+    DataError,
+    LabelColumnError,
+    Loaded,
+    python_scalar,
+    show_values,
+)
 from metro.datasets._limits import Limits, check_columns
 
 
@@ -21,7 +28,7 @@ def from_table(frame: pd.DataFrame, label_column: str | Sequence[str]) -> Loaded
     for name in wanted:
         if name not in columns:
             extra = f" ({len(columns)} in total)" if len(columns) > MAX_SHOWN_COLUMNS else ""
-            raise DataError(
+            raise LabelColumnError(
                 f"label column '{name}' not found; columns are "
                 f"{show_values(columns, MAX_SHOWN_COLUMNS)}{extra}"
             )

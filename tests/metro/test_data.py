@@ -47,5 +47,7 @@ def test_each_exported_name_has_one_home():
         "builtin_size",
         "check_label_columns",
         "ClassCountError",
+        "LabelColumnError", "FLOAT32_ROUNDING_LIMIT", "check_float32_precision",
+        "float32_features",
     }  # fmt: skip
     assert datasets & selection == set()

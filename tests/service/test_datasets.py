@@ -41,7 +41,8 @@ def test_upload_validated_with_metro_when_label_column_given(client, tenant):
     assert r.json()["n_rows"] == 3 and r.json()["n_columns"] == 3 == len(r.json()["columns"])
     bad = _upload(client, tenant, label_column="nope")
     assert bad.status_code == 422
-    assert bad.json()["errors"][0]["loc"] == ["body", "file"]
+    # The name is at fault, not the file (the same mistake in a job is at dataset.label_column).
+    assert bad.json()["errors"][0]["loc"] == ["body", "label_column"]
     assert "label column 'nope' not found" in bad.json()["errors"][0]["msg"]
     assert "/" not in bad.json()["errors"][0]["msg"].split("columns are")[0]  # no internal path
 
@@ -215,6 +216,21 @@ def test_an_index_written_with_the_table_is_422_with_or_without_a_label(
     [error] = r.json()["errors"]
     assert error["loc"] == ["body", "file"]
     assert error["msg"].startswith("column 1 has no name and holds the row numbers 0 to 5")
+
+
+def test_a_column_float32_cannot_hold_apart_is_422_naming_it(client, tenant):
+    """A Unix time over a few minutes: float32 (what the models compute in) rounds it to
+    128-second steps, so every row read the same value and the job trained on nothing."""
+    rows = [f"{1_700_000_000 + 7 * i},{i % 5},{int(i % 7 < 3)}" for i in range(40)]
+    content = ("t,k,y\n" + "\n".join(rows) + "\n").encode()
+    r = _upload(client, tenant, content, label_column="y")
+    assert r.status_code == 422, r.text
+    [error] = r.json()["errors"]
+    assert error["loc"] == ["body", "file"]
+    assert error["msg"].startswith("column 't' cannot be held in float32"), error["msg"]
+    assert "subtract a constant near its values (its mean, 1700000136.5, say)" in error["msg"]
+    shifted = ("t,k,y\n" + "\n".join(f"{7 * i},{i % 5},{int(i % 7 < 3)}" for i in range(40)))
+    assert _upload(client, tenant, shifted.encode(), label_column="y").status_code == 201
 
 
 def test_nul_in_a_csv_header_is_422(client, tenant):

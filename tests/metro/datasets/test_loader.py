@@ -10,7 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metro.datasets import DataError, DataLimitError, TableShape, inspect_file, load_dataset
+from metro.datasets import (
+    FLOAT32_ROUNDING_LIMIT,
+    DataError,
+    DataLimitError,
+    TableShape,
+    check_float32_precision,
+    inspect_file,
+    load_dataset,
+)
 
 
 @pytest.mark.parametrize("fmt", [".csv", ".csv.gz", ".parquet"])
@@ -61,3 +69,50 @@ def test_inspect_file_reads_the_shape(tmp_path, table):
     assert inspect_file(str(path), max_rows=6) == TableShape(
         n_rows=6, n_columns=4, columns=("x1", "x2", "flag", "y")
     )
+
+
+def _timestamps(spread_seconds: float, n: int = 200) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return 1.7e9 + rng.uniform(0, spread_seconds, n)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_a_column_float32_rounds_together_is_refused_naming_it(dtype):
+    """Unix seconds over an hour: float32 keeps them in 128-second steps, about 28 values for
+    what were 200; the standardization inside the model comes after the cast, too late."""
+    X = np.column_stack([_timestamps(3600), np.arange(200.0)]).astype(dtype)
+    assert np.unique(X[:, 0].astype(np.float32)).size < 40  # what the cast leaves
+    with pytest.raises(DataError, match=r"^column 'when' cannot be held in float32") as caught:
+        check_float32_precision(X, feature_names=("when", "n"))
+    message = str(caught.value)
+    assert f"its mean, {X[:, 0].astype(np.float64).mean():.12g}, say" in message
+    assert "and the same from the rows you predict" in message
+
+
+def test_columns_float32_holds_pass_and_the_limit_is_relative_to_the_spread():
+    # A day of seconds (rounding 64 s against a spread of 25,000), money in cents, small ints.
+    day = _timestamps(86_400)
+    check_float32_precision(np.column_stack([day, 1e6 + np.arange(200.0), np.ones(200)]))
+    # Subtracting the constant the message names makes the refused column fine.
+    hour = _timestamps(3600)
+    check_float32_precision((hour - hour.mean())[:, None])
+    # The limit is relative to the spread: near 1e6 float32 rounds by up to 0.031 (half its
+    # step of 0.0625), 3.6% of a spread of 0.87 and 0.11% of a spread of 29.
+    uniform = np.random.default_rng(1).uniform(0, 1, 500)
+    assert 0.0011 < FLOAT32_ROUNDING_LIMIT < 0.036
+    with pytest.raises(DataError, match="float32 rounds them by up to 0.031"):
+        check_float32_precision((1e6 + 3 * uniform)[:, None])
+    check_float32_precision((1e6 + 100 * uniform)[:, None])
+
+
+def test_float32_input_and_images_are_not_checked():
+    check_float32_precision(_timestamps(3600).astype(np.float32)[:, None])
+    check_float32_precision(np.full((4, 1, 2, 2), 1.7e9) + np.arange(4.0)[:, None, None, None])
+
+
+def test_load_dataset_refuses_such_a_column(tmp_path):
+    path = tmp_path / "t.csv"
+    rows = [f"{1_700_000_000 + 13 * i},{i % 2}" for i in range(100)]
+    path.write_text("when,y\n" + "\n".join(rows) + "\n")
+    with pytest.raises(DataError, match="column 'when' cannot be held in float32"):
+        load_dataset(str(path), label_column="y")
