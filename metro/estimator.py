@@ -131,7 +131,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         Holdout used to choose lambda when there are no folds; 0 chooses on the training data
         (Alg. 3 on S).
     refit : bool, default=True
-        Refit at the chosen lambda on all the data given to ``fit``.
+        Refit at the chosen lambda on all the data given to ``fit``. False delivers the
+        holdout's model and needs ``cv=None`` (or a strategy other than the grid): with folds
+        the delivered model is always the refit, and ``refit=False`` is a ``ValueError``.
     training : dict or TrainingConfig, optional
         Trainer settings (optimizer, epochs, learning rate, weight decay, device, ...).
     average : {"macro", "weighted"} or None, default=None

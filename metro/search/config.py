@@ -151,7 +151,11 @@ class SearchConfig:
         "and folds it into the model; 'zero' is the paper's sign(h)",
         choices=THRESHOLDS,
     )
-    refit: bool = option(True, "Refit the chosen lambda on training + validation")
+    refit: bool = option(
+        True,
+        "Refit the chosen lambda on training + validation; false (deliver the holdout's model) "
+        "needs cv null, as folds deliver the refit",
+    )
     selection: str = option(
         "best",
         "Bisection and Dinkelbach deliver the best visited model on held-out rows, or the last",
@@ -355,6 +359,14 @@ class SearchConfig:
             raise ValueError("lambda_min must be smaller than lambda_max")
         if not isinstance(self.refit, bool):
             raise ValueError("refit must be true or false")
+        if not self.refit and self.strategy == "grid" and self.cv is not None:
+            # Folds leave no model trained on every row but the refit: without it there would
+            # be five fold models and nothing to deliver, so refit=false used to be ignored.
+            raise ValueError(
+                "refit=false needs cv=null (a holdout, whose model is then delivered): with "
+                f"cross-validation folds (cv={self.cv!r}) the delivered model is always the "
+                "refit on every row"
+            )
 
     def folds_for(self, n_rows: int) -> int | None:
         """How many folds the search chooses by on ``n_rows`` rows (None: one holdout)."""

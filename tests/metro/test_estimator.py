@@ -423,3 +423,17 @@ def test_a_feature_float32_cannot_hold_apart_is_refused_before_the_fit():
         MetroClassifier(metric="f1", average="macro", n_lambdas=3, cv=3).fit(X, y)
     centred = X - [1.7e9, 0.0]
     assert clf.fit(centred, y).score(centred, y) > 0.85
+
+
+def test_refit_false_with_folds_is_refused_not_ignored():
+    """With folds the refit ran anyway (n_fits_ 4 for cv=3, the last step on every row)."""
+    X, y = make_classification(n_samples=120, random_state=0)
+    with pytest.raises(ValueError, match=r"^refit=false needs cv=null .*\(cv=3\)"):
+        MetroClassifier(refit=False, cv=3, n_lambdas=3).fit(X, y)
+    with pytest.raises(ValueError, match=r"cv='auto'"):
+        MetroClassifier(refit=False, n_lambdas=3).fit(X, y)
+    held_out = MetroClassifier(refit=False, cv=None, n_lambdas=3, refine="off", random_state=0)
+    refitted = clone(held_out).set_params(refit=True)
+    assert held_out.fit(X, y).n_fits_ + 1 == refitted.fit(X, y).n_fits_
+    # Bisection chooses on a holdout whatever cv says: refit=False is honoured there.
+    MetroClassifier(refit=False, search="bisection", max_steps=3, refine="off").fit(X, y)

@@ -106,6 +106,8 @@ def _errors(r) -> list[dict[str, Any]]:
             ["body", "search", "refine_temperatures", 1],
         ),
         ({"search": {"refine_consistency": 0.5}}, ["body", "search", "refine_consistency"]),
+        # With folds the refit ran whatever refit said.
+        ({"search": {"refit": False}}, ["body", "search", "refit"]),
         ({"search": {"refine_anneal": "sometimes"}}, ["body", "search", "refine_anneal"]),
         ({"search": {"refine_scale": "sharp"}}, ["body", "search", "refine_scale"]),
         ({"search": {"refine_signal": 1.0}}, ["body", "search", "refine_signal"]),

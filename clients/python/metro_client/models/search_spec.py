@@ -42,7 +42,8 @@ class SearchSpec:
     """ 'tuned' chooses a decision threshold on h with lambda, on the same held-out scores, and folds it into the
     model; 'zero' is the paper's sign(h). Server default: "tuned" """
     refit: bool | Unset = UNSET
-    """ Refit the chosen lambda on training + validation. Server default: true """
+    """ Refit the chosen lambda on training + validation; false (deliver the holdout's model) needs cv null, as
+    folds deliver the refit. Server default: true """
     selection: StepSelection | Unset = UNSET
     """ Bisection and Dinkelbach deliver the best visited model on held-out rows, or the last. Server default:
     "best" """
