@@ -17,6 +17,7 @@ from core.db.session import make_engine, make_sessionmaker
 from service.api.caches import ModelRefCache, PrincipalCache
 from service.api.middleware import (
     BodySizeLimitMiddleware,
+    HeadAsGetMiddleware,
     HeaderSizeLimitMiddleware,
     MetricsMiddleware,
     MultipartEndMiddleware,
@@ -92,6 +93,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # the request, an anonymous request before its body is read, the body limit applies before
     # anything else reads it, and the metrics see every response, the 400s, 401s and 413s
     # included.
+    app.add_middleware(HeadAsGetMiddleware)  # innermost: the rest see the HEAD it was
     app.add_middleware(MultipartEndMiddleware)
     app.add_middleware(BodySizeLimitMiddleware, settings=settings)
     app.add_middleware(RequireKeyMiddleware, settings=settings)

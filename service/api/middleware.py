@@ -1,5 +1,5 @@
-"""ASGI middleware: request header and body size limits, anonymous requests refused unread, and
-Prometheus request metrics.
+"""ASGI middleware: request header and body size limits, anonymous requests refused unread, HEAD
+answered as GET without its body, and Prometheus request metrics.
 
 All are plain ASGI (not BaseHTTPMiddleware) so that streamed request and response bodies pass
 through without being buffered.
@@ -263,6 +263,29 @@ def _multipart_boundary(scope: Scope) -> bytes | None:
             if kind == b"multipart/form-data" and options.get(b"boundary"):
                 return bytes(options[b"boundary"])
     return None
+
+
+class HeadAsGetMiddleware:
+    """HEAD answered as GET is, headers and all, without the body (RFC 9110 9.3.2: every
+    general-purpose server supports it). FastAPI's routes serve only the methods they declare,
+    so a HEAD was a 405 whose ``Allow`` listed HEAD."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if not message.get("more_body", False):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
 
 
 class MetricsMiddleware:

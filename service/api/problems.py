@@ -221,7 +221,9 @@ def install_problem_handlers(app: FastAPI) -> None:
         if exc.status_code == 405:
             # Starlette names only the methods of the first route whose path matched, and GET
             # and POST of one path are two routes here.
-            headers["Allow"] = ", ".join(sorted(documented_methods(request.app, request.url.path)))
+            # Outside the document (the dashboard's pages, the docs) a path serves GET and HEAD.
+            methods = documented_methods(request.app, request.url.path) or {"GET", "HEAD"}
+            headers["Allow"] = ", ".join(sorted(methods))
         return problem(request, exc.status_code, slug, phrase, detail, headers=headers or None)
 
     @app.exception_handler(Exception)

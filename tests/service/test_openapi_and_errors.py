@@ -226,6 +226,30 @@ def test_405_allow_lists_every_method_of_the_path(client, tenant):
     assert {m.strip() for m in r.headers["allow"].split(",")} >= {"GET", "POST"}
 
 
+def test_head_is_answered_as_get_without_the_body(client, tenant):
+    """Allow listed HEAD for every GET path, and every HEAD was a 405."""
+    for path in ("/v1/jobs", "/healthz", "/metrics", "/dashboard/", "/openapi.json"):
+        got = client.get(path, headers=tenant.headers)
+        head = client.head(path, headers=tenant.headers)
+        assert head.status_code == got.status_code == 200, (path, head.status_code)
+        assert head.content == b""
+        assert head.headers["content-type"] == got.headers["content-type"], path
+        if "content-length" in got.headers and path != "/metrics":  # /metrics counts the GET
+            assert head.headers["content-length"] == got.headers["content-length"], path
+    missing = client.head(f"/v1/jobs/{uuid.uuid4()}", headers=tenant.headers)
+    assert missing.status_code == 404 and missing.content == b""
+    assert client.head("/v1/jobs").status_code == 401  # the key check as for GET
+
+
+def test_405_outside_the_document_allows_get_and_head(client):
+    """The dashboard's pages are not in the OpenAPI document: Allow was empty there."""
+    for method, path in (("POST", "/dashboard/"), ("DELETE", "/")):
+        r = client.request(method, path)
+        assert r.status_code == 405, (method, path)
+        assert r.headers["allow"] == "GET, HEAD"
+        assert r.headers["content-type"].startswith("application/problem+json")
+
+
 def test_a_request_without_a_key_is_refused_before_its_body_is_read(app):
     """FastAPI reads and parses a body before the key check runs; without a key, not a byte of
     it should be taken in."""
