@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from metro.options import Option, option, parameter_options
+from metro.options import Option, UnknownChoiceError, option, parameter_options, shown
 
 __all__ = [
     "CELLS",
@@ -258,6 +258,11 @@ class MetricSpec:
         """
         num = _coeffs_from_mapping(numerator, "numerator")
         den = _coeffs_from_mapping(denominator, "denominator")
+        # Named as given: alpha and beta are not this form's words.
+        if not np.any(num != 0):
+            raise ValueError("numerator has no nonzero weight: the metric would be constant")
+        if not np.any(den != 0):
+            raise ValueError("denominator has no nonzero weight: it would be identically zero")
         sign = -1.0 if greater_is_better else 1.0
         return cls(
             alpha=sign * num,
@@ -634,8 +639,9 @@ def _preset_factory(metric: str) -> Callable[..., Metric]:
     try:
         return _PRESETS[metric.lower()]
     except KeyError:
-        raise ValueError(
-            f"unknown metric {metric!r}; presets are {', '.join(PRESET_NAMES)}"
+        raise UnknownChoiceError(
+            f"unknown metric {shown(metric, 100)}; presets are {', '.join(PRESET_NAMES)}",
+            field="preset",
         ) from None
 
 

@@ -17,7 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Option", "option", "option_of", "options_of", "parameter_options"]
+__all__ = [
+    "Option",
+    "UnknownChoiceError",
+    "option",
+    "option_of",
+    "options_of",
+    "parameter_options",
+    "shown",
+]
 
 _KEY = "metro.option"
 
@@ -90,3 +98,25 @@ def options_of(config: type) -> dict[str, tuple[Option, Any]]:
             )
         out[f.name] = (opt, f.default)
     return out
+
+
+def shown(value: Any, limit: int = 200) -> str:
+    """A value for an error message, cut short: a refused name or list may be a million
+    characters long (and is sent back to whoever sent it), and a JSON number such as 1e308 may
+    come back from a database as a 309-digit integer."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**16:
+        try:
+            return f"{value:g}"
+        except OverflowError:  # past float64's range
+            return f"{'-' if value < 0 else ''}2**{abs(value).bit_length() - 1} or more"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class UnknownChoiceError(ValueError):
+    """A name that is none of a setting's choices (a metric preset, a surrogate); ``field`` is
+    the setting it was given as, so that a caller can point at it (``metric.preset``)."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from metro.options import Option
+from metro.options import Option, UnknownChoiceError, shown
 
 __all__ = [
     "PARAMETER_RANGE",
@@ -70,8 +70,9 @@ class Surrogate:
 
     def __post_init__(self) -> None:
         if self.name not in SURROGATES:
-            raise ValueError(
-                f"unknown surrogate {self.name!r}; expected one of {', '.join(SURROGATES)}"
+            raise UnknownChoiceError(
+                f"unknown surrogate {shown(self.name, 100)}; expected one of {', '.join(SURROGATES)}",
+                field="name",
             )
         allowed = _PARAMS[self.name]
         unknown = set(self.params) - set(allowed)
@@ -144,7 +145,10 @@ SURROGATES: tuple[str, ...] = tuple(_PARAMS)
 def surrogate_options(name: str) -> dict[str, tuple[Option, float]]:
     """Each parameter of the surrogate ``name``: its :class:`~metro.options.Option` and default."""
     if name not in _PARAMETER_OPTIONS:
-        raise ValueError(f"unknown surrogate {name!r}; expected one of {', '.join(SURROGATES)}")
+        raise UnknownChoiceError(
+            f"unknown surrogate {shown(name, 100)}; expected one of {', '.join(SURROGATES)}",
+            field="name",
+        )
     return {key: (opt, _PARAMETER_DEFAULT) for key, opt in _PARAMETER_OPTIONS[name].items()}
 
 

@@ -124,6 +124,7 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         name: str, given: Mapping[str, Any], build: Callable[[Mapping[str, Any]], Any]
     ) -> Any:
         from metro.metrics import UnknownMetricParameterError
+        from metro.options import UnknownChoiceError
 
         try:
             return build(given)
@@ -134,7 +135,12 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
             )
             return None
         except (ValueError, TypeError) as exc:
-            errors.append(FieldError(loc=_loc(name, given, str(exc)), msg=_clean(exc)))
+            loc: tuple[str | int, ...]
+            if isinstance(exc, UnknownChoiceError) and exc.field in given:
+                loc = ("body", name, exc.field)  # metric.preset, surrogate.name
+            else:
+                loc = _loc(name, given, str(exc))
+            errors.append(FieldError(loc=loc, msg=_clean(exc)))
             return None
 
     # A preset as given (the library fills in its parameters' defaults, so the spec and its hash

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from metro.metrics import MAX_ABS_LAMBDA
-from metro.options import option
+from metro.options import option, shown
 
 __all__ = [
     "AUTO_CV_FOLDS",
@@ -288,7 +288,7 @@ class SearchConfig:
         ):
             raise ValueError(
                 f"multipliers must be 1 to {MAX_MULTIPLIERS} numbers in [0, {MAX_MULTIPLIER:g}], "
-                f"got {_shown(self.multipliers)}"
+                f"got {shown(self.multipliers)}"
             )
         object.__setattr__(self, "multipliers", tuple(float(m) for m in mus))
         if self.refine not in REFINES:
@@ -303,7 +303,7 @@ class SearchConfig:
         ):
             raise ValueError(
                 f"refine_temperatures must be 1 to {MAX_REFINE_TEMPERATURES} numbers in "
-                f"(0, {MAX_REFINE_TEMPERATURE:g}], got {_shown(self.refine_temperatures)}"
+                f"(0, {MAX_REFINE_TEMPERATURE:g}], got {shown(self.refine_temperatures)}"
             )
         object.__setattr__(self, "refine_temperatures", tuple(float(t) for t in temps))
         if not isinstance(self.refine_anneal, bool):
@@ -349,7 +349,7 @@ class SearchConfig:
             ):
                 raise ValueError(
                     f"{name} must be a finite number between {-MAX_ABS_LAMBDA:g} and "
-                    f"{MAX_ABS_LAMBDA:g}, got {_shown(value)}"
+                    f"{MAX_ABS_LAMBDA:g}, got {shown(value)}"
                 )
         if (
             self.lambda_min is not None
@@ -409,18 +409,6 @@ def _is_finite_number(value: Any) -> bool:
         return math.isfinite(value)
     except OverflowError:  # an integer past float64's range
         return False
-
-
-def _shown(value: Any) -> str:
-    """A value for an error message, cut short: a refused list may be a million entries long,
-    and a JSON number such as 1e308 may come back from a database as a 309-digit integer."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**16:
-        try:
-            return f"{value:g}"
-        except OverflowError:  # past float64's range
-            return f"{'-' if value < 0 else ''}2**{abs(value).bit_length() - 1} or more"
-    text = repr(value)
-    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _int_at_least(name: str, value: Any, low: int, high: int) -> None:

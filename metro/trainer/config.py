@@ -11,10 +11,12 @@ from typing import Any
 import numpy as np
 
 from metro.models import ModelSpec, StackedModel
-from metro.options import option
+from metro.options import option, shown
 
 OPTIMIZERS: tuple[str, ...] = ("auto", "lbfgs", "sgd")
-DEVICE_RE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
+# A GPU's index: 0 to 99, written as torch writes it (cuda:99999999999999999999 was accepted,
+# and its job could only fail on a worker).
+DEVICE_RE = re.compile(r"^(auto|cpu|cuda(:(0|[1-9][0-9]?))?)$")
 
 # The bounds of a fit's settings: every value inside them is one a trainer can honour.
 # The seed seeds NumPy's and scikit-learn's generators, which take 0 .. 2**32 - 1 (a repeat's seed
@@ -118,7 +120,7 @@ class TrainingConfig:
     )
     device: str = option(
         "auto",
-        "auto (a GPU when the worker has one), cpu, cuda or cuda:<index>",
+        "auto (a GPU when the worker has one), cpu, cuda or cuda:<index> (0 to 99)",
         pattern=DEVICE_RE.pattern,
     )
     mixed_precision: bool = option(True, "bf16 autocast on a CUDA device")
@@ -142,7 +144,8 @@ class TrainingConfig:
             )
         if not isinstance(self.device, str) or not DEVICE_RE.match(self.device):
             raise ValueError(
-                f"device must be 'auto', 'cpu', 'cuda' or 'cuda:<index>', got {self.device!r}"
+                "device must be 'auto', 'cpu', 'cuda' or 'cuda:<index>' (0 to 99), got "
+                f"{shown(self.device, 100)}"
             )
         checked: dict[str, Any] = {
             "max_iter": check_int("max_iter", self.max_iter, 1, MAX_ITER),

@@ -61,6 +61,25 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     }
 
 
+# What of a message or a field's name an error answer shows: messages quote what was sent (an
+# unknown metric's name, an unknown key), and a 16 MiB body of one name came back three times.
+_MAX_SHOWN_TEXT = 2000
+_MAX_SHOWN_STEP = 200
+
+
+def _capped(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
+def _capped_error(error: dict[str, Any]) -> dict[str, Any]:
+    loc = [
+        _capped(step, _MAX_SHOWN_STEP) if isinstance(step, str) else step for step in error["loc"]
+    ]
+    return {**error, "loc": loc, "msg": _capped(error["msg"], _MAX_SHOWN_TEXT)}
+
+
 def problem(
     request: Request,
     status: int,
@@ -76,9 +95,11 @@ def problem(
         type=base + slug,
         title=title,
         status=status,
-        detail=detail,
+        detail=_capped(detail, _MAX_SHOWN_TEXT) if detail is not None else None,
         instance=request.url.path,
-        errors=[ProblemFieldError(**e) for e in errors] if errors is not None else None,
+        errors=[ProblemFieldError(**_capped_error(e)) for e in errors]
+        if errors is not None
+        else None,
     )
     return JSONResponse(
         body.model_dump(exclude_none=True),
@@ -151,6 +172,8 @@ def _merged_union_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(error)
             continue
         what = error["msg"].removeprefix("Input should be ")
+        if what.startswith("String should have "):  # a string member's length bound
+            what = "a string of " + what.removeprefix("String should have ")
         kind = last.removeprefix("constrained-")
         noun = _MEMBER_NOUN.get(kind)
         if noun and not what.startswith(("a ", "an ")):

@@ -56,6 +56,9 @@ if TYPE_CHECKING:
 else:
     BaselineName = Literal[BASELINES]  # the library's baselines (metro.baselines)
 LabelValue = bool | int | float | str
+# A label as a request names it: text as long as an upload's form takes (a 5 MiB one was
+# accepted, and sent back in each error about it).
+LabelIn = bool | int | float | Annotated[str, Field(max_length=255)]
 
 
 def _preset_parameters() -> dict[str, tuple[Option, Any]]:
@@ -103,6 +106,7 @@ else:
         preset=(
             str,
             Field(
+                max_length=100,
                 description="The metric (metro.metrics' presets; case is ignored)",
                 json_schema_extra=_PRESET_CHOICES,
             ),
@@ -249,7 +253,7 @@ class DatasetRef(BaseModel):
             check_label_columns(names)
         return names
 
-    positive_label: LabelValue | None = Field(
+    positive_label: LabelIn | None = Field(
         default=None,
         description="The label value of the positive class. When omitted it is inferred only "
         "where the labels say which class is positive (0/1, -1/+1, false/true, also as text); "

@@ -507,11 +507,11 @@ def test_metric_spec_validation(kwargs, match):
         ({"TP": 1}, {"tp": 1}, "unknown term"),
         ({"tp": float("nan")}, {"tp": 1}, "finite"),
         ({"tp": 1}, {"tp": float("inf")}, "finite"),
-        ({"tp": 0}, {"tp": 1}, "alpha is all zeros"),
+        ({"tp": 0}, {"tp": 1}, "numerator has no nonzero weight"),
         ({"tp": 1}, {"tp": 1, "fp": -1, "fn": 0, "tn": 0, "const": 0}, "changes sign"),
         ({"tp": 1}, {"tp": 1, "tn": -1}, "changes sign"),
         ({"tp": 1}, {"fp": 2, "const": -1}, "changes sign"),
-        ({"tp": 1}, {}, "beta is all zeros"),
+        ({"tp": 1}, {}, "denominator has no nonzero weight"),
     ],
 )
 def test_from_confusion_validation(numerator, denominator, match):

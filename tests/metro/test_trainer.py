@@ -74,6 +74,8 @@ COSTS = np.stack([_table(1.0, 0.2), _table(1.0, 1.0), _table(0.3, 1.0)])
         ("augment", 1),
         ("device", "gpu"),
         ("device", "cuda:x"),
+        ("device", "cuda:100"),
+        ("device", "cuda:" + "9" * 20),
         ("mixed_precision", "yes"),
         ("seed", -1),
         ("warm_start", "sometimes"),

@@ -175,8 +175,8 @@ def test_the_spec_size_limit_both_ways(client, tenant, settings, monkeypatch, s3
     monkeypatch.setattr(settings, "max_job_spec_bytes", stored)
     again = client.post("/v1/jobs", json=job_body(repeats=2), headers=tenant.headers)
     assert again.status_code == 201, again.text  # the same size: within
-    # A label is the one part of a spec whose length the schema leaves open.
-    big = job_body(dataset={"uri": S3_URI, "positive_label": "m" * 2000})
+    # Longer than the first by the label's 255 characters, the most the schema takes.
+    big = job_body(dataset={"uri": S3_URI, "positive_label": "m" * 255})
     [error] = _errors(client.post("/v1/jobs", json=big, headers=tenant.headers))
     assert error["loc"] == ["body"]
     assert f"more than this server's limit of {stored:,} (max_job_spec_bytes)" in error["msg"]

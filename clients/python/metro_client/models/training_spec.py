@@ -35,7 +35,7 @@ class TrainingSpec:
     augment: bool | Unset = UNSET
     """ SGD on images: a random 4-pixel translation and horizontal flip per step. Server default: false """
     device: str | Unset = UNSET
-    """ auto (a GPU when the worker has one), cpu, cuda or cuda:<index>. Server default: "auto" """
+    """ auto (a GPU when the worker has one), cpu, cuda or cuda:<index> (0 to 99). Server default: "auto" """
     mixed_precision: bool | Unset = UNSET
     """ bf16 autocast on a CUDA device. Server default: true """
     seed: int | Unset = UNSET
