@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from metro_cli.app import create_app, run, texts
@@ -30,7 +30,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 1) -> NoReturn:
     err_console.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(code)
 
@@ -306,9 +306,24 @@ def revoke_key(
 
 
 def _admin_session() -> Any:
+    """A session on a database whose schema is this code's: on one not yet migrated the admin
+    commands ended in SQLAlchemy's traceback ("no such table: tenants")."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from core.db.migrate import current, head
     from core.db.session import make_engine, make_sessionmaker
 
-    return make_sessionmaker(make_engine(_settings().database_url))()
+    url = _settings().database_url
+    try:
+        at = current(url)
+    except SQLAlchemyError as exc:
+        _fail(f"cannot reach the database ({type(exc).__name__}): check METRO_DATABASE_URL")
+    latest = head()
+    if at is None:
+        _fail("the database has no schema yet: run `metro migrate` (`metro serve` migrates first)")
+    if at != latest:
+        _fail(f"the database's schema is at revision {at}, not {latest}: run `metro migrate`")
+    return make_sessionmaker(make_engine(url))()
 
 
 def demo(

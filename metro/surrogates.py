@@ -71,7 +71,8 @@ class Surrogate:
     def __post_init__(self) -> None:
         if self.name not in SURROGATES:
             raise UnknownChoiceError(
-                f"unknown surrogate {shown(self.name, 100)}; expected one of {', '.join(SURROGATES)}",
+                f"unknown surrogate {shown(self.name, 100)}; expected one of "
+                f"{', '.join(SURROGATES)}",
                 field="name",
             )
         allowed = _PARAMS[self.name]

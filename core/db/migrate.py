@@ -44,3 +44,10 @@ def current(url: str) -> str | None:
             return MigrationContext.configure(conn).get_current_revision()
     finally:
         engine.dispose()
+
+
+def head() -> str | None:
+    """The latest revision of the migrations this code carries."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config("")).get_current_head()

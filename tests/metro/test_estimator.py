@@ -417,9 +417,9 @@ def test_a_feature_float32_cannot_hold_apart_is_refused_before_the_fit():
     X = np.column_stack([1.7e9 + signal, rng.normal(size=400)])
     frame = pd.DataFrame(X, columns=["seen_at", "noise"])
     clf = MetroClassifier(n_lambdas=3, cv=3, refine="off", random_state=0)
-    with pytest.raises(ValueError, match="^column 'seen_at' cannot be held in float32"):
+    with pytest.raises(ValueError, match=r"^column 'seen_at' cannot be held in float32"):
         clf.fit(frame, y)
-    with pytest.raises(ValueError, match="^column 0 cannot be held in float32"):
+    with pytest.raises(ValueError, match=r"^column 0 cannot be held in float32"):
         MetroClassifier(metric="f1", average="macro", n_lambdas=3, cv=3).fit(X, y)
     centred = X - [1.7e9, 0.0]
     assert clf.fit(centred, y).score(centred, y) > 0.85

@@ -84,6 +84,13 @@ def test_admin_commands_end_to_end(tmp_path, monkeypatch):
     get_settings.cache_clear()
     try:
         runner = CliRunner()
+        # Before the migration: one line saying what to run, not SQLAlchemy's traceback.
+        early = runner.invoke(cli, ["admin", "create-key", "--tenant", "ops"])
+        assert early.exit_code == 1, early.output
+        assert " ".join(early.stderr.split()) == (
+            "error: the database has no schema yet: run `metro migrate` (`metro serve` "
+            "migrates first)"
+        ), early.stderr
         assert runner.invoke(cli, ["migrate"]).exit_code == 0
         created = runner.invoke(cli, ["admin", "create-key", "--tenant", "ops"])
         assert created.exit_code == 0, created.output

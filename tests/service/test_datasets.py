@@ -229,7 +229,7 @@ def test_a_column_float32_cannot_hold_apart_is_422_naming_it(client, tenant):
     assert error["loc"] == ["body", "file"]
     assert error["msg"].startswith("column 't' cannot be held in float32"), error["msg"]
     assert "subtract a constant near its values (its mean, 1700000136.5, say)" in error["msg"]
-    shifted = ("t,k,y\n" + "\n".join(f"{7 * i},{i % 5},{int(i % 7 < 3)}" for i in range(40)))
+    shifted = "t,k,y\n" + "\n".join(f"{7 * i},{i % 5},{int(i % 7 < 3)}" for i in range(40))
     assert _upload(client, tenant, shifted.encode(), label_column="y").status_code == 201
 
 

@@ -100,7 +100,7 @@ def test_columns_float32_holds_pass_and_the_limit_is_relative_to_the_spread():
     # step of 0.0625), 3.6% of a spread of 0.87 and 0.11% of a spread of 29.
     uniform = np.random.default_rng(1).uniform(0, 1, 500)
     assert 0.0011 < FLOAT32_ROUNDING_LIMIT < 0.036
-    with pytest.raises(DataError, match="float32 rounds them by up to 0.031"):
+    with pytest.raises(DataError, match=r"float32 rounds them by up to 0\.031"):
         check_float32_precision((1e6 + 3 * uniform)[:, None])
     check_float32_precision((1e6 + 100 * uniform)[:, None])
 
