@@ -187,6 +187,23 @@ def _merged_union_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _not_sent_as_json(request: Request, errors: list[dict[str, Any]]) -> str | None:
+    """Why a JSON body was not read, when its Content-Type said something else: FastAPI then
+    validates the raw bytes, and `curl -d '{...}'` (form-urlencoded) was told "Input should be a
+    valid dictionary or object to extract fields from", at ``body``."""
+    body_is_not_an_object = any(
+        e["loc"] == ["body"] and e["type"] in ("model_attributes_type", "dict_type") for e in errors
+    )
+    if not body_is_not_an_object:
+        return None
+    sent = request.headers.get("content-type", "")
+    media = sent.split(";", 1)[0].strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        return None
+    said = f"Content-Type {media}" if media else "no Content-Type"
+    return f"the body must be JSON, sent with Content-Type: application/json (it came with {said})"
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -201,6 +218,11 @@ def install_problem_handlers(app: FastAPI) -> None:
                 for e in exc.errors()
             ]
         )
+        unsupported = _not_sent_as_json(request, errors)
+        if unsupported is not None:
+            return problem(
+                request, 415, "unsupported-media-type", "Unsupported Media Type", unsupported
+            )
         title = _VALIDATION_TITLES.get(_route_name(request) or "", "Invalid request")
         return problem(request, 422, "validation", title, "the request is not valid", errors=errors)
 

@@ -36,13 +36,21 @@ def request_type(annotation: Any, opt: Option) -> Any:
             out.append(Literal[opt.choices])
         elif member is str:
             out.append(Annotated[str, Field(pattern=opt.pattern)] if opt.pattern else str)
-        elif member in (int, float):
-            out.append(Annotated[member, Field(ge=opt.ge, gt=opt.gt, le=opt.le, lt=opt.lt)])
+        elif member is int:
+            out.append(Annotated[int, Field(ge=opt.ge, gt=opt.gt, le=opt.le, lt=opt.lt)])
+        elif member is float:
+            # NaN fails every bound: without allow_inf_nan its message was the bound's
+            # ("less than or equal to 1000"), not "a finite number".
+            bounds = Field(ge=opt.ge, gt=opt.gt, le=opt.le, lt=opt.lt, allow_inf_nan=False)
+            out.append(Annotated[float, bounds])
         elif member is bool:
             out.append(bool)
         elif typing.get_origin(member) is tuple:
             item: Any = typing.get_args(member)[0]
-            entry: Any = Annotated[item, Field(ge=opt.item_ge, gt=opt.item_gt, le=opt.item_le)]
+            finite = {"allow_inf_nan": False} if item is float else {}
+            entry: Any = Annotated[
+                item, Field(ge=opt.item_ge, gt=opt.item_gt, le=opt.item_le, **finite)
+            ]
             listed: Any = list[entry]
             out.append(Annotated[listed, Field(min_length=opt.min_items, max_length=opt.max_items)])
         else:  # a new kind of setting: decide here how the API takes it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -1106,3 +1107,23 @@ def test_an_error_answer_does_not_send_a_huge_input_back(client, tenant):
         "Input should be a valid boolean, or a valid integer, or a valid number, or a string of "
         "at most 255 characters"
     )
+
+
+@pytest.mark.parametrize(
+    ("overrides", "loc"),
+    [
+        ({"metric": {"preset": "f_beta", "beta": float("nan")}}, ["body", "metric", "beta"]),
+        ({"search": {"lambda_min": float("nan")}}, ["body", "search", "lambda_min"]),
+        ({"search": {"epsilon": float("inf")}}, ["body", "search", "epsilon"]),
+        ({"search": {"multipliers": [0.0, float("nan")]}}, ["body", "search", "multipliers", 1]),
+    ],
+)
+def test_nan_in_a_bounded_number_is_said_to_be_nan(client, tenant, overrides, loc):
+    """NaN fails every bound, and was refused with the bound's words ('Input should be less
+    than or equal to 1000'), as if the number were too large."""
+    body = json.dumps(job_body(**overrides))  # NaN and Infinity, as JavaScript writes them
+    headers = {**tenant.headers, "Content-Type": "application/json"}
+    r = client.post("/v1/jobs", content=body, headers=headers)
+    assert _errors(r) == [
+        {"loc": loc, "msg": "Input should be a finite number", "type": "finite_number"}
+    ]

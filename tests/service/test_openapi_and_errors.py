@@ -592,3 +592,27 @@ def test_a_null_default_is_in_the_document(client):
         assert search[name]["default"] is None, name
     assert search["cv"]["default"] == "auto"  # a default that is not null is as it was
     assert "default" not in schemas["JobCreate"]["properties"]["metric"]  # required: none
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
+def test_a_json_body_sent_as_something_else_is_415_saying_so(client, tenant, content_type):
+    """`curl -d '{...}'` sends form-urlencoded: the valid job was a 422 at body, 'Input should be
+    a valid dictionary or object to extract fields from'."""
+    headers = dict(tenant.headers)
+    if content_type:
+        headers["Content-Type"] = content_type
+    body = json.dumps({"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}})
+    r = client.post("/v1/jobs", content=body, headers=headers)
+    assert r.status_code == 415, r.text
+    assert r.json()["type"].endswith("/unsupported-media-type")
+    said = content_type or "no Content-Type"
+    assert r.json()["detail"] == (
+        "the body must be JSON, sent with Content-Type: application/json (it came with "
+        + (f"Content-Type {said})" if content_type else f"{said})")
+    )
+    assert client.get("/v1/jobs", headers=tenant.headers).json()["items"] == []
+    # The right type, a body that is not an object: still the 422 at body it was.
+    r = client.post(
+        "/v1/jobs", content="[]", headers={**tenant.headers, "Content-Type": "application/json"}
+    )
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body"]

@@ -71,7 +71,7 @@ def _enqueue(request: Request, job: Any) -> None:
         201: {
             "headers": {"Location": {"description": "URL of the job", "schema": {"type": "string"}}}
         },
-        **problem_responses(401, 413, 422, 429),
+        **problem_responses(401, 413, 415, 422, 429),
     },
 )
 def submit_job(

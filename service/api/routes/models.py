@@ -148,7 +148,7 @@ def download_model(
     "/{model_id}/predict",
     response_model=PredictResponse,
     summary="Score rows",
-    responses=problem_responses(401, 404, 413, 422),
+    responses=problem_responses(401, 404, 413, 415, 422),
 )
 async def predict(
     model_id: uuid.UUID,
