@@ -19,7 +19,7 @@ class ServiceError(Exception):
 
     status: ClassVar[int] = 500
     slug: ClassVar[str] = "internal"
-    title: str = "Internal Server Error"  # InvalidInputError sets its own per instance
+    title: str = "Internal server error"  # InvalidInputError sets its own per instance
     public_detail: ClassVar[str | None] = "an unexpected error occurred"
 
 

@@ -74,7 +74,7 @@ async def send_problem(
     }
     if echo_path:
         problem["instance"] = scope["path"]
-    body = json.dumps(problem).encode()
+    body = json.dumps(problem, separators=(",", ":")).encode()  # as JSONResponse writes it
     await send(
         {
             "type": "http.response.start",

@@ -221,7 +221,7 @@ def install_problem_handlers(app: FastAPI) -> None:
         unsupported = _not_sent_as_json(request, errors)
         if unsupported is not None:
             return problem(
-                request, 415, "unsupported-media-type", "Unsupported Media Type", unsupported
+                request, 415, "unsupported-media-type", "Unsupported media type", unsupported
             )
         title = _VALIDATION_TITLES.get(_route_name(request) or "", "Invalid request")
         return problem(request, 422, "validation", title, "the request is not valid", errors=errors)
@@ -249,7 +249,7 @@ def install_problem_handlers(app: FastAPI) -> None:
             request,
             503,
             "unavailable",
-            "Service Unavailable",
+            "Service unavailable",
             "the database is unavailable for the moment; retry later",
             headers={"Retry-After": str(retry_after)},
         )
@@ -260,6 +260,9 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         phrase = HTTPStatus(exc.status_code).phrase
+        # One title per type, in the domain errors' case: a 404 from the router said "Not Found"
+        # and one from a lookup "Not found".
+        title = phrase[:1] + phrase[1:].lower()
         detail = exc.detail if isinstance(exc.detail, str) and exc.detail != phrase else None
         slug = phrase.lower().replace(" ", "-").replace("'", "")
         headers = dict(exc.headers or {})
@@ -269,11 +272,11 @@ def install_problem_handlers(app: FastAPI) -> None:
             # Outside the document (the dashboard's pages, the docs) a path serves GET and HEAD.
             methods = documented_methods(request.app, request.url.path) or {"GET", "HEAD"}
             headers["Allow"] = ", ".join(sorted(methods))
-        return problem(request, exc.status_code, slug, phrase, detail, headers=headers or None)
+        return problem(request, exc.status_code, slug, title, detail, headers=headers or None)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unhandled error on %s %s", request.method, request.url.path)
         return problem(
-            request, 500, "internal", "Internal Server Error", "an unexpected error occurred"
+            request, 500, "internal", "Internal server error", "an unexpected error occurred"
         )

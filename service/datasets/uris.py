@@ -13,6 +13,7 @@ Anything else is refused. All failures are InvalidInputError at ``body.dataset.u
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 import uuid
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from core.datasets.fetch import Resolver, check_https_url
-from core.datasets.locations import LocationPolicy, UnreadableLocationError, local_path_of
+from core.datasets.locations import LocationPolicy, UnreadableLocationError
 from core.datasets.uploads import file_format
 from core.errors import (
     FieldError,
@@ -30,7 +31,7 @@ from core.errors import (
     UnsafeURLError,
     UnsupportedFormatError,
 )
-from metro.datasets import show_values, uri_scheme
+from metro.datasets import DataError, local_path_of, show_values, uri_scheme
 from service.crud.datasets import get_dataset, unknown_dataset
 from service.schemas.jobs import DatasetRef
 
@@ -106,6 +107,10 @@ def check_dataset(
     ``label_columns`` are several 0/1 columns."""
     uri = dataset.uri.strip()
     scheme = uri_scheme(uri)
+    lacking = _SCHEME_WITHOUT_SLASHES.match(uri) if not scheme else None
+    if lacking:  # read as a relative local path, it was "local files are not enabled"
+        name = lacking.group(1).lower()
+        raise _invalid(f"a {name} URI is written {name}://...; this one lacks the '//'")
     if scheme == "dataset":
         return _check_upload(session, tenant_id, uri, dataset, averaged)
     if scheme == "builtin":
@@ -199,12 +204,17 @@ def _check_positive_label(
         ) from None
 
 
+# A scheme the service reads, written without its '//' (dataset:<id>, file:/data/a.csv).
+_SCHEME_WITHOUT_SLASHES = re.compile(r"^(dataset|builtin|file|s3|https?):(?!//)", re.IGNORECASE)
+
+
 def _check_local(tenant_id: uuid.UUID, uri: str, locations: LocationPolicy) -> str:
     if not locations.data_roots:
         raise _invalid("local files are not enabled on this server (no data roots configured)")
-    path = local_path_of(uri)
-    if path is None:
-        raise _invalid("file URIs must be absolute, as in file:///data/train.csv")
+    try:
+        path = local_path_of(uri)  # a host, a query or a fragment, each said as such
+    except DataError as exc:
+        raise _invalid(str(exc)) from None
     if "\x00" in path:
         raise _invalid("the path must not contain a NUL character")
     if not path.startswith("/"):

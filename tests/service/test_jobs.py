@@ -266,6 +266,24 @@ def test_bad_dataset_uri_is_422(client, tenant, uri):
     assert errors[0]["loc"] == ["body", "dataset", "uri"]
 
 
+@pytest.mark.parametrize(
+    ("uri", "said"),
+    [
+        # Read as relative local paths: "local files are not enabled" or "must be absolute".
+        (f"dataset:{uuid.UUID(int=7)}", "a dataset URI is written dataset://...; this one lacks"),
+        ("file:/data/a.csv", "a file URI is written file://...; this one lacks the '//'"),
+        # A query and a host were "file URIs must be absolute".
+        ("file:///data/a.csv?x=1", "file URIs take no query or fragment"),
+        ("file://otherhost/data/a.csv", "file URIs must be absolute, as in file:///data/train.csv"),
+    ],
+)
+def test_a_malformed_uri_is_refused_for_what_is_wrong_with_it(client, tenant, uri, said):
+    body = job_body(dataset={"uri": uri})
+    [error] = _errors(client.post("/v1/jobs", json=body, headers=tenant.headers))
+    assert error["loc"] == ["body", "dataset", "uri"]
+    assert error["msg"].startswith(said), error["msg"]
+
+
 def test_file_uri_under_a_data_root(client, tenant, service_dirs):
     path = service_dirs["data"] / "train.csv"
     path.write_text("a,b,y\n1,2,0\n3,4,1\n")

@@ -203,7 +203,7 @@ def test_unexpected_errors_leak_nothing(settings):
         assert leak not in body
     assert r.json() == {
         "type": settings.problem_type_base + "internal",
-        "title": "Internal Server Error",
+        "title": "Internal server error",
         "status": 500,
         "detail": "an unexpected error occurred",
         "instance": "/boom",

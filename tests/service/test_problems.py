@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 import warnings
 
 import pytest
@@ -67,7 +68,7 @@ ANSWERS = [
         ServiceError("internal detail"),
         500,
         "internal",
-        "Internal Server Error",
+        "Internal server error",
         "an unexpected error occurred",
     ),
 ]
@@ -111,3 +112,12 @@ def test_a_new_domain_error_needs_no_handler_of_its_own():
     assert response.status_code == 418
     assert response.json()["type"] == BASE + "teapot"
     assert response.json()["detail"] == "short and stout"
+
+
+def test_one_title_per_problem_type_whoever_answers(client, tenant):
+    """A 404 from the router said "Not Found", one from a lookup "Not found"."""
+    routed = client.get("/v1/nothing-here", headers=tenant.headers).json()
+    looked_up = client.get(f"/v1/jobs/{uuid.UUID(int=1)}", headers=tenant.headers).json()
+    assert routed["type"] == looked_up["type"] and routed["title"] == looked_up["title"]
+    assert looked_up["title"] == "Not found"
+    assert client.delete("/v1/jobs", headers=tenant.headers).json()["title"] == "Method not allowed"
