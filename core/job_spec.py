@@ -227,7 +227,7 @@ def build_constraints(
     import numpy as np
 
     from metro.constraints import SENSES, Constraint, constraint_metric
-    from metro.metrics import PriorDependentMetric, UnknownMetricParameterError, display_name
+    from metro.metrics import PriorDependentMetric, UnknownMetricParameterError
 
     built = []
     for index, given in enumerate(constraints):
@@ -271,15 +271,6 @@ def build_constraints(
             constraint = Constraint(metric=metric, sense=sense, bound=bound)
         except ValueError as exc:
             raise fail(sense, message=str(exc)) from None
-        low, high = constraint.score_range
-        if not low - 1e-12 <= constraint.bound <= high + 1e-12:
-            never = (sense == "at_least") == (constraint.bound > high)
-            raise fail(
-                sense,
-                message=f"{sense} {constraint.bound:g} is outside the range of "
-                f"{display_name(metric.name)}, [{low:g}, {high:g}]: "
-                + ("no classifier can meet it" if never else "every classifier meets it"),
-            )
         if given.get("confidence") is not None:
             try:
                 constraint = Constraint(

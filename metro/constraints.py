@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from metro.metrics import MetricSpec, PriorDependentMetric, get_metric
+from metro.metrics import MetricSpec, PriorDependentMetric, display_name, get_metric
 from metro.options import option
 
 __all__ = [
@@ -101,6 +101,15 @@ class Constraint:
         if not math.isfinite(bound):
             raise ValueError(f"a constraint's bound must be finite, got {self.bound!r}")
         object.__setattr__(self, "bound", bound)
+        low, high = self.score_range
+        if not low - 1e-12 <= bound <= high + 1e-12:
+            # recall >= 1.5 ran the whole search and ended in constraints_not_met
+            never = (self.sense == "at_least") == (bound > high)
+            raise ValueError(
+                f"{self.sense} {bound:g} is outside the range of "
+                f"{display_name(self.metric.name)}, [{low:g}, {high:g}]: "
+                + ("no classifier can meet it" if never else "every classifier meets it")
+            )
         if self.confidence is not None:
             c = self.confidence
             if isinstance(c, bool) or not isinstance(c, int | float) or not 0.5 <= c < 1.0:

@@ -398,8 +398,19 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self._negative_label = self.classes_[0] if pos == self.classes_[1] else self.classes_[1]
         y01 = (y == pos).astype(np.int64)
 
-        if not 0.0 <= float(self.validation_fraction) < 1.0:
-            raise ValueError("validation_fraction must be in [0, 1)")
+        fraction = self.validation_fraction
+        if (
+            isinstance(fraction, bool)
+            or not isinstance(fraction, int | float | np.integer | np.floating)
+            or not 0.0 <= float(fraction) < 1.0
+        ):
+            raise ValueError(f"validation_fraction must be a number in [0, 1), got {fraction!r}")
+        if self.callback is not None and not callable(self.callback):
+            # Else a TypeError from inside the search, once the first fold had trained.
+            raise ValueError(
+                "callback must be a callable taking a TraceStep, got "
+                f"{type(self.callback).__name__}"
+            )
         metric = self._metric()
         spec = metric.resolve(y01)
         self._surrogate()  # a bad surrogate is refused here, before any solver is built
@@ -466,6 +477,13 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         rows: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
         if n_folds is not None:
             if folds is None:
+                largest = int(max(np.bincount(y01, minlength=2)))
+                if largest < n_folds:  # else scikit-learn's words, which name n_splits, not cv
+                    raise ValueError(
+                        f"cv={self.cv!r} means {n_folds} cross-validation folds, but each class "
+                        f"has fewer rows than that (the larger has {largest}): set cv to at most "
+                        f"{largest} or to None (a holdout chooses), or give more rows"
+                    )
                 split = StratifiedKFold(
                     n_splits=n_folds, shuffle=True, random_state=self._drawn_seed()
                 )

@@ -4,6 +4,8 @@ against enumeration."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.metrics import confusion_matrix, precision_score, recall_score
@@ -483,3 +485,21 @@ def test_missed_by_flagging_nothing(spec, missed):
     if constraint.metric.denominator_cells[2:].any():
         return
     assert constraint.holds(nothing) is (not missed)
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        (
+            {"metric": "recall", "at_least": 1.5},
+            "at_least 1.5 is outside the range of Recall, [0, 1]: no classifier can meet it",
+        ),
+        ({"metric": "recall", "at_least": -0.5}, "every classifier meets it"),
+        ({"metric": "false_positive_rate", "at_most": -0.1}, "no classifier can meet it"),
+    ],
+)
+def test_a_bound_outside_the_metrics_range_is_refused_in_the_library(spec, said):
+    """The service refused it; MetroClassifier ran the whole search and warned
+    constraints_not_met (at_least 1.5) or searched under a floor every model meets."""
+    with pytest.raises(ValueError, match=re.escape(said)):
+        get_constraint(spec)

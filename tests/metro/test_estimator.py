@@ -437,3 +437,23 @@ def test_refit_false_with_folds_is_refused_not_ignored():
     assert held_out.fit(X, y).n_fits_ + 1 == refitted.fit(X, y).n_fits_
     # Bisection chooses on a holdout whatever cv says: refit=False is honoured there.
     MetroClassifier(refit=False, search="bisection", max_steps=3, refine="off").fit(X, y)
+
+
+def test_bad_settings_found_late_or_in_other_words_are_refused_up_front_by_name():
+    X, y = make_classification(n_samples=60, random_state=0)
+    fast = {"n_lambdas": 3, "refine": "off"}
+    with pytest.raises(
+        ValueError, match=r"^validation_fraction must be a number in \[0, 1\), got 'x'"
+    ):
+        MetroClassifier(validation_fraction="x", cv=None, **fast).fit(X, y)  # was float()'s words
+    with pytest.raises(
+        ValueError, match=r"^callback must be a callable taking a TraceStep, got int"
+    ):
+        MetroClassifier(callback=3, **fast).fit(X, y)  # was a TypeError after the first fold
+    two_each = np.array([0, 0, 1, 1])
+    with pytest.raises(
+        ValueError,
+        match=r"^cv=3 means 3 cross-validation folds, but each class has fewer rows than that "
+        r"\(the larger has 2\): set cv to at most 2 or to None",
+    ):
+        MetroClassifier(cv=3, **fast).fit(X[:4], two_each)  # was scikit-learn's n_splits message
