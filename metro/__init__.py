@@ -19,6 +19,7 @@ from metro.metrics import (
     weighted_accuracy,
 )
 from metro.models import ModelSpec
+from metro.saved import SavedClassifier, load_classifier
 from metro.search import MetroFitWarning, SearchConfig
 from metro.surrogates import SURROGATES, Surrogate, get_surrogate
 from metro.trainer import TrainingConfig
@@ -32,6 +33,7 @@ __all__ = [
     "MetroFitWarning",
     "ModelSpec",
     "PriorDependentMetric",
+    "SavedClassifier",
     "SearchConfig",
     "Surrogate",
     "TrainingConfig",
@@ -42,6 +44,7 @@ __all__ = [
     "get_metric",
     "get_surrogate",
     "jaccard",
+    "load_classifier",
     "precision",
     "recall",
     "weighted_accuracy",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -566,6 +567,14 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             return multiclass.predict(self, X)
         positive = self.margin(X) >= 0
         return np.where(positive, self.pos_label_, self._negative_label)
+
+    def save(self, target: str | os.PathLike[str], *, onnx: bool = True) -> dict[str, Any]:
+        """Write the fitted classifier as the service saves a job's model (``model.safetensors``,
+        ``model.onnx``, ``manifest.json``; never a pickle) to ``target``, a directory or an fsspec
+        URL, and return the manifest. :func:`metro.load_classifier` reads it back to predict."""
+        from metro.saved import save_classifier
+
+        return save_classifier(self, target, onnx=onnx)
 
     def _scoring_device(self) -> str:
         """Where to score: the device fitted on, or the CPU where that is not here (a model

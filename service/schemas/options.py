@@ -47,10 +47,10 @@ def request_type(annotation: Any, opt: Option) -> Any:
             out.append(bool)
         elif typing.get_origin(member) is tuple:
             item: Any = typing.get_args(member)[0]
-            finite = {"allow_inf_nan": False} if item is float else {}
-            entry: Any = Annotated[
-                item, Field(ge=opt.item_ge, gt=opt.item_gt, le=opt.item_le, **finite)
-            ]
+            bounds = Field(ge=opt.item_ge, gt=opt.item_gt, le=opt.item_le)
+            if item is float:
+                bounds = Field(ge=opt.item_ge, gt=opt.item_gt, le=opt.item_le, allow_inf_nan=False)
+            entry: Any = Annotated[item, bounds]
             listed: Any = list[entry]
             out.append(Annotated[listed, Field(min_length=opt.min_items, max_length=opt.max_items)])
         else:  # a new kind of setting: decide here how the API takes it

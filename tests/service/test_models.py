@@ -433,7 +433,14 @@ def test_the_downloaded_weights_load_with_the_models_manifest(client, tenant, ad
     rows = [[1.0, 0.0], [0.0, 3.0]]
     with torch.no_grad():
         margins = model(torch.tensor(rows)).reshape(-1).tolist()
-    served = client.post(
+    answer = client.post(
         f"/v1/models/{m['id']}/predict", json={"instances": rows}, headers=tenant.headers
-    ).json()["margins"]
+    ).json()
+    served = answer["margins"]
     assert margins == pytest.approx(served) and loaded["weights_sha256"] == m["sha256"]
+    # metro.load_classifier reads the same folder and gives the endpoint's labels too.
+    from metro import load_classifier
+
+    classifier = load_classifier(tmp_path, expected_sha256=m["sha256"])
+    assert classifier.predict(np.array(rows)).tolist() == answer["labels"]
+    assert classifier.margin(np.array(rows)).tolist() == pytest.approx(served)

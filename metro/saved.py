@@ -1,0 +1,171 @@
+"""A fitted :class:`~metro.MetroClassifier` saved as the service saves a job's model, and read
+back to predict.
+
+``MetroClassifier.save(target)`` writes the files a job's model download holds
+(``model.safetensors``, ``model.onnx`` and ``manifest.json``: :mod:`metro.serialization`), never a
+pickle, with what ``predict`` needs in the manifest: the labels (binary), or the classes and how
+they decide (several classes or labels), and the feature names. :func:`load_classifier` reads
+them back, checking the weights' digest, as a :class:`SavedClassifier` whose ``predict``,
+``decision_function`` and ``margin`` give what the fitted estimator gave on the same rows. The
+search's record (``trace_``, ``best_score_`` and the rest) stays with the estimator; the
+manifest keeps the figures a reader of the file asks for (the trained lambda, the held-out score
+the choice was made by, the warnings).
+
+A saved file is also what ``metro predict`` and ONNX Runtime read: ``score >= threshold`` is the
+positive label (``threshold`` is 0: the tuned threshold is folded into the model's last bias).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from metro.metrics import display_name
+from metro.models import StackedModel
+from metro.serialization import ModelFormatError, load_model, save_model
+
+if TYPE_CHECKING:
+    from metro.estimator import MetroClassifier
+
+__all__ = ["SavedClassifier", "load_classifier", "save_classifier"]
+
+
+def _plain(value: Any) -> Any:
+    """A label as JSON holds it (numpy scalars as Python ones)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def save_classifier(
+    est: MetroClassifier, target: str | os.PathLike[str], *, onnx: bool = True
+) -> dict[str, Any]:
+    """Write the fitted ``est`` to ``target`` (a directory or an fsspec URL) and return the
+    manifest. ``onnx=False`` leaves out ``model.onnx``."""
+    from sklearn.utils.validation import check_is_fitted
+
+    names = getattr(est, "feature_names_in_", None)
+    common: dict[str, Any] = {
+        "feature_names": None if names is None else [str(n) for n in names],
+        "saved_by": "MetroClassifier.save",
+    }
+    if getattr(est, "average_", None) is not None:
+        from metro.multiclass import stacked_model
+
+        check_is_fitted(est, "estimators_")
+        multiclass = est.target_type_ != "multilabel-indicator"
+        manifest = {
+            **common,
+            "metric": {"name": est.metric_.name, "display_name": display_name(est.metric_.name)},
+            "average": est.average_,
+            "classes": [_plain(c) for c in est.classes_],
+            "decision": "argmax" if multiclass else "per_label",
+            "class_lambdas": [float(v) for v in est.lambdas_],
+            "class_thresholds": [float(v) for v in est.thresholds_],
+            "offsets": [float(v) for v in est.offsets_] if multiclass else None,
+            "best_score": float(est.best_score_),
+        }
+        return save_model(target, stacked_model(est), manifest=manifest, onnx=onnx)
+    check_is_fitted(est, "model_")
+    manifest = {
+        **common,
+        "metric": {"name": est.metric_.name, "display_name": display_name(est.metric_.name)},
+        "labels": {"positive": _plain(est.pos_label_), "negative": _plain(est._negative_label)},
+        "threshold": 0.0,  # est.threshold_ is folded into the model's last bias
+        "tuned_threshold": float(est.threshold_),
+        "trained_lambda": float(est.best_lambda_),
+        "lambda_star": None if est.lambda_star_ is None else float(est.lambda_star_),
+        "best_score": float(est.best_score_),
+        "n_folds": int(est.n_splits_),
+        "warnings": [{"code": w.code, "message": w.message} for w in est.warnings_],
+    }
+    return save_model(target, est.model_, manifest=manifest, onnx=onnx)
+
+
+class SavedClassifier:
+    """A saved METRO classifier, read back to predict as the estimator that saved it did.
+
+    Attributes: ``classes_`` (binary: the two labels, sorted as scikit-learn sorts them;
+    several: the classes or labels in the model's order), ``pos_label_`` (binary),
+    ``n_features_in_``, ``feature_names_in_`` (where it was fitted on named columns),
+    ``manifest_`` and ``model_`` (the :class:`~metro.models.StackedModel`).
+    """
+
+    def __init__(self, model: StackedModel, manifest: dict[str, Any]) -> None:
+        self.model_ = model
+        self.manifest_ = manifest
+        self.n_features_in_ = int(manifest["n_features"])
+        names = manifest.get("feature_names")
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self._threshold = float(manifest.get("threshold") or 0.0)
+        self._decision: str | None = manifest.get("decision")
+        if manifest.get("classes") is not None:
+            self.classes_ = np.asarray(manifest["classes"])
+        else:
+            labels = manifest.get("labels") or {"positive": 1, "negative": 0}
+            self.pos_label_ = labels["positive"]
+            self._negative_label = labels["negative"]
+            self.classes_ = np.unique(np.asarray([self._negative_label, self.pos_label_]))
+
+    def __repr__(self) -> str:
+        what = "binary" if self._decision is None else self._decision
+        return f"SavedClassifier({what}, classes={self.classes_.tolist()})"
+
+    def _rows(self, X: Any) -> np.ndarray:
+        names = getattr(self, "feature_names_in_", None)
+        columns = getattr(X, "columns", None)
+        if names is not None and columns is not None:
+            given = [str(c) for c in columns]
+            if given != list(names):
+                raise ValueError(
+                    f"X's columns {given[:10]} are not the ones the model was fitted on, in "
+                    f"that order: {list(names)[:10]}"
+                )
+        rows = np.asarray(X, dtype=np.float32)
+        shape = tuple(self.model_.input_shape)
+        if rows.ndim == 1 or tuple(rows.shape[1:]) != shape:
+            raise ValueError(
+                f"X has rows of shape {tuple(rows.shape[1:]) or '()'}; the model takes {shape}"
+            )
+        if not np.isfinite(rows).all():
+            raise ValueError("X contains NaN or infinite values")
+        return rows
+
+    def _scores(self, X: Any) -> np.ndarray:
+        from metro.trainer import predict_scores
+
+        return predict_scores(self.model_, self._rows(X), device="cpu")
+
+    def margin(self, X: Any) -> np.ndarray:
+        """h(x) of a binary model (``>= threshold``: the positive label), or the n x K scores
+        of a model of several classes or labels."""
+        scores = self._scores(X)
+        return scores[:, 0] if self._decision is None else scores
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """As :meth:`MetroClassifier.decision_function`: positive means ``classes_[1]``."""
+        if self._decision is not None:
+            return self._scores(X)
+        h = self.margin(X) - self._threshold
+        return h if self.pos_label_ == self.classes_[1] else -h
+
+    def predict(self, X: Any) -> np.ndarray:
+        scores = self._scores(X)
+        if self._decision == "per_label":
+            return (scores >= 0).astype(np.int64)
+        if self._decision == "argmax":
+            return self.classes_[np.argmax(scores, axis=1)]
+        positive = scores[:, 0] >= self._threshold
+        return np.where(positive, self.pos_label_, self._negative_label)
+
+
+def load_classifier(
+    target: str | os.PathLike[str], *, expected_sha256: str | None = None
+) -> SavedClassifier:
+    """Read a model saved by :meth:`MetroClassifier.save` (or downloaded from the service), its
+    weights checked against the manifest's digest (and ``expected_sha256`` when given)."""
+    model, manifest = load_model(target, expected_sha256=expected_sha256)
+    if manifest.get("classes") is None and manifest.get("labels") is None:
+        raise ModelFormatError("the manifest names neither labels nor classes")
+    return SavedClassifier(model, manifest)

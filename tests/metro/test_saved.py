@@ -1,0 +1,96 @@
+"""MetroClassifier.save and load_classifier: a fitted estimator written as the service writes a
+job's model (no pickle) and read back to predict exactly as it did."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import make_classification
+
+from metro import MetroClassifier, load_classifier
+from metro.serialization import MANIFEST_FILE, ONNX_FILE, WEIGHTS_FILE, ModelFormatError
+
+FAST = {"n_lambdas": 3, "cv": 3, "refine": "off", "random_state": 0}
+
+
+def _binary(labels=("stay", "churn")):
+    X, y = make_classification(n_samples=200, weights=[0.8], random_state=0)
+    frame = pd.DataFrame(X[:, :5], columns=[f"f{i}" for i in range(5)])
+    return frame, np.where(y == 1, labels[1], labels[0])
+
+
+@pytest.mark.parametrize("pos_label", ["churn", "stay"])
+def test_a_binary_classifier_predicts_the_same_after_save_and_load(tmp_path, pos_label):
+    X, y = _binary()
+    est = MetroClassifier(pos_label=pos_label, **FAST).fit(X, y)
+    manifest = est.save(tmp_path / "m")
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == sorted(
+        [MANIFEST_FILE, ONNX_FILE, WEIGHTS_FILE]
+    )
+    loaded = load_classifier(tmp_path / "m")
+    assert np.array_equal(loaded.predict(X), est.predict(X))
+    assert np.array_equal(loaded.margin(X), est.margin(X))
+    assert np.array_equal(loaded.decision_function(X), est.decision_function(X))
+    assert loaded.classes_.tolist() == est.classes_.tolist() and loaded.pos_label_ == pos_label
+    assert loaded.feature_names_in_.tolist() == [f"f{i}" for i in range(5)]
+    # What a reader of the file asks: the labels, the lambda, the score the choice was made by.
+    on_disk = json.loads((tmp_path / "m" / MANIFEST_FILE).read_text())
+    assert on_disk == manifest and on_disk["labels"]["positive"] == pos_label
+    assert on_disk["trained_lambda"] == pytest.approx(est.best_lambda_)
+    assert on_disk["best_score"] == pytest.approx(est.best_score_) and on_disk["threshold"] == 0.0
+    assert on_disk["metric"] == {"name": "f1", "display_name": "F1"}
+    with pytest.raises(ValueError, match="not the ones the model was fitted on"):
+        loaded.predict(X[X.columns[::-1]])
+    with pytest.raises(ValueError, match=r"X has rows of shape \(4,\); the model takes \(5,\)"):
+        loaded.predict(X.to_numpy()[:, :4])
+
+
+def test_the_onnx_file_it_writes_scores_as_the_estimator(tmp_path):
+    import onnxruntime as ort
+
+    X, y = _binary()
+    est = MetroClassifier(**FAST).fit(X, y)
+    est.save(tmp_path)
+    session = ort.InferenceSession(str(tmp_path / ONNX_FILE))
+    [score] = session.run(["score"], {"x": X.to_numpy(np.float32)})
+    assert np.allclose(score[:, 0], est.margin(X), atol=1e-5)
+    assert np.array_equal(score[:, 0] >= 0, est.predict(X) == est.pos_label_)
+
+
+@pytest.mark.parametrize("kind", ["multiclass", "multilabel"])
+def test_a_classifier_of_several_classes_predicts_the_same_after_save_and_load(tmp_path, kind):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 4))
+    if kind == "multiclass":
+        y = np.array(["a", "b", "c"])[np.argmax(X[:, :3] + rng.normal(0, 0.5, (240, 3)), axis=1)]
+    else:
+        y = (X[:, :3] + rng.normal(0, 0.5, (240, 3)) > 0.3).astype(int)
+    est = MetroClassifier(average="macro", **FAST).fit(X, y)
+    manifest = est.save(tmp_path, onnx=False)
+    assert manifest["decision"] == ("argmax" if kind == "multiclass" else "per_label")
+    loaded = load_classifier(tmp_path)
+    assert np.array_equal(loaded.predict(X), est.predict(X))
+    assert np.allclose(loaded.decision_function(X), est.decision_function(X), atol=1e-6)
+    assert loaded.classes_.tolist() == est.classes_.tolist()
+    assert not (tmp_path / ONNX_FILE).exists()
+
+
+def test_a_changed_weights_file_is_refused(tmp_path):
+    X, y = _binary()
+    MetroClassifier(**FAST).fit(X, y).save(tmp_path, onnx=False)
+    weights = tmp_path / WEIGHTS_FILE
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ModelFormatError, match="does not match its recorded sha256"):
+        load_classifier(tmp_path)
+
+
+def test_saving_an_unfitted_classifier_says_so(tmp_path):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        MetroClassifier().save(tmp_path)
