@@ -36,3 +36,18 @@ def is_database_outage(error: BaseException) -> bool:
             isinstance(error, (exc.OperationalError, exc.InterfaceError)) and not error.statement
         )
     return False
+
+
+# SQLSTATEs of a transaction the database aborted to break a cycle of lock waits (40P01) or a
+# serialization conflict (40001): the request was fine, and running it again succeeds.
+_CONFLICT_STATES = frozenset({"40P01", "40001"})
+
+
+def is_lock_conflict(error: BaseException) -> bool:
+    """The database aborted this transaction for another one (a deadlock broken, a
+    serialization failure), not for anything in it: a retry is the remedy."""
+    if not isinstance(error, exc.DBAPIError):
+        return False
+    orig = error.orig
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    return state in _CONFLICT_STATES

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
-from core.db.errors import DATABASE_UNAVAILABLE
+from core.db.errors import DATABASE_UNAVAILABLE, is_lock_conflict
 from core.errors import InvalidInputError, ServiceError
 from service.schemas.common import UNION_TAGS
 
@@ -245,14 +245,15 @@ def install_problem_handlers(app: FastAPI) -> None:
             type(exc).__name__,
         )  # fmt: skip
         retry_after = request.app.state.settings.database_retry_after_seconds
-        return problem(
-            request,
-            503,
-            "unavailable",
-            "Service unavailable",
-            "the database is unavailable for the moment; retry later",
-            headers={"Retry-After": str(retry_after)},
+        said = (
+            "the database aborted this request for a concurrent one (a conflict of locks); retry it"
+            if is_lock_conflict(exc)
+            else "the database is unavailable for the moment; retry later"
         )
+        return problem(
+            request, 503, "unavailable", "Service unavailable", said,
+            headers={"Retry-After": str(retry_after)},
+        )  # fmt: skip
 
     for unavailable in DATABASE_UNAVAILABLE:
         app.add_exception_handler(unavailable, _database_unavailable)

@@ -6,11 +6,12 @@ import uuid
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from core import store
 from core.db.base import utcnow
+from core.db.errors import is_lock_conflict
 from core.db.models import Job, LambdaStep, MetricResult
 from core.errors import (
     ConflictError,
@@ -48,6 +49,37 @@ def submit_job(
     job past it raises :class:`QuotaExceededError` (a replayed one is always returned). The
     tenant's row is locked while counting, so concurrent submissions cannot overshoot it.
     """
+    for attempt in range(_CONFLICT_ATTEMPTS):
+        try:
+            return _submit_once(
+                session, tenant_id=tenant_id, spec=spec, dataset_uri=dataset_uri,
+                dataset_id=dataset_id, idempotency_key=idempotency_key,
+                max_active_jobs=max_active_jobs,
+            )  # fmt: skip
+        except OperationalError as exc:
+            # Submissions with one key, a quota's tenant lock and a worker claiming the new job
+            # can close a cycle of lock waits; Postgres breaks it by aborting one of them, which
+            # was answered 503 "database unavailable". Run again, it finds the key's job.
+            if not is_lock_conflict(exc) or attempt == _CONFLICT_ATTEMPTS - 1:
+                raise
+            session.rollback()
+    raise AssertionError("unreachable")
+
+
+# A transaction aborted for another one is run again this many times in all.
+_CONFLICT_ATTEMPTS = 3
+
+
+def _submit_once(
+    session: Session,
+    *,
+    tenant_id: uuid.UUID,
+    spec: dict[str, Any],
+    dataset_uri: str,
+    dataset_id: uuid.UUID | None,
+    idempotency_key: str | None,
+    max_active_jobs: int,
+) -> tuple[Job, bool]:
     request_hash = spec_hash(spec)
     if idempotency_key is not None:
         existing = _by_idempotency_key(session, tenant_id, idempotency_key)

@@ -422,6 +422,46 @@ def test_concurrent_submissions_with_one_key_make_one_job(client, tenant):
     assert len({r.json()["id"] for r in responses}) == 1
 
 
+def _deadlock() -> Exception:
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    return OperationalError("INSERT INTO jobs ...", {}, psycopg.errors.DeadlockDetected("x"))
+
+
+def test_a_submission_postgres_aborts_for_a_lock_cycle_is_run_again(client, tenant, monkeypatch):
+    """Submissions with one key, the quota's tenant lock and a worker claiming the new job
+    closed a cycle of lock waits (measured: 5 of 10 concurrent submissions); Postgres aborted
+    one transaction each time and the API answered 503 "database unavailable"."""
+    from service.crud import jobs as crud_jobs
+
+    real = crud_jobs.store.add_job
+    aborted: list[int] = []
+
+    def add_job_once_aborted(*args: Any, **kwargs: Any) -> Any:
+        if not aborted:
+            aborted.append(1)
+            raise _deadlock()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(crud_jobs.store, "add_job", add_job_once_aborted)
+    headers = {**tenant.headers, "Idempotency-Key": "cycle"}
+    r = client.post("/v1/jobs", json=job_body(), headers=headers)
+    assert r.status_code == 201 and aborted == [1], r.text
+    again = client.post("/v1/jobs", json=job_body(), headers=headers)
+    assert again.status_code == 200 and again.json()["id"] == r.json()["id"]
+    # Aborted every time: a 503 that says what happened, with nothing stored.
+    monkeypatch.setattr(
+        crud_jobs.store, "add_job", lambda *a, **k: (_ for _ in ()).throw(_deadlock())
+    )
+    r = client.post("/v1/jobs", json=job_body(), headers={**tenant.headers, "Idempotency-Key": "x"})
+    assert r.status_code == 503 and r.headers["retry-after"]
+    assert r.json()["detail"] == (
+        "the database aborted this request for a concurrent one (a conflict of locks); retry it"
+    )
+    assert len(client.get("/v1/jobs", headers=tenant.headers).json()["items"]) == 1
+
+
 def test_empty_idempotency_key_is_422(client, tenant):
     r = client.post("/v1/jobs", json=job_body(), headers={**tenant.headers, "Idempotency-Key": ""})
     assert r.status_code == 422
