@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from celery import signals
 
@@ -19,7 +19,7 @@ from core.broker import make_celery
 from core.config import get_settings
 
 if TYPE_CHECKING:
-    from worker.reconcile import PeriodicReconciler
+    from worker.reconcile import PeriodicReconciler, RollCall
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,7 @@ def _log_as_the_service(loglevel: int | str | None = None, **_kwargs: object) ->
 
 
 _periodic: list[PeriodicReconciler] = []  # this process's, stopped at shutdown
+_called: list[RollCall] = []  # this process's row in the roll call, removed at shutdown
 
 
 @signals.worker_init.connect
@@ -73,7 +74,7 @@ def keep_compiled_kernels(directory: Path) -> None:
 
 
 @signals.worker_ready.connect
-def _reconcile_at_start(**_kwargs: object) -> None:
+def _reconcile_at_start(sender: Any = None, **_kwargs: object) -> None:
     """A worker (re)starting after a crash recovers what the crash left behind at once, then
     keeps reconciling periodically, so that a job whose worker dies is recovered by any worker
     that is left."""
@@ -84,6 +85,7 @@ def _reconcile_at_start(**_kwargs: object) -> None:
 
     import worker.helper
     import worker.runner  # noqa: F401
+    from worker.context import get_context
     from worker.reconcile import PeriodicReconciler, reconcile_exclusively
 
     # Said once logging is set up (it is not yet when the threads are set, at worker_init).
@@ -96,7 +98,26 @@ def _reconcile_at_start(**_kwargs: object) -> None:
         )
     except Exception:
         logger.exception("reconcile at worker start failed")
-    _periodic.append(PeriodicReconciler().start())
+    roll_call = _roll_call(sender)
+    if roll_call is not None:
+        roll_call.announce(get_context())
+        _called.append(roll_call)
+    _periodic.append(PeriodicReconciler(roll_call=roll_call).start())
+
+
+def _roll_call(consumer: Any) -> RollCall | None:
+    """This worker's name and the kinds of queue (cpu, gpu) it consumes, from its consumer."""
+    from core.broker import queue_names
+    from worker.reconcile import RollCall
+
+    try:
+        consumed = set(consumer.app.amqp.queues.consume_from or ())
+        name = str(consumer.hostname)
+    except AttributeError:  # not a worker's consumer (a test's sender)
+        return None
+    names = queue_names(get_settings())
+    kinds = tuple(kind for kind in ("cpu", "gpu") if names[kind] in consumed)
+    return RollCall(name=name, kinds=kinds)
 
 
 @signals.worker_shutting_down.connect
@@ -113,3 +134,8 @@ def _stop_training(**_kwargs: object) -> None:
 def _stop_reconciling(**_kwargs: object) -> None:
     for reconciler in _periodic:
         reconciler.stop()
+    if _called:
+        from worker.context import get_context
+
+        for roll_call in _called:
+            roll_call.forget(get_context())

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import func, select, text
@@ -32,6 +33,7 @@ from core.db.base import db_now
 from core.db.models import Job
 from core.queue import JobQueue
 from core.states import JobState
+from core.workers import announce, forget
 from worker import artifacts
 from worker.context import WorkerContext, get_context
 
@@ -143,9 +145,16 @@ class PeriodicReconciler:
     """A daemon thread that runs :func:`reconcile_exclusively` every ``reconcile_seconds``
     (with up to 10% jitter, so that workers started together do not all ask at once)."""
 
-    def __init__(self, ctx: WorkerContext | None = None, *, interval: float | None = None) -> None:
+    def __init__(
+        self,
+        ctx: WorkerContext | None = None,
+        *,
+        interval: float | None = None,
+        roll_call: RollCall | None = None,
+    ) -> None:
         self._ctx = ctx
         self._interval = interval
+        self._roll_call = roll_call
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="metro-reconciler", daemon=True)
 
@@ -162,7 +171,34 @@ class PeriodicReconciler:
         interval = self._interval or ctx.settings.reconcile_seconds
         queue = JobQueue(ctx.settings)
         while not self._stop.wait(interval * (1 + 0.1 * random.random())):
+            if self._roll_call is not None:
+                self._roll_call.announce(ctx)
             try:
                 reconcile_exclusively(ctx, queue)
             except Exception:  # a database or broker outage: try again next round
                 logger.warning("periodic reconcile failed", exc_info=True)
+
+
+@dataclass(frozen=True)
+class RollCall:
+    """This worker's row in the roll call (core.workers): its name and the kinds of queue it
+    consumes, written at start and each round, removed when it stops."""
+
+    name: str
+    kinds: tuple[str, ...]
+
+    def announce(self, ctx: WorkerContext) -> None:
+        try:
+            with ctx.session() as session:
+                announce(session, self.name, list(self.kinds))
+                session.commit()
+        except Exception:  # a database outage: said again next round
+            logger.warning("could not renew this worker's row in the roll call", exc_info=True)
+
+    def forget(self, ctx: WorkerContext) -> None:
+        try:
+            with ctx.session() as session:
+                forget(session, self.name)
+                session.commit()
+        except Exception:  # its row then ages out of the window
+            logger.warning("could not remove this worker's row from the roll call", exc_info=True)

@@ -281,3 +281,16 @@ class Model(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     manifest: Mapped[dict[str, Any]]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class WorkerBeat(Base):
+    """A worker process and the queues it serves, as it last said: each worker writes its row
+    when it starts and at each reconcile round, and removes it when it stops. A queued job
+    whose queue no recent row serves is waiting for a worker that is not there (a ``cuda`` job
+    with no GPU worker), which the API tells its owner instead of leaving it silent."""
+
+    __tablename__ = "workers"
+
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    queues: Mapped[str] = mapped_column(String(255))  # the kinds it serves: "cpu" or "gpu,cpu"
+    seen_at: Mapped[datetime] = mapped_column(default=utcnow)

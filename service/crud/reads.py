@@ -23,9 +23,14 @@ from core.errors import NotFoundError
 
 
 def _read_one(
-    engine: Engine, table: Table, columns: Iterable[str], tenant_id: uuid.UUID, row_id: uuid.UUID
+    engine: Engine,
+    table: Table,
+    columns: Iterable[str],
+    tenant_id: uuid.UUID,
+    row_id: uuid.UUID,
+    extra: Iterable[Any] = (),
 ) -> Row[Any] | None:
-    stmt = select(*(table.c[name] for name in columns)).where(
+    stmt = select(*(table.c[name] for name in columns), *extra).where(
         table.c.id == row_id, table.c.tenant_id == tenant_id
     )
     with engine.connect() as conn:
@@ -33,10 +38,16 @@ def _read_one(
 
 
 def read_job(
-    engine: Engine, tenant_id: uuid.UUID, job_id: uuid.UUID, columns: Iterable[str]
+    engine: Engine,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID,
+    columns: Iterable[str],
+    extra: Iterable[Any] = (),
 ) -> Row[Any]:
-    """``columns`` of the tenant's job, or :class:`NotFoundError`."""
-    row = _read_one(engine, Job.__table__, columns, tenant_id, job_id)  # type: ignore[arg-type]
+    """``columns`` of the tenant's job (and the ``extra`` column expressions), or
+    :class:`NotFoundError`."""
+    table = Job.__table__
+    row = _read_one(engine, table, columns, tenant_id, job_id, extra)  # type: ignore[arg-type]
     if row is None:
         raise NotFoundError("job", job_id)
     return row

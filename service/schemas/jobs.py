@@ -431,6 +431,12 @@ class JobOut(BaseModel):
     )
     attempts: int
     failure_reason: str | None
+    waiting: str | None = Field(
+        default=None,
+        description="A queued job that no worker can take now: why it waits (no worker serving "
+        "its queue has reported recently; a training.device cuda job needs a GPU worker). Null "
+        "once a worker serves its queue, and for jobs that are not queued",
+    )
     cancel_requested: bool
     created_at: datetime
     updated_at: datetime

@@ -717,3 +717,24 @@ def test_an_averaged_job_on_a_two_class_text_column_is_submitted(live: Live, tmp
     assert job["spec"]["metric"]["average"] == "macro", job
     assert job["spec"]["dataset"]["label_column"] == "answer"
     metro(live, "cancel", job_id)
+
+
+def test_a_cuda_job_no_worker_takes_says_why_it_waits(live: Live) -> None:
+    """The live cluster's worker serves the cpu queue only: a cuda job sat at "queued 0%" in
+    metro watch, and metro submit said nothing, for as long as anyone waited."""
+    done = metro(
+        live, "submit", "--dataset", "builtin://breast_cancer", "--metric", "f1",
+        "--device", "cuda", "--n-lambdas", "3",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    job_id = done.stdout.strip()
+    try:
+        assert "waiting: no worker serving the gpu queue has reported" in done.stderr
+        watched = metro(live, "watch", job_id, "--interval", "0.1", "--timeout", "0.5")
+        assert watched.returncode == 1 and "Traceback" not in watched.stderr
+        waiting, error = watched.stderr.strip().splitlines()  # said once, then the timeout
+        assert waiting.startswith("waiting: no worker serving the gpu queue"), watched.stderr
+        assert error.startswith("error: ") and "still queued" in error
+        assert watched.stdout.count("queued 0%") == 1, watched.stdout
+    finally:
+        metro(live, "cancel", job_id)

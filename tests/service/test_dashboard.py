@@ -1117,3 +1117,21 @@ def test_an_averaged_job_shows_each_class(
     # Its baselines are not the spec's (none): the results name the ones every such job runs.
     spec_panel = " ".join(dom.find("section", aria_labelledby="spec-title").text.split())
     assert "Baselinesthose every averaged job runs (listed under Results)" in spec_panel
+
+
+def test_a_queued_job_no_worker_takes_says_why_it_waits(
+    app: Any, tenant: TenantCtx, live_server: str, tmp_path: Path, submit: Any
+) -> None:
+    """A cuda job with no GPU worker sat at 0% on its page without a word."""
+    from sqlalchemy import delete
+
+    from core.db.models import WorkerBeat
+
+    with app.state.sessionmaker() as session:
+        session.execute(delete(WorkerBeat))  # no worker reports
+        session.commit()
+    job = submit(tenant, training={"device": "cuda"})
+    _, dom = Browser(tmp_path).dom(f"{live_server}/dashboard/jobs/{job['id']}#key={tenant.key}")
+    notice = " ".join(dom.find(id="job-waiting").text.split())
+    assert notice == f"Waiting: {job['waiting']}", notice
+    assert "no worker serving the gpu queue" in notice

@@ -82,6 +82,15 @@ def test_metro_serve_embedded_trains_a_job(tmp_path):
         assert re.search(r"\n[\d-]+ [\d:,]+ INFO worker\.celery_app: PyTorch CPU threads", logged)
         assert "INFO:     " not in logged and "/MainProcess]" not in logged
         assert "[tasks]" not in logged
+        # The worker's row in the roll call (core.workers): it serves the cpu queue only, so a
+        # cuda job says it waits for a GPU worker instead of sitting in queued without a word.
+        with contextlib.closing(sqlite3.connect(tmp_path / "var" / "metro.db")) as db:
+            assert [row[0] for row in db.execute("SELECT queues FROM workers")] == ["cpu"]
+        cuda = {**SMALL_JOB, "training": {"device": "cuda"}}
+        r = httpx.post(f"{base}/v1/jobs", json=cuda, headers=headers, timeout=10)
+        assert r.status_code == 201 and r.json()["state"] == "queued", r.text
+        assert r.json()["waiting"].startswith("no worker serving the gpu queue"), r.json()
+        httpx.post(f"{base}/v1/jobs/{r.json()['id']}/cancel", headers=headers, timeout=5)
     finally:
         if serve.poll() is None:
             serve.send_signal(signal.SIGINT)  # Ctrl-C: uvicorn stops, then its worker child
@@ -92,6 +101,9 @@ def test_metro_serve_embedded_trains_a_job(tmp_path):
         serve.wait(timeout=10)
         log.close()
     time.sleep(0.2)
+    # A worker that stops removes its row: the next reader does not wait out its window.
+    with contextlib.closing(sqlite3.connect(tmp_path / "var" / "metro.db")) as db:
+        assert list(db.execute("SELECT name FROM workers")) == []
 
 
 def _help_requests_sent(broker_db) -> int:

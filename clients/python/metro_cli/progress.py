@@ -11,7 +11,7 @@ from typing import Any
 from metro_cli.api import TERMINAL_STATES, Api
 from metro_cli.choices import job_choices, metric_info, selection_text, spec_of, target_word
 from metro_cli.errors import CliError
-from metro_cli.output import console, fmt, optional, say
+from metro_cli.output import console, fmt, note, optional, say
 
 # The folds of search.cv="auto" (on a grid, up to 20,000 rows), as the API documents the field;
 # the library's AUTO_CV_FOLDS (tests/clients/test_cli.py keeps the two equal).
@@ -127,6 +127,15 @@ class JobPoller:
         self.name, self.greater_is_better = metric_info(self.job)
         self.trace = TraceFollower(api, job_id)
         self.started = time.monotonic()
+        self._said_waiting: str | None = None
+
+    def waiting_note(self) -> None:
+        """Say on stderr, once while it holds, why the queued job waits (no worker serves its
+        queue): a cuda job with no GPU worker sat at "queued 0%" without a word."""
+        text = waiting_text(self.job)
+        if text is not None and text != self._said_waiting:
+            note(f"waiting: {text}", style="yellow")
+        self._said_waiting = text
 
     def next(self) -> Any:
         if self.timeout is not None and time.monotonic() - self.started > self.timeout:
@@ -169,6 +178,14 @@ class JobPoller:
         return f"{word} {label!r}: {text}"
 
 
+def waiting_text(job: Any) -> str | None:
+    """Why a queued job waits (the API's ``waiting``: no worker serves its queue), or None."""
+    if job.state != "queued":
+        return None
+    text = optional(getattr(job, "waiting", None))
+    return str(text) if text else None
+
+
 def follow(api: Api, job_id: str, *, interval: float, timeout: float | None) -> Any:
     """Poll the job until it ends, showing its progress; its last state."""
     poller = JobPoller(api, job_id, interval=interval, timeout=timeout)
@@ -181,6 +198,7 @@ def _follow_in_lines(poller: JobPoller) -> Any:
     last: tuple[str, str, int] | None = None
     while True:
         job = poller.job
+        poller.waiting_note()
         best = poller.best_text()
         tenth = int(poller.progress() * 10 + 1e-9)
         key = (job.state, best, tenth)
@@ -233,6 +251,7 @@ def _follow_live(poller: JobPoller) -> Any:
         task = progress.add_task("", total=1.0, lam="λ -", best="best -", job=job, mark="")
         while True:
             job = poller.job
+            poller.waiting_note()
             progress.update(
                 task,
                 completed=poller.progress(),

@@ -20,6 +20,7 @@ from metro_cli.job_spec import (
 from metro_cli.local_files import DEFAULT_LABEL_COLUMN, check_local_dataset
 from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
 from metro_cli.output import note
+from metro_cli.progress import waiting_text
 from metro_cli.spec_flags import spec_values, with_spec_flags
 from metro_cli.upload import delete_upload, upload_file
 from metro_cli.watch import watch_job
@@ -178,4 +179,6 @@ def submit(
         job = submit_with_upload(api, spec, local, idempotency_key)
     typer.echo(str(job.id))
     if watch_:
-        watch_job(api, str(job.id), interval=1.0, timeout=None)
+        watch_job(api, str(job.id), interval=1.0, timeout=None)  # says it, as it waits
+    elif waiting_text(job) is not None:
+        note(f"waiting: {waiting_text(job)}", style="yellow")

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import logging
 import uuid
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
+from sqlalchemy import Connection
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from core.config import Settings
 from core.datasets.locations import LocationPolicy
+from core.db.base import utcnow
 from core.errors import InvalidInputError
-from core.job_spec import metric_average
+from core.job_spec import asks_for_gpu, metric_average
 from core.queue import JobQueue
 from core.states import JobState
+from core.workers import live_columns, live_kinds, live_kinds_of, seen_window, waiting_reason
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
 from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, StepCursorQuery, page_size
@@ -145,7 +151,19 @@ def submit_job(
         _enqueue(request, job)
     response.status_code = 201 if created else 200
     response.headers["Location"] = str(request.url_for("get_job", job_id=str(job.id)))
-    return JobOut.model_validate(job)
+    return _said_waiting(JobOut.model_validate(job), _live_kinds(session, settings), settings)
+
+
+def _live_kinds(conn: Connection | Session, settings: Settings) -> set[str]:
+    since = utcnow() - timedelta(seconds=seen_window(settings))
+    return live_kinds(conn, since=since)
+
+
+def _said_waiting(out: JobOut, live: set[str], settings: Settings) -> JobOut:
+    """A queued job that no worker serves says why it waits (core.workers)."""
+    if out.state == JobState.QUEUED:
+        out.waiting = waiting_reason(asks_for_gpu(out.spec), live, seen_window(settings))
+    return out
 
 
 @router.get(
@@ -165,7 +183,11 @@ def list_jobs(
     rows, next_cursor = crud.list_jobs(
         session, principal.tenant_id, state=state, cursor=cursor, limit=page_size(limit, settings)
     )
-    return Page[JobOut](items=[JobOut.model_validate(r) for r in rows], next_cursor=next_cursor)
+    items = [JobOut.model_validate(r) for r in rows]
+    if any(item.state == JobState.QUEUED for item in items):
+        live = _live_kinds(session, settings)
+        items = [_said_waiting(item, live, settings) for item in items]
+    return Page[JobOut](items=items, next_cursor=next_cursor)
 
 
 @router.get(
@@ -177,13 +199,18 @@ def list_jobs(
 async def get_job(job_id: uuid.UUID, request: Request, principal: PrincipalDep) -> JobOut:
     # One Core SELECT on an autocommit connection, in one thread call that holds the connection
     # only while it runs (no session: see service.crud.reads).
+    # The workers' roll call rides along, for a queued job's ``waiting`` (core.workers).
+    settings = request.app.state.settings
+    since = utcnow() - timedelta(seconds=seen_window(settings))
     row = await run_in_threadpool(
-        reads.read_job, request.app.state.read_engine, principal.tenant_id, job_id, _JOB_COLUMNS
-    )
-    return JobOut.model_validate(row)
+        reads.read_job, request.app.state.read_engine, principal.tenant_id, job_id,
+        _JOB_COLUMNS, live_columns(since),
+    )  # fmt: skip
+    return _said_waiting(JobOut.model_validate(row), live_kinds_of(row), settings)
 
 
-_JOB_COLUMNS = tuple(JobOut.model_fields)
+# The job's own columns; ``waiting`` is said from the workers' rows.
+_JOB_COLUMNS = tuple(name for name in JobOut.model_fields if name != "waiting")
 
 
 @router.post(
@@ -195,7 +222,9 @@ _JOB_COLUMNS = tuple(JobOut.model_fields)
 def cancel_job(job_id: uuid.UUID, session: SessionDep, principal: PrincipalDep) -> JobOut:
     """A queued job is cancelled at once; a running one goes to ``cancelling`` until its worker
     stops. Cancelling again is harmless; cancelling a finished job is a 409."""
-    return JobOut.model_validate(crud.cancel_job(session, principal.tenant_id, job_id))
+    return JobOut.model_validate(
+        crud.cancel_job(session, principal.tenant_id, job_id)
+    )  # not queued
 
 
 @router.get(

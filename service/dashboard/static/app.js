@@ -721,6 +721,12 @@
       children.push(h('div', { class: 'notice notice-error', role: 'alert' },
         h('strong', {}, 'Failed: '), job.failure_reason));
     }
+    // The server says why a queued job waits (no worker serves its queue): a cuda job with no
+    // GPU worker sat at 0% without a word.
+    if (job.state === 'queued' && job.waiting) {
+      children.push(h('div', { class: 'notice notice-warning', id: 'job-waiting', role: 'status' },
+        h('strong', {}, 'Waiting: '), job.waiting));
+    }
     const choices = job.choices || [];
     // An averaged job (metric.average): a choice per class, each with its own λ.
     const perClass = choices.some((c) => c.label !== null && c.label !== undefined);

@@ -44,6 +44,10 @@ class Job:
     """ The SHA-256 of the data the job trains on (its features and labels as loaded), pinned by the first load: a
     later attempt whose data differs (the file, object or URL changed) fails the job. Null until a worker has loaded
     it """
+    waiting: None | str | Unset = UNSET
+    """ A queued job that no worker can take now: why it waits (no worker serving its queue has reported recently; a
+    training.device cuda job needs a GPU worker). Null once a worker serves its queue, and for jobs that are not
+    queued """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,6 +108,12 @@ class Job:
         else:
             data_sha256 = self.data_sha256
 
+        waiting: None | str | Unset
+        if isinstance(self.waiting, Unset):
+            waiting = UNSET
+        else:
+            waiting = self.waiting
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -128,6 +138,8 @@ class Job:
             field_dict["choices"] = choices
         if data_sha256 is not UNSET:
             field_dict["data_sha256"] = data_sha256
+        if waiting is not UNSET:
+            field_dict["waiting"] = waiting
 
         return field_dict
 
@@ -237,6 +249,15 @@ class Job:
 
         data_sha256 = _parse_data_sha256(d.pop("data_sha256", UNSET))
 
+        def _parse_waiting(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        waiting = _parse_waiting(d.pop("waiting", UNSET))
+
         job = cls(
             id=id,
             state=state,
@@ -254,6 +275,7 @@ class Job:
             finished_at=finished_at,
             choices=choices,
             data_sha256=data_sha256,
+            waiting=waiting,
         )
 
         job.additional_properties = d
