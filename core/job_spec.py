@@ -178,6 +178,19 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
 #: only, that multinomial model with per-class offsets tuned for the average (the strongest
 #: peer measured, docs/quality.md).
 AVERAGED_BASELINES = ("ovr-threshold", "logistic", "logistic-tuned")
+
+#: What each method of a result is called where people read it: the result's method_names,
+#: ``metro result``'s columns, the dashboard's tables (which printed "erm" and "ERM").
+METHOD_NAMES: dict[str, str] = {
+    "metro": "METRO",
+    "erm": "ERM",
+    "koyejo1": "Koyejo et al. (1)",
+    "koyejo2": "Koyejo et al. (2)",
+    "parambath": "Parambath et al.",
+    "ovr-threshold": "One-vs-rest, tuned thresholds",
+    "logistic": "Logistic regression",
+    "logistic-tuned": "Logistic, tuned offsets",
+}
 MULTICLASS_ONLY_BASELINES = ("logistic-tuned",)
 
 

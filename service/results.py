@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.db.models import Job, MetricResult
+from core.job_spec import METHOD_NAMES
 from service.schemas.jobs import (
     ClassResult,
     ConfusionCounts,
@@ -63,8 +64,14 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
         choices=choices,
         constraints=job_constraints(job.spec),
         summary=method_summaries(rows),
+        method_names=method_names(rows),
         runs=runs,
     )
+
+
+def method_names(rows: Sequence[MetricResult]) -> dict[str, str]:
+    """The name people read for each method of the rows (core.job_spec.METHOD_NAMES)."""
+    return {r.method: METHOD_NAMES.get(r.method, r.method) for r in rows}
 
 
 def method_summaries(rows: Sequence[MetricResult]) -> list[MethodSummary]:
@@ -138,6 +145,7 @@ def _averaged_result(
         choices=choices,
         constraints=job_constraints(job.spec),
         summary=method_summaries(overall),
+        method_names=method_names(overall),
         runs=runs,
         average=average,
         classes=classes,

@@ -600,6 +600,11 @@ class JobResult(BaseModel):
         description="Per method and split, mean and std over the repeats of the job's metric "
         "(an averaged job's: the average over its classes)"
     )
+    method_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="Each method of the result as people read it: metro -> METRO, parambath -> "
+        "Parambath et al. (what metro result and the dashboard print)",
+    )
     runs: list[MetricRun]
     average: Average | None = Field(
         default=None, description="An averaged job's averaging (metric.average); null: binary"

@@ -104,7 +104,9 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr
     header = next(line for line in table.stdout.splitlines() if "split" in line)
-    assert header.index("metro") < header.index("erm")  # methods side by side
+    # methods side by side, named as the result (and the dashboard) name them
+    assert header.index("METRO") < header.index("ERM"), header
+    assert "metro" not in header and "erm" not in header
     for split in ("validation", "test"):
         row = next(line for line in table.stdout.splitlines() if split in line)
         assert row.count("±") == 2, row  # mean ± std for both methods, two repeats

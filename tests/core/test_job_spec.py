@@ -154,3 +154,11 @@ def test_a_spec_stored_with_defaults_or_an_alias_spelled_out_hashes_as_this_vers
     assert current_spec_hash(before) == spec_hash(now)
     other = {**before, "metric": {"preset": "fbeta", "beta": 2.0, "zero_division": 1.0}}
     assert current_spec_hash(other) != spec_hash(now)  # not a default: another job
+
+
+def test_every_method_a_result_can_hold_has_a_name():
+    from core.job_spec import AVERAGED_BASELINES, METHOD_NAMES
+    from metro.experiment import METHODS
+
+    assert set(METHOD_NAMES) == {*METHODS, *AVERAGED_BASELINES}
+    assert len(set(METHOD_NAMES.values())) == len(METHOD_NAMES)  # no two read alike

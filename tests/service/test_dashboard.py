@@ -688,6 +688,13 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
         assert cells[:4] == want, (method, cells)
         assert cells[5] == str(REPEATS)
     assert "best" in rows[0].find("th").text  # METRO has the best test mean here
+    # Each row named as the result names its method (method_names; metro result prints these).
+    names = [" ".join(r.find("th").text.split()) for r in rows]
+    assert [n.removesuffix("best").strip() for n in names] == [
+        "METRO",
+        "ERM",
+        "Koyejo et al. (1)",
+    ], names
     # METRO's lambda: each repeat's (a model was trained at each), not their mean, -0.375, at
     # which no model was trained; the baselines have none.
     assert table.find("th", id="methods-lambda").text == "λ per repeat"

@@ -677,6 +677,8 @@ def test_result_with_repeats_and_baselines(client, app, tenant, submit, set_job)
     assert metro_test["mean"] == pytest.approx(0.85)
     assert metro_test["std"] == pytest.approx(0.05)
     assert result["summary"][3]["std"] == pytest.approx(0.0)
+    # The names people read, one definition for the result, metro result and the dashboard.
+    assert result["method_names"] == {"metro": "METRO", "erm": "ERM"}
     assert len(result["runs"]) == 12
     run = result["runs"][0]
     assert run["confusion"] == {"tp": 10, "fp": 2, "fn": 3, "tn": 85}

@@ -28,6 +28,14 @@ from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
 from metro_cli.output import console, fmt, note, optional, say
 
 
+def method_name(result: Any, method: str) -> str:
+    """The method as the result names it for people (its method_names: METRO, Parambath et
+    al.), as the dashboard does; the code where the server gives none."""
+    names = optional(getattr(result, "method_names", None))
+    given = getattr(names, "additional_properties", names) or {}
+    return str(given.get(method, method))
+
+
 def _methods_and_splits(result: Any) -> tuple[list[Any], list[str], list[str], int]:
     summary = list(result.summary)
     methods = list(dict.fromkeys(s.method for s in summary))
@@ -56,7 +64,7 @@ def result_table(result: Any) -> Table:
     )  # fmt: skip
     table.add_column("split")
     for method in methods:
-        table.add_column(method, justify="right")
+        table.add_column(method_name(result, method), justify="right")
     for split in splits:
         cells = {s.method: s for s in summary if s.split == split}
         means = [c.mean for c in cells.values() if not names or _held_throughout(c)]
@@ -92,7 +100,7 @@ def constraints_table(result: Any) -> Table | None:
     for column in ("constraint", "split"):
         table.add_column(column)
     for method in methods:
-        table.add_column(method, justify="right")
+        table.add_column(method_name(result, method), justify="right")
     cells = {(s.method, s.split): s for s in summary}
     for i, label in enumerate(names):
         for split in splits:
@@ -134,7 +142,7 @@ def classes_table(result: Any, word: str = "class") -> Table | None:
     for column in (word, "trained λ", "offset", "chosen by"):
         table.add_column(column, justify="left" if column == word else "right")
     for method in methods:
-        table.add_column(f"{method} (test)", justify="right")
+        table.add_column(f"{method_name(result, method)} (test)", justify="right")
     for c in classes:
         tests = {s.method: s.mean for s in c.summary if s.split == "test"}
         table.add_row(

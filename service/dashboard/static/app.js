@@ -18,12 +18,9 @@
     '#0891b2', '#4f46e5'];
   const CHOSEN_COLOR = '#d97706';
   const SHIFT_DASHES = ['', '6 4', '2 3']; // solid, dashed, dotted: one per cost shift
-  const METHOD_LABELS = {
-    metro: 'METRO', erm: 'ERM', koyejo1: 'Koyejo et al. (1)', koyejo2: 'Koyejo et al. (2)',
-    parambath: 'Parambath et al.',
-    'ovr-threshold': 'One-vs-rest, tuned thresholds', logistic: 'Logistic regression',
-    'logistic-tuned': 'Logistic, tuned offsets',
-  };
+  // Each method's name as the server gives it (the result's method_names: one definition, in
+  // core.job_spec, that metro result prints too), kept from the last result read.
+  let methodNames = {};
 
   const view = document.getElementById('view');
   const login = document.getElementById('login');
@@ -126,7 +123,7 @@
   }
 
   function methodLabel(method) {
-    return METHOD_LABELS[method] || method;
+    return methodNames[method] || method;
   }
 
   // The metric as people write it: the display name the service records (F2 for f_beta(2));
@@ -633,6 +630,7 @@
       drawTrace(trace, job, steps);
       if (job.state === 'succeeded' && !finalDrawn) {
         const [result, found] = await Promise.all([api(`/v1/jobs/${jobId}/result`), findModel(job)]);
+        methodNames = result.method_names || {};
         drawResults(results, result, targetWord(job));
         drawModel(model, found, job);
         finalDrawn = true;
@@ -793,7 +791,7 @@
         // An averaged job runs its own baselines whatever the spec lists (the results name them).
         ['Baselines', s.metric && s.metric.average
           ? 'those every averaged job runs (listed under Results)'
-          : (s.baselines || []).length ? s.baselines.map(methodLabel).join(', ') : 'none'],
+          : (s.baselines || []).length ? s.baselines.join(', ') : 'none'],
       ]),
       h('details', { class: 'raw' }, h('summary', {}, 'Normalized spec (JSON)'),
         h('pre', {}, JSON.stringify(s, null, 2))));

@@ -30,6 +30,7 @@ from .job import Job
 from .job_create import JobCreate
 from .job_page import JobPage
 from .job_result import JobResult
+from .job_result_method_names import JobResultMethodNames
 from .job_spec import JobSpec
 from .job_state import JobState
 from .lambda_step import LambdaStep
@@ -111,6 +112,7 @@ __all__ = (
     "JobCreate",
     "JobPage",
     "JobResult",
+    "JobResultMethodNames",
     "JobSpec",
     "JobState",
     "LambdaStep",

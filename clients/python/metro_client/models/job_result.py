@@ -13,6 +13,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.class_result import ClassResult
     from ..models.constraint import Constraint
+    from ..models.job_result_method_names import JobResultMethodNames
     from ..models.method_summary import MethodSummary
     from ..models.metric_run import MetricRun
     from ..models.repeat_choice import RepeatChoice
@@ -47,6 +48,9 @@ class JobResult:
     runs: list[MetricRun]
     constraints: list[Constraint] | Unset = UNSET
     """ The job's constraints, in the order of every constraint_values list; empty for an unconstrained job """
+    method_names: JobResultMethodNames | Unset = UNSET
+    """ Each method of the result as people read it: metro -> METRO, parambath -> Parambath et al. (what metro
+    result and the dashboard print) """
     average: Average | None | Unset = UNSET
     """ An averaged job's averaging (metric.average); null: binary """
     classes: list[ClassResult] | None | Unset = UNSET
@@ -101,6 +105,10 @@ class JobResult:
                 constraints_item = constraints_item_data.to_dict()
                 constraints.append(constraints_item)
 
+        method_names: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.method_names, Unset):
+            method_names = self.method_names.to_dict()
+
         average: None | str | Unset
         if isinstance(self.average, Unset):
             average = UNSET
@@ -140,6 +148,8 @@ class JobResult:
         )
         if constraints is not UNSET:
             field_dict["constraints"] = constraints
+        if method_names is not UNSET:
+            field_dict["method_names"] = method_names
         if average is not UNSET:
             field_dict["average"] = average
         if classes is not UNSET:
@@ -151,6 +161,7 @@ class JobResult:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.class_result import ClassResult  # noqa: PLC0415
         from ..models.constraint import Constraint  # noqa: PLC0415
+        from ..models.job_result_method_names import JobResultMethodNames  # noqa: PLC0415
         from ..models.method_summary import MethodSummary  # noqa: PLC0415
         from ..models.metric_run import MetricRun  # noqa: PLC0415
         from ..models.repeat_choice import RepeatChoice  # noqa: PLC0415
@@ -231,6 +242,13 @@ class JobResult:
 
                 constraints.append(constraints_item)
 
+        _method_names = d.pop("method_names", UNSET)
+        method_names: JobResultMethodNames | Unset
+        if isinstance(_method_names, Unset):
+            method_names = UNSET
+        else:
+            method_names = JobResultMethodNames.from_dict(_method_names)
+
         def _parse_average(data: object) -> Average | None | Unset:
             if data is None:
                 return data
@@ -283,6 +301,7 @@ class JobResult:
             summary=summary,
             runs=runs,
             constraints=constraints,
+            method_names=method_names,
             average=average,
             classes=classes,
         )
