@@ -281,14 +281,20 @@ class JobRun:
         """This worker is shutting down: the job goes back to the queue without counting this
         attempt, and the next worker resumes it from its recorded fits."""
         logger.info("job %s: this worker is shutting down; giving the job back", self.job.id)
-        return self._release(refund_attempt=True, countdown=None)
+        # Ahead of the jobs that merely wait, as a job recovered from a dead worker is: it went
+        # behind every job queued since, and finished a minute after them.
+        return self._release(refund_attempt=True, countdown=None, recovered=True)
 
-    def _release(self, *, refund_attempt: bool, countdown: float | None) -> str:
+    def _release(
+        self, *, refund_attempt: bool, countdown: float | None, recovered: bool = False
+    ) -> str:
         """Give the job back to the queue (its attempt refunded or not) with a new message; where
         that fails, the lease expires and the reconciler re-queues the job (counted)."""
         try:
             if store.release_job(self.ctx, self.job.id, self.token, refund_attempt=refund_attempt):
-                self.queue.enqueue(self.job.id, self.job.spec, countdown=countdown)
+                self.queue.enqueue(
+                    self.job.id, self.job.spec, countdown=countdown, recovered=recovered
+                )
         except Exception:
             logger.warning("job %s: could not give it back to the queue", self.job.id)
         return "retry"

@@ -500,13 +500,25 @@ def test_each_attempt_saves_its_own_model_and_one_a_cancel_beat_removes_it(
     assert left == []  # neither its model nor its fits
 
 
-def test_a_worker_shutting_down_gives_its_job_back_without_counting_the_attempt(make_cluster):
+def test_a_worker_shutting_down_gives_its_job_back_without_counting_the_attempt(
+    make_cluster, monkeypatch
+):
     """SIGTERM (a deploy, a scale-down) left the job holding its lease until the process was
     killed; the reconciler then re-queued it as a new attempt, so a long job failed after three
-    restarts. At the next check the job goes back to the queue, its attempt refunded."""
+    restarts. At the next check the job goes back to the queue, its attempt refunded, and ahead
+    of the jobs that merely wait (it went behind them and finished a minute later)."""
+    from core.queue import JobQueue
     from worker.lease import SHUTTING_DOWN
     from worker.runner import run_job
 
+    sent: list[bool] = []
+    real_enqueue = JobQueue.enqueue
+
+    def enqueue(self, job_id, spec, *, countdown=None, recovered=False):  # type: ignore[no-untyped-def]
+        sent.append(recovered)
+        return real_enqueue(self, job_id, spec, countdown=countdown, recovered=recovered)
+
+    monkeypatch.setattr(JobQueue, "enqueue", enqueue)
     cluster = make_cluster()
     ctx = _solo_context(cluster)
     job_id = cluster.submit({**SMALL_JOB, "search": {"n_lambdas": 3, "cv": None}})
@@ -517,5 +529,6 @@ def test_a_worker_shutting_down_gives_its_job_back_without_counting_the_attempt(
         SHUTTING_DOWN.clear()
     job = cluster.job(job_id)
     assert (job["state"], job["attempts"]) == ("queued", 0), job
+    assert sent[-1:] == [True]  # sent with the recovered jobs' priority
     assert run_job(job_id, ctx) == "succeeded"
     assert cluster.job(job_id)["attempts"] == 1
