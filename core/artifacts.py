@@ -8,6 +8,7 @@ a path relative to that root; both go through fsspec so the code does not care w
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,12 +24,15 @@ __all__ = [
     "ONNX_FILE",
     "WEIGHTS_FILE",
     "ArtifactError",
+    "job_dir",
     "open_checked",
     "read_bytes",
+    "remove_tree",
     "resolve_artifact_uri",
 ]
 
 _CHUNK = 1024 * 1024
+logger = logging.getLogger(__name__)
 
 
 class ArtifactError(ServiceError):
@@ -48,6 +52,26 @@ def resolve_artifact_uri(artifacts_root: str, artifact_uri: str) -> str:
     if _has_scheme(artifact_uri) or artifact_uri.startswith("/"):
         return artifact_uri
     return artifacts_root.rstrip("/") + "/" + artifact_uri
+
+
+def job_dir(job_id: object) -> str:
+    """Everything a job wrote to the store, relative to the root: its models (one folder per
+    attempt) and its recorded fits (worker.artifacts lays them out)."""
+    return f"jobs/{job_id}"
+
+
+def remove_tree(artifacts_root: str, rel: str) -> None:
+    """Delete a folder of the store and all under it; a folder already gone is no error, and
+    any other failure is logged (leftovers cost storage, never correctness: no row names them)."""
+    uri = resolve_artifact_uri(artifacts_root, rel)
+    try:
+        fs, path = fsspec.core.url_to_fs(uri)
+        fs.invalidate_cache()
+        fs.rm(path, recursive=True)
+    except FileNotFoundError:
+        pass
+    except Exception:
+        logger.warning("could not remove %s", rel, exc_info=True)
 
 
 def _fs_path(model_uri: str, name: str) -> tuple[Any, str]:

@@ -60,6 +60,10 @@ class Settings(BaseSettings):
     fetch_timeout_seconds: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     max_fetch_redirects: int = Field(default=5, ge=0)
     model_cache_size: int = Field(default=16, ge=1)  # loaded models kept in memory per process
+    # How long a model's row is trusted for predictions without asking the database again: a
+    # model deleted through another API process keeps answering there this long at most (0:
+    # every prediction asks the database).
+    model_ref_cache_seconds: float = Field(default=5.0, ge=0, allow_inf_nan=False)
     readiness_timeout_seconds: float = Field(default=2.0, gt=0, allow_inf_nan=False)
 
     # Concurrency of one API process (see docs/operations.md, "Concurrency"). Sync routes run in

@@ -71,7 +71,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Same pool, no transaction: single-row reads of the GET routes (service.crud.reads).
     app.state.read_engine = engine.execution_options(isolation_level="AUTOCOMMIT")
     app.state.model_cache = ModelCache(settings.model_cache_size)
-    app.state.model_refs = ModelRefCache(settings.model_cache_size * 64)
+    app.state.model_refs = ModelRefCache(
+        settings.model_cache_size * 64, ttl_seconds=settings.model_ref_cache_seconds
+    )
     app.state.principal_cache = PrincipalCache(
         maxsize=settings.api_key_cache_size, ttl_seconds=settings.api_key_cache_seconds
     )

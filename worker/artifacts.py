@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import uuid
 
-from core.artifacts import resolve_artifact_uri
+from core.artifacts import job_dir, resolve_artifact_uri
+from core.artifacts import remove_tree as core_remove_tree
 from metro.serialization import is_url, local_path, write_atomically
 
 logger = logging.getLogger(__name__)
@@ -21,12 +22,12 @@ def model_path(job_id: uuid.UUID, attempt: int) -> str:
     """Where an attempt of a job saves its model: its own folder, so that an attempt that lost
     the job (stalled past its lease while another took over) never writes over the files the
     winner's model row names; the row records the path."""
-    return f"jobs/{job_id}/model/{attempt}"
+    return f"{job_dir(job_id)}/model/{attempt}"
 
 
 def fits_dir(job_id: uuid.UUID | str) -> str:
     """Where a job's recorded fits and checkpoints live (removed once the job has finished)."""
-    return f"jobs/{job_id}/fits"
+    return f"{job_dir(job_id)}/fits"
 
 
 def fit_path(job_id: uuid.UUID, key: str, suffix: str = ".safetensors") -> str:
@@ -65,14 +66,4 @@ def get_bytes(root: str, rel: str) -> bytes | None:
 
 def remove_tree(root: str, rel: str) -> None:
     """Best effort: delete a job's intermediate files once it has finished."""
-    uri = full_uri(root, rel)
-    try:
-        import fsspec
-
-        fs, path = fsspec.core.url_to_fs(uri)
-        fs.invalidate_cache()
-        fs.rm(path, recursive=True)
-    except FileNotFoundError:
-        pass
-    except Exception:  # leftovers cost storage, not correctness
-        logger.warning("could not remove %s", rel, exc_info=True)
+    core_remove_tree(root, rel)

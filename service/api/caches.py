@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cachetools import LRUCache, TTLCache
+from cachetools import TTLCache
 
 from service.crud.tenants import Principal
 
@@ -60,16 +60,30 @@ class ModelRef:
 
 
 class ModelRefCache:
-    def __init__(self, maxsize: int) -> None:
-        self._entries: LRUCache[tuple[uuid.UUID, uuid.UUID], ModelRef] = LRUCache(
-            maxsize=max(1, maxsize)
+    """Model rows a predict trusts without asking the database, for ``ttl_seconds`` at most: a
+    model deleted through another API process answers there that long at most (0: no cache)."""
+
+    def __init__(
+        self, maxsize: int, *, ttl_seconds: float, timer: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.enabled = ttl_seconds > 0
+        self._entries: TTLCache[tuple[uuid.UUID, uuid.UUID], ModelRef] = TTLCache(
+            maxsize=max(1, maxsize), ttl=max(ttl_seconds, 1e-9), timer=timer
         )
         self._lock = threading.Lock()
 
     def get(self, tenant_id: uuid.UUID, model_id: uuid.UUID) -> ModelRef | None:
+        if not self.enabled:
+            return None
         with self._lock:
             return self._entries.get((tenant_id, model_id))
 
     def put(self, tenant_id: uuid.UUID, ref: ModelRef) -> None:
+        if self.enabled:
+            with self._lock:
+                self._entries[(tenant_id, ref.id)] = ref
+
+    def discard(self, tenant_id: uuid.UUID, model_id: uuid.UUID) -> None:
+        """This process forgets a deleted model at once."""
         with self._lock:
-            self._entries[(tenant_id, ref.id)] = ref
+            self._entries.pop((tenant_id, model_id), None)

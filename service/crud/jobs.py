@@ -5,14 +5,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from core import store
 from core.db.base import utcnow
 from core.db.errors import is_lock_conflict
-from core.db.models import Job, LambdaStep, MetricResult
+from core.db.models import Job, JobFit, LambdaStep, MetricResult, Model
 from core.errors import (
     ConflictError,
     IdempotencyKeyReusedError,
@@ -21,7 +21,7 @@ from core.errors import (
     QuotaExceededError,
 )
 from core.job_spec import current_spec_hash, spec_hash
-from core.states import IllegalTransitionError, JobState
+from core.states import TERMINAL_STATES, IllegalTransitionError, JobState
 from service.crud.datasets import dataset_exists, unknown_dataset
 from service.crud.pagination import decode_step_cursor, encode_step_cursor, newest_first_page
 from service.crud.tenants import lock_tenant
@@ -188,6 +188,31 @@ def cancel_job(session: Session, tenant_id: uuid.UUID, job_id: uuid.UUID) -> Job
         session.rollback()  # already asked: cancelling twice is not an error
     session.refresh(job)  # the row as the compare-and-set left it
     return job
+
+
+def delete_job(session: Session, tenant_id: uuid.UUID, job_id: uuid.UUID) -> list[uuid.UUID]:
+    """Delete a finished job with all it left in the database: its trace, results, recorded fits
+    and models (their ids are returned). The caller then removes its files from the store
+    (after this commit: a failure between the two leaves files no row names, never a row
+    without its files).
+
+    Refused (409) while the job is queued, running or cancelling: a worker may be writing to it,
+    and its owner should cancel it first. The row is locked, so a worker's claim of a queued job
+    and this check cannot interleave."""
+    job = get_job(session, tenant_id, job_id, lock=True)
+    state = JobState(job.state)
+    if state not in TERMINAL_STATES:
+        session.rollback()
+        raise ConflictError(
+            f"job {job_id} is {state.value}: cancel it first (POST /v1/jobs/{job_id}/cancel), "
+            "then delete it once it is cancelled"
+        )
+    models = list(session.scalars(select(Model.id).where(Model.job_id == job.id)))
+    for child in (Model, LambdaStep, MetricResult, JobFit):  # SQLite enforces no FK cascade
+        session.execute(delete(child).where(child.job_id == job.id))
+    session.delete(job)
+    session.commit()
+    return models
 
 
 def mark_enqueued(session: Session, job_id: uuid.UUID) -> None:

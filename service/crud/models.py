@@ -1,4 +1,4 @@
-"""Trained models. Workers register them (``register_model``); the API only reads them."""
+"""Trained models. Workers register them (``register_model``); the API reads and deletes them."""
 
 from __future__ import annotations
 
@@ -55,3 +55,19 @@ def list_models(
     if job_id is not None:
         stmt = stmt.where(Model.job_id == job_id)
     return newest_first_page(session, stmt, Model, cursor, limit)
+
+
+def delete_model(session: Session, tenant_id: uuid.UUID, model_id: uuid.UUID) -> str:
+    """Delete the tenant's model row and return where its files are (the caller removes them
+    after this commit: a failure between the two leaves files no row names, never a row
+    without its files)."""
+    model = session.scalar(
+        select(Model).where(Model.id == model_id, Model.tenant_id == tenant_id).with_for_update()
+    )
+    if model is None:
+        session.rollback()
+        raise NotFoundError("model", model_id)
+    where = model.artifact_uri
+    session.delete(model)
+    session.commit()
+    return where

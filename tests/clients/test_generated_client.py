@@ -90,10 +90,11 @@ def test_names_read_naturally() -> None:
         package = importlib.import_module(f"metro_client.api.{tag.name}")
         operations |= {f"{tag.name}.{op.name}" for op in pkgutil.iter_modules(package.__path__)}
     assert {
-        "jobs.submit_job", "jobs.list_jobs", "jobs.get_job", "jobs.cancel_job",
+        "jobs.submit_job", "jobs.list_jobs", "jobs.get_job", "jobs.cancel_job", "jobs.delete_job",
         "jobs.get_job_trace", "jobs.get_job_result", "datasets.upload_dataset",
         "datasets.list_datasets", "datasets.get_dataset", "datasets.delete_dataset",
         "models.list_models", "models.get_model", "models.download_model", "models.predict",
+        "models.delete_model",
         "health.healthz", "health.readyz", "health.metrics",
     } == operations  # fmt: skip
     for name in models.__all__:

@@ -12,6 +12,7 @@ from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from core.artifacts import job_dir, remove_tree
 from core.config import Settings
 from core.datasets.locations import LocationPolicy
 from core.db.base import utcnow
@@ -211,6 +212,27 @@ async def get_job(job_id: uuid.UUID, request: Request, principal: PrincipalDep) 
 
 # The job's own columns; ``waiting`` is said from the workers' rows.
 _JOB_COLUMNS = tuple(name for name in JobOut.model_fields if name != "waiting")
+
+
+@router.delete(
+    "/{job_id}",
+    status_code=204,
+    summary="Delete a job",
+    responses=problem_responses(401, 404, 409, 422),
+)
+def delete_job(
+    job_id: uuid.UUID, request: Request, session: SessionDep, principal: PrincipalDep,
+    settings: SettingsDep,
+) -> Response:  # fmt: skip
+    """Delete a finished job (succeeded, failed or cancelled) and all it produced: its trace,
+    results and models, rows and files. A queued or running job is a 409: cancel it first.
+    Its dataset stays (delete it apart). A prediction with one of its models that another API
+    process holds in its cache answers for METRO_MODEL_REF_CACHE_SECONDS (5) at most."""
+    models = crud.delete_job(session, principal.tenant_id, job_id)
+    for model_id in models:
+        request.app.state.model_refs.discard(principal.tenant_id, model_id)
+    remove_tree(settings.artifacts_uri, job_dir(job_id))
+    return Response(status_code=204)
 
 
 @router.post(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from sqlalchemy import Row
 from starlette.concurrency import run_in_threadpool
@@ -97,6 +97,29 @@ async def get_model(
 
 
 _MODEL_COLUMNS = ("id", "job_id", "has_onnx", "sha256", "manifest", "created_at")
+
+
+@router.delete(
+    "/{model_id}",
+    status_code=204,
+    summary="Delete a model",
+    responses=problem_responses(401, 404, 422),
+)
+def delete_model(
+    model_id: uuid.UUID,
+    request: Request,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+) -> Response:
+    """Delete the model's row and its files. Its job stays (it then has no model; deleting the
+    job removes everything it produced). A download already streaming finishes; a prediction
+    through another API process that holds the model in its cache answers for
+    METRO_MODEL_REF_CACHE_SECONDS (5) at most."""
+    where = crud.delete_model(session, principal.tenant_id, model_id)
+    request.app.state.model_refs.discard(principal.tenant_id, model_id)
+    artifacts.remove_tree(settings.artifacts_uri, where)
+    return Response(status_code=204)
 
 
 @router.get(

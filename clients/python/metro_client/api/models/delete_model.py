@@ -1,0 +1,201 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+from uuid import UUID
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    model_id: UUID,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "delete",
+        "url": "/v1/models/{model_id}".format(
+            model_id=quote(str(model_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
+    if response.status_code == 204:
+        response_204 = cast(Any, None)
+        return response_204
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    model_id: UUID,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Any | Problem]:
+    """Delete a model
+
+     Delete the model's row and its files. Its job stays (it then has no model; deleting the
+    job removes everything it produced). A download already streaming finishes; a prediction
+    through another API process that holds the model in its cache answers for
+    METRO_MODEL_REF_CACHE_SECONDS (5) at most.
+
+    Args:
+        model_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        model_id=model_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    model_id: UUID,
+    *,
+    client: AuthenticatedClient,
+) -> Any | Problem | None:
+    """Delete a model
+
+     Delete the model's row and its files. Its job stays (it then has no model; deleting the
+    job removes everything it produced). A download already streaming finishes; a prediction
+    through another API process that holds the model in its cache answers for
+    METRO_MODEL_REF_CACHE_SECONDS (5) at most.
+
+    Args:
+        model_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | Problem
+    """
+
+    return sync_detailed(
+        model_id=model_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    model_id: UUID,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Any | Problem]:
+    """Delete a model
+
+     Delete the model's row and its files. Its job stays (it then has no model; deleting the
+    job removes everything it produced). A download already streaming finishes; a prediction
+    through another API process that holds the model in its cache answers for
+    METRO_MODEL_REF_CACHE_SECONDS (5) at most.
+
+    Args:
+        model_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        model_id=model_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    model_id: UUID,
+    *,
+    client: AuthenticatedClient,
+) -> Any | Problem | None:
+    """Delete a model
+
+     Delete the model's row and its files. Its job stays (it then has no model; deleting the
+    job removes everything it produced). A download already streaming finishes; a prediction
+    through another API process that holds the model in its cache answers for
+    METRO_MODEL_REF_CACHE_SECONDS (5) at most.
+
+    Args:
+        model_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            model_id=model_id,
+            client=client,
+        )
+    ).parsed
