@@ -68,6 +68,17 @@ def test_list_what_a_tenant_has_and_delete_an_upload(live: Live, tmp_path: Path)
     assert job_id not in metro(live, "jobs", "--limit", "200").stdout
     assert_one_line_error(metro(live, "delete", uri), "404")
 
+    # An id: a job's, then a model's (another tenant's: as missing).
+    model_id = row.split()[0]
+    assert_one_line_error(metro(live, "delete", job_id), "no job, model or dataset")
+    deleted = metro(live, "delete", model_id, env=mine)
+    assert deleted.stderr.strip() == f"deleted model {model_id}", deleted.stderr
+    assert metro(live, "models", env=mine).stderr.strip() == "no models"
+    deleted = metro(live, "delete", job_id, env=mine)
+    assert deleted.stderr.strip() == f"deleted job {job_id}", deleted.stderr
+    assert metro(live, "jobs", env=mine).stderr.strip() == "no jobs"
+    assert_one_line_error(metro(live, "delete", job_id, env=mine), "no job, model or dataset")
+
     gone = metro(live, "delete", uri, env=mine)
     assert gone.returncode == 0 and gone.stderr.strip() == f"deleted {uri}", gone.stderr
     assert metro(live, "datasets", env=mine).stderr.strip() == "no datasets"

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from metro_cli.api import Api, parse_uuid
 from metro_cli.choices import metric_info
-from metro_cli.errors import CliError, one_line_errors
+from metro_cli.errors import ApiError, CliError, one_line_errors
 from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
 from metro_cli.output import console, fmt, note, optional, say
 
@@ -207,15 +207,45 @@ def models(
 
 @one_line_errors
 def delete(
-    dataset: Annotated[str, typer.Argument(help="The dataset's dataset:// URI, or its id.")],
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="A dataset's dataset:// URI, or the id of a job, a model or a dataset.",
+            metavar="TARGET",
+        ),
+    ],
     url: UrlOption = DEFAULT_URL,
     api_key: KeyOption = None,
 ) -> None:
-    """Delete an uploaded dataset (its bytes go with the last dataset that holds them). Refused
-    while a queued or running job will read it; finished jobs keep their record."""
+    """Delete an uploaded dataset (its bytes go with the last dataset that holds them; refused
+    while a queued or running job will read it), a finished job with all it produced (its
+    trace, results and models; a queued or running one is refused: cancel it first), or a
+    model. An id is looked up as a job's, then a model's, then a dataset's."""
     from metro_client.api.datasets import delete_dataset
+    from metro_client.api.jobs import delete_job
+    from metro_client.api.models import delete_model
 
-    ident = dataset.strip().removeprefix("dataset://")
     api = Api(url, api_key)
-    api.call(delete_dataset, parse_uuid(ident, "dataset"))
+    given = target.strip()
+    if given.startswith("dataset://"):
+        ident = parse_uuid(given.removeprefix("dataset://"), "dataset")
+        api.call(delete_dataset, ident)
+        note(f"deleted dataset://{ident}")
+        return
+    ident = parse_uuid(given, "job, model or dataset")
+    for what, endpoint in (("job", delete_job), ("model", delete_model)):
+        try:
+            api.call(endpoint, ident)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            continue
+        note(f"deleted {what} {ident}")
+        return
+    try:
+        api.call(delete_dataset, ident)
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+        raise ApiError(f"no job, model or dataset {ident}", 404) from None
     note(f"deleted dataset://{ident}")
