@@ -24,7 +24,7 @@ import numpy as np
 
 from metro.metrics import display_name
 from metro.models import StackedModel
-from metro.serialization import ModelFormatError, load_model, save_model
+from metro.serialization import DECISIONS, ModelFormatError, load_model, save_model
 
 if TYPE_CHECKING:
     from metro.estimator import MetroClassifier
@@ -103,7 +103,7 @@ class SavedClassifier:
         if manifest.get("classes") is not None:
             self.classes_ = np.asarray(manifest["classes"])
         else:
-            labels = manifest.get("labels") or {"positive": 1, "negative": 0}
+            labels = manifest["labels"]  # load_classifier checked it
             self.pos_label_ = labels["positive"]
             self._negative_label = labels["negative"]
             self.classes_ = np.unique(np.asarray([self._negative_label, self.pos_label_]))
@@ -166,6 +166,23 @@ def load_classifier(
     """Read a model saved by :meth:`MetroClassifier.save` (or downloaded from the service), its
     weights checked against the manifest's digest (and ``expected_sha256`` when given)."""
     model, manifest = load_model(target, expected_sha256=expected_sha256)
-    if manifest.get("classes") is None and manifest.get("labels") is None:
-        raise ModelFormatError("the manifest names neither labels nor classes")
+    _check_decision(manifest)
     return SavedClassifier(model, manifest)
+
+
+def _check_decision(manifest: dict[str, Any]) -> None:
+    """What ``predict`` reads from the manifest, refused when it is not there as it was
+    written: empty labels read as 1 and 0, and a threshold given as text failed in int()."""
+    classes = manifest.get("classes")
+    if classes is not None:
+        if manifest.get("decision") not in DECISIONS or not isinstance(classes, list):
+            raise ModelFormatError("the manifest's classes and decision are not a saved model's")
+        return
+    labels = manifest.get("labels")
+    if not isinstance(labels, dict) or set(labels) != {"positive", "negative"}:
+        raise ModelFormatError("the manifest names no labels (positive and negative)")
+    if labels["positive"] == labels["negative"]:
+        raise ModelFormatError("the manifest's positive and negative labels are the same")
+    threshold = manifest.get("threshold", 0.0)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise ModelFormatError(f"the manifest's threshold is not a number: {threshold!r}")

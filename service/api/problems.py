@@ -73,6 +73,24 @@ def _capped(text: str, limit: int) -> str:
     return f"{text[:limit]}... ({len(text) - limit:,} more characters)"
 
 
+# Errors one answer lists: 100,000 bad cells of a prediction came back as a 9.5 MB answer.
+_MAX_SHOWN_ERRORS = 50
+
+
+def _capped_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    shown = [_capped_error(e) for e in errors[:_MAX_SHOWN_ERRORS]]
+    if len(errors) > _MAX_SHOWN_ERRORS:
+        more = len(errors) - _MAX_SHOWN_ERRORS
+        shown.append(
+            {
+                "loc": ["body"],
+                "msg": f"and {more:,} more errors not listed",
+                "type": "too_many_errors",
+            }
+        )
+    return shown
+
+
 def _capped_error(error: dict[str, Any]) -> dict[str, Any]:
     loc = [
         _capped(step, _MAX_SHOWN_STEP) if isinstance(step, str) else step for step in error["loc"]
@@ -97,7 +115,7 @@ def problem(
         status=status,
         detail=_capped(detail, _MAX_SHOWN_TEXT) if detail is not None else None,
         instance=request.url.path,
-        errors=[ProblemFieldError(**_capped_error(e)) for e in errors]
+        errors=[ProblemFieldError(**e) for e in _capped_errors(errors)]
         if errors is not None
         else None,
     )

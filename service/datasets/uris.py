@@ -110,7 +110,8 @@ def check_dataset(
     lacking = _SCHEME_WITHOUT_SLASHES.match(uri) if not scheme else None
     if lacking:  # read as a relative local path, it was "local files are not enabled"
         name = lacking.group(1).lower()
-        raise _invalid(f"a {name} URI is written {name}://...; this one lacks the '//'")
+        article = "an" if name in ("s3", "http", "https") else "a"
+        raise _invalid(f"{article} {name} URI is written {name}://...; this one lacks the '//'")
     if scheme == "dataset":
         return _check_upload(session, tenant_id, uri, dataset, averaged)
     if scheme == "builtin":
@@ -147,7 +148,13 @@ def check_dataset(
 def _check_upload(
     session: Session, tenant_id: uuid.UUID, uri: str, dataset: DatasetRef, averaged: bool
 ) -> CheckedDataset:
-    ident = urllib.parse.urlsplit(uri).netloc
+    parts = urllib.parse.urlsplit(uri)
+    ident = parts.netloc
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        # dataset://<id>/x, ?x=1 and #f were read as dataset://<id>, the rest dropped unsaid
+        raise _invalid(
+            "a dataset URI is dataset://<id>, as the upload answered it, with nothing after the id"
+        )
     try:
         dataset_id = uuid.UUID(ident)
         # Held until the job is committed: a concurrent delete waits, then sees the job.

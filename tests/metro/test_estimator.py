@@ -423,6 +423,13 @@ def test_a_feature_float32_cannot_hold_apart_is_refused_before_the_fit():
         MetroClassifier(metric="f1", average="macro", n_lambdas=3, cv=3).fit(X, y)
     centred = X - [1.7e9, 0.0]
     assert clf.fit(centred, y).score(centred, y) > 0.85
+    # Too large for float32 at all: said so, not "subtract a constant near 1e+37".
+    huge = centred.copy()
+    huge[3, 1] = 1e39
+    with pytest.raises(ValueError, match=r"1 of them too large for float32 \(first at row 3"):
+        clf.fit(huge, y)
+    # A constant column has nothing to lose, whatever float32 makes of its value.
+    assert clf.fit(np.column_stack([centred, np.full(400, 0.1)]), y).n_features_in_ == 3
 
 
 def test_refit_false_with_folds_is_refused_not_ignored():

@@ -94,3 +94,21 @@ def test_saving_an_unfitted_classifier_says_so(tmp_path):
 
     with pytest.raises(NotFittedError):
         MetroClassifier().save(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"labels": {}}, "names no labels"),  # was read as 1 and 0
+        ({"labels": None}, "names no labels"),
+        ({"labels": {"positive": "a", "negative": "a"}}, "are the same"),
+        ({"threshold": "0"}, "threshold is not a number"),  # was int()'s ValueError
+    ],
+)
+def test_a_manifest_that_does_not_say_how_to_decide_is_refused(tmp_path, edit, said):
+    X, y = _binary()
+    MetroClassifier(**FAST).fit(X, y).save(tmp_path, onnx=False)
+    path = tmp_path / MANIFEST_FILE
+    path.write_text(json.dumps({**json.loads(path.read_text()), **edit}))
+    with pytest.raises(ModelFormatError, match=said):
+        load_classifier(tmp_path)

@@ -275,6 +275,10 @@ def test_bad_dataset_uri_is_422(client, tenant, uri):
         # A query and a host were "file URIs must be absolute".
         ("file:///data/a.csv?x=1", "file URIs take no query or fragment"),
         ("file://otherhost/data/a.csv", "file URIs must be absolute, as in file:///data/train.csv"),
+        ("s3:bucket/a.csv", "an s3 URI is written s3://...; this one lacks the '//'"),
+        # Read as dataset://<id>, the rest dropped without a word.
+        (f"dataset://{uuid.UUID(int=7)}/x.csv", "a dataset URI is dataset://<id>, as the upload"),
+        (f"dataset://{uuid.UUID(int=7)}?v=2", "a dataset URI is dataset://<id>, as the upload"),
     ],
 )
 def test_a_malformed_uri_is_refused_for_what_is_wrong_with_it(client, tenant, uri, said):
@@ -1140,6 +1144,23 @@ def test_a_string_for_a_number_is_422_in_every_section(client, tenant, overrides
     """As in search and training: "0.8" is not silently taken for 0.8 anywhere in a job."""
     r = client.post("/v1/jobs", json=job_body(**overrides), headers=tenant.headers)
     assert [e["loc"] for e in _errors(r)] == [loc], r.text
+
+
+def test_an_error_answer_lists_at_most_50_errors(client, tenant, add_model):
+    """100,000 bad cells of a prediction came back as 100,000 errors, a 9.5 MB answer."""
+    model = add_model(tenant, weight=[1.0] * 20)
+    rows = [["x"] * 20 for _ in range(40)]
+    r = client.post(
+        f"/v1/models/{model['id']}/predict", json={"instances": rows}, headers=tenant.headers
+    )
+    assert r.status_code == 422
+    errors = r.json()["errors"]
+    assert len(errors) == 51 and errors[0]["loc"] == ["body", "instances", 0, 0]
+    assert errors[-1] == {
+        "loc": ["body"],
+        "msg": "and 750 more errors not listed",
+        "type": "too_many_errors",
+    }
 
 
 def test_an_error_answer_does_not_send_a_huge_input_back(client, tenant):
