@@ -1142,3 +1142,9 @@ def test_a_queued_job_no_worker_takes_says_why_it_waits(
     notice = " ".join(dom.find(id="job-waiting").text.split())
     assert notice == f"Waiting: {job['waiting']}", notice
     assert "no worker serving the gpu queue" in notice
+    # The job list says it too, the server's words in the note's title.
+    _, listed = Browser(tmp_path).dom(f"{live_server}/dashboard/#key={tenant.key}", width=1280)
+    row = listed.find("tr", data_job_id=job["id"])
+    note = row.find(cls="waiting-note")
+    assert note.text.strip() == "no worker" and note.attrs["title"] == job["waiting"]
+    assert_no_clipped_tables(listed)
