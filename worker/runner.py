@@ -33,7 +33,7 @@ import torch
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from core import store
-from core.db.errors import DATABASE_UNAVAILABLE, is_database_outage
+from core.db.errors import DATABASE_UNAVAILABLE, is_database_outage, is_lock_conflict
 from core.job_spec import (
     DataSize,
     JobObjects,
@@ -131,6 +131,25 @@ def check_budgets(
         raise SpecError(f"over this server's limits on its data: {'; '.join(named)}")
 
 
+# A claim Postgres aborts to break a cycle of lock waits is taken again this many times in all.
+_CLAIM_ATTEMPTS = 3
+
+
+def _claim(ctx: WorkerContext, ident: uuid.UUID, token: str) -> store.ClaimedJob | None:
+    """store.claim_job, run again when the database aborted it for another transaction: a
+    claim racing submissions that share an Idempotency-Key closed a cycle of lock waits (the
+    API's side is retried in service.crud.jobs), and the job then waited for the reconciler."""
+    for attempt in range(_CLAIM_ATTEMPTS):
+        try:
+            return store.claim_job(ctx, ident, token)
+        except OperationalError as exc:
+            if not is_lock_conflict(exc) or attempt == _CLAIM_ATTEMPTS - 1:
+                raise
+            logger.info("job %s: the claim met a concurrent transaction; claiming again", ident)
+            time.sleep(0.05 * (attempt + 1))
+    return None
+
+
 def run_job(job_id: str, ctx: WorkerContext | None = None) -> str:
     """Run one job; returns what happened ("succeeded", "failed", "cancelled", "retry",
     "lost", or "skipped" for a job that was not claimable)."""
@@ -141,7 +160,7 @@ def run_job(job_id: str, ctx: WorkerContext | None = None) -> str:
         logger.warning("ignoring a message for an invalid job id %r", job_id)
         return "skipped"
     token = ctx.new_token()
-    job = store.claim_job(ctx, ident, token)
+    job = _claim(ctx, ident, token)
     if job is None:
         logger.info("job %s is not claimable (held elsewhere, finished or unknown)", ident)
         return "skipped"

@@ -532,3 +532,27 @@ def test_a_worker_shutting_down_gives_its_job_back_without_counting_the_attempt(
     assert sent[-1:] == [True]  # sent with the recovered jobs' priority
     assert run_job(job_id, ctx) == "succeeded"
     assert cluster.job(job_id)["attempts"] == 1
+
+
+def test_a_claim_postgres_aborts_for_a_lock_cycle_is_taken_again(make_cluster, monkeypatch):
+    """A worker's claim was the third party of the deadlock concurrent submissions with one
+    Idempotency-Key closed; aborted, the task failed and the job waited for the reconciler."""
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    from core import store
+    from worker.runner import run_job
+
+    real_claim = store.claim_job
+    aborted: list[int] = []
+
+    def claim_once_aborted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if not aborted:
+            aborted.append(1)
+            raise OperationalError("UPDATE jobs ...", {}, psycopg.errors.DeadlockDetected("x"))
+        return real_claim(*args, **kwargs)
+
+    monkeypatch.setattr(store, "claim_job", claim_once_aborted)
+    cluster = make_cluster()
+    job_id = cluster.submit({**SMALL_JOB, "search": {"n_lambdas": 3, "cv": None}})
+    assert run_job(job_id, _solo_context(cluster)) == "succeeded" and aborted == [1]
