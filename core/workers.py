@@ -10,7 +10,7 @@ take it, which is otherwise invisible: the job's message waits in the broker, an
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Label, delete, exists, select
@@ -42,11 +42,17 @@ def seen_window(settings: Settings) -> float:
     return _ROUNDS_SEEN * settings.reconcile_seconds + _MARGIN_SECONDS
 
 
+# Rows of workers that died without removing theirs (SIGKILL, a lost machine) are dropped this
+# long after their last word, by whichever worker announces next: each process has its own name.
+_FORGOTTEN_AFTER = timedelta(days=1)
+
+
 def announce(session: Session, name: str, kinds: list[str]) -> None:
-    """Write (or renew) this worker's row; the caller commits."""
-    session.merge(
-        WorkerBeat(name=name[:255], queues=",".join(sorted(kinds)), seen_at=db_now(session))
-    )
+    """Write (or renew) this worker's row, and drop the rows of workers silent for a day; the
+    caller commits."""
+    now = db_now(session)
+    session.execute(delete(WorkerBeat).where(WorkerBeat.seen_at < now - _FORGOTTEN_AFTER))
+    session.merge(WorkerBeat(name=name[:255], queues=",".join(sorted(kinds)), seen_at=now))
 
 
 def forget(session: Session, name: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 
 from core.db.base import utcnow
 from core.db.models import WorkerBeat
@@ -67,5 +67,12 @@ def test_announce_renews_one_row_per_worker(app):
         session.commit()
         assert live_kinds(session, since=utcnow() - timedelta(seconds=60)) == {"cpu"}
         assert live_kinds(session, since=utcnow() + timedelta(seconds=60)) == set()
+        # A worker killed without removing its row: dropped a day after its last word.
+        session.add(WorkerBeat(name="gone", queues="gpu", seen_at=utcnow() - timedelta(days=2)))
+        session.add(WorkerBeat(name="late", queues="gpu", seen_at=utcnow() - timedelta(hours=2)))
+        session.commit()
+        announce(session, "w1", ["cpu"])
+        session.commit()
+        assert sorted(session.scalars(select(WorkerBeat.name))) == ["late", "w1"]
         session.execute(delete(WorkerBeat))
         session.commit()
