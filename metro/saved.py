@@ -32,11 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["SavedClassifier", "load_classifier", "save_classifier"]
 
 
-def _plain(value: Any) -> Any:
-    """A label as JSON holds it (numpy scalars as Python ones)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def save_classifier(
     est: MetroClassifier, target: str | os.PathLike[str], *, onnx: bool = True
 ) -> dict[str, Any]:
@@ -44,39 +39,38 @@ def save_classifier(
     manifest. ``onnx=False`` leaves out ``model.onnx``."""
     from sklearn.utils.validation import check_is_fitted
 
-    names = getattr(est, "feature_names_in_", None)
+    averaged = getattr(est, "average_", None) is not None
+    check_is_fitted(est, "estimators_" if averaged else "model_")
+    # save_model makes the values plain JSON (numpy scalars and arrays, names as text).
     common: dict[str, Any] = {
-        "feature_names": None if names is None else [str(n) for n in names],
+        "feature_names": getattr(est, "feature_names_in_", None),
+        "metric": {"name": est.metric_.name, "display_name": display_name(est.metric_.name)},
         "saved_by": "MetroClassifier.save",
     }
-    if getattr(est, "average_", None) is not None:
+    if averaged:
         from metro.multiclass import stacked_model
 
-        check_is_fitted(est, "estimators_")
         multiclass = est.target_type_ != "multilabel-indicator"
         manifest = {
             **common,
-            "metric": {"name": est.metric_.name, "display_name": display_name(est.metric_.name)},
             "average": est.average_,
-            "classes": [_plain(c) for c in est.classes_],
+            "classes": list(est.classes_),
             "decision": "argmax" if multiclass else "per_label",
-            "class_lambdas": [float(v) for v in est.lambdas_],
-            "class_thresholds": [float(v) for v in est.thresholds_],
-            "offsets": [float(v) for v in est.offsets_] if multiclass else None,
-            "best_score": float(est.best_score_),
+            "class_lambdas": est.lambdas_,
+            "class_thresholds": est.thresholds_,
+            "offsets": est.offsets_ if multiclass else None,
+            "best_score": est.best_score_,
         }
         return save_model(target, stacked_model(est), manifest=manifest, onnx=onnx)
-    check_is_fitted(est, "model_")
     manifest = {
         **common,
-        "metric": {"name": est.metric_.name, "display_name": display_name(est.metric_.name)},
-        "labels": {"positive": _plain(est.pos_label_), "negative": _plain(est._negative_label)},
+        "labels": {"positive": est.pos_label_, "negative": est._negative_label},
         "threshold": 0.0,  # est.threshold_ is folded into the model's last bias
-        "tuned_threshold": float(est.threshold_),
-        "trained_lambda": float(est.best_lambda_),
-        "lambda_star": None if est.lambda_star_ is None else float(est.lambda_star_),
-        "best_score": float(est.best_score_),
-        "n_folds": int(est.n_splits_),
+        "tuned_threshold": est.threshold_,
+        "trained_lambda": est.best_lambda_,
+        "lambda_star": est.lambda_star_,
+        "best_score": est.best_score_,
+        "n_folds": est.n_splits_,
         "warnings": [{"code": w.code, "message": w.message} for w in est.warnings_],
     }
     return save_model(target, est.model_, manifest=manifest, onnx=onnx)
