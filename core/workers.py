@@ -59,13 +59,13 @@ def forget(session: Session, name: str) -> None:
     session.execute(delete(WorkerBeat).where(WorkerBeat.name == name[:255]))
 
 
-def live_kinds(conn: Connection | Session, *, since: datetime) -> set[str]:
-    """The kinds of queue (``cpu``, ``gpu``) some worker seen since ``since`` consumes."""
-    rows = conn.execute(select(WorkerBeat.queues).where(WorkerBeat.seen_at >= since)).scalars()
-    return {kind for queues in rows for kind in queues.split(",") if kind}
-
-
 KINDS = ("cpu", "gpu")
+
+
+def live_kinds(conn: Connection | Session, *, since: datetime) -> set[str]:
+    """The kinds of queue (``cpu``, ``gpu``) some worker seen since ``since`` consumes: the
+    :func:`live_columns` alone, for a reader without a job's row to carry them."""
+    return live_kinds_of(conn.execute(select(*live_columns(since))).one())
 
 
 def live_columns(since: datetime) -> list[Label[bool]]:

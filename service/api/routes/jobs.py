@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
-from sqlalchemy import Connection
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from core.artifacts import job_dir, remove_tree
@@ -152,12 +150,15 @@ def submit_job(
         _enqueue(request, job)
     response.status_code = 201 if created else 200
     response.headers["Location"] = str(request.url_for("get_job", job_id=str(job.id)))
-    return _said_waiting(JobOut.model_validate(job), _live_kinds(session, settings), settings)
+    out = JobOut.model_validate(job)
+    if out.state == JobState.QUEUED:  # a replay of a finished job asks nothing more
+        out = _said_waiting(out, live_kinds(session, since=_seen_since(settings)), settings)
+    return out
 
 
-def _live_kinds(conn: Connection | Session, settings: Settings) -> set[str]:
-    since = utcnow() - timedelta(seconds=seen_window(settings))
-    return live_kinds(conn, since=since)
+def _seen_since(settings: Settings) -> datetime:
+    """The oldest word of a worker that still counts it as there (core.workers)."""
+    return utcnow() - timedelta(seconds=seen_window(settings))
 
 
 def _said_waiting(out: JobOut, live: set[str], settings: Settings) -> JobOut:
@@ -186,7 +187,7 @@ def list_jobs(
     )
     items = [JobOut.model_validate(r) for r in rows]
     if any(item.state == JobState.QUEUED for item in items):
-        live = _live_kinds(session, settings)
+        live = live_kinds(session, since=_seen_since(settings))
         items = [_said_waiting(item, live, settings) for item in items]
     return Page[JobOut](items=items, next_cursor=next_cursor)
 
@@ -202,10 +203,9 @@ async def get_job(job_id: uuid.UUID, request: Request, principal: PrincipalDep) 
     # only while it runs (no session: see service.crud.reads).
     # The workers' roll call rides along, for a queued job's ``waiting`` (core.workers).
     settings = request.app.state.settings
-    since = utcnow() - timedelta(seconds=seen_window(settings))
     row = await run_in_threadpool(
         reads.read_job, request.app.state.read_engine, principal.tenant_id, job_id,
-        _JOB_COLUMNS, live_columns(since),
+        _JOB_COLUMNS, live_columns(_seen_since(settings)),
     )  # fmt: skip
     return _said_waiting(JobOut.model_validate(row), live_kinds_of(row), settings)
 
