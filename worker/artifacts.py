@@ -8,14 +8,11 @@
 
 from __future__ import annotations
 
-import logging
 import uuid
 
 from core.artifacts import job_dir, resolve_artifact_uri
-from core.artifacts import remove_tree as core_remove_tree
+from core.artifacts import remove_tree as remove_tree  # the API's deletes use it too
 from metro.serialization import is_url, local_path, write_atomically
-
-logger = logging.getLogger(__name__)
 
 
 def model_path(job_id: uuid.UUID, attempt: int) -> str:
@@ -62,8 +59,3 @@ def get_bytes(root: str, rel: str) -> bytes | None:
         return local_path(uri).read_bytes()
     except FileNotFoundError:
         return None
-
-
-def remove_tree(root: str, rel: str) -> None:
-    """Best effort: delete a job's intermediate files once it has finished."""
-    core_remove_tree(root, rel)

@@ -108,6 +108,7 @@ def _reconcile_at_start(sender: Any = None, **_kwargs: object) -> None:
 def _roll_call(consumer: Any) -> RollCall | None:
     """This worker's name and the kinds of queue (cpu, gpu) it consumes, from its consumer."""
     from core.broker import queue_names
+    from core.workers import KINDS
     from worker.reconcile import RollCall
 
     try:
@@ -116,7 +117,7 @@ def _roll_call(consumer: Any) -> RollCall | None:
     except AttributeError:  # not a worker's consumer (a test's sender)
         return None
     names = queue_names(get_settings())
-    kinds = tuple(kind for kind in ("cpu", "gpu") if names[kind] in consumed)
+    kinds = tuple(kind for kind in KINDS if names[kind] in consumed)
     return RollCall(name=name, kinds=kinds)
 
 
