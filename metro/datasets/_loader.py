@@ -102,19 +102,15 @@ def check_float32_precision(
 
 
 def float32_features(X: Any, feature_names: Sequence[str] | None = None) -> np.ndarray:
-    """``X`` as the float32 array the models train on: refused where a value is not finite or
-    too large for float32, and by :func:`check_float32_precision` where the cast loses what
-    tells a column's rows apart."""
-    names = None if feature_names is None else tuple(str(n) for n in feature_names)
-    return _float32_features(np.asarray(X), names)  # too large for float32 said so
-
-
-def _float32_features(X: np.ndarray, feature_names: tuple[str, ...] | None) -> np.ndarray:
-    """Cast to float32, refusing NaN/inf (and values float32 cannot hold) with their location.
+    """``X`` as the float32 array the models train on: refused, with the location, where a value
+    is NaN, infinite or too large for float32, and by :func:`check_float32_precision` where the
+    cast loses what tells a column's rows apart.
 
     Refused rather than imputed: how to fill a gap is a modelling decision the user should make,
     and a NaN reaching the optimiser turns every weight into NaN without saying why.
     """
+    X = np.asarray(X)
+    feature_names = None if feature_names is None else tuple(str(n) for n in feature_names)
     with np.errstate(over="ignore", invalid="ignore"):
         X32 = np.asarray(X, dtype=np.float32)
     bad = ~np.isfinite(X32)
@@ -203,7 +199,7 @@ def load_dataset(
             X, raw_y, names = read_npz(real, given, limits)
 
     check_rows(int(X.shape[0]), max_rows)
-    X32 = _float32_features(X, names)
+    X32 = float32_features(X, names)
     y, positive, negative = parse_labels(raw_y, positive_label=positive_label)
     return Dataset(
         X=X32,

@@ -28,7 +28,7 @@ from metro.datasets._builtin import load_builtin
 from metro.datasets._csv import read_csv
 from metro.datasets._labels import parse_labels, sort_key
 from metro.datasets._limits import Limits, check_rows, limits_of
-from metro.datasets._loader import _float32_features, _format_of
+from metro.datasets._loader import _format_of, float32_features
 from metro.datasets._npz import read_npz
 from metro.datasets._parquet import read_parquet
 from metro.datasets._paths import check_uri, resolve_path
@@ -234,7 +234,7 @@ def load_multi_target(
     wanted: str | list[str] = label_column if label_columns is None else list(label_columns)
     X, raw_y, feature_names = _read(uri, wanted, data_roots, limits, max_rows)
     check_rows(int(X.shape[0]), max_rows)
-    X32 = _float32_features(X, feature_names)
+    X32 = float32_features(X, feature_names)
     if label_columns is None:
         y, classes = parse_classes(raw_y)
         return MultiTargetDataset(
