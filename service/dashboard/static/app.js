@@ -561,7 +561,7 @@
       const rows = state.jobs.map((job) => h('tr', { 'data-job-id': job.id, 'data-state': job.state },
         h('td', {}, h('a', { class: 'mono', href: `${ROOT}/dashboard/jobs/${job.id}`, title: job.id },
           job.id.slice(0, 8))),
-        // A queued job no worker can take: "waiting" under its badge, the server's why in its title.
+        // A queued job no worker can take: "no worker" beside its badge, the server's why in its title.
         h('td', {}, stateBadge(job.state), job.state === 'queued' && job.waiting
           ? h('span', { class: 'muted small waiting-note', title: job.waiting }, ' no worker') : null),
         h('td', { class: 'col-progress' }, progressBar(job.progress, job.state, `Progress of job ${job.id.slice(0, 8)}`)),
