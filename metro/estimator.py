@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
@@ -17,7 +16,7 @@ from metro.constraints import Constraint, get_constraints
 from metro.datasets import float32_features
 from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec, get_metric
-from metro.model_selection import split_indices
+from metro.model_selection import split_indices, stratified_folds
 from metro.models import ModelSpec, StackedModel, get_model_spec
 from metro.options import options_of
 from metro.search import (
@@ -478,17 +477,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         rows: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
         if n_folds is not None:
             if folds is None:
-                largest = int(max(np.bincount(y01, minlength=2)))
-                if largest < n_folds:  # else scikit-learn's words, which name n_splits, not cv
-                    raise ValueError(
-                        f"cv={self.cv!r} means {n_folds} cross-validation folds, but each class "
-                        f"has fewer rows than that (the larger has {largest}): set cv to at most "
-                        f"{largest} or to None (a holdout chooses), or give more rows"
-                    )
-                split = StratifiedKFold(
-                    n_splits=n_folds, shuffle=True, random_state=self._drawn_seed()
+                folds = stratified_folds(
+                    y01, n_folds=n_folds, cv=self.cv, random_state=self._drawn_seed()
                 )
-                folds = list(split.split(np.zeros(y01.size), y01))
             elif len(folds) != n_folds:
                 raise ValueError(f"{len(folds)} folds given for a search of {n_folds}")
             rows.update((f"fold{k}", (tr, va)) for k, (tr, va) in enumerate(folds))

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from sklearn.model_selection import StratifiedKFold
 
 from metro.datasets import DataError
 
-__all__ = ["Splits", "split_indices", "split_sizes"]
+__all__ = ["Splits", "split_indices", "split_sizes", "stratified_folds"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -180,3 +183,27 @@ def split_indices(
         pos_start += n_pos
         neg_start += n_neg
     return Splits(train=parts[0], validation=parts[1], test=parts[2])
+
+
+def stratified_folds(
+    strata: np.ndarray, *, n_folds: int, cv: Any, random_state: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``n_folds`` shuffled stratified cross-validation folds (training rows, held-out rows) of
+    the rows whose strata (a class, or a multi-label row's rarest label) are ``strata``.
+
+    Refused, naming ``cv`` (the setting that asked for ``n_folds``), where every stratum has
+    fewer rows than there are folds: scikit-learn's own message names neither. A stratum
+    smaller than the folds, beside a larger one, leaves some folds without it; the searches
+    report what that does to a choice, so scikit-learn's warning about it is not repeated.
+    """
+    largest = int(np.unique(strata, return_counts=True)[1].max())
+    if largest < n_folds:
+        raise ValueError(
+            f"cv={cv!r} means {n_folds} cross-validation folds, but every class has fewer rows "
+            f"than that (the largest has {largest}): set cv to at most {max(largest, 2)} or to "
+            "None (a holdout chooses), or give more rows"
+        )
+    split = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return list(split.split(np.zeros(strata.shape[0]), strata))

@@ -54,7 +54,6 @@ are then tuned on margins close to, not equal to, the delivered model's.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -62,13 +61,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from metro.datasets import float32_features, strata
 from metro.metrics import MetricSpec, canonical_preset, get_metric
+from metro.model_selection import stratified_folds
 from metro.models import StackedModel, concatenate
 from metro.search.class_stack import ClassStack, stacks_classes
 
@@ -418,18 +417,7 @@ def _shared_folds(
     n_folds = est._search_config().folds_for(n)
     if n_folds is None:
         return None
-    key = strata(indicators)
-    largest = int(np.unique(key, return_counts=True)[1].max())
-    if largest < n_folds:  # scikit-learn's own message names neither the classes nor cv
-        raise ValueError(
-            f"every class has fewer rows than the {n_folds} cross-validation folds (the largest "
-            f"has {largest}), so no fold can hold each out in turn: set cv to at most "
-            f"{max(largest, 2)}, or give more rows"
-        )
-    split = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    with warnings.catch_warnings():  # a class of fewer rows than folds: sklearn's own warning
-        warnings.simplefilter("ignore", UserWarning)
-        return [(tr, va) for tr, va in split.split(np.zeros(n), key)]
+    return stratified_folds(strata(indicators), n_folds=n_folds, cv=est.cv, random_state=seed)
 
 
 @dataclass(frozen=True)

@@ -460,7 +460,7 @@ def test_bad_settings_found_late_or_in_other_words_are_refused_up_front_by_name(
     two_each = np.array([0, 0, 1, 1])
     with pytest.raises(
         ValueError,
-        match=r"^cv=3 means 3 cross-validation folds, but each class has fewer rows than that "
-        r"\(the larger has 2\): set cv to at most 2 or to None",
+        match=r"^cv=3 means 3 cross-validation folds, but every class has fewer rows than that "
+        r"\(the largest has 2\): set cv to at most 2 or to None",
     ):
         MetroClassifier(cv=3, **fast).fit(X[:4], two_each)  # was scikit-learn's n_splits message
