@@ -579,6 +579,9 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert body.attrs.get("data-refreshes") == "1", "a finished job's page must not poll"
     assert tenant.key not in html, "the API key must not be written into the page"
     assert dom.find(id="login").attrs.get("hidden") is not None, "the page asked for a key again"
+    # A finished job can be deleted from its page (there was no way but the API); a running
+    # one only cancelled (below).
+    assert [b.text for b in dom.find_all("button", cls="danger")] == ["Delete job"]
 
     # The plot: one point per trace step in each panel, at the steps' lambdas.
     n_steps = len(LAMBDAS) * REPEATS * len(SHIFTS)

@@ -693,6 +693,19 @@
         }),
       }, 'Cancel job'));
     }
+    if (!ACTIVE_STATES.has(job.state)) {
+      // A finished job can be deleted with everything it made (DELETE /v1/jobs/{id}): its
+      // trace, results and model, rows and files. Its dataset stays.
+      actions.append(h('button', {
+        type: 'button', class: 'button danger', id: 'delete-job',
+        onclick: () => guard(async () => {
+          if (!window.confirm('Delete this job with its trace, results and model? '
+            + 'Its dataset stays. This cannot be undone.')) return;
+          await apiFetch(`/v1/jobs/${job.id}`, 'DELETE');
+          location.assign(`${ROOT}/dashboard/`);
+        }),
+      }, 'Delete job'));
+    }
     if (ACTIVE_STATES.has(job.state)) {
       actions.append(h('span', { class: 'live', title: `Refreshed every ${POLL_MS / 1000} s` },
         h('span', { class: 'live-dot', 'aria-hidden': 'true' }), 'Live'));
