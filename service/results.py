@@ -20,6 +20,7 @@ from service.schemas.jobs import (
     MetricInfo,
     MetricRun,
     RepeatChoice,
+    ResultNotice,
     SelectionSummary,
 )
 
@@ -28,6 +29,16 @@ _METHOD_ORDER = {
     "metro": 0, "erm": 1, "koyejo1": 2, "koyejo2": 3, "parambath": 4,
     "ovr-threshold": 5, "logistic": 6, "logistic-tuned": 7,
 }  # fmt: skip
+
+
+# A multi-class job whose classes chose without cross-validation folds: the argmax has no tuned
+# offsets (they are tuned on the pooled out-of-fold margins) and no average was scored where the
+# classes chose, which the result otherwise shows only by leaving both out.
+OFFSETS_NOT_TUNED = (
+    "Offsets not tuned: the classes chose on a holdout (search.cv null, or bisection and "
+    "Dinkelbach), so the model decides by the plain argmax of their margins and no average was "
+    "scored where they chose; cross-validation folds (search.cv) tune the offsets."
+)
 
 
 def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
@@ -133,6 +144,10 @@ def _averaged_result(
     ]
     # the average each repeat chose by: where its classes chose (the pooled held-out folds)
     selection = _selection(delivered[0], validation) if validation and delivered else None
+    notices = []
+    multi_class = not (job.spec.get("dataset") or {}).get("label_columns")
+    if multi_class and selection is None and choices and not any(c.n_folds for c in choices):
+        notices.append(ResultNotice(code="offsets_not_tuned", message=OFFSETS_NOT_TUNED))
     return JobResult(
         job_id=job.id,
         metric=metric.name,
@@ -149,6 +164,7 @@ def _averaged_result(
         runs=runs,
         average=average,
         classes=classes,
+        notices=notices,
     )
 
 

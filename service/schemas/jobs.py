@@ -573,6 +573,18 @@ class ClassResult(BaseModel):
     )
 
 
+class ResultNotice(BaseModel):
+    """A fact about how the job's delivered model decides, to read before trusting it (where a
+    warning is about one choice, a notice is about the whole model)."""
+
+    code: Literal["offsets_not_tuned"] = Field(
+        description="offsets_not_tuned: a multi-class job whose classes chose on a holdout "
+        "(no cross-validation folds), so its model decides by the plain argmax of their margins "
+        "and no average was scored where they chose"
+    )
+    message: str
+
+
 class JobResult(BaseModel):
     job_id: uuid.UUID
     metric: str = Field(description="The metric's machine name, e.g. f_beta(2)")
@@ -613,4 +625,9 @@ class JobResult(BaseModel):
         default=None,
         description="An averaged job: its classes (or labels), in the order of class_index; "
         "null for a binary job",
+    )
+    notices: list[ResultNotice] = Field(
+        default_factory=list,
+        description="Facts about how the delivered model decides, a line each (what metro "
+        "result and the dashboard show beside the choices)",
     )

@@ -555,26 +555,24 @@ def test_an_averaged_jobs_constraints_and_fallbacks_are_named_by_label():
     assert fallback_lines(binary) == ["fallback: repeat 1: too few"]
 
 
-def test_a_multiclass_job_without_folds_says_its_offsets_were_not_tuned():
-    """Without cross-validation folds the classes' argmax takes no tuned offsets and no average
-    is scored where they chose: the result showed that only by leaving both out."""
+def test_an_averaged_job_prints_the_results_notices_in_the_servers_words():
+    """A multi-class job chosen without folds decides by an untuned argmax: the server says so
+    in the result's notices (the CLI had its own copy of the words, the dashboard another)."""
     from types import SimpleNamespace
 
     from metro_cli.result import choice_lines
 
-    def result(n_folds: int | None, selection: object) -> SimpleNamespace:
+    def result(notices: list[SimpleNamespace]) -> SimpleNamespace:
         choices = [
-            SimpleNamespace(repeat=0, label=label, n_folds=n_folds, constraint_values=None,
+            SimpleNamespace(repeat=0, label=label, n_folds=None, constraint_values=None,
                             fallback=None, warnings=[])
             for label in ("cat", "dog", "eel")
         ]  # fmt: skip
         return SimpleNamespace(
             metric="f1", metric_display_name="F1 (macro)", classes=[object()] * 3,
-            selection=selection, choices=choices, constraints=[],
+            selection=None, choices=choices, constraints=[], notices=notices,
         )  # fmt: skip
 
-    [line] = choice_lines(result(None, None))
-    assert line.startswith("offsets not tuned: the classes chose on a holdout"), line
-    assert choice_lines(result(None, None), "label") == []  # labels decide each on its own
-    chosen = SimpleNamespace(split="cross-validation", n_folds=5, n=1, mean=0.9, std=None)
-    assert not any("offsets" in line for line in choice_lines(result(5, chosen)))
+    said = SimpleNamespace(code="offsets_not_tuned", message="Offsets not tuned: as said.")
+    assert choice_lines(result([said])) == ["Offsets not tuned: as said."]
+    assert choice_lines(result([])) == []

@@ -1062,10 +1062,10 @@ def test_a_multiclass_job_chosen_on_a_holdout_says_its_offsets_were_not_tuned(
     _, folded = browser.dom(
         f"{live_server}/dashboard/jobs/{_seed_averaged(app, tenant)}#key={tenant.key}"
     )
-    assert not folded.find_all(id="untuned-offsets")
+    assert not folded.find_all(data_code="offsets_not_tuned")
     job_id = _seed_averaged(app, tenant, holdout=True)
     _, dom = browser.dom(f"{live_server}/dashboard/jobs/{job_id}#key={tenant.key}")
-    notice = " ".join(dom.find(id="untuned-offsets").text.split())
+    notice = " ".join(dom.find(data_code="offsets_not_tuned").text.split())
     assert notice.startswith("Offsets not tuned: the classes chose on a holdout"), notice
 
 

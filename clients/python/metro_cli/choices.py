@@ -204,19 +204,10 @@ def _whose(c: Any, choices: list[Any], word: str) -> str:
     return f"{where}{word} {label!r}: " if label is not None else where
 
 
-def untuned_offsets_text(choices: list[Any], selection: Any, word: str) -> str | None:
-    """A multi-class averaged job whose classes chose without cross-validation folds: its
-    argmax has no tuned offsets and no average was scored where they chose, which the result
-    only showed by leaving both out."""
-    if word != "class" or selection is not None or not choices:
-        return None
-    if any(optional(getattr(c, "n_folds", None)) for c in choices):
-        return None
-    return (
-        "offsets not tuned: the classes chose on a holdout (search.cv null, or bisection and "
-        "Dinkelbach), so the model decides by the plain argmax of their margins and no average "
-        "was scored where they chose; cross-validation folds (search.cv) tune the offsets"
-    )
+def notice_lines(result: Any) -> list[str]:
+    """The result's notices on how the delivered model decides (the server's words), a line
+    each."""
+    return [n.message for n in optional(getattr(result, "notices", None)) or []]
 
 
 def fallback_lines(choices: list[Any], word: str = "class") -> list[str]:

@@ -16,11 +16,11 @@ from metro_cli.choices import (
     chosen_constraints_text,
     fallback_lines,
     job_choices,
+    notice_lines,
     refinement_text,
     result_constraint_names,
     selection_text,
     target_word,
-    untuned_offsets_text,
     warning_lines,
 )
 from metro_cli.errors import CliError, one_line_errors
@@ -166,7 +166,7 @@ def choice_lines(result: Any, word: str = "class") -> list[str]:
             None
             if selection is None
             else f"METRO chose by {averaged_selection_text(selection, name)}",
-            untuned_offsets_text(choices, selection, word),
+            *notice_lines(result),
             chosen_constraints_text(choices, result_constraint_names(result)),
             *fallback_lines(choices, word),
         )

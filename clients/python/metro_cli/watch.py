@@ -14,10 +14,10 @@ from metro_cli.choices import (
     fallback_lines,
     job_choices,
     metric_info,
+    notice_lines,
     selection_text,
     spec_constraint_names,
     target_word,
-    untuned_offsets_text,
     warning_lines,
 )
 from metro_cli.errors import fail, one_line_errors
@@ -40,8 +40,13 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
     model = api.job_model(job_id)
     name, _ = metric_info(job)
     choices = job_choices(job)
+    notices: list[str] = []
     if averaged(job):  # a choice per class; the average it chose by is the result's
-        parts = [averaged_text(api, job, choices, name)]
+        from metro_client.api.jobs import get_job_result
+
+        result = api.call(get_job_result, parse_uuid(str(job.id), "job"))
+        parts = [averaged_text(job, choices, name, result)]
+        notices = notice_lines(result)
     else:
         parts = [choices_text(choices) or f"trained λ {fmt(job.best_lambda)}"]
         best = selection_text(choices, name)
@@ -51,6 +56,8 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
         f"job {job_id} succeeded in {elapsed(job):.1f}s: " + "; ".join(parts)
         + (f"; model {model.id}" if model is not None else "")
     )  # fmt: skip
+    for line in notices:
+        say(line)
     constrained = chosen_constraints_text(choices, spec_constraint_names(job))
     if constrained is not None:
         say(constrained)
@@ -61,21 +68,17 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
         note(line, style="yellow")
 
 
-def averaged_text(api: Api, job: Any, choices: list[Any], name: str) -> str:
+def averaged_text(job: Any, choices: list[Any], name: str, result: Any) -> str:
     """An averaged job's choices: each class's trained λ (repeat 0's, the model delivered) and
-    the held-out average the classes were chosen by."""
-    from metro_client.api.jobs import get_job_result
-
+    the held-out average the classes were chosen by (``result``: the job's result)."""
     lambdas = ", ".join(
         f"{optional(c.label)} {fmt(c.trained_lambda)}" for c in choices if c.repeat == 0
     )
-    result = api.call(get_job_result, parse_uuid(str(job.id), "job"))
     text = f"trained λ per {target_word(job)}: {lambdas}"
     selection = optional(result.selection)
     if selection is not None:
         text += f"; best {averaged_selection_text(selection, name)}"
-    untuned = untuned_offsets_text(choices, selection, target_word(job))
-    return text if untuned is None else f"{text}; {untuned}"
+    return text
 
 
 @one_line_errors

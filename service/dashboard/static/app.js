@@ -1305,15 +1305,12 @@
       h('div', {}, h('h3', {}, 'Methods'), methodsTable(result),
         constraints.length ? [h('h3', {}, 'Constraints'), constraintsTable(result)] : null),
       h('div', {}, h('h3', {}, 'Confusion matrix'), confusionBlock(result, word))));
+    // How the delivered model decides, in the server's words (`metro result` prints them).
+    for (const notice of result.notices || []) {
+      children.push(h('div', { class: 'notice notice-warning', 'data-code': notice.code, role: 'note' },
+        notice.message));
+    }
     if (classes) {
-      // Classes that chose on a holdout (no cross-validation folds): no offsets were tuned
-      // and no average scored where they chose, as `metro result` says.
-      if (word === 'class' && !result.selection && (result.choices || []).every((c) => !c.n_folds)) {
-        children.push(h('div', { class: 'notice notice-warning', id: 'untuned-offsets', role: 'note' },
-          'Offsets not tuned: the classes chose on a holdout (search.cv null, or bisection and ',
-          'Dinkelbach), so the model decides by the plain argmax of their margins and no average ',
-          'was scored where they chose; cross-validation folds (search.cv) tune the offsets.'));
-      }
       children.push(h('h3', {}, `Per ${word}`), classesTable(result, word));
     }
     fill(el, ...children);

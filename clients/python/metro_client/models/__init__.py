@@ -67,6 +67,7 @@ from .refine_mode import RefineMode
 from .refinement import Refinement
 from .refinement_score import RefinementScore
 from .repeat_choice import RepeatChoice
+from .result_notice import ResultNotice
 from .search_spec import SearchSpec
 from .search_spec_refine_scale import SearchSpecRefineScale
 from .search_strategy import SearchStrategy
@@ -149,6 +150,7 @@ __all__ = (
     "RefinementScore",
     "RefineMode",
     "RepeatChoice",
+    "ResultNotice",
     "SearchSpec",
     "SearchSpecRefineScale",
     "SearchStrategy",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..models.method_summary import MethodSummary
     from ..models.metric_run import MetricRun
     from ..models.repeat_choice import RepeatChoice
+    from ..models.result_notice import ResultNotice
     from ..models.selection_summary import SelectionSummary
 
 
@@ -55,6 +56,9 @@ class JobResult:
     """ An averaged job's averaging (metric.average); null: binary """
     classes: list[ClassResult] | None | Unset = UNSET
     """ An averaged job: its classes (or labels), in the order of class_index; null for a binary job """
+    notices: list[ResultNotice] | Unset = UNSET
+    """ Facts about how the delivered model decides, a line each (what metro result and the dashboard show beside
+    the choices) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,6 +133,13 @@ class JobResult:
         else:
             classes = self.classes
 
+        notices: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.notices, Unset):
+            notices = []
+            for notices_item_data in self.notices:
+                notices_item = notices_item_data.to_dict()
+                notices.append(notices_item)
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -154,6 +165,8 @@ class JobResult:
             field_dict["average"] = average
         if classes is not UNSET:
             field_dict["classes"] = classes
+        if notices is not UNSET:
+            field_dict["notices"] = notices
 
         return field_dict
 
@@ -165,6 +178,7 @@ class JobResult:
         from ..models.method_summary import MethodSummary  # noqa: PLC0415
         from ..models.metric_run import MetricRun  # noqa: PLC0415
         from ..models.repeat_choice import RepeatChoice  # noqa: PLC0415
+        from ..models.result_notice import ResultNotice  # noqa: PLC0415
         from ..models.selection_summary import SelectionSummary  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -288,6 +302,15 @@ class JobResult:
 
         classes = _parse_classes(d.pop("classes", UNSET))
 
+        _notices = d.pop("notices", UNSET)
+        notices: list[ResultNotice] | Unset = UNSET
+        if _notices is not UNSET:
+            notices = []
+            for notices_item_data in _notices:
+                notices_item = ResultNotice.from_dict(notices_item_data)
+
+                notices.append(notices_item)
+
         job_result = cls(
             job_id=job_id,
             metric=metric,
@@ -304,6 +327,7 @@ class JobResult:
             method_names=method_names,
             average=average,
             classes=classes,
+            notices=notices,
         )
 
         job_result.additional_properties = d

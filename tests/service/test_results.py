@@ -1,0 +1,67 @@
+"""service.results: the job result assembled from a job's stored rows."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from core.db.models import Job, MetricResult
+from service.job_spec import normalize_job_spec
+from service.results import OFFSETS_NOT_TUNED, build_job_result
+from service.schemas.jobs import JobCreate
+
+LABELS = ("cat", "dog", "eel")
+
+
+def _job(dataset: dict[str, Any], n_folds: int | None, average: str | None) -> Job:
+    metric: dict[str, Any] = {"preset": "f1"}
+    if average is not None:
+        metric["average"] = average
+    spec = normalize_job_spec(JobCreate.model_validate({"metric": metric, "dataset": dataset}))
+    split = "cross-validation" if n_folds else "validation"
+    choices = [
+        {
+            "repeat": 0, "trained_lambda": -0.5, "shift": "minimal", "ratio_reached": None,
+            "tuned_threshold": 0.0, "selection_score": 0.7, "selection_split": split,
+            "n_folds": n_folds, "selection_counts": None, "warnings": [],
+            **({"label": label, "offset": 0.0} if average else {}),
+        }
+        for label in (LABELS if average else (None,))
+    ]  # fmt: skip
+    return Job(id=uuid.uuid4(), spec=spec, choices=choices)
+
+
+def _row(split: str, class_index: int = -1) -> MetricResult:
+    return MetricResult(
+        method="metro", repeat=0, split=split, metric_value=0.7, lambda_=None, tp=3, fp=1,
+        fn=1, tn=5, constraint_values=None, constraints_hold=None, class_index=class_index,
+        label=None,
+    )  # fmt: skip
+
+
+ONE_COLUMN = {"uri": "file:///data/pets.csv", "label_column": "kind"}
+LABEL_COLUMNS = {"uri": "file:///data/pets.csv", "label_columns": list(LABELS)}
+
+
+@pytest.mark.parametrize(
+    ("dataset", "n_folds", "average", "notices"),
+    [
+        (ONE_COLUMN, None, "macro", ["offsets_not_tuned"]),  # a holdout: a plain argmax
+        (ONE_COLUMN, 5, "macro", []),  # the folds tuned the offsets
+        (LABEL_COLUMNS, None, "macro", []),  # labels decide each on its own: no argmax
+        (ONE_COLUMN, None, None, []),  # binary
+    ],
+)
+def test_a_result_says_where_its_model_decides_by_an_untuned_argmax(
+    dataset: dict[str, Any], n_folds: int | None, average: str | None, notices: list[str]
+) -> None:
+    """The words were the CLI's and the dashboard's own, written twice; they are the
+    server's now, for every client."""
+    rows = [_row("test")] + ([_row("validation")] if n_folds else [])
+    result = build_job_result(_job(dataset, n_folds, average), rows)
+    assert [n.code for n in result.notices] == notices
+    if notices:
+        assert result.notices[0].message == OFFSETS_NOT_TUNED
+        assert result.selection is None
