@@ -5,7 +5,8 @@
   revoked key stops working when its entry expires (``METRO_API_KEY_CACHE_SECONDS``, default 5 s)
   in every API process; ``0`` checks every request against the database.
 * :class:`ModelRefCache`: the few columns of a model row that prediction needs. A model row
-  never changes and is never deleted, so entries need no expiry, only a bound.
+  never changes, but it can be deleted: a model deleted through another API process goes on
+  answering there until its entry expires (``METRO_MODEL_REF_CACHE_SECONDS``, default 5 s).
 
 Both are bounded and thread-safe (sync routes read them from the thread pool).
 """

@@ -67,7 +67,18 @@ async def run_in_session(request: HTTPConnection, work: Callable[[Session], T]) 
     return await run_in_threadpool(_in_own_session, request.app.state.sessionmaker, work)
 
 
-_KEY_REQUIRED = "an API key is required: Authorization: Bearer <key>"
+KEY_REQUIRED = "an API key is required: Authorization: Bearer <key>"
+KEY_NOT_VALID = "the API key is not valid"
+# Where a request's scope carries the principal its key was checked for (its "state", which
+# request.state reads).
+PRINCIPAL_STATE = "principal"
+
+
+def bearer_key(authorization: str) -> str | None:
+    """The key of an ``Authorization: Bearer <key>`` value (the scheme in any case), else None."""
+    scheme, _, key = authorization.partition(" ")
+    key = key.strip()
+    return key if scheme.lower() == "bearer" and key else None
 
 
 class ApiKeyAuth(HTTPBearer):
@@ -93,18 +104,29 @@ class ApiKeyAuth(HTTPBearer):
         self._lookups: dict[tuple[object, str], asyncio.Future[Principal | None]] = {}
 
     async def __call__(self, request: HTTPConnection) -> Principal:  # type: ignore[override]
+        # The middleware in front of the routes checked the key before the body was read
+        # (service.api.middleware.RequireKeyMiddleware) and left the principal it found.
+        checked = request.scope.get("state", {}).get(PRINCIPAL_STATE)
+        if isinstance(checked, Principal):
+            return checked
         challenge = {"WWW-Authenticate": "Bearer"}
-        scheme, _, key = request.headers.get("authorization", "").partition(" ")
-        key = key.strip()
-        if scheme.lower() != "bearer" or not key:
-            raise HTTPException(401, _KEY_REQUIRED, challenge)
+        key = bearer_key(request.headers.get("authorization", ""))
+        if key is None:
+            raise HTTPException(401, KEY_REQUIRED, challenge)
+        principal = await self.principal_for(request, key)
+        if principal is None:
+            raise HTTPException(401, KEY_NOT_VALID, challenge)
+        return principal
+
+    async def principal_for(self, request: HTTPConnection, key: str) -> Principal | None:
+        """The principal of ``key``, from the cache or one lookup; None: no such live key."""
         key_hash = hash_api_key(key)
         cache = request.app.state.principal_cache
         principal = cache.get(key_hash)
         if principal is None:
             principal = await self._lookup(request, (cache, key_hash))
             if principal is None:
-                raise HTTPException(401, "the API key is not valid", challenge)
+                return None
             cache.put(key_hash, principal)
         return principal
 

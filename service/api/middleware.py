@@ -13,10 +13,19 @@ from typing import Any
 
 from fastapi import HTTPException
 from python_multipart.multipart import parse_options_header
+from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.config import Settings
-from service.api.problems import documented_methods, documented_template
+from core.db.errors import DATABASE_UNAVAILABLE
+from service.api.deps import (
+    KEY_NOT_VALID,
+    KEY_REQUIRED,
+    PRINCIPAL_STATE,
+    bearer_key,
+    get_principal,
+)
+from service.api.problems import database_unavailable, documented_methods, documented_template
 from service.observability import Metrics
 
 # Multipart framing (boundaries, part headers, form fields) around an uploaded file.
@@ -113,11 +122,22 @@ class HeaderSizeLimitMiddleware:
         )  # fmt: skip
 
 
+def _close_unread(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``Connection: close`` for an answer given before a request's body is read: the unread
+    body ends the connection."""
+    names = {k for k, _ in headers}
+    if b"content-length" in names or b"transfer-encoding" in names:
+        return [(b"connection", b"close")]
+    return []
+
+
 class RequireKeyMiddleware:
-    """Answer 401 to a request to the API (``/v1/``) that carries no bearer key at all, before
-    anything reads its body: FastAPI reads and parses the body before it runs the key check, so
-    an anonymous client could otherwise make the server take in a whole upload first. Whether a
-    key that is present is valid is still decided by the route's dependency."""
+    """Answer 401 to a request to the API (``/v1/``) whose bearer key is missing or not valid,
+    before anything reads its body: FastAPI reads and parses the body before it runs a route's
+    dependencies, so any client, with a made-up key, could otherwise make the server take in a
+    whole upload, or parse a 16 MB prediction request on the event loop, before its 401. The
+    principal found is left in the request's state for the route's key check
+    (:class:`service.api.deps.ApiKeyAuth`), which then does not look it up again."""
 
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
@@ -132,20 +152,39 @@ class RequireKeyMiddleware:
         if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers", []))
-        scheme, _, key = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
-        # A request with a key passes at once; only one without asks which operations exist
-        # (matching the path against every documented one), to tell a 401 from a 404 or 405.
-        if (scheme.lower() == "bearer" and key.strip()) or not self._needs_key(scope):
-            await self.app(scope, receive, send)
+        # The first Authorization field, as the route's check (Starlette's headers) reads it.
+        headers = scope.get("headers", [])
+        given = next((v for k, v in headers if k == b"authorization"), b"").decode("latin-1")
+        key = bearer_key(given)
+        if key is None and not self._needs_key(scope):
+            await self.app(scope, receive, send)  # the app's 404 or 405
             return
-        challenge = [(b"www-authenticate", b"Bearer")]
-        if b"content-length" in headers or b"transfer-encoding" in headers:
-            challenge.append((b"connection", b"close"))  # the unread body ends the connection
+        detail = KEY_REQUIRED
+        if key is not None:
+            try:
+                principal = await get_principal.principal_for(HTTPConnection(scope), key)
+            except DATABASE_UNAVAILABLE as exc:  # before the app's handlers: answered here
+                said = database_unavailable(scope["method"], scope["path"], exc)
+                retry_after = str(self.settings.database_retry_after_seconds).encode()
+                await send_problem(
+                    send, self.settings, scope,
+                    status=503, slug="unavailable", title="Service unavailable", detail=said,
+                    headers=[(b"retry-after", retry_after), *_close_unread(headers)],
+                )  # fmt: skip
+                return
+            if principal is not None:
+                scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
+                await self.app(scope, receive, send)
+                return
+            if not self._needs_key(scope):  # no such operation: its 404 or 405 as for anyone
+                await self.app(scope, receive, send)
+                return
+            detail = KEY_NOT_VALID
+        challenge = [(b"www-authenticate", b"Bearer"), *_close_unread(headers)]
         await send_problem(
             send, self.settings, scope,
-            status=401, slug="unauthorized", title="Unauthorized",
-            detail="an API key is required: Authorization: Bearer <key>", headers=challenge,
+            status=401, slug="unauthorized", title="Unauthorized", detail=detail,
+            headers=challenge,
         )  # fmt: skip
 
 

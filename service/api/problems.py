@@ -222,6 +222,18 @@ def _not_sent_as_json(request: Request, errors: list[dict[str, Any]]) -> str | N
     return f"the body must be JSON, sent with Content-Type: application/json (it came with {said})"
 
 
+def database_unavailable(method: str, path: str, exc: Exception) -> str:
+    """Log a request the database could not serve and say why, for its 503: the database is
+    down, restarting, or every connection is busy past the pool's timeout, or it aborted the
+    request for a concurrent one. The request was fine and may succeed shortly (not a 500)."""
+    logger.warning("database unavailable on %s %s: %s", method, path, type(exc).__name__)
+    if is_lock_conflict(exc):
+        return (
+            "the database aborted this request for a concurrent one (a conflict of locks); retry it"
+        )
+    return "the database is unavailable for the moment; retry later"
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -256,18 +268,8 @@ def install_problem_handlers(app: FastAPI) -> None:
         return problem(request, exc.status, exc.slug, exc.title, str(exc), errors=errors)
 
     async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
-        # The database is down, restarting, or every connection is busy past the pool's
-        # timeout: the request was fine and may succeed shortly, so 503 and not 500.
-        logger.warning(
-            "database unavailable on %s %s: %s", request.method, request.url.path,
-            type(exc).__name__,
-        )  # fmt: skip
+        said = database_unavailable(request.method, request.url.path, exc)
         retry_after = request.app.state.settings.database_retry_after_seconds
-        said = (
-            "the database aborted this request for a concurrent one (a conflict of locks); retry it"
-            if is_lock_conflict(exc)
-            else "the database is unavailable for the moment; retry later"
-        )
         return problem(
             request, 503, "unavailable", "Service unavailable", said,
             headers={"Retry-After": str(retry_after)},

@@ -250,9 +250,21 @@ def test_405_outside_the_document_allows_get_and_head(client):
         assert r.headers["content-type"].startswith("application/problem+json")
 
 
-def test_a_request_without_a_key_is_refused_before_its_body_is_read(app):
-    """FastAPI reads and parses a body before the key check runs; without a key, not a byte of
-    it should be taken in."""
+@pytest.mark.parametrize(
+    ("authorization", "detail"),
+    [
+        ([], "an API key is required"),
+        ([b"Bearer metro_made-up"], "the API key is not valid"),
+        # Two fields: the first is the one read, by this check as by the route's.
+        ([b"Bearer metro_made-up", b"Bearer also-made-up"], "the API key is not valid"),
+    ],
+)
+def test_a_request_without_a_valid_key_is_refused_before_its_body_is_read(
+    app, authorization, detail
+):
+    """FastAPI reads and parses a body before the key check runs; without a valid key, not a
+    byte of it should be taken in (a made-up key had the server read a whole upload, and parse
+    a 16 MB prediction request on its event loop, before the 401)."""
     import asyncio
 
     received: list[dict] = []
@@ -271,12 +283,15 @@ def test_a_request_without_a_key_is_refused_before_its_body_is_read(app):
         "scheme": "http", "path": "/v1/datasets", "raw_path": b"/v1/datasets", "query_string": b"",
         "root_path": "", "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
         "headers": [(b"content-type", b"multipart/form-data; boundary=x"),
-                    (b"content-length", b"1000000")],
+                    (b"content-length", b"1000000"),
+                    *((b"authorization", value) for value in authorization)],
     }  # fmt: skip
     asyncio.run(app(scope, receive, send))
     start = next(m for m in sent if m["type"] == "http.response.start")
     headers = dict(start["headers"])
     assert start["status"] == 401
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    assert detail in body.decode()
     assert headers[b"content-type"] == b"application/problem+json"
     assert headers[b"www-authenticate"] == b"Bearer"
     assert headers[b"connection"] == b"close"
