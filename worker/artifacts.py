@@ -15,11 +15,16 @@ from core.artifacts import remove_tree as remove_tree  # the API's deletes use i
 from metro.serialization import is_url, local_path, write_atomically
 
 
+def models_dir(job_id: uuid.UUID) -> str:
+    """The folder of every model a job's attempts saved (:func:`model_path`)."""
+    return f"{job_dir(job_id)}/model"
+
+
 def model_path(job_id: uuid.UUID, attempt: int) -> str:
     """Where an attempt of a job saves its model: its own folder, so that an attempt that lost
     the job (stalled past its lease while another took over) never writes over the files the
     winner's model row names; the row records the path."""
-    return f"{job_dir(job_id)}/model/{attempt}"
+    return f"{models_dir(job_id)}/{attempt}"
 
 
 def fits_dir(job_id: uuid.UUID | str) -> str:

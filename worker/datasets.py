@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from core.datasets.locations import LocationPolicy, UnreadableLocationError, local_path_of
 from core.datasets.storage import fetch_stored, holds
-from core.datasets.uploads import file_format
+from core.datasets.uploads import file_format, nul_label
 from core.db.models import Dataset as DatasetRow
 from core.errors import ServiceError
 from metro.datasets import (
@@ -125,11 +125,20 @@ def _cached(
             _cache.move_to_end(key)
             return _cache[key]  # type: ignore[return-value]
     loaded = _load(ctx, tenant_id, uri, scheme, read)
+    said = nul_label(_label_values(loaded))
+    if said is not None:  # the trace, choices and manifest store them: refused before training
+        raise DataError(said)
     with _lock:
         _cache[key] = loaded
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return loaded
+
+
+def _label_values(loaded: Dataset | MultiTargetDataset) -> tuple[Any, ...]:
+    if isinstance(loaded, MultiTargetDataset):
+        return tuple(loaded.classes)
+    return (loaded.positive_label, loaded.negative_label)
 
 
 def _load(

@@ -30,6 +30,7 @@ import uuid
 from typing import Any
 
 import torch
+from sqlalchemy.exc import DataError as RefusedValueError
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from core import store
@@ -250,6 +251,12 @@ class JobRun:
             return self._fail("out of memory: the dataset or model is too large for this worker")
         except TRANSIENT as exc:
             return self._retry(exc)
+        except RefusedValueError as exc:
+            # SQLSTATE class 22 (a value the database cannot store): another attempt would
+            # write the same value and fail the same way, three attempts of training later.
+            logger.exception("job %s: the database refused a value", self.job.id)
+            said = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
+            return self._fail(f"the database refused a value this job produced: {said}")
         except DBAPIError as exc:
             logger.exception("job %s: database error", self.job.id)
             return self._retry(exc)
@@ -278,6 +285,11 @@ class JobRun:
         logger.info("job %s failed: %s", self.job.id, reason)
         if store.fail_job(self.ctx, self.job.id, self.token, reason):
             self._drop_fits()
+            # A failed job has no model row: a model an attempt saved before it failed (its
+            # registration refused, say) is a leftover that only DELETE would have removed.
+            artifacts.remove_tree(
+                self.ctx.settings.artifacts_uri, artifacts.models_dir(self.job.id)
+            )
         return JobState.FAILED.value
 
     def _drop_fits(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -206,6 +207,9 @@ def inspect_upload(
             [FieldError(("body", "file"), f"could not read the file as {stored.format}: {reason}")],
         ) from None
     _refuse_nul_names(info.columns)
+    said = nul_label(info.labels or ())
+    if said is not None:
+        raise InvalidInputError("Invalid dataset", [FieldError(("body", "file"), said)])
     return info
 
 
@@ -250,6 +254,18 @@ def _multiclass(
     except DataError as exc:
         return exc
     return ds if ds.n_classes >= 3 else None
+
+
+def nul_label(labels: Iterable[Any]) -> str | None:
+    """What is wrong with label values the database cannot store (text with a NUL character:
+    PostgreSQL refuses it in text and JSON), else None. Label values are stored with an
+    upload, a job's trace and choices, and a model's manifest."""
+    for label in labels:
+        if isinstance(label, str) and "\x00" in label:
+            return (
+                f"label value {label!r} has a NUL character; label values must be text without NUL"
+            )
+    return None
 
 
 def _refuse_nul_names(columns: list[str] | None) -> None:

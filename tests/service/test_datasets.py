@@ -240,6 +240,20 @@ def test_nul_in_a_csv_header_is_422(client, tenant):
     assert "NUL" in r.json()["errors"][0]["msg"]
 
 
+@pytest.mark.parametrize("fields", [{}, {"positive_label": "b"}])
+def test_nul_in_a_label_value_is_422(client, tenant, fields):
+    """The upload's label values are stored with it, as text PostgreSQL cannot hold with a
+    NUL: it was a 500."""
+    labels = ("a\x00x", "b", "c") if not fields else ("a\x00x", "b")
+    rows = "".join(f"{i},{i % 5},{labels[i % len(labels)]}\n" for i in range(30))
+    r = _upload(client, tenant, f"f1,f2,lab\n{rows}".encode(), label_column="lab", **fields)
+    assert r.status_code == 422, r.text
+    [error] = r.json()["errors"]
+    assert error["loc"] == ["body", "file"]
+    assert error["msg"].startswith("label value 'a\\x00x' has a NUL character"), error["msg"]
+    assert client.get("/v1/datasets", headers=tenant.headers).json()["items"] == []
+
+
 @pytest.mark.parametrize("field", ["label_column", "positive_label"])
 def test_nul_in_an_upload_form_field_is_422(client, tenant, field):
     r = _upload(client, tenant, **{field: "y\x00"})

@@ -13,7 +13,7 @@ import pytest
 
 from core.config import Settings
 from metro.datasets import ClassCountError, DataError
-from worker.datasets import _cache, load_job_dataset
+from worker.datasets import _cache, load_job_dataset, load_job_multi_target
 
 
 def test_s3_dataset_without_credentials_fails_with_a_clear_reason(monkeypatch, tmp_path):
@@ -100,6 +100,20 @@ def test_a_binary_job_on_three_classes_fails_with_the_librarys_words(tmp_path):
     assert info.value.n_classes == 3
     assert str(info.value).startswith("labels must have exactly two classes; found 3 classes")
     assert str(tmp_path) not in str(info.value)
+
+
+@pytest.mark.parametrize("averaged", [False, True])
+def test_a_label_value_with_a_nul_fails_the_job_before_training(tmp_path, averaged):
+    """The trace, the choices and the manifest store label values, which PostgreSQL cannot
+    hold with a NUL: the job trained in full, then failed to record it three times over, "a
+    database, network or storage error"."""
+    labels = ("a\x00x", "b", "c") if averaged else ("a\x00x", "b")
+    rows = "".join(f"{i},{i % 5},{labels[i % len(labels)]}\n" for i in range(30))
+    ctx, tenant_id, uri, _ = _stored_upload(tmp_path, f"f1,f2,lab\n{rows}".encode(), ".csv")
+    load = load_job_multi_target if averaged else load_job_dataset
+    dataset = {"uri": uri, "label_column": "lab", **({} if averaged else {"positive_label": "b"})}
+    with pytest.raises(DataError, match=r"^label value 'a\\x00x' has a NUL character; label "):
+        load(ctx, tenant_id, dataset)  # type: ignore[arg-type]
 
 
 CSV = b"a,b,y\n" + b"".join(f"{i},{i * 3 % 7},{i % 2}\n".encode() for i in range(40))

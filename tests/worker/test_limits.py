@@ -87,3 +87,27 @@ def test_a_non_finite_lambda_fails_the_job_by_name_and_reaches_no_table(make_clu
     assert reason.startswith("the job produced a non-finite number (inf) as lambdas[2] of fit r0/")
     assert "DataError" not in reason and "database" not in reason
     assert cluster.rows(JobFit, job_id) == [] and cluster.rows(LambdaStep, job_id) == []
+
+
+def test_a_value_the_database_refuses_fails_the_job_at_once(make_cluster, monkeypatch):
+    """SQLSTATE class 22 (here a NUL in text) is no outage: each of three attempts trained the
+    whole job again to write the same value, and the reason blamed "a database, network or
+    storage error"."""
+    import psycopg
+    from sqlalchemy.exc import DataError as RefusedValueError
+
+    cluster = make_cluster()
+    monkeypatch.setattr(runner, "JobQueue", lambda settings: Queue())
+    refused = psycopg.errors.UntranslatableCharacter("unsupported Unicode escape sequence")
+
+    def record_step(*args, **kwargs):
+        raise RefusedValueError("INSERT INTO lambda_steps ...", {}, refused)
+
+    monkeypatch.setattr(runner.store, "record_step", record_step)
+    job_id = _insert_job(cluster, SMALL_JOB)
+    assert runner.run_job(job_id, _solo_context(cluster)) == "failed"
+    job = cluster.job(job_id)
+    assert job["attempts"] == 1
+    assert job["failure_reason"] == (
+        "the database refused a value this job produced: unsupported Unicode escape sequence"
+    )

@@ -499,6 +499,19 @@ def test_each_attempt_saves_its_own_model_and_one_a_cancel_beat_removes_it(
     left = [p for p in (root / f"jobs/{beaten}").rglob("*") if p.is_file()]
     assert left == []  # neither its model nor its fits
 
+    # A model saved by an attempt whose registration the database refused: the job fails (no
+    # row names the model), and its files go with it. They stayed until a DELETE.
+    import psycopg
+    from sqlalchemy.exc import DataError as RefusedValueError
+
+    def refused(*args, **kwargs):
+        raise RefusedValueError("INSERT INTO models ...", {}, psycopg.errors.DataException("no"))
+
+    monkeypatch.setattr(store, "succeed_job", refused)
+    failed = cluster.submit(body)
+    assert run_job(failed, ctx) == "failed"
+    assert [p for p in (root / f"jobs/{failed}").rglob("*") if p.is_file()] == []
+
 
 def test_a_worker_shutting_down_gives_its_job_back_without_counting_the_attempt(
     make_cluster, monkeypatch
