@@ -251,6 +251,32 @@ def test_the_client_sends_only_what_its_user_set():
     assert "Server default: 21" in source
 
 
+def test_a_spec_built_from_a_dict_refuses_the_fields_its_schema_forbids():
+    """``JobCreate.from_dict`` (how the client's README builds a job) dropped a misspelled field
+    at any level without a word, and the job ran on the defaults; the server answers such a
+    field with a 422 (additionalProperties false). Answers stay open to new fields."""
+    from metro_client.models import ConfusionCounts, JobCreate
+
+    base = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://digits"}}
+    misspelled = [
+        ({**base, "serch": {"n_lambdas": 3}}, "JobCreate: serch"),
+        ({**base, "search": {"n_lambda": 3}}, "SearchSpec: n_lambda"),
+        ({**base, "dataset": {"uri": "builtin://digits", "labelcolumn": "y"}}, "DatasetRef: "),
+        ({**base, "training": {"epoch": 3}}, "TrainingSpec: epoch"),
+    ]
+    for body, said in misspelled:
+        with pytest.raises(ValueError, match=f"^unknown field\\(s\\) of {said}"):
+            JobCreate.from_dict(body)
+    with pytest.raises((KeyError, ValueError)):  # a union: no member takes it
+        JobCreate.from_dict({**base, "metric": {"preset": "f1", "bta": 1}})
+    good = {**base, "search": {"n_lambdas": 3}}
+    assert JobCreate.from_dict(good).to_dict() == good
+    answer = {"tp": 1, "fp": 2, "fn": 3, "tn": 4, "a_field_of_a_newer_server": 5}
+    assert ConfusionCounts.from_dict(answer).additional_properties == {
+        "a_field_of_a_newer_server": 5
+    }
+
+
 def test_the_client_readmes_example_runs_as_written(live: Live, tmp_path: Path) -> None:
     """The example of clients/python/README.md, pasted into a file and run against a live
     service (it once named modules the generator's template made up: metro_client.api.my_tag)."""

@@ -74,4 +74,6 @@ class CoefficientMetric:
             name=name,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of CoefficientMetric: " + ", ".join(sorted(map(str, d))))
         return coefficient_metric

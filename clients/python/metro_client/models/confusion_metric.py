@@ -82,4 +82,6 @@ class ConfusionMetric:
             name=name,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of ConfusionMetric: " + ", ".join(sorted(map(str, d))))
         return confusion_metric

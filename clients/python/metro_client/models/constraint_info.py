@@ -53,4 +53,6 @@ class ConstraintInfo:
             metric_display_name=metric_display_name,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of ConstraintInfo: " + ", ".join(sorted(map(str, d))))
         return constraint_info

@@ -77,4 +77,6 @@ class ConstraintMetric:
             name=name,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of ConstraintMetric: " + ", ".join(sorted(map(str, d))))
         return constraint_metric

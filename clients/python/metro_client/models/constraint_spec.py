@@ -165,4 +165,6 @@ class ConstraintSpec:
             confidence=confidence,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of ConstraintSpec: " + ", ".join(sorted(map(str, d))))
         return constraint_spec

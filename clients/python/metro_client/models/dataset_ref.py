@@ -101,4 +101,6 @@ class DatasetRef:
             positive_label=positive_label,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of DatasetRef: " + ", ".join(sorted(map(str, d))))
         return dataset_ref

@@ -295,4 +295,6 @@ class JobCreate:
             constraint_info=constraint_info,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of JobCreate: " + ", ".join(sorted(map(str, d))))
         return job_create

@@ -50,4 +50,6 @@ class MetricInfo:
             greater_is_better=greater_is_better,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of MetricInfo: " + ", ".join(sorted(map(str, d))))
         return metric_info

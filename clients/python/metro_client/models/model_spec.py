@@ -70,4 +70,6 @@ class ModelSpec:
             channels=channels,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of ModelSpec: " + ", ".join(sorted(map(str, d))))
         return model_spec

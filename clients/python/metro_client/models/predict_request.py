@@ -140,4 +140,6 @@ class PredictRequest:
             data=data,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of PredictRequest: " + ", ".join(sorted(map(str, d))))
         return predict_request

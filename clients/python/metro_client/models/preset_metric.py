@@ -131,4 +131,6 @@ class PresetMetric:
             w_fn=w_fn,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of PresetMetric: " + ", ".join(sorted(map(str, d))))
         return preset_metric

@@ -84,4 +84,6 @@ class PresetParams:
             w_fn=w_fn,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of PresetParams: " + ", ".join(sorted(map(str, d))))
         return preset_params

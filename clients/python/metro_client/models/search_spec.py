@@ -394,4 +394,6 @@ class SearchSpec:
             shrink_confidence=shrink_confidence,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of SearchSpec: " + ", ".join(sorted(map(str, d))))
         return search_spec

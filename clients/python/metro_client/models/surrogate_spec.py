@@ -63,4 +63,6 @@ class SurrogateSpec:
             rho=rho,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of SurrogateSpec: " + ", ".join(sorted(map(str, d))))
         return surrogate_spec

@@ -184,4 +184,6 @@ class TrainingSpec:
             compile_=compile_,
         )
 
+        if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
+            raise ValueError("unknown field(s) of TrainingSpec: " + ", ".join(sorted(map(str, d))))
         return training_spec
