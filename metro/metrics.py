@@ -191,6 +191,12 @@ class MetricSpec:
     )
     params: dict[str, Any] = field(default_factory=dict)
     _tol: float = field(default=0.0, init=False, repr=False, compare=False)
+    # A prior-dependent metric's builder (PriorDependentMetric.resolve sets it): this spec's
+    # coefficients are those of the prior it was resolved on, and cells of other rows are scored
+    # with the coefficients of their own prior (see losses_of_cells).
+    _by_prior: Callable[[float], MetricSpec] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         alpha = _check_vector(self.alpha, "alpha")
@@ -308,12 +314,57 @@ class MetricSpec:
 
     # -- evaluation -----------------------------------------------------------------------------
     def loss_from_fractions(self, cells: np.ndarray) -> float:
-        cells = np.asarray(cells, dtype=np.float64)
-        num = float(self.numerator_cells @ cells)
-        den = float(self.denominator_cells @ cells)
-        if abs(den) <= self._tol:
-            return -self.zero_division if self.greater_is_better else self.zero_division
-        return num / den
+        """The loss of one prediction's confusion ``cells`` (tp, fp, fn, tn: fractions or
+        counts), as :meth:`losses_of_cells`."""
+        return float(self.losses_of_cells(np.asarray(cells, dtype=np.float64).reshape(4)))
+
+    def losses_of_cells(self, cells: Any) -> np.ndarray:
+        """The loss of every row of ``cells`` ([..., 4]: tp, fp, fn, tn, as fractions or
+        counts: a ratio does not mind the scale). 0/0 is the loss of ``zero_division``.
+
+        A denominator is zero where it is zero relative to the terms it sums (never relative
+        to the coefficients' size: a metric weighing tn by 1e12 scored a denominator of 0.1 on
+        tp and fp as 0/0, and one scaled down to 1e-9 did so elsewhere). A prior-dependent
+        metric (balanced accuracy) is the metric of each row's own labels: its coefficients are
+        those of the row's positive fraction (tp + fn), not of the rows it was resolved on (a
+        holdout's balanced accuracy came out at 1.5 on the training rows' prior)."""
+        num, den, zero = self._ratio_parts(np.asarray(cells, dtype=np.float64))
+        fallback = -self.zero_division if self.greater_is_better else self.zero_division
+        return np.asarray(np.where(zero, fallback, num / np.where(zero, 1.0, den)))
+
+    def scores_of_cells(self, cells: Any) -> np.ndarray:
+        """:meth:`losses_of_cells` in the metric's natural orientation (F1 itself)."""
+        loss = self.losses_of_cells(cells)
+        return np.asarray((-loss if self.greater_is_better else loss) + 0.0)
+
+    def zero_denominators(self, cells: Any) -> np.ndarray:
+        """Where the denominator of each row of ``cells`` is zero (the ratio is 0/0)."""
+        return self._ratio_parts(np.asarray(cells, dtype=np.float64))[2]
+
+    def _ratio_parts(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        num_w, den_w = self._cell_weights(cells)
+        terms = cells * den_w
+        den = np.sum(terms, axis=-1)
+        zero = np.abs(den) <= _ZERO_TOL * np.sum(np.abs(terms), axis=-1)
+        return np.sum(cells * num_w, axis=-1), den, zero
+
+    def _cell_weights(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Numerator and denominator weights on the cells of every row of ``cells``."""
+        num_w, den_w = self.numerator_cells, self.denominator_cells
+        if self._by_prior is None:
+            return num_w, den_w
+        total = cells.sum(axis=-1)
+        prior = np.divide(
+            cells[..., 0] + cells[..., 2], total, out=np.zeros_like(total), where=total > 0
+        )
+        num_rows = np.broadcast_to(num_w, cells.shape).copy()
+        den_rows = np.broadcast_to(den_w, cells.shape).copy()
+        for p in np.unique(prior):
+            if 0.0 < p < 1.0:  # one class alone has no balanced figure: the spec's own
+                own = self._by_prior(float(p))
+                rows = prior == p
+                num_rows[rows], den_rows[rows] = own.numerator_cells, own.denominator_cells
+        return num_rows, den_rows
 
     def loss(self, y_true: Any, y_pred: Any) -> float:
         """The paper's L on a sample (a loss: smaller is better)."""
@@ -379,7 +430,9 @@ class PriorDependentMetric:
             raise ValueError(
                 f"metric {self.name!r} needs both classes in the labels (positive fraction {prior})"
             )
-        return self.build(prior)
+        spec = self.build(prior)
+        object.__setattr__(spec, "_by_prior", self.build)
+        return spec
 
     def loss(self, y_true: Any, y_pred: Any) -> float:
         return self.resolve(y_true).loss(y_true, y_pred)

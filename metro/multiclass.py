@@ -140,13 +140,7 @@ def label_cells(Y_true: Any, Y_pred: Any) -> np.ndarray:
 def per_class_scores(spec: MetricSpec, cells: np.ndarray) -> np.ndarray:
     """The metric (natural orientation) of every row of ``cells [..., 4]`` (counts or fractions);
     0/0 scores the spec's ``zero_division``, as in ``sklearn.metrics``."""
-    cells = np.asarray(cells, dtype=np.float64)
-    num = cells @ spec.numerator_cells
-    den = cells @ spec.denominator_cells
-    zero = np.abs(den) <= 1e-12
-    loss = np.where(zero, 0.0, num / np.where(zero, 1.0, den))
-    score = -loss if spec.greater_is_better else loss
-    return np.asarray(np.where(zero, spec.zero_division, score))
+    return spec.scores_of_cells(cells)
 
 
 def _weights(cells: np.ndarray, average: str) -> np.ndarray:
@@ -674,6 +668,11 @@ def score(est: MetroClassifier, X: Any, y: Any) -> float:
     """The averaged metric of the predictions on (X, y)."""
     predicted = predict(est, X)
     if est.target_type_ == "multilabel-indicator":
+        kind = type_of_target(y, input_name="y")
+        if kind != "multilabel-indicator":  # 0.5 counted as positive, as astype(bool) reads it
+            raise ValueError(
+                f"y must be a 0/1 indicator matrix, as the model was fitted on; got {kind}"
+            )
         cells = label_cells(np.asarray(y), predicted)
     else:
         lookup = {c: i for i, c in enumerate(est.classes_.tolist())}

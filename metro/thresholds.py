@@ -49,11 +49,7 @@ def cells_at_all_thresholds(scores: np.ndarray, y: np.ndarray) -> tuple[np.ndarr
 
 
 def _losses(spec: MetricSpec, cells: np.ndarray) -> np.ndarray:
-    num = cells @ spec.numerator_cells
-    den = cells @ spec.denominator_cells
-    zero = np.abs(den) <= 1e-12
-    fallback = -spec.zero_division if spec.greater_is_better else spec.zero_division
-    return np.asarray(np.where(zero, fallback, num / np.where(zero, 1.0, den)))
+    return spec.losses_of_cells(cells)
 
 
 def losses_at_all_thresholds(

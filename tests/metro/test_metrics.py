@@ -30,6 +30,7 @@ from metro.metrics import (
     recall,
     weighted_accuracy,
 )
+from metro.thresholds import losses_at_all_thresholds
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 APPROX = {"abs": 1e-9}
@@ -157,6 +158,57 @@ def test_balanced_accuracy_matches_sklearn_or_raises(data):
             metric.loss(yt, yp)
         with pytest.raises(ValueError, match="both classes"):
             metric.resolve(yt)
+
+
+def test_balanced_accuracy_resolved_on_some_rows_scores_any_rows_as_sklearn_does():
+    """Resolved on the training rows' prior, it scored a holdout's counts with that prior: 1.5
+    on a holdout with other class sizes. Each row of cells is scored with its own prior."""
+    rng = np.random.default_rng(0)
+    train = (rng.random(2000) < 0.001).astype(int)
+    train[:2] = 1
+    spec = balanced_accuracy().resolve(train)
+    for n_pos in (1, 7, 30):
+        y = np.r_[np.ones(n_pos, int), np.zeros(500 - n_pos, int)]
+        p = np.where(rng.random(500) < 0.8, y, 1 - y)
+        expected = skm.balanced_accuracy_score(y, p)
+        assert spec.score(y, p) == pytest.approx(expected, abs=1e-12)
+        cells = confusion_fractions(y, p)
+        assert spec.scores_of_cells(np.stack([cells, cells * 500]))[1] == pytest.approx(expected)
+
+
+def test_a_constraint_of_balanced_accuracy_reports_the_value_of_its_own_rows():
+    from metro.constraints import get_constraints
+
+    [floor] = get_constraints(
+        [{"metric": "balanced_accuracy", "at_least": 0.9}], np.r_[1, 1, np.zeros(1998, int)]
+    )
+    y = np.r_[np.ones(10, int), np.zeros(90, int)]
+    p = y.copy()
+    p[0] = 0
+    assert floor.value(confusion_fractions(y, p)) == pytest.approx(0.95)
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1.0, 1e3])
+def test_a_ratio_is_zero_over_zero_only_where_its_denominator_is(scale):
+    """Zero was judged against the coefficients' size: a denominator weighing tn by 1e12 made
+    tp + fp = 0.1 a 0/0 (precision 0 instead of 1), and precision scaled by 1e-9 lost its
+    thresholds' values, though scaling numerator and denominator together changes nothing."""
+    heavy = MetricSpec.from_confusion(
+        numerator={"tp": 1}, denominator={"tp": 1, "fp": 1, "tn": 1e12}
+    )
+    y = np.r_[np.ones(10, int), np.zeros(90, int)]
+    assert heavy.score(np.ones(100, int), y) == pytest.approx(1.0)
+    scaled = MetricSpec.from_confusion(
+        numerator={"tp": scale}, denominator={"tp": scale, "fp": scale}
+    )
+    rng = np.random.default_rng(0)
+    labels = (rng.random(3000) < 0.1).astype(int)
+    scores = 2.0 * labels + rng.normal(size=3000)
+    np.testing.assert_allclose(
+        losses_at_all_thresholds(scaled, scores, labels)[1],
+        losses_at_all_thresholds(precision(), scores, labels)[1],
+    )
+    assert scaled.zero_denominators(np.array([[0.0, 0.0, 0.1, 0.9]])).tolist() == [True]
 
 
 def test_balanced_accuracy_needs_labels():

@@ -208,6 +208,10 @@ def test_multilabel_fit_attributes_and_predictions():
         assert np.array_equal(est.predict(X), P[:, j])
     assert clf.score(X, Y) == pytest.approx(f1_score(Y, P, average="macro"))
     assert 0 < clf.best_score_ <= 1
+    halves = Y.astype(float)
+    halves[0, 0] = 0.5  # was counted as a positive, where fit and scikit-learn refuse it
+    with pytest.raises(ValueError, match="y must be a 0/1 indicator matrix"):
+        clf.score(X, halves)
 
 
 def test_binary_y_with_macro_is_both_classes_as_sklearn():
