@@ -17,7 +17,9 @@ setup(
         "httpx >= 0.23.1, < 0.29.0",
         "attrs >= 22.2.0",
         # metro_cli, the `metro` command line (hand-written; clients/generate.py keeps it)
-        "typer >= 0.19.1",
+        # below 0.29, which shows every flag with a "<bool>" value (`--json <bool>`, `--help
+        # <bool>`) the flag does not take
+        "typer >= 0.19.1, < 0.29",
         "rich >= 13",
         "pyyaml >= 6",
     ],

@@ -93,9 +93,16 @@ def dataset_exists(session: Session, tenant_id: uuid.UUID, dataset_id: uuid.UUID
 
 
 def list_datasets(
-    session: Session, tenant_id: uuid.UUID, *, cursor: str | None, limit: int
+    session: Session,
+    tenant_id: uuid.UUID,
+    *,
+    cursor: str | None,
+    limit: int,
+    sha256: str | None = None,
 ) -> tuple[list[Dataset], str | None]:
     stmt = select(Dataset).where(Dataset.tenant_id == tenant_id)
+    if sha256 is not None:
+        stmt = stmt.where(Dataset.sha256 == sha256)
     return newest_first_page(session, stmt, Dataset, cursor, limit)
 
 

@@ -512,6 +512,36 @@ def test_submit_checks_a_local_file_before_uploading_it(live: Live, tmp_path: Pa
     assert _dataset_ids(live) == before, "a refused submission left an upload behind"
 
 
+def test_submit_with_an_idempotency_key_and_a_local_file_can_be_run_again(
+    live: Live, tmp_path: Path
+) -> None:
+    """Each run uploaded the file anew (a new dataset:// URI, so another job's spec) and the
+    second was refused: "this Idempotency-Key was already used for a different job
+    submission", though the help promises the same job."""
+    churn = tmp_path / "churn.csv"
+    churn.write_text(
+        "tenure,charges,churned\n" + "".join(f"{i},{i * 2.5},{i % 4 == 0:d}\n" for i in range(60))
+    )
+    before = _dataset_ids(live)
+    key = f"retry-{uuid.uuid4()}"
+    args = (
+        "submit", "-d", str(churn), "--label-column", "churned", "--positive-label", "1",
+        "-m", "f1", "--n-lambdas", "3", "--max-iter", "10", "--idempotency-key", key,
+    )  # fmt: skip
+    first = metro(live, *args)
+    assert first.returncode == 0, first.stderr
+    again = metro(live, *args)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == first.stdout.strip()  # the same job
+    assert "an upload of the same bytes" in again.stderr
+    assert len(_dataset_ids(live) - before) == 1  # one upload, not two
+    # Another key on the same bytes takes that upload too; a job of its own.
+    other = metro(live, *args[:-1], f"other-{uuid.uuid4()}")
+    assert other.returncode == 0, other.stderr
+    assert other.stdout.strip() != first.stdout.strip()
+    assert len(_dataset_ids(live) - before) == 1
+
+
 def test_positive_label_in_the_json_form_the_help_shows(live: Live, tmp_path: Path) -> None:
     answers = tmp_path / "answers.csv"
     answers.write_text(

@@ -79,6 +79,18 @@ def test_upload_options_the_server_would_drop_or_misplace_are_refused_first(tmp_
     assert not (tmp_path / "models").exists()
 
 
+def test_download_takes_its_format_from_the_output_files_suffix(tmp_path):
+    """`-o m.onnx` wrote the safetensors bytes into a .onnx file without a word."""
+    from metro_cli.download import _format
+
+    assert _format(None, "m.onnx") == "onnx"
+    assert _format(None, "m.SAFETENSORS") == "safetensors"
+    assert _format(None, None) == _format(None, "weights.bin") == "safetensors"
+    assert _format("onnx", str(tmp_path)) == "onnx"  # a directory: its name says nothing
+    with pytest.raises(CliError, match=r"^--output m.onnx names a .onnx file, but --format is "):
+        _format("safetensors", "m.onnx")
+
+
 def test_a_file_is_refused_for_what_the_standard_library_can_tell(tmp_path):
     assert _refusal(tmp_path / "none.csv", "y", None) == f"no such file: {tmp_path / 'none.csv'}"
     assert _refusal(tmp_path, "y", None) == f"{tmp_path} is not a file"
@@ -303,6 +315,38 @@ def test_predict_refuses_a_csv_it_would_read_wrong(tmp_path):
         read_rows(bare, None)
     bare.write_text("p0,p1,p2\n0.5,1,2\n3,4,5\n")  # any names: read in order
     assert read_rows(bare, None) == [[0.5, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_predict_names_a_value_float32_cannot_hold_by_its_line(tmp_path):
+    """The server's 422 named it by its row within a batch ("rows 2-3: ... row 1, value 2"), a
+    row number the file does not have."""
+    from metro_cli.predict import read_rows
+
+    path = tmp_path / "rows.csv"
+    path.write_text("a,b\n1,2\n3,4\n5,1e39\n")
+    with pytest.raises(CliError, match=r"column 'b' of .* holds a value too large for the "
+                       r"model's float32 features \(line 4: '1e39'\)"):  # fmt: skip
+        read_rows(path, None)
+    path.write_text("a,b\n1,nan\n")
+    with pytest.raises(CliError, match=r"column 'b' of .* is not a finite number \(line 2"):
+        read_rows(path, ["a", "b"])
+
+
+def test_a_batch_the_server_refuses_is_named_by_its_rows_in_the_file():
+    from types import SimpleNamespace as Ns
+
+    from metro_cli.errors import ApiError
+    from metro_cli.predict import score
+
+    class Api:
+        def call(self, endpoint, model_id, *, body):  # type: ignore[no-untyped-def]
+            if body.instances[0][0] >= 2:
+                raise ApiError("Invalid prediction request (422): row 1 is wrong", 422)
+            return Ns(margins=[0.0] * 2, labels=[0] * 2, classes=None)
+
+    rows = [[float(i)] for i in range(6)]
+    with pytest.raises(CliError, match=r"^data rows 3-4 \(the server counts from 0 in them\): "):
+        score(Api(), "m", None, rows, 2)  # type: ignore[arg-type]
 
 
 def test_predict_sends_a_batch_too_large_for_the_server_again_in_halves():

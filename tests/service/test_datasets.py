@@ -233,6 +233,21 @@ def test_a_column_float32_cannot_hold_apart_is_422_naming_it(client, tenant):
     assert _upload(client, tenant, shifted.encode(), label_column="y").status_code == 201
 
 
+def test_uploads_are_listed_by_their_bytes(client, tenant, other_tenant):
+    """What `metro submit --idempotency-key` asks before it uploads a file again."""
+    first = _upload(client, tenant).json()
+    again = _upload(client, tenant, filename="again.csv").json()
+    other = _upload(client, tenant, CSV + b"7,8,1\n").json()
+    _upload(client, other_tenant)  # the same bytes, another tenant's
+    sha = hashlib.sha256(CSV).hexdigest()
+    r = client.get("/v1/datasets", params={"sha256": sha}, headers=tenant.headers)
+    assert r.status_code == 200, r.text
+    assert [d["id"] for d in r.json()["items"]] == [again["id"], first["id"]]
+    assert other["sha256"] != sha
+    r = client.get("/v1/datasets", params={"sha256": "abc"}, headers=tenant.headers)
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["query", "sha256"]
+
+
 def test_nul_in_a_csv_header_is_422(client, tenant):
     r = _upload(client, tenant, b"a\x00b,y\n1,0\n2,1\n")
     assert r.status_code == 422, r.text

@@ -34,6 +34,16 @@ def problem_message(status: int, content: bytes) -> str:
     return f"{title} ({status})" + (f": {detail}" if detail else "")
 
 
+def problem_kind(content: bytes) -> str | None:
+    """The last segment of an RFC 9457 problem's ``type`` (``not-found``), else None."""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return None
+    kind = body.get("type") if isinstance(body, dict) else None
+    return kind.rstrip("/").rsplit("/", 1)[-1] if isinstance(kind, str) and kind else None
+
+
 def parse_uuid(value: str, what: str) -> uuid.UUID:
     try:
         return uuid.UUID(value.strip())
@@ -78,7 +88,9 @@ class Api:
         status = int(response.status_code)
         if 200 <= status < 300 and (response.parsed is not None or status == 204):
             return response.parsed
-        raise ApiError(problem_message(status, response.content), status)
+        raise ApiError(
+            problem_message(status, response.content), status, problem_kind(response.content)
+        )
 
     def job(self, job_id: str) -> Any:
         from metro_client.api.jobs import get_job

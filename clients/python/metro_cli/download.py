@@ -17,12 +17,31 @@ from metro_cli.output import say
 FORMATS = ("safetensors", "onnx")
 
 
+def _format(given: str | None, output: str | None) -> str:
+    """The format asked for, or the one the output file's suffix names (``-o m.onnx`` was
+    written with the safetensors bytes)."""
+    if given is not None and given not in FORMATS:
+        raise CliError(f"--format must be safetensors or onnx, not {given!r}")
+    named = Path(output).suffix.lstrip(".").lower() if output else ""
+    if named not in FORMATS or (output is not None and Path(output).is_dir()):
+        return given or "safetensors"
+    if given is not None and given != named:
+        raise CliError(f"--output {output} names a .{named} file, but --format is {given}")
+    return named
+
+
 @one_line_errors
 def download(
     model: Annotated[str, typer.Argument(help=MODEL_HELP, metavar="MODEL_OR_JOB")],
     format_: Annotated[
-        str, typer.Option("--format", help="safetensors (weights) or onnx.")
-    ] = "safetensors",
+        str | None,
+        typer.Option(
+            "--format",
+            help="safetensors (weights) or onnx; default: the --output file's suffix says "
+            "which, else safetensors.",
+            show_default=False,
+        ),
+    ] = None,
     output: Annotated[
         str | None,
         typer.Option(
@@ -37,8 +56,7 @@ def download(
     """Download a model file (its SHA-256 checked against the manifest)."""
     from metro_client.api.models import download_model
 
-    if format_ not in FORMATS:
-        raise CliError(f"--format must be safetensors or onnx, not {format_!r}")
+    format_ = _format(format_, output)
     # Path("models/") drops the slash that says a directory is meant: an absent one was
     # written as a file of that name.
     if output is not None and output.endswith(("/", os.sep)) and not Path(output).is_dir():

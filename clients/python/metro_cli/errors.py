@@ -20,11 +20,13 @@ class CliError(Exception):
 
 
 class ApiError(CliError):
-    """An answer of the API that is not a success, with its HTTP status."""
+    """An answer of the API that is not a success, with its HTTP status and, for a problem
+    answer, its type's last segment (``idempotency-key-reused``)."""
 
-    def __init__(self, message: str, status: int) -> None:
+    def __init__(self, message: str, status: int, problem: str | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.problem = problem
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

@@ -174,24 +174,43 @@ def spec_from_command_line(
     return spec
 
 
-def _lost_keys(sent: Any, kept: Any, path: str = "") -> list[str]:
-    """Keys of ``sent`` that the generated model dropped (fields the API does not have), in
-    lists too: a constraint's misspelt ``confidenc`` or parameter was dropped without a word."""
-    if isinstance(sent, list) and isinstance(kept, list) and len(sent) == len(kept):
+def unknown_fields(spec: Any) -> list[str]:
+    """The fields of a job spec the API's document does not have, each by its path
+    (``constraints[1].confidenc``), in lists and unions too: the generated models refuse them
+    naming only their class, and once dropped them without a word."""
+    from metro_cli.spec_flags import _document
+
+    schemas = _document()["components"]["schemas"]
+    return _unknown(spec, schemas["JobCreate"], schemas, "")
+
+
+def _unknown(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> list[str]:
+    def resolved(s: Any) -> dict[str, Any]:
+        ref = str(s.get("$ref", "")) if isinstance(s, Mapping) else ""
+        named = schemas.get(ref.rsplit("/", 1)[-1]) if ref.startswith("#/components/") else s
+        return dict(named) if isinstance(named, Mapping) else {}
+
+    whole = resolved(schema)
+    members = [resolved(m) for m in whole.get("anyOf") or whole.get("oneOf") or [whole]]
+    if isinstance(value, list):
+        items = next((m["items"] for m in members if m.get("type") == "array"), None)
         return [
             lost
-            for index, (item, kept_item) in enumerate(zip(sent, kept, strict=True))
-            for lost in _lost_keys(item, kept_item, f"{path.removesuffix('.')}[{index}].")
-        ]
-    if not isinstance(sent, dict) or not isinstance(kept, dict):
+            for index, item in enumerate(value)
+            for lost in _unknown(item, items, schemas, f"{path.removesuffix('.')}[{index}].")
+        ] if items is not None else []  # fmt: skip
+    objects = [m for m in members if "properties" in m]
+    if not isinstance(value, dict) or not objects:
         return []
+    # The union's member that knows the most of the fields given (the metric's forms).
+    member = max(objects, key=lambda m: sum(key in m["properties"] for key in value))
+    known = member["properties"]
     lost = []
-    for key, value in sent.items():
-        where = f"{path}{key}"
-        if key not in kept:
-            lost.append(where)
-        else:
-            lost += _lost_keys(value, kept[key], where + ".")
+    for key, item in value.items():
+        if key in known:
+            lost += _unknown(item, known[key], schemas, f"{path}{key}.")
+        elif member.get("additionalProperties") is False:
+            lost.append(f"{path}{key}")
     return lost
 
 
@@ -291,6 +310,9 @@ def build_job(spec: dict[str, Any]) -> Any:
             "job field 'metric' needs 'preset', or 'alpha' and 'beta', or 'numerator' and "
             "'denominator'"
         )
+    lost = unknown_fields(spec)
+    if lost:
+        raise CliError(f"unknown field(s) in the job: {', '.join(lost)}")
     _server_case(spec)
     _check_choices(spec)
     for key, section in sections.items():  # first section by section, to name the culprit
@@ -301,13 +323,8 @@ def build_job(spec: dict[str, Any]) -> Any:
             raise CliError(f"job field {key!r}: {str(exc) or type(exc).__name__}") from None
     _check_constraints(spec.get("constraints"))
     try:
-        job = models.JobCreate.from_dict(spec)
-        kept = job.to_dict()
+        return models.JobCreate.from_dict(spec)
     except failures as exc:
         raise CliError(
             f"the job does not have the API's shape: {str(exc) or type(exc).__name__}"
         ) from None
-    lost = _lost_keys(spec, kept)
-    if lost:
-        raise CliError(f"unknown field(s) in the job: {', '.join(lost)}")
-    return job

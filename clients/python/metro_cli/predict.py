@@ -17,6 +17,9 @@ from metro_cli.errors import ApiError, CliError, one_line_errors
 from metro_cli.options import DEFAULT_URL, MODEL_HELP, KeyOption, UrlOption
 from metro_cli.output import note, optional
 
+# The largest magnitude a model's float32 features hold: the server refuses a row beyond it.
+_FLOAT32_MAX = 3.4028234663852886e38
+
 
 def _number(text: str) -> float | None:
     """A cell as a feature's value: a number, or true/false as 1/0; None for anything else."""
@@ -78,8 +81,18 @@ def read_rows(path: Path, feature_names: list[str] | None) -> list[list[float]]:
                 bad = next((i for i, v in zip(indices, values, strict=True) if v is None), None)
                 if bad is not None:
                     raise CliError(
-                        f"column {header[bad]!r} of {path} is not numeric "
+                        f"column {header[bad]!r} of {path} is not a finite number "
                         f"(line {line}: {record[bad]!r})"
+                    )
+                # Else the server's 422 named the row by its place in its batch.
+                big = next(
+                    (i for i, v in zip(indices, values, strict=True) if abs(v or 0) > _FLOAT32_MAX),
+                    None,
+                )
+                if big is not None:
+                    raise CliError(
+                        f"column {header[big]!r} of {path} holds a value too large for the "
+                        f"model's float32 features (line {line}: {record[big]!r})"
                     )
                 rows.append([v for v in values if v is not None])
     except (UnicodeDecodeError, csv.Error) as exc:
@@ -119,9 +132,9 @@ def score(api: Api, model_id: Any, names: list[str] | None, rows: list[list[floa
             if exc.status == 413 and len(batch) > 1:
                 size = len(batch) // 2
                 continue
-            raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
+            raise CliError(f"{_batch(start, batch)}: {exc}") from None
         except CliError as exc:
-            raise CliError(f"rows {start}-{start + len(batch) - 1}: {exc}") from None
+            raise CliError(f"{_batch(start, batch)}: {exc}") from None
         start += len(batch)
         out.margins += answer.margins
         out.labels += answer.labels
@@ -130,6 +143,12 @@ def score(api: Api, model_id: Any, names: list[str] | None, rows: list[list[floa
             out.classes = list(classes)
             out.class_margins = (out.class_margins or []) + list(answer.class_margins)
     return out
+
+
+def _batch(start: int, batch: list[list[float]]) -> str:
+    """Which rows a request held, as a reader of the file counts them (from 1, the header
+    left out); the server's own row numbers count from the first of them, from 0."""
+    return f"data rows {start + 1}-{start + len(batch)} (the server counts from 0 in them)"
 
 
 def write_scores(handle: TextIO, scores: Scores) -> None:
@@ -177,6 +196,8 @@ def predict(
 ) -> None:
     """Score the rows of a CSV file: the model's margin h(x) (unbounded, not a probability)
     and the label it gives, per row."""
+    if output is not None and not output.parent.is_dir():  # found after every batch was scored
+        raise CliError(f"cannot write {output}: no such directory {output.parent}")
     api = Api(url, api_key)
     info = api.model(model)
     names = info.manifest.to_dict().get("feature_names") or None

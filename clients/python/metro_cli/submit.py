@@ -19,7 +19,7 @@ from metro_cli.job_spec import (
 )
 from metro_cli.local_files import DEFAULT_LABEL_COLUMN, check_local_dataset
 from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
-from metro_cli.output import note
+from metro_cli.output import note, optional
 from metro_cli.progress import waiting_text
 from metro_cli.spec_flags import spec_values, with_spec_flags
 from metro_cli.upload import delete_upload, upload_file
@@ -45,22 +45,37 @@ def submit_with_upload(
     api: Api, spec: dict[str, Any], path: Path, idempotency_key: str | None
 ) -> Any:
     """Check ``path`` here, upload it, and submit the job on it; when the server refuses the job
-    (a 4xx: no job was made), delete the upload again."""
+    (a 4xx: no job was made), delete the upload again. With an ``idempotency_key``, an upload
+    of the same bytes already on the server is tried first, so that running the command again
+    submits the same job (a new upload is a new dataset:// URI: another job's spec, which the
+    key then refused as "a different job submission")."""
     ds = spec["dataset"]
     label_column, positive_label = ds.get("label_column"), ds.get("positive_label")
     label_columns = ds.get("label_columns")
     if label_columns:  # multi-label: each 0/1 column must be there; the job reads them
         for name in label_columns:
             check_local_dataset(path, label_column=name, positive_label=None)
-        dataset = upload_file(api, path, None, None)
+        checked_with, positive = None, None
     elif (spec.get("metric") or {}).get("average") is not None:
         # Averaged over the column's classes: the upload's check, which reads a two-class
         # column as binary and asks which class is positive, does not apply.
         check_local_dataset(path, label_column=label_column, positive_label=None)
-        dataset = upload_file(api, path, None, None)
+        checked_with, positive = None, None
     else:
         check_local_dataset(path, label_column=label_column, positive_label=positive_label)
-        dataset = upload_file(api, path, label_column or DEFAULT_LABEL_COLUMN, positive_label)
+        checked_with, positive = label_column or DEFAULT_LABEL_COLUMN, positive_label
+    if idempotency_key:
+        for earlier in same_uploads(api, path, checked_with):
+            ds["uri"] = earlier.uri
+            try:
+                job = submit_job(api, build_job(spec), idempotency_key)
+            except ApiError as exc:
+                if exc.problem == "idempotency-key-reused":  # the key went with another one
+                    continue
+                raise
+            note(f"took {path.name} as {earlier.uri}, an upload of the same bytes")
+            return job
+    dataset = upload_file(api, path, checked_with, positive)
     ds["uri"] = dataset.uri
     try:
         job = submit_job(api, build_job(spec), idempotency_key)
@@ -73,9 +88,31 @@ def submit_with_upload(
             if failed is None
             else f"deleting its upload {dataset.uri} failed: {failed}"
         )
-        raise ApiError(f"{exc} ({after})", exc.status) from None
+        raise ApiError(f"{exc} ({after})", exc.status, exc.problem) from None
     note(f"uploaded {path.name} as {dataset.uri}")
     return job
+
+
+# At most this many earlier uploads of the same bytes are tried, newest first.
+_SAME_UPLOADS = 20
+
+
+def same_uploads(api: Api, path: Path, label_column: str | None) -> list[Any]:
+    """The uploads of ``path``'s bytes already on the server, checked with the same label
+    column, newest first."""
+    import hashlib
+
+    from metro_client.api.datasets import list_datasets
+
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return []  # the upload says why
+    page = api.call(list_datasets, sha256=digest.hexdigest(), limit=_SAME_UPLOADS)
+    return [d for d in page.items if optional(d.label_column) == label_column]
 
 
 @with_spec_flags
@@ -142,7 +179,11 @@ def submit(
         ),
     ] = None,
     idempotency_key: Annotated[
-        str | None, typer.Option(help="Retries with the same key return the same job.")
+        str | None,
+        typer.Option(
+            help="Retries with the same key return the same job (a local --dataset file is "
+            "then not uploaded again where the server holds its bytes)."
+        ),
     ] = None,
     watch_: Annotated[
         bool, typer.Option("--watch", help="Then follow the job, as `metro watch` does.")

@@ -6,7 +6,7 @@ import logging
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, File, Form, Request, Response, UploadFile
+from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
 from sqlalchemy.orm import Session
 
 from core.datasets.storage import Kept, UploadStore
@@ -189,10 +189,19 @@ def list_datasets(
     settings: SettingsDep,
     cursor: CursorQuery = None,
     limit: LimitQuery = None,
+    sha256: Annotated[
+        str | None,
+        Query(
+            description="Only uploads of these bytes (their SHA-256, hex): what `metro submit "
+            "--idempotency-key` looks for before uploading a file again",
+            pattern="^[0-9a-f]{64}$",
+        ),
+    ] = None,
 ) -> Page[DatasetOut]:
     rows, next_cursor = crud.list_datasets(
-        session, principal.tenant_id, cursor=cursor, limit=page_size(limit, settings)
-    )
+        session, principal.tenant_id, cursor=cursor, limit=page_size(limit, settings),
+        sha256=sha256,
+    )  # fmt: skip
     return Page[DatasetOut](
         items=[DatasetOut.model_validate(r) for r in rows], next_cursor=next_cursor
     )

@@ -14,6 +14,7 @@ def _get_kwargs(
     *,
     cursor: None | str | Unset = UNSET,
     limit: int | None | Unset = UNSET,
+    sha256: None | str | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
@@ -31,6 +32,13 @@ def _get_kwargs(
     else:
         json_limit = limit
     params["limit"] = json_limit
+
+    json_sha256: None | str | Unset
+    if isinstance(sha256, Unset):
+        json_sha256 = UNSET
+    else:
+        json_sha256 = sha256
+    params["sha256"] = json_sha256
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -96,12 +104,15 @@ def sync_detailed(
     client: AuthenticatedClient,
     cursor: None | str | Unset = UNSET,
     limit: int | None | Unset = UNSET,
+    sha256: None | str | Unset = UNSET,
 ) -> Response[DatasetPage | Problem]:
     """List datasets, newest first
 
     Args:
         cursor (None | str | Unset): The next_cursor of the previous page
         limit (int | None | Unset): Page size; values above the server's maximum are lowered to it
+        sha256 (None | str | Unset): Only uploads of these bytes (their SHA-256, hex): what `metro
+            submit --idempotency-key` looks for before uploading a file again
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -114,6 +125,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         cursor=cursor,
         limit=limit,
+        sha256=sha256,
     )
 
     response = client.get_httpx_client().request(
@@ -128,12 +140,15 @@ def sync(
     client: AuthenticatedClient,
     cursor: None | str | Unset = UNSET,
     limit: int | None | Unset = UNSET,
+    sha256: None | str | Unset = UNSET,
 ) -> DatasetPage | Problem | None:
     """List datasets, newest first
 
     Args:
         cursor (None | str | Unset): The next_cursor of the previous page
         limit (int | None | Unset): Page size; values above the server's maximum are lowered to it
+        sha256 (None | str | Unset): Only uploads of these bytes (their SHA-256, hex): what `metro
+            submit --idempotency-key` looks for before uploading a file again
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -147,6 +162,7 @@ def sync(
         client=client,
         cursor=cursor,
         limit=limit,
+        sha256=sha256,
     ).parsed
 
 
@@ -155,12 +171,15 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     cursor: None | str | Unset = UNSET,
     limit: int | None | Unset = UNSET,
+    sha256: None | str | Unset = UNSET,
 ) -> Response[DatasetPage | Problem]:
     """List datasets, newest first
 
     Args:
         cursor (None | str | Unset): The next_cursor of the previous page
         limit (int | None | Unset): Page size; values above the server's maximum are lowered to it
+        sha256 (None | str | Unset): Only uploads of these bytes (their SHA-256, hex): what `metro
+            submit --idempotency-key` looks for before uploading a file again
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -173,6 +192,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         cursor=cursor,
         limit=limit,
+        sha256=sha256,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -185,12 +205,15 @@ async def asyncio(
     client: AuthenticatedClient,
     cursor: None | str | Unset = UNSET,
     limit: int | None | Unset = UNSET,
+    sha256: None | str | Unset = UNSET,
 ) -> DatasetPage | Problem | None:
     """List datasets, newest first
 
     Args:
         cursor (None | str | Unset): The next_cursor of the previous page
         limit (int | None | Unset): Page size; values above the server's maximum are lowered to it
+        sha256 (None | str | Unset): Only uploads of these bytes (their SHA-256, hex): what `metro
+            submit --idempotency-key` looks for before uploading a file again
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -205,5 +228,6 @@ async def asyncio(
             client=client,
             cursor=cursor,
             limit=limit,
+            sha256=sha256,
         )
     ).parsed
