@@ -548,7 +548,7 @@ def _assert_constrained_job_page(dom: Node) -> None:
     summary = dom.find(id="results-summary").text
     assert summary.startswith(f"Precision under {RECALL}, higher is better · trained λ"), summary
     # The confusion matrix's method on its split: its recall, and whether the floor holds.
-    assert dom.find(id="cm-constraints").text == f"{RECALL}: 0.8800 · not met"
+    assert dom.find(id="cm-constraints").text == f"{RECALL}: 0.8800 · missed on these rows"
     assert table.find("th", scope="row").text == RECALL
     # "best" under a floor: METRO's higher test precision broke the recall floor on test, so the
     # tag goes to the best method whose floor held.
@@ -823,9 +823,10 @@ def _pooled_at(lam: float, repeat: int) -> float:
     return 0.9 - 0.5 * (lam - CV_CHOSEN[repeat]) ** 2
 
 
-def _seed_cross_validated(app: Any, tenant: TenantCtx) -> str:
+def _seed_cross_validated(app: Any, tenant: TenantCtx, *, fallback: bool = False) -> str:
     """A finished grid job with 3-fold CV and 2 repeats: every fold's steps, and each repeat's
-    choice with the pooled curve it was made on."""
+    choice with the pooled curve it was made on (with ``fallback``, repeat 0's replaced by the
+    safeguard's fallback, at a threshold of its own)."""
     spec = normalize_job_spec(
         JobCreate.model_validate(
             {
@@ -850,6 +851,11 @@ def _seed_cross_validated(app: Any, tenant: TenantCtx) -> str:
     # one, above the curve's point at its lambda.
     choices[1]["refinement"] = {**REFINED, "score_before": _pooled_at(CV_CHOSEN[1], 1)}
     choices[1]["selection_score"] = CV_REFINED
+    if fallback:
+        choices[0]["fallback"] = {
+            "reason": "unsupported", "choice_lambda": LAMBDAS[0], "choice_score": 0.3,
+        }  # fmt: skip
+        choices[0]["selection_score"] = FALLBACK_SCORE
     with app.state.sessionmaker() as session:
         job, _ = submit_job(
             session, tenant_id=tenant.id, spec=spec, dataset_uri="builtin://breast_cancer",
@@ -954,6 +960,26 @@ def test_a_cross_validated_chart_draws_each_repeats_pooled_curve_over_faint_fold
         ("1", CV_CHOSEN[1]), ("0", CV_CHOSEN[0])
     ]  # fmt: skip
     assert all(c.text.endswith(" chosen") for c in chosen_cells)
+
+
+FALLBACK_SCORE = 0.0613
+
+
+@pytest.mark.timeout(60)
+def test_a_fallback_is_marked_at_its_own_score_never_the_curves(
+    app: Any, tenant: TenantCtx, live_server: str, tmp_path: Path
+) -> None:
+    """The fallback decides at a threshold the held-out rows back: its lambda was marked
+    "chosen" at the curve's score there (0.0909, the replaced choice's), beside a Best of
+    0.0613 on the same page."""
+    job = _seed_cross_validated(app, tenant, fallback=True)
+    _, dom = Browser(tmp_path).dom(f"{live_server}/dashboard/jobs/{job}#key={tenant.key}")
+    marks = dom.find("svg", id="trace-plot").find_all("circle", cls="repeat-choice")
+    [mark] = [m for m in marks if m.attrs["data-repeat"] == "0"]
+    assert float(mark.attrs["data-score"]) == pytest.approx(FALLBACK_SCORE)
+    table = dom.find("table", id="pooled-table")
+    [cell] = table.find_all("td", data_chosen="true", data_repeat="0")
+    assert cell.text.endswith(f" chosen, {FALLBACK_SCORE:.4f} at the fallback's threshold")
 
 
 def test_the_dashboard_never_hands_null_to_replace_children() -> None:

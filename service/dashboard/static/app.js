@@ -908,6 +908,9 @@
       .map((c) => ({
         repeat: c.repeat, trained: c.trained_lambda, shift: c.shift, split: selectionLabel(c),
         points: c.selection_curve,
+        // The safeguard's fallback decides at a threshold the held-out rows back, not at the
+        // curve's: its score is the choice's own, never the curve's point at its lambda.
+        fallbackScore: c.fallback ? c.selection_score : null,
       }));
     // Every repeat's choice, marked in the plot: on its pooled curve where the choice carries
     // one, else at the score it chose by (bisection, Dinkelbach and constrained searches, and
@@ -1049,7 +1052,8 @@
       return h('td', {
         class: `num${isChoice ? ' is-chosen' : ''}`, 'data-repeat': c.repeat, 'data-lambda': row.lam,
         'data-chosen': isChoice ? 'true' : null,
-      }, q ? fmtNum(q.score) : '—', isChoice ? h('span', { class: 'chosen-tag' }, ' chosen') : null);
+      }, q ? fmtNum(q.score) : '—', isChoice ? h('span', { class: 'chosen-tag' }, c.fallbackScore === null
+        ? ' chosen' : ` chosen, ${fmtNum(c.fallbackScore)} at the fallback's threshold`) : null);
     };
     return h('details', { class: 'raw' },
       h('summary', {}, `The pooled ${name} curves as a table`),
@@ -1205,7 +1209,8 @@
           'data-repeat': c.repeat, 'data-shift': shift, 'data-points': sorted.length,
         }, svg('title', {}, `repeat ${c.repeat}: ${name} by ${c.split}, each λ at its tuned threshold${shift ? ` (shift ${shift})` : ''}`)));
       }
-      const at = c.points.find((q) => q.shift === c.shift && sameLambda(q.lambda, c.trained));
+      const at = c.fallbackScore === null
+        ? c.points.find((q) => q.shift === c.shift && sameLambda(q.lambda, c.trained)) : null;
       if (at && finite(at.score)) {
         marks.append(svg('circle', {
           class: 'repeat-choice', cx: x(at.lambda), cy: metricPanel.y(at.score), r: 6,
@@ -1514,7 +1519,10 @@
             : ` · ${fmtCount(total)} examples`),
         run.constraint_values ? h('p', { class: 'muted small', id: 'cm-constraints' },
           resultConstraints(result).map((c, i) => `${c.display_name}: ${fmtNum(run.constraint_values[i])}`).join(' · '),
-          ' · ', holdsEl(Boolean(run.constraints_hold))) : null);
+          // The estimate on these rows: a confidence is asked of the choice (above), not here,
+          // where "met" beside "(90% confidence)" read as the verdict the choice had not won.
+          ' · ', holdsEl(Boolean(run.constraints_hold),
+            run.constraints_hold ? 'held on these rows' : 'missed on these rows')) : null);
     }
     for (const sel of [methodSel, splitSel, repeatSel]) sel.addEventListener('change', draw);
     draw();
