@@ -461,10 +461,24 @@ def test_usage_errors_are_one_line_naming_the_option() -> None:
         assert done.returncode == 2, (args, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(start), (args, done.stderr)
-        assert "--help` lists the options" in lines[0]
+        listed = "commands" if "no such command" in start else "options"
+        assert f"--help` lists the {listed}" in lines[0]
         assert "Usage:" not in done.stderr and "╭" not in done.stderr and done.stdout == ""
     # No arguments at all still shows the help, as before.
     assert "Usage: metro" in metro(None).stdout + metro(None).stderr
+
+
+def test_a_server_command_without_the_server_installed_says_so(capsys) -> None:
+    """With the client installed alone, `metro serve` was "no such command 'serve' (`metro
+    --help` lists the options)"."""
+    from metro_cli.app import create_app, run
+
+    client_alone = create_app(plugins=False)
+    for command in ("serve", "worker", "admin"):
+        assert run(client_alone, [command]) == 2
+        said = " ".join(capsys.readouterr().err.split())
+        assert said.startswith(f"error: '{command}' is a command of the METRO server, which is "
+                               "not installed here (only its client is)"), said  # fmt: skip
 
 
 def _dataset_ids(live: Live) -> set[str]:

@@ -620,3 +620,27 @@ def test_an_averaged_job_prints_the_results_notices_in_the_servers_words():
     said = SimpleNamespace(code="offsets_not_tuned", message="Offsets not tuned: as said.")
     assert choice_lines(result([said])) == ["Offsets not tuned: as said."]
     assert choice_lines(result([])) == []
+
+
+def test_deleting_a_running_job_says_the_command_that_cancels_it(monkeypatch, capsys):
+    """The API's 409 names its route (POST /v1/jobs/<id>/cancel): a CLI user needs the
+    command."""
+    import uuid
+
+    import typer
+    from metro_cli import listing
+    from metro_cli.errors import ApiError
+
+    class Api:
+        def __init__(self, *args):  # type: ignore[no-untyped-def]
+            pass
+
+        def call(self, endpoint, ident):  # type: ignore[no-untyped-def]
+            raise ApiError("Conflict (409): cancel it first (POST /v1/jobs/x/cancel)", 409)
+
+    monkeypatch.setattr(listing, "Api", Api)
+    job = str(uuid.uuid4())
+    with pytest.raises(typer.Exit):
+        listing.delete(job, url="http://x", api_key="k")
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"cancel it first (`metro cancel {job}`), then delete it" in said, said

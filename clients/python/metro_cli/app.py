@@ -109,11 +109,24 @@ def load_plugins(app: typer.Typer) -> None:
             )  # fmt: skip
 
 
+# The server package's commands (its metro.cli entry point): named where this package is
+# installed alone, rather than called unknown.
+SERVER_COMMANDS = ("serve", "worker", "migrate", "admin", "demo")
+
+
 def _usage_error_line(exc: Exception) -> str:
-    """Click's usage error as one line: what is wrong, and where the options are listed."""
+    """Click's usage error as one line: what is wrong, and where the commands or options are
+    listed."""
     message = " ".join(exc.format_message().split()).rstrip(".")  # type: ignore[attr-defined]
     ctx = getattr(exc, "ctx", None)
-    hint = f" (`{ctx.command_path} --help` lists the options)" if ctx is not None else ""
+    unknown = message.removeprefix("No such command ").strip("'\"")
+    if message.startswith("No such command") and unknown in SERVER_COMMANDS:
+        return (
+            f"'{unknown}' is a command of the METRO server, which is not installed here (only "
+            "its client is): install the project itself for the server's commands"
+        )
+    listed = "commands" if message.startswith("No such command") else "options"
+    hint = f" (`{ctx.command_path} --help` lists the {listed})" if ctx is not None else ""
     return f"{message[:1].lower()}{message[1:]}{hint}"
 
 

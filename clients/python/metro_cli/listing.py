@@ -237,6 +237,13 @@ def delete(
         try:
             api.call(endpoint, ident)
         except ApiError as exc:
+            if exc.status == 409 and what == "job":  # the API's words name its cancel route
+                raise ApiError(
+                    f"job {ident} is not finished: cancel it first (`metro cancel {ident}`), "
+                    "then delete it",
+                    409,
+                    exc.problem,
+                ) from None
             if exc.status != 404:
                 raise
             continue
