@@ -40,12 +40,39 @@ def read_parquet(
 
     try:
         with open(real, "rb") as fh:
-            frame = _open_parquet(fh, limits).read().to_pandas()
+            table = _open_parquet(fh, limits).read()
+        _refuse_long_text(table, label_column)
+        frame = table.to_pandas()
     except DataError:
         raise
     except (ValueError, OSError, pa.ArrowException) as exc:
         raise _unreadable(exc, real, given) from None
     return from_table(frame, label_column)
+
+
+# The longest text a numeric feature's cell may hold (a number written out, with room to spare).
+_LONGEST_NUMBER_TEXT = 400
+
+
+def _refuse_long_text(table: Any, label_column: str | Sequence[str]) -> None:
+    """A text feature column (read as numbers where every value is one) with a cell longer than
+    any number is written: refused from Arrow's own lengths, before pandas copies each text into
+    a Python object and tries it as a number (a 10 KB file with one 200 MB cell took the reader
+    1.5 GB and 8 s, to say it was not numeric)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    labels = {label_column} if isinstance(label_column, str) else set(label_column)
+    texts = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
+             pa.types.is_large_binary)  # fmt: skip
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if str(name) in labels or not any(is_text(column.type) for is_text in texts):
+            continue
+        longest = pc.max(pc.binary_length(column)).as_py()
+        if longest is not None and longest > _LONGEST_NUMBER_TEXT:
+            raise DataError(
+                f"feature column '{name}' is not numeric (a value of {longest} characters)"
+            )
 
 
 def parquet_shape(real: str, given: str, limits: Limits) -> TableShape:

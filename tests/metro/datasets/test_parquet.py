@@ -50,6 +50,15 @@ def test_parquet_errors(tmp_path, table):
         DataError, match=re.escape("feature column 'city' is not numeric (e.g. value 'a')")
     ):
         load_dataset(str(path))
+    # A text longer than any number: refused from Arrow's lengths, before pandas copies it.
+    table.assign(city=["1", "2", "3", "4", "5", "x" * 5000]).to_parquet(path)
+    with pytest.raises(
+        DataError, match=re.escape("feature column 'city' is not numeric (a value of 5000 ")
+    ):
+        load_dataset(str(path))
+    table.assign(city=["1", "2", "3", "4", "5", "6" * 300]).to_parquet(path)
+    with pytest.raises(DataError, match="1 of them too large for float32"):
+        load_dataset(str(path))  # within the length: the number rules as before
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(b"PAR1 definitely not parquet")
     with pytest.raises(DataError, match=re.escape(f"could not read {broken} as Parquet: ")):
