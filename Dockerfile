@@ -74,6 +74,7 @@ ENV PATH=/opt/venv/bin:$PATH \
 RUN groupadd --system --gid 10001 metro \
  && useradd --system --uid 10001 --gid metro --home-dir /var/lib/metro --shell /usr/sbin/nologin metro \
  && mkdir -p /var/lib/metro/artifacts /var/lib/metro/uploads /var/lib/metro/data \
+    /var/lib/metro/compile-cache \
  && chown -R metro:metro /var/lib/metro
 
 COPY --from=build /opt/venv /opt/venv

@@ -66,7 +66,6 @@ def serve(
     ./var, no external services), a worker too, in one process group."""
     import uvicorn
 
-    from core.db.migrate import upgrade
     from core.logs import configure_logging
     from service.api.middleware import parser_header_cap
 
@@ -75,7 +74,7 @@ def serve(
     if worker is None:  # embedded: the local SQLite broker, which only a local worker can share
         worker = not settings.broker_url
     if migrate:
-        upgrade(settings.database_url)
+        _migrate(settings.database_url)
     supervisor = _EmbeddedWorker() if worker else None
     if supervisor is not None:
         supervisor.start()  # after the migration, so that the worker finds the schema
@@ -150,6 +149,7 @@ class _EmbeddedWorker:
             self._child = subprocess.Popen(
                 [sys.executable, "-m", "cli.main", "worker", "--beat", "--no-banner"],
                 start_new_session=True,
+                env={**os.environ, EMBEDDED_PARENT: str(os.getpid())},
             )
             code = self._child.wait()
             if self._stopping.is_set():
@@ -232,16 +232,39 @@ def worker_cmd(
         argv.append("--beat")
     if not banner:
         argv.insert(0, "--quiet")  # an option of the `celery` command, before its subcommand
+    parent = os.environ.pop(EMBEDDED_PARENT, None)
+    if parent is not None and parent.isdigit():
+        _stop_with_parent(int(parent))
     celery_app.worker_main(argv)
+
+
+# The pid of the `metro serve` that started this worker (its embedded worker), in the worker's
+# environment. Not a METRO_* name: it is no setting.
+EMBEDDED_PARENT = "_METRO_EMBEDDED_PARENT"
+
+
+def _stop_with_parent(parent: int) -> None:
+    """Stop this worker as SIGTERM does (its job given back) once ``parent`` is gone: a
+    `metro serve` killed with SIGKILL left its worker training as an orphan, and a restart
+    started a second one beside it."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(2.0)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="embedded-parent-watch", daemon=True).start()
 
 
 def migrate_cmd() -> None:
     """Upgrade the database schema to the latest revision."""
-    from core.db.migrate import upgrade
-
     settings = _settings()
-    upgrade(settings.database_url)
-    console.print("database is at the latest revision")
+    _migrate(settings.database_url)
+    console.print(
+        f"database {shown_url(settings.database_url)} is at the latest revision", soft_wrap=True
+    )
 
 
 @admin_app.command("create-key")
@@ -305,22 +328,48 @@ def revoke_key(
     console.print(f"revoked {info.prefix}... of tenant {info.tenant}")
 
 
+def _migrate(url: str) -> None:
+    """``metro migrate``'s upgrade, its failures as one line: an unreachable database or a URL
+    that does not parse, and a schema newer than this code's (each ended in a traceback of 70
+    to 160 lines)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from core.db.migrate import current, known, upgrade
+
+    try:
+        at = current(url)
+    except (SQLAlchemyError, ImportError) as exc:
+        _fail(f"cannot reach the database ({type(exc).__name__}): check METRO_DATABASE_URL")
+    if at is not None and not known(at):
+        _fail(_newer_schema(at))
+    upgrade(url)
+
+
+def _newer_schema(at: str) -> str:
+    return (
+        f"the database's schema is at revision {at}, which this version of METRO does not know: "
+        "a newer version migrated it; run that version (or restore the backup taken before)"
+    )
+
+
 def _admin_session() -> Any:
     """A session on a database whose schema is this code's: on one not yet migrated the admin
     commands ended in SQLAlchemy's traceback ("no such table: tenants")."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from core.db.migrate import current, head
+    from core.db.migrate import current, head, known
     from core.db.session import make_engine, make_sessionmaker
 
     url = _settings().database_url
     try:
         at = current(url)
-    except SQLAlchemyError as exc:
+    except (SQLAlchemyError, ImportError) as exc:
         _fail(f"cannot reach the database ({type(exc).__name__}): check METRO_DATABASE_URL")
     latest = head()
     if at is None:
         _fail("the database has no schema yet: run `metro migrate` (`metro serve` migrates first)")
+    if not known(at):
+        _fail(_newer_schema(at))
     if at != latest:
         _fail(f"the database's schema is at revision {at}, not {latest}: run `metro migrate`")
     return make_sessionmaker(make_engine(url))()

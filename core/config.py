@@ -216,11 +216,18 @@ class SettingsError(ValueError):
 
 
 def unknown_variables(environ: dict[str, str] | None = None) -> list[str]:
-    """METRO_* variables of the environment that name no setting: a misspelt one
-    (METRO_DATABSE_URL) would otherwise leave its setting at the default without a word."""
+    """METRO_* variables of the environment, and of the ``.env`` file the settings read, that
+    name no setting: a misspelt one (METRO_DATABSE_URL) would otherwise leave its setting at the
+    default without a word (in ``.env`` it did: `metro migrate` then migrated ./var/metro.db)."""
     known = {f"METRO_{name.upper()}" for name in Settings.model_fields} | CLIENT_VARIABLES
-    env = os.environ if environ is None else environ
-    return sorted(k for k in env if k.upper().startswith("METRO_") and k.upper() not in known)
+    names = set(os.environ if environ is None else environ)
+    if environ is None:
+        env_file = Settings.model_config.get("env_file")
+        if isinstance(env_file, str) and os.path.isfile(env_file):
+            from dotenv import dotenv_values
+
+            names |= set(dotenv_values(env_file))
+    return sorted(k for k in names if k.upper().startswith("METRO_") and k.upper() not in known)
 
 
 @lru_cache(maxsize=1)

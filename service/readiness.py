@@ -1,11 +1,12 @@
 """Readiness checks: can this process reach its database and its broker?
 
-Each check returns ``(ok, detail)`` and never raises; the detail is a short, fixed phrase (no
-exception text, which could carry a host name or a credential from the URL).
+Each check returns ``(ok, detail)`` and never raises; the detail is a short phrase of this
+code's (no exception text, which could carry a host name or a credential from the URL).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import urllib.parse
 
@@ -14,13 +15,29 @@ from sqlalchemy import Engine, text
 logger = logging.getLogger(__name__)
 
 
+@functools.cache
+def _head() -> str | None:
+    from core.db.migrate import head
+
+    return head()
+
+
 def check_database(engine: Engine) -> tuple[bool, str]:
+    """Reachable, and at this code's schema: a database never migrated (or migrated by
+    another version) was ready while every API call on it answered 500."""
+    from alembic.runtime.migration import MigrationContext
+
     try:
         with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except Exception:
-        logger.warning("readiness: database unreachable", exc_info=True)
+            at = MigrationContext.configure(conn).get_current_revision()
+    except Exception as exc:
+        # One line: a probe every few seconds logged a 55-line traceback each time.
+        logger.warning("readiness: database unreachable (%s)", type(exc).__name__)
         return False, "unreachable"
+    if at is None:
+        return False, "not migrated: run `metro migrate`"
+    if at != _head():
+        return False, f"schema at revision {at}, this code's is {_head()}"
     return True, "ok"
 
 
@@ -53,7 +70,7 @@ def check_broker(url: str, timeout: float) -> tuple[bool, str]:
 
             with Connection(url, connect_timeout=timeout) as conn:
                 conn.ensure_connection(max_retries=1, timeout=timeout)
-    except Exception:
-        logger.warning("readiness: broker unreachable", exc_info=True)
+    except Exception as exc:
+        logger.warning("readiness: broker unreachable (%s)", type(exc).__name__)
         return False, "unreachable"
     return True, "ok"

@@ -225,7 +225,8 @@ def test_health_checks(services: dict[str, Any]) -> None:
 
 @pytest.fixture
 def database_url() -> str:
-    """The test machine's PostgreSQL (see tests/service/conftest.py); only SELECT 1 is run."""
+    """The test machine's PostgreSQL (see tests/service/conftest.py), never migrated: only
+    read."""
     dsn = os.environ.get("METRO_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
     return dsn.replace("postgresql://", "postgresql+psycopg://", 1)
 
@@ -236,22 +237,30 @@ def redis_url() -> str:
 
 
 def test_worker_health_check_runs(
-    services: dict[str, Any], database_url: str, redis_url: str
+    services: dict[str, Any], database_url: str, redis_url: str, tmp_path: Path
 ) -> None:
-    """The workers' check is Python run by the image's interpreter; run it here, on the test
-    database and Redis, and once more with a database that is down."""
+    """The workers' check is Python run by the image's interpreter; run it here, on a migrated
+    database and Redis, then on a database not migrated (a worker there took jobs it could only
+    fail) and on one that is down."""
+    from core.db.migrate import upgrade
+
     test = services["worker-gpu"]["healthcheck"]["test"]
     assert test[:3] == ["CMD", "python", "-c"]
     code = test[3]
+    migrated = f"sqlite:///{tmp_path / 'metro.db'}"
+    upgrade(migrated)
     env = {
-        "PATH": "/usr/bin:/bin", "METRO_DATABASE_URL": database_url, "METRO_BROKER_URL": redis_url,
+        "PATH": "/usr/bin:/bin", "METRO_DATABASE_URL": migrated, "METRO_BROKER_URL": redis_url,
         "PYTHONPATH": str(ROOT),
     }  # fmt: skip
     ok = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60)
     assert ok.returncode == 0, ok.stderr.decode()[-2000:]
-    env["METRO_DATABASE_URL"] = "postgresql+psycopg://nobody@127.0.0.1:1/none"
-    down = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60)
-    assert down.returncode == 1, down.stderr.decode()[-2000:]
+    for database in (database_url, "postgresql+psycopg://nobody@127.0.0.1:1/none"):
+        env["METRO_DATABASE_URL"] = database
+        not_ok = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, timeout=60
+        )
+        assert not_ok.returncode == 1, (database, not_ok.stderr.decode()[-2000:])
 
 
 def test_gpu_worker_reserves_a_gpu(services: dict[str, Any]) -> None:
@@ -294,6 +303,21 @@ def test_dockerfile_torch_build_argument() -> None:
         "download.pytorch.org/whl/${TORCH_VARIANT}" in r and "torch==${TORCH_VERSION}" in r
         for r in installs
     ), "the torch wheel index does not follow TORCH_VARIANT"
+
+
+def test_every_volume_under_the_state_directory_exists_in_the_image(
+    services: dict[str, Any],
+) -> None:
+    """Docker creates a missing mount point owned by root: the GPU worker's compile cache
+    volume was not writable by the image's user, and its kernels went to /tmp without a word."""
+    run = " ".join(rest for k, rest in final_stage(dockerfile_instructions()) if k == "RUN")
+    made = set(re.findall(r"/var/lib/metro/[\w-]+", run.split("chown")[0]))
+    mounted = {
+        target for service in services.values() for target in volume_mounts(service)
+        if target.startswith("/var/lib/metro/")
+    }  # fmt: skip
+    assert "/var/lib/metro/compile-cache" in mounted
+    assert mounted <= made, mounted - made
 
 
 def test_dockerfile_entrypoint_user_and_environment() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +70,18 @@ def keep_compiled_kernels(directory: Path) -> None:
     for variable, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
         if not os.environ.get(variable):
             path = (directory / sub).resolve()
-            path.mkdir(parents=True, exist_ok=True)
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                # Celery drops an exception raised in worker_init: the kernels went to /tmp
+                # (lost with the container) without a word. Said on stderr, as logging is not
+                # set up yet.
+                print(
+                    f"warning: METRO_COMPILE_CACHE_DIR {directory}: cannot create {path} "
+                    f"({exc.strerror or exc}); compiled kernels are not kept",
+                    file=sys.stderr,
+                )
+                return
             os.environ[variable] = str(path)
 
 

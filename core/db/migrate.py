@@ -51,3 +51,15 @@ def head() -> str | None:
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(alembic_config("")).get_current_head()
+
+
+def known(revision: str) -> bool:
+    """Whether ``revision`` is one of this code's migrations (a database migrated by a newer
+    version is at one it does not know)."""
+    from alembic.script import ScriptDirectory
+    from alembic.util.exc import CommandError
+
+    try:
+        return ScriptDirectory.from_config(alembic_config("")).get_revision(revision) is not None
+    except CommandError:
+        return False

@@ -88,7 +88,8 @@ def test_the_client_alone_installs_and_runs_a_job(tmp_path: Path) -> None:
         assert re.search(rf"│ {command} ", helped.stdout), helped.stdout
     assert not re.search(r"│ (serve|worker|migrate|admin) ", helped.stdout), helped.stdout
     serve = _run([metro, "serve"], cwd=tmp_path, env=base_env)
-    assert serve.returncode == 2 and "no such command 'serve'" in serve.stderr, serve.stderr
+    assert serve.returncode == 2, serve.stderr
+    assert "'serve' is a command of the METRO server, which is not installed here" in serve.stderr
 
     workdir = tmp_path / "server"
     workdir.mkdir()

@@ -67,6 +67,17 @@ def test_a_metro_variable_that_names_no_setting_is_found():
     assert unknown_variables(env) == ["METRO_DATABSE_URL"]
 
 
+def test_a_misspelt_variable_in_the_env_file_is_found(tmp_path, monkeypatch):
+    """The settings read .env too, where a misspelt variable went unsaid: `metro migrate`
+    migrated the default database and said only that it was at the latest revision."""
+    from core.config import unknown_variables
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("METRO_DATABSE_URL=postgresql://x/y\nMETRO_LOG_LEVEL=INFO\n")
+    assert "METRO_DATABSE_URL" in unknown_variables()
+    assert "METRO_LOG_LEVEL" not in unknown_variables()
+
+
 def test_the_operations_guide_lists_every_setting_with_its_default():
     """docs/operations.md's table is the operators' reference: each setting once, none that is
     not one, and each default as core.config.Settings has it (a default changed in one place

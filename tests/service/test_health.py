@@ -56,6 +56,29 @@ def test_readyz_reports_an_unreachable_broker_and_database(settings):
     assert "127.0.0.1" not in r.text
 
 
+def test_readyz_is_not_ready_on_a_database_not_at_this_codes_schema(settings, tmp_path):
+    """A deploy that skipped `metro migrate` passed its readiness checks while every API call
+    answered 500."""
+    from sqlalchemy import create_engine, text
+
+    from core.db.migrate import head, upgrade
+
+    url = f"sqlite:///{tmp_path / 'metro.db'}"
+    create_engine(url).connect().close()  # an empty database
+    with _app_with(settings, database_url=url) as c:
+        r = c.get("/readyz")
+        assert r.status_code == 503 and r.json()["checks"]["database"] == (
+            "not migrated: run `metro migrate`"
+        )
+        upgrade(url)
+        assert c.get("/readyz").json()["checks"]["database"] == "ok"
+        with create_engine(url).begin() as conn:
+            conn.execute(text("UPDATE alembic_version SET version_num = '0001'"))
+        r = c.get("/readyz")
+        assert r.status_code == 503
+        assert r.json()["checks"]["database"] == f"schema at revision 0001, this code's is {head()}"
+
+
 def test_readyz_answers_promptly_when_every_pooled_connection_is_busy(settings):
     """With the connection pool exhausted, readiness says so (503) within its own timeout,
     not after the pool's timeout (which a request waiting for a connection would sit out)."""
@@ -150,3 +173,14 @@ def test_a_request_refused_before_routing_is_counted_under_its_route(client):
         counted
     )
     assert "11111111-0000" not in text
+
+
+def test_made_up_methods_are_counted_as_one_series(client):
+    """The method label took any method a request named: each made-up one a new series, never
+    freed, from clients with no key (a 405 needs none)."""
+    for n in range(20):
+        assert client.request(f"X{n}Y", "/healthz").status_code == 405
+    text = client.get("/metrics").text
+    assert "X3Y" not in text
+    counted = [line for line in text.splitlines() if line.startswith("metro_http_requests_total{")]
+    assert any('method="OTHER"' in c and c.endswith(" 20.0") for c in counted), counted

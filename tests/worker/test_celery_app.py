@@ -56,3 +56,18 @@ def test_no_directory_leaves_the_libraries_defaults(
     celery_app._keep_compiled_kernels()
 
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == os.environ["TRITON_CACHE_DIR"] == ""
+
+
+def test_a_cache_directory_that_cannot_be_made_is_said_not_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Celery drops what worker_init raises: the kernels went to /tmp without a word."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    celery_app.keep_compiled_kernels(blocked / "cache")
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == ""
+    said = capsys.readouterr().err
+    assert said.startswith(f"warning: METRO_COMPILE_CACHE_DIR {blocked / 'cache'}: cannot create")
+    assert "compiled kernels are not kept" in said

@@ -158,3 +158,46 @@ def test_sigterm_stops_metro_serve_and_its_worker(tmp_path):
         with contextlib.suppress(subprocess.TimeoutExpired):
             serve.wait(timeout=10)
         log.close()
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False
+
+
+def test_a_metro_serve_killed_outright_takes_its_worker_with_it(tmp_path):
+    """SIGKILL gives `metro serve` no chance to stop its worker: the worker (in a session of
+    its own) went on training as an orphan, and a restart started a second one beside it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METRO_")}
+    port = free_port()
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "serve", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    workers: list[int] = []
+    try:
+
+        def worker_up() -> bool:
+            assert serve.poll() is None, (tmp_path / "serve.log").read_text()
+            found = subprocess.run(
+                ["pgrep", "-P", str(serve.pid), "-f", "cli.main worker"],
+                capture_output=True, text=True,
+            ).stdout.split()  # fmt: skip
+            workers[:] = [int(pid) for pid in found]
+            return bool(workers)
+
+        wait_until(worker_up, 60, "metro serve's worker")
+        serve.kill()
+        serve.wait(timeout=10)
+        wait_until(lambda: not any(_running(pid) for pid in workers), 60, "the orphaned worker")
+    finally:
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(serve.pid, signal.SIGKILL)
+        log.close()
