@@ -186,7 +186,7 @@ def split_indices(
 
 
 def stratified_folds(
-    strata: np.ndarray, *, n_folds: int, cv: Any, random_state: int
+    strata: np.ndarray, *, n_folds: int, cv: Any, random_state: int | None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``n_folds`` shuffled stratified cross-validation folds (training rows, held-out rows) of
     the rows whose strata (a class, or a multi-label row's rarest label) are ``strata``.

@@ -207,9 +207,9 @@ def inspect_upload(
             [FieldError(("body", "file"), f"could not read the file as {stored.format}: {reason}")],
         ) from None
     _refuse_nul_names(info.columns)
-    said = nul_label(info.labels or ())
-    if said is not None:
-        raise InvalidInputError("Invalid dataset", [FieldError(("body", "file"), said)])
+    nul = nul_label(info.labels or ())
+    if nul is not None:
+        raise InvalidInputError("Invalid dataset", [FieldError(("body", "file"), nul)])
     return info
 
 
