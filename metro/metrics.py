@@ -359,11 +359,10 @@ class MetricSpec:
         )
         num_rows = np.broadcast_to(num_w, cells.shape).copy()
         den_rows = np.broadcast_to(den_w, cells.shape).copy()
-        for p in np.unique(prior):
-            if 0.0 < p < 1.0:  # one class alone has no balanced figure: the spec's own
-                own = self._by_prior(float(p))
-                rows = prior == p
-                num_rows[rows], den_rows[rows] = own.numerator_cells, own.denominator_cells
+        for p in np.unique(prior[total > 0]):
+            own = self._by_prior(float(p))
+            rows = (prior == p) & (total > 0)
+            num_rows[rows], den_rows[rows] = own.numerator_cells, own.denominator_cells
         return num_rows, den_rows
 
     def loss(self, y_true: Any, y_pred: Any) -> float:
@@ -618,19 +617,28 @@ def weighted_accuracy(
     )
 
 
+def _balanced_accuracy_at(prior: float) -> MetricSpec:
+    """Balanced accuracy at the positive fraction ``prior``. At 0 or 1 (rows of one class) it is
+    the recall of the class there, as ``sklearn.metrics.balanced_accuracy_score`` averages over
+    the classes present. A module-level function, so that a spec holding it pickles."""
+    if prior >= 1.0:
+        numerator = {"tp": 1.0}
+    elif prior <= 0.0:
+        numerator = {"tn": 1.0}
+    else:
+        numerator = {"tp": 0.5 / prior, "tn": 0.5 / (1.0 - prior)}
+    return MetricSpec.from_confusion(
+        numerator=numerator,
+        denominator={"const": 1.0},
+        name="balanced_accuracy",
+        params={"prior": prior},
+    )
+
+
 def balanced_accuracy() -> PriorDependentMetric:
     """Balanced accuracy (the AM measure) = TP / (2p) + TN / (2(1 - p)), p the positive
     fraction: linear in the cells once p is known, so its denominator is constant."""
-
-    def build(prior: float) -> MetricSpec:
-        return MetricSpec.from_confusion(
-            numerator={"tp": 0.5 / prior, "tn": 0.5 / (1.0 - prior)},
-            denominator={"const": 1.0},
-            name="balanced_accuracy",
-            params={"prior": prior},
-        )
-
-    return PriorDependentMetric(name="balanced_accuracy", build=build)
+    return PriorDependentMetric(name="balanced_accuracy", build=_balanced_accuracy_at)
 
 
 _PRESETS: dict[str, Callable[..., Metric]] = {

@@ -23,8 +23,8 @@ def _head() -> str | None:
 
 
 def check_database(engine: Engine) -> tuple[bool, str]:
-    """Reachable, and at this code's schema: a database never migrated (or migrated by
-    another version) was ready while every API call on it answered 500."""
+    """Reachable, and at this code's schema or a newer one: a database never migrated (or left
+    at an older revision) was ready while every API call on it answered 500."""
     from alembic.runtime.migration import MigrationContext
 
     try:
@@ -36,9 +36,19 @@ def check_database(engine: Engine) -> tuple[bool, str]:
         return False, "unreachable"
     if at is None:
         return False, "not migrated: run `metro migrate`"
-    if at != _head():
-        return False, f"schema at revision {at}, this code's is {_head()}"
+    if at != _head() and _known(at):
+        return False, f"schema at revision {at}, this code's is {_head()}: run `metro migrate`"
+    # A revision this code does not know is a newer version's: `metro migrate` runs before the
+    # new processes start, and the running ones stay ready until they are replaced (each
+    # migration keeps the schema the version before it reads).
     return True, "ok"
+
+
+@functools.cache
+def _known(revision: str) -> bool:
+    from core.db.migrate import known
+
+    return known(revision)
 
 
 def check_broker(url: str, timeout: float) -> tuple[bool, str]:

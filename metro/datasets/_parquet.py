@@ -50,8 +50,9 @@ def read_parquet(
     return from_table(frame, label_column)
 
 
-# The longest text a numeric feature's cell may hold (a number written out, with room to spare).
-_LONGEST_NUMBER_TEXT = 400
+# The longest text a numeric feature's cell may hold: a number written out, with ample room
+# for padding and digits (float() reads "  1.5" and a thousand zeros after "1.").
+_LONGEST_NUMBER_TEXT = 10_000
 
 
 def _refuse_long_text(table: Any, label_column: str | Sequence[str]) -> None:
@@ -66,9 +67,16 @@ def _refuse_long_text(table: Any, label_column: str | Sequence[str]) -> None:
     texts = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
              pa.types.is_large_binary)  # fmt: skip
     for name, column in zip(table.column_names, table.columns, strict=True):
-        if str(name) in labels or not any(is_text(column.type) for is_text in texts):
+        kind = column.type
+        if pa.types.is_dictionary(kind):  # a categorical: its texts are its dictionaries'
+            kind = kind.value_type
+            values = [chunk.dictionary for chunk in column.chunks]
+        else:
+            values = list(column.chunks)
+        if str(name) in labels or not any(is_text(kind) for is_text in texts):
             continue
-        longest = pc.max(pc.binary_length(column)).as_py()
+        lengths = [pc.max(pc.binary_length(v)).as_py() for v in values if len(v)]
+        longest = max((n for n in lengths if n is not None), default=None)
         if longest is not None and longest > _LONGEST_NUMBER_TEXT:
             raise DataError(
                 f"feature column '{name}' is not numeric (a value of {longest} characters)"

@@ -644,3 +644,15 @@ def test_deleting_a_running_job_says_the_command_that_cancels_it(monkeypatch, ca
         listing.delete(job, url="http://x", api_key="k")
     said = " ".join(capsys.readouterr().err.split())
     assert f"cancel it first (`metro cancel {job}`), then delete it" in said, said
+
+
+def test_an_unknown_field_of_a_metric_is_named_against_the_form_its_required_fields_pick():
+    """A preset with a coefficient metric's fields was read as the coefficient form (the one
+    knowing most of the fields), and 'preset' named as the unknown field."""
+    from metro_cli.job_spec import unknown_fields
+
+    mixed = {"preset": "f1", "zero_division": 1, "name": "x", "greater_is_better": True}
+    spec = {"metric": mixed, "dataset": {"uri": "builtin://breast_cancer"}}
+    assert unknown_fields(spec) == ["metric.name", "metric.greater_is_better"]
+    coefficients = {"alpha": [1, 0, 0, 0], "beta": [1, 1, 0, 0], "name": "x", "bogus": 1}
+    assert unknown_fields({**spec, "metric": coefficients}) == ["metric.bogus"]

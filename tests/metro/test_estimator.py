@@ -464,3 +464,17 @@ def test_bad_settings_found_late_or_in_other_words_are_refused_up_front_by_name(
         r"\(the largest has 2\): set cv to at most 2 or to None",
     ):
         MetroClassifier(cv=3, **fast).fit(X[:4], two_each)  # was scikit-learn's n_splits message
+
+
+@pytest.mark.parametrize("metric", ["f1", "balanced_accuracy"])
+def test_a_fitted_classifier_pickles_and_predicts_as_before(metric):
+    """A balanced-accuracy fit held a local function in its metric and no longer pickled."""
+    import pickle
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + rng.normal(size=300) > 1).astype(int)
+    clf = MetroClassifier(metric=metric, n_lambdas=3, refine="off", training=FAST).fit(X, y)
+    again = pickle.loads(pickle.dumps(clf))
+    assert np.array_equal(again.predict(X), clf.predict(X))
+    assert again.score(X, y) == clf.score(X, y)

@@ -176,6 +176,22 @@ def test_balanced_accuracy_resolved_on_some_rows_scores_any_rows_as_sklearn_does
         assert spec.scores_of_cells(np.stack([cells, cells * 500]))[1] == pytest.approx(expected)
 
 
+def test_balanced_accuracy_of_rows_of_one_class_is_sklearns_and_a_resolved_spec_pickles():
+    """Rows of one class took the resolving rows' prior (3.33 for 2 of 3 positives right); a
+    resolved spec held a local function, so a fitted estimator no longer pickled."""
+    import pickle
+
+    spec = balanced_accuracy().resolve(np.r_[np.ones(10, int), np.zeros(90, int)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # sklearn: a class absent from y_true
+        for t, p in (([1, 1, 1], [1, 0, 1]), ([0, 0, 0], [0, 1, 0])):
+            expected = skm.balanced_accuracy_score(t, p)
+            assert spec.scores_of_cells(confusion_fractions(t, p)) == pytest.approx(expected)
+    again = pickle.loads(pickle.dumps(spec))
+    y = np.r_[np.ones(7, int), np.zeros(93, int)]
+    assert again.score(y, y) == spec.score(y, y) == pytest.approx(1.0)
+
+
 def test_a_constraint_of_balanced_accuracy_reports_the_value_of_its_own_rows():
     from metro.constraints import get_constraints
 

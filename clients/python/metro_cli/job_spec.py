@@ -202,8 +202,15 @@ def _unknown(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> 
     objects = [m for m in members if "properties" in m]
     if not isinstance(value, dict) or not objects:
         return []
-    # The union's member that knows the most of the fields given (the metric's forms).
-    member = max(objects, key=lambda m: sum(key in m["properties"] for key in value))
+    # The union's member whose required fields are all given (as the server's discriminator
+    # picks a metric's form by them), then the one that knows the most of the fields given.
+    member = max(
+        objects,
+        key=lambda m: (
+            all(key in value for key in m.get("required", [])),
+            sum(key in m["properties"] for key in value),
+        ),
+    )
     known = member["properties"]
     lost = []
     for key, item in value.items():
