@@ -13,6 +13,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 
@@ -123,9 +125,9 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def test_sigterm_stops_metro_serve_and_its_worker(tmp_path):
-    """What a process manager sends (systemd, docker stop): the API and its embedded worker both
-    exit; no worker is left running as an orphan."""
+def _serve(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, BinaryIO]:
+    """`metro serve` on the embedded defaults in ``tmp_path``, in a session of its own, its
+    output in serve.log (closed by the caller)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("METRO_")}
     port = free_port()
     log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115
@@ -133,6 +135,13 @@ def test_sigterm_stops_metro_serve_and_its_worker(tmp_path):
         [sys.executable, "-m", "cli.main", "serve", "--port", str(port)],
         cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
+    return serve, port, log
+
+
+def test_sigterm_stops_metro_serve_and_its_worker(tmp_path):
+    """What a process manager sends (systemd, docker stop): the API and its embedded worker both
+    exit; no worker is left running as an orphan."""
+    serve, port, log = _serve(tmp_path)
     try:
 
         def worker_up() -> bool:
@@ -171,13 +180,7 @@ def _running(pid: int) -> bool:
 def test_a_metro_serve_killed_outright_takes_its_worker_with_it(tmp_path):
     """SIGKILL gives `metro serve` no chance to stop its worker: the worker (in a session of
     its own) went on training as an orphan, and a restart started a second one beside it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("METRO_")}
-    port = free_port()
-    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "serve", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+    serve, _, log = _serve(tmp_path)
     workers: list[int] = []
     try:
 
