@@ -45,7 +45,7 @@ from core.job_spec import (
     JobObjects,
     metric_average,
 )
-from core.records import MetricRecord, RepeatChoice
+from core.records import ChoiceWarning, MetricRecord, RepeatChoice
 from metro.constraints import get_constraints
 from metro.datasets import MultiTargetDataset, stratify_key
 from metro.experiment import repeat_seed
@@ -301,15 +301,25 @@ class AveragedRun:
 
     def _choices(self, repeat: int, est: MetroClassifier) -> list[RepeatChoice]:
         multiclass = est.target_type_ != "multilabel-indicator"
-        return [
-            repeat_choice(repeat, e.metric_, e.search_result_).model_copy(
-                update={
-                    "label": self.classes[c],
-                    "offset": float(est.offsets_[c]) if multiclass else None,
-                }
+        choices = []
+        for c, e in enumerate(est.estimators_):
+            choice = repeat_choice(repeat, e.metric_, e.search_result_)
+            # What the whole fit found of this class beyond its own search's warnings (an
+            # argmax whose figure for the class rests on few true positives).
+            extra = [
+                ChoiceWarning(code=w.code.value, message=w.message)
+                for w in est.class_warnings_[c][len(e.warnings_) :]
+            ]
+            choices.append(
+                choice.model_copy(
+                    update={
+                        "label": self.classes[c],
+                        "offset": float(est.offsets_[c]) if multiclass else None,
+                        "warnings": [*choice.warnings, *extra],
+                    }
+                )
             )
-            for c, e in enumerate(est.estimators_)
-        ]
+        return choices
 
     # -- the model ----------------------------------------------------------------------------
     def _finish(
@@ -323,8 +333,8 @@ class AveragedRun:
         multiclass = dataset.target == "multiclass"
         warnings = [
             {"code": w.code, "message": f"{_what(multiclass)} {label!r}: {w.message}"}
-            for label, e in zip(self.classes, est.estimators_, strict=True)
-            for w in e.warnings_
+            for label, found in zip(self.classes, est.class_warnings_, strict=True)
+            for w in found
         ]
         manifest = {
             "metric": {**spec["metric"], **(spec.get("metric_info") or {})},

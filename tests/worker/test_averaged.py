@@ -472,3 +472,29 @@ def test_every_class_keeps_two_rows_of_each_side_to_train_on(target: str):
         negatives = len(train) - positives
         assert positives.min() >= 2 and negatives.min() >= 2, (seed, positives, negatives)
         assert len(test) >= 15 - 6, seed  # at most two rows moved for each of the small three
+
+
+def test_a_class_the_tuned_argmax_rests_on_few_rows_of_carries_the_warning_in_its_choice():
+    """The library's warning of a class whose part of the average rests on few true positives
+    (found after the offsets, not by the class's own search) reaches the job's choices."""
+    from types import SimpleNamespace
+
+    from sklearn.datasets import make_classification
+
+    from metro import MetroClassifier
+    from worker.averaged import AveragedRun
+
+    X, y = make_classification(
+        n_samples=900, n_features=8, n_informative=5, n_classes=4, n_clusters_per_class=1,
+        weights=[0.5, 0.3, 0.15, 0.05], random_state=0,
+    )  # fmt: skip
+    est = MetroClassifier(
+        metric="precision", average="weighted", random_state=0, n_lambdas=5, refine="off",
+        training={"max_iter": 60},
+    )  # fmt: skip
+    with pytest.warns(UserWarning):
+        est.fit(X, y)
+    choices = AveragedRun._choices(SimpleNamespace(classes=[0, 1, 2, 3]), 0, est)  # type: ignore[arg-type]
+    codes = [[w.code for w in c.warnings] for c in choices]
+    assert codes == [[], [], ["few_true_positives"], []]
+    assert choices[2].warnings[0].message.startswith("the argmax (offsets tuned) predicts it")
