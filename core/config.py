@@ -167,6 +167,38 @@ class Settings(BaseSettings):
         """``METRO_COMPILE_CACHE_DIR=`` (empty) means none, not the current directory."""
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("artifacts_uri", "uploads_uri")
+    @classmethod
+    def _known_protocol(cls, value: str | None) -> str | None:
+        """A store's URL names a protocol fsspec knows (``nosuch://bucket`` started, and every
+        download and upload then answered 500)."""
+        if value is None or "://" not in value:
+            return value
+        import fsspec
+
+        protocol = value.split("://", 1)[0]
+        try:
+            fsspec.get_filesystem_class(protocol)
+        except (ValueError, ImportError) as exc:
+            raise ValueError(
+                f"{value!r}: its protocol {protocol!r} cannot be used ({exc})"
+            ) from None
+        return value
+
+    @field_validator("upload_dir", "compile_cache_dir")
+    @classmethod
+    def _under_a_directory(cls, value: Path | None) -> Path | None:
+        """A directory to create must not lie under a file (uploads then answered 500, and a
+        worker's cache was silently not kept)."""
+        if value is None:
+            return value
+        for parent in (value, *value.parents):
+            if parent.exists():
+                if not parent.is_dir():
+                    raise ValueError(f"{str(value)!r} lies under {str(parent)!r}, which is a file")
+                break
+        return value
+
     @field_validator("log_level", "log_format", mode="before")
     @classmethod
     def _any_case(cls, value: object, info: ValidationInfo) -> object:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from core.config import Settings
 
@@ -102,3 +105,29 @@ def test_the_operations_guide_lists_every_setting_with_its_default():
             assert float(first.group(1)) == float(value), (name, cell, value)
         else:
             assert first.group(1) == str(value), (name, cell, value)
+
+
+def test_a_store_that_cannot_work_is_refused_at_start_naming_its_variable(tmp_path, monkeypatch):
+    """An upload directory under a file and an unknown protocol started, /readyz said ready,
+    and every upload or download then answered 500 (a worker failed each job three times)."""
+    from core.config import SettingsError, get_settings
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    cases = [
+        ("METRO_UPLOAD_DIR", str(blocker / "uploads"), "lies under"),
+        ("METRO_COMPILE_CACHE_DIR", str(blocker / "cache"), "lies under"),
+        ("METRO_ARTIFACTS_URI", "nosuch://bucket/x", "its protocol 'nosuch' cannot be used"),
+        ("METRO_UPLOADS_URI", "nosuch://bucket/u", "its protocol 'nosuch' cannot be used"),
+    ]
+    for name, value, said in cases:
+        monkeypatch.setenv(name, value)
+        get_settings.cache_clear()
+        with pytest.raises(SettingsError, match=f"^{name}: .*{re.escape(said)}"):
+            get_settings()
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("METRO_ARTIFACTS_URI", "memory://metro/artifacts")
+    monkeypatch.setenv("METRO_UPLOAD_DIR", str(tmp_path / "new" / "uploads"))  # made later
+    get_settings.cache_clear()
+    assert get_settings().artifacts_uri == "memory://metro/artifacts"
+    get_settings.cache_clear()
