@@ -349,6 +349,32 @@ def test_a_batch_the_server_refuses_is_named_by_its_rows_in_the_file():
         score(Api(), "m", None, rows, 2)  # type: ignore[arg-type]
 
 
+def test_predict_sends_a_batch_over_the_servers_row_limit_again_at_the_limit():
+    """`--batch-size 20000` against the default limit of 10,000 rows was a 422 for the first
+    batch, and the command ended there."""
+    from types import SimpleNamespace as Ns
+
+    from metro_cli.errors import ApiError
+    from metro_cli.predict import score
+
+    sizes = []
+
+    class Api:
+        def call(self, endpoint, model_id, *, body):  # type: ignore[no-untyped-def]
+            rows = body.instances
+            sizes.append(len(rows))
+            if len(rows) > 4:
+                raise ApiError(
+                    "Invalid prediction request (422): instances: "
+                    f"{len(rows)} rows is more than the limit of 4 per request", 422
+                )  # fmt: skip
+            return Ns(margins=[r[0] for r in rows], labels=[r[0] > 0 for r in rows], classes=None)
+
+    rows = [[float(i)] for i in range(10)]
+    assert score(Api(), "m", None, rows, 9).margins == [float(i) for i in range(10)]  # type: ignore[arg-type]
+    assert sizes == [9, 4, 4, 2]
+
+
 def test_predict_sends_a_batch_too_large_for_the_server_again_in_halves():
     from types import SimpleNamespace as Ns
 
@@ -656,3 +682,20 @@ def test_an_unknown_field_of_a_metric_is_named_against_the_form_its_required_fie
     assert unknown_fields(spec) == ["metric.name", "metric.greater_is_better"]
     coefficients = {"alpha": [1, 0, 0, 0], "beta": [1, 1, 0, 0], "name": "x", "bogus": 1}
     assert unknown_fields({**spec, "metric": coefficients}) == ["metric.bogus"]
+
+
+def test_the_row_limit_the_cli_reads_is_the_servers_own_words():
+    """metro predict reads the server's limit from its 422: the two stay in one wording."""
+    from types import SimpleNamespace as Ns
+
+    from metro_cli.predict import _ROW_LIMIT
+
+    from core.errors import InvalidInputError
+    from service.inference import rows_to_matrix
+
+    with pytest.raises(InvalidInputError) as caught:
+        rows_to_matrix(Ns(n_features=1), instances=[[0.0]] * 6, columns=None, data=None,  # type: ignore[arg-type]
+                       max_rows=5)  # fmt: skip
+    [error] = caught.value.errors
+    match = _ROW_LIMIT.search(error.msg)
+    assert match is not None and match[1] == "5", error.msg

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +133,10 @@ def score(api: Api, model_id: Any, names: list[str] | None, rows: list[list[floa
             if exc.status == 413 and len(batch) > 1:
                 size = len(batch) // 2
                 continue
+            limit = _ROW_LIMIT.search(str(exc)) if exc.status == 422 else None
+            if limit is not None and 0 < int(limit[1]) < len(batch):  # the server's own limit
+                size = int(limit[1])
+                continue
             raise CliError(f"{_batch(start, batch)}: {exc}") from None
         except CliError as exc:
             raise CliError(f"{_batch(start, batch)}: {exc}") from None
@@ -143,6 +148,11 @@ def score(api: Api, model_id: Any, names: list[str] | None, rows: list[list[floa
             out.classes = list(classes)
             out.class_margins = (out.class_margins or []) + list(answer.class_margins)
     return out
+
+
+# The server's words for a request of more rows than it takes (service.inference): a
+# --batch-size above the limit is sent again in batches of the limit.
+_ROW_LIMIT = re.compile(r"\d+ rows is more than the limit of (\d+) per request")
 
 
 def _batch(start: int, batch: list[list[float]]) -> str:
