@@ -690,10 +690,11 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
             want += [f"{statistics.fmean(values):.4f}", f"{statistics.stdev(values):.4f}"]
         assert cells[:4] == want, (method, cells)
         assert cells[5] == str(REPEATS)
-    assert "best" in rows[0].find("th").text  # METRO has the best test mean here
+    # METRO has the best test mean here, said as a test figure ("Best" is the selection's)
+    assert rows[0].find("th").find(cls="tag").text == "best on test"
     # Each row named as the result names its method (method_names; metro result prints these).
     names = [" ".join(r.find("th").text.split()) for r in rows]
-    assert [n.removesuffix("best").strip() for n in names] == [
+    assert [n.removesuffix("best on test").strip() for n in names] == [
         "METRO",
         "ERM",
         "Koyejo et al. (1)",
@@ -868,6 +869,12 @@ def _seed_cross_validated(app: Any, tenant: TenantCtx, *, fallback: bool = False
                     shift="minimal", surrogate_loss=0.4, l_lambda=0.0, train_metric=0.8,
                     validation_metric=0.6 - 0.1 * lam * (fold + 1), seconds=0.05,
                 )  # fmt: skip
+        for repeat in range(2) if fallback else ():  # METRO alone: no other method to beat
+            for split, value in (("validation", 0.7), ("test", 0.6)):
+                assert record_metric_result(
+                    session, job.id, method="metro", repeat=repeat, split=split,
+                    metric_value=value, tp=7, fp=3, fn=3, tn=87, lambda_=CV_CHOSEN[repeat],
+                )  # fmt: skip
         row = session.get(Job, job.id)
         assert row is not None
         row.state, row.progress, row.best_lambda = JobState.SUCCEEDED.value, 1.0, CV_CHOSEN[0]
@@ -980,6 +987,10 @@ def test_a_fallback_is_marked_at_its_own_score_never_the_curves(
     table = dom.find("table", id="pooled-table")
     [cell] = table.find_all("td", data_chosen="true", data_repeat="0")
     assert cell.text.endswith(f" chosen, {FALLBACK_SCORE:.4f} at the fallback's threshold")
+    # METRO alone in the methods table: no "best" tag (it read as the page's Best).
+    methods = dom.find("table", id="methods-table").find("tbody").find_all("tr")
+    assert [r.attrs["data-method"] for r in methods] == ["metro"]
+    assert not methods[0].find_all(cls="tag")
 
 
 def test_the_dashboard_never_hands_null_to_replace_children() -> None:
