@@ -329,47 +329,46 @@ def revoke_key(
 
 
 def _migrate(url: str) -> None:
-    """``metro migrate``'s upgrade, its failures as one line: an unreachable database or a URL
-    that does not parse, and a schema newer than this code's (each ended in a traceback of 70
+    """``metro migrate``'s upgrade, its failures as one line (each ended in a traceback of 70
     to 160 lines)."""
+    from core.db.migrate import upgrade
+
+    _schema_revision(url)
+    upgrade(url)
+
+
+def _schema_revision(url: str) -> str | None:
+    """The database's schema revision (None: no schema yet), or one line saying why there is
+    none to work with: an unreachable database or a URL that does not parse, or a schema a
+    newer version of METRO migrated."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from core.db.migrate import current, known, upgrade
+    from core.db.migrate import current, known
 
     try:
         at = current(url)
     except (SQLAlchemyError, ImportError) as exc:
         _fail(f"cannot reach the database ({type(exc).__name__}): check METRO_DATABASE_URL")
     if at is not None and not known(at):
-        _fail(_newer_schema(at))
-    upgrade(url)
-
-
-def _newer_schema(at: str) -> str:
-    return (
-        f"the database's schema is at revision {at}, which this version of METRO does not know: "
-        "a newer version migrated it; run that version (or restore the backup taken before)"
-    )
+        _fail(
+            f"the database's schema is at revision {at}, which this version of METRO does not "
+            "know: a newer version migrated it; run that version (or restore the backup taken "
+            "before)"
+        )
+    return at
 
 
 def _admin_session() -> Any:
     """A session on a database whose schema is this code's: on one not yet migrated the admin
     commands ended in SQLAlchemy's traceback ("no such table: tenants")."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from core.db.migrate import current, head, known
+    from core.db.migrate import head
     from core.db.session import make_engine, make_sessionmaker
 
     url = _settings().database_url
-    try:
-        at = current(url)
-    except (SQLAlchemyError, ImportError) as exc:
-        _fail(f"cannot reach the database ({type(exc).__name__}): check METRO_DATABASE_URL")
+    at = _schema_revision(url)
     latest = head()
     if at is None:
         _fail("the database has no schema yet: run `metro migrate` (`metro serve` migrates first)")
-    if not known(at):
-        _fail(_newer_schema(at))
     if at != latest:
         _fail(f"the database's schema is at revision {at}, not {latest}: run `metro migrate`")
     return make_sessionmaker(make_engine(url))()

@@ -6,7 +6,6 @@ code's (no exception text, which could carry a host name or a credential from th
 
 from __future__ import annotations
 
-import functools
 import logging
 import urllib.parse
 
@@ -15,17 +14,12 @@ from sqlalchemy import Engine, text
 logger = logging.getLogger(__name__)
 
 
-@functools.cache
-def _head() -> str | None:
-    from core.db.migrate import head
-
-    return head()
-
-
 def check_database(engine: Engine) -> tuple[bool, str]:
     """Reachable, and at this code's schema or a newer one: a database never migrated (or left
     at an older revision) was ready while every API call on it answered 500."""
     from alembic.runtime.migration import MigrationContext
+
+    from core.db.migrate import head, known
 
     try:
         with engine.connect() as conn:
@@ -36,19 +30,12 @@ def check_database(engine: Engine) -> tuple[bool, str]:
         return False, "unreachable"
     if at is None:
         return False, "not migrated: run `metro migrate`"
-    if at != _head() and _known(at):
-        return False, f"schema at revision {at}, this code's is {_head()}: run `metro migrate`"
+    if at != head() and known(at):
+        return False, f"schema at revision {at}, this code's is {head()}: run `metro migrate`"
     # A revision this code does not know is a newer version's: `metro migrate` runs before the
     # new processes start, and the running ones stay ready until they are replaced (each
     # migration keeps the schema the version before it reads).
     return True, "ok"
-
-
-@functools.cache
-def _known(revision: str) -> bool:
-    from core.db.migrate import known
-
-    return known(revision)
 
 
 def check_broker(url: str, timeout: float) -> tuple[bool, str]:

@@ -6,10 +6,15 @@ starting together, concurrent DDL would race, so schema changes are one explicit
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from alembic import command
 from alembic.config import Config
+
+if TYPE_CHECKING:
+    from alembic.script import ScriptDirectory
 
 # alembic.ini sits at the repository root, two levels above this package.
 _ALEMBIC_INI = Path(__file__).resolve().parents[2] / "alembic.ini"
@@ -46,20 +51,26 @@ def current(url: str) -> str | None:
         engine.dispose()
 
 
-def head() -> str | None:
-    """The latest revision of the migrations this code carries."""
+@functools.cache
+def _scripts() -> ScriptDirectory:
+    """The migrations this code carries, read once (they do not change under a process; the
+    readiness probe asks on every call)."""
     from alembic.script import ScriptDirectory
 
-    return ScriptDirectory.from_config(alembic_config("")).get_current_head()
+    return ScriptDirectory.from_config(alembic_config(""))
+
+
+def head() -> str | None:
+    """The latest revision of the migrations this code carries."""
+    return _scripts().get_current_head()
 
 
 def known(revision: str) -> bool:
     """Whether ``revision`` is one of this code's migrations (a database migrated by a newer
     version is at one it does not know)."""
-    from alembic.script import ScriptDirectory
     from alembic.util.exc import CommandError
 
     try:
-        return ScriptDirectory.from_config(alembic_config("")).get_revision(revision) is not None
+        return _scripts().get_revision(revision) is not None
     except CommandError:
         return False
