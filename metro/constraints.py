@@ -197,9 +197,8 @@ class Constraint:
         ):
             raise ValueError(f"new_fraction must be a positive number, got {new_fraction!r}")
         c = np.atleast_2d(np.asarray(cells, dtype=np.float64))
-        den = c @ self.metric.denominator_cells
-        safe = np.where(self.metric.zero_denominators(c), 1.0, den)
-        value = self.metric.scores_of_cells(c)
+        value, zero = self.metric.scores_and_zeros(c)
+        safe = np.where(zero, 1.0, c @ self.metric.denominator_cells)
         if self.confidence is not None and n is not None and new_fraction is not None:
             value = self.prediction_bounds(c, int(n), new_fraction)
         elif self.confidence is not None and n is not None:
@@ -257,9 +256,8 @@ class Constraint:
         z = NormalDist().inv_cdf(float(self.confidence if self.confidence is not None else 0.5))
         u, v = self.score_numerator_cells, self.metric.denominator_cells
         num, den = c @ u, c @ v
-        zero = self.metric.zero_denominators(c)
+        value, zero = self.metric.scores_and_zeros(c)
         safe = np.where(zero, 1.0, den)
-        value = self.metric.scores_of_cells(c)
         if self.is_proportion:
             k, m = np.rint(num * max(n, 0)), np.rint(den * max(n, 0))
             q = (k + 0.5) / (m + 1.0)
@@ -298,9 +296,8 @@ class Constraint:
         c = np.atleast_2d(np.asarray(cells, dtype=np.float64))
         u, v = self.score_numerator_cells, self.metric.denominator_cells
         num, den = c @ u, c @ v
-        zero = self.metric.zero_denominators(c)
+        value, zero = self.metric.scores_and_zeros(c)
         safe = np.where(zero, 1.0, den)
-        value = self.metric.scores_of_cells(c)
         sign = 1.0 if self.sense == "at_least" else -1.0
         if n is None:
             return np.where(sign * (value - self.bound) >= -SLACK_TOL, 0.0, -np.inf)

@@ -328,18 +328,26 @@ class MetricSpec:
         metric (balanced accuracy) is the metric of each row's own labels: its coefficients are
         those of the row's positive fraction (tp + fn), not of the rows it was resolved on (a
         holdout's balanced accuracy came out at 1.5 on the training rows' prior)."""
-        num, den, zero = self._ratio_parts(np.asarray(cells, dtype=np.float64))
-        fallback = -self.zero_division if self.greater_is_better else self.zero_division
-        return np.asarray(np.where(zero, fallback, num / np.where(zero, 1.0, den)))
+        return self._losses_and_zeros(cells)[0]
 
     def scores_of_cells(self, cells: Any) -> np.ndarray:
         """:meth:`losses_of_cells` in the metric's natural orientation (F1 itself)."""
-        loss = self.losses_of_cells(cells)
-        return np.asarray((-loss if self.greater_is_better else loss) + 0.0)
+        return self.scores_and_zeros(cells)[0]
 
     def zero_denominators(self, cells: Any) -> np.ndarray:
         """Where the denominator of each row of ``cells`` is zero (the ratio is 0/0)."""
-        return self._ratio_parts(np.asarray(cells, dtype=np.float64))[2]
+        return self._losses_and_zeros(cells)[1]
+
+    def scores_and_zeros(self, cells: Any) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`scores_of_cells` and :meth:`zero_denominators` from one pass over ``cells``
+        (a constraint's bounds need both)."""
+        loss, zero = self._losses_and_zeros(cells)
+        return np.asarray((-loss if self.greater_is_better else loss) + 0.0), zero
+
+    def _losses_and_zeros(self, cells: Any) -> tuple[np.ndarray, np.ndarray]:
+        num, den, zero = self._ratio_parts(np.asarray(cells, dtype=np.float64))
+        fallback = -self.zero_division if self.greater_is_better else self.zero_division
+        return np.asarray(np.where(zero, fallback, num / np.where(zero, 1.0, den))), zero
 
     def _ratio_parts(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         num_w, den_w = self._cell_weights(cells)
