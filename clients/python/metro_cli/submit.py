@@ -221,5 +221,5 @@ def submit(
     typer.echo(str(job.id))
     if watch_:
         watch_job(api, str(job.id), interval=1.0, timeout=None)  # says it, as it waits
-    elif waiting_text(job) is not None:
-        note(f"waiting: {waiting_text(job)}", style="yellow")
+    elif (waiting := waiting_text(job)) is not None:
+        note(f"waiting: {waiting}", style="yellow")
