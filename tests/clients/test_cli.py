@@ -669,6 +669,23 @@ def test_an_unmet_constraint_shows_the_tightest_bound_some_fit_met() -> None:
     for met, reach in [(True, [0.81]), (False, None), (False, [None])]:
         text = chosen_constraints_text([choice(0.75, met, reach)], names)
         assert text is not None and "tightest" not in text
+    # Only the repeat that missed carries a reach, and it is named.
+    assert chosen_constraints_text(
+        [choice(0.72, True, [0.9]), choice(0.6, False, [0.55], repeat=1)], names
+    ) == (
+        "constraints NOT met (by repeat 1) where chosen: Precision ≥ 0.7 (90% confidence) "
+        "0.7200, 0.6000 (tightest met: repeat 1 0.5500) (5-fold CV, 2 repeats)"
+    )
+    # A multi-label job chose per label: the label that missed is named, the others met.
+    labelled = [
+        choice(0.82, True, [0.88]), choice(0.93, True, [0.99]), choice(0.61, False, [0.6108])
+    ]  # fmt: skip
+    for c, label in zip(labelled, ["red", "green", "blue"], strict=True):
+        c.label = label
+    assert chosen_constraints_text(labelled, ["Recall ≥ 0.8"]) == (
+        "constraints NOT met (by blue) where chosen: Recall ≥ 0.8 red 0.8200, green 0.9300, "
+        "blue 0.6100 (tightest met: blue 0.6108) (5-fold CV)"
+    )
 
 
 def _write_table(path: Path, header: list[str], rows: Iterable[list[Any]]) -> None:

@@ -250,6 +250,40 @@ def _rendered(table) -> str:  # type: ignore[no-untyped-def]
     return console.export_text(styles=True)
 
 
+def test_result_shows_each_labels_own_constraint_values():
+    """A multi-label job under recall >= 0.8: the average (0.8333) clears the floor the label
+    dog missed (0.7). The Constraints table says its values are means over the labels, and the
+    per-label table shows each label's own recall and whether it held (it showed neither)."""
+    from types import SimpleNamespace as Ns
+
+    from metro_cli.result import classes_table, constraints_table
+
+    def cell(method: str, mean: float, recall: float, held: int) -> Ns:
+        return Ns(method=method, split="test", mean=mean, std=None, n=1,
+                  constraint_means=[recall], constraints_held=held)  # fmt: skip
+
+    labels = [("cat", 0.9, 1), ("dog", 0.7, 0), ("eel", 0.9, 1)]
+    classes = [
+        Ns(label=name, trained_lambda=-0.5, offset=None, selection_score=0.8,
+           summary=[cell("metro", 0.7, recall, held), cell("ovr-threshold", 0.6, 0.5, 0)])
+        for name, recall, held in labels
+    ]  # fmt: skip
+    result = Ns(
+        summary=[cell("metro", 0.7, 0.8333, 0)], metric="f1", metric_display_name="F1 (macro)",
+        greater_is_better=True, classes=classes, method_names=None,
+        constraints=[Ns(display_name="Recall ≥ 0.8", confidence=None)],
+    )  # fmt: skip
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", _rendered(constraints_table(result, "label")))
+    words = " ".join(plain.split())
+    assert "each value the mean of the per-label values; all hold: every label's held" in words
+    rows = re.sub(r"\x1b\[[0-9;]*m", "", _rendered(classes_table(result, "label"))).splitlines()
+    assert any("Recall ≥ 0.8 (test)" in r for r in rows) and any("held (test)" in r for r in rows)
+    for name, recall, held in labels:
+        [row] = [r for r in rows if f" {name} " in r]
+        cells = [c.strip() for c in row.strip("│ ").split("│")]
+        assert cells[-2:] == [f"{recall:.4f}", "yes" if held else "no"], row
+
+
 def test_result_bolds_the_best_method_that_kept_its_constraints():
     # The dashboard's "best" under constraints: the best test mean among the methods whose
     # constraints held in every repeat. The table bolded the best mean, floor broken or not.

@@ -142,22 +142,36 @@ def chosen_constraints_text(choices: list[Any], names: list[str]) -> str | None:
             return ""
         return (f"repeat {c.repeat} " if n_repeats > 1 else "") + f"{optional(c.label)} "
 
+    # The choices that missed are named (a label, or a repeat when only some missed), and only
+    # theirs carry a reach (the tightest bound their fits met): "NOT met" beside a label that
+    # met its floor misled.
+    missed = [c for c in chosen if not optional(c.constraints_satisfied)]
+    partial = len(missed) < len(chosen)
+
+    def whose(c: Any) -> str:
+        return who(c) if labelled else (f"repeat {c.repeat} " if partial else "")
+
     parts = []
     for i, name in enumerate(names):
         values = ", ".join(
             f"{who(c)}{fmt(optional(c.constraint_values[i]), '.4f')}" for c in chosen
         )
-        reach = [optional(getattr(c, "constraint_reach", None)) for c in chosen]
-        if not met and all(r is not None and r[i] is not None for r in reach):
-            values += " (tightest met: " + ", ".join(fmt(r[i], ".4f") for r in reach) + ")"
+        reach = [optional(getattr(c, "constraint_reach", None)) for c in missed]
+        if missed and all(r is not None and r[i] is not None for r in reach):
+            tightest = ", ".join(
+                f"{whose(c)}{fmt(r[i], '.4f')}" for c, r in zip(missed, reach, strict=True)
+            )
+            values += f" (tightest met: {tightest})"
         parts.append(f"{name} {values}")
     where = selection_label(str(chosen[0].selection_split), chosen[0].n_folds)
     repeats = f", {n_repeats} repeats" if n_repeats > 1 else ""
-    return (
-        f"constraints {'met' if met else 'NOT met'} where chosen: "
-        + "; ".join(parts)
-        + f" ({where}{repeats})"
-    )
+    if met:
+        verdict = "met"
+    elif labelled or partial:
+        verdict = f"NOT met (by {', '.join(whose(c).strip() for c in missed)})"
+    else:
+        verdict = "NOT met"
+    return f"constraints {verdict} where chosen: " + "; ".join(parts) + f" ({where}{repeats})"
 
 
 def refinement_text(choices: list[Any], name: str) -> str | None:

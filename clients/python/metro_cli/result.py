@@ -89,14 +89,19 @@ def _held_throughout(cell: Any) -> bool:
     return optional(getattr(cell, "constraints_held", None)) == cell.n
 
 
-def constraints_table(result: Any) -> Table | None:
+def constraints_table(result: Any, word: str = "class") -> Table | None:
     """Under constraints: each one's value per method and split (the mean over the repeats),
     and whether they all hold (in how many repeats, when there are several)."""
     names = result_constraint_names(result)
     if not names:
         return None
     summary, methods, splits, n = _methods_and_splits(result)
-    table = Table(title="Constraints", caption=f"mean over {n} repeat(s)" if n > 1 else None)
+    notes = [f"mean over {n} repeat(s)"] if n > 1 else []
+    if optional(getattr(result, "classes", None)):
+        # An averaged job's value is the mean over its classes (labels): it can clear a bound
+        # that one of them missed, so the table says so, and each one's own value is in its table.
+        notes.append(f"each value the mean of the per-{word} values; all hold: every {word}'s held")
+    table = Table(title="Constraints", caption="; ".join(notes) or None)
     for column in ("constraint", "split"):
         table.add_column(column)
     for method in methods:
@@ -143,14 +148,36 @@ def classes_table(result: Any, word: str = "class") -> Table | None:
         table.add_column(column, justify="left" if column == word else "right")
     for method in methods:
         table.add_column(f"{method_name(result, method)} (test)", justify="right")
+    # Under constraints, each class's own values on test (METRO's, the mean over the repeats)
+    # and whether they held: the average's values above can clear a bound a class missed.
+    constraint_names = result_constraint_names(result)
+    for constraint in constraint_names:
+        table.add_column(f"{constraint} (test)", justify="right")
+    if constraint_names:
+        table.add_column("held (test)", justify="right")
     for c in classes:
         tests = {s.method: s.mean for s in c.summary if s.split == "test"}
+        metro_test = next((s for s in c.summary if s.split == "test" and s.method == "metro"), None)
+        means = None if metro_test is None else optional(metro_test.constraint_means)
+        held = None if metro_test is None else optional(metro_test.constraints_held)
+        constraint_cells = [
+            fmt(None if not means else optional(means[i]), ".4f")
+            for i in range(len(constraint_names))
+        ]
+        if constraint_names:
+            if held is None or metro_test is None:
+                constraint_cells.append("-")
+            elif metro_test.n == 1:
+                constraint_cells.append("[green]yes[/]" if held else "[red]no[/]")
+            else:
+                constraint_cells.append(f"{held} of {metro_test.n}")
         table.add_row(
             str(c.label),
             fmt(optional(c.trained_lambda)),
             fmt(optional(c.offset), ".3f"),
             fmt(optional(c.selection_score), ".4f"),
             *(fmt(tests.get(m), ".4f") for m in methods),
+            *constraint_cells,
         )
     return table
 
@@ -220,7 +247,7 @@ def result(
     console.print(result_table(res))
     # a multi-label job's rows are its labels (its spec says so, not its result)
     word = target_word(api.job(str(res.job_id))) if optional(res.classes) else "class"
-    for extra in (constraints_table(res), classes_table(res, word)):
+    for extra in (constraints_table(res, word), classes_table(res, word)):
         if extra is not None:
             console.print(extra)
     for line in choice_lines(res, word):

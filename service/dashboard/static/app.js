@@ -224,15 +224,25 @@
   // Under constraints, their values where the searches chose and whether they held there:
   // "met where chosen: Recall ≥ 0.9 0.9123 (5-fold CV)"; where not met, the tightest bound some
   // fit met, each on its own (constraint_reach): "Precision ≥ 0.7 0.6500 (tightest met: 0.5812)".
+  // An averaged (multi-label) job chose per label: each value is named by its label (and its
+  // repeat, with several), and the labels are not counted as repeats; the choices that missed
+  // are named (a label, or a repeat when only some missed) and only theirs carry a reach.
   function chosenConstraintsEl(choices, constraints) {
     const chosen = (choices || []).filter((c) => c.constraint_values);
     if (!chosen.length || !constraints.length) return null;
     const met = chosen.every((c) => c.constraints_satisfied);
-    const reach = (i) => (!met && chosen.every((x) => x.constraint_reach && x.constraint_reach[i] != null)
-      ? ` (tightest met: ${chosen.map((x) => fmtNum(x.constraint_reach[i])).join(', ')})` : '');
-    const values = constraints.map((c, i) => `${c.display_name} ${chosen.map((x) => fmtNum(x.constraint_values[i])).join(', ')}${reach(i)}`);
-    const where = `${selectionLabel(chosen[0])}${chosen.length > 1 ? `, ${chosen.length} repeats` : ''}`;
-    return h('span', { id: 'chosen-constraints' }, holdsEl(met), ` where chosen: ${values.join('; ')} (${where})`);
+    const nRepeats = new Set(chosen.map((c) => c.repeat)).size;
+    const labelled = chosen.some((c) => c.label !== null && c.label !== undefined);
+    const who = (c) => (labelled ? `${nRepeats > 1 ? `repeat ${c.repeat} ` : ''}${c.label} ` : '');
+    const missed = chosen.filter((c) => !c.constraints_satisfied);
+    const partial = missed.length < chosen.length;
+    const whose = (c) => (labelled ? who(c) : (partial ? `repeat ${c.repeat} ` : ''));
+    const reach = (i) => (missed.length && missed.every((x) => x.constraint_reach && x.constraint_reach[i] != null)
+      ? ` (tightest met: ${missed.map((x) => `${whose(x)}${fmtNum(x.constraint_reach[i])}`).join(', ')})` : '');
+    const values = constraints.map((c, i) => `${c.display_name} ${chosen.map((x) => `${who(x)}${fmtNum(x.constraint_values[i])}`).join(', ')}${reach(i)}`);
+    const where = `${selectionLabel(chosen[0])}${nRepeats > 1 ? `, ${nRepeats} repeats` : ''}`;
+    const by = !met && (labelled || partial) ? ` (by ${missed.map((x) => whose(x).trim()).join(', ')})` : '';
+    return h('span', { id: 'chosen-constraints' }, holdsEl(met), `${by} where chosen: ${values.join('; ')} (${where})`);
   }
 
   // The per-repeat choices: trained lambda and shift, ratio reached, the score chosen by (and,
@@ -1306,10 +1316,17 @@
       fill(el, ...children);
       return;
     }
+    const constraintsPart = constraints.length ? [h('h3', {}, 'Constraints'), constraintsTable(result),
+      // An averaged job's value is the mean over its classes: it can clear a bound one of them
+      // missed, whose own value is in the per-class table.
+      classes ? h('p', { class: 'muted small', id: 'constraints-averaged' },
+        `Each value is the mean of the per-${word} values; all hold: every ${word}'s held (each ${word}'s own in the table below).`) : null] : null;
+    // An averaged job runs four methods, a column each: its constraints take the page's width
+    // (in half of it the table ran 339 px past its card).
     children.push(h('div', { class: 'results-grid' },
-      h('div', {}, h('h3', {}, 'Methods'), methodsTable(result),
-        constraints.length ? [h('h3', {}, 'Constraints'), constraintsTable(result)] : null),
+      h('div', {}, h('h3', {}, 'Methods'), methodsTable(result), classes ? null : constraintsPart),
       h('div', {}, h('h3', {}, 'Confusion matrix'), confusionBlock(result, word))));
+    if (classes && constraintsPart) children.push(...constraintsPart.filter(Boolean));
     // How the delivered model decides, in the server's words (`metro result` prints them).
     for (const notice of result.notices || []) {
       children.push(h('div', { class: 'notice notice-warning', 'data-code': notice.code, role: 'note' },
@@ -1329,6 +1346,7 @@
     const metroTest = (index) => result.runs.find((r) => r.method === 'metro' && r.split === 'test'
       && r.repeat === 0 && r.class_index === index);
     const metric = (result.metric_display_name || result.metric).split(' (')[0];
+    const constraints = resultConstraints(result);
     return h('div', { class: 'table-wrap' }, h('table', { class: 'table', id: 'classes-table' },
       h('caption', { class: 'sr-only' }, `${metric} of each ${word}, and what each ${word}'s search chose`),
       h('thead', {}, h('tr', {},
@@ -1337,10 +1355,17 @@
         h('th', { scope: 'col', class: 'num', title: 'Added to the class\'s margin before the argmax' }, 'Offset'),
         h('th', { scope: 'col', class: 'num', title: `The ${word}'s ${metric} where its search chose` }, 'Chosen by'),
         methods.map((m) => h('th', { scope: 'col', class: 'num' }, `${methodLabel(m)} (test)`)),
+        constraints.map((k) => h('th', { scope: 'col', class: 'num', title: `METRO on test, the mean over the repeats: this ${word}'s own value` }, `${k.display_name} (test)`)),
+        constraints.length ? h('th', { scope: 'col', class: 'num', title: `Whether this ${word}'s constraints held on test (in how many repeats)` }, 'Held (test)') : null,
         h('th', { scope: 'col', class: 'num', title: `METRO on test, repeat 0: this ${word} against the rest` }, 'TP · FP · FN'))),
       h('tbody', {}, result.classes.map((c) => {
         const tests = Object.fromEntries(c.summary.filter((s) => s.split === 'test').map((s) => [s.method, s.mean]));
         const run = metroTest(c.class_index);
+        // Under constraints, the class's own values: the average's can clear a bound it missed.
+        const own = c.summary.find((s) => s.split === 'test' && s.method === 'metro');
+        const held = own && own.constraints_held !== null && own.constraints_held !== undefined
+          ? holdsEl(own.constraints_held === own.n, own.n === 1 ? (own.constraints_held ? 'yes' : 'no') : `${own.constraints_held} of ${own.n}`)
+          : '—';
         return h('tr', { 'data-class': String(c.label) },
           h('th', { scope: 'row' }, String(c.label),
             c.warnings.length ? h('span', { class: 'tag', title: c.warnings.join(', ') }, 'warning') : null),
@@ -1348,6 +1373,8 @@
           h('td', { class: 'num' }, c.offset === null || c.offset === undefined ? '—' : fmtNum(c.offset, 3)),
           h('td', { class: 'num' }, fmtNum(c.selection_score)),
           methods.map((m) => h('td', { class: 'num' }, fmtNum(tests[m]))),
+          constraints.map((k, i) => h('td', { class: 'num', 'data-constraint': i }, fmtNum(own && own.constraint_means ? own.constraint_means[i] : null))),
+          constraints.length ? h('td', { class: 'num', 'data-held': '' }, held) : null,
           h('td', { class: 'num' }, run ? `${fmtCount(run.confusion.tp)} · ${fmtCount(run.confusion.fp)} · ${fmtCount(run.confusion.fn)}` : '—'));
       }))));
   }
