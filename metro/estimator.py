@@ -29,7 +29,7 @@ from metro.search import (
 )
 from metro.search.solver import TrainerSolver, delivered_model
 from metro.surrogates import Surrogate, get_surrogate
-from metro.trainer import TrainingConfig, predict_scores
+from metro.trainer import TrainingConfig, predict_scores, require_defined_scores
 
 __all__ = ["MetroClassifier"]
 
@@ -535,7 +535,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         service give."""
         check_is_fitted(self, "model_")
         X = validate_data(self, X, reset=False, allow_nd=True, dtype=np.float32)
-        return predict_scores(self.model_, X, device=self._scoring_device())[:, 0]
+        # A row whose values overflow the model has no margin: refused, as the service and a
+        # saved model refuse it (a NaN margin was predicted as the negative class).
+        scores = predict_scores(self.model_, X, device=self._scoring_device())
+        return require_defined_scores(scores)[:, 0]
 
     def decision_function(self, X: Any) -> np.ndarray:
         """scikit-learn's convention: positive means ``classes_[1]``. That is h(x)

@@ -71,6 +71,7 @@ from metro.model_selection import stratified_folds
 from metro.models import StackedModel, concatenate
 from metro.search.base import FEW_TRUE_POSITIVES, SearchWarning, WarningCode
 from metro.search.class_stack import ClassStack, stacks_classes
+from metro.trainer import require_defined_scores
 
 if TYPE_CHECKING:
     from metro.estimator import MetroClassifier
@@ -658,7 +659,7 @@ def class_margins(est: MetroClassifier, X: Any) -> np.ndarray:
     check_is_fitted(est, "estimators_")
     X = validate_data(est, X, reset=False, allow_nd=True, dtype=np.float32)
     margins = np.column_stack([e.margin(X) for e in est.estimators_])
-    return np.asarray(margins + est.offsets_)
+    return require_defined_scores(np.asarray(margins + est.offsets_))
 
 
 def decision_function(est: MetroClassifier, X: Any) -> np.ndarray:

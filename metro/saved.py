@@ -95,12 +95,16 @@ class SavedClassifier:
         self._threshold = float(manifest.get("threshold") or 0.0)
         self._decision: str | None = manifest.get("decision")
         if manifest.get("classes") is not None:
-            self.classes_ = np.asarray(manifest["classes"])
+            self.classes_ = _label_array(list(manifest["classes"]))
         else:
             labels = manifest["labels"]  # load_classifier checked it
             self.pos_label_ = labels["positive"]
             self._negative_label = labels["negative"]
-            self.classes_ = np.unique(np.asarray([self._negative_label, self.pos_label_]))
+            pair = [self._negative_label, self.pos_label_]
+            # Sorted as scikit-learn sorts classes; labels of different kinds cannot be sorted
+            # and keep the manifest's order (negative, positive).
+            mixed = len({type(label) for label in pair}) > 1
+            self.classes_ = _label_array(pair) if mixed else np.unique(np.asarray(pair))
 
     def __repr__(self) -> str:
         what = "binary" if self._decision is None else self._decision
@@ -127,9 +131,9 @@ class SavedClassifier:
         return rows
 
     def _scores(self, X: Any) -> np.ndarray:
-        from metro.trainer import predict_scores
+        from metro.trainer import predict_scores, require_defined_scores
 
-        return predict_scores(self.model_, self._rows(X), device="cpu")
+        return require_defined_scores(predict_scores(self.model_, self._rows(X), device="cpu"))
 
     def margin(self, X: Any) -> np.ndarray:
         """h(x) of a binary model (``>= threshold``: the positive label), or the n x K scores
@@ -151,7 +155,21 @@ class SavedClassifier:
         if self._decision == "argmax":
             return self.classes_[np.argmax(scores, axis=1)]
         positive = scores[:, 0] >= self._threshold
-        return np.where(positive, self.pos_label_, self._negative_label)
+        return _labels_of(positive, self.pos_label_, self._negative_label)
+
+
+def _label_array(labels: list[Any]) -> np.ndarray:
+    """The labels as an array of themselves: labels of different kinds (9 and "not 9", a
+    built-in dataset's) in an object array, where numpy made 9 the text "9" (then not the
+    positive label) or failed to mix them in np.where (DTypePromotionError)."""
+    if len({type(label) for label in labels}) > 1:
+        return np.asarray(labels, dtype=object)
+    return np.asarray(labels)
+
+
+def _labels_of(positive: np.ndarray, pos_label: Any, neg_label: Any) -> np.ndarray:
+    """The label of each row, decided positive or not."""
+    return _label_array([neg_label, pos_label])[positive.astype(np.intp)]
 
 
 def load_classifier(

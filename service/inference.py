@@ -31,8 +31,8 @@ import torch
 
 from core.artifacts import ArtifactError
 from core.errors import FieldError, InvalidInputError
+from metro.trainer import undefined_score_rows
 
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
 INVALID_ROWS = "Invalid prediction request"
 
 
@@ -204,7 +204,10 @@ def rows_to_matrix(
         if len(row) != width:
             raise bad((field, i), f"row {i} has {len(row)} values; the model expects {width}")
     matrix = np.asarray(rows, dtype=np.float64)
-    finite = np.isfinite(matrix) & (np.abs(matrix) <= _FLOAT32_MAX)
+    # Judged as the model reads it, in float32: 3.4028235e38 (float32's largest, as printed) is
+    # just past it in float64 but rounds to it, and the library and the ONNX file took it.
+    with np.errstate(over="ignore"):
+        finite = np.isfinite(matrix.astype(np.float32))
     if not finite.all():
         i, j = (int(v) for v in np.argwhere(~finite)[0])
         raise bad((field, i, j), f"row {i}, value {j} is NaN, infinite or too large for float32")
@@ -237,7 +240,7 @@ def predict(model: LoadedModel, matrix: np.ndarray, *, field: str = "instances")
     # the ONNX file's scores are infinite) have no score: a 422 naming the row. They were a
     # margin of 0 decided as positive, then a clipped margin (and, for several classes, a tie
     # of clipped scores decided as the first class).
-    undefined = ~(np.abs(scores) <= _FLOAT32_MAX).all(axis=1)  # NaN compares False too
+    undefined = undefined_score_rows(scores)
     if undefined.any():
         i = int(np.flatnonzero(undefined)[0])
         raise InvalidInputError(

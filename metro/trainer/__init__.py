@@ -35,11 +35,18 @@ from metro.trainer.config import (
     TrainingConfig,
     TrainingEvent,
 )
-from metro.trainer.fit import fit_cost_sensitive, predict_scores
+from metro.trainer.fit import (
+    FLOAT32_MAX,
+    fit_cost_sensitive,
+    predict_scores,
+    require_defined_scores,
+    undefined_score_rows,
+)
 from metro.trainer.sgd import augment_images
 
 __all__ = [
     "DIVERGENCE_RULE",
+    "FLOAT32_MAX",
     "OPTIMIZERS",
     "FitResult",
     "TrainingCancelled",
@@ -48,4 +55,6 @@ __all__ = [
     "augment_images",
     "fit_cost_sensitive",
     "predict_scores",
+    "require_defined_scores",
+    "undefined_score_rows",
 ]

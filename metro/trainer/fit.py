@@ -174,3 +174,29 @@ def predict_scores(
         xb = Xt[start : start + batch_size].to(dev, non_blocking=True)
         out[start : start + batch_size] = scorer(xb).float().cpu().numpy()
     return out
+
+
+# The largest float32; a score beyond it (or NaN) is no score at all.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def undefined_score_rows(scores: np.ndarray) -> np.ndarray:
+    """The rows (a boolean mask) some of whose scores are NaN, infinite or past float32's range:
+    finite features far outside the training data's scale overflow inside a model (inf - inf
+    after standardizing, say), and such a row has no margin to decide by."""
+    scores = np.asarray(scores)
+    per_row = scores.reshape(scores.shape[0], -1)
+    return ~(np.abs(per_row) <= FLOAT32_MAX).all(axis=1)  # NaN compares False too
+
+
+def require_defined_scores(scores: np.ndarray) -> np.ndarray:
+    """``scores``, or a ``ValueError`` naming the first row that has none (the service's 422):
+    a NaN margin was decided as the negative class, and an infinite one as a class of its own."""
+    undefined = undefined_score_rows(scores)
+    if undefined.any():
+        i = int(np.flatnonzero(undefined)[0])
+        raise ValueError(
+            f"row {i} of X has no score: its values overflow the model (far outside the scale "
+            f"of the data it was trained on; {int(undefined.sum())} such row(s))"
+        )
+    return scores

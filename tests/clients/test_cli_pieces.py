@@ -364,6 +364,13 @@ def test_predict_names_a_value_float32_cannot_hold_by_its_line(tmp_path):
     path.write_text("a,b\n1,nan\n")
     with pytest.raises(CliError, match=r"column 'b' of .* is not a finite number \(line 2"):
         read_rows(path, ["a", "b"])
+    # Judged as float32 rounds it, as the server judges: 3.4028235e38 (float32's largest, as
+    # printed) is just past it in float64 and was refused; 3.4028236e38 rounds to infinity.
+    path.write_text("a,b\n3.4028235e38,-3.4028235e38\n")
+    assert read_rows(path, None) == [[3.4028235e38, -3.4028235e38]]
+    path.write_text("a,b\n1,-3.4028236e38\n")
+    with pytest.raises(CliError, match=r"column 'b' .* too large .* \(line 2: '-3.4028236e38'"):
+        read_rows(path, None)
 
 
 def test_a_batch_the_server_refuses_is_named_by_its_rows_in_the_file():

@@ -112,3 +112,46 @@ def test_a_manifest_that_does_not_say_how_to_decide_is_refused(tmp_path, edit, s
     path.write_text(json.dumps({**json.loads(path.read_text()), **edit}))
     with pytest.raises(ModelFormatError, match=said):
         load_classifier(tmp_path)
+
+
+def test_a_row_that_overflows_the_model_is_refused_by_every_path(tmp_path):
+    """Finite values far outside the training data's scale overflow inside the model: the
+    service answered 422 ("has no score") while the estimator and a saved model decided the NaN
+    margin as the negative class (and a multi-class model's inf scores as a class)."""
+    X, y = _binary()
+    X = X / 1000  # a small scale: 3e38, standardized, leaves float32's range
+    far = pd.DataFrame([[3e38] * 5, [0.0] * 5], columns=X.columns)
+    est = MetroClassifier(**FAST).fit(X, y)
+    est.save(tmp_path / "binary", onnx=False)
+    rng = np.random.default_rng(0)
+    Xm = rng.normal(size=(240, 4)) / 1000
+    ym = np.array(["a", "b", "c"])[np.argmax(Xm[:, :3] + rng.normal(0, 0.5, (240, 3)), axis=1)]
+    multi = MetroClassifier(average="macro", **FAST).fit(Xm, ym)
+    multi.save(tmp_path / "multi", onnx=False)
+    binary = [est.predict, est.margin, est.decision_function]
+    loaded = load_classifier(tmp_path / "binary")
+    binary += [loaded.predict, loaded.margin, loaded.decision_function]
+    for method in binary:
+        with pytest.raises(ValueError, match=r"row 0 of X has no score: its values overflow"):
+            method(far)
+    reloaded = load_classifier(tmp_path / "multi")
+    for method in [multi.predict, multi.decision_function, reloaded.predict]:
+        with pytest.raises(ValueError, match=r"row 1 of X has no score"):
+            method(np.array([[0.0] * 4, [3e38, -3e38, 3e38, 0.0]]))
+    assert est.predict(far.iloc[1:]).shape == (1,)  # the other row alone is scored
+
+
+def test_labels_of_different_kinds_are_predicted_as_themselves(tmp_path):
+    """A built-in dataset's labels (9 and "not 9"): predict failed to mix them
+    (DTypePromotionError) and classes_ held the text "9", not the positive label."""
+    X, y = _binary()
+    est = MetroClassifier(**FAST).fit(X, y)
+    est.save(tmp_path, onnx=False)
+    manifest = json.loads((tmp_path / MANIFEST_FILE).read_text())
+    manifest["labels"] = {"positive": 9, "negative": "not 9"}
+    (tmp_path / MANIFEST_FILE).write_text(json.dumps(manifest))
+    loaded = load_classifier(tmp_path)
+    predicted = loaded.predict(X).tolist()
+    assert set(predicted) == {9, "not 9"}
+    assert [v == 9 for v in predicted] == (est.predict(X) == est.pos_label_).tolist()
+    assert loaded.classes_.tolist() == ["not 9", 9] and loaded.pos_label_ == 9

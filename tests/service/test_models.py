@@ -123,6 +123,29 @@ def test_a_row_whose_score_overflows_is_refused_not_decided(client, tenant, add_
     assert r.json()["errors"][0]["loc"] == ["body", "instances", 1]
 
 
+def test_float32s_largest_as_printed_is_a_float32(client, tenant, add_model):
+    # 3.4028235e38 (numpy's print of float32's largest) is just past it in float64 but rounds
+    # to it: the library and the ONNX file score it, and the API answered 422.
+    m = add_model(tenant, weight=[1e-39, 0.0], bias=1.0, std=[1.0, 1.0])
+    ok = client.post(
+        f"/v1/models/{m['id']}/predict",
+        json={"instances": [[3.4028235e38, -3.4028235e38]]},
+        headers=tenant.headers,
+    )
+    assert ok.status_code == 200, ok.text
+    past = client.post(
+        f"/v1/models/{m['id']}/predict",
+        json={"instances": [[0.0, 3.4028236e38]]},  # rounds to float32's infinity
+        headers=tenant.headers,
+    )
+    assert past.status_code == 422 and past.json()["errors"][0]["loc"] == [
+        "body",
+        "instances",
+        0,
+        1,
+    ]
+
+
 def test_predict_instances(client, tenant, add_model):
     m = add_model(tenant, weight=[1.0, -1.0, 0.5], bias=0.25)
     rows = [[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import math
 import re
+import struct
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,18 @@ from metro_cli.options import DEFAULT_URL, MODEL_HELP, KeyOption, UrlOption
 from metro_cli.output import note, optional
 
 # The largest magnitude a model's float32 features hold: the server refuses a row beyond it.
-_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _past_float32(value: float | None) -> bool:
+    """Whether the model's float32 features cannot hold ``value``: judged by rounding it to
+    float32, as the server does (3.4028235e38, float32's largest as printed, is just past it in
+    float64 but rounds to it)."""
+    if value is None:
+        return False
+    try:
+        return math.isinf(struct.unpack("f", struct.pack("f", value))[0])
+    except OverflowError:
+        return True
 
 
 def _number(text: str) -> float | None:
@@ -87,7 +99,7 @@ def read_rows(path: Path, feature_names: list[str] | None) -> list[list[float]]:
                     )
                 # Else the server's 422 named the row by its place in its batch.
                 big = next(
-                    (i for i, v in zip(indices, values, strict=True) if abs(v or 0) > _FLOAT32_MAX),
+                    (i for i, v in zip(indices, values, strict=True) if _past_float32(v)),
                     None,
                 )
                 if big is not None:
