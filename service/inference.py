@@ -68,8 +68,14 @@ class LinearScorer:
 
     def __call__(self, matrix: np.ndarray) -> np.ndarray:
         """Scores [n, K]; a row that overflows scores NaN or inf (:func:`predict` judges it)."""
+        # Standardized in float32, as the module does; the dot product in float64, so that a
+        # row's score does not depend on the batch it came in or on its memory layout (float32
+        # products summed in a BLAS kernel's order moved a margin by an ulp, which flipped the
+        # label of a row at the threshold between a row sent alone and in a batch).
         with np.errstate(over="ignore", invalid="ignore"):
-            return np.asarray(((matrix - self.mean) / self.std) @ self.weight + self.bias)
+            z = ((matrix - self.mean) / self.std).astype(np.float64)
+            scores = z @ self.weight.astype(np.float64) + self.bias.astype(np.float64)
+            return np.asarray(scores.astype(np.float32))
 
 
 @dataclass(frozen=True)

@@ -308,6 +308,29 @@ def test_linear_scorer_agrees_with_the_module(d):
     np.testing.assert_allclose(got[:, 0], expected, rtol=1e-5, atol=1e-6)
 
 
+def test_a_rows_score_does_not_depend_on_its_batch():
+    """A row's margin was moved by an ulp by the batch it came in (float32 products summed in
+    a BLAS kernel's order), which flipped the label of a row at the threshold between a row
+    sent alone, in a batch, and as ``columns`` (another memory layout)."""
+    import torch
+
+    from metro.models import ModelSpec, StackedModel
+    from service.inference import LinearScorer
+
+    rng = np.random.default_rng(0)
+    d = 60
+    module = StackedModel(ModelSpec("linear"), input_shape=(d,), n_models=3)
+    with torch.no_grad():
+        module.weight.copy_(torch.tensor(rng.normal(size=(d, 3)), dtype=torch.float32))
+        module.std.copy_(torch.tensor(rng.uniform(0.1, 3.0, size=d)))
+    scorer = LinearScorer.of(module)
+    x = rng.normal(size=(500, d)).astype(np.float32)
+    batch = scorer(x)
+    alone = np.concatenate([scorer(x[i : i + 1]) for i in range(len(x))])
+    reordered = scorer(np.asfortranarray(x[:, ::-1])[:, ::-1])
+    assert np.array_equal(batch, alone) and np.array_equal(batch, reordered)
+
+
 def test_loaded_models_are_cached(client, app, tenant, add_model):
     m = add_model(tenant)
     loads = app.state.metrics.model_loads
