@@ -436,9 +436,29 @@ class ModelManifest(BaseModel):
     dataset: str | None = None
     surrogate: dict[str, Any] | None = None
     search: str | None = Field(default=None, description="The search strategy")
-    constraints: list[dict[str, Any]] | None = None
-    constraints_hold: dict[str, bool | None] | None = None
-    constraints_satisfied: bool | None = None
+    constraints: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="Under constraints: each as specified and named, with its value per split "
+        "(scores; an averaged job's: the mean over its classes) and, binary, where the search "
+        "chose (selection_value) and the tightest bound some fit met (reach)",
+    )
+    constraints_hold: dict[str, bool | None] | None = Field(
+        default=None,
+        description="Under constraints: whether all held, per split (an averaged job: for "
+        "every class)",
+    )
+    constraints_satisfied: bool | None = Field(
+        default=None,
+        description="Under constraints: whether they held where the search chose (an averaged "
+        "job: for every class)",
+    )
+    class_constraints: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="An averaged job under constraints: each class's (label's) own, in the "
+        "order of classes: label, selection_values, reach, satisfied and mu where its search "
+        "chose, and scores and hold per split (the mean over the classes can clear a bound one "
+        "of them missed)",
+    )
     mu: float | None = Field(
         default=None,
         description="Under constraints: the Lagrange multiplier the model was trained with, "

@@ -166,8 +166,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     (folds the choice was made on; 0 for a holdout), best_score_ (the held-out metric the choice
     was made by, pooled over the folds, natural orientation), trace_ (list of TraceStep),
     n_fits_, search_result_; with constraints, constraints_ (resolved), constraint_values_ (each
-    one's held-out value where the choice was made) and constraints_satisfied_ (False when no
-    fit met them there: the one closest is kept); refinement_ (the
+    one's held-out value where the choice was made; with ``average``, a row per label) and
+    constraints_satisfied_ (False when no fit met them there: the one closest is kept; with
+    ``average``, whether every label's held, each label's in class_constraints_satisfied_);
+    refinement_ (the
     :class:`~metro.search.Refinement` step's held-out losses and the temperature kept, None when
     it did not run; when kept, ``threshold_`` is 0 and best_score_ is the refined models'
     held-out metric); safeguard_ (the :class:`~metro.search.Safeguard`: whether and why the

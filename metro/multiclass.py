@@ -55,7 +55,7 @@ are then tuned on margins close to, not equal to, the delivered model's.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -436,6 +436,7 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
     average = check_average(est.average)
     _check_config(est)
     spec = _per_label_spec(est)
+    label_columns = getattr(y, "columns", None)  # a DataFrame's, before validation drops them
     X, y = validate_data(
         est, X, y, allow_nd=True, dtype=[np.float64, np.float32], ensure_min_samples=2,
         multi_output=True,
@@ -461,10 +462,17 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
                 f"got the values {values[:5].tolist()}"
             )
         Y = np.asarray(y).astype(np.int64)
-        names: Sequence[Any] = list(range(Y.shape[1]))
+        # A DataFrame's columns name its labels (in errors, warnings and a saved model's
+        # classes); an array's labels are its column positions, as scikit-learn's.
+        columns = label_columns
+        names: Sequence[Any] = list(range(Y.shape[1])) if columns is None else list(columns)
         check_class_rows(Y.sum(axis=0), names, "label", n)
         targets = [Y[:, j] for j in range(Y.shape[1])]
-        est.classes_ = np.arange(Y.shape[1])
+        est.classes_ = (
+            np.arange(Y.shape[1])
+            if columns is None
+            else np.asarray(names, dtype=object if len({type(c) for c in names}) > 1 else None)
+        )
     elif target_type in ("multiclass", "binary"):
         y = column_or_1d(y, warn=True)  # a column vector: scikit-learn's DataConversionWarning
         est.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -600,7 +608,7 @@ def fit_averaged(
             support = np.array([float(t.sum()) for t in targets])
             weights = support if average == "weighted" and support.sum() > 0 else None
             est.best_score_ = float(np.average(est.best_scores_, weights=weights))
-        return est
+        return _gather_class_findings(est)
 
     oof = [
         None if folds is None else _oof_margins(e, t, folds)
@@ -623,7 +631,32 @@ def fit_averaged(
         for c, thin in enumerate(thin_argmax_warnings(est.selection_cells_)):
             if thin is not None and not any(w.code == thin.code for w in est.class_warnings_[c]):
                 est.class_warnings_[c].append(thin)
-                est.warnings_.append(thin)
+    return _gather_class_findings(est)
+
+
+def _gather_class_findings(est: MetroClassifier) -> MetroClassifier:
+    """What each class's search found, gathered on the averaged estimator: ``warnings_`` (each
+    named by its class, as ``fit`` issues them: three "predicts every one ..." said not whose)
+    and, under constraints, the attributes a binary fit has: ``constraints_``,
+    ``constraint_values_`` (a row per class: each constraint's held-out value where its search
+    chose), ``constraints_satisfied_`` (whether every class's held there) and
+    ``class_constraints_satisfied_`` (each class's)."""
+    kind = "label" if est.target_type_ == "multilabel-indicator" else "class"
+    est.warnings_ = [
+        replace(
+            w, message=f"{kind} {(c.item() if isinstance(c, np.generic) else c)!r}: {w.message}"
+        )
+        for c, found in zip(est.classes_, est.class_warnings_, strict=True)
+        for w in found
+    ]
+    if est.constraints:
+        est.constraints_ = est.estimators_[0].constraints_
+        est.constraint_values_ = np.array(
+            [[np.nan if v is None else v for v in e.constraint_values_] for e in est.estimators_],
+            dtype=np.float64,
+        )
+        est.class_constraints_satisfied_ = [bool(e.constraints_satisfied_) for e in est.estimators_]
+        est.constraints_satisfied_ = all(est.class_constraints_satisfied_)
     return est
 
 

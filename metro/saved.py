@@ -60,6 +60,8 @@ def save_classifier(
             "class_thresholds": est.thresholds_,
             "offsets": est.offsets_ if multiclass else None,
             "best_score": est.best_score_,
+            "warnings": [{"code": w.code, "message": w.message} for w in est.warnings_],
+            **_constraints_manifest(est),
         }
         return save_model(target, stacked_model(est), manifest=manifest, onnx=onnx)
     manifest = {
@@ -72,8 +74,49 @@ def save_classifier(
         "best_score": est.best_score_,
         "n_folds": est.n_splits_,
         "warnings": [{"code": w.code, "message": w.message} for w in est.warnings_],
+        **_constraints_manifest(est),
     }
     return save_model(target, est.model_, manifest=manifest, onnx=onnx)
+
+
+def _constraints_manifest(est: MetroClassifier) -> dict[str, Any]:
+    """Under constraints, what the file says of them, as a job's model says it: each
+    constraint as given and named, its held-out value where the search chose
+    (``selection_value``; with ``average``, ``class_constraints`` holds each label's), and
+    whether they held there. Nothing told a reader of the file that the model was trained
+    under a floor."""
+    constraints = getattr(est, "constraints_", None)
+    if not constraints:
+        return {}
+    averaged = getattr(est, "average_", None) is not None
+    values = np.asarray(est.constraint_values_, dtype=np.float64)
+    described = [{**c.to_dict(), "name": c.name} for c in constraints]
+    if not averaged:
+        return {
+            "constraints": [
+                {**d, "selection_value": _finite(values[i])} for i, d in enumerate(described)
+            ],
+            "constraints_satisfied": bool(est.constraints_satisfied_),
+        }
+    return {
+        "constraints": described,
+        "constraints_satisfied": bool(est.constraints_satisfied_),
+        "class_constraints": [
+            {
+                "label": label,
+                "selection_values": [_finite(v) for v in row],
+                "satisfied": satisfied,
+            }
+            for label, row, satisfied in zip(
+                est.classes_.tolist(), values, est.class_constraints_satisfied_, strict=True
+            )
+        ],
+    }
+
+
+def _finite(value: Any) -> float | None:
+    number = float(value)
+    return number if np.isfinite(number) else None
 
 
 class SavedClassifier:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -356,9 +356,64 @@ class AveragedRun:
             "search": (spec.get("search") or {}).get("strategy"),
             "scores": scores,
             "dataset": spec["dataset"]["uri"],
+            **averaged_constrained_manifest(spec, records, choices, self.classes),
         }
         model_row = run.save_delivered(stacked_model(est), manifest)
         return run.succeed(records, model_row, best_lambda=None, choices=choices)
+
+
+def averaged_constrained_manifest(
+    spec: dict[str, Any],
+    records: list[MetricRecord],
+    choices: list[RepeatChoice],
+    classes: Sequence[Any],
+) -> dict[str, Any]:
+    """The manifest's account of an averaged job's constraints (the delivered model: METRO,
+    repeat 0), nothing for an unconstrained job. A binary job's manifest carries each
+    constraint's value and whether they held; an averaged one said nothing of them, so nothing
+    told a reader of the file the model was trained under a floor. Each constraint as specified
+    and named, with its mean over the classes on each split (``scores``, as the result's
+    average row); ``constraints_hold`` and ``constraints_satisfied`` true where every class's
+    held; and ``class_constraints``, each class's own: where its search chose
+    (``selection_values``, ``reach``, ``satisfied``) and on each split (``scores``, ``hold``),
+    since the mean can clear a bound a class missed."""
+    constraints = spec.get("constraints") or []
+    if not constraints:
+        return {}
+    info = spec.get("constraint_info") or [{} for _ in constraints]
+    delivered = [r for r in records if r.method == "metro" and r.repeat == 0]
+    overall = {r.split: r for r in delivered if r.class_index == -1}
+    own = {(r.class_index, r.split): r for r in delivered if r.class_index >= 0}
+    chosen = [c for c in choices if c.repeat == 0]
+
+    def values(record: MetricRecord) -> list[float | None]:
+        given = record.constraint_values or [None] * len(constraints)
+        return [finite_or_none(v) for v in given]
+
+    return {
+        "constraints": [
+            {
+                **given,
+                **named,
+                "scores": {split: values(r)[i] for split, r in overall.items()},
+            }
+            for i, (given, named) in enumerate(zip(constraints, info, strict=True))
+        ],
+        "constraints_hold": {split: r.constraints_hold for split, r in overall.items()},
+        "constraints_satisfied": all(bool(c.constraints_satisfied) for c in chosen),
+        "class_constraints": [
+            {
+                "label": label,
+                "selection_values": choice.constraint_values,
+                "reach": choice.constraint_reach,
+                "satisfied": choice.constraints_satisfied,
+                "mu": choice.mu,
+                "scores": {split: values(r) for (k, split), r in own.items() if k == index},
+                "hold": {split: r.constraints_hold for (k, split), r in own.items() if k == index},
+            }
+            for index, (label, choice) in enumerate(zip(classes, chosen, strict=True))
+        ],
+    }
 
 
 def per_class_metric(spec: dict[str, Any]) -> tuple[str, dict[str, Any]]:

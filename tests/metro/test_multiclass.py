@@ -3,11 +3,12 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_iris, make_classification, make_multilabel_classification
 from sklearn.metrics import f1_score, fbeta_score, jaccard_score, precision_score, recall_score
 
-from metro import MetroClassifier, get_metric
+from metro import MetroClassifier, get_metric, load_classifier
 from metro.multiclass import (
     averaged_score,
     class_cells,
@@ -341,12 +342,48 @@ def test_multilabel_constraints_hold_each_label_to_them_and_multiclass_refuses_t
         assert len(e.constraints_) == 1 and e.constraints_[0].bound == 0.9
         # where it chose: each label's recall is held to the floor (or the warning says not)
         assert e.constraints_satisfied_ is False or e.constraint_values_[0] >= 0.9 - 1e-9
+    # The binary fit's attributes, on the averaged estimator: a row per label, and whether
+    # every label's held (they were only on estimators_[k]).
+    assert est.constraints_ is est.estimators_[0].constraints_
+    assert est.constraint_values_.shape == (3, 1)
+    assert est.constraint_values_[:, 0].tolist() == [
+        e.constraint_values_[0] for e in est.estimators_
+    ]
+    own = [e.constraints_satisfied_ for e in est.estimators_]
+    assert est.class_constraints_satisfied_ == own and est.constraints_satisfied_ == all(own)
     free = MetroClassifier(average="macro", cv=3, random_state=0, **SMALL).fit(X, Y)
     recall = lambda clf: recall_score(Y, clf.predict(X), average=None)  # noqa: E731
     assert np.mean(recall(est)) > np.mean(recall(free))
     X3, y3 = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match="argmax over the classes"):
         MetroClassifier(average="macro", constraints=floor, **SMALL).fit(X3, y3)
+
+
+def test_a_dataframes_label_columns_name_its_labels_everywhere(tmp_path):
+    """classes_ was [0, 1, 2] for a DataFrame Y, so errors, warnings and the saved model's
+    classes named positions, and warnings_ did not say whose each was."""
+    X, Y = make_multilabel_classification(n_samples=300, n_features=5, n_classes=3, random_state=1)
+    Y[:, 2] = 0
+    Y[:4, 2] = 1  # four positives: the label's choice rests on few true positives
+    frame = pd.DataFrame(Y, columns=["red", "green", "blue"])
+    floor = [{"metric": "recall", "at_least": 0.8}]
+    est = MetroClassifier(metric="precision", average="macro", constraints=floor, **SMALL)
+    with pytest.warns(MetroFitWarning, match=r"label 'blue': "):
+        est.fit(X, frame)
+    assert est.classes_.tolist() == ["red", "green", "blue"]
+    assert est.warnings_ and all(w.message.startswith("label 'blue': ") for w in est.warnings_)
+    manifest = est.save(tmp_path, onnx=False)
+    assert manifest["classes"] == ["red", "green", "blue"]
+    assert [c["label"] for c in manifest["class_constraints"]] == ["red", "green", "blue"]
+    assert [c["selection_values"][0] for c in manifest["class_constraints"]] == pytest.approx(
+        est.constraint_values_[:, 0].tolist()
+    )
+    assert manifest["constraints"][0]["name"] == "recall >= 0.8"
+    assert manifest["constraints_satisfied"] == est.constraints_satisfied_
+    assert load_classifier(tmp_path).classes_.tolist() == ["red", "green", "blue"]
+    frame.iloc[:, 2] = 0
+    with pytest.raises(ValueError, match="blue"):
+        MetroClassifier(average="macro", **SMALL).fit(X, frame)
 
 
 def test_classes_smaller_than_every_fold_are_refused_naming_cv():
@@ -410,5 +447,6 @@ def test_a_class_the_tuned_argmax_is_right_about_on_few_rows_is_warned_of():
         f"them right, of {tp + fn:.0f} in it: its part of the average rests on {tp:.0f} true "
         "positives"
     )
-    assert thin in clf.warnings_
+    # warnings_ names the class of each (three "predicts every one ..." said not whose)
+    assert [w.message for w in clf.warnings_] == [f"class 2: {thin.message}"]
     assert all(not ws for c, ws in enumerate(clf.class_warnings_) if c != 2)

@@ -426,6 +426,28 @@ def test_a_multilabel_job_holds_each_label_to_its_constraint(pair: Cluster):
         assert r["constraints_hold"] == (recall >= 0.9)
     metro = [r for r in rows if r["method"] == "metro" and r["class_index"] is not None]
     assert np.mean([r["constraint_values"][0] for r in metro]) > 0.8
+    # The delivered model's manifest says it was trained under the floor, and each label's
+    # own values and verdicts (it said nothing of the constraints).
+    [manifest] = [
+        m["manifest"]
+        for m in pair.client.get("/v1/models", headers=pair.headers).json()["items"]
+        if m["job_id"] == job_id
+    ]
+    [constraint] = manifest["constraints"]
+    assert constraint["metric"] == "recall" and constraint["at_least"] == 0.9
+    average_test = next(
+        r for r in rows if r["method"] == "metro" and r["repeat"] == 0 and r["class_index"] is None
+    )
+    assert constraint["scores"]["test"] == pytest.approx(average_test["constraint_values"][0])
+    assert manifest["constraints_hold"]["test"] == average_test["constraints_hold"]
+    own = manifest["class_constraints"]
+    assert [c["label"] for c in own] == ["red", "green", "blue"]
+    for c, choice, r in zip(own, result["choices"], metro, strict=True):
+        assert c["selection_values"] == choice["constraint_values"]
+        assert c["satisfied"] == choice["constraints_satisfied"]
+        assert c["scores"]["test"] == pytest.approx(r["constraint_values"])
+        assert c["hold"]["test"] == r["constraints_hold"]
+    assert manifest["constraints_satisfied"] == all(c["satisfied"] for c in own)
 
 
 def test_two_workers_share_an_averaged_jobs_grids_and_match_one_worker(pair: Cluster):

@@ -51,6 +51,7 @@ from .model import Model
 from .model_format import ModelFormat
 from .model_kind import ModelKind
 from .model_manifest import ModelManifest
+from .model_manifest_class_constraints_type_0_item import ModelManifestClassConstraintsType0Item
 from .model_page import ModelPage
 from .model_spec import ModelSpec
 from .optimizer import Optimizer
@@ -134,6 +135,7 @@ __all__ = (
     "ModelFormat",
     "ModelKind",
     "ModelManifest",
+    "ModelManifestClassConstraintsType0Item",
     "ModelPage",
     "ModelSpec",
     "Optimizer",

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..models.manifest_scores import ManifestScores
     from ..models.manifest_selection import ManifestSelection
     from ..models.manifest_surrogate import ManifestSurrogate
+    from ..models.model_manifest_class_constraints_type_0_item import ModelManifestClassConstraintsType0Item
     from ..models.refinement import Refinement
 
 
@@ -75,8 +76,17 @@ class ModelManifest:
     search: None | str | Unset = UNSET
     """ The search strategy """
     constraints: list[ManifestConstraint] | None | Unset = UNSET
+    """ Under constraints: each as specified and named, with its value per split (scores; an averaged job's: the
+    mean over its classes) and, binary, where the search chose (selection_value) and the tightest bound some fit met
+    (reach) """
     constraints_hold: ManifestConstraintsHold | None | Unset = UNSET
+    """ Under constraints: whether all held, per split (an averaged job: for every class) """
     constraints_satisfied: bool | None | Unset = UNSET
+    """ Under constraints: whether they held where the search chose (an averaged job: for every class) """
+    class_constraints: list[ModelManifestClassConstraintsType0Item] | None | Unset = UNSET
+    """ An averaged job under constraints: each class's (label's) own, in the order of classes: label,
+    selection_values, reach, satisfied and mu where its search chose, and scores and hold per split (the mean over
+    the classes can clear a bound one of them missed) """
     mu: float | None | Unset = UNSET
     """ Under constraints: the Lagrange multiplier the model was trained with, beside trained_lambda """
     average: Average | None | Unset = UNSET
@@ -301,6 +311,18 @@ class ModelManifest:
         else:
             constraints_satisfied = self.constraints_satisfied
 
+        class_constraints: list[dict[str, Any]] | None | Unset
+        if isinstance(self.class_constraints, Unset):
+            class_constraints = UNSET
+        elif isinstance(self.class_constraints, list):
+            class_constraints = []
+            for class_constraints_type_0_item_data in self.class_constraints:
+                class_constraints_type_0_item = class_constraints_type_0_item_data.to_dict()
+                class_constraints.append(class_constraints_type_0_item)
+
+        else:
+            class_constraints = self.class_constraints
+
         mu: float | None | Unset
         if isinstance(self.mu, Unset):
             mu = UNSET
@@ -438,6 +460,8 @@ class ModelManifest:
             field_dict["constraints_hold"] = constraints_hold
         if constraints_satisfied is not UNSET:
             field_dict["constraints_satisfied"] = constraints_satisfied
+        if class_constraints is not UNSET:
+            field_dict["class_constraints"] = class_constraints
         if mu is not UNSET:
             field_dict["mu"] = mu
         if average is not UNSET:
@@ -469,6 +493,7 @@ class ModelManifest:
         from ..models.manifest_scores import ManifestScores  # noqa: PLC0415
         from ..models.manifest_selection import ManifestSelection  # noqa: PLC0415
         from ..models.manifest_surrogate import ManifestSurrogate  # noqa: PLC0415
+        from ..models.model_manifest_class_constraints_type_0_item import ModelManifestClassConstraintsType0Item  # noqa: PLC0415
         from ..models.refinement import Refinement  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -823,6 +848,30 @@ class ModelManifest:
 
         constraints_satisfied = _parse_constraints_satisfied(d.pop("constraints_satisfied", UNSET))
 
+        def _parse_class_constraints(data: object) -> list[ModelManifestClassConstraintsType0Item] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                class_constraints_type_0 = []
+                _class_constraints_type_0 = data
+                for class_constraints_type_0_item_data in _class_constraints_type_0:
+                    class_constraints_type_0_item = ModelManifestClassConstraintsType0Item.from_dict(
+                        class_constraints_type_0_item_data
+                    )
+
+                    class_constraints_type_0.append(class_constraints_type_0_item)
+
+                return class_constraints_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[ModelManifestClassConstraintsType0Item] | None | Unset, data)
+
+        class_constraints = _parse_class_constraints(d.pop("class_constraints", UNSET))
+
         def _parse_mu(data: object) -> float | None | Unset:
             if data is None:
                 return data
@@ -1015,6 +1064,7 @@ class ModelManifest:
             constraints=constraints,
             constraints_hold=constraints_hold,
             constraints_satisfied=constraints_satisfied,
+            class_constraints=class_constraints,
             mu=mu,
             average=average,
             classes=classes,
