@@ -36,6 +36,7 @@ from .job_state import JobState
 from .lambda_step import LambdaStep
 from .lambda_step_page import LambdaStepPage
 from .manifest_architecture import ManifestArchitecture
+from .manifest_class_constraint import ManifestClassConstraint
 from .manifest_constraint import ManifestConstraint
 from .manifest_constraints_hold import ManifestConstraintsHold
 from .manifest_labels import ManifestLabels
@@ -51,7 +52,6 @@ from .model import Model
 from .model_format import ModelFormat
 from .model_kind import ModelKind
 from .model_manifest import ModelManifest
-from .model_manifest_class_constraints_type_0_item import ModelManifestClassConstraintsType0Item
 from .model_page import ModelPage
 from .model_spec import ModelSpec
 from .optimizer import Optimizer
@@ -120,6 +120,7 @@ __all__ = (
     "LambdaStep",
     "LambdaStepPage",
     "ManifestArchitecture",
+    "ManifestClassConstraint",
     "ManifestConstraint",
     "ManifestConstraintsHold",
     "ManifestLabels",
@@ -135,7 +136,6 @@ __all__ = (
     "ModelFormat",
     "ModelKind",
     "ModelManifest",
-    "ModelManifestClassConstraintsType0Item",
     "ModelPage",
     "ModelSpec",
     "Optimizer",

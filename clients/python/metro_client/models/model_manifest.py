@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..models.choice_warning import ChoiceWarning
     from ..models.fallback import Fallback
     from ..models.manifest_architecture import ManifestArchitecture
+    from ..models.manifest_class_constraint import ManifestClassConstraint
     from ..models.manifest_constraint import ManifestConstraint
     from ..models.manifest_constraints_hold import ManifestConstraintsHold
     from ..models.manifest_labels import ManifestLabels
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from ..models.manifest_scores import ManifestScores
     from ..models.manifest_selection import ManifestSelection
     from ..models.manifest_surrogate import ManifestSurrogate
-    from ..models.model_manifest_class_constraints_type_0_item import ModelManifestClassConstraintsType0Item
     from ..models.refinement import Refinement
 
 
@@ -83,7 +83,7 @@ class ModelManifest:
     """ Under constraints: whether all held, per split (an averaged job: for every class) """
     constraints_satisfied: bool | None | Unset = UNSET
     """ Under constraints: whether they held where the search chose (an averaged job: for every class) """
-    class_constraints: list[ModelManifestClassConstraintsType0Item] | None | Unset = UNSET
+    class_constraints: list[ManifestClassConstraint] | None | Unset = UNSET
     """ An averaged job under constraints: each class's (label's) own, in the order of classes: label,
     selection_values, reach, satisfied and mu where its search chose, and scores and hold per split (the mean over
     the classes can clear a bound one of them missed) """
@@ -486,6 +486,7 @@ class ModelManifest:
         from ..models.choice_warning import ChoiceWarning  # noqa: PLC0415
         from ..models.fallback import Fallback  # noqa: PLC0415
         from ..models.manifest_architecture import ManifestArchitecture  # noqa: PLC0415
+        from ..models.manifest_class_constraint import ManifestClassConstraint  # noqa: PLC0415
         from ..models.manifest_constraint import ManifestConstraint  # noqa: PLC0415
         from ..models.manifest_constraints_hold import ManifestConstraintsHold  # noqa: PLC0415
         from ..models.manifest_labels import ManifestLabels  # noqa: PLC0415
@@ -493,7 +494,6 @@ class ModelManifest:
         from ..models.manifest_scores import ManifestScores  # noqa: PLC0415
         from ..models.manifest_selection import ManifestSelection  # noqa: PLC0415
         from ..models.manifest_surrogate import ManifestSurrogate  # noqa: PLC0415
-        from ..models.model_manifest_class_constraints_type_0_item import ModelManifestClassConstraintsType0Item  # noqa: PLC0415
         from ..models.refinement import Refinement  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -848,7 +848,7 @@ class ModelManifest:
 
         constraints_satisfied = _parse_constraints_satisfied(d.pop("constraints_satisfied", UNSET))
 
-        def _parse_class_constraints(data: object) -> list[ModelManifestClassConstraintsType0Item] | None | Unset:
+        def _parse_class_constraints(data: object) -> list[ManifestClassConstraint] | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -859,7 +859,7 @@ class ModelManifest:
                 class_constraints_type_0 = []
                 _class_constraints_type_0 = data
                 for class_constraints_type_0_item_data in _class_constraints_type_0:
-                    class_constraints_type_0_item = ModelManifestClassConstraintsType0Item.from_dict(
+                    class_constraints_type_0_item = ManifestClassConstraint.from_dict(
                         class_constraints_type_0_item_data
                     )
 
@@ -868,7 +868,7 @@ class ModelManifest:
                 return class_constraints_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(list[ModelManifestClassConstraintsType0Item] | None | Unset, data)
+            return cast(list[ManifestClassConstraint] | None | Unset, data)
 
         class_constraints = _parse_class_constraints(d.pop("class_constraints", UNSET))
 

@@ -6,11 +6,11 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="ModelManifestClassConstraintsType0Item")
+T = TypeVar("T", bound="ManifestClassConstraint")
 
 
 @_attrs_define
-class ModelManifestClassConstraintsType0Item:
+class ManifestClassConstraint:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -23,10 +23,10 @@ class ModelManifestClassConstraintsType0Item:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        model_manifest_class_constraints_type_0_item = cls()
+        manifest_class_constraint = cls()
 
-        model_manifest_class_constraints_type_0_item.additional_properties = d
-        return model_manifest_class_constraints_type_0_item
+        manifest_class_constraint.additional_properties = d
+        return manifest_class_constraint
 
     @property
     def additional_keys(self) -> list[str]:
