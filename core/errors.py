@@ -8,6 +8,7 @@ lower layers stay usable from workers and the CLI.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -108,6 +109,32 @@ class StorageQuotaExceededError(ServiceError):
     slug = "storage-quota-exceeded"
     title = "Storage quota exceeded"
     public_detail = None
+
+
+class InsufficientStorageError(ServiceError):
+    """The server's own storage is full (ENOSPC, EDQUOT): the request was fine, and nothing of
+    it was kept. It answered a 500 "an unexpected error occurred", which a client cannot tell
+    from a bug."""
+
+    status = 507
+    slug = "insufficient-storage"
+    title = "Insufficient storage"
+    public_detail = None
+
+
+# The operating system's words for a full disk or a spent disk quota.
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def no_room(exc: BaseException, what: str) -> InsufficientStorageError | None:
+    """The 507 for an OSError that says the server's storage is full while it kept ``what``
+    ("this upload"); None for any other error."""
+    if isinstance(exc, OSError) and exc.errno in _NO_ROOM:
+        return InsufficientStorageError(
+            f"the server has no room left to keep {what} (its storage is full); nothing was "
+            "kept: try again later, or ask its operator to free space"
+        )
+    return None
 
 
 class UnsupportedFormatError(ServiceError):

@@ -334,6 +334,19 @@ def release_job(
             updated_at=now,
             **refund,
         )
+        if released:
+            # The fit this attempt was training is let go too, so that the next attempt (on any
+            # worker) takes it over at once instead of waiting for its lease to run out.
+            session.execute(
+                update(JobFit)
+                .where(
+                    JobFit.job_id == job_id,
+                    JobFit.lease_owner == token,
+                    JobFit.state == FitState.RUNNING.value,
+                )
+                .values(lease_expires_at=now)
+                .execution_options(synchronize_session=False)
+            )
         session.commit()
         return released
 

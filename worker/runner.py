@@ -23,8 +23,10 @@ anything else fails it with a generic reason and logs the traceback.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import logging
 import math
+import os
 import time
 import uuid
 from typing import Any
@@ -304,7 +306,7 @@ class JobRun:
         if self.job.attempts >= self.job.max_attempts:
             return self._fail(
                 f"gave up after {self.job.attempts} attempts; the last one failed with "
-                f"{type(exc).__name__} (a database, network or storage error)"
+                f"{_transient_words(exc)}"
             )
         return self._release(refund_attempt=False, countdown=_RETRY_COUNTDOWN_SECONDS)
 
@@ -621,6 +623,18 @@ def constrained_manifest(
         "constraints_satisfied": choice.constraints_satisfied,
         "mu": choice.mu,  # the multiplier trained_lambda was trained with
     }
+
+
+def _transient_words(exc: BaseException) -> str:
+    """What a failure another attempt might not have met was, for the job's failure_reason:
+    an operating system error by its errno and words ("OSError: ENOSPC, No space left on
+    device": a full artifact store said only "OSError"), never the path it names (the
+    server's); anything else by its type."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        name = errno.errorcode.get(exc.errno, str(exc.errno))
+        words = exc.strerror or os.strerror(exc.errno)
+        return f"{type(exc).__name__}: {name}, {words} (a storage or network error)"
+    return f"{type(exc).__name__} (a database, network or storage error)"
 
 
 def _message(exc: BaseException) -> str:

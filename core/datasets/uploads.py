@@ -21,6 +21,7 @@ from core.errors import (
     InvalidInputError,
     PayloadTooLargeError,
     UnsupportedFormatError,
+    no_room,
 )
 from metro.serialization import fsync_file
 
@@ -93,8 +94,11 @@ def stage_upload(
             raise InvalidInputError(
                 "Invalid dataset", [FieldError(("body", "file"), "the uploaded file is empty")]
             )
-    except BaseException:
+    except BaseException as exc:
         Path(tmp_name).unlink(missing_ok=True)
+        full = no_room(exc, "this upload")
+        if full is not None:
+            raise full from None
         raise
     return StoredUpload(path=Path(tmp_name), format=fmt, size_bytes=size, sha256=digest.hexdigest())
 

@@ -141,6 +141,26 @@ def test_a_worker_takes_over_a_running_job_only_once_its_lease_expired(ctx: Cont
         assert (job.state, job.lease_owner) == (JobState.RUNNING, "b")
 
 
+def test_a_released_job_lets_go_of_the_fits_its_attempt_held(ctx: Context) -> None:
+    """A job given back (its worker stopping, or a retried error) kept the fit it was training
+    leased to the dead attempt: the next attempt waited out the lease (about 50 s) before it
+    could claim it. A helper's fit (another token) stays its own."""
+    job_id = _held(ctx)
+    with ctx.session() as session:
+        for key in ("r0/grid/c0/s0", "r0/grid/c0/s1"):
+            session.add(
+                JobFit(job_id=job_id, key=key, repeat=0, role="grid", shift="minimal",
+                       lambdas=[0.5], shareable=True)
+            )  # fmt: skip
+        session.commit()
+    assert store.claim_fit(ctx, job_id, "r0/grid/c0/s0", "w")
+    assert store.claim_fit(ctx, job_id, "r0/grid/c0/s1", "helper")
+    assert not store.claim_fit(ctx, job_id, "r0/grid/c0/s0", "next")  # leased: not yet
+    assert store.release_job(ctx, job_id, "w", refund_attempt=True)
+    assert store.claim_fit(ctx, job_id, "r0/grid/c0/s0", "next")  # at once
+    assert not store.claim_fit(ctx, job_id, "r0/grid/c0/s1", "next")  # the helper's still
+
+
 def test_cancel_follows_the_table(ctx: Context) -> None:
     now = utcnow()
     expected = {

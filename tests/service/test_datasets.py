@@ -87,6 +87,33 @@ def test_upload_over_the_cap_is_413_and_leaves_nothing(client, tenant, settings,
     assert not tenant_dir.exists() or list(tenant_dir.iterdir()) == []
 
 
+@pytest.mark.parametrize("where", ["staging", "store"])
+def test_an_upload_to_a_full_disk_is_507_and_leaves_nothing(
+    client, tenant, service_dirs, monkeypatch, where
+):
+    """A full upload disk answered 500 "an unexpected error occurred", which a client cannot
+    tell from a bug: a 507 saying the server's storage is full, and nothing kept."""
+    import errno
+
+    from core.datasets import storage, uploads
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if where == "staging":  # writing the bytes as they arrive
+        monkeypatch.setattr(uploads, "fsync_file", full)
+    else:  # moving them into the store
+        monkeypatch.setattr(storage.UploadStore, "keep", full)
+    r = _upload(client, tenant, b"a,y\n1,0\n2,1\n")
+    assert r.status_code == 507, r.text
+    body = r.json()
+    assert body["type"].endswith("/insufficient-storage") and "storage is full" in body["detail"]
+    assert "/" not in body["detail"].split("(")[0]  # no server path
+    assert client.get("/v1/datasets", headers=tenant.headers).json()["items"] == []
+    for d in service_dirs["uploads"].rglob("*"):
+        assert d.is_dir(), d  # no staged or stored bytes left
+
+
 def test_upload_without_file_is_422(client, tenant):
     r = client.post("/v1/datasets", data={"label_column": "y"}, headers=tenant.headers)
     assert r.status_code == 422

@@ -77,3 +77,24 @@ def test_a_statement_error_still_counts_the_attempt(make_cluster, monkeypatch):
     assert runner.run_job(job_id, ctx) == "failed"
     job = cluster.job(job_id)
     assert job["attempts"] == 1 and "gave up after 1 attempts" in job["failure_reason"]
+
+
+def test_a_full_store_names_its_error_not_its_path(make_cluster, monkeypatch):
+    """A full artifact store failed the job with "the last one failed with OSError": nothing
+    said the disk was full. The errno and its words now, never the server's path."""
+    import errno
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    monkeypatch.setattr(runner, "JobQueue", lambda settings: Queue())
+    job_id = _insert_job(cluster, SMALL_JOB)
+    _set(cluster, job_id, max_attempts=1)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", "/srv/metro/artifacts/jobs/x")
+
+    monkeypatch.setattr(store, "record_step", full)
+    assert runner.run_job(job_id, ctx) == "failed"
+    reason = cluster.job(job_id)["failure_reason"]
+    assert "OSError: ENOSPC, No space left on device" in reason, reason
+    assert "/srv" not in reason

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from core.datasets.storage import Kept, UploadStore
 from core.datasets.uploads import DatasetLimits, StoredUpload, inspect_upload, stage_upload
 from core.db.models import Dataset
-from core.errors import FieldError, InvalidInputError, StorageQuotaExceededError
+from core.errors import FieldError, InvalidInputError, StorageQuotaExceededError, no_room
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
 from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
@@ -48,7 +48,7 @@ def _quota_message(needed: int, quota: int) -> str:
                 "Location": {"description": "URL of the dataset", "schema": {"type": "string"}}
             }
         },
-        **problem_responses(401, 413, 415, 422),
+        **problem_responses(401, 413, 415, 422, 507),
     },
 )
 def upload_dataset(
@@ -147,10 +147,13 @@ def upload_dataset(
                     labels=info.labels,
                 ),
             )
-        except BaseException:
+        except BaseException as exc:
             session.rollback()
             if created:
                 _remove_if_unused(session, principal.tenant_id, location, staged, store)
+            full = no_room(exc, "this upload")  # the store's disk is full
+            if full is not None:
+                raise full from None
             raise
     finally:
         staged.path.unlink(missing_ok=True)
