@@ -462,7 +462,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.n_fits_ = result.n_fits
         self.best_score_ = spec.score_from_loss(result.selection_loss)
         self.constraints_ = constraints
-        self.constraint_values_ = list(result.constraint_values)
+        # A list for a binary fit; an averaged fit's is an array with a row per label.
+        self.constraint_values_: list[float] | np.ndarray = list(result.constraint_values)
         self.constraints_satisfied_ = result.constraints_satisfied
         self.device_ = str(resolve_device(training.device))
         return self

@@ -201,9 +201,21 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     average = metric_in.pop("average", None)
     if average is not None:
         metric_in["average"] = average  # left out when null: a binary job's spec is unchanged
+    # Left out when null: a job without them keeps its spec (and its hash).
     dataset = job.dataset.model_dump(
-        exclude={"label_columns"} if job.dataset.label_columns is None else set()
-    )
+        exclude={name for name in ("label_columns", "ignore_columns")
+                 if getattr(job.dataset, name) is None}
+    )  # fmt: skip
+    labels = job.dataset.label_columns or [job.dataset.label_column]
+    errors += [
+        FieldError(
+            ("body", "dataset", "ignore_columns", index),
+            f"{name!r} is the label column: a label is never a feature; leave it out of "
+            "ignore_columns",
+        )
+        for index, name in enumerate(job.dataset.ignore_columns or [])
+        if name in labels
+    ]
     errors += [
         FieldError(("body", *exc.path), str(exc))
         for exc in averaged_errors(
@@ -308,6 +320,7 @@ def known_data_size(
     averaged: bool = False,
     label_column: str | None = None,
     label_columns: int = 1,
+    ignored_columns: int = 0,
 ) -> DataSize:
     """What the service knows of a checked dataset before any worker loads it: an upload's rows
     and columns (recorded when it was received), a built-in's; nothing of a file, an object or
@@ -324,7 +337,11 @@ def known_data_size(
         # An NPZ's columns are its flattened features (the labels are another array); a table's
         # include the label column, or the ``label_columns`` of multi-label data. An NPZ's image
         # channels are not recorded.
-        features = row.n_columns if row.format == ".npz" else row.n_columns - label_columns
+        features = (
+            row.n_columns
+            if row.format == ".npz"
+            else row.n_columns - label_columns - ignored_columns
+        )
         table = row.format != ".npz"  # a table's example is a row of features, never an image
         return DataSize(
             n_rows=row.n_rows, n_features=max(features, 1), targets=targets,

@@ -75,7 +75,9 @@ DATASETS_MAY_IMPORT: dict[str, set[str]] = {
     "_parquet": {"_base", "_limits", "_table"},
     "_npz": {"_base", "_limits"},
     "_builtin": {"_base", "_limits"},
-    "_loader": {"_base", "_builtin", "_csv", "_labels", "_limits", "_npz", "_parquet", "_paths"},
+    "_loader": {
+        "_base", "_builtin", "_csv", "_labels", "_limits", "_npz", "_parquet", "_paths", "_table",
+    },  # fmt: skip
     "_multi": {
         "_base",
         "_builtin",
@@ -86,8 +88,9 @@ DATASETS_MAY_IMPORT: dict[str, set[str]] = {
         "_npz",
         "_parquet",
         "_paths",
+        "_table",
     },
-    "__init__": {"_base", "_builtin", "_labels", "_loader", "_multi", "_paths"},
+    "__init__": {"_base", "_builtin", "_labels", "_loader", "_multi", "_paths", "_table"},
 }
 
 

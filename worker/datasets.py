@@ -66,14 +66,16 @@ def load_job_dataset(
     URI may have changed since (a new job reads them again)."""
     label_column = str(dataset.get("label_column") or "y")
     positive = dataset.get("positive_label")
+    ignored = list(dataset.get("ignore_columns") or [])
     limits = _limits(ctx)
 
     def read(path: str, roots: list[str] | None) -> Dataset:
         return load_dataset(
-            path, label_column=label_column, positive_label=positive, data_roots=roots, **limits
-        )
+            path, label_column=label_column, positive_label=positive, data_roots=roots,
+            ignore_columns=ignored, **limits,
+        )  # fmt: skip
 
-    key = ("binary", label_column, repr(positive))
+    key = ("binary", label_column, repr(positive), repr(ignored))
     return _cached(ctx, tenant_id, str(dataset["uri"]), key, job_id, read)
 
 
@@ -89,14 +91,16 @@ def load_job_multi_target(
     the same places and cache as :func:`load_job_dataset`."""
     label_column = str(dataset.get("label_column") or "y")
     columns = dataset.get("label_columns")
+    ignored = list(dataset.get("ignore_columns") or [])
     limits = _limits(ctx)
 
     def read(path: str, roots: list[str] | None) -> MultiTargetDataset:
         return load_multi_target(
-            path, label_column=label_column, label_columns=columns, data_roots=roots, **limits
-        )
+            path, label_column=label_column, label_columns=columns, data_roots=roots,
+            ignore_columns=ignored, **limits,
+        )  # fmt: skip
 
-    key = ("multi", label_column, repr(columns))
+    key = ("multi", label_column, repr(columns), repr(ignored))
     return _cached(ctx, tenant_id, str(dataset["uri"]), key, job_id, read)
 
 

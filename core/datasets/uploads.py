@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -135,11 +135,14 @@ def inspect_upload(
     positive_label: Any,
     upload_dir: Path,
     limits: DatasetLimits,
+    ignore_columns: Sequence[str] = (),
 ) -> Inspection:
     """Rows and columns of the file, read no further than ``limits`` allow (a file past one is a
     413, whatever its size on disk). With a ``label_column`` the file is loaded exactly as a
     worker will load it (``metro.data.load_dataset``), so a bad label column or non-numeric
-    feature is refused now rather than when a job fails; without one only the shape is read."""
+    feature is refused now rather than when a job fails; without one only the shape is read.
+    ``ignore_columns`` are left out of the features as a job's ``dataset.ignore_columns``
+    leaves them (an id or text column then does not fail the check)."""
     from metro.data import DataError, DataLimitError, inspect_file, load_dataset
     from metro.datasets import ClassCountError, LabelColumnError
 
@@ -155,6 +158,7 @@ def inspect_upload(
                     label_column=label_column,
                     positive_label=positive_label,
                     data_roots=[upload_dir],
+                    ignore_columns=ignore_columns,
                     **limits.as_metro_kwargs(),
                 )
             except DataLimitError:
@@ -162,7 +166,9 @@ def inspect_upload(
             except DataError as binary_error:
                 # A column of three classes or more is what an averaged job (metric.average)
                 # trains on: kept, with its classes, when it reads as one.
-                multi = _multiclass(stored, label_column, positive_label, upload_dir, limits)
+                multi = _multiclass(
+                    stored, label_column, positive_label, upload_dir, limits, ignore_columns
+                )
                 if isinstance(multi, DataError):  # why it does not, for a column of 3 or more
                     several = isinstance(binary_error, ClassCountError) and (
                         binary_error.n_classes > 2
@@ -172,12 +178,12 @@ def inspect_upload(
                     raise binary_error from None
                 info = _labelled(
                     stored, label_column, multi.feature_names, multi.n_samples,
-                    int(multi.X[0].size), list(multi.classes),
+                    int(multi.X[0].size), list(multi.classes), ignore_columns,
                 )  # fmt: skip
             else:
                 info = _labelled(
                     stored, label_column, ds.feature_names, ds.n_samples, ds.n_features,
-                    [ds.negative_label, ds.positive_label],
+                    [ds.negative_label, ds.positive_label], ignore_columns,
                 )  # fmt: skip
         else:
             shape = inspect_file(
@@ -193,7 +199,10 @@ def inspect_upload(
         if isinstance(exc, LabelColumnError):
             field = "label_column"
         else:
-            field = "positive_label" if str(exc).startswith("positive_label") else "file"
+            field = next(
+                (f for f in ("positive_label", "ignore_columns") if str(exc).startswith(f)),
+                "file",
+            )
         said = refuse(exc)
         if said.startswith("positive_label is required"):
             # Two classes of text are a binary job's only with a positive one; an averaged
@@ -224,13 +233,14 @@ def _labelled(
     n_rows: int,
     n_features: int,
     labels: list[Any],
+    ignore_columns: Sequence[str] = (),
 ) -> Inspection:
     """The inspection of a file loaded by its label column. n_columns counts the file's
-    columns, label included, as without a label column: one file, one answer (an NPZ has no
-    label column among its X's columns)."""
+    columns, label and ignored ones included, as without a label column: one file, one answer
+    (an NPZ has no label column among its X's columns)."""
     names = list(feature_names) if feature_names is not None else None
     is_table = names is not None and stored.format != ".npz"
-    columns = [*names, label_column] if is_table and names is not None else names
+    columns = [*names, label_column, *ignore_columns] if is_table and names is not None else names
     n_columns = len(columns) if is_table and columns is not None else n_features
     return Inspection(n_rows=n_rows, n_columns=n_columns, columns=columns, labels=labels)
 
@@ -241,6 +251,7 @@ def _multiclass(
     positive_label: Any,
     upload_dir: Path,
     limits: DatasetLimits,
+    ignore_columns: Sequence[str] = (),
 ) -> MultiTargetDataset | DataError | None:
     """The file read as a worker reads an averaged job's data, where its label column holds
     three classes or more; None where it holds fewer, and the reading's error where it fails
@@ -253,7 +264,7 @@ def _multiclass(
         ds = load_multi_target(
             str(stored.path), label_column=label_column, data_roots=[upload_dir],
             max_rows=limits.rows, max_columns=limits.columns,
-            max_decompressed_bytes=limits.decompressed_bytes,
+            max_decompressed_bytes=limits.decompressed_bytes, ignore_columns=ignore_columns,
         )  # fmt: skip
     except DataError as exc:
         return exc

@@ -58,6 +58,7 @@ from metro.datasets._multi import (
     stratify_key,
 )
 from metro.datasets._paths import local_path_of, uri_scheme
+from metro.datasets._table import check_ignore_columns
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -74,6 +75,7 @@ __all__ = [
     "builtin_shape",
     "builtin_size",
     "check_float32_precision",
+    "check_ignore_columns",
     "check_label_columns",
     "float32_features",
     "inspect_file",

@@ -114,7 +114,12 @@ def _csv_header(real: str, given: str, fmt: str, limits: Limits) -> list[str]:
 
 
 def read_csv(
-    real: str, given: str, fmt: str, label_column: str | Sequence[str], limits: Limits
+    real: str,
+    given: str,
+    fmt: str,
+    label_column: str | Sequence[str],
+    limits: Limits,
+    ignore_columns: Sequence[str] = (),
 ) -> Loaded:
     names = _csv_header(real, given, fmt, limits)
     # Reads one row past the limit, so an oversized upload is refused without parsing all of it.
@@ -135,7 +140,7 @@ def read_csv(
     _refuse_written_index(frame, names)
     for name in as_text:
         frame[name] = _typed_labels(frame[name])
-    return from_table(frame, label_column)
+    return from_table(frame, label_column, ignore_columns)
 
 
 def _typed_labels(column: pd.Series) -> pd.Series:

@@ -23,6 +23,7 @@ from metro.datasets._limits import check_rows, limits_of
 from metro.datasets._npz import npz_shape, read_npz
 from metro.datasets._parquet import parquet_shape, read_parquet
 from metro.datasets._paths import check_uri, resolve_path
+from metro.datasets._table import check_ignore_columns
 
 #: File extensions understood by :func:`load_dataset`, as shown in error messages.
 FORMATS = (".csv", ".csv.gz", ".parquet", ".npz")
@@ -134,6 +135,15 @@ def float32_features(X: Any, feature_names: Sequence[str] | None = None) -> np.n
     )
 
 
+def refuse_ignore_columns(ignore_columns: Sequence[str], what: str) -> None:
+    """``ignore_columns`` name columns of a table; ``what`` has none to name."""
+    if ignore_columns:
+        raise DataError(
+            f"ignore_columns names columns of a CSV or Parquet table; {what} has no named "
+            "columns to leave out"
+        )
+
+
 def inspect_file(
     uri: str,
     *,
@@ -168,8 +178,12 @@ def load_dataset(
     max_rows: int | None = None,
     max_columns: int | None = None,
     max_decompressed_bytes: int | None = None,
+    ignore_columns: Sequence[str] = (),
 ) -> Dataset:
     """Load ``uri`` (a path, ``file://`` or ``builtin://`` uri) as a validated binary Dataset.
+
+    Every column of a CSV or Parquet table but the label is a feature, except the
+    ``ignore_columns`` (an id, a note, a date: left out, whatever they hold).
 
     ``data_roots`` is the service's sandbox: when given, only files whose real path lies under
     one of them may be read (``None`` means no restriction, for library use; built-ins need no
@@ -183,8 +197,10 @@ def load_dataset(
     if not isinstance(label_column, str):
         raise TypeError(f"label_column must be a string, got {type(label_column).__name__}")
     limits = limits_of(max_rows, max_columns, max_decompressed_bytes)
+    ignore_columns = check_ignore_columns(ignore_columns, [label_column])
 
     if uri.lower().startswith("builtin://"):
+        refuse_ignore_columns(ignore_columns, "a built-in data set")
         (X, raw_y, names), default_positive = load_builtin(uri, max_rows)
         if positive_label is None:
             positive_label = default_positive
@@ -192,10 +208,11 @@ def load_dataset(
         given, real = resolve_path(uri, data_roots)
         fmt = _format_of(given)
         if fmt in (".csv", ".csv.gz"):
-            X, raw_y, names = read_csv(real, given, fmt, label_column, limits)
+            X, raw_y, names = read_csv(real, given, fmt, label_column, limits, ignore_columns)
         elif fmt == ".parquet":
-            X, raw_y, names = read_parquet(real, given, label_column, limits)
+            X, raw_y, names = read_parquet(real, given, label_column, limits, ignore_columns)
         else:
+            refuse_ignore_columns(ignore_columns, "an NPZ file")
             X, raw_y, names = read_npz(real, given, limits)
 
     check_rows(int(X.shape[0]), max_rows)

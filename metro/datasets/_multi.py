@@ -28,10 +28,11 @@ from metro.datasets._builtin import load_builtin
 from metro.datasets._csv import read_csv
 from metro.datasets._labels import parse_labels, sort_key
 from metro.datasets._limits import Limits, check_rows, limits_of
-from metro.datasets._loader import _format_of, float32_features
+from metro.datasets._loader import _format_of, float32_features, refuse_ignore_columns
 from metro.datasets._npz import read_npz
 from metro.datasets._parquet import read_parquet
 from metro.datasets._paths import check_uri, resolve_path
+from metro.datasets._table import check_ignore_columns
 
 #: At most this many classes (or labels): each is a whole lambda search.
 MAX_CLASSES = 100
@@ -215,6 +216,7 @@ def load_multi_target(
     max_rows: int | None = None,
     max_columns: int | None = None,
     max_decompressed_bytes: int | None = None,
+    ignore_columns: Sequence[str] = (),
 ) -> MultiTargetDataset:
     """Load ``uri`` as a :class:`MultiTargetDataset`: multi-class from ``label_column``, or
     multi-label from ``label_columns`` (2 to :data:`MAX_CLASSES` distinct columns of a CSV or
@@ -232,7 +234,10 @@ def load_multi_target(
         raise TypeError(f"label_column must be a string, got {type(label_column).__name__}")
     limits = limits_of(max_rows, max_columns, max_decompressed_bytes)
     wanted: str | list[str] = label_column if label_columns is None else list(label_columns)
-    X, raw_y, feature_names = _read(uri, wanted, data_roots, limits, max_rows)
+    ignore_columns = check_ignore_columns(
+        ignore_columns, [wanted] if isinstance(wanted, str) else wanted
+    )
+    X, raw_y, feature_names = _read(uri, wanted, data_roots, limits, max_rows, ignore_columns)
     check_rows(int(X.shape[0]), max_rows)
     X32 = float32_features(X, feature_names)
     if label_columns is None:
@@ -254,6 +259,7 @@ def _read(
     data_roots: Sequence[str | os.PathLike[str]] | None,
     limits: Limits,
     max_rows: int | None,
+    ignore_columns: Sequence[str] = (),
 ) -> Loaded:
     """The features and raw labels of ``uri`` by the reader of its kind; ``wanted``: the label
     column, or the label columns (a table only)."""
@@ -261,14 +267,16 @@ def _read(
     if uri.lower().startswith("builtin://"):
         if several:
             raise DataError("a built-in data set has one label column; label_columns needs a table")
+        refuse_ignore_columns(ignore_columns, "a built-in data set")
         loaded, _ = load_builtin(uri, max_rows, all_classes=True)
         return loaded
     given, real = resolve_path(uri, data_roots)
     fmt = _format_of(given)
     if fmt in (".csv", ".csv.gz"):
-        return read_csv(real, given, fmt, wanted, limits)
+        return read_csv(real, given, fmt, wanted, limits, ignore_columns)
     if fmt == ".parquet":
-        return read_parquet(real, given, wanted, limits)
+        return read_parquet(real, given, wanted, limits, ignore_columns)
+    refuse_ignore_columns(ignore_columns, "an NPZ file")
     return read_npz(real, given, limits, labels=list(wanted) if several else None)
 
 

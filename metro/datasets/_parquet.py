@@ -34,20 +34,24 @@ def _unreadable(exc: BaseException, real: str, given: str) -> DataError:
 
 
 def read_parquet(
-    real: str, given: str, label_column: str | Sequence[str], limits: Limits
+    real: str,
+    given: str,
+    label_column: str | Sequence[str],
+    limits: Limits,
+    ignore_columns: Sequence[str] = (),
 ) -> Loaded:
     import pyarrow as pa
 
     try:
         with open(real, "rb") as fh:
             table = _open_parquet(fh, limits).read()
-        _refuse_long_text(table, label_column)
+        _refuse_long_text(table, label_column, ignore_columns)
         frame = table.to_pandas()
     except DataError:
         raise
     except (ValueError, OSError, pa.ArrowException) as exc:
         raise _unreadable(exc, real, given) from None
-    return from_table(frame, label_column)
+    return from_table(frame, label_column, ignore_columns)
 
 
 # The longest text a numeric feature's cell may hold: a number written out, with ample room
@@ -55,7 +59,9 @@ def read_parquet(
 _LONGEST_NUMBER_TEXT = 10_000
 
 
-def _refuse_long_text(table: Any, label_column: str | Sequence[str]) -> None:
+def _refuse_long_text(
+    table: Any, label_column: str | Sequence[str], ignore_columns: Sequence[str] = ()
+) -> None:
     """A text feature column (read as numbers where every value is one) with a cell longer than
     any number is written: refused from Arrow's own lengths, before pandas copies each text into
     a Python object and tries it as a number (a 10 KB file with one 200 MB cell took the reader
@@ -64,6 +70,7 @@ def _refuse_long_text(table: Any, label_column: str | Sequence[str]) -> None:
     import pyarrow.compute as pc
 
     labels = {label_column} if isinstance(label_column, str) else set(label_column)
+    labels |= set(ignore_columns)  # not features either: any text they hold is theirs
     texts = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
              pa.types.is_large_binary)  # fmt: skip
     for name, column in zip(table.column_names, table.columns, strict=True):

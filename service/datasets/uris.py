@@ -89,6 +89,16 @@ def _check_builtin_classes(uri: str, dataset: DatasetRef) -> None:
         raise _invalid(str(exc)) from None
 
 
+def _no_columns_to_ignore(dataset: DatasetRef, what: str) -> None:
+    """ignore_columns name columns of a table; ``what`` has none (the worker's own refusal)."""
+    if dataset.ignore_columns:
+        raise _invalid(
+            f"ignore_columns names columns of a CSV or Parquet table; {what} has no named "
+            "columns to leave out",
+            ("body", "dataset", "ignore_columns"),
+        )
+
+
 def _builtin_name(uri: str) -> str:
     return urllib.parse.urlsplit(uri).netloc
 
@@ -115,6 +125,7 @@ def check_dataset(
     if scheme == "dataset":
         return _check_upload(session, tenant_id, uri, dataset, averaged)
     if scheme == "builtin":
+        _no_columns_to_ignore(dataset, "a built-in data set")
         if averaged:
             _check_builtin_classes(uri, dataset)
             return CheckedDataset(uri=uri, dataset_id=None)
@@ -162,6 +173,8 @@ def _check_upload(
     except (ValueError, NotFoundError):
         raise unknown_dataset(ident) from None
     label_column = dataset.label_column
+    if row.format == ".npz":
+        _no_columns_to_ignore(dataset, "an NPZ upload")
     if row.columns is not None and row.format != ".npz":
         its_columns = f"; its columns are {show_values(row.columns)}"
         if dataset.label_columns is not None:
@@ -182,6 +195,12 @@ def _check_upload(
                 f"{its_columns}{default}",
                 ("body", "dataset", "label_column"),
             )
+        for index, name in enumerate(dataset.ignore_columns or []):
+            if name not in row.columns:
+                raise _invalid(
+                    f"ignore_columns names {name!r}, not a column of dataset {ident}{its_columns}",
+                    ("body", "dataset", "ignore_columns", index),
+                )
     if row.labels is not None and row.label_column == label_column and not averaged:
         # Three classes or more recorded: the job's metric wants an average, not another label.
         where = ("body", "metric", "average") if len(row.labels) > 2 else None

@@ -39,7 +39,7 @@ from core.records import (  # noqa: F401 - re-exported: the API's schemas
 from core.states import JobState
 from metro.baselines import BASELINES
 from metro.constraints import Constraint
-from metro.datasets import MAX_CLASSES, check_label_columns
+from metro.datasets import MAX_CLASSES, DataError, check_ignore_columns, check_label_columns
 from metro.experiment import MAX_REPEATS
 from metro.metrics import PRESET_ALIASES, PRESET_NAMES, MetricSpec, preset_options
 from metro.models import ModelSpec
@@ -154,6 +154,9 @@ else:
 
 # The longest metric name a job may give (it is stored and shown with every result).
 MAX_METRIC_NAME = 100
+# Columns a job may leave out of its features: as many as a dataset may have by default
+# (METRO_MAX_DATASET_COLUMNS).
+MAX_IGNORED_COLUMNS = 10_000
 
 
 def _spec_field(name: str, *, default: Any = None, max_length: int | None = None) -> Any:
@@ -251,6 +254,25 @@ class DatasetRef(BaseModel):
         # job failed.
         if names is not None:
             check_label_columns(names)
+        return names
+
+    ignore_columns: list[Annotated[str, Field(min_length=1, max_length=255)]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_IGNORED_COLUMNS,
+        description="Columns of a CSV or Parquet table that are not features (an id, a note, a "
+        "date, text): left out of training, whatever they hold. Null: every column but the "
+        "label column(s) is a feature, and must be numeric",
+    )
+
+    @field_validator("ignore_columns")
+    @classmethod
+    def _distinct_ignore_columns(cls, names: list[str] | None) -> list[str] | None:
+        if names is not None:
+            try:
+                check_ignore_columns(names)
+            except DataError as exc:
+                raise ValueError(str(exc)) from None
         return names
 
     positive_label: LabelIn | None = Field(

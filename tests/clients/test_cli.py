@@ -743,6 +743,38 @@ def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> Non
         assert label == names[values.index(max(values))] and float(margin) == max(values)
 
 
+def test_columns_that_are_not_features_are_left_out_from_upload_to_predict(
+    live: Live, tmp_path: Path
+) -> None:
+    """A customer table with an id and a name: `--ignore-columns` leaves them out of the
+    upload's check and of training (a text column failed the upload, and a numeric id was a
+    feature), and `metro predict` scores the same file, reading the model's features by name."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=160, n_features=3, n_informative=2, n_redundant=0,
+                               weights=[0.7], random_state=0)  # fmt: skip
+    path = tmp_path / "customers.csv"
+    _write_table(path, ["customer_id", "name", "a", "b", "c", "churned"],
+                 ([1000 + i, f"client {i}", *row, label]
+                  for i, (row, label) in enumerate(zip(X, y, strict=True))))  # fmt: skip
+    common = ["-d", str(path), "--label-column", "churned", "-m", "f1", "--n-lambdas", "3",
+              "--max-iter", "30", "--refine", "off"]  # fmt: skip
+    unknown = metro(live, "submit", *common, "--ignore-columns", "name,zip")
+    assert_one_line_error(unknown, "--ignore-columns names ['zip'], not a column")
+    done = metro(live, "submit", *common, "--ignore-columns", "customer_id,name", "--watch")
+    assert done.returncode == 0, done.stdout + done.stderr
+    job_id = done.stdout.splitlines()[0].strip()
+    headers = {"Authorization": f"Bearer {live.api_key}"}
+    job = httpx.get(f"{live.url}/v1/jobs/{job_id}", headers=headers).json()
+    assert job["state"] == "succeeded", job
+    [model] = [m for m in httpx.get(f"{live.url}/v1/models", headers=headers).json()["items"]
+               if m["job_id"] == job_id]  # fmt: skip
+    assert model["manifest"]["feature_names"] == ["a", "b", "c"]
+    scored = metro(live, "predict", job_id, "-i", str(path))
+    assert scored.returncode == 0, scored.stderr
+    assert len(scored.stdout.splitlines()) == 161
+
+
 def test_a_multilabel_jobs_result_names_its_labels(live: Live, tmp_path: Path) -> None:
     """Each row of the per-target table is a label column: "Per label", not "Per class"."""
     from sklearn.datasets import make_multilabel_classification

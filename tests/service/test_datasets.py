@@ -104,14 +104,16 @@ def test_an_upload_to_a_full_disk_is_507_and_leaves_nothing(
         monkeypatch.setattr(uploads, "fsync_file", full)
     else:  # moving them into the store
         monkeypatch.setattr(storage.UploadStore, "keep", full)
+    before = {f for f in service_dirs["uploads"].rglob("*") if f.is_file()}
+    listed = client.get("/v1/datasets", headers=tenant.headers).json()["items"]
     r = _upload(client, tenant, b"a,y\n1,0\n2,1\n")
     assert r.status_code == 507, r.text
     body = r.json()
     assert body["type"].endswith("/insufficient-storage") and "storage is full" in body["detail"]
     assert "/" not in body["detail"].split("(")[0]  # no server path
-    assert client.get("/v1/datasets", headers=tenant.headers).json()["items"] == []
-    for d in service_dirs["uploads"].rglob("*"):
-        assert d.is_dir(), d  # no staged or stored bytes left
+    assert client.get("/v1/datasets", headers=tenant.headers).json()["items"] == listed
+    after = {f for f in service_dirs["uploads"].rglob("*") if f.is_file()}
+    assert after == before  # no staged or stored bytes left
 
 
 def test_upload_without_file_is_422(client, tenant):
@@ -594,3 +596,51 @@ def test_a_positive_label_needs_its_label_column_and_names_its_field(client, ten
     assert error["msg"].endswith(
         "; for an averaged job (metric.average) over these classes, upload without label_column"
     )
+
+
+def test_columns_that_are_not_features_are_left_out_at_upload_and_in_jobs(client, tenant):
+    """An id and a text column: the upload's check with label_column refused the file ("not
+    numeric"), and a job had no way to leave them out of its features."""
+    content = b"id,name,x1,x2,y\n" + b"".join(
+        f"{i},n{i},{i % 7},{(i * 3) % 5},{i % 2}\n".encode() for i in range(40)
+    )
+    refused = _upload(client, tenant, content, label_column="y")
+    assert refused.status_code == 422 and "ignore_columns" in refused.text
+    alone = _upload(client, tenant, content, ignore_columns=["name"])
+    assert alone.status_code == 422, alone.text
+    assert alone.json()["errors"][0]["loc"] == ["body", "ignore_columns"]
+    unknown = _upload(client, tenant, content, label_column="y", ignore_columns=["nope"])
+    assert unknown.status_code == 422
+    assert unknown.json()["errors"][0]["loc"] == ["body", "ignore_columns"], unknown.text
+    r = _upload(client, tenant, content, label_column="y", ignore_columns=["id", "name"])
+    assert r.status_code == 201, r.text
+    uri = r.json()["uri"]
+    assert sorted(r.json()["columns"]) == ["id", "name", "x1", "x2", "y"]
+
+    def job(dataset):
+        return client.post(
+            "/v1/jobs", json=job_body(dataset={"uri": uri, "label_column": "y", **dataset}),
+            headers=tenant.headers,
+        )  # fmt: skip
+
+    ok = job({"ignore_columns": ["id", "name"]})
+    assert ok.status_code == 201, ok.text
+    assert ok.json()["spec"]["dataset"]["ignore_columns"] == ["id", "name"]
+    for ignored, loc, said in [
+        (["id", "zip"], ["body", "dataset", "ignore_columns", 1], "not a column of dataset"),
+        (["y"], ["body", "dataset", "ignore_columns", 0], "is the label column"),
+        (["id", "id"], ["body", "dataset", "ignore_columns"], "more than once"),
+    ]:
+        r = job({"ignore_columns": ignored})
+        assert r.status_code == 422, r.text
+        [error] = r.json()["errors"]
+        assert error["loc"] == loc and said in error["msg"], error
+    builtin = client.post(
+        "/v1/jobs", json=job_body(dataset={"uri": "builtin://breast_cancer",
+                                           "ignore_columns": ["a"]}),
+        headers=tenant.headers,
+    )  # fmt: skip
+    assert builtin.status_code == 422 and "no named columns" in builtin.text
+    # a job without them keeps its spec: no ignore_columns key
+    plain = job({})
+    assert plain.status_code == 201 and "ignore_columns" not in plain.json()["spec"]["dataset"]

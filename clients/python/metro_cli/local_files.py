@@ -54,12 +54,17 @@ def check_readable(path: Path) -> str:
 
 
 def check_local_dataset(
-    path: Path, *, label_column: str | None, positive_label: Any, option: str = "--label-column"
+    path: Path,
+    *,
+    label_column: str | None,
+    positive_label: Any,
+    option: str = "--label-column",
+    ignore_columns: list[str] | None = None,
 ) -> None:
     """Refuse, before anything is uploaded, a local file that a job could not train on, as far
     as the standard library can tell: one that is missing or unreadable, whose name says no
-    format the server reads, or, for a CSV, whose header lacks the label column (the error lists
-    the columns) or whose label column lacks the positive label."""
+    format the server reads, or, for a CSV, whose header lacks the label column or a column
+    to ignore (the error lists the columns) or whose label column lacks the positive label."""
     kind = check_readable(path)
     if kind not in ("CSV", "CSV.gz"):
         return  # Parquet and NPZ need libraries this package does without: the server checks
@@ -78,6 +83,13 @@ def check_local_dataset(
                 raise CliError(
                     f"{path}: label column '{label}' not found; columns are "
                     f"{_show(columns, _SHOWN_COLUMNS)}{total}{hint}"
+                )
+            missing = [name for name in ignore_columns or [] if name not in columns]
+            if missing:
+                total = f" ({len(columns)} in total)" if len(columns) > _SHOWN_COLUMNS else ""
+                raise CliError(
+                    f"{path}: --ignore-columns names {_show(missing, _SHOWN_COLUMNS)}, not a "
+                    f"column of it; columns are {_show(columns, _SHOWN_COLUMNS)}{total}"
                 )
             if positive_label is not None:
                 _check_positive_label(path, positive_label, _column(rows, columns.index(label)))

@@ -22,7 +22,7 @@ from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
 from metro_cli.output import note, optional
 from metro_cli.progress import waiting_text
 from metro_cli.spec_flags import spec_values, with_spec_flags
-from metro_cli.upload import delete_upload, upload_file
+from metro_cli.upload import column_list, delete_upload, upload_file
 from metro_cli.watch import watch_job
 
 # The dataset URI of a job whose data is a local file, until the file is uploaded.
@@ -52,17 +52,24 @@ def submit_with_upload(
     ds = spec["dataset"]
     label_column, positive_label = ds.get("label_column"), ds.get("positive_label")
     label_columns = ds.get("label_columns")
+    ignored = ds.get("ignore_columns")
     if label_columns:  # multi-label: each 0/1 column must be there; the job reads them
         for name in label_columns:
-            check_local_dataset(path, label_column=name, positive_label=None)
+            check_local_dataset(
+                path, label_column=name, positive_label=None, ignore_columns=ignored
+            )
         checked_with, positive = None, None
     elif (spec.get("metric") or {}).get("average") is not None:
         # Averaged over the column's classes: the upload's check, which reads a two-class
         # column as binary and asks which class is positive, does not apply.
-        check_local_dataset(path, label_column=label_column, positive_label=None)
+        check_local_dataset(
+            path, label_column=label_column, positive_label=None, ignore_columns=ignored
+        )
         checked_with, positive = None, None
     else:
-        check_local_dataset(path, label_column=label_column, positive_label=positive_label)
+        check_local_dataset(
+            path, label_column=label_column, positive_label=positive_label, ignore_columns=ignored
+        )
         checked_with, positive = label_column or DEFAULT_LABEL_COLUMN, positive_label
     if idempotency_key:
         for earlier in same_uploads(api, path, checked_with):
@@ -75,7 +82,7 @@ def submit_with_upload(
                 raise
             note(f"took {path.name} as {earlier.uri}, an upload of the same bytes")
             return job
-    dataset = upload_file(api, path, checked_with, positive)
+    dataset = upload_file(api, path, checked_with, positive, ignored)
     ds["uri"] = dataset.uri
     try:
         job = submit_job(api, build_job(spec), idempotency_key)
@@ -147,6 +154,14 @@ def submit(
     positive_label: Annotated[
         str | None, typer.Option(help='The positive class\'s label (JSON: 1, true, "yes").')
     ] = None,
+    ignore_columns: Annotated[
+        str | None,
+        typer.Option(
+            metavar="A,B,...",
+            help="Columns that are not features (an id, a note, text), comma-separated: left "
+            "out of training. Without it every column but the label is a feature.",
+        ),
+    ] = None,
     at_least: Annotated[
         list[str] | None,
         typer.Option(
@@ -203,10 +218,9 @@ def submit(
     dataset_flags: dict[str, Any] = {  # None: not given
         "dataset.uri": _LOCAL_FILE if local is not None else dataset,
         "dataset.label_column": label_column,
-        "dataset.label_columns": None
-        if label_columns is None
-        else [c.strip() for c in label_columns.split(",") if c.strip()],
+        "dataset.label_columns": None if label_columns is None else column_list(label_columns),
         "dataset.positive_label": None if positive_label is None else scalar(positive_label),
+        "dataset.ignore_columns": column_list(ignore_columns),
     }
     flags = {
         **{path: value for path, value in dataset_flags.items() if value is not None},

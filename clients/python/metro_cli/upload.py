@@ -23,9 +23,16 @@ def label_text(label: Any) -> str:
     return label if isinstance(label, str) else json.dumps(label)
 
 
-def upload_file(api: Api, path: Path, label_column: str | None, positive_label: Any) -> Any:
+def upload_file(
+    api: Api,
+    path: Path,
+    label_column: str | None,
+    positive_label: Any,
+    ignore_columns: list[str] | None = None,
+) -> Any:
     """``POST /v1/datasets``: the server keeps the file only if it can load it with
-    ``label_column`` (and find ``positive_label``); the new dataset."""
+    ``label_column`` (and find ``positive_label``), its ``ignore_columns`` left out of the
+    features; the new dataset."""
     from metro_client.api.datasets import upload_dataset
     from metro_client.models import UploadDatasetBody
     from metro_client.types import UNSET, File
@@ -39,8 +46,16 @@ def upload_file(api: Api, path: Path, label_column: str | None, positive_label: 
             file=File(payload=handle, file_name=path.name),
             label_column=label_column if label_column is not None else UNSET,
             positive_label=label_text(positive_label) if positive_label is not None else UNSET,
+            ignore_columns=ignore_columns if ignore_columns and label_column is not None else UNSET,
         )
         return api.call(upload_dataset, body=body)
+
+
+def column_list(text: str | None) -> list[str] | None:
+    """Comma-separated column names (``A,B``), None when not given."""
+    if text is None:
+        return None
+    return [c.strip() for c in text.split(",") if c.strip()]
 
 
 def delete_upload(api: Api, dataset: Any) -> str | None:
@@ -65,19 +80,32 @@ def upload(
     positive_label: Annotated[
         str | None, typer.Option(help="The positive class's label (checked with --label-column).")
     ] = None,
+    ignore_columns: Annotated[
+        str | None,
+        typer.Option(
+            metavar="A,B,...",
+            help="Columns that are not features (an id, text), comma-separated: left out of "
+            "the check with --label-column, as a job's --ignore-columns leaves them out.",
+        ),
+    ] = None,
     url: UrlOption = DEFAULT_URL,
     api_key: KeyOption = None,
 ) -> None:
     """Upload a dataset and print its dataset:// URI (to use in jobs)."""
     if positive_label is not None and label_column is None:
         raise CliError("--positive-label is checked against --label-column: give both")
+    ignored = column_list(ignore_columns)
+    if ignored and label_column is None:
+        raise CliError("--ignore-columns is checked with --label-column: give both")
     api = Api(url, api_key)
     label = None if positive_label is None else scalar(positive_label)
     if label_column is not None:
-        check_local_dataset(path, label_column=label_column, positive_label=label)
+        check_local_dataset(
+            path, label_column=label_column, positive_label=label, ignore_columns=ignored
+        )
     else:
         check_readable(path)
-    dataset = upload_file(api, path, label_column, label)
+    dataset = upload_file(api, path, label_column, label, ignored)
     note(
         f"uploaded {path.name}: {dataset.n_rows} rows, {dataset.n_columns} columns, "
         f"sha256 {dataset.sha256}"

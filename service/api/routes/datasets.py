@@ -73,12 +73,27 @@ def upload_dataset(
         ),
     ] = None,
     positive_label: Annotated[str | None, Form(max_length=255)] = None,
+    ignore_columns: Annotated[
+        list[str] | None,
+        Form(
+            description="Columns that are not features (an id, a note, text), left out of the "
+            "check with label_column as a job's dataset.ignore_columns leaves them out of "
+            "training; one field per column",
+        ),
+    ] = None,
 ) -> DatasetOut:
     """Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded,
     and identical bytes are stored once per tenant."""
     nul_errors = fields_with_nul(
-        {"label_column": label_column, "positive_label": positive_label}, ("body",)
-    )
+        {"label_column": label_column, "positive_label": positive_label,
+         "ignore_columns": ignore_columns},
+        ("body",),
+    )  # fmt: skip
+    nul_errors += [
+        FieldError(("body", "ignore_columns", i), "a column name is 1 to 255 characters")
+        for i, name in enumerate(ignore_columns or [])
+        if not 1 <= len(name) <= 255
+    ]
     if file.filename and "\x00" in file.filename:
         nul_errors.append(FieldError(("body", "file"), "the file name must not contain a NUL"))
     if positive_label is not None and label_column is None and not nul_errors:
@@ -87,6 +102,14 @@ def upload_dataset(
             FieldError(
                 ("body", "positive_label"),
                 "positive_label is checked against label_column: give label_column too",
+            )
+        )
+    if ignore_columns and label_column is None and not nul_errors:
+        nul_errors.append(
+            FieldError(
+                ("body", "ignore_columns"),
+                "ignore_columns leaves columns out of the check with label_column: give "
+                "label_column too (a job names its own dataset.ignore_columns)",
             )
         )
     if nul_errors:
@@ -109,6 +132,7 @@ def upload_dataset(
             positive_label=positive_label,
             upload_dir=settings.upload_dir,
             limits=DatasetLimits.from_settings(settings),
+            ignore_columns=ignore_columns or (),
         )
         location = store.location(principal.tenant_id, staged.sha256, staged.format)
         if quota:

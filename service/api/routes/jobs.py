@@ -135,6 +135,7 @@ def submit_job(
             averaged=metric_average(spec) is not None,
             label_column=spec["dataset"].get("label_column"),
             label_columns=len(spec["dataset"].get("label_columns") or [None]),
+            ignored_columns=len(spec["dataset"].get("ignore_columns") or []),
         ),
     )
     job, created = crud.submit_job(

@@ -79,7 +79,7 @@ def test_csv_missing_label_column(tmp_path):
 def test_csv_non_numeric_feature(tmp_path):
     path = _write_csv(tmp_path / "a.csv", "size,city,y\n1,Paris,0\n2,Rome,1\n")
     with pytest.raises(
-        DataError, match=re.escape("feature column 'city' is not numeric (e.g. value 'Paris')")
+        DataError, match=re.escape("feature column 'city' is not numeric (e.g. value 'Paris');")
     ):
         load_dataset(path)
     mixed = _write_csv(tmp_path / "b.csv", "size,y\n1,0\n2.5,1\nabc,0\n")
@@ -87,6 +87,29 @@ def test_csv_non_numeric_feature(tmp_path):
         DataError, match=re.escape("feature column 'size' is not numeric (e.g. value 'abc')")
     ):
         load_dataset(mixed)
+
+
+def test_ignored_columns_are_left_out_of_the_features(tmp_path):
+    """An id, a name, a date: columns that are not features, left out whatever they hold (a
+    text column failed the load, and a numeric id was trained on as a feature)."""
+    path = _write_csv(
+        tmp_path / "a.csv",
+        "id,name,size,when,y\n7,Ann,1,2020-01-01,0\n8,Bo,2,2021-05-01,1\n9,Cy,3,x,0\n",
+    )
+    with pytest.raises(DataError, match=r"'name' is not numeric .*\(ignore_columns\)"):
+        load_dataset(path)
+    ds = load_dataset(path, ignore_columns=["id", "name", "when"])
+    assert ds.feature_names == ("size",) and ds.X[:, 0].tolist() == [1.0, 2.0, 3.0]
+    for ignored, said in [
+        (["name", "when", "zip"], r"ignore_columns names \['zip'\], not a column of the table"),
+        (["name", "name"], r"ignore_columns names \['name'\] more than once"),
+        (["y"], r"ignore_columns names the label column \['y'\]"),
+        (["id", "name", "when", "size"], r"no feature columns: .* and ignored ones"),
+    ]:
+        with pytest.raises(DataError, match=said):
+            load_dataset(path, ignore_columns=ignored)
+    with pytest.raises(DataError, match="a built-in data set has no named columns"):
+        load_dataset("builtin://breast_cancer", ignore_columns=["id"])
 
 
 def test_csv_only_label_column(tmp_path):

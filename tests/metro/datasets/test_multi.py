@@ -83,6 +83,11 @@ def test_load_multiclass_and_multilabel_tables(tmp_path, name):
     assert multi.y.tolist() == [0, 1, 2, 0, 1, 2, 0, 1]
     with pytest.raises(DataError, match="feature column 'kind' is not numeric"):
         load_multi_target(uri, label_columns=["b", "a"])
+    # ... unless it is left out of the features (Parquet's text column too)
+    kept = load_multi_target(uri, label_columns=["b", "a"], ignore_columns=["kind"])
+    assert kept.feature_names == ("x1",) and kept.classes == ("b", "a")
+    with pytest.raises(DataError, match="ignore_columns names the label column"):
+        load_multi_target(uri, label_columns=["b", "a"], ignore_columns=["a"])
     other = _table(tmp_path, frame.drop(columns="kind"), "labels-" + name)
     labels = load_multi_target(other, label_columns=["b", "a"])
     assert labels.target == "multilabel" and labels.classes == ("b", "a")

@@ -20,6 +20,10 @@ class DatasetRef:
     label_columns: list[str] | None | Unset = UNSET
     """ Multi-label data: the 0/1 label columns, one per label, at least two (needs metric.average; label_column is
     then not read). Null: one label column. Server default: null """
+    ignore_columns: list[str] | None | Unset = UNSET
+    """ Columns of a CSV or Parquet table that are not features (an id, a note, a date, text): left out of training,
+    whatever they hold. Null: every column but the label column(s) is a feature, and must be numeric. Server
+    default: null """
     positive_label: bool | float | int | None | str | Unset = UNSET
     """ The label value of the positive class. When omitted it is inferred only where the labels say which class is
     positive (0/1, -1/+1, false/true, also as text); other labels need it. With an upload that recorded this
@@ -39,6 +43,15 @@ class DatasetRef:
         else:
             label_columns = self.label_columns
 
+        ignore_columns: list[str] | None | Unset
+        if isinstance(self.ignore_columns, Unset):
+            ignore_columns = UNSET
+        elif isinstance(self.ignore_columns, list):
+            ignore_columns = self.ignore_columns
+
+        else:
+            ignore_columns = self.ignore_columns
+
         positive_label: bool | float | int | None | str | Unset
         if isinstance(self.positive_label, Unset):
             positive_label = UNSET
@@ -56,6 +69,8 @@ class DatasetRef:
             field_dict["label_column"] = label_column
         if label_columns is not UNSET:
             field_dict["label_columns"] = label_columns
+        if ignore_columns is not UNSET:
+            field_dict["ignore_columns"] = ignore_columns
         if positive_label is not UNSET:
             field_dict["positive_label"] = positive_label
 
@@ -85,6 +100,23 @@ class DatasetRef:
 
         label_columns = _parse_label_columns(d.pop("label_columns", UNSET))
 
+        def _parse_ignore_columns(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                ignore_columns_type_0 = cast(list[str], data)
+
+                return ignore_columns_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        ignore_columns = _parse_ignore_columns(d.pop("ignore_columns", UNSET))
+
         def _parse_positive_label(data: object) -> bool | float | int | None | str | Unset:
             if data is None:
                 return data
@@ -98,6 +130,7 @@ class DatasetRef:
             uri=uri,
             label_column=label_column,
             label_columns=label_columns,
+            ignore_columns=ignore_columns,
             positive_label=positive_label,
         )
 

@@ -21,6 +21,9 @@ class UploadDatasetBody:
     label_column: None | str | Unset = UNSET
     """ When given, the file is loaded as a job will load it and refused now if that would fail """
     positive_label: None | str | Unset = UNSET
+    ignore_columns: list[str] | None | Unset = UNSET
+    """ Columns that are not features (an id, a note, text), left out of the check with label_column as a job's
+    dataset.ignore_columns leaves them out of training; one field per column """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,6 +41,15 @@ class UploadDatasetBody:
         else:
             positive_label = self.positive_label
 
+        ignore_columns: list[str] | None | Unset
+        if isinstance(self.ignore_columns, Unset):
+            ignore_columns = UNSET
+        elif isinstance(self.ignore_columns, list):
+            ignore_columns = self.ignore_columns
+
+        else:
+            ignore_columns = self.ignore_columns
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -49,6 +61,8 @@ class UploadDatasetBody:
             field_dict["label_column"] = label_column
         if positive_label is not UNSET:
             field_dict["positive_label"] = positive_label
+        if ignore_columns is not UNSET:
+            field_dict["ignore_columns"] = ignore_columns
 
         return field_dict
 
@@ -68,6 +82,15 @@ class UploadDatasetBody:
                 files.append(("positive_label", (None, str(self.positive_label).encode(), "text/plain")))
             else:
                 files.append(("positive_label", (None, str(self.positive_label).encode(), "text/plain")))
+
+        if not isinstance(self.ignore_columns, Unset):
+            if isinstance(self.ignore_columns, list):
+                for ignore_columns_type_0_item_element in self.ignore_columns:
+                    files.append(
+                        ("ignore_columns", (None, str(ignore_columns_type_0_item_element).encode(), "text/plain"))
+                    )
+            else:
+                files.append(("ignore_columns", (None, str(self.ignore_columns).encode(), "text/plain")))
 
         for prop_name, prop in self.additional_properties.items():
             files.append((prop_name, (None, str(prop).encode(), "text/plain")))
@@ -97,10 +120,28 @@ class UploadDatasetBody:
 
         positive_label = _parse_positive_label(d.pop("positive_label", UNSET))
 
+        def _parse_ignore_columns(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                ignore_columns_type_0 = cast(list[str], data)
+
+                return ignore_columns_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        ignore_columns = _parse_ignore_columns(d.pop("ignore_columns", UNSET))
+
         upload_dataset_body = cls(
             file=file,
             label_column=label_column,
             positive_label=positive_label,
+            ignore_columns=ignore_columns,
         )
 
         upload_dataset_body.additional_properties = d
