@@ -76,8 +76,16 @@ DATASETS_MAY_IMPORT: dict[str, set[str]] = {
     "_npz": {"_base", "_limits"},
     "_builtin": {"_base", "_limits"},
     "_loader": {
-        "_base", "_builtin", "_csv", "_labels", "_limits", "_npz", "_parquet", "_paths", "_table",
-    },  # fmt: skip
+        "_base",
+        "_builtin",
+        "_csv",
+        "_labels",
+        "_limits",
+        "_npz",
+        "_parquet",
+        "_paths",
+        "_table",
+    },
     "_multi": {
         "_base",
         "_builtin",
