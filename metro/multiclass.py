@@ -71,7 +71,7 @@ from metro.model_selection import stratified_folds
 from metro.models import StackedModel, concatenate
 from metro.search.base import FEW_TRUE_POSITIVES, SearchWarning, WarningCode
 from metro.search.class_stack import ClassStack, stacks_classes
-from metro.trainer import require_defined_scores
+from metro.trainer import predict_scores, require_defined_scores
 
 if TYPE_CHECKING:
     from metro.estimator import MetroClassifier
@@ -468,11 +468,7 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
         names: Sequence[Any] = list(range(Y.shape[1])) if columns is None else list(columns)
         check_class_rows(Y.sum(axis=0), names, "label", n)
         targets = [Y[:, j] for j in range(Y.shape[1])]
-        est.classes_ = (
-            np.arange(Y.shape[1])
-            if columns is None
-            else np.asarray(names, dtype=object if len({type(c) for c in names}) > 1 else None)
-        )
+        est.classes_ = np.arange(Y.shape[1]) if columns is None else _one_per_label(names)
     elif target_type in ("multiclass", "binary"):
         y = column_or_1d(y, warn=True)  # a column vector: scikit-learn's DataConversionWarning
         est.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -634,6 +630,20 @@ def fit_averaged(
     return _gather_class_findings(est)
 
 
+def _one_per_label(names: Sequence[Any]) -> np.ndarray:
+    """A DataFrame's label columns as a 1-D array of them: as numpy reads names of one kind
+    (text, or numbers), else an object array of the names themselves (a MultiIndex's tuples
+    made a 2-D array, and text beside numbers made the numbers text)."""
+    if len({isinstance(name, str) for name in names}) == 1:
+        plain = np.asarray(names)
+        if plain.ndim == 1:
+            return plain
+    out = np.empty(len(names), dtype=object)
+    for i, name in enumerate(names):
+        out[i] = name
+    return out
+
+
 def _gather_class_findings(est: MetroClassifier) -> MetroClassifier:
     """What each class's search found, gathered on the averaged estimator: ``warnings_`` (each
     named by its class, as ``fit`` issues them: three "predicts every one ..." said not whose)
@@ -685,14 +695,22 @@ def thin_argmax_warnings(cells: np.ndarray) -> list[SearchWarning | None]:
 # -- prediction -------------------------------------------------------------------------------
 
 
-def class_margins(est: MetroClassifier, X: Any) -> np.ndarray:
+def class_margins(est: MetroClassifier, X: Any, *, refuse_undefined: bool = True) -> np.ndarray:
     """``n x C`` (or ``n x L``) margins, offsets included: the argmax is the predicted class
     (multi-class); ``>= 0`` means the label is on (multi-label). The scores of
-    :func:`stacked_model`, a column per class also for a binary y."""
+    :func:`stacked_model`, a column per class also for a binary y.
+
+    A row whose values overflow the models has no margin: refused (``ValueError``), as the
+    service refuses it, unless ``refuse_undefined`` is False (an evaluation of held-out rows,
+    which counts such a row as a binary evaluation does, by its NaN or infinite margins,
+    rather than fail a whole job on one outlier of its test split)."""
     check_is_fitted(est, "estimators_")
     X = validate_data(est, X, reset=False, allow_nd=True, dtype=np.float32)
-    margins = np.column_stack([e.margin(X) for e in est.estimators_])
-    return require_defined_scores(np.asarray(margins + est.offsets_))
+    margins = np.column_stack(
+        [predict_scores(e.model_, X, device=e._scoring_device())[:, 0] for e in est.estimators_]
+    )
+    out = np.asarray(margins + est.offsets_)
+    return require_defined_scores(out) if refuse_undefined else out
 
 
 def decision_function(est: MetroClassifier, X: Any) -> np.ndarray:

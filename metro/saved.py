@@ -146,7 +146,7 @@ class SavedClassifier:
             pair = [self._negative_label, self.pos_label_]
             # Sorted as scikit-learn sorts classes; labels of different kinds cannot be sorted
             # and keep the manifest's order (negative, positive).
-            mixed = len({type(label) for label in pair}) > 1
+            mixed = _text_and_numbers(pair)
             self.classes_ = _label_array(pair) if mixed else np.unique(np.asarray(pair))
 
     def __repr__(self) -> str:
@@ -201,18 +201,23 @@ class SavedClassifier:
         return _labels_of(positive, self.pos_label_, self._negative_label)
 
 
+def _text_and_numbers(labels: list[Any]) -> bool:
+    """Whether ``labels`` mix text with numbers (9 and "not 9", a built-in dataset's): numpy
+    makes 9 the text "9" there (then not the positive label), and np.where cannot mix them
+    (DTypePromotionError). Numbers of several kinds (1 and 2.5, 0 and True) mix as before."""
+    return len({isinstance(label, str) for label in labels}) > 1
+
+
 def _label_array(labels: list[Any]) -> np.ndarray:
-    """The labels as an array of themselves: labels of different kinds (9 and "not 9", a
-    built-in dataset's) in an object array, where numpy made 9 the text "9" (then not the
-    positive label) or failed to mix them in np.where (DTypePromotionError)."""
-    if len({type(label) for label in labels}) > 1:
-        return np.asarray(labels, dtype=object)
-    return np.asarray(labels)
+    """The labels as an array: of themselves (an object array) where text and numbers mix."""
+    return np.asarray(labels, dtype=object if _text_and_numbers(labels) else None)
 
 
 def _labels_of(positive: np.ndarray, pos_label: Any, neg_label: Any) -> np.ndarray:
     """The label of each row, decided positive or not."""
-    return _label_array([neg_label, pos_label])[positive.astype(np.intp)]
+    if _text_and_numbers([neg_label, pos_label]):
+        return _label_array([neg_label, pos_label])[positive.astype(np.intp)]
+    return np.where(positive, pos_label, neg_label)
 
 
 def load_classifier(

@@ -31,7 +31,7 @@ import torch
 
 from core.artifacts import ArtifactError
 from core.errors import FieldError, InvalidInputError
-from metro.trainer import undefined_score_rows
+from metro.trainer import FLOAT32_MAX, undefined_score_rows
 
 INVALID_ROWS = "Invalid prediction request"
 
@@ -74,7 +74,12 @@ class LinearScorer:
         # label of a row at the threshold between a row sent alone and in a batch).
         with np.errstate(over="ignore", invalid="ignore"):
             z = ((matrix - self.mean) / self.std).astype(np.float64)
-            scores = z @ self.weight.astype(np.float64) + self.bias.astype(np.float64)
+            weight = self.weight.astype(np.float64)
+            scores = z @ weight + self.bias.astype(np.float64)
+            # Where the terms' magnitudes pass float32's range, the module's float32 sum can
+            # overflow (NaN, inf) whatever the float64 sum is: no score, as the library, the
+            # saved model and the ONNX file have none (the float64 sum scored such a row).
+            scores[np.abs(z) @ np.abs(weight) > FLOAT32_MAX] = np.nan
             return np.asarray(scores.astype(np.float32))
 
 

@@ -146,7 +146,9 @@ class AveragedRun:
             if not store.set_choices(run.ctx, run.job.id, run.token, choices, best_lambda=None):
                 raise LeaseLost(str(run.job.id))
             y_test = dataset.y[test]
-            margins = class_margins(est, dataset.X[test])
+            # Held-out rows are evaluated, not served: an outlier row that overflows the
+            # models counts by its undefined margins (as a binary job's does), not as an error.
+            margins = class_margins(est, dataset.X[test], refuse_undefined=False)
             tested = self._rows("metro", repeat, "test", spec, self._cells(margins, y_test), est)
             records += tested
             if est.selection_cells_ is not None:

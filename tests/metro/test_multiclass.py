@@ -381,6 +381,9 @@ def test_a_dataframes_label_columns_name_its_labels_everywhere(tmp_path):
     assert manifest["constraints"][0]["name"] == "recall >= 0.8"
     assert manifest["constraints_satisfied"] == est.constraints_satisfied_
     assert load_classifier(tmp_path).classes_.tolist() == ["red", "green", "blue"]
+    # A MultiIndex's names are tuples: one class each, not a 2-D classes_
+    frame.columns = pd.MultiIndex.from_tuples([("tag", "red"), ("tag", "green"), ("tag", "blue")])
+    assert MetroClassifier(average="macro", **SMALL).fit(X, frame).classes_.shape == (3,)
     frame.iloc[:, 2] = 0
     with pytest.raises(ValueError, match="blue"):
         MetroClassifier(average="macro", **SMALL).fit(X, frame)

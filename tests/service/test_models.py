@@ -123,6 +123,21 @@ def test_a_row_whose_score_overflows_is_refused_not_decided(client, tenant, add_
     assert r.json()["errors"][0]["loc"] == ["body", "instances", 1]
 
 
+def test_a_row_whose_float32_terms_overflow_is_refused_though_they_cancel(
+    client, tenant, add_model
+):
+    # 2 x 3e38 and 2 x -3e38 overflow the module's float32 sum (NaN; the ONNX file: inf)
+    # though they cancel: the float64 sum scored the row 0.5, which no other path gives.
+    m = add_model(tenant, weight=[2.0, 2.0], bias=0.5, std=[1.0, 1.0])
+    r = client.post(
+        f"/v1/models/{m['id']}/predict",
+        json={"instances": [[1.0, 1.0], [3e38, -3e38]]},
+        headers=tenant.headers,
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "instances", 1]
+
+
 def test_float32s_largest_as_printed_is_a_float32(client, tenant, add_model):
     # 3.4028235e38 (numpy's print of float32's largest) is just past it in float64 but rounds
     # to it: the library and the ONNX file score it, and the API answered 422.
