@@ -42,6 +42,7 @@ from metro.trainer.config import MAX_SEED, check_int
 
 __all__ = [
     "MAX_REPEATS",
+    "TEST_FRACTION",
     "METHODS",
     "ExperimentResult",
     "FittedMethod",
@@ -56,6 +57,8 @@ __all__ = [
 METHODS: tuple[str, ...] = ("metro", *BASELINES)
 # Repeats of one experiment: each is a whole search (and every baseline) on fresh splits.
 MAX_REPEATS = 100
+# The share of the rows an experiment sets aside to test on (each repeat its own rows).
+TEST_FRACTION = 0.2
 _FOLD_ROLE = re.compile(r"fold(\d+)of(\d+)")
 _FOLD_STACK_ROLE = re.compile(r"folds(\d+)")
 
@@ -200,7 +203,7 @@ def models_per_repeat(
     baselines: Sequence[str] = (),
     constrained: bool = False,
     validation_fraction: float = 0.25,
-    test_fraction: float = 0.2,
+    test_fraction: float = TEST_FRACTION,
 ) -> int:
     """At most how many models one repeat of :func:`run_experiment` trains on ``n_rows`` rows:
     METRO's search on training + validation (:meth:`SearchConfig.models_trained`; its folds
@@ -231,7 +234,7 @@ def prepare_repeat(
     repeat: int,
     seed: int = 0,
     validation_fraction: float = 0.25,
-    test_fraction: float = 0.2,
+    test_fraction: float = TEST_FRACTION,
     constraints: Sequence[Constraint | Mapping[str, Any]] | None = None,
 ) -> RepeatSetup:
     """Repeat ``repeat`` of :func:`run_experiment`: split seeded ``seed + repeat``, metric (and
@@ -266,7 +269,7 @@ def run_experiment(
     repeats: int = 1,
     seed: int = 0,
     validation_fraction: float = 0.25,
-    test_fraction: float = 0.2,
+    test_fraction: float = TEST_FRACTION,
     on_step: Callable[[int, TraceStep], None] | None = None,
     on_method: Callable[[int, str], None] | None = None,
     on_search: Callable[[int, MetricSpec, SearchResult], None] | None = None,

@@ -55,7 +55,7 @@ from core.records import (
 )
 from core.states import JobState
 from metro.datasets import DataError
-from metro.experiment import ExperimentResult, run_experiment
+from metro.experiment import TEST_FRACTION, ExperimentResult, run_experiment
 from metro.metrics import MetricSpec
 from metro.models import StackedModel
 from metro.search import SearchResult, TraceStep
@@ -186,14 +186,26 @@ class Progress:
         # The stored spec is normalized (every search setting filled in); a spec the library
         # refuses fails the job when it is built, so here its defaults only size the bar.
         try:
-            search = SearchConfig.from_dict(dict(spec.get("search") or {}))
+            self.search = SearchConfig.from_dict(dict(spec.get("search") or {}))
         except (ValueError, TypeError):
-            search = SearchConfig()
+            self.search = SearchConfig()
+        self.spec = spec
+        # cv "auto" is 5 folds unless the data is large (then one holdout): until the data is
+        # loaded (see for_rows), an estimate.
+        self._size(AUTO_CV_FOLDS if self.search.cv == "auto" else int(self.search.cv or 1))
+        self.value = 0.0
+
+    def for_rows(self, n_rows: int) -> None:
+        """Size the bar for the data's rows: cv "auto" on more than AUTO_CV_MAX_ROWS rows is one
+        holdout, not 5 folds (a 200,000-row job sat at 0.10 and jumped to 1.0). ``n_rows`` are
+        the rows the search chooses on, the experiment's test split set aside."""
+        folds = self.search.folds_for(n_rows)
+        self._size(1 if folds is None else folds)
+
+    def _size(self, folds: int) -> None:
+        search, spec = self.search, self.spec
         shifts = 2 if search.shift == "auto" else 1
         refit = 1 if search.refit else 0
-        # cv "auto" is 5 folds unless the data is very large (then one holdout): an estimate,
-        # the dataset's size is not known here.
-        folds = AUTO_CV_FOLDS if search.cv == "auto" else int(search.cv or 1)
         if search.strategy == "grid":
             steps = shifts * search.n_lambdas * folds
             if spec.get("constraints"):  # the constrained grid: every lambda at each multiplier
@@ -207,7 +219,6 @@ class Progress:
         self.refine_units = max_refine_fits(search, n_folds=folds, model_kind=kind)
         self.baselines = len(spec.get("baselines") or [])
         self.repeats = int(spec.get("repeats", 1))
-        self.value = 0.0
 
     def at(self, repeat: int, units_done: float) -> float:
         per_repeat = self.metro_units + self.refine_units + self.baselines
@@ -376,6 +387,8 @@ class JobRun:
         check_budgets(
             spec, objects, DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), self.ctx
         )
+        # The search chooses on the rows the experiment's test split leaves.
+        self.progress.for_rows(dataset.n_samples - round(TEST_FRACTION * dataset.n_samples))
         self.lease.check()
         ledger = FitLedger(
             self.ctx, self.job.id, self.token, self.lease, shard_size=self.job.shard_size,

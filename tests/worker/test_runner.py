@@ -112,6 +112,24 @@ def test_progress_counts_every_multiplier_of_a_constrained_grid():
     assert (free.metro_units, constrained.metro_units) == (4 + 1, 3 * 4 + 1)
 
 
+def test_progress_is_sized_for_the_folds_the_data_gets():
+    """cv "auto" is one holdout past AUTO_CV_MAX_ROWS rows: a 200,000-row job's bar, sized for
+    five folds, sat at 0.10 until it jumped to 1.0."""
+    from metro.search.config import AUTO_CV_FOLDS, AUTO_CV_MAX_ROWS
+    from worker.runner import Progress
+
+    grid = {"strategy": "grid", "n_lambdas": 4, "cv": "auto", "shift": "minimal"}
+    bar = Progress({**SPEC, "search": grid})
+    assert bar.metro_units == 4 * AUTO_CV_FOLDS + 1  # an estimate before the data is read
+    bar.for_rows(AUTO_CV_MAX_ROWS + 1)
+    assert bar.metro_units == 4 + 1
+    bar.for_rows(AUTO_CV_MAX_ROWS)
+    assert bar.metro_units == 4 * AUTO_CV_FOLDS + 1
+    fixed = Progress({**SPEC, "search": {**grid, "cv": 3}})
+    fixed.for_rows(10 * AUTO_CV_MAX_ROWS)
+    assert fixed.metro_units == 4 * 3 + 1
+
+
 def test_progress_counts_the_refinement_steps_fits_where_it_runs():
     """Each scale's schedule on every fold, then the delivered model along the schedule: the
     bar stood still at 99% for tens of seconds while they ran."""
