@@ -42,8 +42,8 @@ from metro.trainer.config import MAX_SEED, check_int
 
 __all__ = [
     "MAX_REPEATS",
-    "TEST_FRACTION",
     "METHODS",
+    "TEST_FRACTION",
     "ExperimentResult",
     "FittedMethod",
     "MethodScore",
