@@ -51,3 +51,18 @@ def is_lock_conflict(error: BaseException) -> bool:
     orig = error.orig
     state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
     return state in _CONFLICT_STATES
+
+
+# SQLSTATE 53100 (PostgreSQL's disk_full) and SQLite's SQLITE_FULL (13).
+_DISK_FULL_STATE = "53100"
+_SQLITE_FULL = 13
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """The database could not write for want of room on its disk: it is up, and a retry
+    succeeds once space is freed (said as such, not as "unavailable")."""
+    if not isinstance(error, exc.DBAPIError):
+        return False
+    orig = error.orig
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    return state == _DISK_FULL_STATE or getattr(orig, "sqlite_errorcode", None) == _SQLITE_FULL

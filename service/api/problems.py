@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
-from core.db.errors import DATABASE_UNAVAILABLE, is_lock_conflict
+from core.db.errors import DATABASE_UNAVAILABLE, is_disk_full, is_lock_conflict
 from core.errors import InvalidInputError, ServiceError
 from service.schemas.common import UNION_TAGS
 
@@ -231,6 +231,8 @@ def database_unavailable(method: str, path: str, exc: Exception) -> str:
         return (
             "the database aborted this request for a concurrent one (a conflict of locks); retry it"
         )
+    if is_disk_full(exc):  # it said "unavailable" while readiness said the database was fine
+        return "the database has no room left to write (its disk is full); retry once it has"
     return "the database is unavailable for the moment; retry later"
 
 

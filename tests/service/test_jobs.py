@@ -466,6 +466,30 @@ def test_a_submission_postgres_aborts_for_a_lock_cycle_is_run_again(client, tena
     assert len(client.get("/v1/jobs", headers=tenant.headers).json()["items"]) == 1
 
 
+def test_a_database_whose_disk_is_full_says_so(client, tenant, monkeypatch):
+    """SQLite's "database or disk is full" (and Postgres' 53100) answered "the database is
+    unavailable for the moment" while readiness said the database was fine."""
+    import sqlite3
+
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    from service.crud import jobs as crud_jobs
+
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = 13  # type: ignore[attr-defined]
+    for orig in (full, psycopg.errors.DiskFull("could not extend file")):
+        error = OperationalError("INSERT INTO jobs ...", {}, orig)
+        monkeypatch.setattr(
+            crud_jobs.store, "add_job", lambda *a, error=error, **k: (_ for _ in ()).throw(error)
+        )
+        r = client.post("/v1/jobs", json=job_body(), headers=tenant.headers)
+        assert r.status_code == 503 and r.headers["retry-after"], r.text
+        assert r.json()["detail"] == (
+            "the database has no room left to write (its disk is full); retry once it has"
+        )
+
+
 def test_empty_idempotency_key_is_422(client, tenant):
     r = client.post("/v1/jobs", json=job_body(), headers={**tenant.headers, "Idempotency-Key": ""})
     assert r.status_code == 422
