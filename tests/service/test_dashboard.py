@@ -1023,6 +1023,7 @@ def _seed_averaged(
     request: dict[str, Any] = {"metric": {"preset": "f1", "average": "macro"}, "dataset": dataset}
     if constrained:
         request["constraints"] = [{"metric": "recall", "at_least": 0.8}]
+        dataset["ignore_columns"] = ["pet_id", "name"]
     spec = normalize_job_spec(JobCreate.model_validate(request))
     recalls = [0.9, 0.7, 0.9]  # each class's own on test; their mean clears the bound
     thin = [{"code": "few_true_positives", "message": "rests on 3 true positives"}]
@@ -1119,6 +1120,7 @@ def test_a_constrained_multilabel_job_shows_each_labels_own_values(
     _, dom = browser.dom(f"{live_server}/dashboard/jobs/{job_id}#key={tenant.key}")
     assert dom.find("body").attrs.get("data-ready") == "true"
     assert "mean of the per-label values" in dom.find(id="constraints-averaged").text
+    assert dom.find(id="spec-ignored").text == "pet_id, name"  # the columns left out
     rows = dom.find("table", id="classes-table").find("tbody").find_all("tr")
     own = [r.find("td", data_constraint="0").text for r in rows]
     assert own == ["0.9000", "0.7000", "0.9000"], own

@@ -808,6 +808,9 @@
         jobConstraints(s).length && ['Constraints', h('span', { id: 'spec-constraints' },
           jobConstraints(s).map((c) => c.display_name).join(', '))],
         ['Dataset', datasetEl(job.dataset_uri, job.dataset_label)],
+        // Columns left out of the features (dataset.ignore_columns): what the model reads.
+        ((s.dataset || {}).ignore_columns || []).length && ['Not features', h('span', { id: 'spec-ignored' },
+          s.dataset.ignore_columns.join(', '))],
         ['Surrogate', [surrogate.name || 'logistic', extra(surrogate, ['name'])].filter(Boolean).join(': ')],
         ['Model', modelText],
         ['Search', searchText],
