@@ -109,8 +109,28 @@ def _csv_header(real: str, given: str, fmt: str, limits: Limits) -> list[str]:
         raise
     except (*_CSV_ERRORS, csv.Error) as exc:
         raise _unreadable(exc, real, given) from None
+    _refuse_other_separators(names, given)
     check_columns(names, limits)
     return names
+
+
+# What spreadsheets in many locales export "CSV" with (';' where ',' is the decimal mark).
+_OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}
+
+
+def _refuse_other_separators(names: list[str], given: str) -> None:
+    """A header that reads as one column holding another separator: the file is separated by
+    it, not by commas. It said "label column 'y' not found; columns are ['id;x1;x2;y']"."""
+    if len(names) != 1:
+        return
+    for separator, word in _OTHER_SEPARATORS.items():
+        if separator in names[0]:
+            raise DataError(
+                f"the header of {given} reads as one column {names[0][:80]!r}: the file seems "
+                f"separated by {word}; a CSV here is separated by commas, with '.' as the "
+                "decimal mark: export it so (in a spreadsheet, as comma-separated values), or "
+                "convert it (pandas: read_csv(sep=..., decimal=...).to_csv(index=False))"
+            )
 
 
 def read_csv(

@@ -48,6 +48,15 @@ def test_a_csv_and_a_csv_gz_are_read_for_their_label_column_and_positive_label(t
         assert "positive_label 'yes' is not one of the labels" in _refusal(path, "churned", "yes")
 
 
+def test_a_csv_separated_by_semicolons_is_named_as_such_before_it_goes_up(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_text("tenure;charges;churned\n1;2,5;0\n")
+    assert _refusal(path, "churned", None).startswith(
+        f"{path}: the header reads as one column 'tenure;charges;churned': the file seems "
+        "separated by semicolons"
+    )
+
+
 def test_a_byte_order_mark_is_not_part_of_the_first_columns_name(tmp_path):
     """Excel's "CSV UTF-8" starts with a byte-order mark, which the server does not count as
     part of the first column's name: the command line refused the file ("label column 'target'

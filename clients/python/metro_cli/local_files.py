@@ -75,6 +75,14 @@ def check_local_dataset(
             columns = next(rows, None)
             if columns is None:
                 raise CliError(f"{path}: the file is empty (a CSV needs a header row)")
+            if len(columns) == 1:  # one column holding another separator: not comma-separated
+                for separator, word in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):
+                    if separator in columns[0]:
+                        raise CliError(
+                            f"{path}: the header reads as one column {columns[0][:80]!r}: the "
+                            f"file seems separated by {word}; the server reads CSV separated "
+                            "by commas, with '.' as the decimal mark: export it so"
+                        )
             if label not in columns:
                 hint = ""
                 if label_column is None:

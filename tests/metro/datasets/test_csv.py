@@ -334,3 +334,15 @@ def test_a_missing_label_is_missing_whatever_its_spelling(tmp_path):
     _write_csv(path, "a,y\n1,0\n2,1\n3,NA\n4,\n5,1\n")
     with pytest.raises(DataError, match="labels contain 2 missing"):
         load_dataset(str(path))
+
+
+def test_a_csv_separated_by_semicolons_is_named_as_such(tmp_path):
+    """A spreadsheet's "CSV" in a locale with decimal commas: it said "label column 'y' not
+    found; columns are ['id;x1;y']"."""
+    path = _write_csv(tmp_path / "a.csv", "id;x1;y\n1;1,5;0\n2;2,5;1\n")
+    for read in (load_dataset, inspect_file):
+        with pytest.raises(DataError, match=r"reads as one column 'id;x1;y': .* by semicolons"):
+            read(path)
+    tabs = _write_csv(tmp_path / "b.csv", "x1\ty\n1\t0\n2\t1\n")
+    with pytest.raises(DataError, match="separated by tabs"):
+        load_dataset(tabs)
