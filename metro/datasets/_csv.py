@@ -150,7 +150,7 @@ def read_csv(
     try:
         frame = _read_csv_stream(
             real, fmt, limits.decompressed_bytes, message,
-            lambda stream: pd.read_csv(stream, nrows=nrows, low_memory=False, dtype=as_text),
+            lambda stream: _strict_read(stream, nrows=nrows, dtype=as_text),
         )  # fmt: skip
     except DataError:
         raise
@@ -158,9 +158,27 @@ def read_csv(
         raise _unreadable(exc, real, given) from None
     check_rows(len(frame), limits.rows, at_least=True)
     _refuse_written_index(frame, names)
+    frame = _without_empty_unnamed(frame, names)
     for name in as_text:
         frame[name] = _typed_labels(frame[name])
     return from_table(frame, label_column, ignore_columns)
+
+
+def _strict_read(stream: Any, **kw: Any) -> pd.DataFrame:
+    """pd.read_csv without its implicit index: a first data row with one field more than the
+    header (an unquoted comma in a cell) made pandas take the first column as the index and
+    shift every column left, without a word. A comma ending every line is still read."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            return pd.read_csv(stream, low_memory=False, index_col=False, **kw)
+        except pd.errors.ParserWarning:
+            raise DataError(
+                "a row has more fields than the header: a cell holding a comma must be quoted "
+                '("Smith, John")'
+            ) from None
 
 
 def _typed_labels(column: pd.Series) -> pd.Series:
@@ -199,6 +217,22 @@ def _canonical(text: str) -> bool:
         return repr(float(text)) == text
     except ValueError:
         return False
+
+
+def _without_empty_unnamed(frame: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    """The table without its columns that have no name and no value: what a comma ending
+    every line (the header's too) makes, which was a feature named 'Unnamed: 3' of missing
+    values, refused, and which no ignore_columns could name from the command line."""
+    if frame.shape[1] != len(names):
+        return frame
+    empty = [
+        position
+        for position, name in enumerate(names)
+        if not name.strip() and frame.iloc[:, position].isna().all()
+    ]
+    if not empty:
+        return frame
+    return frame.drop(columns=frame.columns[empty])
 
 
 def _refuse_written_index(frame: pd.DataFrame, names: Sequence[str]) -> None:

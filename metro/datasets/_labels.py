@@ -7,6 +7,7 @@ text over HTTP (``"1"``) matches the label ``1``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -89,6 +90,50 @@ def _match_positive(positive_label: Any, classes: list[Any]) -> Any:
     raise DataError(f"positive_label {wanted!r} is not one of the labels {show_values(classes)}")
 
 
+# Labels that say a label is missing rather than name a class ('NA', 'null' and the like are
+# read as missing already, by pandas and by the label parser).
+_MISSING_MARKERS = frozenset({"?", "-"})
+
+
+def check_label_spellings(classes: Sequence[Any]) -> None:
+    """Refuse labels that are one class written two ways (' yes' and 'yes', 'Yes' and 'yes', 1
+    and 1.0) or that mark a missing label ('?', '-'): each was a class of its own, and the
+    refusal's advice ("a metric over several classes takes an average") then trained a model
+    with a class ' yes' beside 'yes'."""
+    groups: dict[Any, list[Any]] = {}
+    for label in classes:
+        if isinstance(label, str):
+            key: Any = ("text", label.strip().casefold())
+            text = label.strip()
+            # '1' and '1.0' (a CSV's label column keeps them as text where they differ), but
+            # not a code with leading zeros: '007' and '7' may be two codes.
+            coded = len(text) > 1 and text[0] == "0" and text[1] != "."
+            with contextlib.suppress(ValueError):
+                key = key if coded else ("number", float(text))
+        elif isinstance(label, bool):
+            key = ("bool", label)
+        elif isinstance(label, int | float):
+            key = ("number", float(label))
+        else:
+            key = ("other", repr(label))
+        groups.setdefault(key, []).append(label)
+    alike = [labels for labels in groups.values() if len(labels) > 1]
+    if alike:
+        shown = "; ".join(" and ".join(repr(v) for v in labels) for labels in alike[:3])
+        raise DataError(
+            f"labels {shown} differ only in spaces, letter case or how a number is written: "
+            "one class written two ways? Write each class one way in the label column"
+        )
+    markers = [
+        label for label in classes if isinstance(label, str) and label.strip() in _MISSING_MARKERS
+    ]
+    if markers:
+        raise DataError(
+            f"label {markers[0]!r} marks a missing label, not a class: drop those rows or give "
+            "them their class (a row without a label cannot be trained on)"
+        )
+
+
 def parse_labels(
     raw: np.ndarray | Sequence[Any], *, positive_label: Any = None
 ) -> tuple[np.ndarray, Any, Any]:
@@ -112,6 +157,7 @@ def parse_labels(
         )
     codes, uniques = pd.factorize(arr)
     classes = [python_scalar(u) for u in uniques]
+    check_label_spellings(classes)
     if len(classes) != 2:
         shown = sorted(classes, key=sort_key)
         noun = "class" if len(classes) == 1 else "classes"

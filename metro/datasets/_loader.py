@@ -130,8 +130,16 @@ def float32_features(X: Any, feature_names: Sequence[str] | None = None) -> np.n
     if X.dtype.kind == "f" and X.dtype.itemsize > 4:
         n_overflow = int((bad & np.isfinite(X)).sum())
     too_large = f", {n_overflow} of them too large for float32" if n_overflow else ""
+    missing = int(np.isnan(X32).sum())
+    hint = (
+        f"; {missing} of them missing (an empty cell, NA): fill the gaps or drop those rows "
+        "first, as you decide (a model cannot train on a gap)"
+        if missing
+        else ""
+    )
     raise DataError(
-        f"features contain {n_bad} NaN or infinite values{too_large} (first at row {row}, {where})"
+        f"features contain {n_bad} NaN or infinite values{too_large} (first at row {row}, "
+        f"{where}){hint}"
     )
 
 

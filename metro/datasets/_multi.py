@@ -26,7 +26,7 @@ import pandas as pd
 from metro.datasets._base import DataError, Loaded, python_scalar, show_values
 from metro.datasets._builtin import load_builtin
 from metro.datasets._csv import read_csv
-from metro.datasets._labels import parse_labels, sort_key
+from metro.datasets._labels import check_label_spellings, parse_labels, sort_key
 from metro.datasets._limits import Limits, check_rows, limits_of
 from metro.datasets._loader import _format_of, float32_features, refuse_ignore_columns
 from metro.datasets._npz import read_npz
@@ -140,6 +140,7 @@ def parse_classes(raw: np.ndarray | Sequence[Any]) -> tuple[np.ndarray, tuple[An
         )
     codes, uniques = pd.factorize(arr)
     found = [python_scalar(u) for u in uniques]
+    check_label_spellings(found)
     if len(found) < 2:
         raise DataError(f"labels must have at least two classes; found {show_values(found)}")
     if len(found) > MAX_CLASSES:

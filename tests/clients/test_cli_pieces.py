@@ -57,6 +57,15 @@ def test_a_csv_separated_by_semicolons_is_named_as_such_before_it_goes_up(tmp_pa
     )
 
 
+def test_predict_names_a_file_separated_by_semicolons(tmp_path):
+    from metro_cli.predict import read_rows
+
+    path = tmp_path / "rows.csv"
+    path.write_text("x1;x2\n1,5;2\n")
+    with pytest.raises(CliError, match=r"the file seems separated by semicolons"):
+        read_rows(path, ["x1", "x2"])  # it said the file lacked the model's features
+
+
 def test_a_byte_order_mark_is_not_part_of_the_first_columns_name(tmp_path):
     """Excel's "CSV UTF-8" starts with a byte-order mark, which the server does not count as
     part of the first column's name: the command line refused the file ("label column 'target'

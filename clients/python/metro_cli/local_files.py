@@ -53,6 +53,20 @@ def check_readable(path: Path) -> str:
     return kind
 
 
+def refuse_other_separators(path: Path, header: list[str]) -> None:
+    """A header that reads as one column holding another separator: the file is not
+    comma-separated (a spreadsheet's export where ',' is the decimal mark uses ';')."""
+    if len(header) != 1:
+        return
+    for separator, word in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):
+        if separator in header[0]:
+            raise CliError(
+                f"{path}: the header reads as one column {header[0][:80]!r}: the file seems "
+                f"separated by {word}; the server reads CSV separated by commas, with '.' as "
+                "the decimal mark: export it so"
+            )
+
+
 def check_local_dataset(
     path: Path,
     *,
@@ -75,14 +89,7 @@ def check_local_dataset(
             columns = next(rows, None)
             if columns is None:
                 raise CliError(f"{path}: the file is empty (a CSV needs a header row)")
-            if len(columns) == 1:  # one column holding another separator: not comma-separated
-                for separator, word in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):
-                    if separator in columns[0]:
-                        raise CliError(
-                            f"{path}: the header reads as one column {columns[0][:80]!r}: the "
-                            f"file seems separated by {word}; the server reads CSV separated "
-                            "by commas, with '.' as the decimal mark: export it so"
-                        )
+            refuse_other_separators(path, columns)
             if label not in columns:
                 hint = ""
                 if label_column is None:

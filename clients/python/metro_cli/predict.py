@@ -16,6 +16,7 @@ import typer
 
 from metro_cli.api import Api
 from metro_cli.errors import ApiError, CliError, one_line_errors
+from metro_cli.local_files import refuse_other_separators
 from metro_cli.options import DEFAULT_URL, MODEL_HELP, KeyOption, UrlOption
 from metro_cli.output import note, optional
 
@@ -63,6 +64,7 @@ def read_rows(path: Path, feature_names: list[str] | None) -> list[list[float]]:
             header = next(reader, None)
             if header is None:
                 raise CliError(f"cannot read {path} as CSV: the file is empty")
+            refuse_other_separators(path, header)
             if feature_names:
                 missing = [n for n in feature_names if n not in header]
                 if missing:

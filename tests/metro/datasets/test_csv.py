@@ -301,11 +301,30 @@ def test_an_index_is_refused_by_inspect_file_too_across_its_chunks(tmp_path, tab
         assert load_dataset(str(path)).feature_names == ("Unnamed: 0",)
 
 
+def test_one_class_written_two_ways_is_refused_not_made_two(tmp_path):
+    """' yes' beside 'yes', 'Yes' beside 'yes', '1.0' beside '1', or '?' for a missing label:
+    each was a class of its own, and the refusal's advice (an average over the classes) made a
+    model with a class ' yes' beside 'yes'."""
+    from metro.datasets import load_multi_target
+
+    path = tmp_path / "labels.csv"
+    for written, said in [
+        (["yes", " yes", "no"], r"labels 'yes' and ' yes' differ only in spaces, letter case"),
+        (["Yes", "yes", "no"], "labels 'Yes' and 'yes' differ"),
+        (["1", "1.0", "0"], "labels '1' and '1.0' differ"),
+        (["a", "?", "b"], r"label '\?' marks a missing label"),
+    ]:
+        _write_csv(path, "a,y\n" + "".join(f"{i},{w}\n" for i, w in enumerate(written * 4)))
+        for read in (load_dataset, load_multi_target):
+            with pytest.raises(DataError, match=said):
+                read(str(path))
+
+
 @pytest.mark.parametrize(
     ("written", "classes"),
     [
         (["007", "010", "100"], ("007", "010", "100")),  # pandas: 7, 10, 100
-        (["1", "1.0", "01"], ("01", "1", "1.0")),  # pandas: one class, 1.0
+        (["1", "01", "2"], ("01", "1", "2")),  # pandas: 1, 1, 2 (a code's zero is kept)
         (["0", "1", "2"], (0, 1, 2)),
         (["0.5", "1.5", "2"], (0.5, 1.5, 2.0)),
         (["True", "False", "True"], (False, True)),
@@ -346,3 +365,16 @@ def test_a_csv_separated_by_semicolons_is_named_as_such(tmp_path):
     tabs = _write_csv(tmp_path / "b.csv", "x1\ty\n1\t0\n2\t1\n")
     with pytest.raises(DataError, match="separated by tabs"):
         load_dataset(tabs)
+
+
+def test_a_row_with_a_field_too_many_is_refused_and_a_comma_ending_each_line_is_read(tmp_path):
+    """pandas took the first column as the rows' index where the first row had one field more
+    than the header (an unquoted comma in a cell), and shifted every column left without a
+    word; a comma ending every line made an empty feature 'Unnamed: 3'."""
+    ragged = _write_csv(tmp_path / "a.csv", "note,x1,y\nlate, again,1,0\nok,2,1\nok,3,0\n")
+    with pytest.raises(DataError, match="a row has more fields than the header"):
+        load_dataset(ragged, ignore_columns=["note"])
+    for text in ("x1,x2,y,\n1,2,0,\n2,3,1,\n", "x1,x2,y\n1,2,0,\n2,3,1,\n"):
+        ds = load_dataset(_write_csv(tmp_path / "b.csv", text))
+        assert ds.feature_names == ("x1", "x2") and ds.X.tolist() == [[1, 2], [2, 3]]
+        assert ds.y.tolist() == [0, 1]
