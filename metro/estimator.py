@@ -13,7 +13,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from metro.constraints import Constraint, get_constraints
-from metro.datasets import float32_features
+from metro.datasets import default_positive, float32_features
 from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec, get_metric
 from metro.model_selection import split_indices, stratified_folds
@@ -398,6 +398,19 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             )
         self.pos_label_ = pos
         self._negative_label = self.classes_[0] if pos == self.classes_[1] else self.classes_[1]
+        if self.pos_label is None and default_positive(self.classes_.tolist()) is None:
+            # The greater label, as scikit-learn takes it: for 'Yes' and 'no' that is 'no'
+            # ('Y' sorts first), and F1 was optimised for the other class without a word.
+            chosen, other = (
+                v.item() if isinstance(v, np.generic) else v for v in (pos, self._negative_label)
+            )
+            warnings.warn(
+                f"pos_label was not given: the metric is optimised for {chosen!r}, the greater "
+                f"of the labels {self.classes_.tolist()} (scikit-learn's convention); if the "
+                f"class you report is {other!r}, pass pos_label={other!r}",
+                UserWarning,
+                stacklevel=3,
+            )
         y01 = (y == pos).astype(np.int64)
 
         fraction = self.validation_fraction

@@ -38,7 +38,7 @@ from metro.datasets._base import (
     subset,
 )
 from metro.datasets._builtin import BUILTIN_DATASETS, builtin_shape, builtin_size
-from metro.datasets._labels import parse_labels
+from metro.datasets._labels import default_positive, parse_labels
 from metro.datasets._loader import (
     FLOAT32_ROUNDING_LIMIT,
     FORMATS,
@@ -77,6 +77,7 @@ __all__ = [
     "check_float32_precision",
     "check_ignore_columns",
     "check_label_columns",
+    "default_positive",
     "float32_features",
     "inspect_file",
     "load_dataset",

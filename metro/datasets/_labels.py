@@ -49,7 +49,7 @@ def _as_bool(value: Any) -> bool | None:
     return None
 
 
-def _default_positive(classes: list[Any]) -> Any | None:
+def default_positive(classes: list[Any]) -> Any | None:
     """The positive class when the labels themselves say which one it is, else None.
 
     Only encodings with an unambiguous "yes" qualify: {0, 1}, {-1, +1} and {False, True}, also
@@ -172,7 +172,7 @@ def parse_labels(
             n_classes=len(classes),
         )
     if positive_label is None:
-        positive = _default_positive(classes)
+        positive = default_positive(classes)
         if positive is None:
             raise DataError(
                 "positive_label is required: the labels are "

@@ -478,3 +478,21 @@ def test_a_fitted_classifier_pickles_and_predicts_as_before(metric):
     again = pickle.loads(pickle.dumps(clf))
     assert np.array_equal(again.predict(X), clf.predict(X))
     assert again.score(X, y) == clf.score(X, y)
+
+
+def test_text_labels_without_pos_label_say_which_class_the_metric_is_for():
+    """'Yes' and 'no': the greater label is 'no' ('Y' sorts first), and F1 was optimised for
+    it without a word, where the service asks for positive_label."""
+    import warnings
+
+    X, y = _data(n=200)
+    text = np.where(y == 1, "Yes", "no")
+    clf = MetroClassifier(n_lambdas=3, cv=3, refine="off", training=FAST, random_state=0)
+    with pytest.warns(UserWarning, match=r"optimised for 'no', .* pass pos_label='Yes'"):
+        clf.fit(X, text)
+    assert clf.pos_label_ == "no"
+    for labels, given in ((y, None), (text, "Yes")):  # 0/1 say it; a given pos_label says it
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clone(clf).set_params(pos_label=given).fit(X, labels)
+        assert not [w for w in caught if "pos_label was not given" in str(w.message)]
