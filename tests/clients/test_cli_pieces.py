@@ -57,6 +57,14 @@ def test_a_csv_separated_by_semicolons_is_named_as_such_before_it_goes_up(tmp_pa
     )
 
 
+def test_a_positive_label_1_matches_true_labels_as_the_server_matches_it(tmp_path):
+    path = tmp_path / "flags.csv"
+    path.write_text("a,y\n1,TRUE\n2,FALSE\n")
+    for given in (1, True, "true", "1"):
+        check_local_dataset(path, label_column="y", positive_label=given)  # it refused 1
+    assert "not one of the labels" in _refusal(path, "y", 2)
+
+
 def test_predict_names_a_file_separated_by_semicolons(tmp_path):
     from metro_cli.predict import read_rows
 

@@ -175,8 +175,11 @@ def _matches(cell: str, wanted: Any) -> bool:
     if isinstance(wanted, str) and cell == wanted:
         return True
     number, flag = _as_number(wanted), _as_bool(wanted)
-    return (number is not None and _as_number(cell) == number) or (
-        flag is not None and _as_bool(cell) is flag
+    # A cell TRUE is the label True, which the server reads as the number 1 too.
+    cell_flag = _as_bool(cell)
+    cell_number = _as_number(cell) if cell_flag is None else float(cell_flag)
+    return (number is not None and cell_number == number) or (
+        flag is not None and cell_flag is flag
     )
 
 
