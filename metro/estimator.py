@@ -398,9 +398,11 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             )
         self.pos_label_ = pos
         self._negative_label = self.classes_[0] if pos == self.classes_[1] else self.classes_[1]
-        if self.pos_label is None and default_positive(self.classes_.tolist()) is None:
+        said = default_positive(self.classes_.tolist())
+        if self.pos_label is None and (said is None or said != pos):
             # The greater label, as scikit-learn takes it: for 'Yes' and 'no' that is 'no'
-            # ('Y' sorts first), and F1 was optimised for the other class without a word.
+            # ('Y' sorts first), for '+1' and '-1' it is '-1' ('+' sorts first), and F1 was
+            # optimised for the other class without a word.
             chosen, other = (
                 v.item() if isinstance(v, np.generic) else v for v in (pos, self._negative_label)
             )

@@ -121,6 +121,9 @@ class AveragedRun:
             dataset.indicators.sum(axis=0), self.classes, _what(dataset.target == "multiclass"),
             dataset.n_samples,
         )  # fmt: skip
+        # Sized for the folds the classes' searches get on the training rows (cv auto: one
+        # holdout past 20,000 of them), as a binary job's bar is.
+        run.progress.for_rows(dataset.n_samples - math.ceil(TEST_FRACTION * dataset.n_samples))
         run.lease.check()
         ledger = FitLedger(
             run.ctx, run.job.id, run.token, run.lease, shard_size=run.job.shard_size,

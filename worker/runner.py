@@ -57,6 +57,7 @@ from core.states import JobState
 from metro.datasets import DataError
 from metro.experiment import TEST_FRACTION, ExperimentResult, run_experiment
 from metro.metrics import MetricSpec
+from metro.model_selection import split_sizes
 from metro.models import StackedModel
 from metro.search import SearchResult, TraceStep
 from metro.search.bisection import max_bisection_steps
@@ -388,7 +389,8 @@ class JobRun:
             spec, objects, DataSize.of_examples(dataset.n_samples, dataset.X.shape[1:]), self.ctx
         )
         # The search chooses on the rows the experiment's test split leaves.
-        self.progress.for_rows(dataset.n_samples - round(TEST_FRACTION * dataset.n_samples))
+        n_test = split_sizes(dataset.n_samples, test_fraction=TEST_FRACTION)[2]
+        self.progress.for_rows(dataset.n_samples - n_test)
         self.lease.check()
         ledger = FitLedger(
             self.ctx, self.job.id, self.token, self.lease, shard_size=self.job.shard_size,

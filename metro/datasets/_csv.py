@@ -147,21 +147,65 @@ def read_csv(
     message = f"dataset expands to more than the limit {limits.decompressed_bytes} bytes"
     labels = [label_column] if isinstance(label_column, str) else list(label_column)
     as_text = {name: str for name in labels if name in names}
+    # R's write.csv / write.table writes row names as a first field the header does not name:
+    # pandas reads them as the index (dropped below), as it did before rows were read strictly.
+    row_names = _row_names_written(real, fmt, len(names))
     try:
         frame = _read_csv_stream(
             real, fmt, limits.decompressed_bytes, message,
-            lambda stream: _strict_read(stream, nrows=nrows, dtype=as_text),
+            lambda stream: (
+                pd.read_csv(stream, nrows=nrows, low_memory=False, dtype=as_text)
+                if row_names
+                else _strict_read(stream, nrows=nrows, dtype=as_text)
+            ),
         )  # fmt: skip
+        if row_names:
+            frame = frame.reset_index(drop=True)
     except DataError:
         raise
     except _CSV_ERRORS as exc:
         raise _unreadable(exc, real, given) from None
     check_rows(len(frame), limits.rows, at_least=True)
     _refuse_written_index(frame, names)
-    frame = _without_empty_unnamed(frame, names)
+    frame = _without_empty_unnamed(frame, names, ignore_columns)
     for name in as_text:
         frame[name] = _typed_labels(frame[name])
     return from_table(frame, label_column, ignore_columns)
+
+
+# The lines a file's start is judged by for row names written without a header cell.
+_ROW_NAME_LINES = 50
+_ROW_NAME_BYTES = 1 << 20
+
+
+def _row_names_written(real: str, fmt: str, n_names: int) -> bool:
+    """Whether every one of the first data lines has one field more than the header, the
+    first of them a name (R's row names: "r1",1,3,1 under "a","b","y"), and not just one
+    line (an unquoted comma in a cell, which shifted every column left)."""
+
+    def first_lines(stream: Any) -> list[list[str]]:
+        # A bounded prefix, whole lines only: one endless line (a bomb) costs no more.
+        head = stream.read(_ROW_NAME_BYTES)
+        head = head[: head.rfind(b"\n") + 1]
+        text = io.StringIO(head.decode("utf-8-sig", errors="replace"), newline="")
+        records = []
+        for record in csv.reader(text):
+            if record:
+                records.append(record)
+            if len(records) > _ROW_NAME_LINES:
+                break
+        return records[1:]  # after the header
+
+    try:
+        records = _read_csv_stream(real, fmt, None, "", first_lines)
+    except (*_CSV_ERRORS, csv.Error, DataError):
+        return False
+    # A comma ending every data line (an empty last field) is not a row name: read strictly.
+    return (
+        len(records) >= 2
+        and all(len(r) == n_names + 1 for r in records)
+        and not all(r[-1] == "" for r in records)
+    )
 
 
 def _strict_read(stream: Any, **kw: Any) -> pd.DataFrame:
@@ -219,7 +263,9 @@ def _canonical(text: str) -> bool:
         return False
 
 
-def _without_empty_unnamed(frame: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+def _without_empty_unnamed(
+    frame: pd.DataFrame, names: Sequence[str], ignore_columns: Sequence[str] = ()
+) -> pd.DataFrame:
     """The table without its columns that have no name and no value: what a comma ending
     every line (the header's too) makes, which was a feature named 'Unnamed: 3' of missing
     values, refused, and which no ignore_columns could name from the command line."""
@@ -228,7 +274,9 @@ def _without_empty_unnamed(frame: pd.DataFrame, names: Sequence[str]) -> pd.Data
     empty = [
         position
         for position, name in enumerate(names)
-        if not name.strip() and frame.iloc[:, position].isna().all()
+        if not name.strip()
+        and frame.columns[position] not in set(ignore_columns)  # named by the user: theirs
+        and frame.iloc[:, position].isna().all()
     ]
     if not empty:
         return frame

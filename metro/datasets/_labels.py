@@ -7,8 +7,8 @@ text over HTTP (``"1"``) matches the label ``1``.
 
 from __future__ import annotations
 
-import contextlib
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -90,43 +90,69 @@ def _match_positive(positive_label: Any, classes: list[Any]) -> Any:
     raise DataError(f"positive_label {wanted!r} is not one of the labels {show_values(classes)}")
 
 
-# Labels that say a label is missing rather than name a class ('NA', 'null' and the like are
-# read as missing already, by pandas and by the label parser).
-_MISSING_MARKERS = frozenset({"?", "-"})
+# A label that says a label is missing rather than name a class ('NA', 'null' and the like are
+# read as missing already, by pandas and by the label parser; '-' is a class beside '+').
+_MISSING_MARKERS = frozenset({"?"})
+# Above this many classes the spellings are not compared: the column is refused for its count.
+_MAX_COMPARED = 1000
+_INTEGER_TEXT = re.compile(r"^[+-]?[1-9][0-9]*(\.0+)?$|^0(\.0+)?$")
+
+
+def _spelling_key(label: Any) -> Any:
+    """What two spellings of one class share: text without its surrounding spaces, and an
+    integer however it is written as text ('1', '1.0', '+1'); codes ('007', '1.10', 'A1') keep
+    their spelling."""
+    if isinstance(label, str):
+        text = label.strip()
+        if _INTEGER_TEXT.match(text):
+            return ("integer", int(float(text)))
+        return ("text", text)
+    if isinstance(label, bool) or not isinstance(label, int | float):
+        return ("other", repr(label))
+    if float(label).is_integer():
+        return ("integer", int(label))
+    return ("number", float(label))
+
+
+def look_alike_labels(classes: Sequence[Any], *, case: bool = False) -> list[list[Any]]:
+    """Groups of labels that are one class written several ways: ' yes' and 'yes', '1' and
+    '1.0' (and, with ``case``, 'Yes' and 'yes')."""
+    if len(classes) > _MAX_COMPARED:
+        return []
+    groups: dict[Any, list[Any]] = {}
+    for label in classes:
+        key = _spelling_key(label)
+        if case and key[0] == "text":
+            key = ("text", key[1].casefold())
+        groups.setdefault(key, []).append(label)
+    return [labels for labels in groups.values() if len(labels) > 1]
+
+
+def _shown_alike(alike: list[list[Any]]) -> str:
+    return "; ".join(" and ".join(repr(v) for v in labels) for labels in alike[:3])
 
 
 def check_label_spellings(classes: Sequence[Any]) -> None:
-    """Refuse labels that are one class written two ways (' yes' and 'yes', 'Yes' and 'yes', 1
-    and 1.0) or that mark a missing label ('?', '-'): each was a class of its own, and the
-    refusal's advice ("a metric over several classes takes an average") then trained a model
-    with a class ' yes' beside 'yes'."""
-    groups: dict[Any, list[Any]] = {}
-    for label in classes:
-        if isinstance(label, str):
-            key: Any = ("text", label.strip().casefold())
-            text = label.strip()
-            # '1' and '1.0' (a CSV's label column keeps them as text where they differ), but
-            # not a code with leading zeros: '007' and '7' may be two codes.
-            coded = len(text) > 1 and text[0] == "0" and text[1] != "."
-            with contextlib.suppress(ValueError):
-                key = key if coded else ("number", float(text))
-        elif isinstance(label, bool):
-            key = ("bool", label)
-        elif isinstance(label, int | float):
-            key = ("number", float(label))
-        else:
-            key = ("other", repr(label))
-        groups.setdefault(key, []).append(label)
-    alike = [labels for labels in groups.values() if len(labels) > 1]
-    if alike:
-        shown = "; ".join(" and ".join(repr(v) for v in labels) for labels in alike[:3])
-        raise DataError(
-            f"labels {shown} differ only in spaces, letter case or how a number is written: "
-            "one class written two ways? Write each class one way in the label column"
-        )
-    markers = [
-        label for label in classes if isinstance(label, str) and label.strip() in _MISSING_MARKERS
+    """Refuse labels that are one class written two ways (' yes' and 'yes', '1' and '1.0') or
+    that mark a missing label ('?'): each was a class of its own, and a model trained with a
+    class ' yes' beside 'yes'. Letter case may carry meaning ('C' and 'c', two keys), and is
+    only named where a binary column has more than two classes (:func:`parse_labels`)."""
+    alike = look_alike_labels(classes)
+    # Words in two cases ('Yes' and 'yes') are one class; single letters and codes ('C' and
+    # 'c', two keys; 'A1' and 'a1') may be two.
+    alike += [
+        labels
+        for labels in look_alike_labels(classes, case=True)
+        if all(isinstance(v, str) and len(v.strip()) > 1 and v.strip().isalpha() for v in labels)
+        and len({v.strip() for v in labels}) > 1
     ]
+    if alike:
+        raise DataError(
+            f"labels {_shown_alike(alike)} differ only in surrounding spaces, letter case or how "
+            "a number is written: one class written two ways? Write each class one way in the "
+            "label column"
+        )
+    markers = [c for c in classes if isinstance(c, str) and c.strip() in _MISSING_MARKERS]
     if markers:
         raise DataError(
             f"label {markers[0]!r} marks a missing label, not a class: drop those rows or give "
@@ -166,6 +192,12 @@ def parse_labels(
             if len(classes) > 2
             else ""
         )
+        cased = look_alike_labels(classes, case=True) if len(classes) > 2 else []
+        if cased:  # 'Yes' beside 'yes': one class written two ways, more likely than 3 classes
+            several = (
+                f"; {_shown_alike(cased)} differ only in letter case: one class written two "
+                "ways? Write each class one way in the label column"
+            )
         raise ClassCountError(
             f"labels must have exactly two classes; found {len(classes)} {noun}: "
             f"{show_values(shown)}{several}",

@@ -63,6 +63,8 @@ def test_a_positive_label_1_matches_true_labels_as_the_server_matches_it(tmp_pat
     for given in (1, True, "true", "1"):
         check_local_dataset(path, label_column="y", positive_label=given)  # it refused 1
     assert "not one of the labels" in _refusal(path, "y", 2)
+    path.write_text("a,y\n1,True\n2,no\n")  # text: 'True' is not the number 1 there
+    assert "not one of the labels" in _refusal(path, "y", 1)
 
 
 def test_predict_names_a_file_separated_by_semicolons(tmp_path):
@@ -72,6 +74,14 @@ def test_predict_names_a_file_separated_by_semicolons(tmp_path):
     path.write_text("x1;x2\n1,5;2\n")
     with pytest.raises(CliError, match=r"the file seems separated by semicolons"):
         read_rows(path, ["x1", "x2"])  # it said the file lacked the model's features
+
+
+def test_predict_reads_a_one_feature_model_whose_name_holds_a_bar(tmp_path):
+    from metro_cli.predict import read_rows
+
+    path = tmp_path / "rows.csv"
+    path.write_text("ratio|pct\n0.5\n")
+    assert read_rows(path, ["ratio|pct"]) == [[0.5]]
 
 
 def test_a_byte_order_mark_is_not_part_of_the_first_columns_name(tmp_path):

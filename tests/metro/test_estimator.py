@@ -491,6 +491,8 @@ def test_text_labels_without_pos_label_say_which_class_the_metric_is_for():
     with pytest.warns(UserWarning, match=r"optimised for 'no', .* pass pos_label='Yes'"):
         clf.fit(X, text)
     assert clf.pos_label_ == "no"
+    with pytest.warns(UserWarning, match=r"optimised for '-1', .* pass pos_label='\+1'"):
+        clone(clf).fit(X, np.where(y == 1, "+1", "-1"))  # '+' sorts first: '-1' is greater
     for labels, given in ((y, None), (text, "Yes")):  # 0/1 say it; a given pos_label says it
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -125,6 +125,12 @@ def test_progress_is_sized_for_the_folds_the_data_gets():
     assert bar.metro_units == 4 + 1
     bar.for_rows(AUTO_CV_MAX_ROWS)
     assert bar.metro_units == 4 * AUTO_CV_FOLDS + 1
+    # as the experiment splits: 25,001 rows leave 20,000 to search on, five folds
+    from metro.model_selection import split_sizes
+
+    n_test = split_sizes(25_001, test_fraction=0.2)[2]
+    bar.for_rows(25_001 - n_test)
+    assert bar.metro_units == 4 * AUTO_CV_FOLDS + 1
     fixed = Progress({**SPEC, "search": {**grid, "cv": 3}})
     fixed.for_rows(10 * AUTO_CV_MAX_ROWS)
     assert fixed.metro_units == 4 * 3 + 1

@@ -137,13 +137,14 @@ def _check_positive_label(path: Path, wanted: Any, cells: Iterator[str]) -> None
     scanned = 0
     for cell in cells:
         scanned += 1
-        if cell in seen:
-            continue
-        if _matches(cell, wanted):
-            return
         seen.add(cell)
     if scanned >= MAX_ROWS_SCANNED or not seen:
         return  # not all of it was read, or no label at all: the server tells
+    # A cell TRUE is the number 1 too only where the whole column is booleans, as the server
+    # types a label column ('True' beside 'no' is text).
+    booleans = all(_as_bool(cell) is not None for cell in seen)
+    if any(_matches(cell, wanted, booleans=booleans) for cell in seen):
+        return
     labels = sorted((_typed(c) for c in seen), key=_order)
     raise CliError(
         f"{path}: positive_label {wanted!r} is not one of the labels {_show(labels, _SHOWN_LABELS)}"
@@ -171,13 +172,12 @@ def _as_bool(value: Any) -> bool | None:
     return None
 
 
-def _matches(cell: str, wanted: Any) -> bool:
+def _matches(cell: str, wanted: Any, *, booleans: bool = False) -> bool:
     if isinstance(wanted, str) and cell == wanted:
         return True
     number, flag = _as_number(wanted), _as_bool(wanted)
-    # A cell TRUE is the label True, which the server reads as the number 1 too.
     cell_flag = _as_bool(cell)
-    cell_number = _as_number(cell) if cell_flag is None else float(cell_flag)
+    cell_number = float(cell_flag) if booleans and cell_flag is not None else _as_number(cell)
     return (number is not None and cell_number == number) or (
         flag is not None and cell_flag is flag
     )

@@ -64,10 +64,11 @@ def read_rows(path: Path, feature_names: list[str] | None) -> list[list[float]]:
             header = next(reader, None)
             if header is None:
                 raise CliError(f"cannot read {path} as CSV: the file is empty")
-            refuse_other_separators(path, header)
             if feature_names:
                 missing = [n for n in feature_names if n not in header]
                 if missing:
+                    # a name holding ';' is the model's own where the header has it
+                    refuse_other_separators(path, header)
                     raise CliError(f"{path} lacks the model's feature column(s) {missing[:10]}")
                 # A name given twice was read from its first column, without a word.
                 twice = sorted({n for n in feature_names if header.count(n) > 1})

@@ -309,7 +309,10 @@ def test_one_class_written_two_ways_is_refused_not_made_two(tmp_path):
 
     path = tmp_path / "labels.csv"
     for written, said in [
-        (["yes", " yes", "no"], r"labels 'yes' and ' yes' differ only in spaces, letter case"),
+        (
+            ["yes", " yes", "no"],
+            r"labels 'yes' and ' yes' differ only in surrounding spaces, letter case",
+        ),
         (["Yes", "yes", "no"], "labels 'Yes' and 'yes' differ"),
         (["1", "1.0", "0"], "labels '1' and '1.0' differ"),
         (["a", "?", "b"], r"label '\?' marks a missing label"),
@@ -318,6 +321,15 @@ def test_one_class_written_two_ways_is_refused_not_made_two(tmp_path):
         for read in (load_dataset, load_multi_target):
             with pytest.raises(DataError, match=said):
                 read(str(path))
+    # ... while classes that only look close are classes: '+' and '-' (UCI's credit data),
+    # keys 'C' and 'c', codes '1.1' and '1.10', 'A1' and 'a1', '-01' and '-1'
+    for written in (["+", "-"], ["C", "c", "x"], ["1.1", "1.10", "2"], ["A1", "a1", "x"],
+                    ["-01", "-1", "2"]):  # fmt: skip
+        _write_csv(path, "a,y\n" + "".join(f"{i},{w}\n" for i, w in enumerate(written * 4)))
+        if len(written) == 2:
+            assert load_dataset(str(path), positive_label="+").positive_label == "+"
+        else:
+            assert set(load_multi_target(str(path)).classes) == set(written)
 
 
 @pytest.mark.parametrize(
@@ -374,6 +386,13 @@ def test_a_row_with_a_field_too_many_is_refused_and_a_comma_ending_each_line_is_
     ragged = _write_csv(tmp_path / "a.csv", "note,x1,y\nlate, again,1,0\nok,2,1\nok,3,0\n")
     with pytest.raises(DataError, match="a row has more fields than the header"):
         load_dataset(ragged, ignore_columns=["note"])
+    # R's write.csv: every row starts with its row name, which the header does not name
+    r_table = _write_csv(tmp_path / "r.csv", '"a","b","y"\n"r1",1,3,1\n"r2",2,6,0\n"r3",3,1,1\n')
+    ds = load_dataset(r_table)
+    assert ds.feature_names == ("a", "b") and ds.X.tolist() == [[1, 3], [2, 6], [3, 1]]
+    # an empty unnamed column the user names is theirs to ignore
+    trailing = _write_csv(tmp_path / "t.csv", "x1,x2,y,\n1,2,0,\n2,3,1,\n")
+    assert load_dataset(trailing, ignore_columns=["Unnamed: 3"]).feature_names == ("x1", "x2")
     for text in ("x1,x2,y,\n1,2,0,\n2,3,1,\n", "x1,x2,y\n1,2,0,\n2,3,1,\n"):
         ds = load_dataset(_write_csv(tmp_path / "b.csv", text))
         assert ds.feature_names == ("x1", "x2") and ds.X.tolist() == [[1, 2], [2, 3]]
