@@ -116,17 +116,20 @@ def constraints_table(result: Any, word: str = "class") -> Table | None:
             table.add_row(*row)
     for split in splits:
         row = ["all hold", split]
-        for method in methods:
-            cell = cells.get((method, split))
-            held = None if cell is None else optional(cell.constraints_held)
-            if cell is None or held is None:
-                row.append("-")
-            elif cell.n == 1:
-                row.append("[green]yes[/]" if held else "[red]no[/]")
-            else:
-                row.append(f"{held} of {cell.n}")
+        row += [held_text(cells.get((method, split))) for method in methods]
         table.add_row(*row)
     return table
+
+
+def held_text(cell: Any) -> str:
+    """Whether a summary cell's constraints all held: yes / no for one repeat, "k of n" for
+    several, "-" where it says nothing."""
+    held = None if cell is None else optional(getattr(cell, "constraints_held", None))
+    if cell is None or held is None:
+        return "-"
+    if cell.n == 1:
+        return "[green]yes[/]" if held else "[red]no[/]"
+    return f"{held} of {cell.n}"
 
 
 def classes_table(result: Any, word: str = "class") -> Table | None:
@@ -159,18 +162,12 @@ def classes_table(result: Any, word: str = "class") -> Table | None:
         tests = {s.method: s.mean for s in c.summary if s.split == "test"}
         metro_test = next((s for s in c.summary if s.split == "test" and s.method == "metro"), None)
         means = None if metro_test is None else optional(metro_test.constraint_means)
-        held = None if metro_test is None else optional(metro_test.constraints_held)
         constraint_cells = [
             fmt(None if not means else optional(means[i]), ".4f")
             for i in range(len(constraint_names))
         ]
         if constraint_names:
-            if held is None or metro_test is None:
-                constraint_cells.append("-")
-            elif metro_test.n == 1:
-                constraint_cells.append("[green]yes[/]" if held else "[red]no[/]")
-            else:
-                constraint_cells.append(f"{held} of {metro_test.n}")
+            constraint_cells.append(held_text(metro_test))
         table.add_row(
             str(c.label),
             fmt(optional(c.trained_lambda)),
