@@ -776,3 +776,11 @@ def test_the_row_limit_the_cli_reads_is_the_servers_own_words():
     [error] = caught.value.errors
     match = _ROW_LIMIT.search(error.msg)
     assert match is not None and match[1] == "5", error.msg
+
+
+def test_a_column_list_reads_a_name_holding_a_comma_when_quoted():
+    """--ignore-columns 'Amount, EUR' was split into 'Amount' and 'EUR', and refused."""
+    from metro_cli.upload import column_list
+
+    assert column_list('"Amount, EUR",id') == ["Amount, EUR", "id"]
+    assert column_list(" a , b ,") == ["a", "b"] and column_list(None) is None

@@ -158,8 +158,9 @@ def submit(
         str | None,
         typer.Option(
             metavar="A,B,...",
-            help="Columns that are not features (an id, a note, text), comma-separated: left "
-            "out of training. Without it every column but the label is a feature.",
+            help="Columns that are not features (an id, a note, text), comma-separated (a name "
+            "holding a comma quoted: '\"Amount, EUR\",id'): left out of training. Without it "
+            "every column but the label is a feature.",
         ),
     ] = None,
     at_least: Annotated[

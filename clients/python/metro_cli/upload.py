@@ -52,10 +52,14 @@ def upload_file(
 
 
 def column_list(text: str | None) -> list[str] | None:
-    """Comma-separated column names (``A,B``), None when not given."""
+    """Comma-separated column names (``A,B``), read as a CSV line is, so that a name holding a
+    comma is given quoted (``'"Amount, EUR",id'``); None when not given."""
     if text is None:
         return None
-    return [c.strip() for c in text.split(",") if c.strip()]
+    import csv
+
+    fields = next(csv.reader([text], skipinitialspace=True), [])
+    return [c.strip() for c in fields if c.strip()]
 
 
 def delete_upload(api: Api, dataset: Any) -> str | None:
@@ -84,8 +88,9 @@ def upload(
         str | None,
         typer.Option(
             metavar="A,B,...",
-            help="Columns that are not features (an id, text), comma-separated: left out of "
-            "the check with --label-column, as a job's --ignore-columns leaves them out.",
+            help="Columns that are not features (an id, text), comma-separated (a name holding a "
+            "comma quoted): left out of the check with --label-column, as a job's "
+            "--ignore-columns leaves them out.",
         ),
     ] = None,
     url: UrlOption = DEFAULT_URL,
