@@ -138,7 +138,10 @@ class ChoiceWarning(BaseModel):
         "positives predicted positive), not even the plain-ERM fallback delivered instead: "
         "the data cannot support a choice; no_signal: a paired bootstrap over the held-out "
         "rows does not find the chosen classifier better than predicting every row one class "
-        f"with probability {SIGNAL_LEVEL:g}: its lead may be chance"
+        f"with probability {SIGNAL_LEVEL:g}: its lead may be chance; id_like_feature (on "
+        "the delivered model's choice): a feature holds a different integer on every row, "
+        "filling a range, as an id or a row number does, and the model may read the rows' "
+        "order from it (dataset.ignore_columns leaves it out)"
     )
     message: str
 

@@ -13,7 +13,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from metro.constraints import Constraint, get_constraints
-from metro.datasets import default_positive, float32_features
+from metro.datasets import default_positive, float32_features, id_like_features
 from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec, get_metric
 from metro.model_selection import split_indices, stratified_folds
@@ -24,7 +24,9 @@ from metro.search import (
     MetroFitWarning,
     SearchConfig,
     SearchResult,
+    SearchWarning,
     TraceStep,
+    WarningCode,
     run_search,
 )
 from metro.search.solver import TrainerSolver, delivered_model
@@ -35,6 +37,27 @@ __all__ = ["MetroClassifier"]
 
 # The estimator's search defaults are SearchConfig's, which the service's job spec uses too.
 _DEFAULT_SEARCH = SearchConfig()
+
+
+def id_like_warning(X: Any, feature_names: Any = None) -> SearchWarning | None:
+    """The ``id_like_feature`` warning where features of ``X`` look like an id or a row number
+    (:func:`metro.datasets.id_like_features`); None where none does or X is not a table of
+    numbers. The library's fit and the service's jobs say it in these words."""
+    try:
+        table = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    names = id_like_features(table, None if feature_names is None else list(feature_names))
+    if not names:
+        return None
+    shown = ", ".join(repr(n) for n in names[:5])
+    return SearchWarning(
+        WarningCode.ID_LIKE_FEATURE,
+        f"the feature(s) {shown} hold a different integer on every row, filling a range: an id "
+        "or a row number? The model can read the rows' order from it, which in a file sorted "
+        "by date or by label is the answer itself; leave it out of the features (a job's "
+        "dataset.ignore_columns, or drop the column) unless it is a measurement",
+    )
 
 
 class MetroClassifier(ClassifierMixin, BaseEstimator):
@@ -334,6 +357,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             fit_averaged(self, X, y)
         else:
             self._fit_binary(X, y)
+        found = id_like_warning(X, getattr(self, "feature_names_in_", None))
+        if found is not None:
+            self.warnings_.append(found)
         self._issue_warnings()
         return self
 
@@ -349,7 +375,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
                 (f"{kind} {(c.item() if isinstance(c, np.generic) else c)!r}: ", w)
                 for c, ws in zip(self.classes_, self.class_warnings_, strict=True)
                 for w in ws
-            ]
+            ] + [("", w) for w in self.warnings_ if w.code == WarningCode.ID_LIKE_FEATURE]
         for where, w in found:
             warnings.warn(MetroFitWarning(w.code, where + w.message), stacklevel=3)
 

@@ -48,6 +48,7 @@ from core.job_spec import (
 from core.logs import job_context
 from core.queue import JobQueue
 from core.records import (
+    ChoiceWarning,
     MetricInfo,
     MetricRecord,
     RepeatChoice,
@@ -55,6 +56,7 @@ from core.records import (
 )
 from core.states import JobState
 from metro.datasets import DataError
+from metro.estimator import id_like_warning
 from metro.experiment import TEST_FRACTION, ExperimentResult, run_experiment
 from metro.metrics import MetricSpec
 from metro.model_selection import split_sizes
@@ -238,6 +240,8 @@ class JobRun:
         self.progress = Progress(job.spec)
         self.greater_is_better = MetricInfo.stored(job.spec).greater_is_better
         self.choices: dict[int, RepeatChoice] = {}  # repeat -> what its search chose
+        # What the data says beside the search (an id-like feature), on the delivered choice.
+        self.data_warnings: list[ChoiceWarning] = []
         self.steps_in_repeat: dict[int, int] = {}
         self.lambdas_fitted: dict[int, int] = {}  # repeat -> lambdas of its fits in so far
         self.refine_fits: dict[int, int] = {}  # repeat -> fits of its refinement step done
@@ -391,6 +395,7 @@ class JobRun:
         # The search chooses on the rows the experiment's test split leaves.
         n_test = split_sizes(dataset.n_samples, test_fraction=TEST_FRACTION)[2]
         self.progress.for_rows(dataset.n_samples - n_test)
+        self.data_warnings = data_warnings(dataset.X, dataset.feature_names)
         self.lease.check()
         ledger = FitLedger(
             self.ctx, self.job.id, self.token, self.lease, shard_size=self.job.shard_size,
@@ -465,6 +470,12 @@ class JobRun:
             ):
                 raise LeaseLost(str(self.job.id))
 
+    def noted(self, choice: RepeatChoice) -> RepeatChoice:
+        """Repeat 0's choice (the delivered model's) with the data's warnings."""
+        if choice.repeat != 0 or not self.data_warnings:
+            return choice
+        return choice.model_copy(update={"warnings": [*choice.warnings, *self.data_warnings]})
+
     @property
     def delivered_lambda(self) -> float | None:
         """The job's best_lambda: the trained lambda of the delivered model (repeat 0's choice),
@@ -474,7 +485,7 @@ class JobRun:
 
     def _on_search(self, repeat: int, spec: MetricSpec, search: SearchResult) -> None:
         self.lease.check()
-        self.choices[repeat] = repeat_choice(repeat, spec, search)
+        self.choices[repeat] = self.noted(repeat_choice(repeat, spec, search))
         if not store.set_choices(
             self.ctx, self.job.id, self.token, [self.choices[r] for r in sorted(self.choices)],
             best_lambda=self.delivered_lambda,
@@ -544,7 +555,7 @@ class JobRun:
         scores = {s.split: s.value for s in result.scores if s.method == "metro" and s.repeat == 0}
         info = spec.get("metric_info") or {}
         choices = [
-            self.choices.get(r) or repeat_choice(r, result.metric, result.searches[r])
+            self.choices.get(r) or self.noted(repeat_choice(r, result.metric, result.searches[r]))
             for r in sorted(result.searches)
         ]
         delivered = choices_json(choices[:1])[0]  # repeat 0's: the model's own
@@ -604,6 +615,13 @@ class JobRun:
             return "lost"
         self._drop_fits()
         return outcome
+
+
+def data_warnings(X: Any, feature_names: Any) -> list[ChoiceWarning]:
+    """The data's warnings for a job's choice, in the library's words
+    (:func:`metro.estimator.id_like_warning`)."""
+    found = id_like_warning(X, feature_names)
+    return [] if found is None else [ChoiceWarning(code=found.code.value, message=found.message)]
 
 
 def constrained_manifest(

@@ -44,6 +44,7 @@ from metro.datasets._loader import (
     FORMATS,
     check_float32_precision,
     float32_features,
+    id_like_features,
     inspect_file,
     load_dataset,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "check_label_columns",
     "default_positive",
     "float32_features",
+    "id_like_features",
     "inspect_file",
     "load_dataset",
     "load_multi_target",

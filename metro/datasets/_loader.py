@@ -143,6 +143,33 @@ def float32_features(X: Any, feature_names: Sequence[str] | None = None) -> np.n
     )
 
 
+# Rows below which a column of distinct integers is not judged an id: on a few rows any count
+# or code can be distinct.
+ID_LIKE_MIN_ROWS = 50
+
+
+def id_like_features(X: Any, feature_names: Sequence[str] | None = None) -> list[str]:
+    """The features of a table that look like an id or a row number: integers, a different one
+    on every row, filling a range at most twice the rows (1000, 1001, ... or 1 to n with gaps).
+    A model reads the rows' order from such a column, which in a file sorted by date or by
+    label is a leak (an id sorted with the label scored F1 1.0 on held-out and test rows); a
+    measured feature (a price, a count) is rarely distinct on every row of a dense range."""
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[0] < ID_LIKE_MIN_ROWS:
+        return []
+    n = X.shape[0]
+    found = []
+    for j in range(X.shape[1]):
+        column = X[:, j].astype(np.float64)
+        if not np.all(np.isfinite(column)) or not np.all(column == np.round(column)):
+            continue
+        low, high = float(column.min()), float(column.max())
+        if high - low + 1 > 2 * n or np.unique(column).size != n:
+            continue
+        found.append(str(feature_names[j]) if feature_names is not None else f"column {j}")
+    return found
+
+
 def refuse_ignore_columns(ignore_columns: Sequence[str], what: str) -> None:
     """``ignore_columns`` name columns of a table; ``what`` has none to name."""
     if ignore_columns:

@@ -188,6 +188,7 @@ class WarningCode(StrEnum):
     CONSTRAINTS_NOT_MET = "constraints_not_met"
     NO_SUPPORTED_CHOICE = "no_supported_choice"
     NO_SIGNAL = "no_signal"
+    ID_LIKE_FEATURE = "id_like_feature"
 
 
 @dataclass(frozen=True)

@@ -761,6 +761,13 @@ def test_columns_that_are_not_features_are_left_out_from_upload_to_predict(
               "--max-iter", "30", "--refine", "off"]  # fmt: skip
     unknown = metro(live, "submit", *common, "--ignore-columns", "name,zip")
     assert_one_line_error(unknown, "--ignore-columns names ['zip'], not a column")
+    # the id kept: the job's delivered choice says it looks like one
+    kept = metro(live, "submit", *common, "--ignore-columns", "name", "--watch")
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    said = metro(live, "result", kept.stdout.splitlines()[0].strip(), "--json")
+    [choice] = json.loads(said.stdout)["choices"]
+    [warning] = [w for w in choice["warnings"] if w["code"] == "id_like_feature"]
+    assert "'customer_id' hold a different integer on every row" in warning["message"]
     done = metro(live, "submit", *common, "--ignore-columns", "customer_id,name", "--watch")
     assert done.returncode == 0, done.stdout + done.stderr
     job_id = done.stdout.splitlines()[0].strip()

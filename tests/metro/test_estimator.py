@@ -10,6 +10,7 @@ from sklearn.metrics import f1_score, fbeta_score, jaccard_score
 from sklearn.utils.estimator_checks import estimator_checks_generator
 
 from metro import MetricSpec, MetroClassifier, f_beta
+from metro.search import MetroFitWarning
 from metro.trainer import TrainingCancelled
 
 FAST = {"max_iter": 60}
@@ -498,3 +499,22 @@ def test_text_labels_without_pos_label_say_which_class_the_metric_is_for():
             warnings.simplefilter("always")
             clone(clf).set_params(pos_label=given).fit(X, labels)
         assert not [w for w in caught if "pos_label was not given" in str(w.message)]
+
+
+def test_an_id_like_feature_is_warned_of():
+    """A customer id sorted with the label scored F1 1.0 on held-out and test rows without a
+    word: the fit now names the column (a different integer on every row, filling a range)."""
+    X, y = _data(n=200)
+    order = np.argsort(y, kind="stable")
+    frame = pd.DataFrame(X[order][:, :3], columns=["a", "b", "c"])
+    frame.insert(0, "customer_id", np.arange(1000, 1200))
+    clf = MetroClassifier(n_lambdas=3, cv=3, refine="off", training=FAST, random_state=0)
+    with pytest.warns(MetroFitWarning, match=r"id_like_feature: .*'customer_id' hold a different"):
+        clf.fit(frame, y[order])
+    assert [w.code.value for w in clf.warnings_].count("id_like_feature") == 1
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # no id: no such warning
+        warnings.simplefilter("always")
+        clone(clf).fit(frame.drop(columns="customer_id"), y[order])
+    assert not [w for w in caught if "id_like_feature" in str(w.message)]

@@ -3,6 +3,7 @@ from typing import Literal
 ChoiceWarningCode = Literal[
     "constraints_not_met",
     "few_true_positives",
+    "id_like_feature",
     "lambda_at_grid_edge",
     "no_signal",
     "no_supported_choice",
@@ -12,6 +13,7 @@ ChoiceWarningCode = Literal[
 CHOICE_WARNING_CODE_VALUES: set[ChoiceWarningCode] = {
     "constraints_not_met",
     "few_true_positives",
+    "id_like_feature",
     "lambda_at_grid_edge",
     "no_signal",
     "no_supported_choice",
