@@ -44,7 +44,9 @@ def id_like_warning(X: Any, feature_names: Any = None) -> SearchWarning | None:
     (:func:`metro.datasets.id_like_features`); None where none does or X is not a table of
     numbers. The library's fit and the service's jobs say it in these words."""
     try:
-        table = np.asarray(X, dtype=np.float64)
+        table = np.asarray(X)  # numbers as they are: a float64 copy of a large X costs its size
+        if table.dtype.kind not in "biuf":
+            table = table.astype(np.float64)
     except (TypeError, ValueError):
         return None
     names = id_like_features(table, None if feature_names is None else list(feature_names))
