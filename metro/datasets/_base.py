@@ -198,11 +198,15 @@ def show_values(values: Sequence[Any], limit: int = _MAX_SHOWN_VALUES) -> str:
     return f"[{shown}, ...]" if len(values) > limit else f"[{shown}]"
 
 
+# What a table in another encoding (Excel's "Unicode text" is UTF-16) is told to do.
+NOT_UTF8 = "the file is not UTF-8 text (from a spreadsheet, save it as CSV UTF-8)"
+
+
 def parser_reason(exc: BaseException, real: str, given: str) -> str:
     """The parser's own explanation, shortened, with no trace of the resolved path."""
     lines = str(exc).strip().splitlines()
     text = lines[0] if lines else type(exc).__name__
     if isinstance(exc, UnicodeDecodeError):
-        text = "the file is not UTF-8 text"
+        text = NOT_UTF8
     text = text.replace(real, given)
     return text if len(text) <= _MAX_REASON_CHARS else text[: _MAX_REASON_CHARS - 3] + "..."

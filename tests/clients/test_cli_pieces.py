@@ -784,3 +784,19 @@ def test_a_column_list_reads_a_name_holding_a_comma_when_quoted():
 
     assert column_list('"Amount, EUR",id') == ["Amount, EUR", "id"]
     assert column_list(" a , b ,") == ["a", "b"] and column_list(None) is None
+
+
+def test_a_utf16_file_is_told_to_be_saved_as_csv_utf8_in_the_servers_words(tmp_path):
+    """Excel's "Unicode text": the command line printed the codec's own words ("'utf-8' codec
+    can't decode byte 0xff in position 0"), the server "the file is not UTF-8 text"."""
+    from metro_cli.local_files import NOT_UTF8
+    from metro_cli.predict import read_rows
+
+    from metro.datasets import _base as server
+
+    assert server.NOT_UTF8 == NOT_UTF8
+    path = tmp_path / "export.csv"
+    path.write_bytes("a,y\n1,0\n".encode("utf-16"))
+    assert _refusal(path, "y", None) == f"could not read {path} as CSV: {NOT_UTF8}"
+    with pytest.raises(CliError, match=r"save it as CSV UTF-8"):
+        read_rows(path, ["a"])

@@ -53,6 +53,10 @@ def check_readable(path: Path) -> str:
     return kind
 
 
+# As the server says it (metro.datasets): Excel's "Unicode text" is UTF-16.
+NOT_UTF8 = "the file is not UTF-8 text (from a spreadsheet, save it as CSV UTF-8)"
+
+
 def refuse_other_separators(path: Path, header: list[str]) -> None:
     """A header that reads as one column holding another separator: the file is not
     comma-separated (a spreadsheet's export where ',' is the decimal mark uses ';')."""
@@ -108,7 +112,9 @@ def check_local_dataset(
                 )
             if positive_label is not None:
                 _check_positive_label(path, positive_label, _column(rows, columns.index(label)))
-    except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
+    except UnicodeDecodeError:
+        raise CliError(f"could not read {path} as CSV: {NOT_UTF8}") from None
+    except (OSError, csv.Error, EOFError) as exc:
         raise CliError(f"could not read {path} as CSV: {exc}") from None
 
 

@@ -16,7 +16,7 @@ import typer
 
 from metro_cli.api import Api
 from metro_cli.errors import ApiError, CliError, one_line_errors
-from metro_cli.local_files import refuse_other_separators
+from metro_cli.local_files import NOT_UTF8, refuse_other_separators
 from metro_cli.options import DEFAULT_URL, MODEL_HELP, KeyOption, UrlOption
 from metro_cli.output import note, optional
 
@@ -111,7 +111,9 @@ def read_rows(path: Path, feature_names: list[str] | None) -> list[list[float]]:
                         f"model's float32 features (line {line}: {record[big]!r})"
                     )
                 rows.append([v for v in values if v is not None])
-    except (UnicodeDecodeError, csv.Error) as exc:
+    except UnicodeDecodeError:
+        raise CliError(f"cannot read {path} as CSV: {NOT_UTF8}") from None
+    except csv.Error as exc:
         raise CliError(f"cannot read {path} as CSV: {exc}") from None
     return rows
 
