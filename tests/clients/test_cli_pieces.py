@@ -800,3 +800,12 @@ def test_a_utf16_file_is_told_to_be_saved_as_csv_utf8_in_the_servers_words(tmp_p
     assert _refusal(path, "y", None) == f"could not read {path} as CSV: {NOT_UTF8}"
     with pytest.raises(CliError, match=r"save it as CSV UTF-8"):
         read_rows(path, ["a"])
+
+
+def test_predict_reads_numbers_as_training_reads_them():
+    """'1_000' and Arabic-Indic digits were read as 1000 and 12 by Python's float(), which
+    training refuses as text."""
+    from metro_cli.predict import _number
+
+    assert [_number(t) for t in ("1_000", "\u0661\u0662", "nan", "x")] == [None] * 4
+    assert [_number(t) for t in ("1000", " 1.5e3 ", "TRUE", "-0")] == [1000.0, 1500.0, 1.0, 0.0]

@@ -40,6 +40,10 @@ def _number(text: str) -> float | None:
     word = text.strip().lower()
     if word in ("true", "false"):
         return 1.0 if word == "true" else 0.0
+    # As a table for training is read: Python's float() also takes '1_000' and digits of other
+    # scripts ('١٢'), which training refuses as text.
+    if "_" in word or not word.isascii():
+        return None
     try:
         value = float(word)
     except ValueError:
