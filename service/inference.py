@@ -79,7 +79,11 @@ class LinearScorer:
             # Where the terms' magnitudes pass float32's range, the module's float32 sum can
             # overflow (NaN, inf) whatever the float64 sum is: no score, as the library, the
             # saved model and the ONNX file have none (the float64 sum scored such a row).
-            scores[np.abs(z) @ np.abs(weight) > FLOAT32_MAX] = np.nan
+            # Judged row by row (a second product) only where the whole batch's bound,
+            # max |z| times a model's sum of |w|, could pass it: not for ordinary rows.
+            magnitude = np.abs(weight)
+            if np.abs(z).max(initial=0.0) * magnitude.sum(axis=0).max(initial=0.0) > FLOAT32_MAX:
+                scores[np.abs(z) @ magnitude > FLOAT32_MAX] = np.nan
             return np.asarray(scores.astype(np.float32))
 
 
