@@ -47,6 +47,7 @@ from metro.datasets._loader import (
     id_like_features,
     inspect_file,
     load_dataset,
+    refuse_ignore_columns,
 )
 from metro.datasets._multi import (
     MAX_CLASSES,
@@ -88,6 +89,7 @@ __all__ = [
     "parse_classes",
     "parse_label_matrix",
     "parse_labels",
+    "refuse_ignore_columns",
     "show_values",
     "strata",
     "stratify_key",

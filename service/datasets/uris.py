@@ -90,13 +90,14 @@ def _check_builtin_classes(uri: str, dataset: DatasetRef) -> None:
 
 
 def _no_columns_to_ignore(dataset: DatasetRef, what: str) -> None:
-    """ignore_columns name columns of a table; ``what`` has none (the worker's own refusal)."""
-    if dataset.ignore_columns:
-        raise _invalid(
-            f"ignore_columns names columns of a CSV or Parquet table; {what} has no named "
-            "columns to leave out",
-            ("body", "dataset", "ignore_columns"),
-        )
+    """ignore_columns name columns of a table; ``what`` has none (the worker's own refusal,
+    in its words)."""
+    from metro.datasets import DataError, refuse_ignore_columns
+
+    try:
+        refuse_ignore_columns(dataset.ignore_columns or (), what)
+    except DataError as exc:
+        raise _invalid(str(exc), ("body", "dataset", "ignore_columns")) from None
 
 
 def _builtin_name(uri: str) -> str:
