@@ -65,7 +65,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from metro.datasets import float32_features, strata
+from metro.datasets import float32_features, label_array, strata
 from metro.metrics import MetricSpec, canonical_preset, get_metric
 from metro.model_selection import stratified_folds
 from metro.models import StackedModel, concatenate
@@ -468,7 +468,7 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
         names: Sequence[Any] = list(range(Y.shape[1])) if columns is None else list(columns)
         check_class_rows(Y.sum(axis=0), names, "label", n)
         targets = [Y[:, j] for j in range(Y.shape[1])]
-        est.classes_ = np.arange(Y.shape[1]) if columns is None else _one_per_label(names)
+        est.classes_ = np.arange(Y.shape[1]) if columns is None else label_array(names)
     elif target_type in ("multiclass", "binary"):
         y = column_or_1d(y, warn=True)  # a column vector: scikit-learn's DataConversionWarning
         est.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -628,20 +628,6 @@ def fit_averaged(
             if thin is not None and not any(w.code == thin.code for w in est.class_warnings_[c]):
                 est.class_warnings_[c].append(thin)
     return _gather_class_findings(est)
-
-
-def _one_per_label(names: Sequence[Any]) -> np.ndarray:
-    """A DataFrame's label columns as a 1-D array of them: as numpy reads names of one kind
-    (text, or numbers), else an object array of the names themselves (a MultiIndex's tuples
-    made a 2-D array, and text beside numbers made the numbers text)."""
-    if len({isinstance(name, str) for name in names}) == 1:
-        plain = np.asarray(names)
-        if plain.ndim == 1:
-            return plain
-    out = np.empty(len(names), dtype=object)
-    for i, name in enumerate(names):
-        out[i] = name
-    return out
 
 
 def _gather_class_findings(est: MetroClassifier) -> MetroClassifier:

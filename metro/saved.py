@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from metro.datasets import label_array
 from metro.metrics import display_name
 from metro.models import StackedModel
 from metro.serialization import DECISIONS, ModelFormatError, load_model, save_model
@@ -138,16 +139,15 @@ class SavedClassifier:
         self._threshold = float(manifest.get("threshold") or 0.0)
         self._decision: str | None = manifest.get("decision")
         if manifest.get("classes") is not None:
-            self.classes_ = _label_array(list(manifest["classes"]))
+            self.classes_ = label_array(manifest["classes"])
         else:
             labels = manifest["labels"]  # load_classifier checked it
             self.pos_label_ = labels["positive"]
             self._negative_label = labels["negative"]
-            pair = [self._negative_label, self.pos_label_]
-            # Sorted as scikit-learn sorts classes; labels of different kinds cannot be sorted
-            # and keep the manifest's order (negative, positive).
-            mixed = _text_and_numbers(pair)
-            self.classes_ = _label_array(pair) if mixed else np.unique(np.asarray(pair))
+            # Sorted as scikit-learn sorts classes; text beside numbers cannot be sorted and
+            # keeps the manifest's order (negative, positive).
+            pair = label_array([self._negative_label, self.pos_label_])
+            self.classes_ = pair if pair.dtype == object else np.unique(pair)
 
     def __repr__(self) -> str:
         what = "binary" if self._decision is None else self._decision
@@ -201,23 +201,10 @@ class SavedClassifier:
         return _labels_of(positive, self.pos_label_, self._negative_label)
 
 
-def _text_and_numbers(labels: list[Any]) -> bool:
-    """Whether ``labels`` mix text with numbers (9 and "not 9", a built-in dataset's): numpy
-    makes 9 the text "9" there (then not the positive label), and np.where cannot mix them
-    (DTypePromotionError). Numbers of several kinds (1 and 2.5, 0 and True) mix as before."""
-    return len({isinstance(label, str) for label in labels}) > 1
-
-
-def _label_array(labels: list[Any]) -> np.ndarray:
-    """The labels as an array: of themselves (an object array) where text and numbers mix."""
-    return np.asarray(labels, dtype=object if _text_and_numbers(labels) else None)
-
-
 def _labels_of(positive: np.ndarray, pos_label: Any, neg_label: Any) -> np.ndarray:
-    """The label of each row, decided positive or not."""
-    if _text_and_numbers([neg_label, pos_label]):
-        return _label_array([neg_label, pos_label])[positive.astype(np.intp)]
-    return np.where(positive, pos_label, neg_label)
+    """The label of each row, decided positive or not, typed as :func:`label_array` types the
+    two (np.where could not mix 9 and "not 9": DTypePromotionError)."""
+    return label_array([neg_label, pos_label])[positive.astype(np.intp)]
 
 
 def load_classifier(

@@ -38,7 +38,7 @@ from metro.datasets._base import (
     subset,
 )
 from metro.datasets._builtin import BUILTIN_DATASETS, builtin_shape, builtin_size
-from metro.datasets._labels import default_positive, parse_labels
+from metro.datasets._labels import default_positive, label_array, parse_labels
 from metro.datasets._loader import (
     FLOAT32_ROUNDING_LIMIT,
     FORMATS,
@@ -83,6 +83,7 @@ __all__ = [
     "float32_features",
     "id_like_features",
     "inspect_file",
+    "label_array",
     "load_dataset",
     "load_multi_target",
     "local_path_of",

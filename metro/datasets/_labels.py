@@ -49,6 +49,22 @@ def _as_bool(value: Any) -> bool | None:
     return None
 
 
+def label_array(labels: Sequence[Any]) -> np.ndarray:
+    """Labels (classes, label columns) as a 1-D array: as numpy reads labels of one kind (text,
+    or numbers of any types), else an object array of the labels themselves: text beside numbers
+    (9 and "not 9", a built-in set's) made the numbers text, and a DataFrame's MultiIndex names
+    (tuples) a 2-D array."""
+    labels = list(labels)
+    if len({isinstance(label, str) for label in labels}) <= 1:
+        plain = np.asarray(labels)
+        if plain.ndim == 1:
+            return plain
+    out = np.empty(len(labels), dtype=object)
+    for i, label in enumerate(labels):
+        out[i] = label
+    return out
+
+
 def default_positive(classes: list[Any]) -> Any | None:
     """The positive class when the labels themselves say which one it is, else None.
 

@@ -46,7 +46,7 @@ def test_each_exported_name_has_one_home():
         "parse_classes", "parse_label_matrix", "strata", "stratify_key", "show_values",
         "builtin_size",
         "check_label_columns", "check_ignore_columns", "default_positive", "id_like_features",
-        "refuse_ignore_columns",
+        "refuse_ignore_columns", "label_array",
         "ClassCountError",
         "LabelColumnError", "FLOAT32_ROUNDING_LIMIT", "check_float32_precision",
         "float32_features", "stratified_folds",
