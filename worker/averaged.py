@@ -48,7 +48,10 @@ from core.job_spec import (
 from core.records import ChoiceWarning, MetricRecord, RepeatChoice
 from metro.constraints import get_constraints
 from metro.datasets import MultiTargetDataset, stratify_key
-from metro.experiment import repeat_seed
+from metro.experiment import (
+    TEST_FRACTION,  # a binary job's test share too
+    repeat_seed,
+)
 from metro.multiclass import (
     MIN_POSITIVES,
     check_class_rows,
@@ -80,8 +83,6 @@ if TYPE_CHECKING:
     from worker.runner import JobRun
 
 logger = logging.getLogger(__name__)
-
-TEST_FRACTION = 0.2
 
 
 class AveragedRun:
