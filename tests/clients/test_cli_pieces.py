@@ -789,12 +789,14 @@ def test_a_column_list_reads_a_name_holding_a_comma_when_quoted():
 def test_a_utf16_file_is_told_to_be_saved_as_csv_utf8_in_the_servers_words(tmp_path):
     """Excel's "Unicode text": the command line printed the codec's own words ("'utf-8' codec
     can't decode byte 0xff in position 0"), the server "the file is not UTF-8 text"."""
-    from metro_cli.local_files import NOT_UTF8
+    from metro_cli.local_files import NOT_UTF8, OTHER_SEPARATORS
     from metro_cli.predict import read_rows
 
     from metro.datasets import _base as server
+    from metro.datasets import _csv as server_csv
 
     assert server.NOT_UTF8 == NOT_UTF8
+    assert server_csv._OTHER_SEPARATORS == OTHER_SEPARATORS  # the separators named alike
     path = tmp_path / "export.csv"
     path.write_bytes("a,y\n1,0\n".encode("utf-16"))
     assert _refusal(path, "y", None) == f"could not read {path} as CSV: {NOT_UTF8}"

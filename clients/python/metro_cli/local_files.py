@@ -57,12 +57,16 @@ def check_readable(path: Path) -> str:
 NOT_UTF8 = "the file is not UTF-8 text (from a spreadsheet, save it as CSV UTF-8)"
 
 
+# The separators a header read as one column is judged by, as the server's (metro.datasets).
+OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}
+
+
 def refuse_other_separators(path: Path, header: list[str]) -> None:
     """A header that reads as one column holding another separator: the file is not
     comma-separated (a spreadsheet's export where ',' is the decimal mark uses ';')."""
     if len(header) != 1:
         return
-    for separator, word in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):
+    for separator, word in OTHER_SEPARATORS.items():
         if separator in header[0]:
             raise CliError(
                 f"{path}: the header reads as one column {header[0][:80]!r}: the file seems "

@@ -219,7 +219,7 @@ def submit(
     dataset_flags: dict[str, Any] = {  # None: not given
         "dataset.uri": _LOCAL_FILE if local is not None else dataset,
         "dataset.label_column": label_column,
-        "dataset.label_columns": None if label_columns is None else column_list(label_columns),
+        "dataset.label_columns": column_list(label_columns),
         "dataset.positive_label": None if positive_label is None else scalar(positive_label),
         "dataset.ignore_columns": column_list(ignore_columns),
     }
