@@ -27,6 +27,7 @@ from metro.serialization import fsync_file
 
 if TYPE_CHECKING:
     from metro.datasets import DataError, MultiTargetDataset
+    from metro.search import SearchWarning
 
 # The formats metro.data reads, by file name suffix.
 FORMATS = (".csv.gz", ".csv", ".parquet", ".pq", ".npz")
@@ -49,6 +50,8 @@ class Inspection:
     # With a label column: its two classes as metro read them, [negative, positive]; a column
     # of three classes or more (for an averaged job): its classes, in metro's order.
     labels: list[Any] | None = None
+    # What the check warned of, in the library's words (a feature that looks like an id).
+    warnings: tuple[SearchWarning, ...] = ()
 
 
 def file_format(filename: str) -> str:
@@ -136,11 +139,13 @@ def inspect_upload(
     upload_dir: Path,
     limits: DatasetLimits,
     ignore_columns: Sequence[str] = (),
+    label_columns: Sequence[str] | None = None,
 ) -> Inspection:
     """Rows and columns of the file, read no further than ``limits`` allow (a file past one is a
     413, whatever its size on disk). With a ``label_column`` the file is loaded exactly as a
     worker will load it (``metro.data.load_dataset``), so a bad label column or non-numeric
     feature is refused now rather than when a job fails; without one only the shape is read.
+    With ``label_columns`` (several 0/1 columns) it is loaded as a multi-label job loads it.
     ``ignore_columns`` are left out of the features as a job's ``dataset.ignore_columns``
     leaves them (an id or text column then does not fail the check)."""
     from metro.data import DataError, DataLimitError, inspect_file, load_dataset
@@ -151,7 +156,9 @@ def inspect_upload(
         return str(exc).replace(str(stored.path), "the uploaded file")
 
     try:
-        if label_column is not None:
+        if label_columns is not None:
+            info = _multilabel(stored, list(label_columns), upload_dir, limits, ignore_columns)
+        elif label_column is not None:
             try:
                 ds = load_dataset(
                     str(stored.path),
@@ -177,12 +184,12 @@ def inspect_upload(
                 if multi is None:
                     raise binary_error from None
                 info = _labelled(
-                    stored, label_column, multi.feature_names, multi.n_samples,
-                    int(multi.X[0].size), list(multi.classes), ignore_columns,
+                    stored, [label_column], multi.X, multi.feature_names,
+                    list(multi.classes), ignore_columns,
                 )  # fmt: skip
             else:
                 info = _labelled(
-                    stored, label_column, ds.feature_names, ds.n_samples, ds.n_features,
+                    stored, [label_column], ds.X, ds.feature_names,
                     [ds.negative_label, ds.positive_label], ignore_columns,
                 )  # fmt: skip
         else:
@@ -196,7 +203,11 @@ def inspect_upload(
     except DataError as exc:
         # A label the positive class cannot be told from is the positive_label field's to fix,
         # a column the file does not have the label_column field's.
-        if isinstance(exc, LabelColumnError):
+        if label_columns is not None and (
+            isinstance(exc, LabelColumnError) or str(exc).startswith(("label column", "label_"))
+        ):
+            field = "label_columns"
+        elif isinstance(exc, LabelColumnError):
             field = "label_column"
         else:
             field = next(
@@ -228,21 +239,47 @@ def inspect_upload(
 
 def _labelled(
     stored: StoredUpload,
-    label_column: str,
+    label_columns: list[str],
+    X: Any,
     feature_names: tuple[str, ...] | None,
-    n_rows: int,
-    n_features: int,
-    labels: list[Any],
+    labels: list[Any] | None,
     ignore_columns: Sequence[str] = (),
 ) -> Inspection:
-    """The inspection of a file loaded by its label column. n_columns counts the file's
+    """The inspection of a file loaded by its label column(s). n_columns counts the file's
     columns, label and ignored ones included, as without a label column: one file, one answer
-    (an NPZ has no label column among its X's columns)."""
+    (an NPZ has no label column among its X's columns). Its warnings are those a job on it
+    gets for its data (:func:`metro.estimator.id_like_warning`)."""
+    from metro.estimator import id_like_warning
+
     names = list(feature_names) if feature_names is not None else None
     is_table = names is not None and stored.format != ".npz"
-    columns = [*names, label_column, *ignore_columns] if is_table and names is not None else names
+    columns = [*names, *label_columns, *ignore_columns] if is_table and names is not None else names
+    n_features = int(X[0].size) if len(X) else 0
     n_columns = len(columns) if is_table and columns is not None else n_features
-    return Inspection(n_rows=n_rows, n_columns=n_columns, columns=columns, labels=labels)
+    found = id_like_warning(X, feature_names) if X.ndim == 2 else None
+    return Inspection(
+        n_rows=int(X.shape[0]), n_columns=n_columns, columns=columns, labels=labels,
+        warnings=() if found is None else (found,),
+    )  # fmt: skip
+
+
+def _multilabel(
+    stored: StoredUpload,
+    label_columns: list[str],
+    upload_dir: Path,
+    limits: DatasetLimits,
+    ignore_columns: Sequence[str] = (),
+) -> Inspection:
+    """The file read as a worker reads a multi-label job's data: each of ``label_columns`` a
+    0/1 column (or -1/1, booleans) with enough rows on either side."""
+    from metro.datasets import load_multi_target
+
+    ds = load_multi_target(
+        str(stored.path), label_columns=label_columns, data_roots=[upload_dir],
+        max_rows=limits.rows, max_columns=limits.columns,
+        max_decompressed_bytes=limits.decompressed_bytes, ignore_columns=ignore_columns,
+    )  # fmt: skip
+    return _labelled(stored, label_columns, ds.X, ds.feature_names, None, ignore_columns)
 
 
 def _multiclass(

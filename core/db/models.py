@@ -80,6 +80,12 @@ class Dataset(Base):
     # them at submission (its positive_label), not only when a worker loads the file.
     label_column: Mapped[str | None] = mapped_column(String(255), default=None)
     labels: Mapped[list[Any] | None] = mapped_column(PortableJSON, default=None)
+    # Or the several 0/1 label columns (multi-label) it was checked with; and the columns the
+    # check left out of the features. Shown with the dataset: what its check vouches for.
+    label_columns: Mapped[list[str] | None] = mapped_column(PortableJSON, default=None)
+    ignore_columns: Mapped[list[str] | None] = mapped_column(PortableJSON, default=None)
+    # What the check warned of ({code, message}: a feature that looks like an id), or None.
+    warnings: Mapped[list[dict[str, str]] | None] = mapped_column(PortableJSON, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     @property

@@ -782,6 +782,37 @@ def test_columns_that_are_not_features_are_left_out_from_upload_to_predict(
     assert len(scored.stdout.splitlines()) == 161
 
 
+def test_a_multilabel_submission_is_refused_at_upload_for_a_label_not_0_or_1(
+    live: Live, tmp_path: Path
+) -> None:
+    """A label column of yes/no passed the upload (checked for its shape only) and the job
+    (which cannot read the file), and the job failed on a worker; now the upload is checked as
+    the job reads it, and refused before any job is made. `metro upload` says what its check
+    found (an id-like feature) on stderr."""
+    rows = [[i % 7, 1000 + i, i % 2, "yes" if i % 3 else "no"] for i in range(80)]
+    path = tmp_path / "tags.csv"
+    _write_table(path, ["a", "customer", "red", "blue"], rows)
+    headers = {"Authorization": f"Bearer {live.api_key}"}
+    jobs_before = len(httpx.get(f"{live.url}/v1/jobs", headers=headers).json()["items"])
+    refused = metro(
+        live, "submit", "-d", str(path), "--label-columns", "red,blue", "-m", "f1",
+        "--average", "macro", "--n-lambdas", "3",
+    )  # fmt: skip
+    assert_one_line_error(refused, "label column 'blue' must hold 0 and 1")
+    assert len(httpx.get(f"{live.url}/v1/jobs", headers=headers).json()["items"]) == jobs_before
+    uploaded = metro(live, "upload", str(path), "--label-columns", "red,customer",
+                     "--ignore-columns", "blue")  # fmt: skip
+    assert uploaded.returncode == 1 and "label column 'customer' must hold 0 and 1" in (
+        uploaded.stderr
+    ), uploaded.stderr
+    uploaded = metro(live, "upload", str(path), "--label-column", "red", "--positive-label", "1",
+                     "--ignore-columns", "blue")  # fmt: skip
+    assert uploaded.returncode == 0, uploaded.stderr
+    assert "warning: tags.csv: id_like_feature: the feature(s) 'customer' hold" in (uploaded.stderr)
+    both = metro(live, "upload", str(path), "--label-column", "red", "--label-columns", "a,red")
+    assert_one_line_error(both, "not both")
+
+
 def test_a_multilabel_jobs_result_names_its_labels(live: Live, tmp_path: Path) -> None:
     """Each row of the per-target table is a label column: "Per label", not "Per class"."""
     from sklearn.datasets import make_multilabel_classification

@@ -644,3 +644,74 @@ def test_columns_that_are_not_features_are_left_out_at_upload_and_in_jobs(client
     # a job without them keeps its spec: no ignore_columns key
     plain = job({})
     assert plain.status_code == 201 and "ignore_columns" not in plain.json()["spec"]["dataset"]
+
+
+def _multilabel_csv(n=60, red=None):
+    rows = [
+        f"{i % 7},{(i * 3) % 5},{red(i) if red else i % 2},{(i // 2) % 2},{i % 3 == 0}\n".encode()
+        for i in range(n)
+    ]
+    return b"x1,x2,red,blue,green\n" + b"".join(rows)
+
+
+def test_an_upload_is_checked_as_a_multi_label_job_reads_it(client, tenant):
+    """Several 0/1 label columns: the upload could only be checked with one label column, so a
+    column holding anything else passed the upload and the job, and failed on a worker."""
+    r = _upload(client, tenant, _multilabel_csv(), label_columns=["red", "blue", "green"])
+    assert r.status_code == 201, r.text
+    ds = r.json()
+    assert ds["label_columns"] == ["red", "blue", "green"] and ds["label_column"] is None
+    assert ds["n_columns"] == 5 and sorted(ds["columns"]) == ["blue", "green", "red", "x1", "x2"]
+    assert ds["labels"] is None and ds["warnings"] == [] and ds["ignore_columns"] is None
+    job = client.post(
+        "/v1/jobs",
+        json=job_body(
+            metric={"preset": "f1", "average": "macro"},
+            dataset={"uri": ds["uri"], "label_columns": ["red", "blue", "green"]},
+        ),
+        headers=tenant.headers,
+    )
+    assert job.status_code == 201, job.text
+    spelled = _multilabel_csv(red=lambda i: "yes" if i % 2 else "no")
+    bad = _upload(client, tenant, spelled, label_columns=["red", "blue"])
+    assert bad.status_code == 422, bad.text
+    [error] = bad.json()["errors"]
+    assert error["loc"] == ["body", "label_columns"]
+    assert "label column 'red' must hold 0 and 1" in error["msg"] and "'no', 'yes'" in error["msg"]
+    missing = _upload(client, tenant, _multilabel_csv(), label_columns=["red", "pink"])
+    assert missing.status_code == 422
+    assert missing.json()["errors"][0]["loc"] == ["body", "label_columns"], missing.text
+    assert "pink" in missing.json()["errors"][0]["msg"]
+    for form, loc, said in [
+        ({"label_columns": ["red"]}, ["body", "label_columns"], "names one column"),
+        ({"label_columns": ["red", "red"]}, ["body", "label_columns"], "more than once"),
+        ({"label_columns": ["red", "blue"], "label_column": "green"}, ["body", "label_columns"],
+         "not both"),
+        ({"label_columns": ["red", "blue"], "positive_label": "1"}, ["body", "positive_label"],
+         "each of label_columns is a 0/1 column"),
+    ]:  # fmt: skip
+        r = _upload(client, tenant, _multilabel_csv(), **form)
+        assert r.status_code == 422, (form, r.text)
+        [error] = r.json()["errors"]
+        assert error["loc"] == loc and said in error["msg"], (form, error)
+    listed = client.get("/v1/datasets", headers=tenant.headers).json()["items"]
+    assert [d["label_columns"] for d in listed] == [["red", "blue", "green"]]  # no refused one
+
+
+def test_an_upload_records_its_ignored_columns_and_warns_of_an_id(client, tenant):
+    """The upload's answer said nothing of the columns its check left out, nor of a feature
+    that looks like an id (which a job on the file warned of only after training)."""
+    content = b"customer,name,x1,y\n" + b"".join(
+        f"{1000 + i},n{i},{(i * 7) % 5},{i % 2}\n".encode() for i in range(80)
+    )
+    r = _upload(client, tenant, content, label_column="y", ignore_columns=["name"])
+    assert r.status_code == 201, r.text
+    assert r.json()["ignore_columns"] == ["name"]
+    [warning] = r.json()["warnings"]
+    assert warning["code"] == "id_like_feature" and "'customer'" in warning["message"]
+    got = client.get(f"/v1/datasets/{r.json()['id']}", headers=tenant.headers).json()
+    assert got["warnings"] == r.json()["warnings"] and got["ignore_columns"] == ["name"]
+    clean = _upload(client, tenant, content, label_column="y", ignore_columns=["name", "customer"])
+    assert clean.status_code == 201 and clean.json()["warnings"] == [], clean.text
+    unchecked = _upload(client, tenant, content)  # the shape only: nothing to say
+    assert unchecked.json()["warnings"] == [] and unchecked.json()["ignore_columns"] is None

@@ -34,7 +34,7 @@ def test_postgres_upgrade_from_empty_and_downgrade_to_base(create_pg_database):
     assert migrate.current(url) is None
     migrate.upgrade(url)
     assert _tables(url) == TABLES | {"alembic_version"}
-    assert migrate.current(url) == "0009"
+    assert migrate.current(url) == "0010"
     migrate.downgrade(url, "base")
     assert _tables(url) == {"alembic_version"}
     assert migrate.current(url) is None

@@ -53,7 +53,7 @@ def submit_with_upload(
     label_column, positive_label = ds.get("label_column"), ds.get("positive_label")
     label_columns = ds.get("label_columns")
     ignored = ds.get("ignore_columns")
-    if label_columns:  # multi-label: each 0/1 column must be there; the job reads them
+    if label_columns:  # multi-label: each 0/1 column must be there; the upload reads them
         for name in label_columns:
             check_local_dataset(
                 path, label_column=name, positive_label=None, ignore_columns=ignored
@@ -72,7 +72,7 @@ def submit_with_upload(
         )
         checked_with, positive = label_column or DEFAULT_LABEL_COLUMN, positive_label
     if idempotency_key:
-        for earlier in same_uploads(api, path, checked_with):
+        for earlier in same_uploads(api, path, checked_with, label_columns or None):
             ds["uri"] = earlier.uri
             try:
                 job = submit_job(api, build_job(spec), idempotency_key)
@@ -82,7 +82,7 @@ def submit_with_upload(
                 raise
             note(f"took {path.name} as {earlier.uri}, an upload of the same bytes")
             return job
-    dataset = upload_file(api, path, checked_with, positive, ignored)
+    dataset = upload_file(api, path, checked_with, positive, ignored, label_columns or None)
     ds["uri"] = dataset.uri
     try:
         job = submit_job(api, build_job(spec), idempotency_key)
@@ -104,9 +104,11 @@ def submit_with_upload(
 _SAME_UPLOADS = 20
 
 
-def same_uploads(api: Api, path: Path, label_column: str | None) -> list[Any]:
+def same_uploads(
+    api: Api, path: Path, label_column: str | None, label_columns: list[str] | None = None
+) -> list[Any]:
     """The uploads of ``path``'s bytes already on the server, checked with the same label
-    column, newest first."""
+    column (or label columns), newest first."""
     import hashlib
 
     from metro_client.api.datasets import list_datasets
@@ -119,7 +121,12 @@ def same_uploads(api: Api, path: Path, label_column: str | None) -> list[Any]:
     except OSError:
         return []  # the upload says why
     page = api.call(list_datasets, sha256=digest.hexdigest(), limit=_SAME_UPLOADS)
-    return [d for d in page.items if optional(d.label_column) == label_column]
+    return [
+        d
+        for d in page.items
+        if optional(d.label_column) == label_column
+        and (optional(d.label_columns) or None) == label_columns
+    ]
 
 
 @with_spec_flags

@@ -14,7 +14,7 @@ from metro_cli.errors import CliError, one_line_errors
 from metro_cli.job_spec import scalar
 from metro_cli.local_files import check_local_dataset, check_readable
 from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
-from metro_cli.output import note
+from metro_cli.output import note, optional
 
 
 def label_text(label: Any) -> str:
@@ -29,14 +29,17 @@ def upload_file(
     label_column: str | None,
     positive_label: Any,
     ignore_columns: list[str] | None = None,
+    label_columns: list[str] | None = None,
 ) -> Any:
     """``POST /v1/datasets``: the server keeps the file only if it can load it with
-    ``label_column`` (and find ``positive_label``), its ``ignore_columns`` left out of the
-    features; the new dataset."""
+    ``label_column`` (and find ``positive_label``), or with the 0/1 ``label_columns`` of a
+    multi-label job, its ``ignore_columns`` left out of the features; the new dataset, whose
+    check's warnings are noted on stderr."""
     from metro_client.api.datasets import upload_dataset
     from metro_client.models import UploadDatasetBody
     from metro_client.types import UNSET, File
 
+    checked = label_column is not None or bool(label_columns)
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -46,9 +49,13 @@ def upload_file(
             file=File(payload=handle, file_name=path.name),
             label_column=label_column if label_column is not None else UNSET,
             positive_label=label_text(positive_label) if positive_label is not None else UNSET,
-            ignore_columns=ignore_columns if ignore_columns and label_column is not None else UNSET,
+            ignore_columns=ignore_columns if ignore_columns and checked else UNSET,
+            label_columns=label_columns if label_columns else UNSET,
         )
-        return api.call(upload_dataset, body=body)
+        dataset = api.call(upload_dataset, body=body)
+    for warning in optional(dataset.warnings) or []:
+        note(f"warning: {path.name}: {warning.code}: {warning.message}")
+    return dataset
 
 
 def column_list(text: str | None) -> list[str] | None:
@@ -93,24 +100,41 @@ def upload(
             "--ignore-columns leaves them out.",
         ),
     ] = None,
+    label_columns: Annotated[
+        str | None,
+        typer.Option(
+            metavar="A,B,...",
+            help="Instead of --label-column: check now that a multi-label job can load the file "
+            "with these 0/1 label columns, comma-separated.",
+        ),
+    ] = None,
     url: UrlOption = DEFAULT_URL,
     api_key: KeyOption = None,
 ) -> None:
     """Upload a dataset and print its dataset:// URI (to use in jobs)."""
+    labels = column_list(label_columns)
+    if labels is not None and label_column is not None:
+        raise CliError("give --label-column (one) or --label-columns (several 0/1 ones), not both")
     if positive_label is not None and label_column is None:
         raise CliError("--positive-label is checked against --label-column: give both")
     ignored = column_list(ignore_columns)
-    if ignored and label_column is None:
+    if ignored and label_column is None and not labels:
         raise CliError("--ignore-columns is checked with --label-column: give both")
     api = Api(url, api_key)
     label = None if positive_label is None else scalar(positive_label)
-    if label_column is not None:
+    if labels:
+        for name in labels:
+            check_local_dataset(
+                path, label_column=name, positive_label=None, ignore_columns=ignored,
+                option="--label-columns",
+            )  # fmt: skip
+    elif label_column is not None:
         check_local_dataset(
             path, label_column=label_column, positive_label=label, ignore_columns=ignored
         )
     else:
         check_readable(path)
-    dataset = upload_file(api, path, label_column, label, ignored)
+    dataset = upload_file(api, path, label_column, label, ignored, labels)
     note(
         f"uploaded {path.name}: {dataset.n_rows} rows, {dataset.n_columns} columns, "
         f"sha256 {dataset.sha256}"

@@ -81,22 +81,34 @@ def upload_dataset(
             "training; one field per column",
         ),
     ] = None,
+    label_columns: Annotated[
+        list[str] | None,
+        Form(
+            description="Instead of label_column: the several 0/1 label columns of a multi-label "
+            "job (dataset.label_columns), one field per column; the file is loaded as such a "
+            "job loads it and refused now if that would fail",
+        ),
+    ] = None,
 ) -> DatasetOut:
     """Returns the ``dataset://<id>`` URI to use in jobs; the SHA-256 of the bytes is recorded,
     and identical bytes are stored once per tenant."""
     nul_errors = fields_with_nul(
         {"label_column": label_column, "positive_label": positive_label,
-         "ignore_columns": ignore_columns},
+         "ignore_columns": ignore_columns, "label_columns": label_columns},
         ("body",),
     )  # fmt: skip
     nul_errors += [
-        FieldError(("body", "ignore_columns", i), "a column name is 1 to 255 characters")
-        for i, name in enumerate(ignore_columns or [])
+        FieldError(("body", field, i), "a column name is 1 to 255 characters")
+        for field, names in (("ignore_columns", ignore_columns), ("label_columns", label_columns))
+        for i, name in enumerate(names or [])
         if not 1 <= len(name) <= 255
     ]
+    if label_columns is not None and not nul_errors:
+        nul_errors += _label_columns_errors(label_columns, label_column, positive_label)
+    checked_by = label_column if label_columns is None else label_columns
     if file.filename and "\x00" in file.filename:
         nul_errors.append(FieldError(("body", "file"), "the file name must not contain a NUL"))
-    if positive_label is not None and label_column is None and not nul_errors:
+    if positive_label is not None and checked_by is None and not nul_errors:
         # Checked against the label column only: without one it was dropped without a word.
         nul_errors.append(
             FieldError(
@@ -104,12 +116,12 @@ def upload_dataset(
                 "positive_label is checked against label_column: give label_column too",
             )
         )
-    if ignore_columns and label_column is None and not nul_errors:
+    if ignore_columns and checked_by is None and not nul_errors:
         nul_errors.append(
             FieldError(
                 ("body", "ignore_columns"),
-                "ignore_columns leaves columns out of the check with label_column: give "
-                "label_column too (a job names its own dataset.ignore_columns)",
+                "ignore_columns leaves columns out of the check with label_column (or "
+                "label_columns): give it too (a job names its own dataset.ignore_columns)",
             )
         )
     if nul_errors:
@@ -133,6 +145,7 @@ def upload_dataset(
             upload_dir=settings.upload_dir,
             limits=DatasetLimits.from_settings(settings),
             ignore_columns=ignore_columns or (),
+            label_columns=label_columns,
         )
         location = store.location(principal.tenant_id, staged.sha256, staged.format)
         if quota:
@@ -169,6 +182,9 @@ def upload_dataset(
                     columns=info.columns,
                     label_column=label_column if info.labels is not None else None,
                     labels=info.labels,
+                    label_columns=label_columns,
+                    ignore_columns=ignore_columns or None,
+                    warnings=[w.to_dict() for w in info.warnings] or None,
                 ),
             )
         except BaseException as exc:
@@ -183,6 +199,36 @@ def upload_dataset(
         staged.path.unlink(missing_ok=True)
     response.headers["Location"] = str(request.url_for("get_dataset", dataset_id=str(dataset.id)))
     return DatasetOut.model_validate(dataset)
+
+
+def _label_columns_errors(
+    label_columns: list[str], label_column: str | None, positive_label: str | None
+) -> list[FieldError]:
+    """What is wrong with an upload's ``label_columns`` before the file is read: given with
+    label_column or positive_label (a multi-label job names neither), or refused as a job's
+    dataset.label_columns is (repeated, one, or past the limit of classes)."""
+    from metro.datasets import DataError, check_label_columns
+
+    if label_column is not None:
+        return [
+            FieldError(
+                ("body", "label_columns"),
+                "give label_column (one label column) or label_columns (several 0/1 ones), "
+                "not both",
+            )
+        ]
+    if positive_label is not None:
+        return [
+            FieldError(
+                ("body", "positive_label"),
+                "positive_label is for one label column; each of label_columns is a 0/1 column",
+            )
+        ]
+    try:
+        check_label_columns(label_columns)
+    except DataError as exc:
+        return [FieldError(("body", "label_columns"), str(exc))]
+    return []
 
 
 def _remove_if_unused(

@@ -20,6 +20,7 @@ from .cost_shift import CostShift
 from .dataset import Dataset
 from .dataset_page import DatasetPage
 from .dataset_ref import DatasetRef
+from .dataset_warning import DatasetWarning
 from .decision import Decision
 from .decision_threshold import DecisionThreshold
 from .download_format import DownloadFormat
@@ -104,6 +105,7 @@ __all__ = (
     "Dataset",
     "DatasetPage",
     "DatasetRef",
+    "DatasetWarning",
     "Decision",
     "DecisionThreshold",
     "DownloadFormat",

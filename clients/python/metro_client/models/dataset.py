@@ -2,11 +2,17 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.dataset_warning import DatasetWarning
+
 
 T = TypeVar("T", bound="Dataset")
 
@@ -29,6 +35,15 @@ class Dataset:
     job on this column is checked against them. A column of three classes or more (for a job with metric.average):
     its classes, in the order an averaged job's class_index counts them """
     created_at: datetime.datetime
+    label_columns: list[str] | None | Unset = UNSET
+    """ Or the several 0/1 label columns the upload was checked with, as a multi-label job (dataset.label_columns)
+    reads them """
+    ignore_columns: list[str] | None | Unset = UNSET
+    """ The columns the upload's check left out of the features (its ignore_columns); a job leaves out only those
+    its own dataset.ignore_columns names """
+    warnings: list[DatasetWarning] | Unset = UNSET
+    """ What the upload's check (with a label column) found in the features; empty where it found nothing, or
+    checked only the file's shape """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -73,6 +88,31 @@ class Dataset:
 
         created_at = self.created_at.isoformat()
 
+        label_columns: list[str] | None | Unset
+        if isinstance(self.label_columns, Unset):
+            label_columns = UNSET
+        elif isinstance(self.label_columns, list):
+            label_columns = self.label_columns
+
+        else:
+            label_columns = self.label_columns
+
+        ignore_columns: list[str] | None | Unset
+        if isinstance(self.ignore_columns, Unset):
+            ignore_columns = UNSET
+        elif isinstance(self.ignore_columns, list):
+            ignore_columns = self.ignore_columns
+
+        else:
+            ignore_columns = self.ignore_columns
+
+        warnings: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.warnings, Unset):
+            warnings = []
+            for warnings_item_data in self.warnings:
+                warnings_item = warnings_item_data.to_dict()
+                warnings.append(warnings_item)
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -91,11 +131,19 @@ class Dataset:
                 "created_at": created_at,
             }
         )
+        if label_columns is not UNSET:
+            field_dict["label_columns"] = label_columns
+        if ignore_columns is not UNSET:
+            field_dict["ignore_columns"] = ignore_columns
+        if warnings is not UNSET:
+            field_dict["warnings"] = warnings
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.dataset_warning import DatasetWarning  # noqa: PLC0415
+
         d = dict(src_dict)
         id = UUID(d.pop("id"))
 
@@ -171,6 +219,49 @@ class Dataset:
 
         created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
 
+        def _parse_label_columns(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                label_columns_type_0 = cast(list[str], data)
+
+                return label_columns_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        label_columns = _parse_label_columns(d.pop("label_columns", UNSET))
+
+        def _parse_ignore_columns(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                ignore_columns_type_0 = cast(list[str], data)
+
+                return ignore_columns_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        ignore_columns = _parse_ignore_columns(d.pop("ignore_columns", UNSET))
+
+        _warnings = d.pop("warnings", UNSET)
+        warnings: list[DatasetWarning] | Unset = UNSET
+        if _warnings is not UNSET:
+            warnings = []
+            for warnings_item_data in _warnings:
+                warnings_item = DatasetWarning.from_dict(warnings_item_data)
+
+                warnings.append(warnings_item)
+
         dataset = cls(
             id=id,
             uri=uri,
@@ -184,6 +275,9 @@ class Dataset:
             label_column=label_column,
             labels=labels,
             created_at=created_at,
+            label_columns=label_columns,
+            ignore_columns=ignore_columns,
+            warnings=warnings,
         )
 
         dataset.additional_properties = d

@@ -24,6 +24,9 @@ class UploadDatasetBody:
     ignore_columns: list[str] | None | Unset = UNSET
     """ Columns that are not features (an id, a note, text), left out of the check with label_column as a job's
     dataset.ignore_columns leaves them out of training; one field per column """
+    label_columns: list[str] | None | Unset = UNSET
+    """ Instead of label_column: the several 0/1 label columns of a multi-label job (dataset.label_columns), one
+    field per column; the file is loaded as such a job loads it and refused now if that would fail """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -50,6 +53,15 @@ class UploadDatasetBody:
         else:
             ignore_columns = self.ignore_columns
 
+        label_columns: list[str] | None | Unset
+        if isinstance(self.label_columns, Unset):
+            label_columns = UNSET
+        elif isinstance(self.label_columns, list):
+            label_columns = self.label_columns
+
+        else:
+            label_columns = self.label_columns
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -63,6 +75,8 @@ class UploadDatasetBody:
             field_dict["positive_label"] = positive_label
         if ignore_columns is not UNSET:
             field_dict["ignore_columns"] = ignore_columns
+        if label_columns is not UNSET:
+            field_dict["label_columns"] = label_columns
 
         return field_dict
 
@@ -91,6 +105,15 @@ class UploadDatasetBody:
                     )
             else:
                 files.append(("ignore_columns", (None, str(self.ignore_columns).encode(), "text/plain")))
+
+        if not isinstance(self.label_columns, Unset):
+            if isinstance(self.label_columns, list):
+                for label_columns_type_0_item_element in self.label_columns:
+                    files.append(
+                        ("label_columns", (None, str(label_columns_type_0_item_element).encode(), "text/plain"))
+                    )
+            else:
+                files.append(("label_columns", (None, str(self.label_columns).encode(), "text/plain")))
 
         for prop_name, prop in self.additional_properties.items():
             files.append((prop_name, (None, str(prop).encode(), "text/plain")))
@@ -137,11 +160,29 @@ class UploadDatasetBody:
 
         ignore_columns = _parse_ignore_columns(d.pop("ignore_columns", UNSET))
 
+        def _parse_label_columns(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                label_columns_type_0 = cast(list[str], data)
+
+                return label_columns_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        label_columns = _parse_label_columns(d.pop("label_columns", UNSET))
+
         upload_dataset_body = cls(
             file=file,
             label_column=label_column,
             positive_label=positive_label,
             ignore_columns=ignore_columns,
+            label_columns=label_columns,
         )
 
         upload_dataset_body.additional_properties = d
