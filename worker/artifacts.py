@@ -8,11 +8,14 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 from core.artifacts import job_dir, resolve_artifact_uri
 from core.artifacts import remove_tree as remove_tree  # the API's deletes use it too
 from metro.serialization import is_url, local_path, write_atomically
+
+logger = logging.getLogger(__name__)
 
 
 def models_dir(job_id: uuid.UUID) -> str:
@@ -25,6 +28,28 @@ def model_path(job_id: uuid.UUID, attempt: int) -> str:
     the job (stalled past its lease while another took over) never writes over the files the
     winner's model row names; the row records the path."""
     return f"{models_dir(job_id)}/{attempt}"
+
+
+def remove_other_attempts(artifacts_root: str, job_id: uuid.UUID, kept: str) -> None:
+    """Remove every attempt's model folder of a job but ``kept`` (the one its model row names):
+    an attempt killed while it wrote its model cannot remove its own half-written files, and
+    they stayed as long as the job did."""
+    import fsspec
+
+    root = resolve_artifact_uri(artifacts_root, models_dir(job_id))
+    try:
+        fs, path = fsspec.core.url_to_fs(root)
+        fs.invalidate_cache()
+        names = [str(entry).rstrip("/").rsplit("/", 1)[-1] for entry in fs.ls(path, detail=False)]
+    except FileNotFoundError:
+        return
+    except Exception:
+        logger.warning("could not list %s", models_dir(job_id), exc_info=True)
+        return
+    for name in names:
+        rel = f"{models_dir(job_id)}/{name}"
+        if rel != kept:
+            remove_tree(artifacts_root, rel)
 
 
 def fits_dir(job_id: uuid.UUID | str) -> str:

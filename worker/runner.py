@@ -613,6 +613,10 @@ class JobRun:
             artifacts.remove_tree(self.ctx.settings.artifacts_uri, model_row["artifact_uri"])
         if outcome == "lost":
             return "lost"
+        if outcome == JobState.SUCCEEDED.value:  # an earlier attempt's leftovers, if any
+            artifacts.remove_other_attempts(
+                self.ctx.settings.artifacts_uri, self.job.id, model_row["artifact_uri"]
+            )
         self._drop_fits()
         return outcome
 

@@ -95,6 +95,50 @@ def test_a_model_file_damaged_in_the_store_is_never_served(client, tenant, add_m
     assert r.status_code == 500 and r.json()["type"].endswith("/artifact-unavailable"), r.text
 
 
+def test_a_model_deleted_between_its_row_and_its_files_is_404_not_a_store_fault(
+    app, client, tenant, add_model, monkeypatch
+):
+    """A download or prediction that read the model's row before a concurrent delete committed,
+    and opened its files after the delete removed them, answered 500 artifact-unavailable (and
+    logged an ERROR, an operator's alarm) where the model was simply gone."""
+    import shutil
+
+    from core import artifacts
+    from service import inference
+    from service.crud import models as model_crud
+
+    def deleted_meanwhile(real):
+        def opened(*args, **kwargs):
+            with app.state.sessionmaker() as session:  # the delete, in another request
+                where = model_crud.delete_model(session, tenant.id, uuid.UUID(m["id"]))
+            shutil.rmtree(m["dir"].parent / where.rsplit("/", 1)[-1])
+            return real(*args, **kwargs)
+
+        return opened
+
+    m = add_model(tenant)
+    monkeypatch.setattr(artifacts, "open_checked", deleted_meanwhile(artifacts.open_checked))
+    r = client.get(f"/v1/models/{m['id']}/download", headers=tenant.headers)
+    assert r.status_code == 404 and r.json()["type"].endswith("/not-found"), r.text
+    monkeypatch.undo()
+    m = add_model(tenant)
+    monkeypatch.setattr(inference, "load_model", deleted_meanwhile(inference.load_model))
+    r = client.post(
+        f"/v1/models/{m['id']}/predict", json={"instances": [[0.0, 1.0, 2.0]]},
+        headers=tenant.headers,
+    )  # fmt: skip
+    assert r.status_code == 404 and r.json()["type"].endswith("/not-found"), r.text
+    # files lost while the row stays: still the store's fault
+    monkeypatch.undo()
+    m = add_model(tenant)
+    (m["dir"] / "manifest.json").unlink()
+    r = client.post(
+        f"/v1/models/{m['id']}/predict", json={"instances": [[0.0, 1.0, 2.0]]},
+        headers=tenant.headers,
+    )  # fmt: skip
+    assert r.status_code == 500 and r.json()["type"].endswith("/artifact-unavailable"), r.text
+
+
 def test_a_row_whose_score_overflows_is_refused_not_decided(client, tenant, add_model):
     # Finite values that overflow the model's standardization (1e36 / 1e-3): inf - inf is NaN,
     # which was answered as margin 0 and the positive label.

@@ -479,10 +479,16 @@ def test_each_attempt_saves_its_own_model_and_one_a_cancel_beat_removes_it(
     root = Path(ctx.settings.artifacts_uri.removeprefix("file://"))
     body = {**SMALL_JOB, "search": {"n_lambdas": 3, "cv": None}, "repeats": 1}
     done = cluster.submit(body)
+    # What an attempt killed as it wrote its model leaves: a temporary file in its own folder,
+    # which stayed as long as the job did once a later attempt succeeded.
+    killed = root / f"jobs/{done}/model/7"
+    killed.mkdir(parents=True)
+    (killed / ".model.safetensors.2n0p2zuu").write_bytes(b"half")
     assert run_job(done, ctx) == "succeeded"
     (model,) = cluster.models(done)
     assert model.artifact_uri == f"jobs/{done}/model/1"
     assert (root / model.artifact_uri / "model.safetensors").is_file()
+    assert sorted(p.name for p in (root / f"jobs/{done}/model").iterdir()) == ["1"]
 
     real = store.succeed_job
 

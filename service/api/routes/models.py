@@ -158,6 +158,11 @@ def download_model(
     try:
         chunks = artifacts.open_checked(uri, name, recorded)
     except artifacts.ArtifactError as exc:
+        # A delete commits its row, then removes the files: a download that read the row
+        # before and opens the files after asked for a model that is gone (404), not one the
+        # store lost (500, logged as an operator's alarm).
+        session.rollback()
+        crud.get_model(session, principal.tenant_id, model_id)
         raise artifacts.ArtifactError(f"model {model_id}: {exc}") from None
     headers = {
         "Content-Disposition": f'attachment; filename="model-{model_id}{name[name.index(".") :]}"'
@@ -197,7 +202,16 @@ async def predict(
     loaded = state.model_cache.peek((ref.id, ref.sha256))
     if loaded is not None and rows is not None and len(rows) * loaded.n_features <= _INLINE_VALUES:
         return _score_loaded(state, settings, ref, loaded, body)
-    return await run_in_threadpool(_score, state, settings, ref, body)
+    try:
+        return await run_in_threadpool(_score, state, settings, ref, body)
+    except artifacts.ArtifactError:
+        # A delete commits its row, then removes the files: a model whose row was read (or
+        # cached) before and whose files were opened after is gone (404), not lost (500).
+        state.model_refs.discard(principal.tenant_id, model_id)
+        await run_in_session(
+            request, lambda session: crud.get_model(session, principal.tenant_id, model_id)
+        )
+        raise
 
 
 # A warm model scores this many values in tens of microseconds, less than the hop to a thread
