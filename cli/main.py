@@ -261,10 +261,14 @@ def _stop_with_parent(parent: int) -> None:
 def migrate_cmd() -> None:
     """Upgrade the database schema to the latest revision."""
     settings = _settings()
-    _migrate(settings.database_url)
-    console.print(
-        f"database {shown_url(settings.database_url)} is at the latest revision", soft_wrap=True
+    before, after = _migrate(settings.database_url)
+    # Said either way: "is at the latest revision" after five migrations hid that any ran.
+    moved = (
+        f"upgraded from revision {before or 'none (a new database)'} to {after}"
+        if before != after
+        else f"already at the latest revision, {after}: nothing to do"
     )
+    console.print(f"database {shown_url(settings.database_url)}: {moved}", soft_wrap=True)
 
 
 @admin_app.command("create-key")
@@ -328,13 +332,14 @@ def revoke_key(
     console.print(f"revoked {info.prefix}... of tenant {info.tenant}")
 
 
-def _migrate(url: str) -> None:
+def _migrate(url: str) -> tuple[str | None, str | None]:
     """``metro migrate``'s upgrade, its failures as one line (each ended in a traceback of 70
-    to 160 lines)."""
-    from core.db.migrate import upgrade
+    to 160 lines); the schema's revision before and after."""
+    from core.db.migrate import current, upgrade
 
-    _schema_revision(url)
+    before = _schema_revision(url)
     upgrade(url)
+    return before, current(url)
 
 
 def _schema_revision(url: str) -> str | None:

@@ -184,8 +184,9 @@ def _kind_text(prop: dict[str, Any], schemas: dict[str, Any]) -> str:
             if low is None and high is None:
                 parts.append(kind)
             else:
-                left = "(" if "exclusiveMinimum" in member else "["
-                right = ")" if "exclusiveMaximum" in member else "]"
+                # An unbounded side is open: infinity is not a number the API takes.
+                left = "(" if "exclusiveMinimum" in member or low is None else "["
+                right = ")" if "exclusiveMaximum" in member or high is None else "]"
                 shown = [("-inf" if low is None else _number(low, kind)),
                          ("inf" if high is None else _number(high, kind))]  # fmt: skip
                 parts.append(f"{kind} in {left}{shown[0]}, {shown[1]}{right}")

@@ -81,7 +81,7 @@ class Settings(BaseSettings):
     api_key_cache_seconds: float = Field(default=5.0, ge=0, allow_inf_nan=False)
     api_key_cache_size: int = Field(default=10_000, ge=0)
     # SIGTERM: requests in flight get this long to finish, then the server stops regardless.
-    shutdown_timeout_seconds: int = Field(default=10, ge=0)
+    shutdown_timeout_seconds: int = Field(default=10, ge=0)  # whole seconds: uvicorn takes an int
     # The Retry-After of the 503 answered while the database is unreachable.
     database_retry_after_seconds: int = Field(default=5, ge=1)
 
@@ -161,11 +161,24 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("compile_cache_dir", mode="before")
+    @field_validator("compile_cache_dir", "uploads_uri", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
-        """``METRO_COMPILE_CACHE_DIR=`` (empty) means none, not the current directory."""
+        """``METRO_COMPILE_CACHE_DIR=`` (empty) means none, not the current directory; an
+        empty ``METRO_UPLOADS_URI`` is unset (the default place)."""
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator(
+        "database_url", "artifacts_uri", "upload_dir", "problem_type_base", mode="before"
+    )
+    @classmethod
+    def _not_empty(cls, value: object) -> object:
+        """``METRO_ARTIFACTS_URI=`` (a compose file's ``${VAR:-}``) put models under /jobs at
+        the file system's root, ``METRO_UPLOAD_DIR=`` uploads in the current directory: a
+        setting given empty is refused, not read as a path; unset it for its default."""
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("is empty; unset the variable for its default")
+        return value
 
     @field_validator("artifacts_uri", "uploads_uri")
     @classmethod
@@ -240,7 +253,7 @@ class Settings(BaseSettings):
 
 
 # METRO_* variables that are not settings of the service: the `metro` client's.
-CLIENT_VARIABLES = frozenset({"METRO_URL", "METRO_API_KEY"})
+CLIENT_VARIABLES = frozenset({"METRO_URL", "METRO_API_KEY", "METRO_DEBUG"})
 
 
 class SettingsError(ValueError):

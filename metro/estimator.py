@@ -71,10 +71,13 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     metric : str or MetricSpec, default="f1"
-        A preset name (``"f1"``, ``"f_beta"``, ``"jaccard"``, ``"precision"``, ``"recall"``,
-        ``"accuracy"``, ``"weighted_accuracy"``, ``"balanced_accuracy"``) or a spec.
+        A preset name (one of :data:`metro.metrics.PRESET_NAMES`: ``"f1"``, ``"f_beta"``,
+        ``"jaccard"``, ``"precision"``, ``"recall"``, ``"accuracy"``, ``"weighted_accuracy"``,
+        ``"balanced_accuracy"``, ``"true_negative_rate"``, ``"false_positive_rate"``, in any
+        case) or a spec.
     metric_params : dict, optional
-        Parameters of the preset, e.g. ``{"beta": 0.5}`` for ``"f_beta"``.
+        Parameters of the preset, e.g. ``{"beta": 0.5}`` for ``"f_beta"``, which needs its
+        beta (without one it is refused, not trained as F1).
     surrogate : str, default="logistic"
         One of the six surrogates of the paper's Table 1.
     surrogate_params : dict, optional
@@ -171,7 +174,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     pos_label : label, optional
         The positive class; defaults to the greater of the two labels (``classes_[1]``).
     random_state : int, optional
-        Seeds the split and the trainer.
+        Seeds the split and the trainer. None: the seed ``training`` gives, if it gives one
+        (``training={"seed": 3}`` seeds both, as a job's ``training.seed`` does). Given, it is
+        the seed of both, whatever ``training`` says (as a job's repeat seeds its fits).
     callback : callable, optional
         Called with each :class:`~metro.search.TraceStep` as the search proceeds; raising
         ``metro.trainer.TrainingCancelled`` from it stops the fit.
@@ -327,13 +332,28 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             self._fit_seed = self._seed()
         return self._fit_seed
 
+    def _training_seed(self) -> int | None:
+        """The seed ``training`` gives, where it gives one: a dict's ``"seed"``, or a
+        TrainingConfig's seed other than the default (a config built for other settings keeps
+        0, which says nothing)."""
+        if isinstance(self.training, Mapping) and "seed" in self.training:
+            seed = self.training["seed"]
+        elif isinstance(self.training, TrainingConfig) and self.training.seed != 0:
+            seed = self.training.seed
+        else:
+            return None
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+            return None  # TrainingConfig refuses it, in its own words
+        return int(seed)
+
     def _seed(self) -> int | None:
         """``random_state`` as the one integer a fit draws its split and its trainer from: an
         integer as it is (in ``0 .. 2**32 - 1``), a ``RandomState`` or ``Generator`` drawn from
         once per fit, None left unseeded."""
         state = self.random_state
+        given = self._training_seed()
         if state is None:
-            return None
+            return given  # training={"seed": 3} seeds the split too, as it does in a job
         if isinstance(state, np.random.RandomState | np.random.Generator):
             return int(state.integers(2**32) if isinstance(state, np.random.Generator)
                        else state.randint(2**32, dtype=np.int64))  # fmt: skip

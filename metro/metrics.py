@@ -674,6 +674,16 @@ def canonical_preset(name: str) -> str:
     return PRESET_ALIASES.get(lowered, lowered)
 
 
+# The f_beta() factory's beta defaults to 1 (f1 is f_beta(1)), so the preset named without its
+# beta would silently be F1 where an F-beta was asked for: every layer refuses it in these words.
+F_BETA_NEEDS_BETA = "f_beta needs a beta (2 for F2, 0.5 for F0.5); for beta = 1 use the f1 preset"
+
+
+def lacks_beta(metric: object, params: Mapping[str, Any]) -> bool:
+    """Whether ``metric`` names the F-beta preset (or its alias) and ``params`` give no beta."""
+    return isinstance(metric, str) and canonical_preset(metric) == "f_beta" and "beta" not in params
+
+
 class UnknownMetricParameterError(ValueError):
     """Parameters a preset does not take; ``unknown`` names them, ``accepted`` lists the ones it
     does (empty for a preset without parameters), so that a caller can point at the field."""
@@ -731,6 +741,8 @@ def get_metric(metric: str | Metric, **params: Any) -> Metric:
     unknown = [name for name in params if name not in accepted]
     if unknown:
         raise UnknownMetricParameterError(metric, unknown, accepted)
+    if lacks_beta(metric, params):
+        raise ValueError(F_BETA_NEEDS_BETA)
     try:
         return factory(**params)
     except TypeError as exc:  # a value of the wrong type (beta=None)

@@ -150,7 +150,9 @@ _SIZES_OF: dict[str, tuple[str, ...]] = {"linear": (), "mlp": ("hidden",), "cnn3
 class ModelSpec:
     """The hypothesis set: its kind and sizes (``hidden`` is used by mlp, ``channels`` by cnn3)."""
 
-    kind: str = option("linear", "linear, mlp or cnn3", choices=MODEL_KINDS)
+    kind: str = option(
+        "linear", "linear, mlp or cnn3 (in any case)", choices=MODEL_KINDS, any_case=True
+    )
     hidden: tuple[int, ...] = option(
         (64,),
         "mlp: the widths of its hidden layers",
@@ -169,6 +171,8 @@ class ModelSpec:
     )
 
     def __post_init__(self) -> None:
+        if isinstance(self.kind, str):  # a name, taken in any case (its option says so)
+            object.__setattr__(self, "kind", self.kind.lower())
         if not isinstance(self.kind, str) or self.kind not in MODEL_KINDS:
             raise ValueError(
                 f"unknown model kind {self.kind!r}; expected one of {', '.join(MODEL_KINDS)}"

@@ -37,7 +37,8 @@ class Option:
     ``choices``: the strings it takes (all of its values, or beside a number: ``"auto"``);
     ``ge``/``gt``/``le``/``lt``: bounds of its number; ``min_items``/``max_items`` and
     ``item_ge``/``item_gt``/``item_le``: a list's length and each entry's bounds; ``pattern``:
-    the regular expression a free string matches.
+    the regular expression a free string matches; ``any_case``: a choice is taken in any case
+    (a name, as a model's kind: ``"MLP"`` is ``"mlp"``), where other choices are exact.
     """
 
     description: str
@@ -52,6 +53,7 @@ class Option:
     item_gt: float | None = None
     item_le: float | None = None
     pattern: str | None = None
+    any_case: bool = False
 
 
 def option(default: Any, description: str, **limits: Any) -> Any:

@@ -42,6 +42,7 @@ from core.job_spec import (
     check_constrained_search,
     estimate_work,
 )
+from metro.metrics import F_BETA_NEEDS_BETA, lacks_beta
 from service.schemas.jobs import ConstraintIn, ConstraintInfo, JobCreate, MetricInfo, PresetMetric
 
 if TYPE_CHECKING:
@@ -51,14 +52,6 @@ if TYPE_CHECKING:
     from metro.trainer import TrainingConfig
 
 INVALID_JOB = "Invalid job"
-# The F-beta preset's names (metro.metrics): it must be given its beta.
-_F_BETA_PRESETS = ("f_beta", "fbeta")
-
-
-def _f_beta_without_beta(preset: object, params: Mapping[str, Any]) -> bool:
-    """The library's f_beta() defaults to beta = 1, so an F-beta preset without its beta would
-    silently train for F1 while the user asked for an F-beta (and f1 with a beta is refused)."""
-    return isinstance(preset, str) and preset.lower() in _F_BETA_PRESETS and "beta" not in params
 
 
 def fields_with_nul(value: Any, loc: tuple[str | int, ...]) -> list[FieldError]:
@@ -147,14 +140,8 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     # hold only what the client sent); the coefficient forms with their defaults, as stored.
     metric_in = job.metric.model_dump(exclude_unset=isinstance(job.metric, PresetMetric))
     metric: Any  # the library's metric, or None with an error recorded
-    if _f_beta_without_beta(metric_in.get("preset"), metric_in):
-        errors.append(
-            FieldError(
-                ("body", "metric", "beta"),
-                "f_beta needs a beta (2 for F2, 0.5 for F0.5); for beta = 1 use the f1 preset",
-                type="missing",
-            )
-        )
+    if lacks_beta(metric_in.get("preset"), metric_in):  # said at metric.beta, not metric
+        errors.append(FieldError(("body", "metric", "beta"), F_BETA_NEEDS_BETA, type="missing"))
         metric = None
     else:
         metric = section("metric", metric_in, build_metric)
@@ -178,16 +165,16 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         try:
             one = build_constraints([given])
         except SpecFieldError as exc:  # its path says constraints[0]: this one's index instead
-            errors.append(FieldError(("body", "constraints", index, *exc.path[2:]), str(exc)))
-            continue
-        if _f_beta_without_beta(given.get("metric"), given.get("params") or {}):
-            errors.append(
-                FieldError(
-                    ("body", "constraints", index, "params", "beta"),
-                    "f_beta needs a beta in params (2 for F2); for beta = 1 use f1",
-                    type="missing",
+            if F_BETA_NEEDS_BETA in str(exc):  # said at params.beta, where it is missing
+                errors.append(
+                    FieldError(
+                        ("body", "constraints", index, "params", "beta"),
+                        "f_beta needs a beta in params (2 for F2); for beta = 1 use f1",
+                        type="missing",
+                    )
                 )
-            )
+            else:
+                errors.append(FieldError(("body", "constraints", index, *exc.path[2:]), str(exc)))
             continue
         built += one
     if search is not None and built:

@@ -17,7 +17,7 @@ import types
 import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from metro.options import Option, options_of
 
@@ -32,6 +32,8 @@ def request_type(annotation: Any, opt: Option) -> Any:
     for member in members:
         if member is type(None):
             out.append(type(None))
+        elif member is str and opt.choices and opt.any_case:
+            out.append(Annotated[Literal[opt.choices], BeforeValidator(_lower)])
         elif member is str and opt.choices:
             out.append(Literal[opt.choices])
         elif member is str:
@@ -59,6 +61,11 @@ def request_type(annotation: Any, opt: Option) -> Any:
     for member in out[1:]:
         result = result | member
     return result
+
+
+def _lower(value: Any) -> Any:
+    """A choice the library takes in any case (:attr:`metro.options.Option.any_case`)."""
+    return value.lower() if isinstance(value, str) else value
 
 
 def _is_union(annotation: Any) -> bool:

@@ -109,6 +109,9 @@ def test_a_flag_sets_its_field_with_the_documents_type():
         (["--cv", "1"], "'1' is not one of: an integer from 2 to 20, 'auto', null"),
         (["--cv", "five"], "'five' is not one of"),
         (["--cv", "2.5"], "'2.5' is not one of"),
+        (["--cv", "2.0"], "'2.0' is not one of"),  # the server's strict types: not an integer
+        # past a round bound by a little: was shown as the bound itself (-1e+06)
+        (["--lambda-min", "-1000001"], "-1000001 is not at least -1e+06 and at most 1e+06"),
         (["--weight-decay", "-1"], "'-1' is not one of: a number from 0 to 1e+06, 'auto'"),
     ],
 )

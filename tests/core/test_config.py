@@ -66,7 +66,7 @@ def test_a_metro_variable_that_names_no_setting_is_found():
     from core.config import unknown_variables
 
     env = {"METRO_DATABSE_URL": "x", "METRO_DATABASE_URL": "y", "METRO_URL": "u",
-           "METRO_API_KEY": "k", "PATH": "/bin"}  # fmt: skip
+           "METRO_API_KEY": "k", "METRO_DEBUG": "1", "PATH": "/bin"}  # fmt: skip
     assert unknown_variables(env) == ["METRO_DATABSE_URL"]
 
 
@@ -119,6 +119,11 @@ def test_a_store_that_cannot_work_is_refused_at_start_naming_its_variable(tmp_pa
         ("METRO_COMPILE_CACHE_DIR", str(blocker / "cache"), "lies under"),
         ("METRO_ARTIFACTS_URI", "nosuch://bucket/x", "its protocol 'nosuch' cannot be used"),
         ("METRO_UPLOADS_URI", "nosuch://bucket/u", "its protocol 'nosuch' cannot be used"),
+        # given empty (a compose file's ${VAR:-}): models went under /jobs at the root
+        ("METRO_ARTIFACTS_URI", "", "is empty; unset the variable for its default"),
+        ("METRO_UPLOAD_DIR", " ", "is empty; unset the variable for its default"),
+        ("METRO_DATABASE_URL", "", "is empty; unset the variable for its default"),
+        ("METRO_PROBLEM_TYPE_BASE", "", "is empty; unset the variable for its default"),
     ]
     for name, value, said in cases:
         monkeypatch.setenv(name, value)
@@ -126,6 +131,9 @@ def test_a_store_that_cannot_work_is_refused_at_start_naming_its_variable(tmp_pa
         with pytest.raises(SettingsError, match=f"^{name}: .*{re.escape(said)}"):
             get_settings()
         monkeypatch.delenv(name)
+    monkeypatch.setenv("METRO_UPLOADS_URI", "")  # optional: empty is unset
+    get_settings.cache_clear()
+    assert get_settings().uploads_uri is None
     monkeypatch.setenv("METRO_ARTIFACTS_URI", "memory://metro/artifacts")
     monkeypatch.setenv("METRO_UPLOAD_DIR", str(tmp_path / "new" / "uploads"))  # made later
     get_settings.cache_clear()

@@ -518,3 +518,23 @@ def test_an_id_like_feature_is_warned_of():
         warnings.simplefilter("always")
         clone(clf).fit(frame.drop(columns="customer_id"), y[order])
     assert not [w for w in caught if "id_like_feature" in str(w.message)]
+
+
+def test_a_training_seed_seeds_the_split_as_a_jobs_does():
+    """`training={"seed": 3}` (a job's training section, whose seed "seeds the splits") seeded
+    the trainer only: two fits drew different folds and chose different lambdas."""
+    X, y = _data(n=400, seed=1)
+    fits = [
+        MetroClassifier(n_lambdas=7, refine="off", training={**FAST, "seed": 3}).fit(X, y)
+        for _ in range(2)
+    ]
+    assert fits[0].best_lambda_ == fits[1].best_lambda_
+    seeded = MetroClassifier(n_lambdas=7, refine="off", training=FAST, random_state=3).fit(X, y)
+    assert seeded.best_lambda_ == fits[0].best_lambda_
+    assert np.array_equal(seeded.decision_function(X), fits[0].decision_function(X))
+    # random_state, given, seeds both (a job's repeat seeds its fits so)
+    other = MetroClassifier(
+        n_lambdas=7, refine="off", training={**FAST, "seed": 3}, random_state=5
+    ).fit(X, y)
+    again = MetroClassifier(n_lambdas=7, refine="off", training=FAST, random_state=5).fit(X, y)
+    assert np.array_equal(other.decision_function(X), again.decision_function(X))

@@ -4,6 +4,7 @@ ERRATA's cell basis and vectors, validation, sign normalization and lambda_range
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
 
 import numpy as np
@@ -870,3 +871,19 @@ def test_a_names_notes_say_the_average_and_a_zero_division_other_than_zero():
     floor = Constraint(get_metric("precision", zero_division=1), "at_least", 0.7)
     assert floor.name == "precision(zero_division=1) >= 0.7"
     assert Constraint(get_metric("precision"), "at_least", 0.7).name == "precision >= 0.7"
+
+
+def test_f_beta_without_its_beta_is_refused_as_the_api_refuses_it():
+    """`MetroClassifier(metric="f_beta")` trained F1 without a word (f_beta()'s beta defaults
+    to 1), where a job with the same metric is a 422 asking for the beta."""
+    from metro import MetroClassifier
+    from metro.metrics import F_BETA_NEEDS_BETA
+
+    for name in ("f_beta", "FBeta"):
+        with pytest.raises(ValueError, match=re.escape(F_BETA_NEEDS_BETA)):
+            get_metric(name)
+    assert get_metric("f_beta", beta=2.0).name == "f_beta(2)"
+    assert get_metric("f_beta", beta=1.0).name == "f1"  # asked for: F1 it is
+    X, y = np.random.default_rng(0).normal(size=(60, 2)), np.arange(60) % 2
+    with pytest.raises(ValueError, match="f_beta needs a beta"):
+        MetroClassifier(metric="f_beta").fit(X, y)

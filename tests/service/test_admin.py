@@ -152,7 +152,16 @@ def test_migrate_says_in_one_line_what_is_wrong_with_the_database(tmp_path, monk
     try:
         migrated = runner.invoke(cli, ["migrate"])  # which database: a .env typo went unseen
         assert migrated.exit_code == 0, migrated.output
-        assert migrated.stdout == f"database {database} is at the latest revision\n"
+        from core.db.migrate import current
+
+        head = current(database)
+        assert migrated.stdout == (
+            f"database {database}: upgraded from revision none (a new database) to {head}\n"
+        )
+        again = runner.invoke(cli, ["migrate"])  # said the same either way
+        assert again.stdout == (
+            f"database {database}: already at the latest revision, {head}: nothing to do\n"
+        ), again.stdout
         with create_engine(database).begin() as conn:
             conn.execute(text("UPDATE alembic_version SET version_num = '0099'"))
         for args in (["migrate"], ["admin", "list-keys"]):

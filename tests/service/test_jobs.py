@@ -1232,3 +1232,15 @@ def test_nan_in_a_bounded_number_is_said_to_be_nan(client, tenant, overrides, lo
     assert _errors(r) == [
         {"loc": loc, "msg": "Input should be a finite number", "type": "finite_number"}
     ]
+
+
+def test_a_model_kind_is_taken_in_any_case_as_the_library_takes_it(client, tenant):
+    """`MetroClassifier(model="MLP")` and `metro submit --model MLP` trained an MLP; the API
+    answered 422 "Input should be 'linear', 'mlp' or 'cnn3'"."""
+    r = client.post(
+        "/v1/jobs", json=job_body(model={"kind": "MLP", "hidden": [8]}), headers=tenant.headers
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["model"] == {"kind": "mlp", "hidden": [8]}
+    bad = client.post("/v1/jobs", json=job_body(model={"kind": "SVM"}), headers=tenant.headers)
+    assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["body", "model", "kind"]

@@ -74,8 +74,8 @@ class UnionMember:
             return isinstance(value, str) and (self.const is None or value == self.const)
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False
-        if self.kind == "integer" and not float(value).is_integer():
-            return False
+        if self.kind == "integer" and not isinstance(value, int):
+            return False  # 2.0 is not an integer to the server (strict types)
         return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
 
     def text(self) -> str:
@@ -87,6 +87,15 @@ class UnionMember:
         if self.low is not None and self.high is not None:
             return f"{what} from {self.low:g} to {self.high:g}"
         return what
+
+
+def _shown(number: float) -> str:
+    """A number as given, short where that is exact: -1000001 past a bound of -1e+06 was
+    shown as -1e+06 (six significant digits), the bound itself."""
+    short = format(number, "g")
+    if float(short) == number:
+        return short
+    return str(int(number)) if float(number).is_integer() else repr(number)
 
 
 def _union(schema: Mapping[str, Any]) -> tuple[UnionMember, ...]:
@@ -208,7 +217,7 @@ class SpecFlag:
             kind = "an integer" if self.kind == "int" else "a number"
             raise typer.BadParameter(f"{given!r} is not {kind} or null") from None
         if self._outside(number, inclusive_too=True):
-            raise typer.BadParameter(f"{number:g} is not {self._open_bounds_text()}")
+            raise typer.BadParameter(f"{_shown(number)} is not {self._open_bounds_text()}")
         return given
 
     def _check_union(self, given: Any) -> Any:
@@ -220,7 +229,7 @@ class SpecFlag:
 
     def _check_open_bounds(self, given: Any) -> Any:
         if given is not None and self._outside(given, inclusive_too=False):
-            raise typer.BadParameter(f"{given:g} is not {self._open_bounds_text()}")
+            raise typer.BadParameter(f"{_shown(given)} is not {self._open_bounds_text()}")
         return given
 
     def _outside(self, number: float, *, inclusive_too: bool) -> bool:

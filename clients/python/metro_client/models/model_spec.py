@@ -19,7 +19,7 @@ class ModelSpec:
     """
 
     kind: ModelKind | Unset = UNSET
-    """ linear, mlp or cnn3. Server default: "linear" """
+    """ linear, mlp or cnn3 (in any case). Server default: "linear" """
     hidden: list[int] | Unset = UNSET
     """ mlp: the widths of its hidden layers. Server default: [64] """
     channels: list[int] | Unset = UNSET
