@@ -42,13 +42,14 @@ from core.job_spec import (
     check_constrained_search,
     estimate_work,
 )
-from metro.metrics import F_BETA_NEEDS_BETA, lacks_beta
+from metro.metrics import F_BETA_NEEDS_BETA, MetricSpec, lacks_beta
 from service.schemas.jobs import ConstraintIn, ConstraintInfo, JobCreate, MetricInfo, PresetMetric
 
 if TYPE_CHECKING:
     from core.config import Settings
     from metro.constraints import Constraint
     from metro.models import ModelSpec
+    from metro.search import SearchConfig
     from metro.trainer import TrainingConfig
 
 INVALID_JOB = "Invalid job"
@@ -151,6 +152,8 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     training = section(
         "training", job.training.model_dump(exclude_unset=True), build_training_config
     )
+    if isinstance(metric, MetricSpec) and search is not None:
+        errors += _lambda_interval_errors(metric, search)
     if model is not None and training is not None:
         try:
             training.check_for(model)
@@ -286,6 +289,15 @@ def check_job_limits(spec: Mapping[str, Any], *, limits: JobLimits, data: DataSi
             objects.model.check_input(data.example_shape)
         except ValueError as exc:
             errors.append(FieldError(("body", "model", "kind"), str(exc)))
+        if objects.training.augment and len(data.example_shape) != 3:
+            # The trainer's own refusal, known now: augment on a table failed its job.
+            errors.append(
+                FieldError(
+                    ("body", "training", "augment"),
+                    "augment (random crops and flips) needs image inputs of shape (C, H, W); "
+                    f"this data's examples have shape {data.example_shape}",
+                )
+            )
     work = estimate_work(spec, objects, data)
     errors += [
         FieldError(("body", *exc.path), str(exc))
@@ -372,6 +384,39 @@ def _normalized_constraint(given: ConstraintIn) -> dict[str, Any]:
     out.update(fields)
     out.setdefault("confidence", None)
     return out
+
+
+def _lambda_interval_errors(metric: MetricSpec, search: SearchConfig) -> list[FieldError]:
+    """One of search.lambda_min and lambda_max given, past the other end of the metric's own
+    range (which fills the one not given): the job was accepted and failed on a worker with
+    "empty lambda interval". Where the metric needs no search (its denominator does not depend
+    on the predictions), no interval is searched and none is refused."""
+    from metro.search.base import lambda_bounds
+
+    if not metric.denominator_depends_on_predictions:
+        return []
+    try:
+        lambda_bounds(metric, search)
+    except ValueError:
+        low, high = metric.lambda_range
+        if search.lambda_min is not None:
+            return [
+                FieldError(
+                    ("body", "search", "lambda_min"),
+                    f"lambda_min {search.lambda_min:g} is not below {high:g}, the top of "
+                    f"{metric.name}'s lambda range [{low:g}, {high:g}], which fills the "
+                    "lambda_max not given: give lambda_max too, or a lambda_min below it",
+                )
+            ]
+        return [
+            FieldError(
+                ("body", "search", "lambda_max"),
+                f"lambda_max {search.lambda_max:g} is not above {low:g}, the bottom of "
+                f"{metric.name}'s lambda range [{low:g}, {high:g}], which fills the lambda_min "
+                "not given: give lambda_min too, or a lambda_max above it",
+            )
+        ]
+    return []
 
 
 def _loc(section: str, given: Mapping[str, Any], message: str) -> tuple[str | int, ...]:

@@ -236,6 +236,21 @@ def database_unavailable(method: str, path: str, exc: Exception) -> str:
     return "the database is unavailable for the moment; retry later"
 
 
+def _json_python_cannot_read(exc: StarletteHTTPException) -> str | None:
+    """What FastAPI's "There was an error parsing the body" (a 400, said of the bytes) hides,
+    where the body is well-formed JSON that Python's reader refuses: a number of more than 4,300
+    digits, or arrays nested past its recursion limit. None for anything else (bytes that are
+    no Unicode text stay a 400)."""
+    cause = exc.__cause__
+    if exc.status_code != 400 or cause is None:
+        return None
+    if isinstance(cause, RecursionError):
+        return "the JSON body is nested too deeply to read (at most about 1,000 levels)"
+    if isinstance(cause, ValueError) and "integer string conversion" in str(cause):
+        return "the JSON body holds a number of more than 4,300 digits"
+    return None
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -282,6 +297,11 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        unreadable = _json_python_cannot_read(exc)
+        if unreadable is not None:  # well-formed JSON: a 422 naming what, as other bad JSON
+            title = _VALIDATION_TITLES.get(_route_name(request) or "", "Invalid request")
+            errors = [{"loc": ["body"], "msg": unreadable, "type": "json_invalid"}]
+            return problem(request, 422, "validation", title, unreadable, errors=errors)
         phrase = HTTPStatus(exc.status_code).phrase
         # One title per type, in the domain errors' case: a 404 from the router said "Not Found"
         # and one from a lookup "Not found".

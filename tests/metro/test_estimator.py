@@ -538,3 +538,12 @@ def test_a_training_seed_seeds_the_split_as_a_jobs_does():
     ).fit(X, y)
     again = MetroClassifier(n_lambdas=7, refine="off", training=FAST, random_state=5).fit(X, y)
     assert np.array_equal(other.decision_function(X), again.decision_function(X))
+
+
+def test_an_exact_metric_fits_whatever_lambda_interval_is_given():
+    """A metric whose denominator is fixed fits once, at any lambda alike: a lambda_min past
+    its range failed the fit with "empty lambda interval" (and a job on it, on a worker)."""
+    X, y = _data(n=300, seed=2)
+    given = MetroClassifier(metric="accuracy", lambda_min=5.0, training=FAST, random_state=0)
+    plain = MetroClassifier(metric="accuracy", training=FAST, random_state=0)
+    assert np.array_equal(given.fit(X, y).predict(X), plain.fit(X, y).predict(X))

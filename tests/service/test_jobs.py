@@ -1244,3 +1244,40 @@ def test_a_model_kind_is_taken_in_any_case_as_the_library_takes_it(client, tenan
     assert r.json()["spec"]["model"] == {"kind": "mlp", "hidden": [8]}
     bad = client.post("/v1/jobs", json=job_body(model={"kind": "SVM"}), headers=tenant.headers)
     assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["body", "model", "kind"]
+
+
+def test_one_lambda_bound_past_the_metrics_range_is_422_not_a_failed_job(client, tenant):
+    """`search.lambda_min: 5` alone: the worker filled lambda_max with F1's top (0), and the job
+    was accepted and failed with "empty lambda interval [5.0, 0.0]"."""
+    for search, field, said in [
+        ({"lambda_min": 5}, "lambda_min", "lambda_min 5 is not below 0, the top of f1's"),
+        ({"lambda_max": -5}, "lambda_max", "lambda_max -5 is not above -1, the bottom of f1's"),
+    ]:
+        r = client.post("/v1/jobs", json=job_body(search=search), headers=tenant.headers)
+        assert r.status_code == 422, r.text
+        [error] = r.json()["errors"]
+        assert error["loc"] == ["body", "search", field] and said in error["msg"], error
+    ok = client.post(
+        "/v1/jobs", json=job_body(search={"lambda_min": 5, "lambda_max": 6}), headers=tenant.headers
+    )
+    assert ok.status_code == 201, ok.text
+    # no search for a metric whose denominator is fixed: nothing to refuse
+    exact = client.post(
+        "/v1/jobs", json=job_body(metric={"preset": "accuracy"}, search={"lambda_min": 5}),
+        headers=tenant.headers,
+    )  # fmt: skip
+    assert exact.status_code == 201, exact.text
+
+
+def test_augment_on_a_table_is_422_not_a_failed_job(client, tenant):
+    """`training.augment` on tabular data was accepted and failed on the worker with "augment
+    needs image inputs"; the model's own check on the data's shape was already made."""
+    body = job_body(model={"kind": "mlp", "hidden": [4]}, training={"augment": True, "epochs": 1})
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    [error] = r.json()["errors"]
+    assert error["loc"] == ["body", "training", "augment"]
+    assert (
+        "needs image inputs of shape (C, H, W); this data's examples have shape (30,)"
+        in (error["msg"])
+    )

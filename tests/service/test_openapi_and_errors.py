@@ -309,6 +309,26 @@ def test_a_non_utf8_json_body_is_a_documented_400_problem(client, tenant):
     assert r.json()["type"].endswith("/bad-request")
 
 
+def test_well_formed_json_python_cannot_read_is_a_422_saying_why(client, tenant):
+    """A seed of 5,000 digits, or arrays nested 100,000 deep: well-formed JSON, answered 400
+    "There was an error parsing the body" (of bytes that were fine), where a 38-digit seed is a
+    422 naming its field."""
+    huge = b'{"metric": {"preset": "f1"}, "training": {"seed": 1' + b"0" * 5000 + b"}}"
+    deep = b"[" * 100_000 + b"]" * 100_000
+    for path, body, said in [
+        ("/v1/jobs", huge, "a number of more than 4,300 digits"),
+        ("/v1/jobs", deep, "nested too deeply"),
+        (f"/v1/models/{uuid.uuid4()}/predict", deep, "nested too deeply"),
+    ]:
+        r = client.post(
+            path, content=body, headers={**tenant.headers, "Content-Type": "application/json"}
+        )
+        assert r.status_code == 422, r.text
+        assert r.json()["type"].endswith("/validation")
+        [error] = r.json()["errors"]
+        assert error["loc"] == ["body"] and said in error["msg"], error
+
+
 # -- what the document declares matches what is answered -------------------------------------
 
 
