@@ -811,3 +811,39 @@ def test_predict_reads_numbers_as_training_reads_them():
 
     assert [_number(t) for t in ("1_000", "\u0661\u0662", "nan", "x")] == [None] * 4
     assert [_number(t) for t in ("1000", " 1.5e3 ", "TRUE", "-0")] == [1000.0, 1500.0, 1.0, 0.0]
+
+
+def test_an_answer_of_another_servers_version_is_one_line_saying_so(tmp_path):
+    """Against an older server, whose upload answer lacked `label_column`, `metro upload` and
+    `metro submit` ended in "unexpected KeyError: 'label_column'"."""
+    import httpx
+    from metro_cli.api import Api, client_api_version
+    from metro_client.api.datasets import get_dataset
+
+    old = {"id": str(uuid.uuid4()), "uri": "dataset://x", "filename": "a.csv", "format": ".csv",
+           "size_bytes": 1, "sha256": "0" * 64, "n_rows": 1, "n_columns": 1, "columns": ["y"],
+           "created_at": "2026-11-26T00:00:00Z"}  # fmt: skip
+    api = Api("http://metro.test", "key")
+    api.client.set_httpx_client(
+        httpx.Client(
+            base_url="http://metro.test",
+            transport=httpx.MockTransport(lambda request: httpx.Response(200, json=old)),
+        )
+    )
+    with pytest.raises(CliError) as caught:
+        api.call(get_dataset, uuid.UUID(old["id"]))
+    said = str(caught.value)
+    assert said.startswith("the server at http://metro.test answered without a field this")
+    assert "KeyError: 'label_column'" in said and f"API {client_api_version()}" in said
+    assert client_api_version() != "unknown"
+
+
+def test_metro_version_says_the_client_and_the_api_it_was_made_for():
+    from metro_cli.api import client_api_version
+    from typer.testing import CliRunner
+
+    run = CliRunner().invoke(create_app(plugins=False), ["--version"])
+    assert run.exit_code == 0, run.output
+    assert run.output.startswith("metro client ") and run.output.rstrip().endswith(
+        f"for the METRO API {client_api_version()}"
+    )

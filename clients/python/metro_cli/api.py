@@ -44,6 +44,17 @@ def problem_kind(content: bytes) -> str | None:
     return kind.rstrip("/").rsplit("/", 1)[-1] if isinstance(kind, str) and kind else None
 
 
+def client_api_version() -> str:
+    """The API version of the document this client was generated from."""
+    from importlib import resources
+
+    try:
+        document = json.loads(resources.files("metro_client").joinpath("openapi.json").read_text())
+        return str(document["info"]["version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unknown"
+
+
 def parse_uuid(value: str, what: str) -> uuid.UUID:
     try:
         return uuid.UUID(value.strip())
@@ -84,6 +95,16 @@ class Api:
         except ValueError as exc:  # a body that is not the documented JSON (a proxy's page)
             raise CliError(
                 f"the server at {self.url} answered something unexpected: {exc}"
+            ) from None
+        except (KeyError, TypeError) as exc:
+            # The answer lacks a field this client's models require, or holds one of another
+            # kind: a server of another version (was "unexpected KeyError: 'label_column'").
+            raise CliError(
+                f"the server at {self.url} answered without a field this client reads "
+                f"({type(exc).__name__}: {flat(str(exc), 80)}): it may run another version "
+                f"of METRO than this client (made for API {client_api_version()}); use a "
+                "client of the server's version (pip install ./clients/python from its "
+                "checkout), or upgrade the server"
             ) from None
         status = int(response.status_code)
         if 200 <= status < 300 and (response.parsed is not None or status == 204):

@@ -70,11 +70,42 @@ def create_app(*, plugins: bool = True) -> typer.Typer:
         no_args_is_help=True,
         pretty_exceptions_enable=False,
     )
+    app.callback(invoke_without_command=True)(_version_option)
     for command in COMMANDS:
         app.command(command.__name__, rich_help_panel="Using a server", **texts(command))(command)
     if plugins:
         load_plugins(app)
     return app
+
+
+def _print_version(given: bool) -> None:
+    if given:
+        from importlib.metadata import PackageNotFoundError, version
+
+        from metro_cli.api import client_api_version
+
+        try:
+            mine = version("metro-client")
+        except PackageNotFoundError:
+            mine = "unknown"
+        typer.echo(f"metro client {mine}, for the METRO API {client_api_version()}")
+        raise typer.Exit()
+
+
+def _version_option(
+    ctx: typer.Context,
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print this client's version and the API version it was made for, and exit.",
+    ),
+) -> None:
+    """Train classifiers that optimize the metric you report."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
 
 
 def plugin_entry_points() -> list[EntryPoint]:
