@@ -704,6 +704,19 @@ def recover_expired_job(
     return to if moved else None
 
 
+def unmark_resent(
+    session: Session, job_id: uuid.UUID, *, sent_at: datetime, back_to: datetime | None
+) -> None:
+    """Undo :func:`mark_resent` after its message could not be sent: ``enqueued_at`` back to
+    ``back_to``, unless another send was recorded since ``sent_at``."""
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.state == JobState.QUEUED.value, Job.enqueued_at == sent_at)
+        .values(enqueued_at=back_to)
+        .execution_options(synchronize_session=False)
+    )
+
+
 def mark_resent(session: Session, job_id: uuid.UUID, *, cutoff: datetime, now: datetime) -> bool:
     """Claim the resending of a queued job's lost message: False if it is no longer queued, or
     another reconciler sent one since ``cutoff``."""

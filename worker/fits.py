@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from core import store
 from core.states import FitState
@@ -49,6 +50,9 @@ from worker.context import WorkerContext
 from worker.lease import Lease
 
 logger = logging.getLogger(__name__)
+
+# What sending a message raises when the broker cannot be reached.
+BROKER_ERRORS: tuple[type[Exception], ...] = (BrokerUnreachable, ConnectionError, TimeoutError)
 
 # What a recorded fit trains: one fold's (or a holdout's) lambdas, or every fold's at once.
 FittingSolver = TrainerSolver | FoldStackSolver
@@ -237,7 +241,14 @@ class FitLedger:
         """Make sure ``wanted`` helpers are asked for, counting those asked for already."""
         missing = wanted - self.help_outstanding
         if missing > 0:
-            self.request_help(missing)
+            try:
+                self.request_help(missing)
+            except BROKER_ERRORS as exc:
+                # Help is optional: with the broker away this worker fits the shards alone (a
+                # Redis outage failed the job, on its first attempt, as an internal error).
+                logger.warning("job %s: could not ask for help (%s); fitting alone", self.job_id,
+                               type(exc).__name__)  # fmt: skip
+                return
             self.help_outstanding += missing
 
     def wrap(self, setup: RepeatSetup, role: str, inner: FittingSolver) -> RecordedSolver:

@@ -21,9 +21,10 @@ from core import store
 from core.db.models import Job
 from core.job_spec import JobObjects, metric_average
 from core.logs import job_context
-from core.states import JobState
+from core.states import TERMINAL_STATES, JobState
 from metro.experiment import RepeatSetup, prepare_repeat
 from metro.trainer import TrainingCancelled
+from worker import artifacts
 from worker.context import WorkerContext, get_context
 from worker.datasets import load_job_dataset, load_job_multi_target
 from worker.fits import FitRunner, FittingSolver
@@ -87,8 +88,23 @@ def _help(ident: uuid.UUID, ctx: WorkerContext) -> str:
     except (SpecError, ValueError, TypeError, OSError) as exc:
         logger.info("helping job %s stopped: %s", ident, exc)
         return f"stopped after {fitted} shard(s)"
+    finally:
+        _drop_fits_if_finished(ctx, ident)
     logger.info("helped job %s with %d shard(s)", ident, fitted)
     return f"fitted {fitted} shard(s)"
+
+
+def _drop_fits_if_finished(ctx: WorkerContext, ident: uuid.UUID) -> None:
+    """The job's recorded fits, once it has finished: its worker removes them as it finishes,
+    but a helper that noticed a cancel up to a poll later may have written a checkpoint or a
+    shard after that, which nothing removed. Asked after this helper's last write."""
+    try:
+        state, _ = store.job_status(ctx, ident)
+    except Exception:  # the database away: the files cost storage only
+        logger.warning("job %s: could not tell whether it finished", ident, exc_info=True)
+        return
+    if state is None or JobState(state) in TERMINAL_STATES:
+        artifacts.remove_tree(ctx.settings.artifacts_uri, artifacts.fits_dir(ident))
 
 
 def _solvers(

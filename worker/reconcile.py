@@ -23,8 +23,9 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, text
 
@@ -50,7 +51,7 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
     ctx = ctx or get_context()
     queue = queue or JobQueue(ctx.settings)
     counts = {"requeued": 0, "failed": 0, "cancelled": 0, "resent": 0}
-    to_send: list[tuple[str, dict]] = []
+    to_send: list[tuple[uuid.UUID, dict, datetime | None]] = []
     finished: list[str] = []  # failed or cancelled here: their worker is gone
 
     with ctx.session() as session:
@@ -77,7 +78,7 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
             if moved_to is not None:
                 counts[_COUNTER[moved_to]] += 1
                 if moved_to is JobState.QUEUED:
-                    to_send.append((str(job_id), spec))
+                    to_send.append((job_id, spec, None))
                 else:
                     finished.append(str(job_id))
         session.commit()
@@ -91,7 +92,7 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
         now = db_now(session)
         cutoff = now - timedelta(seconds=ctx.settings.requeue_after_seconds)
         waiting = session.execute(
-            select(Job.id, Job.spec)
+            select(Job.id, Job.spec, Job.enqueued_at)
             .where(
                 Job.state == JobState.QUEUED.value,
                 func.coalesce(Job.enqueued_at, Job.created_at) < cutoff,
@@ -99,20 +100,32 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
             .order_by(Job.created_at)
             .limit(_BATCH)
         ).all()
-        for job_id, spec in waiting:
+        for job_id, spec, sent_before in waiting:
             if live is not None and str(job_id) in live:
                 continue
             if store.mark_resent(session, job_id, cutoff=cutoff, now=now):
                 counts["resent"] += 1
-                to_send.append((str(job_id), spec))
+                to_send.append((job_id, spec, sent_before))
         session.commit()
 
-    for job_id, spec in to_send:
+    unsent = []
+    for job_id, spec, sent_before in to_send:
         try:
-            queue.enqueue(job_id, spec, recovered=True)
+            queue.enqueue(str(job_id), spec, recovered=True)
         except Exception:
-            # Still queued in the database: the next reconcile sends it.
             logger.warning("could not send job %s to the broker", job_id, exc_info=True)
+            unsent.append((job_id, sent_before))
+    if unsent:
+        # Still queued in the database, and marked as sent: put back when it last was, so that
+        # the next round sends it (a failed send during a broker outage made the job wait
+        # another METRO_REQUEUE_AFTER_SECONDS once the broker was back).
+        try:
+            with ctx.session() as session:
+                for job_id, sent_before in unsent:
+                    store.unmark_resent(session, job_id, sent_at=now, back_to=sent_before)
+                session.commit()
+        except Exception:
+            logger.warning("could not record the unsent messages", exc_info=True)
     if any(counts.values()):
         logger.info("reconciler: %s", counts)
     return counts

@@ -371,6 +371,17 @@ class JobRun:
                 self.queue.enqueue(self.job.id, self.job.spec, countdown=_RETRY_COUNTDOWN_SECONDS)
             except Exception:  # queued in the database: the reconciler sends its message
                 logger.warning("job %s: could not send it to the broker", self.job.id)
+            return "retry"
+        # Not running: a cancel arrived meanwhile (the release moves running jobs only). The
+        # job is still held here, so finish the cancel now rather than leave it "cancelling"
+        # until the lease expires and the reconciler ends it.
+        try:
+            _, cancel_requested = store.job_status(self.ctx, self.job.id)
+            if cancel_requested and store.cancel_held_job(self.ctx, self.job.id, self.token):
+                self._drop_fits()
+                return JobState.CANCELLED.value
+        except Exception:
+            logger.warning("job %s: could not finish its cancel", self.job.id)
         return "retry"
 
     # -- the work -----------------------------------------------------------------------------

@@ -56,6 +56,16 @@ def test_readyz_reports_an_unreachable_broker_and_database(settings):
     assert "127.0.0.1" not in r.text
 
 
+def test_an_unreachable_broker_alone_is_reported_but_leaves_the_api_ready(settings):
+    """Every replica answered 503 while Redis was away, so an orchestrator took the whole API
+    out of service, predictions and reads included, though it serves every request without the
+    broker (a job waits in the database until the reconciler can send it)."""
+    with _app_with(settings, broker_url="redis://127.0.0.1:1/0") as c:
+        r = c.get("/readyz")
+    assert r.status_code == 200, r.text
+    assert r.json() == {"status": "ready", "checks": {"database": "ok", "broker": "unreachable"}}
+
+
 def test_readyz_is_not_ready_on_a_database_not_at_this_codes_schema(settings, tmp_path):
     """A deploy that skipped `metro migrate` passed its readiness checks while every API call
     answered 500."""

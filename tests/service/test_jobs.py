@@ -1281,3 +1281,25 @@ def test_augment_on_a_table_is_422_not_a_failed_job(client, tenant):
         "needs image inputs of shape (C, H, W); this data's examples have shape (30,)"
         in (error["msg"])
     )
+
+
+def test_a_committed_job_is_answered_201_though_the_hint_read_after_it_fails(
+    client, tenant, monkeypatch
+):
+    """The workers' roll call (for a queued job's `waiting`) is read after the job's commit: a
+    dropped connection there answered 503 for a job that existed and ran, and a client
+    retrying without an Idempotency-Key trained it twice."""
+    import psycopg
+    from sqlalchemy import exc
+
+    from service.api.routes import jobs as jobs_route
+
+    def dropped(*args, **kwargs):
+        raise exc.OperationalError("SELECT", {}, psycopg.OperationalError("server closed"))
+
+    monkeypatch.setattr(jobs_route, "live_kinds", dropped)
+    r = client.post("/v1/jobs", json=job_body(), headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    assert r.json()["state"] == "queued" and r.json()["waiting"] is None
+    got = client.get(f"/v1/jobs/{r.json()['id']}", headers=tenant.headers)
+    assert got.status_code == 200 and got.json()["id"] == r.json()["id"]

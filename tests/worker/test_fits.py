@@ -223,3 +223,27 @@ def test_a_stacked_fold_grid_is_recorded_as_one_fit_per_shard_and_replayed(
     assert sorted((c.fold, c.lam) for c in replayed) == [(c.fold, c.lam) for c in fresh]
     for got, want in zip(sorted(replayed, key=lambda c: (c.fold, c.lam)), fresh, strict=True):
         np.testing.assert_array_equal(got.validation_cells, want.validation_cells)
+
+
+def test_a_helper_removes_the_fits_of_a_job_that_finished_while_it_wrote(make_cluster):
+    """A helper notices a cancel up to a poll after the job's worker, which removes the job's
+    fits as it finishes: a checkpoint or shard the helper wrote in between stayed for good.
+    After its last write a helper asks whether the job finished, and removes them if so."""
+    from tests.worker.test_pipeline import _insert_job
+    from tests.worker.test_reconcile import _set
+    from worker import artifacts
+    from worker.helper import _drop_fits_if_finished
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    job_id = _insert_job(cluster, {"metric": {"preset": "f1"},
+                                   "dataset": {"uri": "builtin://breast_cancer"}})  # fmt: skip
+    root = ctx.settings.artifacts_uri
+    late = artifacts.fit_path(uuid.UUID(job_id), "r0/main/c0/s3", ".ckpt.json")
+    _set(cluster, job_id, state="running")
+    artifacts.put_bytes(root, late, b"{}")
+    _drop_fits_if_finished(ctx, uuid.UUID(job_id))
+    assert artifacts.get_bytes(root, late) == b"{}"  # running: its worker still needs them
+    _set(cluster, job_id, state="cancelled")
+    _drop_fits_if_finished(ctx, uuid.UUID(job_id))
+    assert artifacts.get_bytes(root, late) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import psycopg
 from sqlalchemy import exc
 
@@ -98,3 +100,55 @@ def test_a_full_store_names_its_error_not_its_path(make_cluster, monkeypatch):
     reason = cluster.job(job_id)["failure_reason"]
     assert "OSError: ENOSPC, No space left on device" in reason, reason
     assert "/srv" not in reason
+
+
+def test_a_broker_outage_when_asking_for_help_leaves_the_job_to_fit_alone(
+    make_cluster, monkeypatch
+):
+    """Redis down as a grid asked for helpers: kombu's OperationalError (neither SQLAlchemy's
+    nor a ConnectionError) failed the job for good, on its first attempt, as an internal error.
+    Help is optional: the job fits its shards alone."""
+    from kombu.exceptions import OperationalError as BrokerUnreachable
+
+    class Unreachable(FakeQueue):
+        asked = 0
+
+        def request_help(self, job_id, spec, n) -> None:
+            Unreachable.asked += 1
+            raise BrokerUnreachable("Error 111 connecting to 127.0.0.1:6390. Connection refused.")
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    monkeypatch.setattr(runner, "JobQueue", lambda settings: Unreachable())
+    job_id = _insert_job(cluster, {**SMALL_JOB, "search": {"n_lambdas": 24, "cv": 2}})
+    assert runner.run_job(job_id, ctx) == "succeeded"
+    assert Unreachable.asked >= 1
+    assert cluster.job(job_id)["attempts"] == 1
+
+
+def test_a_cancel_that_meets_a_database_outage_is_finished_by_the_job_s_worker(
+    make_cluster, monkeypatch
+):
+    """The outage's release moves running jobs only: a job cancelled meanwhile was left
+    "cancelling" until its lease expired and the reconciler ended it (up to about 2 minutes)."""
+    from core.db.base import utcnow
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    monkeypatch.setattr(runner, "JobQueue", lambda settings: Queue())
+    job_id = _insert_job(cluster, SMALL_JOB)
+    real_record_step = store.record_step
+    calls = {"n": 0}
+
+    def cancelled_then_outage(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            with ctx.session() as session:
+                assert store.request_cancel(session, uuid.UUID(job_id), utcnow())
+                session.commit()
+            raise _connection_refused()
+        return real_record_step(*args, **kwargs)
+
+    monkeypatch.setattr(store, "record_step", cancelled_then_outage)
+    assert runner.run_job(job_id, ctx) == "cancelled"
+    assert cluster.job(job_id)["state"] == "cancelled"

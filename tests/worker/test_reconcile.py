@@ -165,3 +165,25 @@ def test_a_recovered_job_is_taken_before_the_jobs_queued_behind_it(make_cluster)
     assert queue.live_job_ids() == {lost, orphan, *behind}
     cpu = queue_names(cluster.settings)["cpu"]
     assert _run_messages_in_worker_order(queue, cpu) == [lost, orphan, *behind]
+
+
+def test_a_resend_the_broker_refused_is_tried_again_at_the_next_round(make_cluster):
+    """The resend was recorded (enqueued_at = now) before it was sent; when the broker was down
+    the send failed, and the job waited another METRO_REQUEUE_AFTER_SECONDS after the broker
+    came back (30 s where the docs promise about 1.1 reconcile rounds)."""
+    from kombu.exceptions import OperationalError as BrokerUnreachable
+
+    class Down(FakeQueue):
+        def enqueue(self, job_id, spec, countdown=None, recovered=False) -> None:
+            raise BrokerUnreachable("Error 111 connecting to 127.0.0.1:6379")
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    body = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"}}
+    orphan = _insert_job(cluster, body)
+    old = utcnow() - timedelta(minutes=5)
+    _set(cluster, orphan, enqueued_at=old)
+    assert reconcile(ctx, Down(live=None))["resent"] == 1  # type: ignore[arg-type]
+    back = FakeQueue(live=set())
+    assert reconcile(ctx, back)["resent"] == 1  # type: ignore[arg-type]
+    assert back.sent == [orphan]

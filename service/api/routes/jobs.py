@@ -14,6 +14,7 @@ from core.artifacts import job_dir, remove_tree
 from core.config import Settings
 from core.datasets.locations import LocationPolicy
 from core.db.base import utcnow
+from core.db.errors import DATABASE_UNAVAILABLE
 from core.errors import InvalidInputError
 from core.job_spec import asks_for_gpu, metric_average
 from core.queue import JobQueue
@@ -57,10 +58,14 @@ def _enqueue(request: Request, job: Any) -> None:
     queue = _job_queue(request)
     try:
         queue.enqueue(job.id, job.spec)
-        with request.app.state.sessionmaker() as session:
-            crud.mark_enqueued(session, job.id)
     except Exception:
         logger.warning("job %s is queued but its message could not be sent yet", job.id)
+        return
+    try:
+        with request.app.state.sessionmaker() as session:
+            crud.mark_enqueued(session, job.id)
+    except Exception:  # sent: the reconciler may send it again, which a worker skips
+        logger.warning("job %s: its message was sent, but not recorded as sent", job.id)
 
 
 @router.post(
@@ -153,7 +158,15 @@ def submit_job(
     response.headers["Location"] = str(request.url_for("get_job", job_id=str(job.id)))
     out = JobOut.model_validate(job)
     if out.state == JobState.QUEUED:  # a replay of a finished job asks nothing more
-        out = _said_waiting(out, live_kinds(session, since=_seen_since(settings)), settings)
+        try:
+            live = live_kinds(session, since=_seen_since(settings))
+        except DATABASE_UNAVAILABLE:
+            # The job is committed (and its message sent): a hint read after it must not turn
+            # the answer into a 503, which a client retries into a second job.
+            logger.warning("job %s: submitted; the workers' roll call could not be read", job.id)
+            session.rollback()
+        else:
+            out = _said_waiting(out, live, settings)
     return out
 
 

@@ -60,7 +60,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[Problem | Readiness]:
-    """Readiness: the database and the broker are reachable
+    """Readiness: the database is reachable (the broker's state is reported beside it)
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -83,7 +83,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> Problem | Readiness | None:
-    """Readiness: the database and the broker are reachable
+    """Readiness: the database is reachable (the broker's state is reported beside it)
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -102,7 +102,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[Problem | Readiness]:
-    """Readiness: the database and the broker are reachable
+    """Readiness: the database is reachable (the broker's state is reported beside it)
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -123,7 +123,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> Problem | Readiness | None:
-    """Readiness: the database and the broker are reachable
+    """Readiness: the database is reachable (the broker's state is reported beside it)
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
