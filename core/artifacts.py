@@ -112,6 +112,14 @@ def open_checked(model_uri: str, name: str, recorded: str | None) -> Iterator[by
     return _chunks(fh)
 
 
+def require_file(model_uri: str, name: str) -> None:
+    """ArtifactError where a stored file is missing (what a HEAD of its download asks, without
+    reading it)."""
+    fs, path = _fs_path(model_uri, name)
+    if not fs.exists(path):
+        raise ArtifactError(f"artifact file {name} is missing")
+
+
 def _chunks(fh: Any) -> Iterator[bytes]:
     with fh:
         while chunk := fh.read(_CHUNK):

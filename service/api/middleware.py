@@ -324,7 +324,10 @@ class HeadAsGetMiddleware:
                 return
             await send(message)
 
-        await self.app({**scope, "method": "GET"}, receive, headers_only)
+        # request.state.head tells a route that streams a file that no byte of it is wanted
+        # (a model's download then neither hashes nor reads it).
+        state = {**scope.get("state", {}), "head": True}
+        await self.app({**scope, "method": "GET", "state": state}, receive, headers_only)
 
 
 class MetricsMiddleware:

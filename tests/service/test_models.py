@@ -549,3 +549,30 @@ def test_the_downloaded_weights_load_with_the_models_manifest(client, tenant, ad
     classifier = load_classifier(tmp_path, expected_sha256=m["sha256"])
     assert classifier.predict(np.array(rows)).tolist() == answer["labels"]
     assert classifier.margin(np.array(rows)).tolist() == pytest.approx(served)
+
+
+def test_a_head_of_a_download_reads_no_byte_of_the_file(client, tenant, add_model, monkeypatch):
+    """HEAD was served as a GET whose body was dropped: the whole file read and hashed (a
+    model of hundreds of MB, for a monitor's probe)."""
+    from core import artifacts
+
+    m = add_model(tenant, onnx=True)
+    url = f"/v1/models/{m['id']}/download"
+    got = client.get(url, headers=tenant.headers)
+
+    def read(*args, **kwargs):
+        raise AssertionError("a HEAD read the file")
+
+    monkeypatch.setattr(artifacts, "open_checked", read)
+    head = client.head(url, headers=tenant.headers)
+    assert head.status_code == 200 and head.content == b""
+    for name in ("etag", "content-disposition", "content-type"):
+        assert head.headers[name] == got.headers[name], name
+    onnx = client.head(url, params={"format": "onnx"}, headers=tenant.headers)
+    assert onnx.status_code == 200 and onnx.headers["content-type"] == "application/onnx"
+    (m["dir"] / "model.onnx").unlink()  # a lost file is the store's fault on HEAD too
+    assert client.head(url, params={"format": "onnx"}, headers=tenant.headers).status_code == 500
+    assert (
+        client.head(f"/v1/models/{uuid.uuid4()}/download", headers=tenant.headers).status_code
+        == 404
+    )

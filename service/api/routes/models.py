@@ -139,11 +139,12 @@ def delete_model(
 )
 def download_model(
     model_id: uuid.UUID,
+    request: Request,
     session: SessionDep,
     principal: PrincipalDep,
     settings: SettingsDep,
     format: Annotated[Literal["safetensors", "onnx"], Query()] = "safetensors",
-) -> StreamingResponse:
+) -> Response:
     model = crud.get_model(session, principal.tenant_id, model_id)
     name, media_type = _DOWNLOADS[format]
     uri = artifacts.resolve_artifact_uri(settings.artifacts_uri, model.artifact_uri)
@@ -155,7 +156,16 @@ def download_model(
     # 404 that blames the client.
     manifest = model.manifest or {}
     recorded = model.sha256 if format == "safetensors" else manifest.get("onnx_sha256")
+    headers = {
+        "Content-Disposition": f'attachment; filename="model-{model_id}{name[name.index(".") :]}"'
+    }
+    if format == "safetensors":
+        headers["ETag"] = f'"{model.sha256}"'
+    head = getattr(request.state, "head", False)  # HEAD: the headers, no byte read or hashed
     try:
+        if head:
+            artifacts.require_file(uri, name)
+            return Response(media_type=media_type, headers=headers)
         chunks = artifacts.open_checked(uri, name, recorded)
     except artifacts.ArtifactError as exc:
         # A delete commits its row, then removes the files: a download that read the row
@@ -164,11 +174,6 @@ def download_model(
         session.rollback()
         crud.get_model(session, principal.tenant_id, model_id)
         raise artifacts.ArtifactError(f"model {model_id}: {exc}") from None
-    headers = {
-        "Content-Disposition": f'attachment; filename="model-{model_id}{name[name.index(".") :]}"'
-    }
-    if format == "safetensors":
-        headers["ETag"] = f'"{model.sha256}"'
     return StreamingResponse(chunks, media_type=media_type, headers=headers)
 
 
