@@ -175,8 +175,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         The positive class; defaults to the greater of the two labels (``classes_[1]``).
     random_state : int, optional
         Seeds the split and the trainer. None: the seed ``training`` gives, if it gives one
-        (``training={"seed": 3}`` seeds both, as a job's ``training.seed`` does). Given, it is
-        the seed of both, whatever ``training`` says (as a job's repeat seeds its fits).
+        (``training={"seed": 3}`` or a TrainingConfig seeds both, as a job's ``training.seed``
+        does; an averaged fit's classes too); else the split is drawn anew. Given, it is the
+        seed of both, whatever ``training`` says (as a job's repeat seeds its fits).
     callback : callable, optional
         Called with each :class:`~metro.search.TraceStep` as the search proceeds; raising
         ``metro.trainer.TrainingCancelled`` from it stops the fit.
@@ -334,11 +335,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
 
     def _training_seed(self) -> int | None:
         """The seed ``training`` gives, where it gives one: a dict's ``"seed"``, or a
-        TrainingConfig's seed other than the default (a config built for other settings keeps
-        0, which says nothing)."""
+        TrainingConfig's seed (which always has one)."""
         if isinstance(self.training, Mapping) and "seed" in self.training:
             seed = self.training["seed"]
-        elif isinstance(self.training, TrainingConfig) and self.training.seed != 0:
+        elif isinstance(self.training, TrainingConfig):
             seed = self.training.seed
         else:
             return None

@@ -452,8 +452,10 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
             "which no per-class constraint survives: drop them, or fit one binary problem"
         )
     n = X.shape[0]
-    # One seed shared by every class's folds, drawn once when random_state is None.
-    seed = int(check_random_state(est.random_state).randint(np.iinfo(np.int32).max))
+    # One seed shared by every class's folds, drawn once when random_state is None and the
+    # training gives no seed (training={"seed": 3} makes the fit reproducible, as a binary one).
+    given = est.random_state if est.random_state is not None else est._training_seed()
+    seed = int(check_random_state(given).randint(np.iinfo(np.int32).max))
     if target_type == "multilabel-indicator":
         values = np.unique(np.asarray(y))
         if not np.isin(values, (0, 1)).all():

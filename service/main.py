@@ -29,7 +29,10 @@ from service.api.routes import dashboard, datasets, health, jobs, models, root
 from service.inference import ModelCache
 from service.observability import Metrics
 
-API_VERSION = "1.0.0"
+# The API's version, in the OpenAPI document and so in the generated client's (`metro --version`):
+# the minor number moves when answers or requests gain fields (1.1: an upload's label_columns,
+# ignore_columns and warnings), the major when one is taken away or changes its meaning.
+API_VERSION = "1.1.0"
 
 _TAGS = [
     {"name": "jobs", "description": "Submit training jobs and read their progress and results"},

@@ -51,7 +51,8 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
     ctx = ctx or get_context()
     queue = queue or JobQueue(ctx.settings)
     counts = {"requeued": 0, "failed": 0, "cancelled": 0, "resent": 0}
-    to_send: list[tuple[uuid.UUID, dict, datetime | None]] = []
+    # (job, spec, when it was last sent before, the time its send is recorded at)
+    to_send: list[tuple[uuid.UUID, dict, datetime | None, datetime]] = []
     finished: list[str] = []  # failed or cancelled here: their worker is gone
 
     with ctx.session() as session:
@@ -78,7 +79,9 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
             if moved_to is not None:
                 counts[_COUNTER[moved_to]] += 1
                 if moved_to is JobState.QUEUED:
-                    to_send.append((job_id, spec, None))
+                    # never sent since: if its send fails, due again at the next round
+                    due = now - timedelta(seconds=ctx.settings.requeue_after_seconds + 1)
+                    to_send.append((job_id, spec, due, now))
                 else:
                     finished.append(str(job_id))
         session.commit()
@@ -105,24 +108,24 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
                 continue
             if store.mark_resent(session, job_id, cutoff=cutoff, now=now):
                 counts["resent"] += 1
-                to_send.append((job_id, spec, sent_before))
+                to_send.append((job_id, spec, sent_before, now))
         session.commit()
 
     unsent = []
-    for job_id, spec, sent_before in to_send:
+    for job_id, spec, sent_before, stamped in to_send:
         try:
             queue.enqueue(str(job_id), spec, recovered=True)
         except Exception:
             logger.warning("could not send job %s to the broker", job_id, exc_info=True)
-            unsent.append((job_id, sent_before))
+            unsent.append((job_id, sent_before, stamped))
     if unsent:
         # Still queued in the database, and marked as sent: put back when it last was, so that
         # the next round sends it (a failed send during a broker outage made the job wait
         # another METRO_REQUEUE_AFTER_SECONDS once the broker was back).
         try:
             with ctx.session() as session:
-                for job_id, sent_before in unsent:
-                    store.unmark_resent(session, job_id, sent_at=now, back_to=sent_before)
+                for job_id, sent_before, stamped in unsent:
+                    store.unmark_resent(session, job_id, sent_at=stamped, back_to=sent_before)
                 session.commit()
         except Exception:
             logger.warning("could not record the unsent messages", exc_info=True)

@@ -108,10 +108,7 @@ def run_search(
             on_step=on_step,
         )
     elif not spec.denominator_depends_on_predictions:
-        try:
-            lo, hi = lambda_bounds(spec, config)
-        except ValueError:  # one fit, at any lambda alike: no interval is searched to be empty
-            lo, hi = spec.lambda_range
+        lo, hi = lambda_bounds(spec, config)
         result = grid_search(
             judges,
             config=config,

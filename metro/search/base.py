@@ -514,12 +514,18 @@ class SearchResult:
 
 
 def lambda_bounds(spec: MetricSpec, config: SearchConfig) -> tuple[float, float]:
+    """The interval the search looks for lambda* in: the metric's own range, or the config's
+    bounds. A metric whose denominator does not depend on the predictions fits once, at any
+    lambda alike, so an interval emptied by one bound given past its range is not an error
+    there (the metric's range stands in)."""
     lo, hi = spec.lambda_range
     if config.lambda_min is not None:
         lo = config.lambda_min
     if config.lambda_max is not None:
         hi = config.lambda_max
     if not lo < hi:
+        if not spec.denominator_depends_on_predictions:
+            return spec.lambda_range
         raise ValueError(f"empty lambda interval [{lo}, {hi}]")
     return float(lo), float(hi)
 

@@ -834,7 +834,8 @@ def test_an_answer_of_another_servers_version_is_one_line_saying_so(tmp_path):
         api.call(get_dataset, uuid.UUID(old["id"]))
     said = str(caught.value)
     assert said.startswith("the server at http://metro.test answered without a field this")
-    assert "KeyError: 'label_column'" in said and f"API {client_api_version()}" in said
+    assert "KeyError: 'label_column'" in said and f"made for API {client_api_version()}" in said
+    assert "it runs API unknown" in said  # the fake answers its document with the same row
     assert client_api_version() != "unknown"
 
 
@@ -847,3 +848,40 @@ def test_metro_version_says_the_client_and_the_api_it_was_made_for():
     assert run.output.startswith("metro client ") and run.output.rstrip().endswith(
         f"for the METRO API {client_api_version()}"
     )
+
+
+def test_a_multilabel_rerun_takes_an_upload_made_before_uploads_were_checked_so(tmp_path):
+    """`metro submit --label-columns ... --idempotency-key K` run again took only an earlier
+    upload checked with the same label columns: one made by an older client (no label fields)
+    was uploaded anew, and the key then refused the job as another submission."""
+    import hashlib
+
+    import httpx
+    from metro_cli.api import Api
+    from metro_cli.submit import same_uploads
+
+    path = tmp_path / "tags.csv"
+    path.write_bytes(b"a,red,blue\n1,0,1\n")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+
+    def row(label_column=None, label_columns=None):
+        return {"id": str(uuid.uuid4()), "uri": f"dataset://{uuid.uuid4()}", "filename": "t.csv",
+                "format": ".csv", "size_bytes": 17, "sha256": digest, "n_rows": 1,
+                "n_columns": 3, "columns": ["a", "red", "blue"], "label_column": label_column,
+                "labels": None, "label_columns": label_columns, "ignore_columns": None,
+                "warnings": [], "created_at": "2026-11-29T00:00:00Z"}  # fmt: skip
+
+    rows = [row(), row(label_columns=["red", "blue"]), row(label_columns=["red", "a"]),
+            row(label_column="red")]  # fmt: skip
+    api = Api("http://metro.test", "key")
+    api.client.set_httpx_client(
+        httpx.Client(
+            base_url="http://metro.test",
+            transport=httpx.MockTransport(
+                lambda request: httpx.Response(200, json={"items": rows, "next_cursor": None})
+            ),
+        )
+    )
+    found = [d.uri for d in same_uploads(api, path, None, ["red", "blue"])]
+    assert found == [rows[0]["uri"], rows[1]["uri"]]
+    assert [d.uri for d in same_uploads(api, path, "red")] == [rows[3]["uri"]]

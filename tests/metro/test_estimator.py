@@ -532,6 +532,19 @@ def test_a_training_seed_seeds_the_split_as_a_jobs_does():
     seeded = MetroClassifier(n_lambdas=7, refine="off", training=FAST, random_state=3).fit(X, y)
     assert seeded.best_lambda_ == fits[0].best_lambda_
     assert np.array_equal(seeded.decision_function(X), fits[0].decision_function(X))
+    from metro.trainer import TrainingConfig
+
+    config = MetroClassifier(n_lambdas=7, refine="off", training=TrainingConfig(max_iter=60))
+    assert np.array_equal(
+        config.fit(X, y).decision_function(X), config.fit(X, y).decision_function(X)
+    )
+    # an averaged fit's classes as well (its folds' seed was drawn from the global generator)
+    X3, y3 = _data(n=300, seed=4)
+    y3 = y3 + (X3[:, 0] > 1).astype(int)
+    averaged = MetroClassifier(n_lambdas=3, refine="off", average="macro",
+                               training={**FAST, "seed": 3})  # fmt: skip
+    first = averaged.fit(X3, y3).decision_function(X3)
+    assert np.array_equal(first, averaged.fit(X3, y3).decision_function(X3))
     # random_state, given, seeds both (a job's repeat seeds its fits so)
     other = MetroClassifier(
         n_lambdas=7, refine="off", training={**FAST, "seed": 3}, random_state=5
@@ -547,3 +560,8 @@ def test_an_exact_metric_fits_whatever_lambda_interval_is_given():
     given = MetroClassifier(metric="accuracy", lambda_min=5.0, training=FAST, random_state=0)
     plain = MetroClassifier(metric="accuracy", training=FAST, random_state=0)
     assert np.array_equal(given.fit(X, y).predict(X), plain.fit(X, y).predict(X))
+    # under constraints too (the constrained grid had its own call, which still refused it)
+    floor = [{"metric": "recall", "at_least": 0.5}]
+    kwargs = dict(metric="accuracy", constraints=floor, training=FAST, random_state=0)
+    constrained = MetroClassifier(lambda_min=5.0, **kwargs).fit(X, y)
+    assert np.array_equal(constrained.predict(X), MetroClassifier(**kwargs).fit(X, y).predict(X))

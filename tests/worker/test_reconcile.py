@@ -183,7 +183,12 @@ def test_a_resend_the_broker_refused_is_tried_again_at_the_next_round(make_clust
     orphan = _insert_job(cluster, body)
     old = utcnow() - timedelta(minutes=5)
     _set(cluster, orphan, enqueued_at=old)
-    assert reconcile(ctx, Down(live=None))["resent"] == 1  # type: ignore[arg-type]
+    # and a dead worker's job, put back in the queue in the same round
+    lost = _insert_job(cluster, body)
+    expired = utcnow() - timedelta(seconds=5)
+    _set(cluster, lost, state="running", attempts=1, lease_owner="dead", lease_expires_at=expired)
+    counts = reconcile(ctx, Down(live=None))  # type: ignore[arg-type]
+    assert (counts["resent"], counts["requeued"]) == (1, 1)
     back = FakeQueue(live=set())
-    assert reconcile(ctx, back)["resent"] == 1  # type: ignore[arg-type]
-    assert back.sent == [orphan]
+    assert reconcile(ctx, back)["resent"] == 2  # type: ignore[arg-type]
+    assert sorted(back.sent) == sorted([orphan, lost])

@@ -101,10 +101,10 @@ class Api:
             # kind: a server of another version (was "unexpected KeyError: 'label_column'").
             raise CliError(
                 f"the server at {self.url} answered without a field this client reads "
-                f"({type(exc).__name__}: {flat(str(exc), 80)}): it may run another version "
-                f"of METRO than this client (made for API {client_api_version()}); use a "
-                "client of the server's version (pip install ./clients/python from its "
-                "checkout), or upgrade the server"
+                f"({type(exc).__name__}: {flat(str(exc), 80)}): it runs API "
+                f"{self.server_api_version()}, this client was made for API "
+                f"{client_api_version()}; use a client of the server's version (pip install "
+                "./clients/python from its checkout), or upgrade the server"
             ) from None
         status = int(response.status_code)
         if 200 <= status < 300 and (response.parsed is not None or status == 204):
@@ -112,6 +112,17 @@ class Api:
         raise ApiError(
             problem_message(status, response.content), status, problem_kind(response.content)
         )
+
+    def server_api_version(self) -> str:
+        """The API version the server's OpenAPI document states ("unknown" where it cannot be
+        read)."""
+        import httpx
+
+        try:
+            answer = httpx.get(f"{self.url}/openapi.json", timeout=5.0)
+            return str(answer.json()["info"]["version"])
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return "unknown"
 
     def job(self, job_id: str) -> Any:
         from metro_client.api.jobs import get_job

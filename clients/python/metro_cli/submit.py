@@ -125,7 +125,9 @@ def same_uploads(
         d
         for d in page.items
         if optional(d.label_column) == label_column
-        and (optional(d.label_columns) or None) == label_columns
+        # a multi-label upload checked with these columns, or made before uploads were
+        # checked so (by an older client, or on an older server): the same bytes either way
+        and (optional(d.label_columns) or None) in (None, label_columns)
     ]
 
 

@@ -53,6 +53,12 @@ def upload_file(
             label_columns=label_columns if label_columns else UNSET,
         )
         dataset = api.call(upload_dataset, body=body)
+    if label_columns and not optional(dataset.label_columns):
+        # An older server takes the upload without reading the field: nothing was checked.
+        note(
+            f"warning: {path.name}: the server did not check the label columns (it predates "
+            "that check); a job on them is checked when a worker loads the file"
+        )
     for warning in optional(dataset.warnings) or []:
         note(f"warning: {path.name}: {warning.code}: {warning.message}")
     return dataset
