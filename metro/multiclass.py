@@ -48,8 +48,10 @@ same rows: on a CUDA device a network's are fitted as one stack of C x K models
 (:mod:`metro.search.class_stack`, ``stacked_fits_``), elsewhere class after class.
 
 Where a class's refinement step (:mod:`metro.search.refine`) was kept, its out-of-fold margins are
-those of the search's choice before the step (the refined fold models are not kept); the offsets
-are then tuned on margins close to, not equal to, the delivered model's.
+the refined fold models' held-out scores (``SearchResult.held_out_scores``), as the delivered
+margins are the refined model's: tuned on the choice's margins before the step, whose scale can
+be far from the refined model's, the offsets made the delivered argmax drop whole classes the
+held-out argmax predicted.
 """
 
 from __future__ import annotations
@@ -388,17 +390,26 @@ def _oof_margins(
     if not fitted.n_splits_ or len(fits) != fitted.n_splits_:
         return None
     threshold = float(result.threshold)
-    if result.refinement is not None and result.refinement.temperature is not None:
-        threshold = float(result.refinement.threshold_before)
+    refined = result.refinement is not None and result.refinement.temperature is not None
+    # A kept refinement delivers the refined model: its margins are the refined fold models'
+    # held-out scores (deciding by their sign), not the choice's before the step, whose scale
+    # can differ so much that offsets tuned on them made the argmax drop whole classes.
+    pooled = result.held_out_scores if refined else None
+    if refined and pooled is None:
+        threshold = float(result.refinement.threshold_before)  # type: ignore[union-attr]
     out = np.full(y01.size, np.nan)
     if len(folds) != len(fits):
         return None
+    start = 0
     for fit, (_, held_out) in zip(fits, folds, strict=True):
         scores, labels = fit.validation_scores, fit.validation_labels
         if scores is None or labels is None or len(scores) != held_out.size:
             return None
         if not np.array_equal(np.asarray(labels).astype(bool), y01[held_out].astype(bool)):
             return None  # not the folds we reproduced: do not guess
+        if pooled is not None:
+            scores = pooled[start : start + held_out.size]
+            start += held_out.size
         out[held_out] = np.asarray(scores, dtype=np.float64) - threshold
     return out if np.all(np.isfinite(out)) else None
 

@@ -159,6 +159,7 @@ def refine_choice(
     # feasible. The free schedule runs first, so a tie keeps it.
     tried: list[tuple[Stage, ConstrainedThreshold, np.ndarray]] = []
     decisions: dict[Stage, np.ndarray] = {}
+    held_scores: dict[Stage, np.ndarray] = {}
     temperatures = _schedule(config)
     for scale in _scales(config):
         starts, shift = [fit.model() for fit in fits], offset
@@ -177,7 +178,8 @@ def refine_choice(
             if config.refine_anneal:
                 # The next temperature starts from these (their offset is already folded in).
                 starts, shift = refined_folds, 0.0
-            decisions[stage] = np.concatenate(scores) >= 0
+            held_scores[stage] = np.concatenate(scores)
+            decisions[stage] = held_scores[stage] >= 0
             fractions = cells_from_predictions(y, decisions[stage][:, None])[0]
             judged_here = judge_at_zero(spec, judged, fractions, y.size, new_fraction=fraction)
             tried.append((stage, judged_here, fractions))
@@ -232,6 +234,7 @@ def refine_choice(
         result.constraint_values = [float(c.value(best_cells)) for c in constraints]
     result.threshold = 0.0
     result.held_out_decisions = (y, decisions[best_stage])
+    result.held_out_scores = held_scores[best_stage]
     result.warnings = diagnose(result, spec)
     return result
 

@@ -289,6 +289,7 @@ def safeguard_choice(
     result.selection_counts = fallback.counts
     result.refined_model = None
     result.held_out_decisions = None
+    result.held_out_scores = None
     if result.refinement is not None:  # it refined the choice the fallback replaces
         result.refinement = replace(
             result.refinement, temperature=None, scale=None, replaced_by_fallback=True
