@@ -20,7 +20,7 @@ from typing_extensions import TypeAliasType
 from metro.constraints import DEFAULT_CONFIDENCE
 from metro.multiclass import AVERAGES
 from metro.search.base import FEW_TRUE_POSITIVES, WarningCode
-from metro.search.config import SIGNAL_LEVEL
+from metro.search.config import NO_SIGNAL_LEVEL
 
 if TYPE_CHECKING:
     from metro.constraints import Constraint
@@ -138,7 +138,7 @@ class ChoiceWarning(BaseModel):
         "positives predicted positive), not even the plain-ERM fallback delivered instead: "
         "the data cannot support a choice; no_signal: a paired bootstrap over the held-out "
         "rows does not find the chosen classifier better than predicting every row one class "
-        f"with probability {SIGNAL_LEVEL:g}: its lead may be chance; id_like_feature (on "
+        f"with probability {NO_SIGNAL_LEVEL:g}: its lead may be chance; id_like_feature (on "
         "the delivered model's choice): a feature holds a different integer on every row, "
         "filling a range, as an id or a row number does, and the model may read the rows' "
         "order from it (dataset.ignore_columns leaves it out)"

@@ -23,7 +23,7 @@ nothing on new rows. This module gives the search a **fallback** and the rules t
 * ``refine_signal=p`` (the same): the refinement is kept only when the bootstrap finds it better
   than the better constant classifier (:func:`constant_decisions`) with probability ``p``.
 * Whatever the settings, a delivered choice that the bootstrap does not find better than the
-  better constant classifier with probability :data:`SIGNAL_LEVEL` carries the ``no_signal``
+  better constant classifier with probability :data:`NO_SIGNAL_LEVEL` carries the ``no_signal``
   warning (:func:`warn_without_signal`; without constraints). Delivering the constant instead
   was measured and not kept (docs/quality.md, "A constant where the rows show no signal").
 
@@ -52,12 +52,13 @@ from metro.search.base import (
     check_converged,
     diagnose,
 )
-from metro.search.config import SIGNAL_LEVEL, SearchConfig
+from metro.search.config import NO_SIGNAL_LEVEL, SIGNAL_LEVEL, SearchConfig
 from metro.thresholds import _losses, _place, cells_at_all_thresholds
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "MIN_PREDICTED_RATIO",
+    "NO_SIGNAL_LEVEL",
     "SIGNAL_LEVEL",
     "Fallback",
     "Safeguard",
@@ -312,7 +313,7 @@ def warn_without_signal(
 ) -> SearchResult:
     """``result`` with the ``no_signal`` warning where its delivered choice's pooled held-out
     decisions do not beat the better constant classifier with probability
-    :data:`SIGNAL_LEVEL` (a paired bootstrap over those rows); unchanged under constraints, or
+    :data:`NO_SIGNAL_LEVEL` (a paired bootstrap over those rows); unchanged under constraints, or
     without held-out decisions."""
     decided = None if constrained else held_out_decisions(result)
     if decided is None:
@@ -322,7 +323,7 @@ def warn_without_signal(
     if np.array_equal(choice.astype(bool), constant):
         return result  # the choice is the constant: predicts_one_class says so already
     probability = win_probability(spec, labels, choice, constant)
-    if probability >= SIGNAL_LEVEL:
+    if probability >= NO_SIGNAL_LEVEL:
         return result
     everyone = "positive" if constant[0] else "negative"
     metric = display_name(spec.name)  # F1, F2: as the user names it
@@ -347,7 +348,7 @@ def warn_without_signal(
             WarningCode.NO_SIGNAL,
             f"the held-out rows cannot tell the chosen classifier from predicting every row "
             f"{everyone}: a paired bootstrap finds its {metric} better with probability "
-            f"{probability:.3f}, below {SIGNAL_LEVEL:g}; {why}",
+            f"{probability:.3f}, below {NO_SIGNAL_LEVEL:g}; {why}",
         ),
     ]
     return result

@@ -24,7 +24,7 @@ class ChoiceWarning:
     was kept; no_supported_choice: no choice rests on enough held-out evidence (5 true positives, a tenth of the
     positives predicted positive), not even the plain-ERM fallback delivered instead: the data cannot support a
     choice; no_signal: a paired bootstrap over the held-out rows does not find the chosen classifier better than
-    predicting every row one class with probability 0.9: its lead may be chance; id_like_feature (on the delivered
+    predicting every row one class with probability 0.95: its lead may be chance; id_like_feature (on the delivered
     model's choice): a feature holds a different integer on every row, filling a range, as an id or a row number
     does, and the model may read the rows' order from it (dataset.ignore_columns leaves it out) """
     message: str
