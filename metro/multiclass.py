@@ -640,6 +640,9 @@ def fit_averaged(
         for c, thin in enumerate(thin_argmax_warnings(est.selection_cells_)):
             if thin is not None and not any(w.code == thin.code for w in est.class_warnings_[c]):
                 est.class_warnings_[c].append(thin)
+        for c, unseen in enumerate(unpredicted_class_warnings(est, X)):
+            if unseen is not None:
+                est.class_warnings_[c].append(unseen)
     return _gather_class_findings(est)
 
 
@@ -686,6 +689,35 @@ def thin_argmax_warnings(cells: np.ndarray) -> list[SearchWarning | None]:
                 f"the argmax (offsets tuned) predicts it for {tp + fp} held-out rows, {tp} of "
                 f"them right, of {tp + fn} in it: its part of the average rests on {tp} true "
                 f"positives",
+            )
+        )
+    return out
+
+
+def unpredicted_class_warnings(est: MetroClassifier, X: Any) -> list[SearchWarning | None]:
+    """Per class, a ``predicts_one_class`` warning where the delivered model's argmax predicts
+    the class for none of the rows it was refit on, though the argmax the offsets were tuned by
+    predicted it for FEW_TRUE_POSITIVES held-out rows or more: the delivered margins are not the
+    held-out ones (the refits, or a refinement), and a model that never outputs a class scores
+    0 on it, which the held-out average did not see (whole classes were dropped so, silently)."""
+    cells = est.selection_cells_
+    if cells is None:
+        return [None] * len(est.estimators_)
+    delivered = np.bincount(
+        predict_argmax(class_margins(est, X, refuse_undefined=False)), minlength=len(cells)
+    )
+    out: list[SearchWarning | None] = []
+    for c, (tp, fp, _, _) in enumerate(np.rint(np.asarray(cells)).astype(int).tolist()):
+        held_out = tp + fp
+        if delivered[c] or held_out < FEW_TRUE_POSITIVES:
+            out.append(None)
+            continue
+        out.append(
+            SearchWarning(
+                WarningCode.PREDICTS_ONE_CLASS,
+                f"the delivered model predicts it for none of the {int(np.sum(delivered))} rows "
+                f"it was refit on, though the argmax the offsets were tuned by predicted it for "
+                f"{held_out} held-out rows: it will score 0 on this class",
             )
         )
     return out

@@ -471,3 +471,23 @@ def test_offsets_are_tuned_on_the_margins_the_refined_classes_deliver():
     held_out = clf.selection_cells_[:, 0] + clf.selection_cells_[:, 1]  # predicted, per class
     delivered = np.bincount(np.searchsorted(clf.classes_, clf.predict(X)), minlength=5)
     assert np.all(np.abs(delivered - held_out) <= 0.15 * held_out + 10), (delivered, held_out)
+
+
+def test_a_class_the_delivered_argmax_never_predicts_is_warned_of():
+    """A delivered model whose argmax never outputs a class the held-out argmax predicted
+    (Chile: 3 of 5 classes, CES11: all but one) carried no warning; a class it never predicts
+    scores 0 in the average the held-out rows promised."""
+    from metro.multiclass import unpredicted_class_warnings
+
+    X, y = make_classification(
+        n_samples=600, n_features=4, n_informative=3, n_redundant=0, n_classes=4,
+        n_clusters_per_class=1, random_state=1,
+    )  # fmt: skip
+    clf = MetroClassifier(metric="f1", average="macro", random_state=0, **SMALL).fit(X, y)
+    assert unpredicted_class_warnings(clf, X) == [None] * 4
+    clf.offsets_ = clf.offsets_.copy()
+    clf.offsets_[2] = -1e6  # the delivered margins, not the held-out ones, lose class 2
+    found = unpredicted_class_warnings(clf, X)
+    assert [w is None for w in found] == [True, True, False, True]
+    assert found[2].code == WarningCode.PREDICTS_ONE_CLASS
+    assert "predicts it for none of the 600 rows it was refit on" in found[2].message

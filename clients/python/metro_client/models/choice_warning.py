@@ -18,15 +18,16 @@ class ChoiceWarning:
     code: ChoiceWarningCode
     """ lambda_at_grid_edge: the trained lambda is the first or last grid point where that end is search.lambda_min
     or lambda_max (the best may lie beyond); predicts_one_class: the chosen classifier predicts one class on the
-    held-out rows, or the delivered model one class on the rows it was refit on; few_true_positives: its score rests
-    on fewer than 5 true positives; constraints_not_met: no fit met every constraint on the held-out rows, and the
-    one that missed them by the least (with a confidence asked for: the one most likely to meet them on new data)
-    was kept; no_supported_choice: no choice rests on enough held-out evidence (5 true positives, a tenth of the
-    positives predicted positive), not even the plain-ERM fallback delivered instead: the data cannot support a
-    choice; no_signal: a paired bootstrap over the held-out rows does not find the chosen classifier better than
-    predicting every row one class with probability 0.95: its lead may be chance; id_like_feature (on the delivered
-    model's choice): a feature holds a different integer on every row, filling a range, as an id or a row number
-    does, and the model may read the rows' order from it (dataset.ignore_columns leaves it out) """
+    held-out rows, or the delivered model one class on the rows it was refit on (a multi-class model: never this
+    class, which the held-out argmax predicted); few_true_positives: its score rests on fewer than 5 true positives;
+    constraints_not_met: no fit met every constraint on the held-out rows, and the one that missed them by the least
+    (with a confidence asked for: the one most likely to meet them on new data) was kept; no_supported_choice: no
+    choice rests on enough held-out evidence (5 true positives, a tenth of the positives predicted positive), not
+    even the plain-ERM fallback delivered instead: the data cannot support a choice; no_signal: a paired bootstrap
+    over the held-out rows does not find the chosen classifier better than predicting every row one class with
+    probability 0.95: its lead may be chance; id_like_feature (on the delivered model's choice): a feature holds a
+    different integer on every row, filling a range, as an id or a row number does, and the model may read the rows'
+    order from it (dataset.ignore_columns leaves it out) """
     message: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
