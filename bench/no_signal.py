@@ -18,7 +18,8 @@ THE RULE, written before anything was run:
     fitted ``search_result_``: ``held_out_decisions(result)``, ``constant_decisions(spec,
     labels)``, ``win_probability(spec, labels, choice, constant)`` (None where the choice is the
     constant, where the function returns early); ``warned``: the result carries NO_SIGNAL (must
-    equal p_current < the warning's level, NO_SIGNAL_LEVEL, 0.9 when this ran: checked).
+    equal p_current < the warning's level, NO_SIGNAL_LEVEL: checked; 0.9 when the stored fits
+    ran).
   - ``test``: the fit's test metric (points); ``constant``: the better constant's (all-positive,
     all-negative) test metric (points); ``below`` = test < constant; ``above2`` = test > constant+2.
   - ``p_select`` (selection-aware): the grid's candidates are captured during the fit (each
@@ -228,7 +229,7 @@ def one_fit(job: tuple[str, str, int, str, int]) -> dict[str, Any]:
     from metro import MetroClassifier
     from metro.metrics import get_metric
     from metro.search.base import WarningCode
-    from metro.search.config import SIGNAL_LEVEL
+    from metro.search.config import NO_SIGNAL_LEVEL
     from metro.search.safeguard import constant_decisions, held_out_decisions, win_probability
 
     install_patches()
@@ -256,7 +257,7 @@ def one_fit(job: tuple[str, str, int, str, int]) -> dict[str, Any]:
             is_constant = True
         else:
             p_current = win_probability(spec, labels, choice, constant)
-    consistent = warned == (p_current is not None and p_current < SIGNAL_LEVEL)
+    consistent = warned == (p_current is not None and p_current < NO_SIGNAL_LEVEL)
 
     p_sel = p_sel_ref = None
     grid = CAPTURED["grid"]

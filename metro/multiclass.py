@@ -703,9 +703,14 @@ def unpredicted_class_warnings(est: MetroClassifier, X: Any) -> list[SearchWarni
     cells = est.selection_cells_
     if cells is None:
         return [None] * len(est.estimators_)
-    delivered = np.bincount(
-        predict_argmax(class_margins(est, X, refuse_undefined=False)), minlength=len(cells)
+    # The fit's own validated rows, scored by each class's model (not class_margins, which
+    # validates X again against the feature names the fit just recorded: a DataFrame's fit
+    # then warned "X does not have valid feature names").
+    margins = np.column_stack(
+        [predict_scores(e.model_, X, device=e._scoring_device())[:, 0] for e in est.estimators_]
     )
+    margins = np.nan_to_num(margins + est.offsets_, nan=-np.inf)  # a row it cannot score: none
+    delivered = np.bincount(predict_argmax(margins), minlength=len(cells))
     out: list[SearchWarning | None] = []
     for c, (tp, fp, _, _) in enumerate(np.rint(np.asarray(cells)).astype(int).tolist()):
         held_out = tp + fp

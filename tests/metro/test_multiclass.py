@@ -491,3 +491,27 @@ def test_a_class_the_delivered_argmax_never_predicts_is_warned_of():
     assert [w is None for w in found] == [True, True, False, True]
     assert found[2].code == WarningCode.PREDICTS_ONE_CLASS
     assert "predicts it for none of the 600 rows it was refit on" in found[2].message
+
+
+def test_an_averaged_fit_on_a_dataframe_keeps_its_feature_names_quietly():
+    """The check of the delivered argmax scored the fit's own (validated, nameless) rows through
+    the prediction path, which warned "X does not have valid feature names" on every fit of a
+    DataFrame and failed scikit-learn's check_dataframe_column_names_consistency."""
+    import warnings
+
+    import pandas as pd
+    from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
+
+    X, y = make_classification(
+        n_samples=300, n_features=4, n_informative=3, n_redundant=0, n_classes=3,
+        n_clusters_per_class=1, random_state=0,
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.filterwarnings("ignore", category=MetroFitWarning)
+        MetroClassifier(average="macro", random_state=0, **SMALL).fit(
+            pd.DataFrame(X, columns=list("abcd")), y
+        )
+    check_dataframe_column_names_consistency(
+        "MetroClassifier", MetroClassifier(average="macro", **SMALL)
+    )

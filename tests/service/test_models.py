@@ -568,6 +568,8 @@ def test_a_head_of_a_download_reads_no_byte_of_the_file(client, tenant, add_mode
     assert head.status_code == 200 and head.content == b""
     for name in ("etag", "content-disposition", "content-type"):
         assert head.headers[name] == got.headers[name], name
+    # no length where the GET states none (a bodiless answer said 0 bytes)
+    assert head.headers.get("content-length") == got.headers.get("content-length")
     onnx = client.head(url, params={"format": "onnx"}, headers=tenant.headers)
     assert onnx.status_code == 200 and onnx.headers["content-type"] == "application/onnx"
     (m["dir"] / "model.onnx").unlink()  # a lost file is the store's fault on HEAD too

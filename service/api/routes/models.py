@@ -161,11 +161,15 @@ def download_model(
     }
     if format == "safetensors":
         headers["ETag"] = f'"{model.sha256}"'
-    head = getattr(request.state, "head", False)  # HEAD: the headers, no byte read or hashed
+    # HEAD: the GET's headers, the file neither read nor hashed (so not checked against its
+    # digest either: the ETag is the recorded one; a GET of damaged bytes is still the 500).
+    head = getattr(request.state, "head", False)
     try:
         if head:
             artifacts.require_file(uri, name)
-            return Response(media_type=media_type, headers=headers)
+            answer = Response(media_type=media_type, headers=headers)
+            del answer.headers["content-length"]  # the GET streams: it states no length
+            return answer
         chunks = artifacts.open_checked(uri, name, recorded)
     except artifacts.ArtifactError as exc:
         # A delete commits its row, then removes the files: a download that read the row
