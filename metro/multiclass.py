@@ -703,13 +703,10 @@ def unpredicted_class_warnings(est: MetroClassifier, X: Any) -> list[SearchWarni
     cells = est.selection_cells_
     if cells is None:
         return [None] * len(est.estimators_)
-    # The fit's own validated rows, scored by each class's model (not class_margins, which
-    # validates X again against the feature names the fit just recorded: a DataFrame's fit
-    # then warned "X does not have valid feature names").
-    margins = np.column_stack(
-        [predict_scores(e.model_, X, device=e._scoring_device())[:, 0] for e in est.estimators_]
-    )
-    margins = np.nan_to_num(margins + est.offsets_, nan=-np.inf)  # a row it cannot score: none
+    # The fit's own validated rows (not class_margins, which validates X again against the
+    # feature names the fit just recorded: a DataFrame's fit then warned "X does not have valid
+    # feature names").
+    margins = np.nan_to_num(_margins(est, X), nan=-np.inf)  # a row it cannot score: none
     delivered = np.bincount(predict_argmax(margins), minlength=len(cells))
     out: list[SearchWarning | None] = []
     for c, (tp, fp, _, _) in enumerate(np.rint(np.asarray(cells)).astype(int).tolist()):
@@ -742,11 +739,16 @@ def class_margins(est: MetroClassifier, X: Any, *, refuse_undefined: bool = True
     rather than fail a whole job on one outlier of its test split)."""
     check_is_fitted(est, "estimators_")
     X = validate_data(est, X, reset=False, allow_nd=True, dtype=np.float32)
+    out = _margins(est, X)
+    return require_defined_scores(out) if refuse_undefined else out
+
+
+def _margins(est: MetroClassifier, X: np.ndarray) -> np.ndarray:
+    """``n x C`` margins, offsets included, of rows already validated."""
     margins = np.column_stack(
         [predict_scores(e.model_, X, device=e._scoring_device())[:, 0] for e in est.estimators_]
     )
-    out = np.asarray(margins + est.offsets_)
-    return require_defined_scores(out) if refuse_undefined else out
+    return np.asarray(margins + est.offsets_)
 
 
 def decision_function(est: MetroClassifier, X: Any) -> np.ndarray:

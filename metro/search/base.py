@@ -458,11 +458,10 @@ class SearchResult:
     # kept, the delivered model it made (threshold folded in: it decides by its sign).
     refinement: Refinement | None = None
     refined_model: StackedModel | None = None
-    # The refined models' decisions on the pooled held-out rows when the refinement was kept:
-    # (labels, decisions) in fold order (metro.search.safeguard compares them with the fallback).
-    held_out_decisions: tuple[np.ndarray, np.ndarray] | None = None
-    # And their scores there (fold order; they decide by the sign): what a multi-class fit
-    # tunes its offsets on, since the delivered margins are the refined model's.
+    # The refined models' scores on the pooled held-out rows when the refinement was kept, in
+    # fold order (they decide by the sign): their decisions there
+    # (metro.search.safeguard.held_out_decisions), and what a multi-class fit tunes its offsets
+    # on, since the delivered margins are the refined model's.
     held_out_scores: np.ndarray | None = None
     # The grid's fallback (the ERM-like lambda at a supported threshold; None: not available)
     # and what the safeguard did with it (None: it did not run; metro.search.safeguard).

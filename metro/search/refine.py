@@ -158,8 +158,7 @@ def refine_choice(
     # held-out rows, and their pooled confusion fractions; without constraints every one is
     # feasible. The free schedule runs first, so a tie keeps it.
     tried: list[tuple[Stage, ConstrainedThreshold, np.ndarray]] = []
-    decisions: dict[Stage, np.ndarray] = {}
-    held_scores: dict[Stage, np.ndarray] = {}
+    held_scores: dict[Stage, np.ndarray] = {}  # each stage's pooled held-out scores
     temperatures = _schedule(config)
     for scale in _scales(config):
         starts, shift = [fit.model() for fit in fits], offset
@@ -179,27 +178,27 @@ def refine_choice(
                 # The next temperature starts from these (their offset is already folded in).
                 starts, shift = refined_folds, 0.0
             held_scores[stage] = np.concatenate(scores)
-            decisions[stage] = held_scores[stage] >= 0
-            fractions = cells_from_predictions(y, decisions[stage][:, None])[0]
+            fractions = cells_from_predictions(y, (held_scores[stage] >= 0)[:, None])[0]
             judged_here = judge_at_zero(spec, judged, fractions, y.size, new_fraction=fraction)
             tried.append((stage, judged_here, fractions))
 
     allowed = [row for row in tried if row[1].feasible]
     best_stage, best, best_cells = min(allowed or tried, key=lambda row: row[1].loss)
     keep = bool(allowed) and best.loss < result.selection_loss - 1e-12
+    chosen = held_scores[best_stage] >= 0  # the refined models decide by their sign
     probability: float | None = None
     if keep and config.refine_confidence is not None:
         # Significant, not just positive: a paired bootstrap over the held-out rows.
         unrefined = np.concatenate([np.asarray(fit.validation_scores) for fit in fits])
         before = unrefined >= float(result.threshold)
-        probability = win_probability(spec, y, decisions[best_stage], before)
+        probability = win_probability(spec, y, chosen, before)
         keep = probability >= config.refine_confidence
     signal: float | None = None
     if keep and config.refine_signal is not None and not constraints:
         # Evidence of a boundary at all: where the held-out rows cannot tell the refined model
         # from predicting one class everywhere, its gain over the choice is noise to fit.
         constant = constant_decisions(spec, y)
-        signal = win_probability(spec, y, decisions[best_stage], constant)
+        signal = win_probability(spec, y, chosen, constant)
         keep = signal >= config.refine_signal
     refined_model: StackedModel | None = None
     rate_ratio: float | None = None
@@ -210,7 +209,7 @@ def refine_choice(
         if config.refine_consistency is not None:
             # The delivered model is refined on its own rows, along its own (non-convex) path;
             # the held-out rows judged the fold models. Kept only if it predicts like them.
-            rate_ratio = _rate_ratio(on.training_scores(refined_model), decisions[best_stage])
+            rate_ratio = _rate_ratio(on.training_scores(refined_model), chosen)
             keep = 1.0 / config.refine_consistency <= rate_ratio <= config.refine_consistency
     result.refinement = Refinement(
         loss_before=float(result.selection_loss),
@@ -233,7 +232,6 @@ def refine_choice(
     if constraints:
         result.constraint_values = [float(c.value(best_cells)) for c in constraints]
     result.threshold = 0.0
-    result.held_out_decisions = (y, decisions[best_stage])
     result.held_out_scores = held_scores[best_stage]
     result.warnings = diagnose(result, spec)
     return result

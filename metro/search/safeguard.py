@@ -198,13 +198,15 @@ def fallback_from(spec: MetricSpec, folds: Sequence[Candidate]) -> Fallback | No
 def held_out_decisions(result: SearchResult) -> tuple[np.ndarray, np.ndarray] | None:
     """(labels, decisions) of the delivered choice on the pooled held-out rows, in fold order
     (the refined models' when the refinement was kept); None where they were not kept."""
-    if result.held_out_decisions is not None:
-        return result.held_out_decisions
     fits = result.fold_fits or [result.best]
-    if any(c.validation_scores is None or c.validation_labels is None for c in fits):
+    if any(c.validation_labels is None for c in fits):
+        return None
+    labels = np.concatenate([np.asarray(c.validation_labels) for c in fits])
+    if result.held_out_scores is not None:  # refined (its threshold is then 0)
+        return labels, result.held_out_scores >= result.threshold
+    if any(c.validation_scores is None for c in fits):
         return None
     scores = np.concatenate([np.asarray(c.validation_scores) for c in fits])
-    labels = np.concatenate([np.asarray(c.validation_labels) for c in fits])
     return labels, scores >= result.threshold
 
 
@@ -289,7 +291,6 @@ def safeguard_choice(
     result.selection_loss = fallback.loss
     result.selection_counts = fallback.counts
     result.refined_model = None
-    result.held_out_decisions = None
     result.held_out_scores = None
     if result.refinement is not None:  # it refined the choice the fallback replaces
         result.refinement = replace(

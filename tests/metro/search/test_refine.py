@@ -17,7 +17,7 @@ from metro.metrics import get_metric
 from metro.models import get_model_spec
 from metro.search import SearchConfig, run_search
 from metro.search.finite import FiniteHypothesisSolver
-from metro.search.safeguard import constant_decisions, win_probability
+from metro.search.safeguard import constant_decisions, held_out_decisions, win_probability
 from metro.search.solver import TrainerSolver, delivered_model
 from metro.surrogates import get_surrogate
 from metro.trainer import TrainingConfig, predict_scores
@@ -272,7 +272,7 @@ def test_the_consistency_check_compares_the_delivered_models_rate_with_the_judge
     step = loose.refinement
     assert step.kept and step.temperature == plain.refinement.temperature
     on_training = predict_scores(loose.refined_model, X)[:, 0] >= 0
-    _, held_out = loose.held_out_decisions
+    _, held_out = held_out_decisions(loose)
     by_hand = ((on_training.sum() + 0.5) / (y.size + 1)) / ((held_out.sum() + 0.5) / (y.size + 1))
     assert step.refit_rate_ratio == pytest.approx(by_hand)
     np.testing.assert_array_equal(
@@ -318,7 +318,7 @@ def test_a_refinement_the_rows_cannot_tell_from_a_constant_classifier_is_not_kep
     assert plain.refinement_.kept and plain.refinement_.signal_probability is None
     # By hand: the kept stage's pooled held-out decisions against the better constant, which
     # for F2 is every row positive.
-    labels, refined = plain.search_result_.held_out_decisions
+    labels, refined = held_out_decisions(plain.search_result_)
     spec = plain.metric_
     assert constant_decisions(spec, labels).all()
     by_hand = win_probability(spec, labels, refined, np.ones_like(refined))
