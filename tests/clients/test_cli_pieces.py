@@ -885,3 +885,14 @@ def test_a_multilabel_rerun_takes_an_upload_made_before_uploads_were_checked_so(
     found = [d.uri for d in same_uploads(api, path, None, ["red", "blue"])]
     assert found == [rows[0]["uri"], rows[1]["uri"]]
     assert [d.uri for d in same_uploads(api, path, "red")] == [rows[3]["uri"]]
+
+
+def test_a_multilabel_files_label_columns_are_checked_in_one_read(tmp_path):
+    path = tmp_path / "tags.csv"
+    path.write_text("a,red,blue\n1,0,1\n")
+    check_local_dataset(path, label_column=None, label_columns=["red", "blue"], positive_label=None)
+    with pytest.raises(CliError, match=r"label column 'green' not found; columns are") as caught:
+        check_local_dataset(
+            path, label_column=None, label_columns=["red", "green"], positive_label=None
+        )
+    assert "default label column" not in str(caught.value)

@@ -82,11 +82,13 @@ def check_local_dataset(
     positive_label: Any,
     option: str = "--label-column",
     ignore_columns: list[str] | None = None,
+    label_columns: list[str] | None = None,
 ) -> None:
     """Refuse, before anything is uploaded, a local file that a job could not train on, as far
     as the standard library can tell: one that is missing or unreadable, whose name says no
-    format the server reads, or, for a CSV, whose header lacks the label column or a column
-    to ignore (the error lists the columns) or whose label column lacks the positive label."""
+    format the server reads, or, for a CSV, whose header lacks the label column (or one of a
+    multi-label job's ``label_columns``) or a column to ignore (the error lists the columns)
+    or whose label column lacks the positive label."""
     kind = check_readable(path)
     if kind not in ("CSV", "CSV.gz"):
         return  # Parquet and NPZ need libraries this package does without: the server checks
@@ -98,13 +100,15 @@ def check_local_dataset(
             if columns is None:
                 raise CliError(f"{path}: the file is empty (a CSV needs a header row)")
             refuse_other_separators(path, columns)
-            if label not in columns:
+            for wanted in label_columns or [label]:
+                if wanted in columns:
+                    continue
                 hint = ""
-                if label_column is None:
+                if label_column is None and not label_columns:
                     hint = f" (the default label column: name yours with {option})"
                 total = f" ({len(columns)} in total)" if len(columns) > _SHOWN_COLUMNS else ""
                 raise CliError(
-                    f"{path}: label column '{label}' not found; columns are "
+                    f"{path}: label column '{wanted}' not found; columns are "
                     f"{_show(columns, _SHOWN_COLUMNS)}{total}{hint}"
                 )
             missing = [name for name in ignore_columns or [] if name not in columns]

@@ -54,10 +54,10 @@ def submit_with_upload(
     label_columns = ds.get("label_columns")
     ignored = ds.get("ignore_columns")
     if label_columns:  # multi-label: each 0/1 column must be there; the upload reads them
-        for name in label_columns:
-            check_local_dataset(
-                path, label_column=name, positive_label=None, ignore_columns=ignored
-            )
+        check_local_dataset(
+            path, label_column=None, label_columns=label_columns, positive_label=None,
+            ignore_columns=ignored,
+        )  # fmt: skip
         checked_with, positive = None, None
     elif (spec.get("metric") or {}).get("average") is not None:
         # Averaged over the column's classes: the upload's check, which reads a two-class

@@ -129,11 +129,10 @@ def upload(
     api = Api(url, api_key)
     label = None if positive_label is None else scalar(positive_label)
     if labels:
-        for name in labels:
-            check_local_dataset(
-                path, label_column=name, positive_label=None, ignore_columns=ignored,
-                option="--label-columns",
-            )  # fmt: skip
+        check_local_dataset(
+            path, label_column=None, label_columns=labels, positive_label=None,
+            ignore_columns=ignored,
+        )  # fmt: skip
     elif label_column is not None:
         check_local_dataset(
             path, label_column=label_column, positive_label=label, ignore_columns=ignored
