@@ -390,11 +390,9 @@ def _lambda_interval_errors(metric: MetricSpec, search: SearchConfig) -> list[Fi
     """One of search.lambda_min and lambda_max given, past the other end of the metric's own
     range (which fills the one not given): the job was accepted and failed on a worker with
     "empty lambda interval". Where the metric needs no search (its denominator does not depend
-    on the predictions), no interval is searched and none is refused."""
+    on the predictions), lambda_bounds takes its own range and none is refused."""
     from metro.search.base import lambda_bounds
 
-    if not metric.denominator_depends_on_predictions:
-        return []
     try:
         lambda_bounds(metric, search)
     except ValueError:
