@@ -99,6 +99,45 @@ def client_input(document: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _enum_spellings(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The other spellings the server reads as an enum's values, keyed by its sorted values
+    joined with ``|`` (how the literal-enum template finds them): ``any_case`` where the schema
+    says ``x-any-case``, ``aliases`` its ``x-aliases``."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("enum") and ("x-any-case" in node or "x-aliases" in node):
+                key = "|".join(sorted(str(v) for v in node["enum"]))
+                spelling = {
+                    "any_case": bool(node.get("x-any-case")),
+                    "aliases": dict(node.get("x-aliases") or {}),
+                }
+                if found.setdefault(key, spelling) != spelling:
+                    raise ValueError(f"two enums of values {key} read other spellings differently")
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(document)
+    return found
+
+
+def _stage_templates(document: dict[str, Any], into: Path) -> Path:
+    """This project's templates, with ``enum_spellings.jinja``: the document's other spellings
+    of its enums as a Jinja dict (the generator gives a template only the enum's values)."""
+    shutil.copytree(TEMPLATES, into)
+    table = json.dumps(_enum_spellings(document), sort_keys=True)
+    (into / "enum_spellings.jinja").write_text(
+        "{#- Written by clients/generate.py from the OpenAPI document. -#}\n"
+        f"{{% set SPELLINGS = {table} %}}\n",
+        encoding="utf-8",
+    )
+    return into
+
+
 def generate(output_dir: Path) -> None:
     """Write ``output_dir/openapi.json`` and the client project ``output_dir/python``."""
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -113,15 +152,14 @@ def generate(output_dir: Path) -> None:
         # pyproject.toml's settings, wherever output_dir is.
         staged = Path(scratch) / "python"
         generator_input = Path(scratch) / "openapi.json"
-        generator_input.write_text(
-            json.dumps(client_input(json.loads(document.read_text(encoding="utf-8")))),
-            encoding="utf-8",
-        )
+        given = client_input(json.loads(document.read_text(encoding="utf-8")))
+        generator_input.write_text(json.dumps(given), encoding="utf-8")
+        templates = _stage_templates(given, Path(scratch) / "templates")
         command = [
             sys.executable, "-m", "openapi_python_client", "generate",
             "--path", str(generator_input), "--config", str(CONFIG), "--meta", "setup",
             "--output-path", str(staged), "--overwrite", "--fail-on-warning",
-            "--custom-template-path", str(TEMPLATES),
+            "--custom-template-path", str(templates),
         ]  # fmt: skip
         done = subprocess.run(command, env=env, cwd=scratch, capture_output=True, text=True)
         if done.returncode != 0:

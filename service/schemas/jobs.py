@@ -74,9 +74,13 @@ def _preset_parameters() -> dict[str, tuple[Option, Any]]:
 
 # f_beta's beta has a default in the library (1), but a job must give it: an F-beta job without
 # one would train for F1 unasked (service.job_spec says so with a 422).
-# The presets' names, and the other names the server reads as one of them (x-aliases: a
-# client that checks names against the enum reads them too).
-_PRESET_CHOICES: dict[str, Any] = {"enum": list(PRESET_NAMES), "x-aliases": dict(PRESET_ALIASES)}
+# The presets' names, and the other names the server reads as one of them (x-aliases), in any
+# case (x-any-case): a client that checks names against the enum reads them too.
+_PRESET_CHOICES: dict[str, Any] = {
+    "enum": list(PRESET_NAMES),
+    "x-aliases": dict(PRESET_ALIASES),
+    "x-any-case": True,
+}
 _PRESET_FIELDS = parameter_fields(_preset_parameters(), required_by_service=("beta",))
 # Unknown keys are passed on for the library to refuse by name (see the module's docstring).
 _LIBRARY_CHECKS_KEYS: dict[str, Any] = {"additionalProperties": False}

@@ -33,7 +33,9 @@ def request_type(annotation: Any, opt: Option) -> Any:
         if member is type(None):
             out.append(type(None))
         elif member is str and opt.choices and opt.any_case:
-            out.append(Annotated[Literal[opt.choices], BeforeValidator(_lower)])
+            # x-any-case: the document says so, for a client that checks names against the enum
+            any_case = Field(json_schema_extra={"x-any-case": True})
+            out.append(Annotated[Literal[opt.choices], BeforeValidator(_lower), any_case])
         elif member is str and opt.choices:
             out.append(Literal[opt.choices])
         elif member is str:

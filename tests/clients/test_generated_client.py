@@ -267,7 +267,8 @@ def test_a_spec_built_from_a_dict_refuses_the_fields_its_schema_forbids():
     for body, said in misspelled:
         with pytest.raises(ValueError, match=f"^unknown field\\(s\\) of {said}"):
             JobCreate.from_dict(body)
-    with pytest.raises((KeyError, ValueError)):  # a union: no member takes it
+    # a union: no member takes it, and the error says why each refused
+    with pytest.raises(ValueError, match=r"^metric: as PresetMetric: unknown field\(s\).*bta"):
         JobCreate.from_dict({**base, "metric": {"preset": "f1", "bta": 1}})
     good = {**base, "search": {"n_lambdas": 3}}
     assert JobCreate.from_dict(good).to_dict() == good
@@ -291,3 +292,81 @@ def test_the_client_readmes_example_runs_as_written(live: Live, tmp_path: Path) 
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert any(line.startswith("metro test F2 0.") for line in lines), lines
+
+
+def test_a_spec_from_a_dict_takes_the_names_the_server_takes():
+    """The server reads a preset and a model's kind in any case, and the presets' aliases; the
+    client's from_dict refused them (``{"preset": "F1"}`` raised ``KeyError: 'numerator'``, from
+    the last form of a metric). It reads them as the server stores them."""
+    from metro_client.models import JobCreate
+
+    body = {
+        "metric": {"preset": "F1"},
+        "dataset": {"uri": "builtin://digits"},
+        "model": {"kind": "MLP"},
+        "constraints": [{"metric": "Specificity", "at_least": 0.5}, {"metric": "FBeta",
+                        "params": {"beta": 2}, "at_least": 0.1}],
+    }  # fmt: skip
+    sent = JobCreate.from_dict(body).to_dict()
+    assert sent["metric"] == {"preset": "f1"}
+    assert sent["model"] == {"kind": "mlp"}
+    assert [c["metric"] for c in sent["constraints"]] == ["true_negative_rate", "f_beta"]
+    # Exact-case choices stay exact, as the server's are.
+    with pytest.raises(TypeError, match="Grid"):
+        JobCreate.from_dict({**body, "search": {"strategy": "Grid"}})
+    # A name nothing reads: one error naming the field and each form's reason.
+    with pytest.raises(ValueError) as refused:
+        JobCreate.from_dict({**body, "metric": {"preset": "F2x"}})
+    said = str(refused.value)
+    assert said.startswith("metric: as PresetMetric: Unexpected value 'F2x'")
+    assert "as CoefficientMetric: missing 'alpha'" in said
+    assert "as ConfusionMetric: missing 'numerator'" in said
+
+
+def test_every_enum_the_server_reads_in_other_spellings_is_read_so_by_the_client():
+    """Each enum of the document marked x-any-case or x-aliases: the client's check takes the
+    upper-case spelling and each alias, giving the value the server stores."""
+    import json
+
+    from metro_client import models
+
+    document = json.loads((CLIENTS / "openapi.json").read_text(encoding="utf-8"))
+    marked: list[dict] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("enum") and ("x-any-case" in node or "x-aliases" in node):
+                marked.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(document)
+    checks = [
+        getattr(module, name)
+        for info in pkgutil.iter_modules(models.__path__)
+        for module in [importlib.import_module(f"metro_client.models.{info.name}")]
+        for name in dir(module)
+        if name.startswith("check_")
+    ]
+    assert len(marked) >= 3  # the metric's preset, a constraint's preset, the model's kind
+    for node in marked:
+        values = set(node["enum"])
+        readers = [c for c in checks if _takes_all(c, values)]
+        assert readers, f"no check reads {sorted(values)}"
+        for check in readers:
+            for value in values:
+                if node.get("x-any-case"):
+                    assert check(value.upper()) == value
+            for alias, value in (node.get("x-aliases") or {}).items():
+                assert check(alias) == value
+                assert check(alias.upper()) == value
+
+
+def _takes_all(check: object, values: set[str]) -> bool:
+    try:
+        return all(check(v) == v for v in values)  # type: ignore[operator]
+    except TypeError:
+        return False

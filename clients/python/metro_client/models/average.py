@@ -11,4 +11,4 @@ AVERAGE_VALUES: set[Average] = {
 def check_average(value: str) -> Average:
     if value in AVERAGE_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {AVERAGE_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(AVERAGE_VALUES)!r}")

@@ -13,4 +13,4 @@ BASELINE_VALUES: set[Baseline] = {
 def check_baseline(value: str) -> Baseline:
     if value in BASELINE_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {BASELINE_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(BASELINE_VALUES)!r}")

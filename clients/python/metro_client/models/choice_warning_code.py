@@ -24,4 +24,4 @@ CHOICE_WARNING_CODE_VALUES: set[ChoiceWarningCode] = {
 def check_choice_warning_code(value: str) -> ChoiceWarningCode:
     if value in CHOICE_WARNING_CODE_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {CHOICE_WARNING_CODE_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(CHOICE_WARNING_CODE_VALUES)!r}")

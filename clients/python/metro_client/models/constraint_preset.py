@@ -1,4 +1,4 @@
-from typing import Literal
+from typing import Literal, cast
 
 ConstraintPreset = Literal[
     "accuracy",
@@ -26,8 +26,20 @@ CONSTRAINT_PRESET_VALUES: set[ConstraintPreset] = {
     "weighted_accuracy",
 }
 
+# Other names the server reads as one of the values.
+CONSTRAINT_PRESET_ALIASES: dict[str, ConstraintPreset] = {
+    "fbeta": "f_beta",
+    "specificity": "true_negative_rate",
+}
+
 
 def check_constraint_preset(value: str) -> ConstraintPreset:
     if value in CONSTRAINT_PRESET_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {CONSTRAINT_PRESET_VALUES!r}")
+    # The server takes these names in any case and their aliases: the value it stores.
+    name = value.lower()
+    if name in CONSTRAINT_PRESET_VALUES:
+        return cast(ConstraintPreset, name)
+    if name in CONSTRAINT_PRESET_ALIASES:
+        return CONSTRAINT_PRESET_ALIASES[name]
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(CONSTRAINT_PRESET_VALUES)!r}")

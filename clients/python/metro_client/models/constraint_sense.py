@@ -11,4 +11,4 @@ CONSTRAINT_SENSE_VALUES: set[ConstraintSense] = {
 def check_constraint_sense(value: str) -> ConstraintSense:
     if value in CONSTRAINT_SENSE_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {CONSTRAINT_SENSE_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(CONSTRAINT_SENSE_VALUES)!r}")

@@ -97,19 +97,28 @@ class ConstraintSpec:
         d = dict(src_dict)
 
         def _parse_metric(data: object) -> ConstraintMetric | ConstraintPreset:
+            refused: list[str] = []
             try:
                 if not isinstance(data, str):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 metric_type_0 = check_constraint_preset(data)
 
                 return metric_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            if not isinstance(data, dict):
-                raise TypeError()
-            metric_type_1 = ConstraintMetric.from_dict(data)
+            except KeyError as error:
+                refused.append(f"as ConstraintPreset: missing {error}")
+            except (TypeError, ValueError, AttributeError) as error:
+                refused.append(f"as ConstraintPreset: {error}")
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError(f"got {type(data).__name__}")
+                metric_type_1 = ConstraintMetric.from_dict(data)
 
-            return metric_type_1
+                return metric_type_1
+            except KeyError as error:
+                refused.append(f"as ConstraintMetric: missing {error}")
+            except (TypeError, ValueError, AttributeError) as error:
+                refused.append(f"as ConstraintMetric: {error}")
+            raise ValueError("metric: " + "; ".join(refused))
 
         metric = _parse_metric(d.pop("metric"))
 
@@ -120,7 +129,7 @@ class ConstraintSpec:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 params_type_0 = PresetParams.from_dict(data)
 
                 return params_type_0

@@ -12,4 +12,4 @@ COST_SHIFT_VALUES: set[CostShift] = {
 def check_cost_shift(value: str) -> CostShift:
     if value in COST_SHIFT_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {COST_SHIFT_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(COST_SHIFT_VALUES)!r}")

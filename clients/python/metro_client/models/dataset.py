@@ -176,7 +176,7 @@ class Dataset:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 columns_type_0 = cast(list[str], data)
 
                 return columns_type_0
@@ -198,7 +198,7 @@ class Dataset:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 labels_type_0 = []
                 _labels_type_0 = data
                 for labels_type_0_item_data in _labels_type_0:
@@ -226,7 +226,7 @@ class Dataset:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 label_columns_type_0 = cast(list[str], data)
 
                 return label_columns_type_0
@@ -243,7 +243,7 @@ class Dataset:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 ignore_columns_type_0 = cast(list[str], data)
 
                 return ignore_columns_type_0

@@ -90,7 +90,7 @@ class DatasetRef:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 label_columns_type_0 = cast(list[str], data)
 
                 return label_columns_type_0
@@ -107,7 +107,7 @@ class DatasetRef:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 ignore_columns_type_0 = cast(list[str], data)
 
                 return ignore_columns_type_0

@@ -11,4 +11,4 @@ DECISION_VALUES: set[Decision] = {
 def check_decision(value: str) -> Decision:
     if value in DECISION_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {DECISION_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(DECISION_VALUES)!r}")

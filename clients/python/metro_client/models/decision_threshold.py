@@ -11,4 +11,4 @@ DECISION_THRESHOLD_VALUES: set[DecisionThreshold] = {
 def check_decision_threshold(value: str) -> DecisionThreshold:
     if value in DECISION_THRESHOLD_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {DECISION_THRESHOLD_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(DECISION_THRESHOLD_VALUES)!r}")

@@ -11,4 +11,4 @@ DOWNLOAD_FORMAT_VALUES: set[DownloadFormat] = {
 def check_download_format(value: str) -> DownloadFormat:
     if value in DOWNLOAD_FORMAT_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {DOWNLOAD_FORMAT_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(DOWNLOAD_FORMAT_VALUES)!r}")

@@ -11,4 +11,4 @@ FALLBACK_REASON_VALUES: set[FallbackReason] = {
 def check_fallback_reason(value: str) -> FallbackReason:
     if value in FALLBACK_REASON_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {FALLBACK_REASON_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(FALLBACK_REASON_VALUES)!r}")

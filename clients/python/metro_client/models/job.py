@@ -193,7 +193,7 @@ class Job:
                 return data
             try:
                 if not isinstance(data, str):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 started_at_type_0 = datetime.datetime.fromisoformat(data)
 
                 return started_at_type_0
@@ -208,7 +208,7 @@ class Job:
                 return data
             try:
                 if not isinstance(data, str):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 finished_at_type_0 = datetime.datetime.fromisoformat(data)
 
                 return finished_at_type_0
@@ -225,7 +225,7 @@ class Job:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 choices_type_0 = []
                 _choices_type_0 = data
                 for choices_type_0_item_data in _choices_type_0:

@@ -168,27 +168,38 @@ class JobCreate:
         d = dict(src_dict)
 
         def _parse_metric(data: object) -> CoefficientMetric | ConfusionMetric | PresetMetric:
+            refused: list[str] = []
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 metric_type_0 = PresetMetric.from_dict(data)
 
                 return metric_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
+            except KeyError as error:
+                refused.append(f"as PresetMetric: missing {error}")
+            except (TypeError, ValueError, AttributeError) as error:
+                refused.append(f"as PresetMetric: {error}")
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 metric_type_1 = CoefficientMetric.from_dict(data)
 
                 return metric_type_1
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            if not isinstance(data, dict):
-                raise TypeError()
-            metric_type_2 = ConfusionMetric.from_dict(data)
+            except KeyError as error:
+                refused.append(f"as CoefficientMetric: missing {error}")
+            except (TypeError, ValueError, AttributeError) as error:
+                refused.append(f"as CoefficientMetric: {error}")
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError(f"got {type(data).__name__}")
+                metric_type_2 = ConfusionMetric.from_dict(data)
 
-            return metric_type_2
+                return metric_type_2
+            except KeyError as error:
+                refused.append(f"as ConfusionMetric: missing {error}")
+            except (TypeError, ValueError, AttributeError) as error:
+                refused.append(f"as ConfusionMetric: {error}")
+            raise ValueError("metric: " + "; ".join(refused))
 
         metric = _parse_metric(d.pop("metric"))
 
@@ -249,7 +260,7 @@ class JobCreate:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 metric_info_type_0 = MetricInfo.from_dict(data)
 
                 return metric_info_type_0
@@ -266,7 +277,7 @@ class JobCreate:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 constraint_info_type_0 = []
                 _constraint_info_type_0 = data
                 for constraint_info_type_0_item_data in _constraint_info_type_0:

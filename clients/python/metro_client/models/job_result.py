@@ -216,7 +216,7 @@ class JobResult:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 selection_type_0 = SelectionSummary.from_dict(data)
 
                 return selection_type_0
@@ -270,7 +270,7 @@ class JobResult:
                 return data
             try:
                 if not isinstance(data, str):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 average_type_0 = check_average(data)
 
                 return average_type_0
@@ -287,7 +287,7 @@ class JobResult:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 classes_type_0 = []
                 _classes_type_0 = data
                 for classes_type_0_item_data in _classes_type_0:

@@ -15,4 +15,4 @@ JOB_STATE_VALUES: set[JobState] = {
 def check_job_state(value: str) -> JobState:
     if value in JOB_STATE_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {JOB_STATE_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(JOB_STATE_VALUES)!r}")

@@ -203,7 +203,7 @@ class LambdaStep:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 constraint_values_type_0 = []
                 _constraint_values_type_0 = data
                 for constraint_values_type_0_item_data in _constraint_values_type_0:

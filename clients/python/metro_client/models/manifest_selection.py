@@ -82,7 +82,7 @@ class ManifestSelection:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 selection_counts_type_0 = ConfusionCounts.from_dict(data)
 
                 return selection_counts_type_0

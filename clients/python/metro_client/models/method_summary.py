@@ -101,7 +101,7 @@ class MethodSummary:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 constraint_means_type_0 = []
                 _constraint_means_type_0 = data
                 for constraint_means_type_0_item_data in _constraint_means_type_0:

@@ -82,7 +82,7 @@ class Model:
                 return data
             try:
                 if not isinstance(data, str):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 job_id_type_0 = UUID(data)
 
                 return job_id_type_0

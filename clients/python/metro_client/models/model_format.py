@@ -11,4 +11,4 @@ MODEL_FORMAT_VALUES: set[ModelFormat] = {
 def check_model_format(value: str) -> ModelFormat:
     if value in MODEL_FORMAT_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {MODEL_FORMAT_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(MODEL_FORMAT_VALUES)!r}")

@@ -1,4 +1,4 @@
-from typing import Literal
+from typing import Literal, cast
 
 ModelKind = Literal["cnn3", "linear", "mlp"]
 
@@ -12,4 +12,8 @@ MODEL_KIND_VALUES: set[ModelKind] = {
 def check_model_kind(value: str) -> ModelKind:
     if value in MODEL_KIND_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {MODEL_KIND_VALUES!r}")
+    # The server takes these names in any case: the value it stores.
+    name = value.lower()
+    if name in MODEL_KIND_VALUES:
+        return cast(ModelKind, name)
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(MODEL_KIND_VALUES)!r}")

@@ -514,7 +514,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 architecture_type_0 = ManifestArchitecture.from_dict(data)
 
                 return architecture_type_0
@@ -531,7 +531,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 input_shape_type_0 = cast(list[int], data)
 
                 return input_shape_type_0
@@ -557,7 +557,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 feature_names_type_0 = cast(list[str], data)
 
                 return feature_names_type_0
@@ -592,7 +592,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 labels_type_0 = ManifestLabels.from_dict(data)
 
                 return labels_type_0
@@ -611,7 +611,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 metric_type_0 = ManifestMetric.from_dict(data)
 
                 return metric_type_0
@@ -673,7 +673,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 selection_type_0 = ManifestSelection.from_dict(data)
 
                 return selection_type_0
@@ -690,7 +690,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 warnings_type_0 = []
                 _warnings_type_0 = data
                 for warnings_type_0_item_data in _warnings_type_0:
@@ -712,7 +712,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 refinement_type_0 = Refinement.from_dict(data)
 
                 return refinement_type_0
@@ -729,7 +729,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 fallback_type_0 = Fallback.from_dict(data)
 
                 return fallback_type_0
@@ -746,7 +746,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 scores_type_0 = ManifestScores.from_dict(data)
 
                 return scores_type_0
@@ -781,7 +781,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 surrogate_type_0 = ManifestSurrogate.from_dict(data)
 
                 return surrogate_type_0
@@ -807,7 +807,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 constraints_type_0 = []
                 _constraints_type_0 = data
                 for constraints_type_0_item_data in _constraints_type_0:
@@ -829,7 +829,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 constraints_hold_type_0 = ManifestConstraintsHold.from_dict(data)
 
                 return constraints_hold_type_0
@@ -855,7 +855,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 class_constraints_type_0 = []
                 _class_constraints_type_0 = data
                 for class_constraints_type_0_item_data in _class_constraints_type_0:
@@ -888,7 +888,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, str):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 average_type_0 = check_average(data)
 
                 return average_type_0
@@ -905,7 +905,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 classes_type_0 = []
                 _classes_type_0 = data
                 for classes_type_0_item_data in _classes_type_0:
@@ -931,7 +931,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, str):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 decision_type_0 = check_decision(data)
 
                 return decision_type_0
@@ -957,7 +957,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 class_lambdas_type_0 = []
                 _class_lambdas_type_0 = data
                 for class_lambdas_type_0_item_data in _class_lambdas_type_0:
@@ -985,7 +985,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 class_thresholds_type_0 = []
                 _class_thresholds_type_0 = data
                 for class_thresholds_type_0_item_data in _class_thresholds_type_0:
@@ -1015,7 +1015,7 @@ class ModelManifest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 offsets_type_0 = []
                 _offsets_type_0 = data
                 for offsets_type_0_item_data in _offsets_type_0:

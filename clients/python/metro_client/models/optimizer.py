@@ -12,4 +12,4 @@ OPTIMIZER_VALUES: set[Optimizer] = {
 def check_optimizer(value: str) -> Optimizer:
     if value in OPTIMIZER_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {OPTIMIZER_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(OPTIMIZER_VALUES)!r}")

@@ -80,7 +80,7 @@ class PredictRequest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 instances_type_0 = []
                 _instances_type_0 = data
                 for instances_type_0_item_data in _instances_type_0:
@@ -102,7 +102,7 @@ class PredictRequest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 columns_type_0 = cast(list[str], data)
 
                 return columns_type_0
@@ -119,7 +119,7 @@ class PredictRequest:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 data_type_0 = []
                 _data_type_0 = data
                 for data_type_0_item_data in _data_type_0:

@@ -105,7 +105,7 @@ class PredictResponse:
             def _parse_labels_item(data: object) -> bool | float | int | list[bool | float | int | str] | str:
                 try:
                     if not isinstance(data, list):
-                        raise TypeError()
+                        raise TypeError(f"got {type(data).__name__}")
                     labels_item_type_4 = []
                     _labels_item_type_4 = data
                     for labels_item_type_4_item_data in _labels_item_type_4:
@@ -133,7 +133,7 @@ class PredictResponse:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 classes_type_0 = []
                 _classes_type_0 = data
                 for classes_type_0_item_data in _classes_type_0:
@@ -159,7 +159,7 @@ class PredictResponse:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 class_margins_type_0 = []
                 _class_margins_type_0 = data
                 for class_margins_type_0_item_data in _class_margins_type_0:

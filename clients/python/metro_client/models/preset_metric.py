@@ -98,7 +98,7 @@ class PresetMetric:
                 return data
             try:
                 if not isinstance(data, str):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 average_type_0 = check_average(data)
 
                 return average_type_0

@@ -112,7 +112,7 @@ class Problem:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 errors_type_0 = []
                 _errors_type_0 = data
                 for errors_type_0_item_data in _errors_type_0:

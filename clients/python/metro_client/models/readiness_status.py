@@ -11,4 +11,4 @@ READINESS_STATUS_VALUES: set[ReadinessStatus] = {
 def check_readiness_status(value: str) -> ReadinessStatus:
     if value in READINESS_STATUS_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {READINESS_STATUS_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(READINESS_STATUS_VALUES)!r}")

@@ -11,4 +11,4 @@ REFINE_MODE_VALUES: set[RefineMode] = {
 def check_refine_mode(value: str) -> RefineMode:
     if value in REFINE_MODE_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {REFINE_MODE_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(REFINE_MODE_VALUES)!r}")

@@ -272,7 +272,7 @@ class RepeatChoice:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 selection_counts_type_0 = ConfusionCounts.from_dict(data)
 
                 return selection_counts_type_0
@@ -296,7 +296,7 @@ class RepeatChoice:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 refinement_type_0 = Refinement.from_dict(data)
 
                 return refinement_type_0
@@ -313,7 +313,7 @@ class RepeatChoice:
                 return data
             try:
                 if not isinstance(data, dict):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 fallback_type_0 = Fallback.from_dict(data)
 
                 return fallback_type_0
@@ -330,7 +330,7 @@ class RepeatChoice:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 constraint_values_type_0 = []
                 _constraint_values_type_0 = data
                 for constraint_values_type_0_item_data in _constraint_values_type_0:
@@ -378,7 +378,7 @@ class RepeatChoice:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 constraint_reach_type_0 = []
                 _constraint_reach_type_0 = data
                 for constraint_reach_type_0_item_data in _constraint_reach_type_0:
@@ -408,7 +408,7 @@ class RepeatChoice:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 selection_curve_type_0 = []
                 _selection_curve_type_0 = data
                 for selection_curve_type_0_item_data in _selection_curve_type_0:

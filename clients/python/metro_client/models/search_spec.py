@@ -261,7 +261,7 @@ class SearchSpec:
                 return data
             try:
                 if not data == "auto":
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 cv_type_1 = cast(Literal["auto"], data)
                 if cv_type_1 != "auto":
                     raise ValueError(f"cv_type_1 must match const 'auto', got '{cv_type_1}'")

@@ -12,4 +12,4 @@ SEARCH_STRATEGY_VALUES: set[SearchStrategy] = {
 def check_search_strategy(value: str) -> SearchStrategy:
     if value in SEARCH_STRATEGY_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {SEARCH_STRATEGY_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(SEARCH_STRATEGY_VALUES)!r}")

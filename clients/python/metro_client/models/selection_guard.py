@@ -11,4 +11,4 @@ SELECTION_GUARD_VALUES: set[SelectionGuard] = {
 def check_selection_guard(value: str) -> SelectionGuard:
     if value in SELECTION_GUARD_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {SELECTION_GUARD_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(SELECTION_GUARD_VALUES)!r}")

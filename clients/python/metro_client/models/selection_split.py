@@ -12,4 +12,4 @@ SELECTION_SPLIT_VALUES: set[SelectionSplit] = {
 def check_selection_split(value: str) -> SelectionSplit:
     if value in SELECTION_SPLIT_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {SELECTION_SPLIT_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(SELECTION_SPLIT_VALUES)!r}")

@@ -11,4 +11,4 @@ SPLIT_VALUES: set[Split] = {
 def check_split(value: str) -> Split:
     if value in SPLIT_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {SPLIT_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(SPLIT_VALUES)!r}")

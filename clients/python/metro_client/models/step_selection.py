@@ -11,4 +11,4 @@ STEP_SELECTION_VALUES: set[StepSelection] = {
 def check_step_selection(value: str) -> StepSelection:
     if value in STEP_SELECTION_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {STEP_SELECTION_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(STEP_SELECTION_VALUES)!r}")

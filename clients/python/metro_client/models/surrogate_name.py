@@ -15,4 +15,4 @@ SURROGATE_NAME_VALUES: set[SurrogateName] = {
 def check_surrogate_name(value: str) -> SurrogateName:
     if value in SURROGATE_NAME_VALUES:
         return value
-    raise TypeError(f"Unexpected value {value!r}. Expected one of {SURROGATE_NAME_VALUES!r}")
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {sorted(SURROGATE_NAME_VALUES)!r}")

@@ -136,7 +136,7 @@ class TrainingSpec:
                 return data
             try:
                 if not data == "auto":
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 weight_decay_type_1 = cast(Literal["auto"], data)
                 if weight_decay_type_1 != "auto":
                     raise ValueError(f"weight_decay_type_1 must match const 'auto', got '{weight_decay_type_1}'")

@@ -150,7 +150,7 @@ class UploadDatasetBody:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 ignore_columns_type_0 = cast(list[str], data)
 
                 return ignore_columns_type_0
@@ -167,7 +167,7 @@ class UploadDatasetBody:
                 return data
             try:
                 if not isinstance(data, list):
-                    raise TypeError()
+                    raise TypeError(f"got {type(data).__name__}")
                 label_columns_type_0 = cast(list[str], data)
 
                 return label_columns_type_0
