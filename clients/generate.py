@@ -73,9 +73,20 @@ def client_input(document: dict[str, Any]) -> dict[str, Any]:
     """The document the client is generated from: the served one, except that a job's optional
     fields have no ``default`` (their descriptions say it instead). The generator would make each
     default the attribute's value and send it, so a client built today would pin today's
-    defaults in every job it submits; left unset, a field takes the server's default."""
+    defaults in every job it submits; left unset, a field takes the server's default.
+
+    And an object whose ``oneOf`` only says which of its fields go together (a prediction's
+    ``instances`` or ``columns`` + ``data``) keeps its fields without it: the generator reads
+    such a ``oneOf`` as a union of nothing and types the body ``Any``, dropping the model. The
+    served document keeps the rule; the fields' descriptions say it to the client's users."""
     out = copy.deepcopy(document)
     schemas = out["components"]["schemas"]
+    for schema in schemas.values():
+        forms = schema.get("oneOf")
+        if "properties" in schema and forms and all(
+            set(form) <= {"required", "not"} for form in forms
+        ):
+            del schema["oneOf"]
     seen: set[str] = set()
     todo = ["JobCreate"]
     while todo:

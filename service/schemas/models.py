@@ -32,13 +32,36 @@ class PredictRequest(BaseModel):
     whose values are reordered by name to the model's features)."""
 
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"instances": [[0.1, 2.0, 3.5]]}]}
-    )
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"instances": [[0.1, 2.0, 3.5]]},
+                {"columns": ["age", "income"], "data": [[41.0, 52000.0]]},
+            ],
+            # The two forms, in the document's terms: exactly one is given.
+            "oneOf": [
+                {"required": ["instances"], "not": {"anyOf": [{"required": ["columns"]},
+                                                              {"required": ["data"]}]}},
+                {"required": ["columns", "data"], "not": {"required": ["instances"]}},
+            ],
+        },
+    )  # fmt: skip
     # Strict: a value is a JSON number ("17.99" and true were read as 17.99 and 1.0, where a
     # job's numbers are strict: one rule for every number the API takes).
-    instances: list[list[StrictFloat]] | None = None
-    columns: list[str] | None = None
-    data: list[list[StrictFloat]] | None = None
+    instances: list[list[StrictFloat]] | None = Field(
+        default=None,
+        description="Rows of numbers in the model's feature order (the manifest's "
+        "feature_names); not with columns and data",
+    )
+    columns: list[str] | None = Field(
+        default=None,
+        description="The feature names of data's values, in any order (every feature of the "
+        "model, each once); with data, not with instances",
+    )
+    data: list[list[StrictFloat]] | None = Field(
+        default=None,
+        description="Rows of numbers in the order of columns; with columns, not with instances",
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> PredictRequest:

@@ -231,6 +231,31 @@ def test_the_prediction_schema_says_the_margin_is_a_raw_decision_function(client
     assert set(props) == {"model_id", "margins", "labels", "classes", "class_margins"}
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"instances": [[1.0, 2.0, 3.0]]},
+        {"columns": ["a", "b", "c"], "data": [[1.0, 2.0, 3.0]]},
+        {},
+        {"columns": ["a", "b", "c"]},
+        {"data": [[1.0, 2.0, 3.0]]},
+        {"instances": [[1.0, 2.0, 3.0]], "data": [[1.0, 2.0, 3.0]]},
+        {"instances": [[1.0, 2.0, 3.0]], "columns": ["a", "b", "c"]},
+        {"instances": [[1.0, 2.0, 3.0]], "columns": ["a", "b", "c"], "data": [[1.0, 2.0, 3.0]]},
+    ],
+)
+def test_the_documented_prediction_body_is_what_the_server_takes(client, tenant, add_model, body):
+    """The document says a prediction's body is ``instances`` or ``columns`` + ``data``
+    (its oneOf), as the server reads it; it said every field was optional."""
+    import jsonschema
+
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["PredictRequest"]
+    m = add_model(tenant, feature_names=["a", "b", "c"])
+    r = client.post(f"/v1/models/{m['id']}/predict", json=body, headers=tenant.headers)
+    documented = jsonschema.Draft202012Validator(schema).is_valid(body)
+    assert documented == (r.status_code == 200), (body, r.status_code, r.text)
+
+
 def test_predict_standardizes_and_reorders_named_columns(client, tenant, add_model):
     m = add_model(
         tenant,

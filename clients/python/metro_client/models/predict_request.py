@@ -18,8 +18,12 @@ class PredictRequest:
     """
 
     instances: list[list[float]] | None | Unset = UNSET
+    """ Rows of numbers in the model's feature order (the manifest's feature_names); not with columns and data """
     columns: list[str] | None | Unset = UNSET
+    """ The feature names of data's values, in any order (every feature of the model, each once); with data, not
+    with instances """
     data: list[list[float]] | None | Unset = UNSET
+    """ Rows of numbers in the order of columns; with columns, not with instances """
 
     def to_dict(self) -> dict[str, Any]:
         instances: list[list[float]] | None | Unset
