@@ -251,6 +251,28 @@ def _json_python_cannot_read(exc: StarletteHTTPException) -> str | None:
     return None
 
 
+# How many of a request's field errors its detail names (all of them are in ``errors``).
+_SUMMARIZED = 3
+
+
+def _where(loc: list[Any]) -> str:
+    """A field's place as a user writes it, as the ``metro`` command shows it:
+    ``search.n_lambdas`` for a body's field, ``limit`` for a query parameter."""
+    steps = [str(step) for step in loc if step not in ("body", "query", "path")]
+    return ".".join(steps) or "request"
+
+
+def _summary(errors: list[dict[str, Any]]) -> str:
+    """A 422's detail: its first field errors, each with where it is (``search.n_lambdas:
+    Input should be ...``). It said "the request is not valid" whatever was wrong, so a client
+    that shows the detail (the client README's example does) showed nothing to fix."""
+    if not errors:
+        return "the request is not valid"
+    said = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors[:_SUMMARIZED])
+    more = len(errors) - _SUMMARIZED
+    return f"{said} (and {more} more)" if more > 0 else said
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -271,7 +293,7 @@ def install_problem_handlers(app: FastAPI) -> None:
                 request, 415, "unsupported-media-type", "Unsupported media type", unsupported
             )
         title = _VALIDATION_TITLES.get(_route_name(request) or "", "Invalid request")
-        return problem(request, 422, "validation", title, "the request is not valid", errors=errors)
+        return problem(request, 422, "validation", title, _summary(errors), errors=errors)
 
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:

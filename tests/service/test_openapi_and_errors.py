@@ -183,6 +183,27 @@ def test_a_bad_value_of_a_union_setting_is_one_error_at_the_field(client, tenant
     )
     assert ("body", "search", "strategy") in errors  # a plain field keeps its own error
     assert len(errors) == 3
+    # The detail names them too, where each is (it said "the request is not valid").
+    detail = r.json()["detail"]
+    for loc, msg in errors.items():
+        assert f"{'.'.join(loc[1:])}: {msg}" in detail
+
+
+def test_a_422s_detail_names_its_first_fields_and_counts_the_rest(client, tenant):
+    body = {
+        "metric": {"preset": "f1"}, "dataset": {"uri": "builtin://breast_cancer"},
+        "search": {"n_lambdas": 0, "epsilon": -1, "max_steps": 0, "cv": 1},
+    }  # fmt: skip
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    errors = r.json()["errors"]
+    assert len(errors) == 4
+    said = [f"{'.'.join(e['loc'][1:])}: {e['msg']}" for e in errors[:3]]
+    assert r.json()["detail"] == "; ".join(said) + " (and 1 more)"
+    # A query parameter by its name, as the metro command shows it.
+    r = client.get("/v1/jobs?limit=0", headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"].startswith("limit: ")
 
 
 def test_unexpected_errors_leak_nothing(settings):
