@@ -146,8 +146,12 @@ else:
             str,
             Field(
                 default="logistic",
-                description="The surrogate (case is ignored)",
-                json_schema_extra={"enum": list(SURROGATES)},
+                description="The surrogate (case is ignored, and '-' read as '_')",
+                json_schema_extra={
+                    "enum": list(SURROGATES),
+                    "x-any-case": True,
+                    "x-aliases": {n.replace("_", "-"): n for n in SURROGATES if "_" in n},
+                },
             ),
         ),
         **parameter_fields(

@@ -196,10 +196,14 @@ def test_names_the_server_reads_in_any_case_are_taken_in_any_case_from_a_job_fil
         "dataset": {"uri": "builtin://breast_cancer"},
         "surrogate": {"name": "Logistic"},
         "constraints": [{"metric": "Recall", "at_least": 0.8}],
+        "model": {"kind": "MLP"},  # was refused: "'MLP' is not one of linear, mlp, cnn3"
     }
     sent = build_job(spec).to_dict()
     assert sent["metric"]["preset"] == "f1" and sent["surrogate"]["name"] == "logistic"
     assert sent["constraints"][0]["metric"] == "recall"
+    assert sent["model"]["kind"] == "mlp"
+    spec["surrogate"] = {"name": "Rho-Margin", "rho": 2.0}  # as the library reads it
+    assert build_job(spec).to_dict()["surrogate"]["name"] == "rho_margin"
 
 
 @pytest.mark.parametrize(

@@ -223,12 +223,14 @@ def _unknown(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> 
 
 def _server_case(spec: dict[str, Any]) -> None:
     """The names the server reads whatever their case (a preset's, a surrogate's, a constraint's
-    metric), written as the generated models' checks expect them: lower case (a surrogate's
-    with '_' for '-'), as the server reads them."""
+    metric, a model's kind), written as the server stores them: lower case (a surrogate's with
+    '_' for '-'), so that the flags' choices check them as the server does."""
     from metro_cli.spec_flags import preset_aliases
 
     aliases = preset_aliases()  # and a preset's other name (fbeta) as the preset it names
-    metric, surrogate = spec.get("metric"), spec.get("surrogate")
+    metric, surrogate, model = spec.get("metric"), spec.get("surrogate"), spec.get("model")
+    if isinstance(model, dict) and isinstance(model.get("kind"), str):
+        model["kind"] = model["kind"].lower()
     if isinstance(metric, dict) and isinstance(metric.get("preset"), str):
         preset = metric["preset"].lower()
         metric["preset"] = aliases.get(preset, preset)

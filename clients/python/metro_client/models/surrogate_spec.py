@@ -16,7 +16,7 @@ class SurrogateSpec:
     """The surrogate loss Phi the cost-sensitive models are trained with, and its parameter (metro.surrogates)."""
 
     name: SurrogateName | Unset = UNSET
-    """ The surrogate (case is ignored). Server default: "logistic" """
+    """ The surrogate (case is ignored, and '-' read as '_'). Server default: "logistic" """
     k: float | Unset = UNSET
     """ The sigmoid's slope k in Phi(t) = 1 - tanh(k t) (sigmoid only). Default: 1 """
     rho: float | Unset = UNSET
