@@ -76,15 +76,18 @@ def client_input(document: dict[str, Any]) -> dict[str, Any]:
     defaults in every job it submits; left unset, a field takes the server's default.
 
     And an object whose ``oneOf`` only says which of its fields go together (a prediction's
-    ``instances`` or ``columns`` + ``data``) keeps its fields without it: the generator reads
+    ``instances`` or ``columns`` + ``data``: ``service.schemas.common.one_form_of``) keeps its
+    fields without it: the generator reads
     such a ``oneOf`` as a union of nothing and types the body ``Any``, dropping the model. The
     served document keeps the rule; the fields' descriptions say it to the client's users."""
     out = copy.deepcopy(document)
     schemas = out["components"]["schemas"]
     for schema in schemas.values():
         forms = schema.get("oneOf")
-        if "properties" in schema and forms and all(
-            set(form) <= {"required", "not"} for form in forms
+        if (
+            "properties" in schema
+            and forms
+            and all(set(form) <= {"allOf", "not"} for form in forms)
         ):
             del schema["oneOf"]
     seen: set[str] = set()

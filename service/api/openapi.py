@@ -41,8 +41,9 @@ def _mark_binary_fields(schema: dict[str, Any]) -> None:
 
 _HEAD_TOO_LARGE = "the request line and header fields are over the server's limit"
 _BODY_UNPARSABLE = (
-    "the body cannot be parsed: JSON that is not UTF-8, or broken multipart framing "
-    "(well-formed bodies with invalid values are a 422)"
+    "the body cannot be decoded: JSON that is not UTF-8, or broken multipart framing "
+    "(UTF-8 text that is not JSON is a 422 of type json_invalid, as are well-formed bodies "
+    "with invalid values)"
 )
 
 

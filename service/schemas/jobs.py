@@ -48,7 +48,7 @@ from metro.options import Option, option_of
 from metro.search.config import SearchConfig
 from metro.surrogates import SURROGATES, surrogate_options
 from metro.trainer.config import TrainingConfig
-from service.schemas.common import union_tag
+from service.schemas.common import one_form_of, union_tag
 from service.schemas.options import parameter_fields, request_section, request_type
 
 if TYPE_CHECKING:
@@ -251,6 +251,7 @@ class DatasetRef(BaseModel):
         default=None,
         min_length=2,  # one 0/1 column is binary data: label_column and positive_label
         max_length=MAX_CLASSES,
+        json_schema_extra={"uniqueItems": True},
         description="Multi-label data: the 0/1 label columns, one per label, at least two "
         "(needs metric.average; label_column is then not read). Null: one label column",
     )
@@ -351,6 +352,7 @@ class ConstraintIn(BaseModel):
         json_schema_extra={
             **_LIBRARY_CHECKS_KEYS,
             "examples": [{"metric": "recall", "at_least": 0.9}],
+            **one_form_of(("at_least",), ("at_most",)),
         },
     )
     metric: (
@@ -412,6 +414,7 @@ class JobCreate(BaseModel):
     baselines: list[BaselineName] = Field(
         default_factory=list,
         max_length=4,
+        json_schema_extra={"uniqueItems": True},
         description="Methods run beside METRO on the same splits and folds: erm (logistic "
         "regression, threshold 0), koyejo1 (the same, its threshold tuned for the metric), "
         "koyejo2 and parambath (cost-weighted logistic regressions over a grid; parambath tunes "

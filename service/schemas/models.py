@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, model_validator
 
 from core.records import ModelManifest
+from service.schemas.common import one_form_of
 
 LabelValue = bool | int | float | str
 
@@ -39,13 +40,9 @@ class PredictRequest(BaseModel):
                 {"columns": ["age", "income"], "data": [[41.0, 52000.0]]},
             ],
             # The two forms, in the document's terms: exactly one is given.
-            "oneOf": [
-                {"required": ["instances"], "not": {"anyOf": [{"required": ["columns"]},
-                                                              {"required": ["data"]}]}},
-                {"required": ["columns", "data"], "not": {"required": ["instances"]}},
-            ],
+            **one_form_of(("instances",), ("columns", "data")),
         },
-    )  # fmt: skip
+    )
     # Strict: a value is a JSON number ("17.99" and true were read as 17.99 and 1.0, where a
     # job's numbers are strict: one rule for every number the API takes).
     instances: list[list[StrictFloat]] | None = Field(

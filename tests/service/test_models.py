@@ -242,6 +242,9 @@ def test_the_prediction_schema_says_the_margin_is_a_raw_decision_function(client
         {"instances": [[1.0, 2.0, 3.0]], "data": [[1.0, 2.0, 3.0]]},
         {"instances": [[1.0, 2.0, 3.0]], "columns": ["a", "b", "c"]},
         {"instances": [[1.0, 2.0, 3.0]], "columns": ["a", "b", "c"], "data": [[1.0, 2.0, 3.0]]},
+        {"instances": [[1.0, 2.0, 3.0]], "columns": None, "data": None},  # null: not given
+        {"columns": ["a", "b", "c"], "data": [[1.0, 2.0, 3.0]], "instances": None},
+        {"instances": None},
     ],
 )
 def test_the_documented_prediction_body_is_what_the_server_takes(client, tenant, add_model, body):

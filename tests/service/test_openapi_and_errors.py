@@ -672,3 +672,62 @@ def test_a_json_body_sent_as_something_else_is_415_saying_so(client, tenant, con
         "/v1/jobs", content="[]", headers={**tenant.headers, "Content-Type": "application/json"}
     )
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body"]
+
+
+@pytest.mark.parametrize(
+    "senses",
+    [
+        {"at_least": 0.5},
+        {"at_most": 0.5},
+        {"at_least": 0.5, "at_most": None},
+        {},
+        {"at_least": None},
+        {"at_least": 0.5, "at_most": 0.9},
+    ],
+)
+def test_the_documented_constraint_takes_one_bound_as_the_server_does(client, tenant, senses):
+    """The document says a constraint takes exactly one of at_least and at_most (a null one
+    is not given), as the server checks; it said both were optional."""
+    import jsonschema
+
+    document = client.get("/openapi.json").json()
+    schema = document["components"]["schemas"]["ConstraintIn"]
+    constraint = {"metric": "recall", **senses}
+    body = {
+        "metric": {"preset": "precision"}, "dataset": {"uri": "builtin://breast_cancer"},
+        "constraints": [constraint], "search": {"strategy": "grid"},
+    }  # fmt: skip
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    valid = jsonschema.Draft202012Validator(schema).is_valid(constraint)
+    assert valid == (r.status_code == 201), (senses, r.status_code, r.text)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        (("baselines",), ["erm", "erm"]),
+        (("baselines",), ["erm", "koyejo1"]),
+        (("dataset", "label_columns"), ["a", "a"]),
+        (("dataset", "label_columns"), ["a", "b"]),
+    ],
+)
+def test_the_document_says_which_lists_take_an_entry_once(client, tenant, field, value):
+    """A repeated baseline or label column is a 422; the document said nothing of it."""
+    import jsonschema
+
+    document = client.get("/openapi.json").json()
+    body = {
+        "metric": {"preset": "f1", "average": "macro"} if field[0] == "dataset" else
+        {"preset": "f1"},
+        "dataset": {"uri": "builtin://breast_cancer"},
+    }  # fmt: skip
+    target = body
+    for step in field[:-1]:
+        target = target[step]
+    target[field[-1]] = value
+    schema = {**document, "$ref": "#/components/schemas/JobCreate"}
+    valid = jsonschema.Draft202012Validator(schema).is_valid(body)
+    refused = client.post("/v1/jobs", json=body, headers=tenant.headers).status_code == 422
+    assert valid == (len(set(value)) == len(value))
+    if not valid:
+        assert refused

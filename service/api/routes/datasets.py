@@ -84,6 +84,9 @@ def upload_dataset(
     label_columns: Annotated[
         list[str] | None,
         Form(
+            # Checked by the route with its own words ("names one column"); the document says
+            # it in the schema's.
+            json_schema_extra={"minItems": 2, "uniqueItems": True},
             description="Instead of label_column: the several 0/1 label columns of a multi-label "
             "job (dataset.label_columns), one field per column; the file is loaded as such a "
             "job loads it and refused now if that would fail",
