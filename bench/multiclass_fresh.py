@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import multiclass_outside as mo  # noqa: E402
+import multiclass_outside as mo
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TASKS = RESULTS / "multiclass-fresh-tasks.json"

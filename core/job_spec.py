@@ -55,6 +55,8 @@ def build_job_objects(spec: Mapping[str, Any]) -> JobObjects:
     """Every section of a normalized spec built; KeyError for a missing section, ValueError or
     TypeError from the library for a wrong one."""
     search = build_search(spec["search"])
+    if PRE_MULTICLASS_KEY not in spec["search"]:  # a spec from before the setting: per class
+        search = dataclasses.replace(search, multiclass="per_class")
     constraints = tuple(spec.get("constraints") or ())
     check_constrained_search(search, build_constraints(constraints))
     return JobObjects(
@@ -101,6 +103,34 @@ def metric_average(spec: Mapping[str, Any]) -> str | None:
     return None if average is None else str(average)
 
 
+#: A stored spec whose search section lacks this key was written before search.multiclass
+#: existed, when every multi-class job was trained per class: it still is (its workers and its
+#: result say so), so that a job queued or resumed across the upgrade keeps what it asked.
+PRE_MULTICLASS_KEY = "multiclass"
+
+
+def job_multiclass(spec: Mapping[str, Any]) -> str | None:
+    """How an averaged multi-class job trains its classes: ``"multinomial"`` or
+    ``"per_class"`` (``search.multiclass`` resolved by the model's kind,
+    :func:`metro.multiclass.resolve_multiclass`; a spec without it predates it: per_class);
+    None for a binary or a multi-label job, and
+    where the spec asks what no model can give (a network with ``"multinomial"``:
+    :func:`averaged_errors` says so)."""
+    from metro.multiclass import resolve_multiclass
+
+    if metric_average(spec) is None or (spec.get("dataset") or {}).get("label_columns"):
+        return None
+    given_search, given_model = spec.get("search"), spec.get("model")
+    search: Mapping[str, Any] = given_search if isinstance(given_search, Mapping) else {}
+    model: Mapping[str, Any] = given_model if isinstance(given_model, Mapping) else {}
+    chosen = search.get(PRE_MULTICLASS_KEY, "per_class")
+    kind = str(model.get("kind", "linear")).lower()
+    try:
+        return resolve_multiclass(str(chosen), kind)
+    except ValueError:
+        return None
+
+
 def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
     """What a normalized spec asks that its averaging cannot give: an averaged job takes a
     per-label preset, constraints only on multi-label data (each label's), no positive label
@@ -143,6 +173,26 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
                 check_argmax_metric(metric)
             except ValueError as exc:
                 errors.append(SpecFieldError(("metric", "preset"), str(exc)))
+    chosen = (spec.get("search") or {}).get("multiclass")
+    if chosen == "multinomial":
+        kind = str((spec.get("model") or {}).get("kind", "linear")).lower()
+        if dataset.get("label_columns") is not None:
+            errors.append(
+                SpecFieldError(
+                    ("search", "multiclass"),
+                    "multinomial is for a multi-class label column; multi-label data "
+                    "(dataset.label_columns) is trained one search per label: use auto or "
+                    "per_class",
+                )
+            )
+        elif kind != "linear":
+            errors.append(
+                SpecFieldError(
+                    ("search", "multiclass"),
+                    f"multinomial is a linear model (a multinomial logistic regression); a "
+                    f"{kind} model trains a multi-class label per class: use auto or per_class",
+                )
+            )
     if spec.get("constraints") and dataset.get("label_columns") is None:
         errors.append(
             SpecFieldError(

@@ -283,10 +283,13 @@ class RepeatChoice(BaseModel):
     """What one repeat's lambda search chose. See the glossary in docs/api.md."""
 
     repeat: int
-    trained_lambda: float = Field(
-        description="The lambda this repeat's model was trained at (the refit's)"
+    trained_lambda: float | None = Field(
+        description="The lambda this repeat's model was trained at (the refit's); null for a "
+        "class of a multinomial model (search.multiclass), which no lambda search trained"
     )
-    shift: str = Field(description="The cost shift that model was trained with")
+    shift: str | None = Field(
+        description="The cost shift that model was trained with; null where trained_lambda is"
+    )
     ratio_reached: float | None = Field(
         description="Bisection and Dinkelbach: the middle of their last bracket, their estimate "
         "of the optimal ratio lambda*; no model was trained there unless it equals "
@@ -363,7 +366,7 @@ class RepeatChoice(BaseModel):
     )
 
     @property
-    def lambda_star(self) -> float:
+    def lambda_star(self) -> float | None:
         """The search's estimate of lambda*, as the library's ``lambda_star_``: the ratio a
         bisection or Dinkelbach search reached, the trained lambda for the grid (its choice).
         (A plain property: the schema keeps ``ratio_reached`` and ``trained_lambda`` apart.)"""
@@ -487,8 +490,16 @@ class ModelManifest(BaseModel):
         description="Multi-class: tuned (per-class offsets tuned for the average) or ovr; "
         "per_label for multi-label",
     )
+    multiclass: Literal["multinomial", "per_class"] | None = Field(
+        default=None,
+        description="Multi-class: how it was trained (search.multiclass resolved): multinomial "
+        "(one multinomial logistic regression; its scores are its logits, no lambda) or "
+        "per_class (one METRO search per class); absent before this field existed (per_class)",
+    )
     class_lambdas: list[float | None] | None = Field(
-        default=None, description="The lambda each class's model was trained at"
+        default=None,
+        description="The lambda each class's model was trained at; null for a multinomial "
+        "model, which has none",
     )
     class_thresholds: list[float | None] | None = Field(
         default=None, description="Each class's tuned threshold on h (folded into the model)"

@@ -57,7 +57,8 @@ def save_classifier(
             "average": est.average_,
             "classes": list(est.classes_),
             "decision": "argmax" if multiclass else "per_label",
-            "class_lambdas": est.lambdas_,
+            "multiclass": est.multiclass_ if multiclass else None,
+            "class_lambdas": est.lambdas_,  # None for a multinomial model: it has no lambda
             "class_thresholds": est.thresholds_,
             "offsets": est.offsets_ if multiclass else None,
             "best_score": est.best_score_,

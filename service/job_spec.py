@@ -210,7 +210,8 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         FieldError(("body", *exc.path), str(exc))
         for exc in averaged_errors(
             {"metric": metric_in, "dataset": dataset, "constraints": constraints,
-             "baselines": job.baselines}
+             "baselines": job.baselines, "search": job.search.model_dump(),
+             "model": job.model.model_dump()}
         )
     ]  # fmt: skip
     if errors:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.db.models import Job, MetricResult
-from core.job_spec import METHOD_NAMES
+from core.job_spec import METHOD_NAMES, job_multiclass
 from service.schemas.jobs import (
     ClassResult,
     ConfusionCounts,
@@ -164,6 +164,7 @@ def _averaged_result(
         runs=runs,
         average=average,
         classes=classes,
+        multiclass=job_multiclass(job.spec),
         notices=notices,
     )
 

@@ -17,6 +17,13 @@ rows. What is written:
 * repeat 0's model: the per-class models as one stack (:func:`metro.multiclass.stacked_model`),
   thresholds and offsets folded in, saved as safetensors and ONNX with one score per class.
 
+A multi-class job with a linear model trains the multinomial model by default
+(``search.multiclass``, :func:`core.job_spec.job_multiclass`): no search per class, so no trace
+steps and no recorded fits; its choices are a row per class with no lambda, shift or threshold
+(null, null, 0), its offset and its own metric where the offsets were tuned, and its model is
+the multinomial logits with the offsets folded in (the manifest's ``multiclass``, and
+``class_lambdas`` null).
+
 Every fit of every class's search is recorded as a binary job's are (:mod:`worker.fits`, each
 class's roles named ``class<c>.fold<k>`` and ``class<c>.refit``), so an attempt that is
 interrupted loads what an earlier one finished, resumes a fit in progress from its last trainer
@@ -307,6 +314,8 @@ class AveragedRun:
 
     def _choices(self, repeat: int, est: MetroClassifier) -> list[RepeatChoice]:
         multiclass = est.target_type_ != "multilabel-indicator"
+        if est.multiclass_ == "multinomial":
+            return self._multinomial_choices(repeat, est)
         choices = []
         for c, e in enumerate(est.estimators_):
             choice = repeat_choice(repeat, e.metric_, e.search_result_)
@@ -326,6 +335,34 @@ class AveragedRun:
                 )
             )
         return choices
+
+    def _multinomial_choices(self, repeat: int, est: MetroClassifier) -> list[RepeatChoice]:
+        """A multinomial model's classes (search.multiclass): no search chose a lambda, a shift
+        or a threshold for any of them (null, null, 0); each class's offset, and its own metric
+        and counts where the offsets were tuned (the pooled held-out folds)."""
+        cells = np.rint(np.asarray(est.selection_cells_)).astype(int)
+        return [
+            RepeatChoice(
+                repeat=repeat,
+                trained_lambda=None,
+                shift=None,
+                ratio_reached=None,
+                tuned_threshold=0.0,
+                selection_score=_finite(est.best_scores_[c]),
+                selection_split="cross-validation",
+                n_folds=est.n_splits_,
+                selection_counts=dict(
+                    zip(("tp", "fp", "fn", "tn"), cells[c].tolist(), strict=True)
+                ),
+                warnings=[
+                    ChoiceWarning(code=w.code.value, message=w.message)
+                    for w in est.class_warnings_[c]
+                ],
+                label=self.classes[c],
+                offset=float(est.offsets_[c]),
+            )
+            for c in range(len(self.classes))
+        ]
 
     # -- the model ----------------------------------------------------------------------------
     def _finish(
@@ -348,7 +385,9 @@ class AveragedRun:
             "classes": list(self.classes),
             "decision": "argmax" if multiclass else "per_label",
             "decision_rule": est.decision_rule_,
-            "class_lambdas": [_finite(v) for v in est.lambdas_],
+            "multiclass": est.multiclass_ if multiclass else None,
+            # A multinomial model has no lambda (null), where a number would be made up.
+            "class_lambdas": None if est.lambdas_ is None else [_finite(v) for v in est.lambdas_],
             "class_thresholds": [_finite(v) for v in est.thresholds_],
             # The argmax's per-class offsets; multi-label data has no argmax (null, as in the
             # result's choices), where a list of zeros claimed a tuned rule.

@@ -20,6 +20,7 @@ __all__ = [
     "MAX_REFINE_TEMPERATURE",
     "MAX_REFINE_TEMPERATURES",
     "MAX_STEPS",
+    "MULTICLASS",
     "NO_SIGNAL_LEVEL",
     "REFINES",
     "REFINE_SCALES",
@@ -38,6 +39,13 @@ THRESHOLDS: tuple[str, ...] = ("zero", "tuned")
 REFINES: tuple[str, ...] = ("auto", "off")
 REFINE_SCALES: tuple[str, ...] = ("free", "held", "both")
 GUARDS: tuple[str, ...] = ("fallback", "off")
+# How a multi-class y (average=) is trained: "multinomial" (one multinomial logistic regression
+# whose per-class offsets are tuned for the average), "per_class" (one METRO search per class,
+# one-vs-rest, offsets tuned the same way), "auto": multinomial for a linear model, per-class for
+# a network. "auto" by measurement: on 10 multi-class tasks no benchmark had used, 5 seeds, the
+# multinomial model was ahead of per-class METRO (docs/quality.md, "The multinomial model as
+# the multi-class default"), as on the benchmark's 7 tasks and an audit's 12.
+MULTICLASS: tuple[str, ...] = ("auto", "multinomial", "per_class")
 # cv="auto": the grid chooses by AUTO_CV_FOLDS-fold cross-validation up to AUTO_CV_MAX_ROWS rows
 # (where a holdout's selection noise costs points: docs/quality.md; every task of the default
 # benchmark is below it), by a holdout above (a 25% holdout then has over 5,000 rows, and five
@@ -271,6 +279,16 @@ class SearchConfig:
         lt=1.0,
     )
 
+    multiclass: str = option(
+        "auto",
+        "Multi-class data (metric.average): 'multinomial' fits one multinomial logistic "
+        "regression (a linear model) and tunes per-class offsets on its logits for the average; "
+        "'per_class' runs one METRO search per class (one-vs-rest) with offsets tuned the same "
+        "way; 'auto' is multinomial for a linear model and per_class for a network. Multi-label "
+        "data is always one search per label",
+        choices=MULTICLASS,
+    )
+
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
             raise ValueError(
@@ -324,6 +342,11 @@ class SearchConfig:
         if level is not None and not (_is_finite_number(level) and 1.0 <= level <= 100.0):
             raise ValueError(
                 f"refine_consistency must be null or a number in [1, 100], got {level!r}"
+            )
+        if self.multiclass not in MULTICLASS:
+            raise ValueError(
+                f"unknown multiclass {shown(self.multiclass)}; "
+                f"expected one of {', '.join(MULTICLASS)}"
             )
         if self.guard not in GUARDS:
             raise ValueError(f"unknown guard {self.guard!r}; expected one of {', '.join(GUARDS)}")

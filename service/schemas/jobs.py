@@ -589,7 +589,9 @@ class ClassResult(BaseModel):
 
     class_index: int
     label: LabelValue
-    trained_lambda: float | None = Field(description="Repeat 0's lambda for this class")
+    trained_lambda: float | None = Field(
+        description="Repeat 0's lambda for this class; null for a multinomial model (no lambda)"
+    )
     tuned_threshold: float | None = Field(
         description="Repeat 0's tuned threshold on this class's h (folded into the model)"
     )
@@ -658,6 +660,13 @@ class JobResult(BaseModel):
         default=None,
         description="An averaged job: its classes (or labels), in the order of class_index; "
         "null for a binary job",
+    )
+    multiclass: Literal["multinomial", "per_class"] | None = Field(
+        default=None,
+        description="A multi-class job: how its classes were trained (search.multiclass "
+        "resolved by the model's kind): multinomial, one multinomial logistic regression with "
+        "tuned offsets (no lambda: each class's trained_lambda is null), or per_class, one METRO "
+        "search per class; null for a binary or multi-label job",
     )
     notices: list[ResultNotice] = Field(
         default_factory=list,

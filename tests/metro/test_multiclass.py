@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from sklearn.datasets import load_iris, make_classification, make_multilabel_classification
 from sklearn.metrics import f1_score, fbeta_score, jaccard_score, precision_score, recall_score
 
@@ -13,13 +14,17 @@ from metro.multiclass import (
     averaged_score,
     class_cells,
     label_cells,
+    multinomial_model,
     predict_argmax,
+    resolve_multiclass,
+    stacked_model,
     tune_offsets,
 )
 from metro.search.base import FEW_TRUE_POSITIVES, MetroFitWarning, WarningCode
 
 FAST = {"max_iter": 60}
-SMALL = {"n_lambdas": 5, "refine": "off", "training": FAST}
+# One METRO search per class: what the tests up to the multinomial section are about.
+SMALL = {"n_lambdas": 5, "refine": "off", "training": FAST, "multiclass": "per_class"}
 
 SKLEARN = {
     "f1": lambda t, p, a: f1_score(t, p, average=a, zero_division=0),
@@ -515,3 +520,101 @@ def test_an_averaged_fit_on_a_dataframe_keeps_its_feature_names_quietly():
     check_dataframe_column_names_consistency(
         "MetroClassifier", MetroClassifier(average="macro", **SMALL)
     )
+
+
+# -- the multinomial model (multiclass="multinomial", the default for a linear model) ----------
+
+
+def _wine():
+    from sklearn.datasets import load_wine
+
+    return load_wine(return_X_y=True)
+
+
+def test_the_multinomial_default_is_a_tuned_multinomial_logistic_regression():
+    """The delivered scores minus the offsets are scikit-learn's multinomial logits on
+    StandardScaler'd rows, and the offsets are tune_offsets' on the out-of-fold
+    log-probabilities of that model on the fit's folds: TunedArgmaxLogistic's rule."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _wine()
+    X = X.astype(np.float32).astype(np.float64)  # the rows the library fits on
+    est = MetroClassifier(metric="f1", average="macro", random_state=0, cv=4).fit(X, y)
+    assert est.multiclass_ == "multinomial" and est.decision_rule_ == "tuned"
+    assert est.lambdas_ is None and est.estimators_ == []
+    np.testing.assert_array_equal(est.thresholds_, np.zeros(3))
+    assert est.n_splits_ == 4 and est.n_fits_ == 5
+
+    def logistic():
+        return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+
+    logits = logistic().fit(X, y).decision_function(X)
+    np.testing.assert_allclose(est.decision_function(X) - est.offsets_, logits, atol=1e-3)
+    np.testing.assert_array_equal(est.predict(X), np.argmax(logits + est.offsets_, axis=1))
+
+    # The folds: the library's (stratified on the class, shuffled with the fit's drawn seed).
+    seed = int(np.random.RandomState(0).randint(np.iinfo(np.int32).max))
+    oof = np.empty((y.size, 3))
+    for train, held in StratifiedKFold(4, shuffle=True, random_state=seed).split(X, y):
+        oof[held] = logistic().fit(X[train], y[train]).predict_log_proba(X[held])
+    spec = get_metric("f1").resolve(np.array([0, 1]))
+    offsets, score = tune_offsets(oof, y, spec=spec, average="macro")
+    assert est.best_score_ == pytest.approx(score, abs=1e-9)
+    np.testing.assert_allclose(est.offsets_, offsets, atol=1e-4)
+    cells = class_cells(y, np.argmax(oof + offsets, axis=1), 3)
+    np.testing.assert_allclose(est.selection_cells_, cells)
+    assert est.best_score_ == pytest.approx(
+        f1_score(y, np.argmax(oof + offsets, 1), average="macro")
+    )
+
+
+def test_a_multinomial_fit_saves_and_loads_as_its_own_scores(tmp_path):
+    """safetensors and ONNX both score what the fit does (offsets folded into the biases)."""
+    import onnxruntime as ort
+
+    X, y = _wine()
+    names = np.array(["a", "b", "c"])[y]
+    est = MetroClassifier(metric="f1", average="weighted", random_state=1).fit(X, names)
+    manifest = est.save(tmp_path / "m")
+    assert manifest["multiclass"] == "multinomial" and manifest["class_lambdas"] is None
+    loaded = load_classifier(tmp_path / "m")
+    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+    session = ort.InferenceSession(str(tmp_path / "m" / "model.onnx"))
+    (scores,) = session.run(None, {session.get_inputs()[0].name: X.astype(np.float32)})
+    np.testing.assert_allclose(scores, est.decision_function(X), atol=1e-4)
+    np.testing.assert_allclose(
+        stacked_model(est)(torch.as_tensor(X, dtype=torch.float32)).detach().numpy(),
+        est.decision_function(X), atol=1e-5,
+    )  # fmt: skip
+
+
+def test_per_class_stays_available_and_networks_keep_it():
+    X, y = load_iris(return_X_y=True)
+    est = MetroClassifier(
+        average="macro", multiclass="per_class", random_state=0, n_lambdas=3, refine="off"
+    ).fit(X, y)
+    assert est.multiclass_ == "per_class" and len(est.estimators_) == 3
+    assert est.lambdas_.shape == (3,) and np.all(np.isfinite(est.lambdas_))
+    assert resolve_multiclass("auto", "linear") == "multinomial"
+    assert resolve_multiclass("auto", "mlp") == "per_class"
+    assert resolve_multiclass("per_class", "linear") == "per_class"
+    with pytest.raises(ValueError, match="linear model"):
+        MetroClassifier(average="macro", model="mlp", multiclass="multinomial").fit(X, y)
+    Y = np.column_stack([y == 0, y == 1]).astype(int)
+    with pytest.raises(ValueError, match="multi-label"):
+        MetroClassifier(average="macro", multiclass="multinomial").fit(X, Y)
+    with pytest.raises(ValueError, match="unknown multiclass"):
+        MetroClassifier(average="macro", multiclass="softmax").fit(X, y)
+    # multi-label data is one search per label whatever the default
+    fitted = MetroClassifier(average="macro", n_lambdas=3, refine="off", random_state=0).fit(X, Y)
+    assert fitted.multiclass_ == "per_class" and len(fitted.estimators_) == 2
+
+
+def test_a_class_missing_from_a_folds_training_rows_gets_a_floor_logit():
+    X = np.arange(12, dtype=np.float32).reshape(6, 2)
+    model = multinomial_model(X, np.array([0, 0, 1, 1, 0, 1]), 3)
+    scores = model(torch.as_tensor(X)).detach().numpy()
+    assert np.all(scores[:, 2] < scores[:, :2].min(axis=1) - 20)

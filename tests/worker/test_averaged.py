@@ -14,9 +14,11 @@ from sklearn.metrics import f1_score
 
 from tests.worker.conftest import Cluster, shards_helped
 
+# One METRO search per class (search.multiclass): what most tests here are about; the
+# multinomial model, the default for a linear model, has its own test.
 FAST = {
     "model": {"kind": "linear"},
-    "search": {"n_lambdas": 4, "cv": 3, "refine": "off"},
+    "search": {"n_lambdas": 4, "cv": 3, "refine": "off", "multiclass": "per_class"},
     "training": {"max_iter": 40},
 }
 
@@ -218,6 +220,58 @@ def test_a_multilabel_npz_upload_trains_each_label_it_names(pair: Cluster):
     assert body["labels"] == [names[row >= 0].tolist() for row in onnx]
 
 
+def test_a_multiclass_job_trains_the_multinomial_model_by_default(pair: Cluster):
+    """A linear multi-class job without search.multiclass: one multinomial logistic regression
+    with tuned offsets, no lambda anywhere (null, not a number), its model the logits plus the
+    offsets in safetensors and ONNX alike, deciding as the result's test figures say."""
+    from safetensors.numpy import load as load_safetensors
+
+    X, y = load_iris(return_X_y=True)
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(species=names)
+    job_id = pair.submit(
+        {"metric": {"preset": "f1", "average": "macro"},
+         "dataset": {"uri": _upload(pair, frame), "label_column": "species"}}
+    )  # fmt: skip
+    job = pair.wait_state(job_id, timeout=120)
+    assert job["state"] == "succeeded", job
+    assert job["spec"]["search"]["multiclass"] == "auto"
+    assert pair.trace(job_id) == []  # no search per class
+
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    assert result["multiclass"] == "multinomial"
+    assert [c["trained_lambda"] for c in result["classes"]] == [None] * 3
+    assert [c["tuned_threshold"] for c in result["classes"]] == [0.0] * 3
+    assert all(c["trained_lambda"] is None and c["shift"] is None for c in result["choices"])
+    assert all(r["lambda"] is None for r in result["runs"])
+    test = {r["method"]: r["value"] for r in result["runs"]
+            if r["class_index"] is None and r["split"] == "test" and r["repeat"] == 0}  # fmt: skip
+    assert test["metro"] > 0.8
+
+    [model] = [
+        m
+        for m in pair.client.get("/v1/models", headers=pair.headers).json()["items"]
+        if m["job_id"] == job_id
+    ]
+    manifest = model["manifest"]
+    assert manifest["multiclass"] == "multinomial" and manifest["class_lambdas"] is None
+    assert manifest["class_thresholds"] == [0.0] * 3
+    assert manifest["offsets"] == [c["offset"] for c in result["classes"]]
+    onnx = _onnx_scores(pair, model["id"], X)
+    r = pair.client.get(
+        f"/v1/models/{model['id']}/download", params={"format": "safetensors"},
+        headers=pair.headers,
+    )  # fmt: skip
+    assert r.status_code == 200
+    tensors = load_safetensors(r.content)
+    z = (X.astype(np.float32) - tensors["mean"]) / tensors["std"]
+    np.testing.assert_allclose(z @ tensors["weight"] + tensors["bias"], onnx, atol=1e-4)
+    body = pair.client.post(
+        f"/v1/models/{model['id']}/predict", json={"instances": X.tolist()}, headers=pair.headers
+    ).json()
+    assert body["labels"] == np.array(manifest["classes"])[np.argmax(onnx, axis=1)].tolist()
+
+
 def test_averaged_jobs_are_refused_where_they_cannot_run(pair: Cluster):
     frame = pd.DataFrame({"x": np.arange(12.0), "y": ["a", "b", "c"] * 4})
     uri = _upload(pair, frame)
@@ -243,6 +297,11 @@ def test_averaged_jobs_are_refused_where_they_cannot_run(pair: Cluster):
         {"metric": {"preset": "f1", "average": "macro"}, "dataset": dataset,
          "baselines": ["erm"]},
         "baselines",
+    )  # fmt: skip
+    assert "linear model" in refused(
+        {"metric": {"preset": "f1", "average": "macro"}, "dataset": dataset,
+         "model": {"kind": "mlp", "hidden": [4]}, "search": {"multiclass": "multinomial"}},
+        "search", "multiclass",
     )  # fmt: skip
     refused(
         {"metric": {"preset": "f1", "average": "macro"},

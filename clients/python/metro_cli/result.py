@@ -142,9 +142,13 @@ def classes_table(result: Any, word: str = "class") -> Table | None:
     name = optional(getattr(result, "metric_display_name", None)) or result.metric
     methods = list(dict.fromkeys(s.method for c in classes for s in c.summary if s.split == "test"))
     metric = name.split(" (")[0]
+    multinomial = optional(getattr(result, "multiclass", None)) == "multinomial"
     table = Table(
         title=f"Per {word}: {metric} of each {word}",
-        caption=f"chosen by: the {word}'s {metric} on the held-out rows as its own one-vs-rest "
+        caption=f"chosen by: the {word}'s {metric} on the held-out folds under the tuned argmax "
+        "of the multinomial model (no λ: no search per class)"
+        if multinomial
+        else f"chosen by: the {word}'s {metric} on the held-out rows as its own one-vs-rest "
         "search decided them",
     )
     for column in (word, "trained λ", "offset", "chosen by"):
@@ -186,7 +190,12 @@ def choice_lines(result: Any, word: str = "class") -> list[str]:
     choices = job_choices(result)
     if optional(getattr(result, "classes", None)):  # averaged: each class chose (its table)
         selection = optional(result.selection)
+        multinomial = optional(getattr(result, "multiclass", None)) == "multinomial"
         averaged = (
+            "trained as one multinomial logistic regression with per-class offsets tuned for "
+            "the average (search.multiclass): no λ, no search per class"
+            if multinomial
+            else None,
             None
             if selection is None
             else f"METRO chose by {averaged_selection_text(selection, name)}",

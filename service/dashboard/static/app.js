@@ -1306,7 +1306,9 @@
       : selectionText(result.choices, name);
     const constraints = resultConstraints(result);
     const lambdaText = classes
-      ? ` · ${classes.length} ${word === 'label' ? 'labels' : 'classes'}, one λ each`
+      ? (result.multiclass === 'multinomial'
+        ? ` · ${classes.length} classes, one multinomial logistic regression (no λ)`
+        : ` · ${classes.length} ${word === 'label' ? 'labels' : 'classes'}, one λ each`)
       : ` · trained λ = ${fmtLambda(result.trained_lambda)}`;
     const children = [h('div', { class: 'card-head' },
       h('h2', { id: 'results-title' }, 'Results'),
@@ -1611,7 +1613,10 @@
       ['Architecture', arch.kind ? `${arch.kind}${arch.hidden && arch.kind === 'mlp' ? ` (hidden ${arch.hidden.join('×')})` : ''}` : '—'],
       ['Features', manifest.n_features !== undefined ? String(manifest.n_features) : '—'],
       // An averaged model has a λ per class (or label): the results list them.
-      manifest.class_lambdas
+      // A multinomial model (manifest.multiclass) was trained at no λ at all.
+      manifest.multiclass === 'multinomial'
+        ? ['Trained λ', h('span', { id: 'model-lambda' }, 'none (a multinomial logistic regression with tuned offsets)')]
+        : manifest.class_lambdas
         ? ['Trained λ', h('span', { id: 'model-lambda' }, `one per ${targetWord(job)} (see Results)`)]
         : ['Trained λ', `${fmtLambda(manifest.trained_lambda !== undefined ? manifest.trained_lambda : manifest.lambda_star)}${manifest.shift ? ` (shift ${manifest.shift})` : ''}`],
       manifest.ratio_reached !== undefined && manifest.ratio_reached !== null

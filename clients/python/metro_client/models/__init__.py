@@ -32,6 +32,7 @@ from .job_create import JobCreate
 from .job_page import JobPage
 from .job_result import JobResult
 from .job_result_method_names import JobResultMethodNames
+from .job_result_multiclass_type_0 import JobResultMulticlassType0
 from .job_spec import JobSpec
 from .job_state import JobState
 from .lambda_step import LambdaStep
@@ -53,6 +54,7 @@ from .model import Model
 from .model_format import ModelFormat
 from .model_kind import ModelKind
 from .model_manifest import ModelManifest
+from .model_manifest_multiclass_type_0 import ModelManifestMulticlassType0
 from .model_page import ModelPage
 from .model_spec import ModelSpec
 from .optimizer import Optimizer
@@ -71,6 +73,7 @@ from .refinement_score import RefinementScore
 from .repeat_choice import RepeatChoice
 from .result_notice import ResultNotice
 from .search_spec import SearchSpec
+from .search_spec_multiclass import SearchSpecMulticlass
 from .search_spec_refine_scale import SearchSpecRefineScale
 from .search_strategy import SearchStrategy
 from .selection_guard import SelectionGuard
@@ -117,6 +120,7 @@ __all__ = (
     "JobPage",
     "JobResult",
     "JobResultMethodNames",
+    "JobResultMulticlassType0",
     "JobSpec",
     "JobState",
     "LambdaStep",
@@ -138,6 +142,7 @@ __all__ = (
     "ModelFormat",
     "ModelKind",
     "ModelManifest",
+    "ModelManifestMulticlassType0",
     "ModelPage",
     "ModelSpec",
     "Optimizer",
@@ -156,6 +161,7 @@ __all__ = (
     "RepeatChoice",
     "ResultNotice",
     "SearchSpec",
+    "SearchSpecMulticlass",
     "SearchSpecRefineScale",
     "SearchStrategy",
     "SelectionGuard",

@@ -23,7 +23,7 @@ class ClassResult:
     class_index: int
     label: bool | float | int | str
     trained_lambda: float | None
-    """ Repeat 0's lambda for this class """
+    """ Repeat 0's lambda for this class; null for a multinomial model (no lambda) """
     tuned_threshold: float | None
     """ Repeat 0's tuned threshold on this class's h (folded into the model) """
     offset: float | None

@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.average import Average, check_average
+from ..models.job_result_multiclass_type_0 import JobResultMulticlassType0, check_job_result_multiclass_type_0
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -56,6 +57,10 @@ class JobResult:
     """ An averaged job's averaging (metric.average); null: binary """
     classes: list[ClassResult] | None | Unset = UNSET
     """ An averaged job: its classes (or labels), in the order of class_index; null for a binary job """
+    multiclass: JobResultMulticlassType0 | None | Unset = UNSET
+    """ A multi-class job: how its classes were trained (search.multiclass resolved by the model's kind):
+    multinomial, one multinomial logistic regression with tuned offsets (no lambda: each class's trained_lambda is
+    null), or per_class, one METRO search per class; null for a binary or multi-label job """
     notices: list[ResultNotice] | Unset = UNSET
     """ Facts about how the delivered model decides, a line each (what metro result and the dashboard show beside
     the choices) """
@@ -133,6 +138,14 @@ class JobResult:
         else:
             classes = self.classes
 
+        multiclass: None | str | Unset
+        if isinstance(self.multiclass, Unset):
+            multiclass = UNSET
+        elif isinstance(self.multiclass, str):
+            multiclass = self.multiclass
+        else:
+            multiclass = self.multiclass
+
         notices: list[dict[str, Any]] | Unset = UNSET
         if not isinstance(self.notices, Unset):
             notices = []
@@ -165,6 +178,8 @@ class JobResult:
             field_dict["average"] = average
         if classes is not UNSET:
             field_dict["classes"] = classes
+        if multiclass is not UNSET:
+            field_dict["multiclass"] = multiclass
         if notices is not UNSET:
             field_dict["notices"] = notices
 
@@ -302,6 +317,23 @@ class JobResult:
 
         classes = _parse_classes(d.pop("classes", UNSET))
 
+        def _parse_multiclass(data: object) -> JobResultMulticlassType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                multiclass_type_0 = check_job_result_multiclass_type_0(data)
+
+                return multiclass_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(JobResultMulticlassType0 | None | Unset, data)
+
+        multiclass = _parse_multiclass(d.pop("multiclass", UNSET))
+
         _notices = d.pop("notices", UNSET)
         notices: list[ResultNotice] | Unset = UNSET
         if _notices is not UNSET:
@@ -327,6 +359,7 @@ class JobResult:
             method_names=method_names,
             average=average,
             classes=classes,
+            multiclass=multiclass,
             notices=notices,
         )
 

@@ -8,6 +8,10 @@ from attrs import field as _attrs_field
 
 from ..models.average import Average, check_average
 from ..models.decision import Decision, check_decision
+from ..models.model_manifest_multiclass_type_0 import (
+    ModelManifestMulticlassType0,
+    check_model_manifest_multiclass_type_0,
+)
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -98,8 +102,12 @@ class ModelManifest:
     (null: binary, see threshold) """
     decision_rule: None | str | Unset = UNSET
     """ Multi-class: tuned (per-class offsets tuned for the average) or ovr; per_label for multi-label """
+    multiclass: ModelManifestMulticlassType0 | None | Unset = UNSET
+    """ Multi-class: how it was trained (search.multiclass resolved): multinomial (one multinomial logistic
+    regression; its scores are its logits, no lambda) or per_class (one METRO search per class); absent before this
+    field existed (per_class) """
     class_lambdas: list[float | None] | None | Unset = UNSET
-    """ The lambda each class's model was trained at """
+    """ The lambda each class's model was trained at; null for a multinomial model, which has none """
     class_thresholds: list[float | None] | None | Unset = UNSET
     """ Each class's tuned threshold on h (folded into the model) """
     offsets: list[float | None] | None | Unset = UNSET
@@ -364,6 +372,14 @@ class ModelManifest:
         else:
             decision_rule = self.decision_rule
 
+        multiclass: None | str | Unset
+        if isinstance(self.multiclass, Unset):
+            multiclass = UNSET
+        elif isinstance(self.multiclass, str):
+            multiclass = self.multiclass
+        else:
+            multiclass = self.multiclass
+
         class_lambdas: list[float | None] | None | Unset
         if isinstance(self.class_lambdas, Unset):
             class_lambdas = UNSET
@@ -472,6 +488,8 @@ class ModelManifest:
             field_dict["decision"] = decision
         if decision_rule is not UNSET:
             field_dict["decision_rule"] = decision_rule
+        if multiclass is not UNSET:
+            field_dict["multiclass"] = multiclass
         if class_lambdas is not UNSET:
             field_dict["class_lambdas"] = class_lambdas
         if class_thresholds is not UNSET:
@@ -950,6 +968,23 @@ class ModelManifest:
 
         decision_rule = _parse_decision_rule(d.pop("decision_rule", UNSET))
 
+        def _parse_multiclass(data: object) -> ModelManifestMulticlassType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                multiclass_type_0 = check_model_manifest_multiclass_type_0(data)
+
+                return multiclass_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ModelManifestMulticlassType0 | None | Unset, data)
+
+        multiclass = _parse_multiclass(d.pop("multiclass", UNSET))
+
         def _parse_class_lambdas(data: object) -> list[float | None] | None | Unset:
             if data is None:
                 return data
@@ -1070,6 +1105,7 @@ class ModelManifest:
             classes=classes,
             decision=decision,
             decision_rule=decision_rule,
+            multiclass=multiclass,
             class_lambdas=class_lambdas,
             class_thresholds=class_thresholds,
             offsets=offsets,

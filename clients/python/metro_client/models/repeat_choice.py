@@ -25,10 +25,11 @@ class RepeatChoice:
     """What one repeat's lambda search chose. See the glossary in docs/api.md."""
 
     repeat: int
-    trained_lambda: float
-    """ The lambda this repeat's model was trained at (the refit's) """
-    shift: str
-    """ The cost shift that model was trained with """
+    trained_lambda: float | None
+    """ The lambda this repeat's model was trained at (the refit's); null for a class of a multinomial model
+    (search.multiclass), which no lambda search trained """
+    shift: None | str
+    """ The cost shift that model was trained with; null where trained_lambda is """
     ratio_reached: float | None
     """ Bisection and Dinkelbach: the middle of their last bracket, their estimate of the optimal ratio lambda*; no
     model was trained there unless it equals trained_lambda. Null for the grid """
@@ -84,8 +85,10 @@ class RepeatChoice:
 
         repeat = self.repeat
 
+        trained_lambda: float | None
         trained_lambda = self.trained_lambda
 
+        shift: None | str
         shift = self.shift
 
         ratio_reached: float | None
@@ -238,9 +241,19 @@ class RepeatChoice:
         d = dict(src_dict)
         repeat = d.pop("repeat")
 
-        trained_lambda = d.pop("trained_lambda")
+        def _parse_trained_lambda(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
 
-        shift = d.pop("shift")
+        trained_lambda = _parse_trained_lambda(d.pop("trained_lambda"))
+
+        def _parse_shift(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        shift = _parse_shift(d.pop("shift"))
 
         def _parse_ratio_reached(data: object) -> float | None:
             if data is None:

@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from ..models.cost_shift import CostShift, check_cost_shift
 from ..models.decision_threshold import DecisionThreshold, check_decision_threshold
 from ..models.refine_mode import RefineMode, check_refine_mode
+from ..models.search_spec_multiclass import SearchSpecMulticlass, check_search_spec_multiclass
 from ..models.search_spec_refine_scale import SearchSpecRefineScale, check_search_spec_refine_scale
 from ..models.search_strategy import SearchStrategy, check_search_strategy
 from ..models.selection_guard import SelectionGuard, check_selection_guard
@@ -87,6 +88,11 @@ class SearchSpec:
     shrink_confidence: float | None | Unset = UNSET
     """ null never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice unless a paired
     bootstrap finds the choice better with at least that probability. Server default: null """
+    multiclass: SearchSpecMulticlass | Unset = UNSET
+    """ Multi-class data (metric.average): 'multinomial' fits one multinomial logistic regression (a linear model)
+    and tunes per-class offsets on its logits for the average; 'per_class' runs one METRO search per class (one-vs-
+    rest) with offsets tuned the same way; 'auto' is multinomial for a linear model and per_class for a network.
+    Multi-label data is always one search per label. Server default: "auto" """
 
     def to_dict(self) -> dict[str, Any]:
         strategy: str | Unset = UNSET
@@ -179,6 +185,10 @@ class SearchSpec:
         else:
             shrink_confidence = self.shrink_confidence
 
+        multiclass: str | Unset = UNSET
+        if not isinstance(self.multiclass, Unset):
+            multiclass = self.multiclass
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -226,6 +236,8 @@ class SearchSpec:
             field_dict["refine_signal"] = refine_signal
         if shrink_confidence is not UNSET:
             field_dict["shrink_confidence"] = shrink_confidence
+        if multiclass is not UNSET:
+            field_dict["multiclass"] = multiclass
 
         return field_dict
 
@@ -369,6 +381,13 @@ class SearchSpec:
 
         shrink_confidence = _parse_shrink_confidence(d.pop("shrink_confidence", UNSET))
 
+        _multiclass = d.pop("multiclass", UNSET)
+        multiclass: SearchSpecMulticlass | Unset
+        if isinstance(_multiclass, Unset):
+            multiclass = UNSET
+        else:
+            multiclass = check_search_spec_multiclass(_multiclass)
+
         search_spec = cls(
             strategy=strategy,
             n_lambdas=n_lambdas,
@@ -392,6 +411,7 @@ class SearchSpec:
             refine_confidence=refine_confidence,
             refine_signal=refine_signal,
             shrink_confidence=shrink_confidence,
+            multiclass=multiclass,
         )
 
         if d:  # the schema forbids other fields (the server's 422 extra_forbidden)
