@@ -469,7 +469,9 @@ def test_offsets_are_tuned_on_the_margins_the_refined_classes_deliver():
         n_samples=800, n_features=4, n_informative=3, n_redundant=0, n_classes=5,
         n_clusters_per_class=1, class_sep=0.6, random_state=0,
     )  # fmt: skip
-    clf = MetroClassifier(metric="f1", average="macro", random_state=0, n_lambdas=7).fit(X, y)
+    clf = MetroClassifier(
+        metric="f1", average="macro", random_state=0, n_lambdas=7, multiclass="per_class"
+    ).fit(X, y)
     refined = [e.refinement_ is not None and e.refinement_.temperature is not None
                for e in clf.estimators_]  # fmt: skip
     assert any(refined)
