@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 # How an averaged job averages its per-class metric: one named schema ("Average") that the
 # OpenAPI document references wherever a job, a result or a manifest carries it.
 Average = TypeAliasType("Average", Literal[AVERAGES])  # type: ignore[valid-type]
+# How a multi-class job trained its classes (search.multiclass resolved by the model's kind):
+# one named schema that its result and its model's manifest both reference.
+MulticlassTraining = TypeAliasType(  # type: ignore[valid-type]
+    "MulticlassTraining", Literal["multinomial", "per_class"]
+)
 
 __all__ = [
     "Average",
@@ -490,7 +495,7 @@ class ModelManifest(BaseModel):
         description="Multi-class: tuned (per-class offsets tuned for the average) or ovr; "
         "per_label for multi-label",
     )
-    multiclass: Literal["multinomial", "per_class"] | None = Field(
+    multiclass: MulticlassTraining | None = Field(
         default=None,
         description="Multi-class: how it was trained (search.multiclass resolved): multinomial "
         "(one multinomial logistic regression; its scores are its logits, no lambda) or "

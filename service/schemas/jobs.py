@@ -29,6 +29,7 @@ from core.records import (  # noqa: F401 - re-exported: the API's schemas
     ConfusionCounts,
     ConstraintInfo,
     MetricInfo,
+    MulticlassTraining,
     Refinement,
     RefinementScore,
     RepeatChoice,
@@ -661,7 +662,7 @@ class JobResult(BaseModel):
         description="An averaged job: its classes (or labels), in the order of class_index; "
         "null for a binary job",
     )
-    multiclass: Literal["multinomial", "per_class"] | None = Field(
+    multiclass: MulticlassTraining | None = Field(
         default=None,
         description="A multi-class job: how its classes were trained (search.multiclass "
         "resolved by the model's kind): multinomial, one multinomial logistic regression with "

@@ -32,7 +32,6 @@ from .job_create import JobCreate
 from .job_page import JobPage
 from .job_result import JobResult
 from .job_result_method_names import JobResultMethodNames
-from .job_result_multiclass_type_0 import JobResultMulticlassType0
 from .job_spec import JobSpec
 from .job_state import JobState
 from .lambda_step import LambdaStep
@@ -54,9 +53,10 @@ from .model import Model
 from .model_format import ModelFormat
 from .model_kind import ModelKind
 from .model_manifest import ModelManifest
-from .model_manifest_multiclass_type_0 import ModelManifestMulticlassType0
 from .model_page import ModelPage
 from .model_spec import ModelSpec
+from .multiclass_mode import MulticlassMode
+from .multiclass_training import MulticlassTraining
 from .optimizer import Optimizer
 from .predict_request import PredictRequest
 from .predict_response import PredictResponse
@@ -73,7 +73,6 @@ from .refinement_score import RefinementScore
 from .repeat_choice import RepeatChoice
 from .result_notice import ResultNotice
 from .search_spec import SearchSpec
-from .search_spec_multiclass import SearchSpecMulticlass
 from .search_spec_refine_scale import SearchSpecRefineScale
 from .search_strategy import SearchStrategy
 from .selection_guard import SelectionGuard
@@ -120,7 +119,6 @@ __all__ = (
     "JobPage",
     "JobResult",
     "JobResultMethodNames",
-    "JobResultMulticlassType0",
     "JobSpec",
     "JobState",
     "LambdaStep",
@@ -142,9 +140,10 @@ __all__ = (
     "ModelFormat",
     "ModelKind",
     "ModelManifest",
-    "ModelManifestMulticlassType0",
     "ModelPage",
     "ModelSpec",
+    "MulticlassMode",
+    "MulticlassTraining",
     "Optimizer",
     "PredictRequest",
     "PredictResponse",
@@ -161,7 +160,6 @@ __all__ = (
     "RepeatChoice",
     "ResultNotice",
     "SearchSpec",
-    "SearchSpecMulticlass",
     "SearchSpecRefineScale",
     "SearchStrategy",
     "SelectionGuard",

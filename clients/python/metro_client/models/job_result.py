@@ -8,7 +8,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.average import Average, check_average
-from ..models.job_result_multiclass_type_0 import JobResultMulticlassType0, check_job_result_multiclass_type_0
+from ..models.multiclass_training import MulticlassTraining, check_multiclass_training
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class JobResult:
     """ An averaged job's averaging (metric.average); null: binary """
     classes: list[ClassResult] | None | Unset = UNSET
     """ An averaged job: its classes (or labels), in the order of class_index; null for a binary job """
-    multiclass: JobResultMulticlassType0 | None | Unset = UNSET
+    multiclass: MulticlassTraining | None | Unset = UNSET
     """ A multi-class job: how its classes were trained (search.multiclass resolved by the model's kind):
     multinomial, one multinomial logistic regression with tuned offsets (no lambda: each class's trained_lambda is
     null), or per_class, one METRO search per class; null for a binary or multi-label job """
@@ -317,20 +317,20 @@ class JobResult:
 
         classes = _parse_classes(d.pop("classes", UNSET))
 
-        def _parse_multiclass(data: object) -> JobResultMulticlassType0 | None | Unset:
+        def _parse_multiclass(data: object) -> MulticlassTraining | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
                 return data
             try:
                 if not isinstance(data, str):
-                    raise TypeError()
-                multiclass_type_0 = check_job_result_multiclass_type_0(data)
+                    raise TypeError(f"got {type(data).__name__}")
+                multiclass_type_0 = check_multiclass_training(data)
 
                 return multiclass_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(JobResultMulticlassType0 | None | Unset, data)
+            return cast(MulticlassTraining | None | Unset, data)
 
         multiclass = _parse_multiclass(d.pop("multiclass", UNSET))
 

@@ -8,10 +8,7 @@ from attrs import field as _attrs_field
 
 from ..models.average import Average, check_average
 from ..models.decision import Decision, check_decision
-from ..models.model_manifest_multiclass_type_0 import (
-    ModelManifestMulticlassType0,
-    check_model_manifest_multiclass_type_0,
-)
+from ..models.multiclass_training import MulticlassTraining, check_multiclass_training
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -102,7 +99,7 @@ class ModelManifest:
     (null: binary, see threshold) """
     decision_rule: None | str | Unset = UNSET
     """ Multi-class: tuned (per-class offsets tuned for the average) or ovr; per_label for multi-label """
-    multiclass: ModelManifestMulticlassType0 | None | Unset = UNSET
+    multiclass: MulticlassTraining | None | Unset = UNSET
     """ Multi-class: how it was trained (search.multiclass resolved): multinomial (one multinomial logistic
     regression; its scores are its logits, no lambda) or per_class (one METRO search per class); absent before this
     field existed (per_class) """
@@ -968,20 +965,20 @@ class ModelManifest:
 
         decision_rule = _parse_decision_rule(d.pop("decision_rule", UNSET))
 
-        def _parse_multiclass(data: object) -> ModelManifestMulticlassType0 | None | Unset:
+        def _parse_multiclass(data: object) -> MulticlassTraining | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
                 return data
             try:
                 if not isinstance(data, str):
-                    raise TypeError()
-                multiclass_type_0 = check_model_manifest_multiclass_type_0(data)
+                    raise TypeError(f"got {type(data).__name__}")
+                multiclass_type_0 = check_multiclass_training(data)
 
                 return multiclass_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(ModelManifestMulticlassType0 | None | Unset, data)
+            return cast(MulticlassTraining | None | Unset, data)
 
         multiclass = _parse_multiclass(d.pop("multiclass", UNSET))
 

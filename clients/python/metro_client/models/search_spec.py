@@ -7,8 +7,8 @@ from attrs import define as _attrs_define
 
 from ..models.cost_shift import CostShift, check_cost_shift
 from ..models.decision_threshold import DecisionThreshold, check_decision_threshold
+from ..models.multiclass_mode import MulticlassMode, check_multiclass_mode
 from ..models.refine_mode import RefineMode, check_refine_mode
-from ..models.search_spec_multiclass import SearchSpecMulticlass, check_search_spec_multiclass
 from ..models.search_spec_refine_scale import SearchSpecRefineScale, check_search_spec_refine_scale
 from ..models.search_strategy import SearchStrategy, check_search_strategy
 from ..models.selection_guard import SelectionGuard, check_selection_guard
@@ -88,7 +88,7 @@ class SearchSpec:
     shrink_confidence: float | None | Unset = UNSET
     """ null never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice unless a paired
     bootstrap finds the choice better with at least that probability. Server default: null """
-    multiclass: SearchSpecMulticlass | Unset = UNSET
+    multiclass: MulticlassMode | Unset = UNSET
     """ Multi-class data (metric.average): 'multinomial' fits one multinomial logistic regression (a linear model)
     and tunes per-class offsets on its logits for the average; 'per_class' runs one METRO search per class (one-vs-
     rest) with offsets tuned the same way; 'auto' is multinomial for a linear model and per_class for a network.
@@ -382,11 +382,11 @@ class SearchSpec:
         shrink_confidence = _parse_shrink_confidence(d.pop("shrink_confidence", UNSET))
 
         _multiclass = d.pop("multiclass", UNSET)
-        multiclass: SearchSpecMulticlass | Unset
+        multiclass: MulticlassMode | Unset
         if isinstance(_multiclass, Unset):
             multiclass = UNSET
         else:
-            multiclass = check_search_spec_multiclass(_multiclass)
+            multiclass = check_multiclass_mode(_multiclass)
 
         search_spec = cls(
             strategy=strategy,
