@@ -181,8 +181,7 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
                 SpecFieldError(
                     ("search", "multiclass"),
                     "multinomial is for a multi-class label column; multi-label data "
-                    "(dataset.label_columns) is trained one search per label: use auto or "
-                    "per_class",
+                    "(dataset.label_columns) is trained one search per label: use per_class",
                 )
             )
         elif kind != "linear":
@@ -190,7 +189,7 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
                 SpecFieldError(
                     ("search", "multiclass"),
                     f"multinomial is a linear model (a multinomial logistic regression); a "
-                    f"{kind} model trains a multi-class label per class: use auto or per_class",
+                    f"{kind} model trains a multi-class label per class: use per_class",
                 )
             )
     if spec.get("constraints") and dataset.get("label_columns") is None:

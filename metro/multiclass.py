@@ -32,21 +32,23 @@ one of two decision rules on the per-class margins ``m_c(x) = h_c(x) - threshold
   Without folds (a holdout, ``cv=None`` or more than 20,000 rows) there are no pooled margins and
   the rule is ``"ovr"``; ``decision_rule_`` says which rule was used.
 
-**The multinomial model** (``multiclass="multinomial"``, the default for a linear model:
-``"auto"``). Instead of one METRO search per class, one multinomial logistic regression
-(scikit-learn's ``LogisticRegression()``, C=1, lbfgs, on the features standardized by the
-library's own statistics, the ``mean``/``std`` the delivered model carries) whose C logits are
-the class scores, decided by ``argmax_c (logit_c + b_c)`` (the argmax of the log-probabilities
-plus ``b``: they differ from the logits by a per-row constant), with ``b`` tuned by
-:func:`tune_offsets` on the pooled out-of-fold log-probabilities of the same model fitted on each
-fold's training rows: :class:`metro.multiclass_baselines.TunedArgmaxLogistic`, on the search's
-folds (``cv``'s; 5 where ``cv`` asks a holdout, as a multinomial fit is cheap). Measured ahead
-of per-class METRO for linear models on 29 tasks of three suites (docs/quality.md), and 75x
-faster. It has no lambda and no per-class threshold: ``lambdas_`` is None, ``thresholds_`` zeros,
-``estimators_`` empty, ``model_`` the C-output linear model (offsets not folded in; they are in
-:func:`stacked_model`), ``multiclass_`` ``"multinomial"``; the search's and trainer's settings
-(lambdas, surrogate, epochs, weight decay) do not apply to it. Networks (mlp, cnn3) keep the
-per-class searches (``"auto"``); ``"multinomial"`` with a network is refused.
+**The multinomial model** (``multiclass="multinomial"``; the default is ``"per_class"``).
+Instead of one METRO search per class, one multinomial logistic regression (scikit-learn's
+``LogisticRegression()``, C=1, lbfgs, on the features standardized by the library's own
+statistics, the ``mean``/``std`` the delivered model carries) whose C logits are the class
+scores, decided by ``argmax_c (logit_c + b_c)`` (the argmax of the log-probabilities plus ``b``:
+they differ from the logits by a per-row constant), with ``b`` tuned by :func:`tune_offsets` on
+the pooled out-of-fold log-probabilities of the same model fitted on each fold's training rows:
+:class:`metro.multiclass_baselines.TunedArgmaxLogistic`, on the search's folds (``cv``'s; 5
+where ``cv`` asks a holdout, as a multinomial fit is cheap). Ahead of per-class METRO on average
+on three suites of tasks (docs/quality.md) and about 100x faster, but not on every task (one cell
+of the last suite 3.99 points behind), so not the default. It has no lambda and no per-class
+threshold: ``lambdas_`` is None, ``thresholds_`` zeros, ``estimators_`` empty, ``model_`` the
+C-output linear model (offsets not folded in; they are in :func:`stacked_model`),
+``multiclass_`` ``"multinomial"``; the search's and trainer's settings (lambdas, surrogate,
+epochs, weight decay) do not apply to it. ``"multinomial"`` with a network (mlp, cnn3) is
+refused. Each class's held-out one-vs-rest decisions are checked against its better constant as
+a class's own search checks them (``no_signal``).
 
 A binary ``y`` with ``average="macro"`` is treated as the two-class case of the multi-class
 problem, as ``sklearn.metrics.f1_score(average="macro")`` does: the mean of the F1 of both classes
@@ -90,6 +92,7 @@ from metro.models import ModelSpec, StackedModel, build_model, concatenate
 from metro.search.base import FEW_TRUE_POSITIVES, SearchWarning, WarningCode
 from metro.search.class_stack import ClassStack, stacks_classes
 from metro.search.config import AUTO_CV_FOLDS
+from metro.search.safeguard import no_signal_warning
 from metro.trainer import predict_scores, require_defined_scores
 
 if TYPE_CHECKING:
@@ -479,7 +482,7 @@ def _prepare(est: MetroClassifier, X: Any, y: Any) -> _Prepared:
     if target_type == "multilabel-indicator" and est._search_config().multiclass == "multinomial":
         raise ValueError(
             "multiclass='multinomial' is for a multi-class y (one label per row); a multi-label "
-            "Y is trained one search per label: use multiclass='auto' or 'per_class'"
+            "Y is trained one search per label: use multiclass='per_class'"
         )
     if est.constraints and target_type != "multilabel-indicator":
         raise ValueError(
@@ -676,22 +679,17 @@ def fit_averaged(
 
 def multiclass_strategy(est: MetroClassifier) -> str:
     """How ``est`` trains a multi-class y: ``"multinomial"`` or ``"per_class"`` (its
-    ``multiclass`` setting, ``"auto"`` resolved by the model's kind: multinomial for a linear
-    model). ValueError for ``"multinomial"`` with a network."""
+    ``multiclass`` setting). ValueError for ``"multinomial"`` with a network."""
     return resolve_multiclass(est._search_config().multiclass, est._model_spec().kind)
 
 
 def resolve_multiclass(chosen: str, kind: str) -> str:
-    """The ``multiclass`` setting ``chosen`` for a model of ``kind`` (a job's spec resolves it
-    here too): ``"auto"`` is multinomial for a linear model, per_class for a network;
-    ValueError for ``"multinomial"`` with a network."""
-    if chosen == "auto":
-        return "multinomial" if kind == "linear" else "per_class"
+    """The ``multiclass`` setting ``chosen`` for a model of ``kind`` (a job's spec is checked
+    here too): ValueError for ``"multinomial"`` with a network."""
     if chosen == "multinomial" and kind != "linear":
         raise ValueError(
             f"multiclass='multinomial' is a linear model (a multinomial logistic regression); "
-            f"a {kind} model trains a multi-class y per class: use multiclass='per_class' or "
-            "'auto'"
+            f"a {kind} model trains a multi-class y per class: use multiclass='per_class'"
         )
     return str(chosen)
 
@@ -782,6 +780,14 @@ def _fit_multinomial(est: MetroClassifier, prepared: _Prepared) -> MetroClassifi
     est.best_scores_ = np.asarray(per_class_scores(spec, est.selection_cells_), dtype=np.float64)
     est.warnings_ = []
     est.class_warnings_ = [[] for _ in range(k)]
+    # Each class's held-out one-vs-rest decisions against its better constant, as each class's
+    # own search checks them where the classes are trained per class: a multinomial fit on
+    # labels its features do not predict said nothing.
+    held_out = predict_argmax(oof, est.offsets_)
+    for c in range(k):
+        found = no_signal_warning(spec, y_idx == c, held_out == c)
+        if found is not None:
+            est.class_warnings_[c].append(found)
     for c, thin in enumerate(thin_argmax_warnings(est.selection_cells_)):
         if thin is not None:
             est.class_warnings_[c].append(thin)

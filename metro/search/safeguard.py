@@ -66,6 +66,7 @@ __all__ = [
     "erm_like_index",
     "fallback_from",
     "held_out_decisions",
+    "no_signal_warning",
     "safeguard_choice",
     "supported",
     "supported_threshold",
@@ -319,13 +320,24 @@ def warn_without_signal(
     decided = None if constrained else held_out_decisions(result)
     if decided is None:
         return result
-    labels, choice = decided
+    found = no_signal_warning(spec, *decided)
+    if found is not None:
+        result.warnings = [*result.warnings, found]
+    return result
+
+
+def no_signal_warning(
+    spec: MetricSpec, labels: np.ndarray, choice: np.ndarray
+) -> SearchWarning | None:
+    """The ``no_signal`` warning of held-out decisions ``choice`` on ``labels`` (a binary
+    target: a multi-class model's one-vs-rest decisions for a class), None where they beat the
+    better constant classifier with probability :data:`NO_SIGNAL_LEVEL` or are that constant."""
     constant = constant_decisions(spec, labels)
     if np.array_equal(choice.astype(bool), constant):
-        return result  # the choice is the constant: predicts_one_class says so already
+        return None  # the choice is the constant: predicts_one_class says so already
     probability = win_probability(spec, labels, choice, constant)
     if probability >= NO_SIGNAL_LEVEL:
-        return result
+        return None
     everyone = "positive" if constant[0] else "negative"
     metric = display_name(spec.name)  # F1, F2: as the user names it
     den = spec.denominator_cells  # (tp, fp, fn, tn)
@@ -343,13 +355,9 @@ def warn_without_signal(
             "its lead over that may be chance, and the features may say little about this "
             "label: more rows, or other features, would tell"
         )
-    result.warnings = [
-        *result.warnings,
-        SearchWarning(
-            WarningCode.NO_SIGNAL,
-            f"the held-out rows cannot tell the chosen classifier from predicting every row "
-            f"{everyone}: a paired bootstrap finds its {metric} better with probability "
-            f"{probability:.3f}, below {NO_SIGNAL_LEVEL:g}; {why}",
-        ),
-    ]
-    return result
+    return SearchWarning(
+        WarningCode.NO_SIGNAL,
+        f"the held-out rows cannot tell the chosen classifier from predicting every row "
+        f"{everyone}: a paired bootstrap finds its {metric} better with probability "
+        f"{probability:.3f}, below {NO_SIGNAL_LEVEL:g}; {why}",
+    )

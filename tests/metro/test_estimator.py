@@ -326,11 +326,14 @@ def test_a_refit_in_the_other_mode_leaves_nothing_of_the_first():
     X, y = _data(seed=8)
     clf = MetroClassifier(metric="f1", **QUICK).fit(X, y)
     assert hasattr(clf, "model_")
-    clf.set_params(average="macro").fit(X, y)
-    assert hasattr(clf, "estimators_") and not hasattr(clf, "model_")
+    clf.set_params(average="macro", multiclass="per_class").fit(X, y)
+    assert clf.estimators_ and not hasattr(clf, "model_")
     assert not hasattr(clf, "pos_label_")
+    clf.set_params(multiclass="multinomial").fit(X, y)  # one model of both classes' logits
+    assert clf.model_.n_models == 2 and clf.estimators_ == [] and clf.lambdas_ is None
     clf.set_params(average=None).fit(X, y)
     assert hasattr(clf, "model_") and not hasattr(clf, "estimators_")
+    assert not hasattr(clf, "multiclass_") and not hasattr(clf, "offsets_")
 
 
 def test_score_refuses_labels_it_never_saw_and_takes_a_column():
@@ -374,17 +377,21 @@ def test_fit_issues_each_search_warning_where_the_user_looks():
     assert all(w.filename == __file__ for w in caught if w.category is MetroFitWarning)
 
     labels = np.array(["ant", "bee", "cat"])[np.arange(X.shape[0]) % 3]  # unrelated too
-    averaged = MetroClassifier(metric="f1", average="macro", **QUICK)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        averaged.fit(X, labels)
-    issued = [str(w.message) for w in caught if issubclass(w.category, MetroFitWarning)]
-    expected = [
-        f"{w.code.value}: class {c!r}: {w.message}"
-        for c, ws in zip(["ant", "bee", "cat"], averaged.class_warnings_, strict=True)
-        for w in ws
-    ]
-    assert issued == expected and expected
+    for multiclass in ("per_class", "multinomial"):
+        averaged = MetroClassifier(metric="f1", average="macro", multiclass=multiclass, **QUICK)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            averaged.fit(X, labels)
+        issued = [str(w.message) for w in caught if issubclass(w.category, MetroFitWarning)]
+        expected = [
+            f"{w.code.value}: class {c!r}: {w.message}"
+            for c, ws in zip(["ant", "bee", "cat"], averaged.class_warnings_, strict=True)
+            for w in ws
+        ]
+        assert issued == expected and expected, multiclass
+    # The multinomial model's classes are checked against the constant as each class's search
+    # checks its own: labels the features do not predict say so.
+    assert WarningCode.NO_SIGNAL in {w.code for ws in averaged.class_warnings_ for w in ws}
 
 
 def test_every_setting_of_the_search_is_a_keyword_with_its_default():

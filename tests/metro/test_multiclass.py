@@ -524,7 +524,7 @@ def test_an_averaged_fit_on_a_dataframe_keeps_its_feature_names_quietly():
     )
 
 
-# -- the multinomial model (multiclass="multinomial", the default for a linear model) ----------
+# -- the multinomial model (multiclass="multinomial"; per_class is the default) -----------------
 
 
 def _wine():
@@ -533,7 +533,7 @@ def _wine():
     return load_wine(return_X_y=True)
 
 
-def test_the_multinomial_default_is_a_tuned_multinomial_logistic_regression():
+def test_the_multinomial_model_is_a_tuned_multinomial_logistic_regression():
     """The delivered scores minus the offsets are scikit-learn's multinomial logits on
     StandardScaler'd rows, and the offsets are tune_offsets' on the out-of-fold
     log-probabilities of that model on the fit's folds: TunedArgmaxLogistic's rule."""
@@ -544,7 +544,9 @@ def test_the_multinomial_default_is_a_tuned_multinomial_logistic_regression():
 
     X, y = _wine()
     X = X.astype(np.float32).astype(np.float64)  # the rows the library fits on
-    est = MetroClassifier(metric="f1", average="macro", random_state=0, cv=4).fit(X, y)
+    est = MetroClassifier(
+        metric="f1", average="macro", random_state=0, cv=4, multiclass="multinomial"
+    ).fit(X, y)
     assert est.multiclass_ == "multinomial" and est.decision_rule_ == "tuned"
     assert est.lambdas_ is None and est.estimators_ == []
     np.testing.assert_array_equal(est.thresholds_, np.zeros(3))
@@ -579,7 +581,9 @@ def test_a_multinomial_fit_saves_and_loads_as_its_own_scores(tmp_path):
 
     X, y = _wine()
     names = np.array(["a", "b", "c"])[y]
-    est = MetroClassifier(metric="f1", average="weighted", random_state=1).fit(X, names)
+    est = MetroClassifier(
+        metric="f1", average="weighted", random_state=1, multiclass="multinomial"
+    ).fit(X, names)
     manifest = est.save(tmp_path / "m")
     assert manifest["multiclass"] == "multinomial" and manifest["class_lambdas"] is None
     loaded = load_classifier(tmp_path / "m")
@@ -593,16 +597,13 @@ def test_a_multinomial_fit_saves_and_loads_as_its_own_scores(tmp_path):
     )  # fmt: skip
 
 
-def test_per_class_stays_available_and_networks_keep_it():
+def test_per_class_is_the_default_and_networks_only_take_it():
     X, y = load_iris(return_X_y=True)
-    est = MetroClassifier(
-        average="macro", multiclass="per_class", random_state=0, n_lambdas=3, refine="off"
-    ).fit(X, y)
+    est = MetroClassifier(average="macro", random_state=0, n_lambdas=3, refine="off").fit(X, y)
     assert est.multiclass_ == "per_class" and len(est.estimators_) == 3
     assert est.lambdas_.shape == (3,) and np.all(np.isfinite(est.lambdas_))
-    assert resolve_multiclass("auto", "linear") == "multinomial"
-    assert resolve_multiclass("auto", "mlp") == "per_class"
-    assert resolve_multiclass("per_class", "linear") == "per_class"
+    assert resolve_multiclass("multinomial", "linear") == "multinomial"
+    assert resolve_multiclass("per_class", "mlp") == "per_class"
     with pytest.raises(ValueError, match="linear model"):
         MetroClassifier(average="macro", model="mlp", multiclass="multinomial").fit(X, y)
     Y = np.column_stack([y == 0, y == 1]).astype(int)
@@ -610,7 +611,7 @@ def test_per_class_stays_available_and_networks_keep_it():
         MetroClassifier(average="macro", multiclass="multinomial").fit(X, Y)
     with pytest.raises(ValueError, match="unknown multiclass"):
         MetroClassifier(average="macro", multiclass="softmax").fit(X, y)
-    # multi-label data is one search per label whatever the default
+    # multi-label data is one search per label
     fitted = MetroClassifier(average="macro", n_lambdas=3, refine="off", random_state=0).fit(X, Y)
     assert fitted.multiclass_ == "per_class" and len(fitted.estimators_) == 2
 

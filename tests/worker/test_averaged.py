@@ -14,8 +14,8 @@ from sklearn.metrics import f1_score
 
 from tests.worker.conftest import Cluster, shards_helped
 
-# One METRO search per class (search.multiclass): what most tests here are about; the
-# multinomial model, the default for a linear model, has its own test.
+# One METRO search per class (search.multiclass, the default): what most tests here are about;
+# the multinomial model has its own test.
 FAST = {
     "model": {"kind": "linear"},
     "search": {"n_lambdas": 4, "cv": 3, "refine": "off", "multiclass": "per_class"},
@@ -220,8 +220,8 @@ def test_a_multilabel_npz_upload_trains_each_label_it_names(pair: Cluster):
     assert body["labels"] == [names[row >= 0].tolist() for row in onnx]
 
 
-def test_a_multiclass_job_trains_the_multinomial_model_by_default(pair: Cluster):
-    """A linear multi-class job without search.multiclass: one multinomial logistic regression
+def test_a_multiclass_job_trains_the_multinomial_model_when_asked(pair: Cluster):
+    """A linear multi-class job with search.multiclass multinomial: one multinomial regression
     with tuned offsets, no lambda anywhere (null, not a number), its model the logits plus the
     offsets in safetensors and ONNX alike, deciding as the result's test figures say."""
     from safetensors.numpy import load as load_safetensors
@@ -231,11 +231,12 @@ def test_a_multiclass_job_trains_the_multinomial_model_by_default(pair: Cluster)
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(species=names)
     job_id = pair.submit(
         {"metric": {"preset": "f1", "average": "macro"},
-         "dataset": {"uri": _upload(pair, frame), "label_column": "species"}}
+         "dataset": {"uri": _upload(pair, frame), "label_column": "species"},
+         "search": {"multiclass": "multinomial"}}
     )  # fmt: skip
     job = pair.wait_state(job_id, timeout=120)
     assert job["state"] == "succeeded", job
-    assert job["spec"]["search"]["multiclass"] == "auto"
+    assert job["spec"]["search"]["multiclass"] == "multinomial"
     assert pair.trace(job_id) == []  # no search per class
 
     result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
@@ -571,7 +572,7 @@ def test_a_class_the_tuned_argmax_rests_on_few_rows_of_carries_the_warning_in_it
     )  # fmt: skip
     est = MetroClassifier(
         metric="precision", average="weighted", random_state=0, n_lambdas=5, refine="off",
-        training={"max_iter": 60},
+        training={"max_iter": 60}, multiclass="per_class",
     )  # fmt: skip
     with pytest.warns(UserWarning):
         est.fit(X, y)

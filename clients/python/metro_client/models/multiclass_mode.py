@@ -1,9 +1,8 @@
 from typing import Literal
 
-MulticlassMode = Literal["auto", "multinomial", "per_class"]
+MulticlassMode = Literal["multinomial", "per_class"]
 
 MULTICLASS_MODE_VALUES: set[MulticlassMode] = {
-    "auto",
     "multinomial",
     "per_class",
 }

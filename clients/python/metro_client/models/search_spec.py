@@ -89,10 +89,10 @@ class SearchSpec:
     """ null never shrinks; a level in [0.5, 1) delivers the fallback instead of the choice unless a paired
     bootstrap finds the choice better with at least that probability. Server default: null """
     multiclass: MulticlassMode | Unset = UNSET
-    """ Multi-class data (metric.average): 'multinomial' fits one multinomial logistic regression (a linear model)
-    and tunes per-class offsets on its logits for the average; 'per_class' runs one METRO search per class (one-vs-
-    rest) with offsets tuned the same way; 'auto' is multinomial for a linear model and per_class for a network.
-    Multi-label data is always one search per label. Server default: "auto" """
+    """ Multi-class data (metric.average): 'per_class' runs one METRO search per class (one-vs-rest) and tunes per-
+    class offsets on their margins for the average; 'multinomial' fits one multinomial logistic regression (linear
+    models only; no lambda) and tunes the offsets on its logits. Multi-label data is always one search per label.
+    Server default: "per_class" """
 
     def to_dict(self) -> dict[str, Any]:
         strategy: str | Unset = UNSET
