@@ -111,7 +111,7 @@ PRE_MULTICLASS_KEY = "multiclass"
 
 def job_multiclass(spec: Mapping[str, Any]) -> str | None:
     """How an averaged multi-class job trains its classes: ``"multinomial"`` or
-    ``"per_class"`` (``search.multiclass`` resolved by the model's kind,
+    ``"per_class"`` (``search.multiclass``, checked against the model's kind by
     :func:`metro.multiclass.resolve_multiclass`; a spec without it predates it: per_class);
     None for a binary or a multi-label job, and
     where the spec asks what no model can give (a network with ``"multinomial"``:

@@ -29,11 +29,9 @@ if TYPE_CHECKING:
 # How an averaged job averages its per-class metric: one named schema ("Average") that the
 # OpenAPI document references wherever a job, a result or a manifest carries it.
 Average = TypeAliasType("Average", Literal[AVERAGES])  # type: ignore[valid-type]
-# How a multi-class job trained its classes (search.multiclass resolved by the model's kind):
+# How a multi-class job trained its classes (search.multiclass):
 # one named schema that its result and its model's manifest both reference.
-MulticlassTraining = TypeAliasType(  # type: ignore[valid-type]
-    "MulticlassTraining", Literal["multinomial", "per_class"]
-)
+MulticlassTraining = TypeAliasType("MulticlassTraining", Literal["multinomial", "per_class"])
 
 __all__ = [
     "Average",
@@ -497,7 +495,7 @@ class ModelManifest(BaseModel):
     )
     multiclass: MulticlassTraining | None = Field(
         default=None,
-        description="Multi-class: how it was trained (search.multiclass resolved): multinomial "
+        description="Multi-class: how it was trained (search.multiclass): multinomial "
         "(one multinomial logistic regression; its scores are its logits, no lambda) or "
         "per_class (one METRO search per class); absent before this field existed (per_class)",
     )

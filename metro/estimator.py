@@ -168,18 +168,17 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         None: binary y, as always. Set: the ``average`` of ``sklearn.metrics.f1_score`` over the
         classes of a multi-class y (one label per row; a binary y counts as two classes, as in
         scikit-learn) or over the labels of a multi-label indicator matrix Y, trained for by one
-        binary METRO fit per class or label, or for a multi-class y with a linear model by one
+        binary METRO fit per class or label, or for a multi-class y, on request, by one
         multinomial logistic regression (``multiclass``; see :mod:`metro.multiclass`; per-class
         attributes ``estimators_``, ``lambdas_``, ``thresholds_``, ``best_scores_``,
         ``offsets_``, ``selection_cells_``, and ``multiclass_``, the strategy used;
         :func:`metro.multiclass.stacked_model` gives the fit as one model).
-    multiclass : {"auto", "multinomial", "per_class"}, default="auto"
-        How a multi-class y is trained with ``average`` set: "multinomial", one multinomial
-        logistic regression (scikit-learn's ``LogisticRegression``, C=1, on the model's own
-        standardization; linear models only) with per-class offsets on its logits tuned for the
-        average on cross-validation folds; "per_class", one METRO search per class
-        (one-vs-rest), offsets tuned the same way; "auto": multinomial for a linear model,
-        per_class for a network. The multinomial fit has no lambda: ``lambdas_`` is None,
+    multiclass : {"per_class", "multinomial"}, default="per_class"
+        How a multi-class y is trained with ``average`` set: "per_class", one METRO search per
+        class (one-vs-rest) with per-class offsets on their margins tuned for the average on
+        cross-validation folds; "multinomial", one multinomial logistic regression
+        (scikit-learn's ``LogisticRegression``, C=1, on the model's own standardization; linear
+        models only) with offsets on its logits tuned the same way. The multinomial fit has no lambda: ``lambdas_`` is None,
         ``thresholds_`` zeros, ``estimators_`` empty. Multi-label data is always one search per
         label.
     pos_label : label, optional

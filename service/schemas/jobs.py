@@ -664,8 +664,8 @@ class JobResult(BaseModel):
     )
     multiclass: MulticlassTraining | None = Field(
         default=None,
-        description="A multi-class job: how its classes were trained (search.multiclass "
-        "resolved by the model's kind): multinomial, one multinomial logistic regression with "
+        description="A multi-class job: how its classes were trained (search.multiclass): "
+        "multinomial, one multinomial logistic regression with "
         "tuned offsets (no lambda: each class's trained_lambda is null), or per_class, one METRO "
         "search per class; null for a binary or multi-label job",
     )

@@ -58,9 +58,9 @@ class JobResult:
     classes: list[ClassResult] | None | Unset = UNSET
     """ An averaged job: its classes (or labels), in the order of class_index; null for a binary job """
     multiclass: MulticlassTraining | None | Unset = UNSET
-    """ A multi-class job: how its classes were trained (search.multiclass resolved by the model's kind):
-    multinomial, one multinomial logistic regression with tuned offsets (no lambda: each class's trained_lambda is
-    null), or per_class, one METRO search per class; null for a binary or multi-label job """
+    """ A multi-class job: how its classes were trained (search.multiclass): multinomial, one multinomial logistic
+    regression with tuned offsets (no lambda: each class's trained_lambda is null), or per_class, one METRO search
+    per class; null for a binary or multi-label job """
     notices: list[ResultNotice] | Unset = UNSET
     """ Facts about how the delivered model decides, a line each (what metro result and the dashboard show beside
     the choices) """

@@ -100,9 +100,9 @@ class ModelManifest:
     decision_rule: None | str | Unset = UNSET
     """ Multi-class: tuned (per-class offsets tuned for the average) or ovr; per_label for multi-label """
     multiclass: MulticlassTraining | None | Unset = UNSET
-    """ Multi-class: how it was trained (search.multiclass resolved): multinomial (one multinomial logistic
-    regression; its scores are its logits, no lambda) or per_class (one METRO search per class); absent before this
-    field existed (per_class) """
+    """ Multi-class: how it was trained (search.multiclass): multinomial (one multinomial logistic regression; its
+    scores are its logits, no lambda) or per_class (one METRO search per class); absent before this field existed
+    (per_class) """
     class_lambdas: list[float | None] | None | Unset = UNSET
     """ The lambda each class's model was trained at; null for a multinomial model, which has none """
     class_thresholds: list[float | None] | None | Unset = UNSET
