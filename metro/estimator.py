@@ -178,9 +178,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         class (one-vs-rest) with per-class offsets on their margins tuned for the average on
         cross-validation folds; "multinomial", one multinomial logistic regression
         (scikit-learn's ``LogisticRegression``, C=1, on the model's own standardization; linear
-        models only) with offsets on its logits tuned the same way. The multinomial fit has no lambda: ``lambdas_`` is None,
-        ``thresholds_`` zeros, ``estimators_`` empty. Multi-label data is always one search per
-        label.
+        models only) with offsets on its logits tuned the same way. The multinomial fit has no
+        lambda: ``lambdas_`` is None, ``thresholds_`` zeros, ``estimators_`` empty. Multi-label
+        data is always one search per label.
     pos_label : label, optional
         The positive class; defaults to the greater of the two labels (``classes_[1]``).
     random_state : int, optional
