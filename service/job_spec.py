@@ -141,11 +141,12 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
     # hold only what the client sent); the coefficient forms with their defaults, as stored.
     metric_in = job.metric.model_dump(exclude_unset=isinstance(job.metric, PresetMetric))
     metric: Any  # the library's metric, or None with an error recorded
-    if lacks_beta(metric_in.get("preset"), metric_in):  # said at metric.beta, not metric
+    metric = section("metric", metric_in, build_metric)  # a misspelt parameter named first
+    if metric is None and lacks_beta(metric_in.get("preset"), metric_in):
+        # said at metric.beta, not metric; and beside a misspelt one ("bta"), whose own error
+        # the library's check gave first
+        errors[:] = [e for e in errors if F_BETA_NEEDS_BETA not in e.msg]
         errors.append(FieldError(("body", "metric", "beta"), F_BETA_NEEDS_BETA, type="missing"))
-        metric = None
-    else:
-        metric = section("metric", metric_in, build_metric)
     surrogate = section("surrogate", job.surrogate.model_dump(exclude_unset=True), build_surrogate)
     search = section("search", job.search.model_dump(exclude_unset=True), build_search)
     model = section("model", job.model.model_dump(exclude_unset=True), _submitted_model)

@@ -205,6 +205,22 @@ def _merged_union_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+# What Starlette reads as a form's text field where an upload was expected: a part sent without
+# a file name (the generated client's File with no file_name, or curl -F 'file=<data.csv').
+_NOT_A_FILE = re.compile(r"Expected UploadFile, received: ")
+
+
+def _file_part_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """pydantic's "Value error, Expected UploadFile, received: <class 'str'>" for a part sent
+    without a file name, said so."""
+    return [
+        {**e, "msg": "expected a file: send the data as a multipart file part with a file name "
+         "(curl -F file=@data.csv); a part without one is read as text"}
+        if _NOT_A_FILE.search(e["msg"]) else e
+        for e in errors
+    ]  # fmt: skip
+
+
 def _not_sent_as_json(request: Request, errors: list[dict[str, Any]]) -> str | None:
     """Why a JSON body was not read, when its Content-Type said something else: FastAPI then
     validates the raw bytes, and `curl -d '{...}'` (form-urlencoded) was told "Input should be a
@@ -277,15 +293,17 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         # Only loc/msg/type: pydantic's "input" and "ctx" would echo the request back.
-        errors = _merged_union_errors(
-            [
-                {
-                    "loc": [step for step in e.get("loc", ()) if step not in UNION_TAGS],
-                    "msg": str(e.get("msg", "")),
-                    "type": str(e.get("type", "")),
-                }
-                for e in exc.errors()
-            ]
+        errors = _file_part_errors(
+            _merged_union_errors(
+                [
+                    {
+                        "loc": [step for step in e.get("loc", ()) if step not in UNION_TAGS],
+                        "msg": str(e.get("msg", "")),
+                        "type": str(e.get("type", "")),
+                    }
+                    for e in exc.errors()
+                ]
+            )
         )
         unsupported = _not_sent_as_json(request, errors)
         if unsupported is not None:

@@ -715,3 +715,14 @@ def test_an_upload_records_its_ignored_columns_and_warns_of_an_id(client, tenant
     assert clean.status_code == 201 and clean.json()["warnings"] == [], clean.text
     unchecked = _upload(client, tenant, content)  # the shape only: nothing to say
     assert unchecked.json()["warnings"] == [] and unchecked.json()["ignore_columns"] is None
+
+
+def test_a_file_part_without_a_file_name_is_told_to_send_one(client, tenant):
+    """A part named file without a file name is a form's text field: the 422 said "Value error,
+    Expected UploadFile, received: <class 'str'>"."""
+    r = client.post("/v1/datasets", files={"file": (None, CSV)}, headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    [error] = r.json()["errors"]
+    assert error["loc"] == ["body", "file"]
+    assert error["msg"].startswith("expected a file: send the data as a multipart file part")
+    assert "UploadFile" not in r.text

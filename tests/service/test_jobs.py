@@ -189,6 +189,11 @@ def test_f_beta_without_beta_says_what_to_give(client, tenant):
     (error,) = _errors(r)
     assert error["loc"] == ["body", "metric", "beta"]
     assert "f_beta needs a beta" in error["msg"] and "use the f1 preset" in error["msg"]
+    # A misspelt beta is named as such, beside the missing one (it said only "needs a beta").
+    misspelt = job_body(metric={"preset": "f_beta", "bta": 2})
+    errors = _errors(client.post("/v1/jobs", json=misspelt, headers=tenant.headers))
+    assert [e["loc"] for e in errors] == [["body", "metric", "bta"], ["body", "metric", "beta"]]
+    assert "has no parameter 'bta'" in errors[0]["msg"]
     # With its beta, the normalized metric (and so the spec hash) is as before.
     metric = {"preset": "f_beta", "beta": 2}
     r = client.post("/v1/jobs", json=job_body(metric=metric), headers=tenant.headers)
