@@ -191,7 +191,10 @@ def _unknown(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> 
         return dict(named) if isinstance(named, Mapping) else {}
 
     whole = resolved(schema)
-    members = [resolved(m) for m in whole.get("anyOf") or whole.get("oneOf") or [whole]]
+    # An object's own oneOf only says which of its fields go together (a constraint's at_least
+    # or at_most): its members are the object's alternatives, not other types.
+    forms = None if "properties" in whole else whole.get("anyOf") or whole.get("oneOf")
+    members = [resolved(m) for m in forms or [whole]]
     if isinstance(value, list):
         items = next((m["items"] for m in members if m.get("type") == "array"), None)
         return [
