@@ -352,3 +352,25 @@ def test_a_jobs_progress_never_goes_back(ctx: Context) -> None:
     assert store.set_progress(ctx, job_id, "w", 0.2)
     with ctx.session() as session:
         assert session.get(Job, job_id).progress == pytest.approx(0.2)
+
+
+def test_a_job_with_no_attempts_left_is_not_claimed(ctx: Context) -> None:
+    """max_attempts is the most a job runs: one more claim would run a failing job again."""
+    job = _job(ctx, JobState.QUEUED, attempts=3, max_attempts=3)
+    assert store.claim_job(ctx, job, "w") is None
+    assert _job_state(ctx, job) == JobState.QUEUED.value
+    fresh = _job(ctx, JobState.QUEUED, attempts=2, max_attempts=3)
+    assert store.claim_job(ctx, fresh, "w") is not None
+
+
+def test_a_worker_whose_lease_was_taken_over_cannot_fail_or_cancel_the_job(ctx: Context) -> None:
+    """A stalled worker comes back after another took its expired lease: its failure or its
+    cancel would end the job the new attempt is running."""
+    job = _job(
+        ctx, JobState.RUNNING, lease_owner="a", lease_expires_at=utcnow() - timedelta(hours=1)
+    )
+    assert store.claim_job(ctx, job, "b") is not None  # b takes over a's expired lease
+    assert store.fail_job(ctx, job, "a", "stale worker") is False
+    assert store.cancel_held_job(ctx, job, "a") is False
+    assert _job_state(ctx, job) == JobState.RUNNING.value
+    assert store.fail_job(ctx, job, "b", "its own failure") is True

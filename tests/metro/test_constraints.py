@@ -171,6 +171,22 @@ def test_infeasible_threshold_misses_by_the_least():
     assert likely.by_certainty and likely.log_certainty == pytest.approx(max(certainty))
 
 
+def test_an_infeasible_choice_misses_by_the_least_even_where_another_scores_better():
+    """Precision at least 0.95 that no threshold meets: the choice is the threshold missing it
+    by the least (0.55: precision 0.75), not the one with the better F1 that misses it by more
+    (0.35: precision 0.67); the summed shortfall ranks before the loss."""
+    y = np.array([0, 1, 1, 1, 0, 1, 0, 0])
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2])
+    floor = get_constraint({"metric": "precision", "at_least": 0.95})
+    choice = best_constrained_threshold(f1(), [floor], scores, y)
+    assert not choice.feasible
+    assert choice.threshold == pytest.approx(0.55)
+    assert choice.slacks[0] == pytest.approx(0.75 - 0.95)
+    _thresholds, cells = cells_at_all_thresholds(scores, y)
+    best_f1 = float(np.max(f1().scores_of_cells(cells)))
+    assert -choice.loss < best_f1  # a better F1 was there, at a larger shortfall
+
+
 def test_an_uncertifiable_floor_falls_back_to_the_choice_most_likely_to_meet_it():
     """Precision at least 0.7 at 90% for a new sample a fifth as large, where no threshold can
     certify it: the top 10 rows hold 9 positives, the top 500 hold 330 (0.66). The latter's

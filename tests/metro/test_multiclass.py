@@ -17,6 +17,7 @@ from metro.multiclass import (
     multinomial_model,
     predict_argmax,
     resolve_multiclass,
+    sklearn_average,
     stacked_model,
     tune_offsets,
 )
@@ -160,6 +161,26 @@ def test_tuned_offsets_reach_the_grid_oracle_on_tiny_cases(seed):
         _macro(scores, y, np.array([0.0, a, c]), k) for a, c in itertools.product(grid, grid)
     )
     assert tuned >= oracle - 1e-12
+
+
+def test_offsets_stay_zero_where_nothing_beats_the_plain_argmax():
+    """The plain argmax is already right on every row: every start ties, and the offsets are
+    the first start's, zero (another start's offsets would move predictions on new rows for
+    nothing)."""
+    scores = np.vstack([2 * np.eye(3), 2 * np.eye(3)])
+    offsets, score = tune_offsets(scores, np.array([0, 1, 2, 0, 1, 2]), spec=get_metric("f1"))
+    np.testing.assert_array_equal(offsets, np.zeros(3))
+    assert score == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("average", ["macro", "weighted"])
+def test_a_class_with_no_rows_and_no_predictions_is_left_out_as_sklearn_leaves_it(average):
+    """A split without class 2, which nothing predicts: scikit-learn averages over the labels
+    present (F1 1.0 here), as the job's reported figures must."""
+    y = np.array([0, 0, 1, 1])
+    cells = class_cells(y, y, 3)
+    got = sklearn_average(get_metric("f1"), cells, average)
+    assert got == pytest.approx(f1_score(y, y, average=average)) and got == pytest.approx(1.0)
 
 
 def test_tune_offsets_validates():

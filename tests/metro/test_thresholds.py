@@ -82,3 +82,11 @@ def test_reach_holds_the_other_constraints_to_their_bounds():
     assert reach(slacks, cells) == (-0.5, -0.4)  # each where the other holds
     assert reach(slacks[:, :1], cells) == (0.3,)
     assert reach(np.array([[0.3, -0.4], [-0.1, -0.05]]), cells[:2]) == (-np.inf, -0.4)
+
+
+def test_the_threshold_lies_halfway_to_the_next_score():
+    """Any cut between two held-out scores decides those rows alike; the midpoint is the one
+    that decides new rows between them least arbitrarily (a cut at the chosen score itself
+    would put a new row just below it on the other side)."""
+    threshold, loss = best_threshold(f1(), np.array([0.9, 0.1]), np.array([1, 0]))
+    assert threshold == pytest.approx(0.5) and loss == pytest.approx(-1.0)

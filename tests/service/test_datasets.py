@@ -398,6 +398,18 @@ def test_storage_quota_per_tenant(client, tenant, settings, monkeypatch):
     assert f"more than its quota of {len(CSV) + 10} bytes" in r.json()["detail"]
 
 
+def test_an_upload_that_fills_the_quota_exactly_is_taken(
+    client, make_tenant, settings, monkeypatch
+):
+    """The quota is the most a tenant may store: an upload reaching it exactly is within it."""
+    tenant = make_tenant()
+    other = CSV + b"7.0,8.0,no\n"
+    monkeypatch.setattr(settings, "max_storage_bytes_per_tenant", len(CSV) + len(other))
+    assert _upload(client, tenant).status_code == 201
+    assert _upload(client, tenant, other).status_code == 201, "the quota, to the byte"
+    assert _upload(client, tenant, other + b"9.0,1.0,yes\n").status_code == 413
+
+
 ZERO_ONE = b"a,b,y\n1.0,2.0,0\n3.0,4.0,1\n5.0,6.0,0\n7.0,8.0,1\n"
 
 
@@ -726,3 +738,15 @@ def test_a_file_part_without_a_file_name_is_told_to_send_one(client, tenant):
     assert error["loc"] == ["body", "file"]
     assert error["msg"].startswith("expected a file: send the data as a multipart file part")
     assert "UploadFile" not in r.text
+
+
+def test_a_dataset_a_cancelling_job_still_reads_cannot_be_deleted(client, tenant, set_job):
+    """A job asked to cancel whose worker has not stopped yet still reads its data."""
+    ds = _upload(client, tenant).json()
+    body = job_body(dataset={"uri": ds["uri"], "label_column": "label", "positive_label": "yes"})
+    job = client.post("/v1/jobs", json=body, headers=tenant.headers).json()
+    set_job(job["id"], state="cancelling")
+    r = client.delete(f"/v1/datasets/{ds['id']}", headers=tenant.headers)
+    assert r.status_code == 409, r.text
+    set_job(job["id"], state="cancelled")
+    assert client.delete(f"/v1/datasets/{ds['id']}", headers=tenant.headers).status_code == 204

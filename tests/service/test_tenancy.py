@@ -264,3 +264,18 @@ def test_concurrent_reads_reuse_pooled_connections(settings, make_tenant):
         assert closed == []
     finally:
         app.state.engine.dispose()
+
+
+def test_a_model_cached_for_its_owner_is_not_served_to_another_tenant(
+    client, make_tenant, add_model
+):
+    """The predict route caches a model's row; a cache keyed on the model alone would serve it
+    to any tenant who knows its id once its owner had used it."""
+    owner, other = make_tenant(), make_tenant()
+    model = add_model(owner)
+    body = {"instances": [[1.0, 2.0, 3.0]]}
+    path = f"/v1/models/{model['id']}/predict"
+    assert client.post(path, json=body, headers=owner.headers).status_code == 200  # now cached
+    r = client.post(path, json=body, headers=other.headers)
+    assert r.status_code == 404, r.text
+    assert r.json()["type"].endswith("/not-found")
