@@ -81,6 +81,7 @@ from worker.results import (
     repeat_choice,
     step_row,
 )
+from worker.runner import data_warnings
 
 if TYPE_CHECKING:
     from metro.estimator import MetroClassifier
@@ -109,6 +110,8 @@ class AveragedRun:
         self.classes: tuple[Any, ...] = ()
         self.label_targets: np.ndarray | None = None
         self.repeats = int(self.spec.get("repeats", 1))
+        # The data's own warnings (an id-like feature), once it is loaded.
+        self.data_warnings: list[ChoiceWarning] = []
 
     # -- the work -----------------------------------------------------------------------------
     def execute(self) -> str:
@@ -139,6 +142,7 @@ class AveragedRun:
         )  # fmt: skip
         records: list[MetricRecord] = []
         choices: list[RepeatChoice] = []
+        data = self.data_warnings = data_warnings(dataset.X, dataset.feature_names)
         delivered: MetroClassifier | None = None
         scores: dict[str, float | None] = {}
         for repeat in range(self.repeats):
@@ -153,7 +157,12 @@ class AveragedRun:
                     f"{repeat}"
                 )
             spec = est.metric_
-            choices += self._choices(repeat, est)
+            choices += [
+                # The data's own warnings (an id-like feature) on repeat 0's choices, as a
+                # binary job's: every class's model was trained on that feature.
+                c.model_copy(update={"warnings": [*c.warnings, *data]}) if repeat == 0 else c
+                for c in self._choices(repeat, est)
+            ]
             if not store.set_choices(run.ctx, run.job.id, run.token, choices, best_lambda=None):
                 raise LeaseLost(str(run.job.id))
             y_test = dataset.y[test]
@@ -378,7 +387,7 @@ class AveragedRun:
             {"code": w.code, "message": f"{_what(multiclass)} {label!r}: {w.message}"}
             for label, found in zip(self.classes, est.class_warnings_, strict=True)
             for w in found
-        ]
+        ] + [{"code": w.code, "message": w.message} for w in self.data_warnings]  # the model's
         manifest = {
             "metric": {**spec["metric"], **(spec.get("metric_info") or {})},
             "average": self.average,

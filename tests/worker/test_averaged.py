@@ -220,6 +220,35 @@ def test_a_multilabel_npz_upload_trains_each_label_it_names(pair: Cluster):
     assert body["labels"] == [names[row >= 0].tolist() for row in onnx]
 
 
+def test_an_averaged_jobs_id_like_feature_is_warned_of_as_a_binary_jobs_is(pair: Cluster):
+    """A binary job's delivered choice warns of a feature that holds a different integer on
+    every row; an averaged job's said nothing (only its upload's answer did)."""
+    X, y = load_iris(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(y))
+    names = np.array(["setosa", "versicolor", "virginica"])[y[order]]
+    frame = pd.DataFrame(X[order], columns=["a", "b", "c", "d"]).assign(
+        customer_id=np.arange(5000, 5000 + len(y)), species=names
+    )
+    job_id = pair.submit(
+        {"metric": {"preset": "f1", "average": "macro"},
+         "dataset": {"uri": _upload(pair, frame), "label_column": "species"},
+         "search": {"multiclass": "multinomial"}}
+    )  # fmt: skip
+    assert pair.wait_state(job_id, timeout=120)["state"] == "succeeded"
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    for choice in result["choices"]:  # every class's model was trained on it
+        [warning] = [w for w in choice["warnings"] if w["code"] == "id_like_feature"]
+        assert "'customer_id'" in warning["message"]
+    assert all(c["warnings"] == ["id_like_feature"] for c in result["classes"])
+    [model] = [
+        m
+        for m in pair.client.get("/v1/models", headers=pair.headers).json()["items"]
+        if m["job_id"] == job_id
+    ]
+    [said] = [w for w in model["manifest"]["warnings"] if w["code"] == "id_like_feature"]
+    assert said["message"].startswith("the feature(s) 'customer_id'")
+
+
 def test_a_multiclass_job_trains_the_multinomial_model_when_asked(pair: Cluster):
     """A linear multi-class job with search.multiclass multinomial: one multinomial regression
     with tuned offsets, no lambda anywhere (null, not a number), its model the logits plus the
