@@ -108,6 +108,16 @@ def _add_null_defaults(schema: dict[str, Any]) -> None:
                 prop["default"] = None
 
 
+def _add_prediction_limit(schema: dict[str, Any], max_rows: int) -> None:
+    """The most rows a prediction takes (``METRO_MAX_PREDICT_ROWS``, a 422 past it), said by
+    the schema of each form's rows: a setting, so the served document says this deployment's."""
+    fields = schema.get("components", {}).get("schemas", {}).get("PredictRequest", {})
+    for name in ("instances", "data"):
+        for member in fields.get("properties", {}).get(name, {}).get("anyOf", []):
+            if member.get("type") == "array":
+                member["maxItems"] = max_rows
+
+
 def install_openapi(app: FastAPI) -> None:
     def custom_openapi() -> dict[str, Any]:
         if app.openapi_schema is not None:
@@ -138,6 +148,7 @@ def install_openapi(app: FastAPI) -> None:
                 _add_server_errors(operation, path)
         _mark_binary_fields(schema)
         _add_null_defaults(schema)
+        _add_prediction_limit(schema, app.state.settings.max_predict_rows)
         app.openapi_schema = schema
         return schema
 

@@ -606,3 +606,12 @@ def test_a_head_of_a_download_reads_no_byte_of_the_file(client, tenant, add_mode
         client.head(f"/v1/models/{uuid.uuid4()}/download", headers=tenant.headers).status_code
         == 404
     )
+
+
+def test_the_document_says_how_many_rows_a_prediction_takes(client, settings):
+    """METRO_MAX_PREDICT_ROWS, a 422 past it (test_predict_row_validation): the served schema
+    of each form's rows says this deployment's limit."""
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["PredictRequest"]
+    for name in ("instances", "data"):
+        [rows] = [m for m in schema["properties"][name]["anyOf"] if m.get("type") == "array"]
+        assert rows["maxItems"] == settings.max_predict_rows
