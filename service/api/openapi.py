@@ -109,13 +109,14 @@ def _add_null_defaults(schema: dict[str, Any]) -> None:
 
 
 def _add_prediction_limit(schema: dict[str, Any], max_rows: int) -> None:
-    """The most rows a prediction takes (``METRO_MAX_PREDICT_ROWS``, a 422 past it), said by
-    the schema of each form's rows: a setting, so the served document says this deployment's."""
+    """The fewest and the most rows a prediction takes (one; ``METRO_MAX_PREDICT_ROWS``: a 422
+    past either), said by the schema of each form's rows: a setting, so the served document
+    says this deployment's."""
     fields = schema.get("components", {}).get("schemas", {}).get("PredictRequest", {})
     for name in ("instances", "data"):
         for member in fields.get("properties", {}).get(name, {}).get("anyOf", []):
             if member.get("type") == "array":
-                member["maxItems"] = max_rows
+                member.update(minItems=1, maxItems=max_rows)
 
 
 def install_openapi(app: FastAPI) -> None:

@@ -271,11 +271,23 @@ def _json_python_cannot_read(exc: StarletteHTTPException) -> str | None:
 _SUMMARIZED = 3
 
 
-def _where(loc: list[Any]) -> str:
+def _where(loc: list[Any] | tuple[Any, ...]) -> str:
     """A field's place as a user writes it, as the ``metro`` command shows it:
-    ``search.n_lambdas`` for a body's field, ``limit`` for a query parameter."""
-    steps = [str(step) for step in loc if step not in ("body", "query", "path")]
+    ``search.n_lambdas`` for a body's field, ``limit`` for a query parameter (only the first
+    step says where it was sent: a field the user named ``path`` keeps its name)."""
+    steps = [str(step) for step in loc]
+    if steps and steps[0] in ("body", "query", "path"):
+        steps = steps[1:]
     return ".".join(steps) or "request"
+
+
+def _said(error: dict[str, Any]) -> str:
+    """One field error in a detail: where, then what. A body that is not JSON has no field; its
+    location's last step is the character where reading stopped."""
+    if error.get("type") == "json_invalid":
+        at = error["loc"][-1] if len(error["loc"]) > 1 else None
+        return "the body is not valid JSON" + (f" (at character {at})" if at is not None else "")
+    return f"{_where(error['loc'])}: {error['msg']}"
 
 
 def _summary(errors: list[dict[str, Any]]) -> str:
@@ -284,7 +296,7 @@ def _summary(errors: list[dict[str, Any]]) -> str:
     that shows the detail (the client README's example does) showed nothing to fix."""
     if not errors:
         return "the request is not valid"
-    said = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors[:_SUMMARIZED])
+    said = "; ".join(dict.fromkeys(_said(e) for e in errors[:_SUMMARIZED]))
     more = len(errors) - _SUMMARIZED
     return f"{said} (and {more} more)" if more > 0 else said
 
@@ -319,10 +331,14 @@ def install_problem_handlers(app: FastAPI) -> None:
         if exc.public_detail is not None:  # a server-side fault: logged, its text kept here
             logger.error("%s on %s: %s", type(exc).__name__, request.url.path, exc)
             return problem(request, exc.status, exc.slug, exc.title, exc.public_detail)
-        errors = None
-        if isinstance(exc, InvalidInputError):
+        if isinstance(exc, InvalidInputError) and exc.errors:
+            # Found past the schema (the library's checks, the upload's): said as the schema's
+            # are, each where it is.
             errors = [{"loc": list(e.loc), "msg": e.msg, "type": e.type} for e in exc.errors]
-        return problem(request, exc.status, exc.slug, exc.title, str(exc), errors=errors)
+            return problem(
+                request, exc.status, exc.slug, exc.title, _summary(errors), errors=errors
+            )
+        return problem(request, exc.status, exc.slug, exc.title, str(exc))
 
     async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
         said = database_unavailable(request.method, request.url.path, exc)

@@ -245,6 +245,8 @@ def test_the_prediction_schema_says_the_margin_is_a_raw_decision_function(client
         {"instances": [[1.0, 2.0, 3.0]], "columns": None, "data": None},  # null: not given
         {"columns": ["a", "b", "c"], "data": [[1.0, 2.0, 3.0]], "instances": None},
         {"instances": None},
+        {"instances": []},  # no row: refused with "give at least one row"
+        {"columns": ["a", "b", "c"], "data": []},
     ],
 )
 def test_the_documented_prediction_body_is_what_the_server_takes(client, tenant, add_model, body):
@@ -614,4 +616,4 @@ def test_the_document_says_how_many_rows_a_prediction_takes(client, settings):
     schema = client.get("/openapi.json").json()["components"]["schemas"]["PredictRequest"]
     for name in ("instances", "data"):
         [rows] = [m for m in schema["properties"][name]["anyOf"] if m.get("type") == "array"]
-        assert rows["maxItems"] == settings.max_predict_rows
+        assert rows["maxItems"] == settings.max_predict_rows and rows["minItems"] == 1

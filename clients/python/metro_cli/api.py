@@ -28,7 +28,9 @@ def problem_message(status: int, content: bytes) -> str:
     title = str(body.get("title") or f"HTTP {status}")
     parts = []
     for error in body.get("errors") or []:
-        loc = [str(p) for p in error.get("loc", []) if p not in ("body", "query", "path")]
+        loc = [str(p) for p in error.get("loc", [])]
+        if loc and loc[0] in ("body", "query", "path"):  # where it was sent, not a field
+            loc = loc[1:]
         parts.append(f"{'.'.join(loc) or 'request'}: {error.get('msg', '')}")
     detail = "; ".join(parts) if parts else str(body.get("detail") or "")
     return f"{title} ({status})" + (f": {detail}" if detail else "")

@@ -37,7 +37,7 @@ def check_constraint_preset(value: str) -> ConstraintPreset:
     if value in CONSTRAINT_PRESET_VALUES:
         return value
     # The server takes these names in any case and their aliases: the value it stores.
-    name = value.lower()
+    name = value.lower() if isinstance(value, str) else value
     if name in CONSTRAINT_PRESET_VALUES:
         return cast(ConstraintPreset, name)
     if name in CONSTRAINT_PRESET_ALIASES:

@@ -37,7 +37,7 @@ def check_metric_preset(value: str) -> MetricPreset:
     if value in METRIC_PRESET_VALUES:
         return value
     # The server takes these names in any case and their aliases: the value it stores.
-    name = value.lower()
+    name = value.lower() if isinstance(value, str) else value
     if name in METRIC_PRESET_VALUES:
         return cast(MetricPreset, name)
     if name in METRIC_PRESET_ALIASES:

@@ -21,7 +21,7 @@ def check_surrogate_name(value: str) -> SurrogateName:
     if value in SURROGATE_NAME_VALUES:
         return value
     # The server takes these names in any case and their aliases: the value it stores.
-    name = value.lower()
+    name = value.lower() if isinstance(value, str) else value
     if name in SURROGATE_NAME_VALUES:
         return cast(SurrogateName, name)
     if name in SURROGATE_NAME_ALIASES:
