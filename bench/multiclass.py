@@ -215,7 +215,7 @@ def fit_predict(group: str, seed: int, X: np.ndarray, y: np.ndarray, X_test: np.
         if group == "metro":
             clf = MetroClassifier(average="macro", random_state=seed).fit(X, y)
             chosen = {
-                "lambdas": clf.lambdas_.tolist(),
+                "lambdas": None if clf.lambdas_ is None else clf.lambdas_.tolist(),
                 "thresholds": clf.thresholds_.tolist(),
                 "offsets": clf.offsets_.tolist(),
                 "rule": clf.decision_rule_,

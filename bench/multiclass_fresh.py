@@ -1,6 +1,6 @@
 """Macro-F1 on 10 more multi-class tasks no benchmark or audit has used: the delivered default of
 ``MetroClassifier(average="macro")`` for a linear model against the multinomial logistic regression
-with offsets tuned for macro-F1 and one-vs-rest threshold tuning (2026-11-30; results in
+with offsets tuned for macro-F1 and one-vs-rest threshold tuning (2026-11-29; results in
 bench/results/multiclass-fresh.jsonl, tasks in bench/results/multiclass-fresh-tasks.json).
 
 It is the check asked for before making the multinomial model the default for multi-class data:

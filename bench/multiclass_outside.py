@@ -204,7 +204,7 @@ def run_one(task, size, seed, method, avg):
                 rec["score"] = 100 * float(clf.score(X_te, y_te))
                 rec["offsets"] = clf.offsets_.tolist()
                 rec["thresholds"] = clf.thresholds_.tolist()
-                rec["lambdas"] = clf.lambdas_.tolist()
+                rec["lambdas"] = None if clf.lambdas_ is None else clf.lambdas_.tolist()
                 rec["best_score"] = clf.best_score_
                 rec["best_scores"] = clf.best_scores_.tolist()
                 rec["rule"] = clf.decision_rule_

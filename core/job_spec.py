@@ -105,7 +105,8 @@ def metric_average(spec: Mapping[str, Any]) -> str | None:
 
 #: A stored spec whose search section lacks this key was written before search.multiclass
 #: existed, when every multi-class job was trained per class: it still is (its workers and its
-#: result say so), so that a job queued or resumed across the upgrade keeps what it asked.
+#: result say so), so that a job queued or resumed across the upgrade keeps what it asked. A
+#: binary or multi-label job's spec leaves it out (it means nothing there).
 PRE_MULTICLASS_KEY = "multiclass"
 
 
@@ -125,6 +126,8 @@ def job_multiclass(spec: Mapping[str, Any]) -> str | None:
     model: Mapping[str, Any] = given_model if isinstance(given_model, Mapping) else {}
     chosen = search.get(PRE_MULTICLASS_KEY, "per_class")
     kind = str(model.get("kind", "linear")).lower()
+    if chosen not in ("per_class", "multinomial"):  # no such setting: nothing to report
+        return None
     try:
         return resolve_multiclass(str(chosen), kind)
     except ValueError:
@@ -142,15 +145,24 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
     dataset = spec.get("dataset") or {}
     average = metric_average(spec)
     if average is None:
+        binary = []
         if dataset.get("label_columns") is not None:
-            return [
+            binary.append(
                 SpecFieldError(
                     ("dataset", "label_columns"),
                     "label_columns (multi-label data) needs metric.average ('macro' or "
                     "'weighted'): the metric is averaged over the labels",
                 )
-            ]
-        return []
+            )
+        if (spec.get("search") or {}).get(PRE_MULTICLASS_KEY) == "multinomial":
+            binary.append(
+                SpecFieldError(
+                    ("search", "multiclass"),
+                    "multinomial trains a multi-class label (metric.average 'macro' or "
+                    "'weighted'); a binary job is one METRO search",
+                )
+            )
+        return binary
     errors = []
     preset = (spec.get("metric") or {}).get("preset")
     if isinstance(preset, str):

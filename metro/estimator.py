@@ -389,6 +389,12 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             from metro.multiclass import fit_averaged
 
             fit_averaged(self, X, y)
+        elif self._search_config().multiclass == "multinomial":
+            raise ValueError(
+                "multiclass='multinomial' trains a multi-class y for an averaged metric: pass "
+                "average='macro' or 'weighted' (without average, y is binary and trained by "
+                "one METRO search)"
+            )
         else:
             self._fit_binary(X, y)
         found = id_like_warning(X, getattr(self, "feature_names_in_", None))

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from core.db.models import Dataset
 from core.errors import FieldError, InvalidInputError
 from core.job_spec import (
+    PRE_MULTICLASS_KEY,
     DataSize,
     SpecFieldError,
     as_json,
@@ -227,6 +228,11 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
             # How each is shown (resolved by the library); workers rebuild from "constraints".
             "constraint_info": [ConstraintInfo.of(c).model_dump() for c in built],
         }
+    searched = as_json(search)
+    if average is None or job.dataset.label_columns is not None:
+        # How multi-class data is trained means nothing to a binary or a multi-label job: left
+        # out, its spec (and its hash, and so an Idempotency-Key's replay) is as before it.
+        searched.pop(PRE_MULTICLASS_KEY, None)
     return {
         "metric": canonical_metric(metric_in),
         # What the metric resolved to, for display; workers rebuild it from "metric".
@@ -234,7 +240,7 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
         "dataset": dataset,
         "surrogate": canonical_surrogate(surrogate.to_dict()),
         "model": as_json(model),
-        "search": as_json(search),
+        "search": searched,
         "training": _normalized_training(training),
         "repeats": job.repeats,
         "baselines": list(job.baselines),

@@ -32,8 +32,8 @@ from service.observability import Metrics
 # The API's version, in the OpenAPI document and so in the generated client's (`metro --version`):
 # the minor number moves when answers or requests gain fields (1.1: an upload's label_columns,
 # ignore_columns and warnings; 1.2: search.multiclass, and a result's and a manifest's
-# multiclass; a multinomial job's choices have a null trained_lambda and shift, which a 1.1
-# client reads as another version's answer and says so), the major when one is taken away or
+# multiclass; a multinomial job's choices have a null trained_lambda and shift: a 1.1 client
+# reads them, but describes its classes as searched), the major when one is taken away or
 # changes its meaning.
 API_VERSION = "1.2.0"
 

@@ -17,12 +17,14 @@ rows. What is written:
 * repeat 0's model: the per-class models as one stack (:func:`metro.multiclass.stacked_model`),
   thresholds and offsets folded in, saved as safetensors and ONNX with one score per class.
 
-A multi-class job with a linear model trains the multinomial model by default
-(``search.multiclass``, :func:`core.job_spec.job_multiclass`): no search per class, so no trace
-steps and no recorded fits; its choices are a row per class with no lambda, shift or threshold
-(null, null, 0), its offset and its own metric where the offsets were tuned, and its model is
-the multinomial logits with the offsets folded in (the manifest's ``multiclass``, and
-``class_lambdas`` null).
+A multi-class job with ``search.multiclass`` multinomial (a linear model;
+:func:`core.job_spec.job_multiclass`) trains the multinomial model: no search per class, so no
+trace steps (its bar moves a repeat at a time) and no recorded fits; its choices are a row per
+class with no lambda, shift or threshold (null, null, 0: it decides by the argmax of its logits
+plus the offsets, as a refined model's 0 says its sign decides), its offset and its own metric
+where the offsets were tuned, and its model is the multinomial logits with the offsets folded in
+(the manifest's ``multiclass``; ``class_lambdas``, ``search`` and ``surrogate`` null: none
+trained it).
 
 Every fit of every class's search is recorded as a binary job's are (:mod:`worker.fits`, each
 class's roles named ``class<c>.fold<k>`` and ``class<c>.refit``), so an attempt that is
@@ -77,11 +79,11 @@ from worker.datasets import load_job_multi_target
 from worker.fits import FitLedger
 from worker.lease import LeaseLost
 from worker.results import (
+    data_warnings,
     finite_or_none,
     repeat_choice,
     step_row,
 )
-from worker.runner import data_warnings
 
 if TYPE_CHECKING:
     from metro.estimator import MetroClassifier
@@ -165,6 +167,10 @@ class AveragedRun:
             ]
             if not store.set_choices(run.ctx, run.job.id, run.token, choices, best_lambda=None):
                 raise LeaseLost(str(run.job.id))
+            if est.multiclass_ == "multinomial":  # no trace steps moved the bar: its repeat did
+                run.progress.value = max(min((repeat + 1) / self.repeats, 0.99), run.progress.value)
+                if not store.set_progress(run.ctx, run.job.id, run.token, run.progress.value):
+                    raise LeaseLost(str(run.job.id))
             y_test = dataset.y[test]
             # Held-out rows are evaluated, not served: an outlier row that overflows the
             # models counts by its undefined margins (as a binary job's does), not as an error.
@@ -406,8 +412,11 @@ class AveragedRun:
             if dataset.feature_names is not None and dataset.X.ndim == 2
             else None,
             "job_id": str(run.job.id),
-            "surrogate": spec.get("surrogate"),
-            "search": (spec.get("search") or {}).get("strategy"),
+            # A multinomial model: no surrogate and no lambda search trained it.
+            "surrogate": None if est.multiclass_ == "multinomial" else spec.get("surrogate"),
+            "search": None
+            if est.multiclass_ == "multinomial"
+            else (spec.get("search") or {}).get("strategy"),
             "scores": scores,
             "dataset": spec["dataset"]["uri"],
             **averaged_constrained_manifest(spec, records, choices, self.classes),

@@ -8,7 +8,8 @@ import math
 import uuid
 from typing import Any
 
-from core.records import ModelManifest, RepeatChoice, StepRecord
+from core.records import ChoiceWarning, ModelManifest, RepeatChoice, StepRecord
+from metro.estimator import id_like_warning
 from metro.metrics import MetricSpec
 from metro.search import SearchResult, TraceStep
 
@@ -142,3 +143,10 @@ def check_manifest(manifest: dict[str, Any]) -> None:
     missing = [k for k in (*_STRUCTURAL, decides) if getattr(checked, k) is None]
     if missing:
         raise ValueError(f"the model's manifest lacks {missing}")
+
+
+def data_warnings(X: Any, feature_names: Any) -> list[ChoiceWarning]:
+    """The data's warnings for a job's choice, in the library's words
+    (:func:`metro.estimator.id_like_warning`)."""
+    found = id_like_warning(X, feature_names)
+    return [] if found is None else [ChoiceWarning(code=found.code.value, message=found.message)]

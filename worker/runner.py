@@ -56,7 +56,6 @@ from core.records import (
 )
 from core.states import JobState
 from metro.datasets import DataError
-from metro.estimator import id_like_warning
 from metro.experiment import TEST_FRACTION, ExperimentResult, run_experiment
 from metro.metrics import MetricSpec
 from metro.model_selection import split_sizes
@@ -75,6 +74,7 @@ from worker.lease import Lease, LeaseLost, WorkerStopping
 from worker.results import (
     MODEL_NAMESPACE,
     check_manifest,
+    data_warnings,
     finite_or_none,
     repeat_choice,
     step_row,
@@ -630,13 +630,6 @@ class JobRun:
             )
         self._drop_fits()
         return outcome
-
-
-def data_warnings(X: Any, feature_names: Any) -> list[ChoiceWarning]:
-    """The data's warnings for a job's choice, in the library's words
-    (:func:`metro.estimator.id_like_warning`)."""
-    found = id_like_warning(X, feature_names)
-    return [] if found is None else [ChoiceWarning(code=found.code.value, message=found.message)]
 
 
 def constrained_manifest(

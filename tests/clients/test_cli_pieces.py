@@ -896,3 +896,45 @@ def test_a_multilabel_files_label_columns_are_checked_in_one_read(tmp_path):
             path, label_column=None, label_columns=["red", "green"], positive_label=None
         )
     assert "default label column" not in str(caught.value)
+
+
+def test_a_multinomial_jobs_lines_claim_no_lambda():
+    """search.multiclass multinomial: `metro watch` said "one trained λ per class · every class
+    searched" and "trained λ per class: cat -, dog -"; `metro result` had a trained λ column of
+    dashes and "METRO chose by ...", where no λ was trained and no search chose."""
+    from types import SimpleNamespace as Ns
+
+    from metro_cli.progress import JobPoller, lambda_text
+    from metro_cli.result import choice_lines, classes_table
+    from metro_cli.watch import averaged_text
+
+    spec = {"metric": {"preset": "f1", "average": "macro"}, "dataset": {"label_column": "kind"},
+            "search": {"multiclass": "multinomial"}}  # fmt: skip
+    job = Ns(state="succeeded", spec=spec, progress=1.0)
+    poller = JobPoller.__new__(JobPoller)
+    poller.job, poller.name, poller.greater_is_better = job, "F1 (macro)", True
+    poller.trace = Ns(poll=lambda: [])
+    assert lambda_text(job) == "one multinomial model, no λ"
+    assert poller.best_text() == "· offsets tuned per class"
+    choices = [Ns(repeat=0, label=name, trained_lambda=None, offset=0.25 * i)
+               for i, name in enumerate(("cat", "dog"))]  # fmt: skip
+    text = averaged_text(job, choices, "F1 (macro)", Ns(selection=None))
+    assert text == "one multinomial model (no λ), offset per class: cat 0.000, dog 0.250"
+
+    classes = [Ns(label=c.label, trained_lambda=None, offset=c.offset, selection_score=0.8,
+                  summary=[Ns(method="metro", split="test", mean=0.7, std=None, n=1,
+                              constraint_means=None, constraints_held=None)])
+               for c in choices]  # fmt: skip
+    result = Ns(
+        summary=[], metric="f1", metric_display_name="F1 (macro)", greater_is_better=True,
+        classes=classes, method_names=None, constraints=[], multiclass="multinomial",
+        selection=Ns(mean=0.8, std=None, n=1, split="cross-validation", n_folds=5),
+        choices=[Ns(repeat=0, label=c.label, n_folds=5, constraint_values=None, fallback=None,
+                    warnings=[]) for c in choices], notices=[],
+    )  # fmt: skip
+    table = re.sub(r"\x1b\[[0-9;]*m", "", _rendered(classes_table(result)))
+    assert "trained λ" not in table and "offset" in table, table
+    lines = choice_lines(result)
+    assert lines[0].startswith("trained as one multinomial logistic regression"), lines
+    assert not any(line.startswith("METRO chose") for line in lines), lines
+    assert any(line.startswith("offsets tuned by F1 (macro)") for line in lines), lines

@@ -162,3 +162,18 @@ def test_every_method_a_result_can_hold_has_a_name():
 
     assert set(METHOD_NAMES) == {*METHODS, *AVERAGED_BASELINES}
     assert len(set(METHOD_NAMES.values())) == len(METHOD_NAMES)  # no two read alike
+
+
+def test_a_jobs_multiclass_training_is_read_from_its_spec():
+    """How an averaged multi-class job trains its classes, as its result says it: a spec from
+    before search.multiclass is per class; a value no release takes reports nothing (a result
+    must not fail to be read over it)."""
+    from core.job_spec import job_multiclass
+
+    base = {"metric": {"preset": "f1", "average": "macro"}, "dataset": {"uri": "builtin://digits"}}
+    assert job_multiclass({**base, "search": {}}) == "per_class"
+    assert job_multiclass({**base, "search": {"multiclass": "multinomial"}}) == "multinomial"
+    assert job_multiclass({**base, "search": {"multiclass": "auto"}}) is None
+    assert job_multiclass({**base, "metric": {"preset": "f1"}, "search": {}}) is None
+    labels = {**base["dataset"], "label_columns": ["a", "b"]}
+    assert job_multiclass({**base, "dataset": labels, "search": {}}) is None

@@ -632,6 +632,9 @@ def test_per_class_is_the_default_and_networks_only_take_it():
         MetroClassifier(average="macro", multiclass="multinomial").fit(X, Y)
     with pytest.raises(ValueError, match="unknown multiclass"):
         MetroClassifier(average="macro", multiclass="softmax").fit(X, y)
+    # Without average y is binary, one METRO search: multinomial was ignored without a word.
+    with pytest.raises(ValueError, match="pass average='macro' or 'weighted'"):
+        MetroClassifier(multiclass="multinomial").fit(X, (y == 1).astype(int))
     # multi-label data is one search per label
     fitted = MetroClassifier(average="macro", n_lambdas=3, refine="off", random_state=0).fit(X, Y)
     assert fitted.multiclass_ == "per_class" and len(fitted.estimators_) == 2

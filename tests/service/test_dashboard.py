@@ -1012,6 +1012,7 @@ def _seed_averaged(
     labels: bool = False,
     holdout: bool = False,
     constrained: bool = False,
+    multinomial: bool = False,
 ) -> str:
     """A finished macro-F1 job over three classes (or, with ``labels``, three 0/1 label
     columns): a choice per class (its lambda and offset), the average and each class's own row
@@ -1024,6 +1025,8 @@ def _seed_averaged(
     if constrained:
         request["constraints"] = [{"metric": "recall", "at_least": 0.8}]
         dataset["ignore_columns"] = ["pet_id", "name"]
+    if multinomial:
+        request["search"] = {"multiclass": "multinomial"}
     spec = normalize_job_spec(JobCreate.model_validate(request))
     recalls = [0.9, 0.7, 0.9]  # each class's own on test; their mean clears the bound
     thin = [{"code": "few_true_positives", "message": "rests on 3 true positives"}]
@@ -1032,6 +1035,9 @@ def _seed_averaged(
          "label": label, "offset": 0.5 * c}
         for c, label in enumerate(CLASSES)
     ]  # fmt: skip
+    if multinomial:  # one multinomial model: no λ, shift or threshold for any class
+        choices = [{**c, "trained_lambda": None, "shift": None, "tuned_threshold": 0.0}
+                   for c in choices]  # fmt: skip
     if holdout:  # chosen on a validation split: no folds, no offsets tuned
         choices = [{**c, "selection_split": "validation", "n_folds": None, "offset": 0.0}
                    for c in choices]  # fmt: skip
@@ -1083,6 +1089,28 @@ def _seed_averaged(
         row.started_at, row.finished_at = utcnow() - timedelta(seconds=30), utcnow()
         session.commit()
         return str(job.id)
+
+
+def test_a_multinomial_job_claims_no_lambda_anywhere(
+    app: Any, tenant: TenantCtx, live_server: str, tmp_path: Path
+) -> None:
+    """search.multiclass multinomial: its page said "Trained λ one per class (below)", a spec
+    of "grid, 21 lambdas" with a logistic surrogate, and a choices table of λ, shift and
+    threshold columns of dashes and zeros."""
+    browser = Browser(tmp_path)
+    job_id = _seed_averaged(app, tenant, multinomial=True)
+    _, dom = browser.dom(f"{live_server}/dashboard/jobs/{job_id}#key={tenant.key}")
+    assert dom.find("body").attrs.get("data-ready") == "true"
+    assert dom.find(id="best-lambda").text.startswith("none (a multinomial logistic regression")
+    table = dom.find("table", id="choices-table")
+    header = [" ".join(th.text.split()) for th in table.find("thead").find_all("th")]
+    assert "Trained λ" not in header and "Shift" not in header and "Threshold" not in header
+    assert "Offset" in header, header
+    offsets = [cells_of(r)[header.index("Offset")] for r in table.find("tbody").find_all("tr")]
+    assert offsets[1:] == ["0.5000", "1.0000"], offsets
+    spec = " ".join(dom.find("section", aria_labelledby="spec-title").text.split())
+    assert "none: one multinomial logistic regression, offsets tuned on 5 folds" in spec, spec
+    assert "— (a multinomial logistic regression)" in spec
 
 
 def test_a_multilabel_job_names_its_labels_everywhere(

@@ -1308,3 +1308,41 @@ def test_a_committed_job_is_answered_201_though_the_hint_read_after_it_fails(
     assert r.json()["state"] == "queued" and r.json()["waiting"] is None
     got = client.get(f"/v1/jobs/{r.json()['id']}", headers=tenant.headers)
     assert got.status_code == 200 and got.json()["id"] == r.json()["id"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        ({"model": {"kind": "mlp", "hidden": [4]}}, "multinomial is a linear model"),
+        ({"dataset": {"uri": "builtin://digits", "label_columns": ["a", "b"]}}, "multi-label"),
+        ({"metric": {"preset": "f1"}}, "a binary job is one METRO search"),
+    ],
+)
+def test_a_multinomial_job_it_cannot_train_is_refused_at_its_setting(
+    client, tenant, overrides, words
+):
+    """search.multiclass multinomial with a network, multi-label data or a binary metric: said
+    at search.multiclass (a binary job's was stored as asked and ignored)."""
+    body = job_body(
+        metric={"preset": "f1", "average": "macro"}, dataset={"uri": "builtin://digits"},
+        search={"multiclass": "multinomial"},
+    )  # fmt: skip
+    body.update(overrides)
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    [error] = [e for e in _errors(r) if e["loc"] == ["body", "search", "multiclass"]]
+    assert words in error["msg"], error
+    assert "search.multiclass: " in r.json()["detail"]
+
+
+def test_only_a_multi_class_jobs_spec_says_how_its_classes_are_trained(client, tenant):
+    """search.multiclass is stored where it means something: a binary or multi-label job's
+    spec (and so its hash, and an Idempotency-Key's replay) is as before the setting."""
+    binary = client.post("/v1/jobs", json=job_body(), headers=tenant.headers).json()
+    assert "multiclass" not in binary["spec"]["search"]
+    classes = job_body(
+        metric={"preset": "f1", "average": "macro"}, dataset={"uri": "builtin://digits"}
+    )
+    multi = client.post("/v1/jobs", json=classes, headers=tenant.headers)
+    assert multi.status_code == 201, multi.text
+    assert multi.json()["spec"]["search"]["multiclass"] == "per_class"

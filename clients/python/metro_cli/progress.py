@@ -89,9 +89,17 @@ def averaged(job: Any) -> bool:
     return (spec_of(job).get("metric") or {}).get("average") is not None
 
 
+def multinomial(job: Any) -> bool:
+    """Whether an averaged job trains one multinomial model (search.multiclass): no λ, no
+    search per class."""
+    return averaged(job) and (spec_of(job).get("search") or {}).get("multiclass") == "multinomial"
+
+
 def lambda_text(job: Any) -> str:
     """The bar's lambda: the one being fitted while the job runs; once it has succeeded, the
     delivered model's trained lambda (the last step fitted may be another repeat's)."""
+    if multinomial(job):
+        return "one multinomial model, no λ"
     if job.state == "succeeded" and averaged(job):
         return f"one trained λ per {target_word(job)}"
     if job.state == "succeeded":
@@ -163,6 +171,8 @@ class JobPoller:
         """An averaged job searches class after class: the class being searched and its best
         held-out score so far (its own metric, not the average: `metro result` has that)."""
         word = target_word(self.job)
+        if multinomial(self.job):  # no search per class: nothing to follow class by class
+            return "· offsets tuned per class" if self.job.state in TERMINAL_STATES else ""
         if self.job.state in TERMINAL_STATES:
             # Not the last class's best fold score as the job's "best": the average the classes
             # were chosen by follows, on the summary line.

@@ -151,7 +151,11 @@ def classes_table(result: Any, word: str = "class") -> Table | None:
         else f"chosen by: the {word}'s {metric} on the held-out rows as its own one-vs-rest "
         "search decided them",
     )
-    for column in (word, "trained λ", "offset", "chosen by"):
+    # A multinomial model was trained at no λ: no column of dashes claiming one per class.
+    chose = (
+        (word, "offset", "chosen by") if multinomial else (word, "trained λ", "offset", "chosen by")
+    )
+    for column in chose:
         table.add_column(column, justify="left" if column == word else "right")
     for method in methods:
         table.add_column(f"{method_name(result, method)} (test)", justify="right")
@@ -174,7 +178,7 @@ def classes_table(result: Any, word: str = "class") -> Table | None:
             constraint_cells.append(held_text(metro_test))
         table.add_row(
             str(c.label),
-            fmt(optional(c.trained_lambda)),
+            *(() if multinomial else (fmt(optional(c.trained_lambda)),)),
             fmt(optional(c.offset), ".3f"),
             fmt(optional(c.selection_score), ".4f"),
             *(fmt(tests.get(m), ".4f") for m in methods),
@@ -198,7 +202,8 @@ def choice_lines(result: Any, word: str = "class") -> list[str]:
             else None,
             None
             if selection is None
-            else f"METRO chose by {averaged_selection_text(selection, name)}",
+            else f"{'offsets tuned' if multinomial else 'METRO chose'} by "
+            f"{averaged_selection_text(selection, name)}",
             *notice_lines(result),
             chosen_constraints_text(choices, result_constraint_names(result)),
             *fallback_lines(choices, word),

@@ -23,7 +23,7 @@ from metro_cli.choices import (
 from metro_cli.errors import fail, one_line_errors
 from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
 from metro_cli.output import fmt, note, optional, say
-from metro_cli.progress import averaged, elapsed, follow
+from metro_cli.progress import averaged, elapsed, follow, multinomial
 
 
 def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) -> None:
@@ -71,10 +71,18 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
 def averaged_text(job: Any, choices: list[Any], name: str, result: Any) -> str:
     """An averaged job's choices: each class's trained λ (repeat 0's, the model delivered) and
     the held-out average the classes were chosen by (``result``: the job's result)."""
-    lambdas = ", ".join(
-        f"{optional(c.label)} {fmt(c.trained_lambda)}" for c in choices if c.repeat == 0
-    )
-    text = f"trained λ per {target_word(job)}: {lambdas}"
+    if multinomial(job):  # no λ: each class's offset on the multinomial model's logits
+        offsets = ", ".join(
+            f"{optional(c.label)} {fmt(optional(c.offset), '.3f')}"
+            for c in choices
+            if c.repeat == 0
+        )
+        text = f"one multinomial model (no λ), offset per {target_word(job)}: {offsets}"
+    else:
+        lambdas = ", ".join(
+            f"{optional(c.label)} {fmt(c.trained_lambda)}" for c in choices if c.repeat == 0
+        )
+        text = f"trained λ per {target_word(job)}: {lambdas}"
     selection = optional(result.selection)
     if selection is not None:
         text += f"; best {averaged_selection_text(selection, name)}"

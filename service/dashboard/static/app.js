@@ -272,8 +272,17 @@
   }
   const capital = (word) => word[0].toUpperCase() + word.slice(1);
 
+  // An averaged job that trains one multinomial model (search.multiclass): no λ anywhere.
+  function multinomialJob(job) {
+    const spec = job.spec || {};
+    return Boolean((spec.metric || {}).average) && (spec.search || {}).multiclass === 'multinomial';
+  }
+
   function choicesTable(choices, name, constraints, word = 'class') {
     const reached = choices.some((c) => c.ratio_reached !== null && c.ratio_reached !== undefined);
+    // A multinomial model's classes (search.multiclass): no search trained them at a λ, with a
+    // shift, or tuned a threshold, so no columns of dashes claim one.
+    const searched = choices.some((c) => c.trained_lambda !== null && c.trained_lambda !== undefined);
     const refined = choices.some((c) => c.refinement);
     // An averaged job: a choice per class, chosen by the class's own metric (F1, not its mean).
     const labelled = choices.some((c) => c.label !== null && c.label !== undefined);
@@ -283,10 +292,10 @@
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col', class: 'num' }, 'Repeat'),
         labelled ? h('th', { scope: 'col' }, capital(word)) : null,
-        h('th', { scope: 'col', class: 'num' }, 'Trained ', h('span', { class: 'nt' }, 'λ')),
-        h('th', { scope: 'col' }, 'Shift'),
+        searched ? h('th', { scope: 'col', class: 'num' }, 'Trained ', h('span', { class: 'nt' }, 'λ')) : null,
+        searched ? h('th', { scope: 'col' }, 'Shift') : null,
         reached ? h('th', { scope: 'col', class: 'num' }, 'Ratio reached') : null,
-        h('th', { scope: 'col', class: 'num' }, 'Threshold'),
+        searched ? h('th', { scope: 'col', class: 'num' }, 'Threshold') : h('th', { scope: 'col', class: 'num' }, 'Offset'),
         h('th', { scope: 'col', class: 'num' }, `${shown} chosen by`),
         refined ? h('th', { scope: 'col', title: 'The refinement step after the choice (docs/algorithms.md)' }, 'Refined') : null,
         // The constraint's name (the card says above it at what confidence it must hold).
@@ -295,10 +304,10 @@
       h('tbody', {}, choices.map((c) => h('tr', { 'data-repeat': c.repeat, 'data-class': labelled ? String(c.label) : null },
         h('td', { class: 'num' }, c.repeat),
         labelled ? h('td', {}, String(c.label)) : null,
-        h('td', { class: 'num' }, fmtLambda(c.trained_lambda)),
-        h('td', {}, c.shift),
+        searched ? h('td', { class: 'num' }, fmtLambda(c.trained_lambda)) : null,
+        searched ? h('td', {}, c.shift) : null,
         reached ? h('td', { class: 'num' }, fmtLambda(c.ratio_reached)) : null,
-        h('td', { class: 'num' }, fmtNum(c.tuned_threshold)),
+        h('td', { class: 'num' }, fmtNum(searched ? c.tuned_threshold : c.offset)),
         h('td', { class: 'num' }, `${fmtNum(c.selection_score)} (${selectionLabel(c)})`),
         refined ? refinementCell(c) : null,
         constraints.map((_, i) => h('td', { class: 'num', 'data-constraint': i },
@@ -760,7 +769,9 @@
     children.push(dl([
       ['State', stateBadge(job.state)],
       running && ['Current λ', h('span', { class: 'num' }, fmtLambda(job.current_lambda))],
-      perClass
+      perClass && multinomialJob(job)
+        ? ['Trained λ', h('span', { id: 'best-lambda' }, 'none (a multinomial logistic regression with tuned offsets)')]
+        : perClass
         ? ['Trained λ', h('span', { id: 'best-lambda' }, `one per ${targetWord(job)} (below)`)]
         : ['Trained λ', [h('span', { class: 'num', id: 'best-lambda' }, fmtLambda(job.best_lambda)),
           delivered ? h('span', { class: 'muted', id: 'trained-shift' }, ` shift ${delivered.shift}${choices.length > 1 ? ' (repeat 0, the model delivered)' : ''}`) : null]],
@@ -801,6 +812,11 @@
       const folds = (job.choices || []).map((c) => c.n_folds).find((n) => n);
       searchText += folds ? `, ${folds}-fold CV (auto)` : ', CV (auto)';
     }
+    // search.multiclass multinomial: no λ search, no surrogate; offsets tuned on the folds.
+    if (multinomialJob(job)) {
+      const folds = (job.choices || []).map((c) => c.n_folds).find((n) => n);
+      searchText = `none: one multinomial logistic regression, offsets tuned${folds ? ` on ${folds} folds` : ''} (search.multiclass)`;
+    }
     fill(el,
       h('h2', { id: 'spec-title' }, 'Specification'),
       dl([
@@ -811,7 +827,8 @@
         // Columns left out of the features (dataset.ignore_columns): what the model reads.
         ((s.dataset || {}).ignore_columns || []).length && ['Not features', h('span', { id: 'spec-ignored' },
           s.dataset.ignore_columns.join(', '))],
-        ['Surrogate', [surrogate.name || 'logistic', extra(surrogate, ['name'])].filter(Boolean).join(': ')],
+        ['Surrogate', multinomialJob(job) ? '— (a multinomial logistic regression)'
+          : [surrogate.name || 'logistic', extra(surrogate, ['name'])].filter(Boolean).join(': ')],
         ['Model', modelText],
         ['Search', searchText],
         ['Training', [training.optimizer && `optimizer ${training.optimizer}`, training.device && `device ${training.device}`].filter(Boolean).join(', ') || '—'],
