@@ -8,11 +8,14 @@ The document is built in-process from ``service.main:create_app()`` (no server, 
 connection), written as ``openapi.json``, and handed to openapi-python-client with the settings
 in ``openapi-python-client.yaml`` beside this file and the templates in ``templates/`` (setup.py
 and README.md: the package also installs the users' ``metro`` command; model.py: the
-generator's own, whose ``from_dict`` also refuses the fields a schema forbids, which it dropped). ``python/metro_cli``,
-that command, is written by hand: regeneration keeps it. The output depends only on the code,
-those settings and templates, and the generator's version (pinned in the dev extras), so
-``tests/clients/test_generated_client.py`` can regenerate it and demand the committed copy be
-identical.
+generator's own, whose ``from_dict`` also refuses the fields a schema forbids, which it dropped;
+literal_enum.py: the generator's own, reading the other spellings the server reads, from the
+``enum_spellings.jinja`` this script writes beside a copy of them; union_property.py: the
+generator's own, raising one error naming the field where no member reads a value).
+``python/metro_cli``, that command, is written by hand: regeneration keeps it. The output depends
+only on the code, those settings and templates, and the generator's version (pinned in the dev
+extras), so ``tests/clients/test_generated_client.py`` can regenerate it and demand the committed
+copy be identical.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ CONFIG = HERE / "openapi-python-client.yaml"
 # The generator's templates that this project replaces (setup.py: the CLI's dependencies and its
 # `metro` command; README.md: how to install and use them; model.py: its own, with a from_dict
 # that refuses a field the schema forbids: `JobCreate.from_dict({"serch": ...})` dropped it, and
-# the job ran on the defaults).
+# the job ran on the defaults; literal_enum.py and property_templates/union_property.py: its own,
+# reading a preset "F1" as the server does, and naming the field a union refuses).
 TEMPLATES = HERE / "templates"
 # Hand-written parts of clients/python that regeneration keeps as they are: the user CLI.
 HAND_WRITTEN = ("metro_cli",)

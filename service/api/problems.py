@@ -215,7 +215,8 @@ def _file_part_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     without a file name, said so."""
     return [
         {**e, "msg": "expected a file: send the data as a multipart file part with a file name "
-         "(curl -F file=@data.csv); a part without one is read as text"}
+         "(curl -F file=@data.csv; the Python client: File(payload=..., file_name='data.csv')); "
+         "a part without one is read as text"}
         if _NOT_A_FILE.search(e["msg"]) else e
         for e in errors
     ]  # fmt: skip
