@@ -153,6 +153,26 @@ def test_a_setting_the_document_gains_is_a_flag_with_no_code(monkeypatch):
         _parse("--search-patience", "51")
 
 
+def test_a_name_the_document_says_is_read_in_any_case_is_written_as_stored(monkeypatch):
+    """Which names the server reads in other spellings is the document's (x-any-case,
+    x-aliases): the CLI wrote four fields in lower case by a list of its own, so a setting the
+    server came to read in any case was refused by the flags' choices."""
+    from metro_cli.job_spec import server_spelling
+
+    document = copy.deepcopy(module._document())
+    strategy = document["components"]["schemas"]["SearchIn"]["properties"]["strategy"]
+    spec = {"metric": {"preset": "f1"}, "dataset": {"uri": "builtin://digits"},
+            "search": {"strategy": "Grid"}}  # fmt: skip
+    assert server_spelling(spec)["search"]["strategy"] == "Grid"  # exact, as the server reads it
+    for member in strategy.get("anyOf", [strategy]):
+        if member.get("enum"):
+            member.update({"x-any-case": True, "x-aliases": {"full-grid": "grid"}})
+    monkeypatch.setattr(module, "_document", lambda: document)
+    assert server_spelling(spec)["search"]["strategy"] == "grid"
+    spec["search"]["strategy"] = "FULL-GRID"
+    assert server_spelling(spec)["search"]["strategy"] == "grid"
+
+
 def _members_with_a_const() -> list[tuple[str, str, dict[str, Any]]]:
     """(section, field, the member that is not the const nor null) of every setting whose
     schema is a union with a const ("an integer or 'auto'")."""

@@ -184,17 +184,39 @@ def unknown_fields(spec: Any) -> list[str]:
     return _unknown(spec, schemas["JobCreate"], schemas, "")
 
 
-def _unknown(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> list[str]:
-    def resolved(s: Any) -> dict[str, Any]:
-        ref = str(s.get("$ref", "")) if isinstance(s, Mapping) else ""
-        named = schemas.get(ref.rsplit("/", 1)[-1]) if ref.startswith("#/components/") else s
-        return dict(named) if isinstance(named, Mapping) else {}
+def _resolved(schema: Any, schemas: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema``, or the named schema it refers to."""
+    ref = str(schema.get("$ref", "")) if isinstance(schema, Mapping) else ""
+    named = schemas.get(ref.rsplit("/", 1)[-1]) if ref.startswith("#/components/") else schema
+    return dict(named) if isinstance(named, Mapping) else {}
 
-    whole = resolved(schema)
+
+def _members(schema: Any, schemas: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The forms a value of ``schema`` takes (a union's members, else the schema itself)."""
+    whole = _resolved(schema, schemas)
     # An object's own oneOf only says which of its fields go together (a constraint's at_least
     # or at_most): its members are the object's alternatives, not other types.
     forms = None if "properties" in whole else whole.get("anyOf") or whole.get("oneOf")
-    members = [resolved(m) for m in forms or [whole]]
+    return [_resolved(m, schemas) for m in forms or [whole]]
+
+
+def _object_member(value: dict[str, Any], members: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The union's member whose required fields are all given (as the server's discriminator
+    picks a metric's form by them), then the one that knows the most of the fields given."""
+    objects = [m for m in members if "properties" in m]
+    if not objects:
+        return None
+    return max(
+        objects,
+        key=lambda m: (
+            all(key in value for key in m.get("required", [])),
+            sum(key in m["properties"] for key in value),
+        ),
+    )
+
+
+def _unknown(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> list[str]:
+    members = _members(schema, schemas)
     if isinstance(value, list):
         items = next((m["items"] for m in members if m.get("type") == "array"), None)
         return [
@@ -202,18 +224,9 @@ def _unknown(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> 
             for index, item in enumerate(value)
             for lost in _unknown(item, items, schemas, f"{path.removesuffix('.')}[{index}].")
         ] if items is not None else []  # fmt: skip
-    objects = [m for m in members if "properties" in m]
-    if not isinstance(value, dict) or not objects:
+    member = _object_member(value, members) if isinstance(value, dict) else None
+    if member is None:
         return []
-    # The union's member whose required fields are all given (as the server's discriminator
-    # picks a metric's form by them), then the one that knows the most of the fields given.
-    member = max(
-        objects,
-        key=lambda m: (
-            all(key in value for key in m.get("required", [])),
-            sum(key in m["properties"] for key in value),
-        ),
-    )
     known = member["properties"]
     lost = []
     for key, item in value.items():
@@ -224,25 +237,39 @@ def _unknown(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> 
     return lost
 
 
-def _server_case(spec: dict[str, Any]) -> None:
-    """The names the server reads whatever their case (a preset's, a surrogate's, a constraint's
-    metric, a model's kind), written as the server stores them: lower case (a surrogate's with
-    '_' for '-'), so that the flags' choices check them as the server does."""
-    from metro_cli.spec_flags import preset_aliases
+def server_spelling(spec: Any) -> Any:
+    """``spec`` with each name the server reads in other spellings (the document's x-any-case
+    and x-aliases: a preset "F1", a surrogate "Rho-Margin", a model "MLP", a constraint's
+    "Specificity") written as the server stores it, so that the flags' choices check them as
+    the server does. The document says which: no field is named here."""
+    from metro_cli.spec_flags import _document
 
-    aliases = preset_aliases()  # and a preset's other name (fbeta) as the preset it names
-    metric, surrogate, model = spec.get("metric"), spec.get("surrogate"), spec.get("model")
-    if isinstance(model, dict) and isinstance(model.get("kind"), str):
-        model["kind"] = model["kind"].lower()
-    if isinstance(metric, dict) and isinstance(metric.get("preset"), str):
-        preset = metric["preset"].lower()
-        metric["preset"] = aliases.get(preset, preset)
-    if isinstance(surrogate, dict) and isinstance(surrogate.get("name"), str):
-        surrogate["name"] = surrogate["name"].lower().replace("-", "_")
-    for constraint in spec.get("constraints") or []:
-        if isinstance(constraint, dict) and isinstance(constraint.get("metric"), str):
-            name = constraint["metric"].lower()
-            constraint["metric"] = aliases.get(name, name)
+    schemas = _document()["components"]["schemas"]
+    return _spelled(spec, schemas["JobCreate"], schemas)
+
+
+def _spelled(value: Any, schema: Any, schemas: Mapping[str, Any]) -> Any:
+    members = _members(schema, schemas)
+    if isinstance(value, list):
+        items = next((m["items"] for m in members if m.get("type") == "array"), None)
+        return value if items is None else [_spelled(v, items, schemas) for v in value]
+    if isinstance(value, dict):
+        member = _object_member(value, members)
+        if member is None:
+            return value
+        known = member["properties"]
+        return {k: _spelled(v, known[k], schemas) if k in known else v for k, v in value.items()}
+    if not isinstance(value, str):
+        return value
+    for member in members:
+        choices = member.get("enum") or ()
+        if value in choices or not ("x-any-case" in member or "x-aliases" in member):
+            continue
+        name = value.lower() if member.get("x-any-case") else value
+        name = dict(member.get("x-aliases") or {}).get(name, name)
+        if name in choices:
+            return name
+    return value
 
 
 def _check_constraints(constraints: Any) -> None:
@@ -325,7 +352,7 @@ def build_job(spec: dict[str, Any]) -> Any:
     lost = unknown_fields(spec)
     if lost:
         raise CliError(f"unknown field(s) in the job: {', '.join(lost)}")
-    _server_case(spec)
+    spec.update(server_spelling(spec))
     _check_choices(spec)
     for key, section in sections.items():  # first section by section, to name the culprit
         try:
