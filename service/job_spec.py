@@ -229,9 +229,11 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
             "constraint_info": [ConstraintInfo.of(c).model_dump() for c in built],
         }
     searched = as_json(search)
-    if average is None or job.dataset.label_columns is not None:
-        # How multi-class data is trained means nothing to a binary or a multi-label job: left
-        # out, its spec (and its hash, and so an Idempotency-Key's replay) is as before it.
+    if searched.get(PRE_MULTICLASS_KEY) != "multinomial":
+        # Stored only where it changes what is trained (its absence reads as per_class, the
+        # default, as for a spec from before it): every other job's spec, and so its hash and
+        # an Idempotency-Key's replay across this release, is as before the setting. (A binary
+        # or multi-label job with multinomial is refused above.)
         searched.pop(PRE_MULTICLASS_KEY, None)
     return {
         "metric": canonical_metric(metric_in),

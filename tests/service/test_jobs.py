@@ -1335,14 +1335,19 @@ def test_a_multinomial_job_it_cannot_train_is_refused_at_its_setting(
     assert "search.multiclass: " in r.json()["detail"]
 
 
-def test_only_a_multi_class_jobs_spec_says_how_its_classes_are_trained(client, tenant):
-    """search.multiclass is stored where it means something: a binary or multi-label job's
-    spec (and so its hash, and an Idempotency-Key's replay) is as before the setting."""
+def test_only_a_multinomial_jobs_spec_stores_how_its_classes_are_trained(client, tenant):
+    """search.multiclass is stored where it changes what is trained: every other job's spec
+    (and so its hash, and an Idempotency-Key's replay across the release that added it) is as
+    before the setting; its absence reads as per_class."""
     binary = client.post("/v1/jobs", json=job_body(), headers=tenant.headers).json()
     assert "multiclass" not in binary["spec"]["search"]
     classes = job_body(
         metric={"preset": "f1", "average": "macro"}, dataset={"uri": "builtin://digits"}
     )
-    multi = client.post("/v1/jobs", json=classes, headers=tenant.headers)
-    assert multi.status_code == 201, multi.text
-    assert multi.json()["spec"]["search"]["multiclass"] == "per_class"
+    for asked in ({}, {"search": {"multiclass": "per_class"}}):
+        multi = client.post("/v1/jobs", json={**classes, **asked}, headers=tenant.headers)
+        assert multi.status_code == 201, multi.text
+        assert "multiclass" not in multi.json()["spec"]["search"]
+    chosen = {**classes, "search": {"multiclass": "multinomial"}}
+    multi = client.post("/v1/jobs", json=chosen, headers=tenant.headers)
+    assert multi.json()["spec"]["search"]["multiclass"] == "multinomial"
