@@ -519,3 +519,14 @@ def test_a_bound_outside_the_metrics_range_is_refused_in_the_library(spec, said)
     constraints_not_met (at_least 1.5) or searched under a floor every model meets."""
     with pytest.raises(ValueError, match=re.escape(said)):
         get_constraint(spec)
+
+
+def test_flagging_nothing_meets_a_floor_equal_to_its_convention():
+    """Precision with zero_division 1 at least 1.0: flagging no row scores 1, which meets the
+    floor (at least, not more than); with zero_division 0 it misses it; a ceiling likewise."""
+    met = get_constraint({"metric": "precision", "params": {"zero_division": 1}, "at_least": 1.0})
+    assert met.missed_by_flagging_nothing is False
+    missed = get_constraint({"metric": "precision", "at_least": 0.5})
+    assert missed.missed_by_flagging_nothing is True
+    ceiling = get_constraint({"metric": "precision", "at_most": 0.0})  # zero_division 0 is 0
+    assert ceiling.missed_by_flagging_nothing is False
