@@ -211,7 +211,7 @@ _NOT_A_FILE = re.compile(r"Expected UploadFile, received: ")
 
 
 def _file_part_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """pydantic's "Value error, Expected UploadFile, received: <class 'str'>" for a part sent
+    """pydantic's "Expected UploadFile, received: <class 'str'>" for a part sent
     without a file name, said so."""
     return [
         {**e, "msg": "expected a file: send the data as a multipart file part with a file name "
@@ -311,7 +311,9 @@ def install_problem_handlers(app: FastAPI) -> None:
                 [
                     {
                         "loc": [step for step in e.get("loc", ()) if step not in UNION_TAGS],
-                        "msg": str(e.get("msg", "")),
+                        # pydantic prefixes a validator's own message with its error type
+                        # ("Value error, give 'instances', or ..."): the message is ours.
+                        "msg": str(e.get("msg", "")).removeprefix("Value error, "),
                         "type": str(e.get("type", "")),
                     }
                     for e in exc.errors()

@@ -54,6 +54,7 @@ class PredictRequest(BaseModel):
         default=None,
         description="The feature names of data's values, in any order (every feature of the "
         "model, each once); with data, not with instances",
+        json_schema_extra={"uniqueItems": True},
     )
     data: list[list[StrictFloat]] | None = Field(
         default=None,

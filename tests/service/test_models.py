@@ -246,6 +246,7 @@ def test_the_prediction_schema_says_the_margin_is_a_raw_decision_function(client
         {"columns": ["a", "b", "c"], "data": [[1.0, 2.0, 3.0]], "instances": None},
         {"instances": None},
         {"instances": []},  # no row: refused with "give at least one row"
+        {"columns": ["a", "a", "b"], "data": [[1.0, 2.0, 3.0]]},  # a name twice
         {"columns": ["a", "b", "c"], "data": []},
     ],
 )
@@ -617,3 +618,14 @@ def test_the_document_says_how_many_rows_a_prediction_takes(client, settings):
     for name in ("instances", "data"):
         [rows] = [m for m in schema["properties"][name]["anyOf"] if m.get("type") == "array"]
         assert rows["maxItems"] == settings.max_predict_rows and rows["minItems"] == 1
+
+
+def test_a_prediction_bodys_form_error_is_said_in_its_own_words(client, tenant, add_model):
+    """pydantic put "Value error, " before the check's own message, in the error and the
+    detail."""
+    m = add_model(tenant)
+    body = {"data": [[1.0, 2.0, 3.0]]}
+    r = client.post(f"/v1/models/{m['id']}/predict", json=body, headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["msg"] == "give 'instances', or both 'columns' and 'data'"
+    assert "Value error" not in r.text
