@@ -331,7 +331,7 @@ def test_a_refit_in_the_other_mode_leaves_nothing_of_the_first():
     assert not hasattr(clf, "pos_label_")
     clf.set_params(multiclass="multinomial").fit(X, y)  # one model of both classes' logits
     assert clf.model_.n_models == 2 and clf.estimators_ == [] and clf.lambdas_ is None
-    clf.set_params(average=None).fit(X, y)
+    clf.set_params(average=None, multiclass="per_class").fit(X, y)
     assert hasattr(clf, "model_") and not hasattr(clf, "estimators_")
     assert not hasattr(clf, "multiclass_") and not hasattr(clf, "offsets_")
 
