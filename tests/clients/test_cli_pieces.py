@@ -839,6 +839,37 @@ def test_an_answer_of_another_servers_version_is_one_line_saying_so(tmp_path):
     assert client_api_version() != "unknown"
 
 
+def test_a_field_an_older_server_refuses_says_the_versions(monkeypatch):
+    """A 1.1 server refused a 1.2 job's search.multiclass with "Extra inputs are not
+    permitted", and nothing said the server was of another release."""
+    import httpx
+    from metro_cli.api import Api, client_api_version
+    from metro_client.api.jobs import submit_job
+    from metro_client.models import JobCreate
+
+    refused = {"type": "https://metro.example/problems/validation", "title": "Invalid job",
+               "status": 422, "detail": "search.multiclass: Extra inputs are not permitted",
+               "errors": [{"loc": ["body", "search", "multiclass"], "type": "extra_forbidden",
+                           "msg": "Extra inputs are not permitted"}]}  # fmt: skip
+    api = Api("http://metro.test", "key")
+    api.client.set_httpx_client(
+        httpx.Client(
+            base_url="http://metro.test",
+            transport=httpx.MockTransport(lambda request: httpx.Response(422, json=refused)),
+        )
+    )
+    body = JobCreate.from_dict({"metric": {"preset": "f1", "average": "macro"},
+                                "dataset": {"uri": "builtin://digits"},
+                                "search": {"multiclass": "multinomial"}})  # fmt: skip
+    for server, named in (("1.1.0", True), (client_api_version(), False)):
+        monkeypatch.setattr(Api, "server_api_version", lambda self, v=server: v)
+        with pytest.raises(CliError) as caught:
+            api.call(submit_job, body=body)
+        said = str(caught.value)
+        assert said.startswith("Invalid job (422): search.multiclass: Extra inputs"), said
+        assert (f"the server runs API {server}, this client was made for API" in said) is named
+
+
 def test_metro_version_says_the_client_and_the_api_it_was_made_for():
     from metro_cli.api import client_api_version
     from typer.testing import CliRunner

@@ -36,6 +36,16 @@ def problem_message(status: int, content: bytes) -> str:
     return f"{title} ({status})" + (f": {detail}" if detail else "")
 
 
+def _refuses_a_field(content: bytes) -> bool:
+    """Whether a problem body refuses a field as unknown (pydantic's ``extra_forbidden``)."""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return False
+    errors = body.get("errors") if isinstance(body, dict) else None
+    return any(isinstance(e, dict) and e.get("type") == "extra_forbidden" for e in errors or [])
+
+
 def problem_kind(content: bytes) -> str | None:
     """The last segment of an RFC 9457 problem's ``type`` (``not-found``), else None."""
     try:
@@ -111,9 +121,17 @@ class Api:
         status = int(response.status_code)
         if 200 <= status < 300 and (response.parsed is not None or status == 204):
             return response.parsed
-        raise ApiError(
-            problem_message(status, response.content), status, problem_kind(response.content)
-        )
+        said = problem_message(status, response.content)
+        if status == 422 and _refuses_a_field(response.content):
+            # A field this client sends that the server does not know: most often a server of
+            # an older release (search.multiclass to a 1.1 server), which the 422 alone hid.
+            server = self.server_api_version()
+            if server not in (client_api_version(), "unknown"):
+                said += (
+                    f" (the server runs API {server}, this client was made for API "
+                    f"{client_api_version()}: a field of a newer release)"
+                )
+        raise ApiError(said, status, problem_kind(response.content))
 
     def server_api_version(self) -> str:
         """The API version the server's OpenAPI document states ("unknown" where it cannot be
