@@ -214,8 +214,11 @@ def parse_labels(
                 f"; {_shown_alike(cased)} differ only in letter case: one class written two "
                 "ways? Write each class one way in the label column"
             )
+        # One class is too few for any job (binary, or averaged over classes): "exactly two"
+        # told a user with a multi-class column the wrong rule.
+        wanted = "at least two classes" if len(classes) < 2 else "exactly two classes"
         raise ClassCountError(
-            f"labels must have exactly two classes; found {len(classes)} {noun}: "
+            f"labels must have {wanted}; found {len(classes)} {noun}: "
             f"{show_values(shown)}{several}",
             n_classes=len(classes),
         )

@@ -193,7 +193,7 @@ def _check_upload(
             )
             raise _invalid(
                 f"label column {label_column!r} is not a column of dataset {ident}"
-                f"{its_columns}{default}",
+                f"{_did_you_mean(label_column, row.columns)}{its_columns}{default}",
                 ("body", "dataset", "label_column"),
             )
         for index, name in enumerate(dataset.ignore_columns or []):
@@ -259,3 +259,13 @@ def _check_format(path: str) -> None:
         file_format(path)
     except UnsupportedFormatError as exc:
         raise _invalid(str(exc)) from None
+
+
+def _did_you_mean(name: str, columns: list[str]) -> str:
+    """The column a misspelt or other-case name most likely meant (the columns shown after it
+    are the first few only: 'Plan' for the seventh column 'plan' showed five others)."""
+    import difflib
+
+    folded = [c for c in columns if c.lower() == name.lower()]
+    close = folded or difflib.get_close_matches(name, columns, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -664,6 +664,8 @@ def test_a_finished_averaged_jobs_bar_claims_no_single_class_best(dataset, word)
     assert f"{lambda_text(job)} {poller.best_text()}" == (
         f"one trained λ per {word} · every {word} searched"
     )
+    job.state = "failed"  # at 0%: it said "every class searched" of a job that searched none
+    assert "searched" not in poller.best_text()
 
 
 def test_an_averaged_jobs_constraints_and_fallbacks_are_named_by_label():

@@ -750,3 +750,16 @@ def test_a_dataset_a_cancelling_job_still_reads_cannot_be_deleted(client, tenant
     assert r.status_code == 409, r.text
     set_job(job["id"], state="cancelled")
     assert client.delete(f"/v1/datasets/{ds['id']}", headers=tenant.headers).status_code == 204
+
+
+def test_a_label_column_in_other_case_is_named_where_the_columns_shown_stop(client, tenant):
+    """The job's 422 lists a dataset's first columns only: the seventh, 'plan', asked as 'Plan',
+    was not among them."""
+    header = ["age", "income", "visits", "tenure", "spend", "region", "plan"]
+    rows = "".join(f"{i},{i},{i},{i},{i},{i},{'ab'[i % 2]}\n" for i in range(8))
+    ds = _upload(client, tenant, (",".join(header) + "\n" + rows).encode()).json()
+    body = job_body(dataset={"uri": ds["uri"], "label_column": "Plan"})
+    r = client.post("/v1/jobs", json=body, headers=tenant.headers)
+    assert r.status_code == 422, r.text
+    assert "label column 'Plan' is not a column of dataset" in r.text
+    assert "(did you mean 'plan'?)" in r.text

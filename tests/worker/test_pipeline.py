@@ -203,7 +203,7 @@ def test_cancel_a_running_job(pair: Cluster):
     ("csv", "label_column", "reason"),
     [
         ("a,b,label\n1,2,0\n3,4,1\n", "y", "label column 'y' not found"),
-        ("a,y\n" + "".join(f"{i},0\n" for i in range(40)), "y", "exactly two classes"),
+        ("a,y\n" + "".join(f"{i},0\n" for i in range(40)), "y", "at least two classes"),
         ("a,y\n" + "x,1\n" * 20 + "2,0\n" * 20, "y", "is not numeric"),
     ],
     ids=["no-label-column", "one-class", "text-feature"],

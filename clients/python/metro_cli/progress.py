@@ -172,7 +172,9 @@ class JobPoller:
         held-out score so far (its own metric, not the average: `metro result` has that)."""
         word = target_word(self.job)
         if multinomial(self.job):  # no search per class: nothing to follow class by class
-            return "· offsets tuned per class" if self.job.state in TERMINAL_STATES else ""
+            return "· offsets tuned per class" if self.job.state == "succeeded" else ""
+        if self.job.state in TERMINAL_STATES and self.job.state != "succeeded":
+            return ""  # failed or cancelled: not every class was searched
         if self.job.state in TERMINAL_STATES:
             # Not the last class's best fold score as the job's "best": the average the classes
             # were chosen by follows, on the summary line.
