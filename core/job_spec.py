@@ -103,10 +103,10 @@ def metric_average(spec: Mapping[str, Any]) -> str | None:
     return None if average is None else str(average)
 
 
-#: A stored spec whose search section lacks this key was written before search.multiclass
-#: existed, when every multi-class job was trained per class: it still is (its workers and its
-#: result say so), so that a job queued or resumed across the upgrade keeps what it asked. A
-#: binary or multi-label job's spec leaves it out (it means nothing there).
+#: A stored spec whose search section lacks this key is trained per class: one written before
+#: search.multiclass existed (every multi-class job then was), so that a job queued or resumed
+#: across the upgrade keeps what it asked, and every spec since but a multinomial job's, which
+#: leave the default out so that their hashes are as before the setting.
 PRE_MULTICLASS_KEY = "multiclass"
 
 
@@ -185,7 +185,7 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
                 check_argmax_metric(metric)
             except ValueError as exc:
                 errors.append(SpecFieldError(("metric", "preset"), str(exc)))
-    chosen = (spec.get("search") or {}).get("multiclass")
+    chosen = (spec.get("search") or {}).get(PRE_MULTICLASS_KEY)
     if chosen == "multinomial":
         kind = str((spec.get("model") or {}).get("kind", "linear")).lower()
         if dataset.get("label_columns") is not None:
