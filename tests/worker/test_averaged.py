@@ -417,7 +417,7 @@ def test_an_upload_checked_with_a_multiclass_label_column_records_its_classes(pa
     # and a column that is neither two classes nor readable as several is refused as before
     bad = pd.DataFrame({"x": np.arange(6.0), "kind": ["a"] * 6})
     r = _upload_checked(pair, bad, "kind")
-    assert r.status_code == 422 and "at least two classes; found 1 class: 'a'" in r.text
+    assert r.status_code == 422 and "at least two classes; found 1 class: ['a']" in r.text
     # a column of more classes than the limit says so, not that it is not two classes
     many = pd.DataFrame({"x": np.arange(240.0), "kind": [f"k{i % 120}" for i in range(240)]})
     r = _upload_checked(pair, many, "kind")
