@@ -81,6 +81,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+from scipy.special import log_softmax
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
@@ -660,21 +661,42 @@ def fit_averaged(
     est.selection_cells_ = None
     if all(m is not None for m in oof):
         margins = np.column_stack([m for m in oof if m is not None])
-        k = est.classes_.size
-        cells = class_cells(y_idx, predict_argmax(margins), k)
-        est.ovr_score_ = float(averaged_score(spec, cells, average))
-        est.best_score_ = est.ovr_score_
-        if DEFAULT_DECISION == "tuned":
-            est.offsets_, est.best_score_ = tune_offsets(margins, y_idx, spec=spec, average=average)
-            est.decision_rule_ = "tuned"
-        est.selection_cells_ = class_cells(y_idx, predict_argmax(margins, est.offsets_), k)
-        for c, thin in enumerate(thin_argmax_warnings(est.selection_cells_)):
-            if thin is not None and not any(w.code == thin.code for w in est.class_warnings_[c]):
-                est.class_warnings_[c].append(thin)
-        for c, unseen in enumerate(unpredicted_class_warnings(est, X)):
-            if unseen is not None:
-                est.class_warnings_[c].append(unseen)
+        _choose_argmax(
+            est, margins, y_idx, spec=spec, average=average, tuned=DEFAULT_DECISION == "tuned"
+        )
+        _add_argmax_warnings(est, X)
     return _gather_class_findings(est)
+
+
+def _choose_argmax(
+    est: MetroClassifier, margins: np.ndarray, y_idx: np.ndarray, *, spec: MetricSpec,
+    average: str, tuned: bool,
+) -> None:  # fmt: skip
+    """The argmax's rule on the pooled held-out ``margins`` [n, C] (per class, or a multinomial
+    model's log-probabilities): its plain average (``ovr_score_``), its offsets tuned for the
+    average where ``tuned`` (``offsets_``, ``best_score_``, ``decision_rule_``) and its cells
+    there (``selection_cells_``)."""
+    k = margins.shape[1]
+    est.ovr_score_ = float(
+        averaged_score(spec, class_cells(y_idx, predict_argmax(margins), k), average)
+    )
+    est.offsets_, est.best_score_, est.decision_rule_ = np.zeros(k), est.ovr_score_, "ovr"
+    if tuned:
+        est.offsets_, est.best_score_ = tune_offsets(margins, y_idx, spec=spec, average=average)
+        est.decision_rule_ = "tuned"
+    est.selection_cells_ = class_cells(y_idx, predict_argmax(margins, est.offsets_), k)
+
+
+def _add_argmax_warnings(est: MetroClassifier, X: np.ndarray) -> None:
+    """Each class's warnings of the argmax chosen (:func:`_choose_argmax`) beyond what its own
+    fit found: a part of the average resting on few true positives, a class the delivered model
+    never predicts on its refit rows."""
+    for c, thin in enumerate(thin_argmax_warnings(est.selection_cells_)):
+        if thin is not None and not any(w.code == thin.code for w in est.class_warnings_[c]):
+            est.class_warnings_[c].append(thin)
+    for c, unseen in enumerate(unpredicted_class_warnings(est, X)):
+        if unseen is not None:
+            est.class_warnings_[c].append(unseen)
 
 
 def multiclass_strategy(est: MetroClassifier) -> str:
@@ -738,12 +760,6 @@ def multinomial_model(X: np.ndarray, y_idx: np.ndarray, n_classes: int) -> Stack
 ABSENT_LOGIT = -30.0
 
 
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    z = np.asarray(logits, dtype=np.float64)
-    top = z.max(axis=1, keepdims=True)
-    return np.asarray(z - top - np.log(np.exp(z - top).sum(axis=1, keepdims=True)))
-
-
 def _fit_multinomial(est: MetroClassifier, prepared: _Prepared) -> MetroClassifier:
     """:func:`fit_averaged` for ``multiclass="multinomial"`` (module docstring): the
     out-of-fold log-probabilities of the multinomial model on the search's folds (5 where the
@@ -758,7 +774,9 @@ def _fit_multinomial(est: MetroClassifier, prepared: _Prepared) -> MetroClassifi
     oof = np.empty((y_idx.size, k))
     for train, held_out in folds:
         fold_model = multinomial_model(X[train], y_idx[train], k)
-        oof[held_out] = _log_softmax(predict_scores(fold_model, X[held_out]))
+        oof[held_out] = log_softmax(
+            np.asarray(predict_scores(fold_model, X[held_out]), np.float64), axis=1
+        )
     est.multiclass_ = "multinomial"
     est.model_ = multinomial_model(X, y_idx, k)
     est.estimators_ = []
@@ -771,12 +789,7 @@ def _fit_multinomial(est: MetroClassifier, prepared: _Prepared) -> MetroClassifi
     est.n_fits_ = len(folds) + 1
     est.n_splits_ = len(folds)
     est.device_ = "cpu"
-    est.ovr_score_ = float(
-        averaged_score(spec, class_cells(y_idx, predict_argmax(oof), k), average)
-    )
-    est.offsets_, est.best_score_ = tune_offsets(oof, y_idx, spec=spec, average=average)
-    est.decision_rule_ = "tuned"
-    est.selection_cells_ = class_cells(y_idx, predict_argmax(oof, est.offsets_), k)
+    _choose_argmax(est, oof, y_idx, spec=spec, average=average, tuned=True)
     est.best_scores_ = np.asarray(per_class_scores(spec, est.selection_cells_), dtype=np.float64)
     est.warnings_ = []
     est.class_warnings_ = [[] for _ in range(k)]
@@ -788,12 +801,7 @@ def _fit_multinomial(est: MetroClassifier, prepared: _Prepared) -> MetroClassifi
         found = no_signal_warning(spec, y_idx == c, held_out == c)
         if found is not None:
             est.class_warnings_[c].append(found)
-    for c, thin in enumerate(thin_argmax_warnings(est.selection_cells_)):
-        if thin is not None:
-            est.class_warnings_[c].append(thin)
-    for c, unseen in enumerate(unpredicted_class_warnings(est, X)):
-        if unseen is not None:
-            est.class_warnings_[c].append(unseen)
+    _add_argmax_warnings(est, X)
     return _gather_class_findings(est)
 
 
