@@ -55,7 +55,7 @@ def build_job_objects(spec: Mapping[str, Any]) -> JobObjects:
     """Every section of a normalized spec built; KeyError for a missing section, ValueError or
     TypeError from the library for a wrong one."""
     search = build_search(spec["search"])
-    if PRE_MULTICLASS_KEY not in spec["search"]:  # a spec from before the setting: per class
+    if MULTICLASS_KEY not in spec["search"]:  # a spec from before the setting: per class
         search = dataclasses.replace(search, multiclass="per_class")
     constraints = tuple(spec.get("constraints") or ())
     check_constrained_search(search, build_constraints(constraints))
@@ -107,7 +107,7 @@ def metric_average(spec: Mapping[str, Any]) -> str | None:
 #: search.multiclass existed (every multi-class job then was), so that a job queued or resumed
 #: across the upgrade keeps what it asked, and every spec since but a multinomial job's, which
 #: leave the default out so that their hashes are as before the setting.
-PRE_MULTICLASS_KEY = "multiclass"
+MULTICLASS_KEY = "multiclass"
 
 
 def job_multiclass(spec: Mapping[str, Any]) -> str | None:
@@ -124,7 +124,7 @@ def job_multiclass(spec: Mapping[str, Any]) -> str | None:
     given_search, given_model = spec.get("search"), spec.get("model")
     search: Mapping[str, Any] = given_search if isinstance(given_search, Mapping) else {}
     model: Mapping[str, Any] = given_model if isinstance(given_model, Mapping) else {}
-    chosen = search.get(PRE_MULTICLASS_KEY, "per_class")
+    chosen = search.get(MULTICLASS_KEY, "per_class")
     kind = str(model.get("kind", "linear")).lower()
     if chosen not in ("per_class", "multinomial"):  # no such setting: nothing to report
         return None
@@ -154,7 +154,7 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
                     "'weighted'): the metric is averaged over the labels",
                 )
             )
-        if (spec.get("search") or {}).get(PRE_MULTICLASS_KEY) == "multinomial":
+        if (spec.get("search") or {}).get(MULTICLASS_KEY) == "multinomial":
             binary.append(
                 SpecFieldError(
                     ("search", "multiclass"),
@@ -185,7 +185,7 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
                 check_argmax_metric(metric)
             except ValueError as exc:
                 errors.append(SpecFieldError(("metric", "preset"), str(exc)))
-    chosen = (spec.get("search") or {}).get(PRE_MULTICLASS_KEY)
+    chosen = (spec.get("search") or {}).get(MULTICLASS_KEY)
     if chosen == "multinomial":
         kind = str((spec.get("model") or {}).get("kind", "linear")).lower()
         if dataset.get("label_columns") is not None:

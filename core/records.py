@@ -19,7 +19,7 @@ from typing_extensions import TypeAliasType
 
 from metro.constraints import DEFAULT_CONFIDENCE
 from metro.multiclass import AVERAGES
-from metro.search.base import FEW_TRUE_POSITIVES, WarningCode
+from metro.search.base import FEW_TRUE_POSITIVES, SearchWarning, WarningCode
 from metro.search.config import NO_SIGNAL_LEVEL
 
 if TYPE_CHECKING:
@@ -148,6 +148,11 @@ class ChoiceWarning(BaseModel):
         "order from it (dataset.ignore_columns leaves it out)"
     )
     message: str
+
+    @classmethod
+    def of(cls, warning: SearchWarning) -> ChoiceWarning:
+        """The library's warning as a choice carries it."""
+        return cls(code=warning.code.value, message=warning.message)
 
 
 class RefinementScore(BaseModel):

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from core.db.models import Dataset
 from core.errors import FieldError, InvalidInputError
 from core.job_spec import (
-    PRE_MULTICLASS_KEY,
+    MULTICLASS_KEY,
     DataSize,
     SpecFieldError,
     as_json,
@@ -229,12 +229,12 @@ def normalize_job_spec(job: JobCreate) -> dict[str, Any]:
             "constraint_info": [ConstraintInfo.of(c).model_dump() for c in built],
         }
     searched = as_json(search)
-    if searched.get(PRE_MULTICLASS_KEY) != "multinomial":
+    if searched.get(MULTICLASS_KEY) != "multinomial":
         # Stored only where it changes what is trained (its absence reads as per_class, the
         # default, as for a spec from before it): every other job's spec, and so its hash and
         # an Idempotency-Key's replay across this release, is as before the setting. (A binary
         # or multi-label job with multinomial is refused above.)
-        searched.pop(PRE_MULTICLASS_KEY, None)
+        searched.pop(MULTICLASS_KEY, None)
     return {
         "metric": canonical_metric(metric_in),
         # What the metric resolved to, for display; workers rebuild it from "metric".

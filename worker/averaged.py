@@ -144,7 +144,7 @@ class AveragedRun:
         )  # fmt: skip
         records: list[MetricRecord] = []
         choices: list[RepeatChoice] = []
-        data = self.data_warnings = data_warnings(dataset.X, dataset.feature_names)
+        self.data_warnings = data_warnings(dataset.X, dataset.feature_names)
         delivered: MetroClassifier | None = None
         scores: dict[str, float | None] = {}
         for repeat in range(self.repeats):
@@ -162,7 +162,9 @@ class AveragedRun:
             choices += [
                 # The data's own warnings (an id-like feature) on repeat 0's choices, as a
                 # binary job's: every class's model was trained on that feature.
-                c.model_copy(update={"warnings": [*c.warnings, *data]}) if repeat == 0 else c
+                c.model_copy(update={"warnings": [*c.warnings, *self.data_warnings]})
+                if repeat == 0
+                else c
                 for c in self._choices(repeat, est)
             ]
             if not store.set_choices(run.ctx, run.job.id, run.token, choices, best_lambda=None):
@@ -336,10 +338,7 @@ class AveragedRun:
             choice = repeat_choice(repeat, e.metric_, e.search_result_)
             # What the whole fit found of this class beyond its own search's warnings (an
             # argmax whose figure for the class rests on few true positives).
-            extra = [
-                ChoiceWarning(code=w.code.value, message=w.message)
-                for w in est.class_warnings_[c][len(e.warnings_) :]
-            ]
+            extra = [ChoiceWarning.of(w) for w in est.class_warnings_[c][len(e.warnings_) :]]
             choices.append(
                 choice.model_copy(
                     update={
@@ -369,10 +368,7 @@ class AveragedRun:
                 selection_counts=dict(
                     zip(("tp", "fp", "fn", "tn"), cells[c].tolist(), strict=True)
                 ),
-                warnings=[
-                    ChoiceWarning(code=w.code.value, message=w.message)
-                    for w in est.class_warnings_[c]
-                ],
+                warnings=[ChoiceWarning.of(w) for w in est.class_warnings_[c]],
                 label=self.classes[c],
                 offset=float(est.offsets_[c]),
             )

@@ -149,4 +149,4 @@ def data_warnings(X: Any, feature_names: Any) -> list[ChoiceWarning]:
     """The data's warnings for a job's choice, in the library's words
     (:func:`metro.estimator.id_like_warning`)."""
     found = id_like_warning(X, feature_names)
-    return [] if found is None else [ChoiceWarning(code=found.code.value, message=found.message)]
+    return [] if found is None else [ChoiceWarning.of(found)]
