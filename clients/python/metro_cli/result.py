@@ -132,6 +132,12 @@ def held_text(cell: Any) -> str:
     return f"{held} of {cell.n}"
 
 
+def trained_multinomial(result: Any) -> bool:
+    """Whether a job's result is of one multinomial model (its ``multiclass``): no λ, no
+    search per class."""
+    return optional(getattr(result, "multiclass", None)) == "multinomial"
+
+
 def classes_table(result: Any, word: str = "class") -> Table | None:
     """An averaged job: a row per class (or label, ``word``): what its search chose (repeat 0's
     λ, the offset before the argmax, its own metric where it chose) and its test metric per
@@ -142,7 +148,7 @@ def classes_table(result: Any, word: str = "class") -> Table | None:
     name = optional(getattr(result, "metric_display_name", None)) or result.metric
     methods = list(dict.fromkeys(s.method for c in classes for s in c.summary if s.split == "test"))
     metric = name.split(" (")[0]
-    multinomial = optional(getattr(result, "multiclass", None)) == "multinomial"
+    multinomial = trained_multinomial(result)
     table = Table(
         title=f"Per {word}: {metric} of each {word}",
         caption=f"chosen by: the {word}'s {metric} on the held-out folds under the tuned argmax "
@@ -194,7 +200,7 @@ def choice_lines(result: Any, word: str = "class") -> list[str]:
     choices = job_choices(result)
     if optional(getattr(result, "classes", None)):  # averaged: each class chose (its table)
         selection = optional(result.selection)
-        multinomial = optional(getattr(result, "multiclass", None)) == "multinomial"
+        multinomial = trained_multinomial(result)
         averaged = (
             "trained as one multinomial logistic regression with per-class offsets tuned for "
             "the average (search.multiclass): no λ, no search per class"
