@@ -278,11 +278,10 @@
     return Boolean((spec.metric || {}).average) && (spec.search || {}).multiclass === 'multinomial';
   }
 
-  function choicesTable(choices, name, constraints, word = 'class') {
+  function choicesTable(choices, name, constraints, word = 'class', searched = true) {
     const reached = choices.some((c) => c.ratio_reached !== null && c.ratio_reached !== undefined);
-    // A multinomial model's classes (search.multiclass): no search trained them at a λ, with a
-    // shift, or tuned a threshold, so no columns of dashes claim one.
-    const searched = choices.some((c) => c.trained_lambda !== null && c.trained_lambda !== undefined);
+    // searched false: a multinomial model's classes (search.multiclass), which no search trained
+    // at a λ, with a shift, or tuned a threshold for, so no columns of dashes claim one.
     const refined = choices.some((c) => c.refinement);
     // An averaged job: a choice per class, chosen by the class's own metric (F1, not its mean).
     const labelled = choices.some((c) => c.label !== null && c.label !== undefined);
@@ -785,7 +784,7 @@
       ['Finished', timeEl(job.finished_at)],
       ['Run time', job.started_at ? fmtDuration(job.started_at, job.finished_at) : '—'],
     ]));
-    if (choices.length) children.push(choicesTable(choices, name, constraints, targetWord(job)));
+    if (choices.length) children.push(choicesTable(choices, name, constraints, targetWord(job), !multinomialJob(job)));
     children.push(fallbackBlock(choices, targetWord(job)));
     children.push(warningsBlock(choices, targetWord(job)));
     fill(el, ...children);
