@@ -416,7 +416,7 @@ def test_errors_are_one_line(live: Live, tmp_path: Path) -> None:
     )  # fmt: skip
     assert_one_line_error(
         metro(live, "submit", "-d", "builtin://breast_cancer", "-m", "f1", "--set", "serach={}"),
-        "unknown field(s) in the job: serach",
+        "unknown field(s) in the job: serach (did you mean 'search'?)",
     )  # fmt: skip
     # A bound no classifier could miss or meet: the server's check, naming the constraint.
     assert_one_line_error(
@@ -526,6 +526,14 @@ def test_submit_checks_a_local_file_before_uploading_it(live: Live, tmp_path: Pa
             "Invalid job (422)", fragment, "its upload was deleted, nothing is left on the server",
         )  # fmt: skip
     assert _dataset_ids(live) == before, "a refused submission left an upload behind"
+    # A job file naming the local file by its path: the server reads a URI without a scheme as
+    # a path of its own, and the refusal says how to upload it instead.
+    job_file = tmp_path / "job.json"
+    job_file.write_text(json.dumps({"metric": {"preset": "f1"}, "dataset": {"uri": str(churn)}}))
+    assert_one_line_error(
+        metro(live, "submit", "-f", str(job_file)),
+        "Invalid job (422)", f"is a file on this machine: give it with --dataset {churn}",
+    )  # fmt: skip
 
 
 def test_submit_with_an_idempotency_key_and_a_local_file_can_be_run_again(

@@ -515,9 +515,10 @@ def test_a_bad_choice_in_a_job_file_names_its_field_and_the_choices_in_order(spe
 @pytest.mark.parametrize(
     ("constraint", "lost"),
     [
-        ({"metric": "recall", "at_least": 0.8, "confidenc": 0.9}, "constraints[1].confidenc"),
+        ({"metric": "recall", "at_least": 0.8, "confidenc": 0.9},
+         "constraints[1].confidenc (did you mean 'confidence'?)"),
         ({"metric": "precision", "at_least": 0.7, "params": {"zero_divison": 1}},
-         "constraints[1].params.zero_divison"),
+         "constraints[1].params.zero_divison (did you mean 'zero_division'?)"),
     ],
 )  # fmt: skip
 def test_a_misspelt_field_of_a_constraint_is_an_error_not_dropped(constraint, lost):
@@ -759,6 +760,11 @@ def test_an_unknown_field_of_a_metric_is_named_against_the_form_its_required_fie
     mixed = {"preset": "f1", "zero_division": 1, "name": "x", "greater_is_better": True}
     spec = {"metric": mixed, "dataset": {"uri": "builtin://breast_cancer"}}
     assert unknown_fields(spec) == ["metric.name", "metric.greater_is_better"]
+    # A misspelt field is named with the one it most likely meant; one like none, alone.
+    misspelt = {**spec, "metric": {"preset": "f1"}, "serach": {}, "search": {"n_lambda": 5}}
+    assert unknown_fields(misspelt) == [
+        "serach (did you mean 'search'?)", "search.n_lambda (did you mean 'n_lambdas'?)"
+    ]
     coefficients = {"alpha": [1, 0, 0, 0], "beta": [1, 1, 0, 0], "name": "x", "bogus": 1}
     assert unknown_fields({**spec, "metric": coefficients}) == ["metric.bogus"]
 

@@ -5,6 +5,7 @@ checks when the job is submitted."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -233,8 +234,15 @@ def _unknown(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> 
         if key in known:
             lost += _unknown(item, known[key], schemas, f"{path}{key}.")
         elif member.get("additionalProperties") is False:
-            lost.append(f"{path}{key}")
+            lost.append(f"{path}{key}{_did_you_mean(key, known)}")
     return lost
+
+
+def _did_you_mean(key: str, known: Mapping[str, Any]) -> str:
+    """The field a misspelt one most likely meant, among those of its object (``serach``:
+    search), as the server says a misnamed column."""
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def server_spelling(spec: Any) -> Any:

@@ -34,6 +34,20 @@ def local_file(dataset: str | None) -> Path | None:
     return Path(dataset) if dataset is not None and "://" not in dataset else None
 
 
+def _with_upload_hint(exc: ApiError, spec: dict[str, Any]) -> ApiError:
+    """A job file's dataset URI without a scheme is a path on the server (read only under its
+    data roots); where it names a file here, the refusal says how to upload it instead."""
+    uri = str((spec.get("dataset") or {}).get("uri") or "")
+    if exc.status != 422 or "://" in uri or not uri or not Path(uri).is_file():
+        return exc
+    return ApiError(
+        f"{exc} ({uri} is a file on this machine: give it with --dataset {uri}, which uploads "
+        "it; a job's dataset.uri without a scheme is a path on the server)",
+        exc.status,
+        exc.problem,
+    )
+
+
 def submit_job(api: Api, body: Any, idempotency_key: str | None) -> Any:
     from metro_client.api.jobs import submit_job as endpoint
     from metro_client.types import UNSET
@@ -239,7 +253,10 @@ def submit(
     spec = spec_from_command_line(spec, flags, set_ or [], at_least or [], at_most or [])
     body = build_job(spec)  # the API's shape, checked before a file goes up
     if local is None:
-        job = submit_job(api, body, idempotency_key)
+        try:
+            job = submit_job(api, body, idempotency_key)
+        except ApiError as exc:
+            raise _with_upload_hint(exc, spec) from None
     else:
         job = submit_with_upload(api, spec, local, idempotency_key)
     typer.echo(str(job.id))
