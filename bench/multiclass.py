@@ -202,7 +202,8 @@ def tasks() -> dict[str, Loader]:
 def fit_predict(group: str, seed: int, X: np.ndarray, y: np.ndarray, X_test: np.ndarray) -> dict:
     """{method: (predictions, what it chose)} for the methods of ``group``."""
     from metro import MetroClassifier
-    from metro.multiclass import class_margins, predict_argmax
+    from metro.argmax import predict_argmax
+    from metro.multiclass import class_margins
     from metro.multiclass_baselines import (
         OvRThresholdClassifier,
         PlainLogistic,

@@ -139,8 +139,9 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
     per-label preset, constraints only on multi-label data (each label's), no positive label
     and no binary baselines (it runs its own: :data:`AVERAGED_BASELINES`); a binary job takes no
     ``label_columns``."""
+    from metro.averaging import PER_LABEL_METRICS
     from metro.metrics import MetricSpec, canonical_preset
-    from metro.multiclass import PER_LABEL_METRICS, check_argmax_metric
+    from metro.multiclass import check_argmax_metric
 
     dataset = spec.get("dataset") or {}
     average = metric_average(spec)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 from typing_extensions import TypeAliasType
 
+from metro.averaging import AVERAGES
 from metro.constraints import DEFAULT_CONFIDENCE
-from metro.multiclass import AVERAGES
 from metro.search.base import FEW_TRUE_POSITIVES, SearchWarning, WarningCode
 from metro.search.config import NO_SIGNAL_LEVEL
 

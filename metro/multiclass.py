@@ -1,15 +1,8 @@
 """Beyond binary: averaged per-class and per-label metrics (macro-F1, ...), trained for.
 
-``MetroClassifier(average="macro")`` delegates here. Everything is derived from the confusion
-matrix: the per-class (or per-label) cells ``(tp, fp, fn, tn)`` of class ``c`` are its
-one-vs-rest cells, each class's ratio metric is the binary preset on them, and ``average`` is the
-``average`` of ``sklearn.metrics.f1_score``:
-
-* ``"macro"``: the unweighted mean of the per-class metrics;
-* ``"weighted"``: their mean weighted by each class's support (its number of true rows).
-
-``"micro"`` and ``"samples"`` are refused (micro-F1 pools the cells, which couples the classes even
-for multi-label data; multi-class micro-F1 is accuracy).
+``MetroClassifier(average="macro")`` delegates here. The metrics and their averages are
+:mod:`metro.averaging`'s (from the confusion matrix, as ``sklearn.metrics`` averages them), the
+argmax's offsets :mod:`metro.argmax`'s; their names are importable from here too.
 
 **Multi-label** ``Y`` (an ``n x L`` indicator matrix). Each label's metric depends only on its own
 label's cells, and both averages weigh them with constants, so the averaged metric is maximized by
@@ -24,11 +17,12 @@ one of two decision rules on the per-class margins ``m_c(x) = h_c(x) - threshold
   largest margin when none does. Both branches pick ``argmax_c m_c`` (when some margin is
   non-negative the largest one is), so this rule is the argmax of the thresholded margins.
 * ``"tuned"`` (the default): ``argmax_c (m_c + b_c)`` with per-class offsets ``b`` chosen for the
-  averaged metric by coordinate ascent (:func:`tune_offsets`) on the pooled out-of-fold margins of
-  the per-class fits (each row's margin for class c comes from class c's fold model that did not
-  see it). An offset on a log-probability is a weight on the probability, so this is the weighted
-  argmax of the plug-in literature. It starts from ``b = 0`` (the ``"ovr"`` rule) and only
-  moves when the pooled held-out metric improves, so on the rows it was tuned on it is never worse.
+  averaged metric by coordinate ascent (:func:`metro.argmax.tune_offsets`) on the pooled
+  out-of-fold margins of the per-class fits (each row's margin for class c comes from class c's
+  fold model that did not see it). An offset on a log-probability is a weight on the
+  probability, so this is the weighted argmax of the plug-in literature. It starts from
+  ``b = 0`` (the ``"ovr"`` rule) and only moves when the pooled held-out metric improves, so on
+  the rows it was tuned on it is never worse.
   Without folds (a holdout, ``cv=None`` or more than 20,000 rows) there are no pooled margins and
   the rule is ``"ovr"``; ``decision_rule_`` says which rule was used.
 
@@ -86,6 +80,17 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from metro.argmax import DECISION_RULES, DEFAULT_DECISION, predict_argmax, tune_offsets
+from metro.averaging import (
+    AVERAGES,
+    PER_LABEL_METRICS,
+    averaged_score,
+    check_average,
+    class_cells,
+    label_cells,
+    per_class_scores,
+    sklearn_average,
+)
 from metro.datasets import float32_features, label_array, strata
 from metro.metrics import MetricSpec, canonical_preset, get_metric
 from metro.model_selection import stratified_folds
@@ -123,217 +128,10 @@ __all__ = [
     "tune_offsets",
 ]
 
-AVERAGES: tuple[str, ...] = ("macro", "weighted")
-DECISION_RULES: tuple[str, ...] = ("tuned", "ovr")
-DEFAULT_DECISION = "tuned"
-# Presets that are a ratio of one class's cells and that sklearn averages over classes.
-PER_LABEL_METRICS: tuple[str, ...] = ("f1", "f_beta", "jaccard", "precision", "recall")
 MIN_POSITIVES = 2
-MAX_ROUNDS = 20
-N_STARTS = 8
-
-
-# -- the metric algebra, from the confusion matrix ---------------------------------------------
-
-
-def class_cells(y_true: Any, y_pred: Any, n_classes: int) -> np.ndarray:
-    """Per-class one-vs-rest counts ``[C, 4]`` (tp, fp, fn, tn) of class indices in [0, C)."""
-    t = np.asarray(y_true, dtype=np.int64).ravel()
-    p = np.asarray(y_pred, dtype=np.int64).ravel()
-    if t.shape != p.shape:
-        raise ValueError(f"y_true has {t.size} labels but y_pred has {p.size}")
-    cm = np.bincount(t * n_classes + p, minlength=n_classes * n_classes).reshape(
-        n_classes, n_classes
-    )  # rows: true, columns: predicted
-    tp = np.diag(cm)
-    fp = cm.sum(axis=0) - tp
-    fn = cm.sum(axis=1) - tp
-    tn = t.size - tp - fp - fn
-    return np.stack([tp, fp, fn, tn], axis=1).astype(np.float64)
-
-
-def label_cells(Y_true: Any, Y_pred: Any) -> np.ndarray:
-    """Per-label counts ``[L, 4]`` (tp, fp, fn, tn) of two ``n x L`` indicator matrices."""
-    t = np.asarray(Y_true).astype(bool)
-    p = np.asarray(Y_pred).astype(bool)
-    if t.shape != p.shape or t.ndim != 2:
-        raise ValueError(f"Y_true {t.shape} and Y_pred {p.shape} must be equal n x L matrices")
-    tp = (t & p).sum(axis=0)
-    fp = (~t & p).sum(axis=0)
-    fn = (t & ~p).sum(axis=0)
-    tn = t.shape[0] - tp - fp - fn
-    return np.stack([tp, fp, fn, tn], axis=1).astype(np.float64)
-
-
-def per_class_scores(spec: MetricSpec, cells: np.ndarray) -> np.ndarray:
-    """The metric (natural orientation) of every row of ``cells [..., 4]`` (counts or fractions);
-    0/0 scores the spec's ``zero_division``, as in ``sklearn.metrics``."""
-    return spec.scores_of_cells(cells)
-
-
-def _weights(cells: np.ndarray, average: str) -> np.ndarray:
-    n_classes = cells.shape[-2]
-    if average == "macro":
-        return np.full(n_classes, 1.0 / n_classes)
-    if average == "weighted":
-        support = cells[..., 0] + cells[..., 2]  # tp + fn: the true rows of each class
-        total = support.sum(axis=-1, keepdims=True)
-        # No true row of any class: sklearn's weighted mean falls back to the plain mean.
-        return np.asarray(
-            np.where(total > 0, support / np.where(total > 0, total, 1.0), 1.0 / n_classes)
-        )
-    raise ValueError(_average_message(average))
-
-
-def averaged_score(spec: MetricSpec, cells: np.ndarray, average: str) -> float | np.ndarray:
-    """The ``average`` of the per-class metrics of ``cells [..., C, 4]``."""
-    cells = np.asarray(cells, dtype=np.float64)
-    scores = per_class_scores(spec, cells)
-    out = np.sum(scores * _weights(cells, average), axis=-1)
-    return float(out) if np.ndim(out) == 0 else np.asarray(out)
-
-
-def sklearn_average(
-    spec: MetricSpec, cells: np.ndarray, average: str, *, target: str = "multiclass"
-) -> float:
-    """The ``average`` of the per-class metrics of ``cells [C, 4]`` over the classes
-    ``sklearn.metrics`` averages: for a multi-class target, those present in the true or the
-    predicted labels (a class with no row and no prediction is left out, as sklearn does);
-    every label for a multi-label one."""
-    cells = np.asarray(cells, dtype=np.float64)
-    if target == "multiclass":
-        cells = cells[cells[:, 0] + cells[:, 1] + cells[:, 2] > 0]
-    return float(averaged_score(spec, cells, average))
-
-
-def predict_argmax(margins: np.ndarray, offsets: np.ndarray | None = None) -> np.ndarray:
-    """Class indices ``argmax_c (margins[:, c] + offsets[c])`` (ties: the first class)."""
-    m = np.asarray(margins, dtype=np.float64)
-    if offsets is not None:
-        m = m + np.asarray(offsets, dtype=np.float64)
-    return np.asarray(np.argmax(m, axis=1))
-
-
-def _best_offset(
-    scores: np.ndarray, y: np.ndarray, offsets: np.ndarray, c: int, spec: MetricSpec, average: str
-) -> tuple[float, float]:
-    """The offset of class ``c`` that maximizes the averaged metric with the others fixed, over
-    every distinct decision (exact), and the metric there: (offset, score)."""
-    n, n_classes = scores.shape
-    shifted = scores + offsets
-    others = shifted.copy()
-    others[:, c] = -np.inf
-    rival = np.argmax(others, axis=1)  # what each row gets when it is not given to c
-    # Row i goes to c exactly when offsets[c] > t[i].
-    t = others[np.arange(n), rival] - scores[:, c]
-    order = np.argsort(t, kind="stable")
-    t_sorted, y_sorted, r_sorted = t[order], y[order], rival[order]
-    onehot_true = np.eye(n_classes, dtype=np.float64)[y_sorted]
-    onehot_rival = np.eye(n_classes, dtype=np.float64)[r_sorted]
-    base = class_cells(y, rival, n_classes)  # nobody given to c
-    # after the first k sorted rows are given to c: cumulative changes, k = 0..n
-    hit = np.r_[0.0, np.cumsum(y_sorted == c)]  # c gains a tp
-    miss = np.r_[0.0, np.cumsum(y_sorted != c)]  # c gains a fp
-    lost_tp = np.vstack([np.zeros(n_classes), np.cumsum(onehot_rival * onehot_true, axis=0)])
-    lost_fp = np.vstack([np.zeros(n_classes), np.cumsum(onehot_rival * (1 - onehot_true), axis=0)])
-    tp = base[:, 0] - lost_tp
-    fp = base[:, 1] - lost_fp
-    tp[:, c] = base[c, 0] + hit
-    fp[:, c] = base[c, 1] + miss
-    support = base[:, 0] + base[:, 2]
-    fn = support - tp
-    tn = n - tp - fp - fn
-    cells = np.stack([tp, fp, fn, tn], axis=-1)  # [n + 1, C, 4]
-    objective = np.asarray(averaged_score(spec, cells, average))
-    # only cuts between distinct t values are reachable
-    valid = np.r_[True, t_sorted[1:] > t_sorted[:-1], True]
-    objective = np.where(valid, objective, -np.inf)
-    k = int(np.argmax(objective))
-    spread = max(1.0, float(t_sorted[-1] - t_sorted[0]))
-    if k == 0:
-        value = float(t_sorted[0]) - spread
-    elif k == n:
-        value = float(t_sorted[-1]) + spread
-    else:
-        value = 0.5 * float(t_sorted[k - 1] + t_sorted[k])
-    return value, float(objective[k])
-
-
-def tune_offsets(
-    scores: Any,
-    y: Any,
-    *,
-    spec: MetricSpec,
-    average: str = "macro",
-    n_starts: int = N_STARTS,
-    max_rounds: int = MAX_ROUNDS,
-) -> tuple[np.ndarray, float]:
-    """Per-class offsets ``b`` for the rule ``argmax_c (scores[:, c] + b_c)`` that maximize the
-    averaged metric of ``y`` (class indices), by coordinate ascent: each step sets one class's
-    offset to its exact best with the others fixed (:func:`_best_offset`), taken only when it
-    strictly improves; rounds over the classes stop when none does. The ascent starts from
-    ``b = 0`` (the ``"ovr"`` rule) and from ``n_starts - 1`` random offsets (seeded, at the scale
-    of the scores' spread), as it can stop at a local optimum; the best end point is kept (ties:
-    the earliest start, so ``b = 0`` when nothing beats it). Returns (offsets, score)."""
-    s = np.asarray(scores, dtype=np.float64)
-    t = np.asarray(y, dtype=np.int64)
-    if s.ndim != 2 or s.shape[0] != t.size or s.shape[1] < 2:
-        raise ValueError(f"scores must be n x C with C >= 2 and n = len(y); got {s.shape}")
-    if t.size == 0 or t.min() < 0 or t.max() >= s.shape[1]:
-        raise ValueError("y must hold class indices in [0, C)")
-    if not np.all(np.isfinite(s)):
-        raise ValueError("scores must be finite")
-    check_average(average)
-    if n_starts < 1:
-        raise ValueError("n_starts must be at least 1")
-    n_classes = s.shape[1]
-    rng = np.random.default_rng(0)
-    scale = float(np.std(s)) or 1.0
-    starts: list[np.ndarray] = [np.zeros(n_classes)] + [
-        np.asarray(rng.normal(scale=scale, size=n_classes)) for _ in range(n_starts - 1)
-    ]
-
-    def score_of(b: np.ndarray) -> float:
-        return float(averaged_score(spec, class_cells(t, predict_argmax(s, b), n_classes), average))
-
-    found: tuple[float, np.ndarray] | None = None
-    for b in starts:
-        best = score_of(b)
-        for _ in range(max_rounds):
-            improved = False
-            for c in range(n_classes):
-                value, _ = _best_offset(s, t, b, c, spec, average)
-                # Scored as predict_argmax decides: between two margins an ulp apart the cut's
-                # midpoint can round onto one of them, and the step's own count was then a row
-                # the rule does not move (a score claimed above what the offsets give).
-                trial = b.copy()
-                trial[c] = value
-                score = score_of(trial)
-                if score > best + 1e-12:
-                    b, best, improved = trial, score, True
-            if not improved:
-                break
-        if found is None or best > found[0] + 1e-12:
-            found = (best, b)
-    assert found is not None
-    return found[1], found[0]
 
 
 # -- validation -----------------------------------------------------------------------------------
-
-
-def _average_message(average: Any) -> str:
-    return (
-        f"average={average!r} is not supported; use one of {', '.join(map(repr, AVERAGES))} "
-        "(or None for binary y). 'micro' and 'samples' are not trained for yet: micro-F1 pools "
-        "the cells of all classes, which couples them (multi-class micro-F1 is accuracy)"
-    )
-
-
-def check_average(average: Any) -> str:
-    if average not in AVERAGES:
-        raise ValueError(_average_message(average))
-    return str(average)
 
 
 def _per_label_spec(est: MetroClassifier) -> MetricSpec:

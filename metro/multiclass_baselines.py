@@ -28,9 +28,10 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.multiclass import type_of_target
 
+from metro.argmax import predict_argmax, tune_offsets
+from metro.averaging import check_average
 from metro.constraints import get_constraints
 from metro.metrics import MetricSpec, get_metric
-from metro.multiclass import check_average, predict_argmax, tune_offsets
 from metro.thresholds import best_constrained_threshold, best_threshold
 
 __all__ = ["OvRThresholdClassifier", "PlainLogistic", "TunedArgmaxLogistic"]

@@ -55,21 +55,14 @@ from core.job_spec import (
     metric_average,
 )
 from core.records import ChoiceWarning, MetricRecord, RepeatChoice
+from metro.averaging import class_cells, label_cells, per_class_scores, sklearn_average
 from metro.constraints import get_constraints
 from metro.datasets import MultiTargetDataset, stratify_key
 from metro.experiment import (
     TEST_FRACTION,  # a binary job's test share too
     repeat_seed,
 )
-from metro.multiclass import (
-    MIN_POSITIVES,
-    check_class_rows,
-    class_cells,
-    class_margins,
-    label_cells,
-    per_class_scores,
-    sklearn_average,
-)
+from metro.multiclass import MIN_POSITIVES, check_class_rows, class_margins
 from metro.multiclass_baselines import (
     OvRThresholdClassifier,
     PlainLogistic,

@@ -38,13 +38,13 @@ from core.records import (  # noqa: F401 - re-exported: the API's schemas
     Split,
 )
 from core.states import JobState
+from metro.averaging import PER_LABEL_METRICS
 from metro.baselines import BASELINES
 from metro.constraints import Constraint
 from metro.datasets import MAX_CLASSES, DataError, check_ignore_columns, check_label_columns
 from metro.experiment import MAX_REPEATS
 from metro.metrics import PRESET_ALIASES, PRESET_NAMES, MetricSpec, preset_options
 from metro.models import ModelSpec
-from metro.multiclass import PER_LABEL_METRICS
 from metro.options import Option, option_of
 from metro.search.config import SearchConfig
 from metro.surrogates import SURROGATES, surrogate_options

@@ -763,7 +763,8 @@ def test_an_unknown_field_of_a_metric_is_named_against_the_form_its_required_fie
     # A misspelt field is named with the one it most likely meant; one like none, alone.
     misspelt = {**spec, "metric": {"preset": "f1"}, "serach": {}, "search": {"n_lambda": 5}}
     assert unknown_fields(misspelt) == [
-        "serach (did you mean 'search'?)", "search.n_lambda (did you mean 'n_lambdas'?)"
+        "serach (did you mean 'search'?)",
+        "search.n_lambda (did you mean 'n_lambdas'?)",
     ]
     coefficients = {"alpha": [1, 0, 0, 0], "beta": [1, 1, 0, 0], "name": "x", "bogus": 1}
     assert unknown_fields({**spec, "metric": coefficients}) == ["metric.bogus"]

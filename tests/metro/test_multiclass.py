@@ -1,81 +1,24 @@
-from __future__ import annotations
+"""Averaged fits (metro.multiclass): the estimator with average=, per class and multinomial.
+The metric algebra is tests/metro/test_averaging.py's, the argmax's offsets test_argmax.py's."""
 
-import itertools
+from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 from sklearn.datasets import load_iris, make_classification, make_multilabel_classification
-from sklearn.metrics import f1_score, fbeta_score, jaccard_score, precision_score, recall_score
+from sklearn.metrics import f1_score, recall_score
 
 from metro import MetroClassifier, get_metric, load_classifier
-from metro.multiclass import (
-    averaged_score,
-    class_cells,
-    label_cells,
-    multinomial_model,
-    predict_argmax,
-    resolve_multiclass,
-    sklearn_average,
-    stacked_model,
-    tune_offsets,
-)
+from metro.argmax import tune_offsets
+from metro.averaging import class_cells
+from metro.multiclass import multinomial_model, resolve_multiclass, stacked_model
 from metro.search.base import FEW_TRUE_POSITIVES, MetroFitWarning, WarningCode
 
 FAST = {"max_iter": 60}
 # One METRO search per class: what the tests up to the multinomial section are about.
 SMALL = {"n_lambdas": 5, "refine": "off", "training": FAST, "multiclass": "per_class"}
-
-SKLEARN = {
-    "f1": lambda t, p, a: f1_score(t, p, average=a, zero_division=0),
-    "jaccard": lambda t, p, a: jaccard_score(t, p, average=a, zero_division=0),
-    "precision": lambda t, p, a: precision_score(t, p, average=a, zero_division=0),
-    "recall": lambda t, p, a: recall_score(t, p, average=a, zero_division=0),
-}
-
-
-# -- the metric algebra against scikit-learn ------------------------------------------------------
-
-
-@pytest.mark.parametrize("metric", sorted(SKLEARN))
-@pytest.mark.parametrize("average", ["macro", "weighted"])
-@pytest.mark.parametrize("seed", range(4))
-def test_multiclass_average_matches_sklearn(metric, average, seed):
-    rng = np.random.default_rng(seed)
-    k = int(rng.integers(3, 7))
-    t = rng.integers(0, k, 80)
-    t[:k] = np.arange(k)  # every class is present in y_true
-    p = np.where(rng.random(80) < 0.5, t, rng.integers(0, k, 80))
-    spec = get_metric(metric)
-    ours = averaged_score(spec, class_cells(t, p, k), average)
-    assert ours == pytest.approx(SKLEARN[metric](t, p, average))
-
-
-@pytest.mark.parametrize("metric", sorted(SKLEARN))
-@pytest.mark.parametrize("average", ["macro", "weighted"])
-def test_multilabel_average_matches_sklearn(metric, average):
-    rng = np.random.default_rng(1)
-    T = rng.integers(0, 2, (60, 5))
-    P = np.where(rng.random((60, 5)) < 0.6, T, 1 - T)
-    P[:, 4] = 0  # a label never predicted: 0/0 precision scores zero_division, as in sklearn
-    ours = averaged_score(get_metric(metric), label_cells(T, P), average)
-    assert ours == pytest.approx(SKLEARN[metric](T, P, average))
-
-
-@pytest.mark.parametrize("metric", sorted(SKLEARN))
-def test_weighted_average_without_a_true_row_is_sklearns_plain_mean(metric):
-    """Every label all 0: sklearn's support weights are all 0, and it takes the plain mean (of
-    each label's zero_division where 0/0); this took a weighted sum of 0."""
-    T = np.zeros((30, 3), dtype=int)
-    P = (np.arange(90).reshape(30, 3) % 4 == 0).astype(int)
-    for zero_division in (0, 1):
-        spec = get_metric(metric, zero_division=zero_division)
-        ours = averaged_score(spec, label_cells(T, P), "weighted")
-        theirs = {"f1": f1_score, "jaccard": jaccard_score, "precision": precision_score,
-                  "recall": recall_score}[metric](T, P, average="weighted",
-                                                  zero_division=zero_division)  # fmt: skip
-        assert ours == pytest.approx(theirs), zero_division
 
 
 def test_recall_averaged_over_labels_is_trained():
@@ -84,112 +27,6 @@ def test_recall_averaged_over_labels_is_trained():
     assert clf.fit(X, Y).score(X, Y) == pytest.approx(
         recall_score(Y, clf.predict(X), average="macro")
     )
-
-
-def test_f_beta_per_label_matches_sklearn():
-    rng = np.random.default_rng(2)
-    t, p = rng.integers(0, 4, 100), rng.integers(0, 4, 100)
-    spec = get_metric("f_beta", beta=0.5)
-    ours = averaged_score(spec, class_cells(t, p, 4), "macro")
-    assert ours == pytest.approx(fbeta_score(t, p, beta=0.5, average="macro"))
-
-
-def test_class_cells_are_the_one_vs_rest_cells():
-    t = np.array([0, 0, 1, 2, 2, 2])
-    p = np.array([0, 1, 1, 2, 0, 2])
-    cells = class_cells(t, p, 3)
-    for c in range(3):
-        tc, pc = t == c, p == c
-        expected = [(tc & pc).sum(), (~tc & pc).sum(), (tc & ~pc).sum(), (~tc & ~pc).sum()]
-        assert cells[c].tolist() == expected
-    assert cells.sum(axis=1).tolist() == [6, 6, 6]
-
-
-# -- decision rules ---------------------------------------------------------------------------
-
-
-def test_ovr_rule_is_largest_positive_margin_else_largest_margin():
-    margins = np.array(
-        [
-            [0.5, 2.0, -1.0],  # two positives: the larger
-            [-3.0, -0.5, -2.0],  # none positive: the largest margin
-            [-1.0, -1.0, 0.0],  # one positive
-        ]
-    )
-    assert predict_argmax(margins).tolist() == [1, 1, 2]
-    assert predict_argmax(margins, np.array([0.0, 0.0, 10.0])).tolist() == [2, 2, 2]
-
-
-def _macro(scores, y, b, k):
-    return averaged_score(get_metric("f1"), class_cells(y, predict_argmax(scores, b), k), "macro")
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_one_offset_step_is_exact_against_brute_force(seed):
-    # with the others fixed, the tuner's best offset for a class is the best over every offset
-    from metro.multiclass import _best_offset
-
-    rng = np.random.default_rng(seed)
-    k, n = 3, 15
-    y = rng.integers(0, k, n)
-    scores = rng.normal(size=(n, k)) + 0.8 * np.eye(k)[y]
-    b = rng.normal(scale=0.3, size=k)
-    spec = get_metric("f1")
-    for c in range(k):
-        value, best = _best_offset(scores, y, b, c, spec, "macro")
-        trial = b.copy()
-        trial[c] = value
-        assert _macro(scores, y, trial, k) == pytest.approx(best)
-        brute = []
-        for v in np.linspace(-6, 6, 2401):
-            trial[c] = v
-            brute.append(_macro(scores, y, trial, k))
-        assert best == pytest.approx(max(brute))
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_tuned_offsets_reach_the_grid_oracle_on_tiny_cases(seed):
-    rng = np.random.default_rng(seed)
-    k, n = 3, 12
-    y = np.r_[np.arange(k), rng.integers(0, k, n - k)]
-    scores = rng.normal(size=(n, k)) + 0.5 * np.eye(k)[y]
-    offsets, tuned = tune_offsets(scores, y, spec=get_metric("f1"))
-    assert tuned == pytest.approx(_macro(scores, y, offsets, k))
-    assert tuned >= _macro(scores, y, np.zeros(k), k)  # never worse than the "ovr" rule
-    grid = np.linspace(-3, 3, 41)
-    oracle = max(
-        _macro(scores, y, np.array([0.0, a, c]), k) for a, c in itertools.product(grid, grid)
-    )
-    assert tuned >= oracle - 1e-12
-
-
-def test_offsets_stay_zero_where_nothing_beats_the_plain_argmax():
-    """The plain argmax is already right on every row: every start ties, and the offsets are
-    the first start's, zero (another start's offsets would move predictions on new rows for
-    nothing)."""
-    scores = np.vstack([2 * np.eye(3), 2 * np.eye(3)])
-    offsets, score = tune_offsets(scores, np.array([0, 1, 2, 0, 1, 2]), spec=get_metric("f1"))
-    np.testing.assert_array_equal(offsets, np.zeros(3))
-    assert score == pytest.approx(1.0)
-
-
-@pytest.mark.parametrize("average", ["macro", "weighted"])
-def test_a_class_with_no_rows_and_no_predictions_is_left_out_as_sklearn_leaves_it(average):
-    """A split without class 2, which nothing predicts: scikit-learn averages over the labels
-    present (F1 1.0 here), as the job's reported figures must."""
-    y = np.array([0, 0, 1, 1])
-    cells = class_cells(y, y, 3)
-    got = sklearn_average(get_metric("f1"), cells, average)
-    assert got == pytest.approx(f1_score(y, y, average=average)) and got == pytest.approx(1.0)
-
-
-def test_tune_offsets_validates():
-    with pytest.raises(ValueError, match="n x C"):
-        tune_offsets(np.zeros((3, 1)), np.zeros(3), spec=get_metric("f1"))
-    with pytest.raises(ValueError, match="class indices"):
-        tune_offsets(np.zeros((3, 2)), np.array([0, 1, 2]), spec=get_metric("f1"))
-    with pytest.raises(ValueError, match="average='micro'"):
-        tune_offsets(np.zeros((3, 2)), np.array([0, 1, 1]), spec=get_metric("f1"), average="micro")
 
 
 # -- the estimator ------------------------------------------------------------------------------
@@ -425,22 +262,6 @@ def test_classes_smaller_than_every_fold_are_refused_naming_cv():
     with pytest.raises(ValueError, match=words + r"\(the largest has 4\): set cv to at most 4"):
         clf.fit(X, y)
     assert clf.set_params(cv=4).fit(X, y).classes_.tolist() == list(range(10))
-
-
-def test_tuned_offsets_score_what_the_argmax_with_them_decides():
-    """On margins with near-ties (rounded to two decimals, as a low-precision export gives) the
-    coordinate ascent claimed steps the argmax does not make: 3 of 20 such cases scored below
-    the returned score."""
-    spec = get_metric("f1").resolve(np.array([0, 1]))
-    for trial in range(20):
-        rng = np.random.default_rng(2 * trial + 1)
-        y = rng.integers(0, 4, size=300)
-        margins = np.round(rng.normal(size=(300, 4)).astype(np.float32) + np.eye(4)[y], 2)
-        offsets, claimed = tune_offsets(margins, y, spec=spec, average="macro")
-        decided = class_cells(y, predict_argmax(margins, offsets), 4)
-        assert claimed == averaged_score(spec, decided, "macro"), trial
-        # never below the rule it starts from (b = 0)
-        assert claimed >= averaged_score(spec, class_cells(y, predict_argmax(margins), 4), "macro")
 
 
 def test_a_weighted_multilabel_fit_without_held_out_rows_weighs_its_labels():

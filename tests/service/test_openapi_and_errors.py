@@ -25,8 +25,8 @@ def test_every_enum_is_declared_once(client):
     all reference, so that a client generated from the document has one type for it. Metric
     preset names are the exception: the service takes them in any case, so they are strings
     whose documented values are listed where they are taken (a metric and a constraint)."""
+    from metro.averaging import AVERAGES
     from metro.metrics import PRESET_NAMES
-    from metro.multiclass import AVERAGES
 
     spec = client.get("/openapi.json").json()
     schemas = spec["components"]["schemas"]
