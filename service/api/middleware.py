@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import HTTPException
 from python_multipart.multipart import parse_options_header
+from starlette.datastructures import MutableHeaders
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -131,6 +132,24 @@ def _close_unread(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes
     return []
 
 
+def private_answer(send: Send) -> Send:
+    """``send`` for an answer to a tenant's key: one no shared cache may keep or give to another
+    request (``Cache-Control: private``; ``Vary: Authorization`` for a cache that ignores that),
+    and that the tenant's own cache revalidates each time (``no-cache``, by the ETag where the
+    answer has one). A proxy keying its cache on the URL alone gave one tenant's model file or
+    manifest to whoever asked next. A route's own Cache-Control stands."""
+
+    async def with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = MutableHeaders(scope=message)
+            if "cache-control" not in headers:
+                headers["Cache-Control"] = "private, no-cache"
+            headers.add_vary_header("Authorization")
+        await send(message)
+
+    return with_headers
+
+
 class RequireKeyMiddleware:
     """Answer 401 to a request to the API (``/v1/``) whose bearer key is missing or not valid,
     before anything reads its body: FastAPI reads and parses the body before it runs a route's
@@ -174,7 +193,7 @@ class RequireKeyMiddleware:
                 return
             if principal is not None:
                 scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
-                await self.app(scope, receive, send)
+                await self.app(scope, receive, private_answer(send))
                 return
             if not self._needs_key(scope):  # no such operation: its 404 or 405 as for anyone
                 await self.app(scope, receive, send)

@@ -60,6 +60,22 @@ def test_download_safetensors_and_onnx(client, tenant, add_model):
     )
     assert r.status_code == 200 and r.content == (m["dir"] / "model.onnx").read_bytes()
     assert r.content[:2] != b"" and len(r.content) > 100
+    assert r.headers["etag"] == f'"{hashlib.sha256(r.content).hexdigest()}"'
+
+
+@pytest.mark.parametrize("format", ["safetensors", "onnx"])
+def test_a_download_the_client_holds_is_not_sent_again(client, tenant, add_model, format):
+    """The answer carried an ETag (and Cache-Control: no-cache asks a client's cache to
+    revalidate), but If-None-Match naming it sent the whole file again."""
+    m = add_model(tenant, onnx=True)
+    path, params = f"/v1/models/{m['id']}/download", {"format": format}
+    etag = client.get(path, params=params, headers=tenant.headers).headers["etag"]
+    for given in (etag, f"W/{etag}", f'"other", {etag}', "*"):
+        r = client.get(path, params=params, headers={**tenant.headers, "If-None-Match": given})
+        assert r.status_code == 304 and r.content == b"", given
+        assert r.headers["etag"] == etag
+    other = client.get(path, params=params, headers={**tenant.headers, "If-None-Match": '"x"'})
+    assert other.status_code == 200 and other.headers["etag"] == etag
 
 
 def test_download_failures(client, tenant, add_model):

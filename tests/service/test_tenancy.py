@@ -42,6 +42,24 @@ def test_owner_can_reach_everything(client, victim):
         assert r.status_code == 200, (path, r.text)
 
 
+def test_a_tenants_answers_are_no_shared_caches_to_keep(client, victim):
+    """Without Cache-Control or Vary, a proxy that caches by URL alone could give a tenant's
+    model file or manifest to the next request for that URL, with another key or none. The
+    download keeps its ETag, for the tenant's own cache to revalidate."""
+    paths = [path for method, path, _ in _routes(victim) if method == "GET"]
+    for path in [*paths, "/v1/jobs", "/v1/datasets", "/v1/models"]:
+        r = client.get(path, headers=victim["owner"].headers)
+        assert r.status_code == 200, (path, r.text)
+        assert r.headers["cache-control"] == "private, no-cache", path
+        assert "Authorization" in r.headers["vary"], path
+    download = client.get(f"/v1/models/{victim['model']}/download", headers=victim["owner"].headers)
+    again = client.get(
+        f"/v1/models/{victim['model']}/download",
+        headers={**victim["owner"].headers, "If-None-Match": download.headers["etag"]},
+    )
+    assert again.status_code == 304 and again.headers["cache-control"] == "private, no-cache"
+
+
 def test_other_tenant_gets_404_on_every_route(client, victim, other_tenant):
     for method, path, body in _routes(victim):
         r = client.request(method, path, json=body, headers=other_tenant.headers)

@@ -134,6 +134,10 @@ def delete_model(
                 "application/onnx": {"schema": {"type": "string", "format": "binary"}},
             },
         },
+        304: {
+            "description": "Not modified: If-None-Match named the file's ETag (its SHA-256), "
+            "which the client's copy then is"
+        },
         **problem_responses(401, 404, 422),
     },
 )
@@ -159,8 +163,12 @@ def download_model(
     headers = {
         "Content-Disposition": f'attachment; filename="model-{model_id}{name[name.index(".") :]}"'
     }
-    if format == "safetensors":
-        headers["ETag"] = f'"{model.sha256}"'
+    if recorded:
+        headers["ETag"] = f'"{recorded}"'
+        if _matches(request.headers.get("if-none-match"), headers["ETag"]):
+            # The client holds these bytes (its cache revalidates: the answer is private,
+            # no-cache): nothing to send, as RFC 9110 13.1.2 answers a GET.
+            return Response(status_code=304, headers=headers)
     # HEAD: the GET's headers, the file neither read nor hashed (so not checked against its
     # digest either: the ETag is the recorded one; a GET of damaged bytes is still the 500).
     head = getattr(request.state, "head", False)
@@ -179,6 +187,15 @@ def download_model(
         crud.get_model(session, principal.tenant_id, model_id)
         raise artifacts.ArtifactError(f"model {model_id}: {exc}") from None
     return StreamingResponse(chunks, media_type=media_type, headers=headers)
+
+
+def _matches(if_none_match: str | None, etag: str) -> bool:
+    """Whether an If-None-Match field names ``etag`` (weakly compared, as a GET's is) or is
+    ``*``."""
+    if not if_none_match:
+        return False
+    tags = [tag.strip().removeprefix("W/") for tag in if_none_match.split(",")]
+    return "*" in tags or etag in tags
 
 
 @router.post(

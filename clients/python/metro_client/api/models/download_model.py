@@ -1,6 +1,6 @@
 from http import HTTPStatus
 from io import BytesIO
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 from uuid import UUID
 
@@ -40,11 +40,15 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> File | Problem | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | File | Problem | None:
     if response.status_code == 200:
         response_200 = File(payload=BytesIO(response.content))
 
         return response_200
+
+    if response.status_code == 304:
+        response_304 = cast(Any, None)
+        return response_304
 
     if response.status_code == 400:
         response_400 = Problem.from_dict(response.json())
@@ -82,7 +86,9 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[File | Problem]:
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Any | File | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -96,7 +102,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     format_: DownloadFormat | Unset = "safetensors",
-) -> Response[File | Problem]:
+) -> Response[Any | File | Problem]:
     """Download the model file
 
     Args:
@@ -108,7 +114,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[File | Problem]
+        Response[Any | File | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -128,7 +134,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     format_: DownloadFormat | Unset = "safetensors",
-) -> File | Problem | None:
+) -> Any | File | Problem | None:
     """Download the model file
 
     Args:
@@ -140,7 +146,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        File | Problem
+        Any | File | Problem
     """
 
     return sync_detailed(
@@ -155,7 +161,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     format_: DownloadFormat | Unset = "safetensors",
-) -> Response[File | Problem]:
+) -> Response[Any | File | Problem]:
     """Download the model file
 
     Args:
@@ -167,7 +173,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[File | Problem]
+        Response[Any | File | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -185,7 +191,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     format_: DownloadFormat | Unset = "safetensors",
-) -> File | Problem | None:
+) -> Any | File | Problem | None:
     """Download the model file
 
     Args:
@@ -197,7 +203,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        File | Problem
+        Any | File | Problem
     """
 
     return (
