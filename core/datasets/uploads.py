@@ -78,10 +78,14 @@ def stage_upload(
     then keeps it (:class:`core.datasets.storage.UploadStore`) or removes it.
     """
     fmt = file_format(filename)
-    Path(staging_dir).mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
     size = 0
-    fd, tmp_name = tempfile.mkstemp(dir=staging_dir, prefix=".upload-", suffix=fmt)
+    try:
+        # A file system without a free inode refuses the file itself: the 507 too, not a 500.
+        Path(staging_dir).mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=staging_dir, prefix=".upload-", suffix=fmt)
+    except OSError as exc:
+        raise (no_room(exc, "this upload") or exc) from None
     try:
         with os.fdopen(fd, "wb") as out:
             while chunk := source.read(_CHUNK):

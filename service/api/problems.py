@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
 from core.db.errors import DATABASE_UNAVAILABLE, is_disk_full, is_lock_conflict
-from core.errors import InvalidInputError, ServiceError
+from core.errors import InvalidInputError, ServiceError, no_room
 from service.schemas.common import UNION_TAGS
 
 logger = logging.getLogger("service.api")
@@ -356,6 +356,12 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        full = no_room(exc.__cause__, "this request's body") if exc.status_code == 400 else None
+        if full is not None:
+            # The body spooled to a full temporary directory (TMPDIR) as it was read: FastAPI's
+            # 400 "error parsing the body" blamed the client, and nothing was logged.
+            logger.warning("no room to read the body of %s %s", request.method, request.url.path)
+            return problem(request, full.status, full.slug, full.title, str(full))
         unreadable = _json_python_cannot_read(exc)
         if unreadable is not None:  # well-formed JSON: a 422 naming what, as other bad JSON
             title = _VALIDATION_TITLES.get(_route_name(request) or "", "Invalid request")

@@ -87,20 +87,32 @@ def test_upload_over_the_cap_is_413_and_leaves_nothing(client, tenant, settings,
     assert not tenant_dir.exists() or list(tenant_dir.iterdir()) == []
 
 
-@pytest.mark.parametrize("where", ["staging", "store"])
+@pytest.mark.parametrize("where", ["spool", "inodes", "staging", "store"])
 def test_an_upload_to_a_full_disk_is_507_and_leaves_nothing(
     client, tenant, service_dirs, monkeypatch, where
 ):
     """A full upload disk answered 500 "an unexpected error occurred", which a client cannot
-    tell from a bug: a 507 saying the server's storage is full, and nothing kept."""
+    tell from a bug: a 507 saying the server's storage is full, and nothing kept. A full
+    temporary directory, where the body spools as it is read, answered 400 "error parsing the
+    body"; a file system without a free inode for the staged file, a 500."""
     import errno
+    import tempfile
+
+    from starlette import formparsers
 
     from core.datasets import storage, uploads
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    if where == "staging":  # writing the bytes as they arrive
+    class FullSpool(tempfile.SpooledTemporaryFile):
+        write = full
+
+    if where == "spool":  # the body spooled to TMPDIR as the form is parsed
+        monkeypatch.setattr(formparsers, "SpooledTemporaryFile", FullSpool)
+    elif where == "inodes":  # the staged file cannot be made
+        monkeypatch.setattr(uploads.tempfile, "mkstemp", full)
+    elif where == "staging":  # writing the bytes as they arrive
         monkeypatch.setattr(uploads, "fsync_file", full)
     else:  # moving them into the store
         monkeypatch.setattr(storage.UploadStore, "keep", full)
