@@ -13,6 +13,7 @@ from fastapi_offline import FastAPIOffline
 
 from core.config import Settings, get_settings
 from core.datasets.fetch import system_resolver
+from core.datasets.uploads import remove_stale_staged, staging_dir
 from core.db.session import make_engine, make_sessionmaker
 from service.api.caches import ModelRefCache, PrincipalCache
 from service.api.middleware import (
@@ -53,6 +54,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         # The pool that runs sync routes and dependencies (anyio's default limiter, 40).
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.api_threads
+        # What a killed API process was receiving: nothing else removes it.
+        remove_stale_staged(staging_dir(settings))
         yield
         engine.dispose()
 

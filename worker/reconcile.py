@@ -31,7 +31,7 @@ from sqlalchemy import func, select, text
 
 from core import store
 from core.db.base import db_now
-from core.db.models import Job
+from core.db.models import Job, Model
 from core.queue import JobQueue
 from core.states import JobState
 from core.workers import announce, forget
@@ -85,10 +85,21 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
                 else:
                     finished.append(str(job_id))
         session.commit()
-    # What the job's worker would have removed had it written the end itself (JobRun._drop_fits):
-    # its recorded fits and checkpoints serve resuming only, and a finished job never resumes.
+    # What the job's worker would have removed had it written the end itself (JobRun._drop_fits
+    # and _fail): its recorded fits and checkpoints serve resuming only, and a finished job never
+    # resumes; the model files an attempt saved, or half wrote when it was killed, belong to no
+    # model row (a job that registers one has succeeded) and stayed as long as the job did.
+    with ctx.session() as session:
+        with_models = {
+            str(job_id)
+            for job_id in session.scalars(
+                select(Model.job_id).where(Model.job_id.in_([uuid.UUID(j) for j in finished]))
+            )
+        } if finished else set()  # fmt: skip
     for job_id in finished:
         artifacts.remove_tree(ctx.settings.artifacts_uri, artifacts.fits_dir(job_id))
+        if job_id not in with_models:
+            artifacts.remove_tree(ctx.settings.artifacts_uri, artifacts.models_dir(job_id))
 
     live = queue.live_job_ids()
     with ctx.session() as session:

@@ -8,8 +8,10 @@ oversized or malformed upload never leaves a half-written dataset behind.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,14 @@ if TYPE_CHECKING:
 # The formats metro.data reads, by file name suffix.
 FORMATS = (".csv.gz", ".csv", ".parquet", ".pq", ".npz")
 _CHUNK = 1024 * 1024
+# Under METRO_UPLOAD_DIR: uploads being received and inspected, each a file named .upload-*.
+STAGING = ".staging"
+_STAGED_PREFIX = ".upload-"
+# A staged file untouched this long is no upload in progress (one is written as it arrives, then
+# inspected for seconds): an API process killed mid-upload left it.
+STALE_STAGED_SECONDS = 3600.0
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -83,7 +93,7 @@ def stage_upload(
     try:
         # A file system without a free inode refuses the file itself: the 507 too, not a 500.
         Path(staging_dir).mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=staging_dir, prefix=".upload-", suffix=fmt)
+        fd, tmp_name = tempfile.mkstemp(dir=staging_dir, prefix=_STAGED_PREFIX, suffix=fmt)
     except OSError as exc:
         raise (no_room(exc, "this upload") or exc) from None
     try:
@@ -108,6 +118,36 @@ def stage_upload(
             raise full from None
         raise
     return StoredUpload(path=Path(tmp_name), format=fmt, size_bytes=size, sha256=digest.hexdigest())
+
+
+def staging_dir(settings: Settings) -> Path:
+    """Where :func:`stage_upload` receives this server's uploads."""
+    return settings.upload_dir / STAGING
+
+
+def remove_stale_staged(
+    staging: Path, *, older_than_s: float = STALE_STAGED_SECONDS, now: float | None = None
+) -> int:
+    """Remove the staged files an API process killed mid-upload left in ``staging`` (nothing
+    else removes them: each held a whole upload, counted against no quota, until the disk was
+    full); only those untouched for ``older_than_s`` seconds, since other API processes may
+    share the directory and be receiving theirs. Returns how many were removed."""
+    cutoff = (time.time() if now is None else now) - older_than_s
+    removed = 0
+    try:
+        staged = list(Path(staging).glob(f"{_STAGED_PREFIX}*"))
+    except OSError:
+        return 0
+    for path in staged:
+        try:
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+        except OSError:  # gone meanwhile, or not ours to remove: the next sweep sees it
+            continue
+    if removed:
+        logger.warning("removed %d upload(s) left in %s by an interrupted upload", removed, staging)
+    return removed
 
 
 @dataclass(frozen=True)

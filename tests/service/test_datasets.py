@@ -775,3 +775,22 @@ def test_a_label_column_in_other_case_is_named_where_the_columns_shown_stop(clie
     assert r.status_code == 422, r.text
     assert "label column 'Plan' is not a column of dataset" in r.text
     assert "(did you mean 'plan'?)" in r.text
+
+
+def test_the_api_removes_what_killed_uploads_left_when_it_starts(settings, tmp_path):
+    """A staged upload of an API process killed mid-upload stayed on the uploads disk for good
+    (a whole upload each, counted against no quota)."""
+    from fastapi.testclient import TestClient
+
+    from core.datasets.uploads import STALE_STAGED_SECONDS, staging_dir
+    from service.main import create_app
+    from tests.core.datasets.test_uploads import staged_file
+
+    mine = settings.model_copy(update={"upload_dir": tmp_path})
+    staging = staging_dir(mine)
+    staging.mkdir(parents=True)
+    stale = staged_file(staging, ".upload-left.parquet", STALE_STAGED_SECONDS * 2)
+    fresh = staged_file(staging, ".upload-now.csv", 1)
+    with TestClient(create_app(mine)) as client:
+        assert client.get("/healthz").status_code == 200
+    assert not stale.exists() and fresh.exists()

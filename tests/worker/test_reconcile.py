@@ -108,12 +108,21 @@ def test_reconciler_requeues_fails_and_resends(make_cluster):
     root = ctx.settings.artifacts_uri
     for rel in fit.values():
         artifacts.put_bytes(root, rel, b"fit")
+    # And an attempt half wrote its model when it was killed: no model row names it.
+    saved = {j: f"{artifacts.model_path(uuid.UUID(j), 1)}/model.safetensors" for j in held}
+    for rel in saved.values():
+        artifacts.put_bytes(root, rel, b"half")
 
     queue = FakeQueue(live={waiting})
     counts = reconcile(ctx, queue)  # type: ignore[arg-type]
     assert counts == {"requeued": 1, "failed": 1, "cancelled": 1, "resent": 1}
     assert {j: artifacts.get_bytes(root, rel) for j, rel in fit.items()} == {
         lost: b"fit", spent: None, stopping: None, alive: b"fit",
+    }  # fmt: skip
+    # The ended jobs' model files went with them (they stayed until the job was deleted); the
+    # requeued job's next attempt and the live one's are theirs to settle.
+    assert {j: artifacts.get_bytes(root, rel) for j, rel in saved.items()} == {
+        lost: b"half", spent: None, stopping: None, alive: b"half",
     }  # fmt: skip
     assert sorted(queue.sent) == sorted([lost, orphan])
     assert queue.recovered == queue.sent

@@ -10,7 +10,13 @@ from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
 from sqlalchemy.orm import Session
 
 from core.datasets.storage import Kept, UploadStore
-from core.datasets.uploads import DatasetLimits, StoredUpload, inspect_upload, stage_upload
+from core.datasets.uploads import (
+    DatasetLimits,
+    StoredUpload,
+    inspect_upload,
+    stage_upload,
+    staging_dir,
+)
 from core.db.models import Dataset
 from core.errors import FieldError, InvalidInputError, StorageQuotaExceededError, no_room
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
@@ -26,8 +32,6 @@ from service.schemas.datasets import DatasetOut
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"], route_class=SessionScopedRoute)
 
 logger = logging.getLogger(__name__)
-
-_STAGING = ".staging"  # under METRO_UPLOAD_DIR: uploads being received and inspected
 
 
 def _quota_message(needed: int, quota: int) -> str:
@@ -137,7 +141,7 @@ def upload_dataset(
     staged = stage_upload(
         file.file,
         filename=file.filename or "",
-        staging_dir=settings.upload_dir / _STAGING,
+        staging_dir=staging_dir(settings),
         max_bytes=settings.max_upload_bytes,
     )
     try:
