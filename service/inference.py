@@ -19,10 +19,11 @@ weights, and if it ever did the new digest would miss the cache instead of servi
 
 from __future__ import annotations
 
+import math
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,8 +106,11 @@ class LoadedModel:
     decision: str | None = None
 
 
-def load_model(model_uri: str, expected_sha256: str) -> LoadedModel:
-    """Read, verify (sha256 against the manifest and the database) and build a model."""
+def load_model(
+    model_uri: str, expected_sha256: str, *, recorded_manifest: Mapping[str, Any] | None = None
+) -> LoadedModel:
+    """Read, verify (the weights' sha256 against the manifest and the database, the manifest
+    against the one the database recorded) and build a model."""
     from metro.serialization import ModelFormatError
     from metro.serialization import load_model as load_saved
 
@@ -116,6 +120,10 @@ def load_model(model_uri: str, expected_sha256: str) -> LoadedModel:
         raise ArtifactError(str(exc)) from None
     except OSError:
         raise ArtifactError("the model files could not be read") from None
+    if recorded_manifest is not None and not same_json(manifest, recorded_manifest):
+        # The weights' digest covers the weights only: an edited or wrongly restored
+        # manifest.json flipped the labels of every prediction, answered 200.
+        raise ArtifactError("its manifest.json is not the manifest recorded for it")
     names = manifest.get("feature_names")
     labels = manifest.get("labels") or {}
     return LoadedModel(
@@ -131,6 +139,21 @@ def load_model(model_uri: str, expected_sha256: str) -> LoadedModel:
         classes=None if manifest.get("classes") is None else tuple(manifest["classes"]),
         decision=manifest.get("decision"),
     )
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same, numbers by value: the database's copy of a manifest
+    went through PostgreSQL's jsonb, which writes 1e23 back as the integer 10**23 (and -0.0 as
+    0), so a float may come back an int a rounding away."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0) or a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 class ModelCache:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from cachetools import TTLCache
 
@@ -58,6 +59,10 @@ class ModelRef:
     id: uuid.UUID
     sha256: str
     artifact_uri: str
+    # The manifest the row recorded (what GET /v1/models/{id} shows): the model file's own
+    # manifest.json must be this one, or predictions would follow an edited file's threshold,
+    # labels or classes while the model's page shows the recorded ones.
+    manifest: Mapping[str, Any]
 
 
 class ModelRefCache:

@@ -101,7 +101,10 @@ def test_the_model_row_cache_forgets_after_its_ttl():
 
     now = [0.0]
     cache = ModelRefCache(8, ttl_seconds=5.0, timer=lambda: now[0])
-    tenant, ref = uuid.uuid4(), ModelRef(id=uuid.uuid4(), sha256="0" * 64, artifact_uri="m")
+    tenant, ref = (
+        uuid.uuid4(),
+        ModelRef(id=uuid.uuid4(), sha256="0" * 64, artifact_uri="m", manifest={}),
+    )
     cache.put(tenant, ref)
     assert cache.get(tenant, ref.id) == ref
     now[0] = 5.1

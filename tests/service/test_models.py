@@ -111,6 +111,37 @@ def test_a_model_file_damaged_in_the_store_is_never_served(client, tenant, add_m
     assert r.status_code == 500 and r.json()["type"].endswith("/artifact-unavailable"), r.text
 
 
+def test_a_model_whose_manifest_file_was_edited_is_never_served(app, client, tenant, add_model):
+    """The weights' digest covers the weights only: a manifest.json edited (or restored from
+    another model) in the store swapped the labels of every prediction, answered 200, while the
+    model's page showed the recorded ones."""
+    import json as jsonlib
+
+    from core.db.models import Model
+
+    m = add_model(tenant)
+    manifest_file = m["dir"] / "manifest.json"
+    manifest = jsonlib.loads(manifest_file.read_text())
+    # As PostgreSQL's jsonb gives the recorded copy back: a float may come back an integer.
+    manifest["threshold"] = 1e23
+    manifest_file.write_text(jsonlib.dumps(manifest))
+    with app.state.sessionmaker() as session:
+        session.get(Model, uuid.UUID(m["id"])).manifest = {**manifest, "threshold": 10**23}
+        session.commit()
+    row = {"instances": [[0.0, 1.0, 2.0]]}
+    url = f"/v1/models/{m['id']}/predict"
+    assert client.post(url, json=row, headers=tenant.headers).status_code == 200
+
+    m = add_model(tenant)  # not loaded yet: the edit comes before the first prediction
+    manifest_file = m["dir"] / "manifest.json"
+    manifest = jsonlib.loads(manifest_file.read_text())
+    labels = manifest["labels"]
+    manifest["labels"] = {"positive": labels["negative"], "negative": labels["positive"]}
+    manifest_file.write_text(jsonlib.dumps(manifest))
+    r = client.post(f"/v1/models/{m['id']}/predict", json=row, headers=tenant.headers)
+    assert r.status_code == 500 and r.json()["type"].endswith("/artifact-unavailable"), r.text
+
+
 def test_a_model_deleted_between_its_row_and_its_files_is_404_not_a_store_fault(
     app, client, tenant, add_model, monkeypatch
 ):

@@ -246,14 +246,16 @@ _INLINE_VALUES = 1024
 
 
 def _model_ref(model: Model) -> ModelRef:
-    return ModelRef(id=model.id, sha256=model.sha256, artifact_uri=model.artifact_uri)
+    return ModelRef(
+        id=model.id, sha256=model.sha256, artifact_uri=model.artifact_uri, manifest=model.manifest
+    )
 
 
 def _score(state: Any, settings: Settings, ref: ModelRef, body: PredictRequest) -> PredictResponse:
     def load() -> inference.LoadedModel:
         state.metrics.model_loads.inc()
         uri = artifacts.resolve_artifact_uri(settings.artifacts_uri, ref.artifact_uri)
-        return inference.load_model(uri, ref.sha256)
+        return inference.load_model(uri, ref.sha256, recorded_manifest=ref.manifest)
 
     loaded = state.model_cache.get((ref.id, ref.sha256), load)
     return _score_loaded(state, settings, ref, loaded, body)
