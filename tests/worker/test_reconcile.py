@@ -12,6 +12,7 @@ from core.broker import queue_names
 from core.db.base import utcnow
 from core.db.models import Job
 from core.queue import JobQueue, job_id_of_task
+from service.crud.models import register_model
 from tests.worker.test_pipeline import _insert_job, _solo_context
 from worker import artifacts
 from worker.reconcile import reconcile
@@ -112,10 +113,24 @@ def test_reconciler_requeues_fails_and_resends(make_cluster):
     saved = {j: f"{artifacts.model_path(uuid.UUID(j), 1)}/model.safetensors" for j in held}
     for rel in saved.values():
         artifacts.put_bytes(root, rel, b"half")
+    # A job that expired after its model row was written (which its success commits with):
+    # ended here, its registered model's files stay.
+    registered = _insert_job(cluster, body)
+    _set(cluster, registered, state="running", attempts=3, lease_owner="dead",
+         lease_expires_at=expired)  # fmt: skip
+    kept = artifacts.model_path(uuid.UUID(registered), 3)
+    artifacts.put_bytes(root, f"{kept}/model.safetensors", b"weights")
+    with cluster.app.state.sessionmaker() as session:
+        job = session.get(Job, uuid.UUID(registered))
+        register_model(
+            session, tenant_id=job.tenant_id, job_id=job.id, artifact_uri=kept, sha256="0" * 64,
+            manifest={},
+        )  # fmt: skip
 
     queue = FakeQueue(live={waiting})
     counts = reconcile(ctx, queue)  # type: ignore[arg-type]
-    assert counts == {"requeued": 1, "failed": 1, "cancelled": 1, "resent": 1}
+    assert counts == {"requeued": 1, "failed": 2, "cancelled": 1, "resent": 1}
+    assert artifacts.get_bytes(root, f"{kept}/model.safetensors") == b"weights"
     assert {j: artifacts.get_bytes(root, rel) for j, rel in fit.items()} == {
         lost: b"fit", spent: None, stopping: None, alive: b"fit",
     }  # fmt: skip
