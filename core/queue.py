@@ -12,6 +12,7 @@ import logging
 import urllib.parse
 import uuid
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 from celery import Celery
@@ -32,6 +33,8 @@ _PRIORITY_STEPS = (0, 3, 6, 9)
 # embedded SQLite transport has no priorities: there, every message is first in, first out.
 NORMAL_PRIORITY = 3
 RECOVERED_PRIORITY = 0
+# Delivered messages the embedded broker keeps this long (an operator reading what was sent).
+_DELIVERED_KEPT_SECONDS = 3600.0
 # A broker that is down must not hold an API request for long: the reconciler resends.
 _SEND_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 
@@ -114,6 +117,36 @@ class JobQueue:
         except Exception:
             logger.warning("could not inspect the broker's queues", exc_info=True)
         return None
+
+    def forget_delivered(self, *, older_than_s: float = _DELIVERED_KEPT_SECONDS) -> int:
+        """Remove the messages the embedded broker delivered more than ``older_than_s`` ago:
+        kombu's SQLAlchemy transport marks one invisible when a worker takes it (stamping its
+        ``timestamp``, in local time) and never reads or removes it again (an unacknowledged
+        one comes back as a new row), so its file grew by every job's messages and a reconcile
+        message a minute, idle or not. How many went; 0 on Redis, which removes what it
+        delivers."""
+        url = self.settings.effective_broker_url
+        if not urllib.parse.urlsplit(url).scheme.lower().startswith("sqla+"):
+            return 0
+        from sqlalchemy import DateTime, bindparam, inspect, text
+
+        from core.db.session import make_engine
+
+        cutoff = datetime.now() - timedelta(seconds=older_than_s)  # kombu's clock: local time
+        forget = text(
+            "DELETE FROM kombu_message WHERE NOT visible AND timestamp < :cutoff"
+        ).bindparams(bindparam("cutoff", value=cutoff, type_=DateTime()))
+        engine = make_engine(url.split("+", 1)[1])
+        try:
+            with engine.begin() as conn:
+                if "kombu_message" not in inspect(conn).get_table_names():
+                    return 0
+                return int(conn.execute(forget).rowcount or 0)
+        except Exception:
+            logger.warning("could not remove the broker's delivered messages", exc_info=True)
+            return 0
+        finally:
+            engine.dispose()
 
     def _queues(self) -> list[str]:
         names = queue_names(self.settings)

@@ -142,6 +142,8 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
             logger.warning("could not record the unsent messages", exc_info=True)
     if any(counts.values()):
         logger.info("reconciler: %s", counts)
+    # The embedded broker keeps what it delivered (only a Redis broker removes it itself).
+    queue.forget_delivered()
     return counts
 
 

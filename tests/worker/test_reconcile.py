@@ -27,6 +27,9 @@ class FakeQueue:
     def live_job_ids(self) -> set[str] | None:
         return self.live
 
+    def forget_delivered(self) -> int:
+        return 0
+
     def enqueue(self, job_id, spec, countdown=None, recovered=False) -> None:
         self.sent.append(str(job_id))
         if recovered:
