@@ -88,6 +88,9 @@ def make_celery(settings: Settings, *, include: Sequence[str] = ()) -> Celery:
         worker_pool="solo",
         worker_concurrency=1,
         worker_cancel_long_running_tasks_on_connection_loss=False,
+        # No remote control (metro sends no broadcasts, inspect or revoke): each worker's pidbox
+        # binding in Redis outlived a worker killed with SIGKILL, one more for every crash.
+        worker_enable_remote_control=False,
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,
         broker_transport_options=transport_options,

@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from core.queue import JobQueue
-from tests.worker.conftest import SMALL_JOB, WorkerProcess, free_port, wait_until
+from tests.worker.conftest import REDIS_URL, SMALL_JOB, WorkerProcess, free_port, wait_until
 from tests.worker.test_pipeline import _assert_same_as_one_run_alone
 
 # Sequential steps (bisection) with a fit long enough to be killed in the middle of.
@@ -32,6 +32,9 @@ def test_kill_9_mid_search_then_a_new_worker_finishes_it(make_cluster):
     first.kill9()
     killed_at = len(cluster.steps(job_id))
     assert cluster.job(job_id)["state"] == "running"  # the dead worker's lease has not expired
+    # Its remote-control binding (unused) stayed in Redis for good, one more for every crash.
+    keys = redis.Redis.from_url(REDIS_URL).keys(f"{cluster.prefix}*")
+    assert not [k for k in keys if b"pidbox" in k], keys
 
     second = cluster.start_worker("second", beat=True)
     job = cluster.wait_state(job_id, timeout=120)
