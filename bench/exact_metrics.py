@@ -34,6 +34,7 @@ THE RULE (written before any method was run; not changed after):
 
 from __future__ import annotations
 
+import argparse
 import json
 import multiprocessing as mp
 import os
@@ -284,7 +285,9 @@ def report() -> dict:
 
 
 if __name__ == "__main__":
-    if "--report" in sys.argv[1:]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--report", action="store_true", help="print the tables of the results")
+    if parser.parse_args().report:
         report()
     else:
         main()

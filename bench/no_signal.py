@@ -352,7 +352,7 @@ def table(records: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return rows
 
 
-def report(paths: list[Path], out_json: Path) -> None:
+def report(paths: list[Path], out_json: Path | None) -> None:
     records = [json.loads(line) for p in paths if p.exists() for line in p.read_text().splitlines()]
     summary: dict[str, Any] = {"n_fits": len(records), "tables": {}}
     groups = {
@@ -380,8 +380,9 @@ def report(paths: list[Path], out_json: Path) -> None:
         (r["task"], r["metric"], r["seed"]) for r in records if not r["warning_consistent"]
     ]
     summary["records"] = records
-    out_json.write_text(json.dumps(summary, indent=1))
-    print(f"\nwrote {out_json}")
+    if out_json is not None:  # after a run; a report alone only reads what is committed
+        out_json.write_text(json.dumps(summary, indent=1))
+        print(f"\nwrote {out_json}")
 
 
 def main() -> None:
@@ -405,8 +406,9 @@ def main() -> None:
         print(len(settings()), "settings")
     if args.run:
         run(args.metrics, list(range(args.seeds)), OUT_DIR / "no-signal-fits.jsonl", args.procs)
-    if args.report:
-        report([OUT_DIR / "no-signal-fits.jsonl"], OUT_DIR / "no-signal.json")
+    if args.report or args.run:
+        summary = OUT_DIR / "no-signal.json" if args.run else None
+        report([OUT_DIR / "no-signal-fits.jsonl"], summary)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ before any method was run on these tasks, so the choice cannot follow the result
 4. The task is kept when 300 <= rows <= 100,000, 1 <= features <= 500 and the minority class has
    at least 40 rows and at least 2% of them.
 5. Duplicates (the same table in several R packages: same target name, rows, features and
-   positives) keep the first in (package, item) order.
+   positives) keep the first in (package, item) order. A table that fails to load or to encode
+   by rules 2 and 3 (the reader's or the encoder's error) is left out, as the code does.
 6. At most two tasks per R package; the tasks are ordered by sha256("package/item") and the first
    ``N_TASKS`` are taken.
 
