@@ -39,14 +39,21 @@ def lock_tenant(session: Session, tenant_id: uuid.UUID) -> None:
     """Hold the tenant's row until the transaction ends, so that what a tenant-wide limit counts
     (its active jobs, its stored bytes) is counted by one request at a time.
 
-    PostgreSQL locks the row (FOR UPDATE). SQLite has no row locks, and its driver opens a
-    transaction only at the first write, so two requests could both count before either
-    writes; a write that changes nothing takes the database's write lock first instead.
+    PostgreSQL locks the row FOR NO KEY UPDATE: two such locks wait for each other, but not the
+    foreign-key checks of rows inserted meanwhile (FOR KEY SHARE). FOR UPDATE blocked those too,
+    and a delete of a dataset, whose stored object's row it had locked, then waited on the
+    tenant for that row's key check while an upload of the same bytes held the tenant and
+    waited on the object: a deadlock, which PostgreSQL broke by failing the upload (a 503, one
+    in 40 races under load). SQLite has no row locks, and its driver opens a transaction only
+    at the first write, so two requests could both count before either writes; a write that
+    changes nothing takes the database's write lock first instead.
     """
     if session.get_bind().dialect.name == "sqlite":
         session.execute(update(Tenant).where(Tenant.id == tenant_id).values(name=Tenant.name))
     else:
-        session.execute(select(Tenant.id).where(Tenant.id == tenant_id).with_for_update())
+        session.execute(
+            select(Tenant.id).where(Tenant.id == tenant_id).with_for_update(key_share=True)
+        )
 
 
 def add_api_key(session: Session, tenant_id: uuid.UUID, key: str) -> ApiKey:

@@ -298,6 +298,7 @@ def test_the_tenant_lock_holds_off_a_second_request_until_commit(backend):
     from sqlalchemy import text
     from sqlalchemy.exc import OperationalError
 
+    from service.crud.datasets import lock_stored_object
     from service.crud.tenants import authenticate_hash, lock_tenant
     from service.security import hash_api_key
 
@@ -320,6 +321,16 @@ def test_the_tenant_lock_holds_off_a_second_request_until_commit(backend):
             second.rollback()
             if sqlite:
                 second.execute(text("PRAGMA busy_timeout = 5000"))
+        if not sqlite:
+            # A row inserted meanwhile for the tenant checks its foreign key (FOR KEY SHARE on
+            # the tenant) without waiting: FOR UPDATE made it wait, and a delete of a dataset
+            # then deadlocked with an upload of the same bytes (a 503, once in 40 races).
+            second.execute(text("SET LOCAL lock_timeout = 200"))
+            lock_stored_object(
+                second, tenant_id=principal.tenant_id, location=f"/nowhere/{uuid.uuid4()}",
+                sha256="0" * 64, size_bytes=1,
+            )  # fmt: skip
+            second.rollback()
         first.commit()
         lock_tenant(second, principal.tenant_id)  # free once the first has committed
         second.rollback()
