@@ -24,7 +24,9 @@ from metro_cli.app import create_app, run, texts
 from rich.console import Console
 from rich.table import Table
 
-admin_app = typer.Typer(help="Administration: tenants and API keys.", no_args_is_help=True)
+admin_app = typer.Typer(
+    help="Administration: tenants, API keys and finished jobs.", no_args_is_help=True
+)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -330,6 +332,65 @@ def revoke_key(
         )
         return
     console.print(f"revoked {info.prefix}... of tenant {info.tenant}")
+
+
+@admin_app.command("prune-jobs")
+def prune_jobs(
+    older_than: Annotated[
+        float,
+        typer.Option(
+            "--older-than",
+            metavar="DAYS",
+            min=0.0,
+            help="Jobs that finished more than this many days ago.",
+        ),
+    ],
+    state: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--state",
+            metavar="STATE",
+            help="A state to prune: failed, cancelled (the default: both) or succeeded, whose "
+            "models go with it (repeatable).",
+        ),
+    ] = None,
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant's jobs.")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be deleted; delete nothing.")
+    ] = False,
+) -> None:
+    """Delete finished jobs older than --older-than days, as their owners' DELETE would: rows
+    (trace, results, models) and files. Nothing else removes a job its tenant leaves; run it
+    from cron for a retention period."""
+    from datetime import timedelta
+
+    from core.db.base import db_now
+    from core.states import JobState
+    from service.admin import PRUNED_BY_DEFAULT
+    from service.admin import prune_jobs as prune
+
+    try:
+        states = [JobState(s.strip().lower()) for s in state] if state else PRUNED_BY_DEFAULT
+    except ValueError as exc:
+        _fail(f"--state: {exc}; a job's states are {', '.join(s.value for s in JobState)}")
+    with _admin_session() as session:
+        before = db_now(session) - timedelta(days=older_than)
+        try:
+            pruned = prune(
+                session, finished_before=before, artifacts_uri=_settings().artifacts_uri,
+                states=states, tenant_name=tenant, dry_run=dry_run,
+            )  # fmt: skip
+        except ValueError as exc:
+            _fail(str(exc))
+    for job in pruned:
+        typer.echo(f"{job.id}  {job.tenant}  {job.state}  {job.finished_at:%Y-%m-%d %H:%M:%S}")
+    models = sum(job.models for job in pruned)
+    verb = "would delete" if dry_run else "deleted"
+    err_console.print(
+        f"{verb} {len(pruned)} job(s) and {models} model(s) finished before "
+        f"{before:%Y-%m-%d %H:%M:%S} UTC",
+        highlight=False,
+    )
 
 
 def _migrate(url: str) -> tuple[str | None, str | None]:

@@ -1,18 +1,28 @@
-"""Operator actions the CLI exposes (``metro admin create-key | list-keys | revoke-key``)."""
+"""Operator actions the CLI exposes (``metro admin create-key | list-keys | revoke-key |
+prune-jobs``)."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.artifacts import job_dir, remove_tree
 from core.db.base import utcnow
-from core.db.models import ApiKey, Tenant
+from core.db.models import ApiKey, Job, Model, Tenant
+from core.errors import ConflictError, NotFoundError
+from core.states import TERMINAL_STATES, JobState
+from service.crud.jobs import delete_job
 from service.crud.tenants import add_api_key, get_or_create_tenant
 from service.security import generate_api_key, hash_api_key
+
+# What prune_jobs deletes unless told otherwise: jobs that delivered no model. A succeeded job's
+# models may still be predicted with, so pruning them is asked for by name.
+PRUNED_BY_DEFAULT = (JobState.FAILED, JobState.CANCELLED)
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,64 @@ def revoke_api_key(session: Session, key_or_prefix: str) -> KeyInfo:
         key.revoked_at = utcnow()
         session.commit()
     return _info(key, session.get_one(Tenant, key.tenant_id))
+
+
+@dataclass(frozen=True)
+class PrunedJob:
+    id: uuid.UUID
+    tenant: str
+    state: str
+    finished_at: datetime
+    models: int
+
+
+def prune_jobs(
+    session: Session,
+    *,
+    finished_before: datetime,
+    artifacts_uri: str,
+    states: Collection[JobState] = PRUNED_BY_DEFAULT,
+    tenant_name: str | None = None,
+    dry_run: bool = False,
+) -> list[PrunedJob]:
+    """Delete the jobs in ``states`` that finished before ``finished_before`` (of one tenant,
+    when named), oldest first, each as its owner's ``DELETE /v1/jobs/{id}`` deletes it: its
+    rows (trace, results, recorded fits, models), then its files in the store. Nothing else
+    removes a finished job, so a deployment's tables and store grew with every job its tenants
+    left. ``dry_run``: only what would go. A job deleted or changed meanwhile is skipped. As
+    with a DELETE through another API process, a prediction with a pruned model may still be
+    answered for METRO_MODEL_REF_CACHE_SECONDS."""
+    unfinished = sorted(s.value for s in states if s not in TERMINAL_STATES)
+    if unfinished:
+        raise ValueError(f"only finished jobs are pruned, not {', '.join(unfinished)} ones")
+    if not states:
+        raise ValueError("name at least one state to prune")
+    finished = func.coalesce(Job.finished_at, Job.created_at)  # (rows from before finished_at)
+    query = (
+        select(Job.id, Job.tenant_id, Job.state, finished, Tenant.name)
+        .join(Tenant, Tenant.id == Job.tenant_id)
+        .where(Job.state.in_([s.value for s in states]), finished < finished_before)
+        .order_by(finished, Job.id)
+    )
+    if tenant_name is not None:
+        query = query.where(Tenant.name == tenant_name.strip())
+    found = session.execute(query).all()
+    session.rollback()  # no transaction held while the jobs are deleted one by one
+    pruned: list[PrunedJob] = []
+    for job_id, owner, state, at, tenant in found:
+        if dry_run:
+            models = session.scalar(select(func.count()).where(Model.job_id == job_id)) or 0
+            session.rollback()
+        else:
+            try:
+                models = len(delete_job(session, owner, job_id))
+            except (NotFoundError, ConflictError):  # deleted, or re-run, meanwhile
+                continue
+            # After the commit, as the API's delete: a failure between the two leaves files no
+            # row names, never a row without its files.
+            remove_tree(artifacts_uri, job_dir(job_id))
+        pruned.append(PrunedJob(job_id, tenant, state, at, int(models)))
+    return pruned
 
 
 def tenant_id(session: Session, tenant_name: str) -> uuid.UUID | None:

@@ -444,6 +444,38 @@ def test_errors_are_one_line(live: Live, tmp_path: Path) -> None:
     assert_one_line_error(metro(None, "result", absent, env={"METRO_API_KEY": ""}), "no API key")
 
 
+def test_admin_prunes_finished_jobs_from_the_command_line(live: Live) -> None:
+    """`metro admin prune-jobs`: what it would delete and did, on stdout a job a line; a state
+    that is not a finished one is refused in one line."""
+    job = metro(live, "submit", "-d", "builtin://breast_cancer", "-m", "f1", "--n-lambdas", "3")
+    assert job.returncode == 0, job.stderr
+    job_id = job.stdout.strip()
+    assert metro(live, "cancel", job_id).returncode == 0
+    from sqlalchemy import select
+
+    from core.db.models import Job, Tenant
+
+    with live.cluster.app.state.sessionmaker() as session:  # the tenant of the test's key
+        tenant = session.scalar(
+            select(Tenant.name)
+            .join(Job, Job.tenant_id == Tenant.id)
+            .where(Job.id == uuid.UUID(job_id))
+        )
+    for dry in (True, False):
+        done = metro(live, "admin", "prune-jobs", "--older-than", "0", "--state", "cancelled",
+                     "--tenant", tenant, *(["--dry-run"] if dry else []),
+                     env=live.cluster.env)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert job_id in done.stdout.split(), done.stdout
+        assert ("would delete" if dry else "deleted") in done.stderr, done.stderr
+    assert_one_line_error(metro(live, "result", job_id), "404")
+    assert_one_line_error(
+        metro(live, "admin", "prune-jobs", "--older-than", "1", "--state", "running",
+              env=live.cluster.env),
+        "only finished jobs are pruned, not running ones",
+    )  # fmt: skip
+
+
 def test_usage_errors_are_one_line_naming_the_option() -> None:
     cases = [
         (["predict", str(uuid.uuid4())], "error: missing option '--input' / '-i'"),

@@ -173,3 +173,65 @@ def test_migrate_says_in_one_line_what_is_wrong_with_the_database(tmp_path, monk
             ), done.stderr
     finally:
         get_settings.cache_clear()
+
+
+def test_prune_jobs_deletes_old_finished_jobs_as_their_owners_delete_does(
+    app, client, settings, service_dirs, make_tenant, submit, set_job, add_model
+):
+    """Nothing removed a job its tenant left: a deployment's tables and store grew with every
+    job. Failed and cancelled ones go by default; succeeded ones (whose models may be in use)
+    only when named; running ones never."""
+    from datetime import timedelta
+
+    from core.db.base import utcnow
+    from core.db.models import Model
+    from core.states import JobState
+    from service.admin import prune_jobs
+
+    a, b = make_tenant(), make_tenant()
+    old, recent = utcnow() - timedelta(days=40), utcnow() - timedelta(days=1)
+    jobs: dict[str, str] = {}
+    for name, owner, state, at in [
+        ("old failed", a, "failed", old), ("old cancelled", a, "cancelled", old),
+        ("old succeeded", a, "succeeded", old), ("recent failed", a, "failed", recent),
+        ("old failed of b", b, "failed", old), ("running", a, "running", old),
+    ]:  # fmt: skip
+        job_id = submit(owner)["id"]
+        set_job(job_id, state=state, finished_at=at)
+        files = service_dirs["artifacts"] / "jobs" / job_id / "fits"
+        files.mkdir(parents=True)
+        (files / "f.safetensors").write_bytes(b"fit")
+        jobs[name] = job_id
+    model = add_model(a)
+    with app.state.sessionmaker() as session:
+        session.get(Model, uuid.UUID(model["id"])).job_id = uuid.UUID(jobs["old succeeded"])
+        session.commit()
+
+    def prune(**kwargs):
+        with app.state.sessionmaker() as session:
+            found = prune_jobs(
+                session, finished_before=utcnow() - timedelta(days=30),
+                artifacts_uri=settings.artifacts_uri, **kwargs,
+            )  # fmt: skip
+        return {str(j.id): j for j in found}
+
+    def there(name: str) -> bool:
+        r = client.get(f"/v1/jobs/{jobs[name]}", headers=(b if "of b" in name else a).headers)
+        files = (service_dirs["artifacts"] / "jobs" / jobs[name]).exists()
+        assert (r.status_code == 200) == files, name  # rows and files go together
+        return files
+
+    dry = prune(tenant_name=a.name, dry_run=True)
+    assert set(dry) == {jobs["old failed"], jobs["old cancelled"]}
+    assert all(there(name) for name in jobs)
+    assert set(prune(tenant_name=a.name)) == set(dry)
+    assert [name for name in jobs if not there(name)] == ["old failed", "old cancelled"]
+    assert set(prune()) == {jobs["old failed of b"]}  # every tenant's
+    succeeded = prune(states=[JobState.SUCCEEDED])
+    assert (
+        set(succeeded) == {jobs["old succeeded"]} and succeeded[jobs["old succeeded"]].models == 1
+    )
+    assert client.get(f"/v1/models/{model['id']}", headers=a.headers).status_code == 404
+    assert [name for name in jobs if there(name)] == ["recent failed", "running"]
+    with pytest.raises(ValueError, match="not running"):
+        prune(states=[JobState.RUNNING])
