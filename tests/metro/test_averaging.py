@@ -84,3 +84,22 @@ def test_a_class_with_no_rows_and_no_predictions_is_left_out_as_sklearn_leaves_i
     cells = class_cells(y, y, 3)
     got = sklearn_average(get_metric("f1"), cells, average)
     assert got == pytest.approx(f1_score(y, y, average=average)) and got == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("metric", sorted(SKLEARN))
+def test_a_class_only_predicted_is_averaged_as_sklearn_averages_it(metric):
+    """Class 2 is never true but predicted once: scikit-learn averages over the labels in
+    y_true or y_pred, so its 0 counts (precision 0, recall's 0/0)."""
+    t = np.array([0, 0, 1, 1, 0, 1])
+    p = np.array([0, 1, 1, 1, 2, 0])
+    got = sklearn_average(get_metric(metric), class_cells(t, p, 3), "macro")
+    assert got == pytest.approx(SKLEARN[metric](t, p, "macro"))
+
+
+def test_label_cells_are_sklearns_multilabel_confusion_matrices():
+    from sklearn.metrics import multilabel_confusion_matrix
+
+    rng = np.random.default_rng(3)
+    T, P = rng.integers(0, 2, (40, 5)), rng.integers(0, 2, (40, 5))
+    (tn, fp), (fn, tp) = np.moveaxis(multilabel_confusion_matrix(T, P), 0, -1)
+    np.testing.assert_array_equal(label_cells(T, P), np.stack([tp, fp, fn, tn], axis=1))

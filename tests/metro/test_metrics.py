@@ -887,3 +887,29 @@ def test_f_beta_without_its_beta_is_refused_as_the_api_refuses_it():
     X, y = np.random.default_rng(0).normal(size=(60, 2)), np.arange(60) % 2
     with pytest.raises(ValueError, match="f_beta needs a beta"):
         MetroClassifier(metric="f_beta").fit(X, y)
+
+
+def _reachable_losses(spec, n: int = 6) -> tuple[float, float]:
+    """The least and the largest loss of every confusion of n rows (brute force)."""
+    cells = [c for c in itertools.product(range(n + 1), repeat=4) if sum(c) == n]
+    losses = spec.losses_of_cells(np.asarray(cells, dtype=np.float64) / n)
+    return float(losses.min()), float(losses.max())
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        *(get_metric(name, zero_division=zd) for name in ("f1", "jaccard", "precision", "recall")
+          for zd in (0, 1)),
+        get_metric("f_beta", beta=2),
+        # 0/0 scored outside [0, 1]: reachable wherever a denominator cell can be empty.
+        MetricSpec.from_confusion(numerator={"fp": 1}, denominator={"tp": 1, "fp": 1},
+                                  greater_is_better=False, zero_division=5, name="fdr"),
+    ],
+    ids=lambda s: f"{s.name}-zd{s.zero_division:g}",
+)  # fmt: skip
+def test_lambda_range_is_the_least_and_largest_reachable_loss(spec):
+    """The search's lambdas lie in lambda_range: a sign slip on zero_division put precision's
+    (zero_division 1) at (-1, 1), and a 0/0 loss of 5 was left out where only some of the
+    denominator's cells can be empty."""
+    assert spec.lambda_range == pytest.approx(_reachable_losses(spec))

@@ -90,3 +90,10 @@ def test_the_threshold_lies_halfway_to_the_next_score():
     would put a new row just below it on the other side)."""
     threshold, loss = best_threshold(f1(), np.array([0.9, 0.1]), np.array([1, 0]))
     assert threshold == pytest.approx(0.5) and loss == pytest.approx(-1.0)
+
+
+def test_among_thresholds_of_equal_loss_the_one_flagging_fewest_rows_is_chosen():
+    """F1 is 2/3 flagging the top row and flagging all four: the threshold a user deploys is
+    the one that flags fewest (the highest), which nothing asserted."""
+    threshold, loss = best_threshold(f1(), np.array([0.9, 0.8, 0.7, 0.6]), np.array([1, 0, 0, 1]))
+    assert threshold == pytest.approx(0.85) and loss == pytest.approx(-2 / 3)

@@ -374,3 +374,62 @@ def test_a_clear_boundary_and_a_constrained_search_carry_no_such_warning():
         constraints=[{"metric": "recall", "at_least": 0.5}],
     ).fit(noise, labels)  # fmt: skip
     assert WarningCode.NO_SIGNAL not in {w.code for w in constrained.warnings_}
+
+
+def test_support_is_judged_on_both_sides_of_its_two_bounds():
+    """A choice is supported with FEW_TRUE_POSITIVES true positives and at least a tenth of the
+    held-out positives predicted positive: each bound, just met and just missed."""
+    few, positives = FEW_TRUE_POSITIVES, 100
+    need = MIN_PREDICTED_RATIO * positives  # predicted positives, of 100 true ones
+    assert supported((few, int(need) - few, positives - few, 0))
+    assert not supported((few, int(need) - few - 1, positives - few, 0))
+    assert not supported((few - 1, 50, positives - few + 1, 0))
+    assert not supported((10, 0, 95, 0))  # 10 predicted of 105: below a tenth
+
+
+def test_the_supported_threshold_counts_every_row_it_flags():
+    """At the best threshold 5 true and 10 false positives of 105 positives: 15 flagged, past a
+    tenth (10.5), so supported; counting only its true positives said it was not."""
+    y = np.r_[np.ones(105), np.zeros(2010)].astype(int)
+    scores = np.r_[np.full(5, 3.0), np.zeros(100), np.full(10, 3.0), np.zeros(2000)]
+    threshold, _, ok = supported_threshold(get_metric("precision", zero_division=1), scores, y)
+    assert ok and np.sum((scores >= threshold) & (y == 1)) == 5
+
+
+def test_without_a_supported_threshold_the_fallback_still_flags_a_true_positive():
+    """Three positives in 50 rows: no threshold is supported, and among the rest the one with a
+    true positive is kept; precision's zero_division 1 made flagging nothing the best."""
+    rng = np.random.default_rng(1)
+    y = np.zeros(50, dtype=int)
+    y[:3] = 1
+    scores = rng.normal(size=50) + y
+    threshold, _, ok = supported_threshold(get_metric("precision", zero_division=1), scores, y)
+    assert not ok and np.sum((scores >= threshold) & (y == 1)) >= 1
+
+
+def test_no_signal_is_not_said_of_the_constant_itself():
+    """predicts_one_class says that already: a second, contradictory warning was one removed
+    line away."""
+    from metro.search.safeguard import no_signal_warning
+
+    y = np.r_[np.ones(20), np.zeros(80)].astype(int)
+    for spec in (get_metric("f1"), get_metric("precision")):
+        assert no_signal_warning(spec, y, constant_decisions(spec, y)) is None
+
+
+def test_no_signal_blames_zero_division_only_where_flagging_nothing_is_0_over_0():
+    """Precision with zero_division 1 scores flagging nothing 1 (its denominator is tp + fp);
+    F1's denominator holds fn, so flagging nothing is not 0/0 for it: its warning must not
+    blame the convention."""
+    from metro.search.safeguard import no_signal_warning
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(200) < 0.3).astype(int)
+    noise = rng.random(200) < 0.05  # flags a few rows at random: no signal
+    said = {}
+    for name in ("precision", "f1"):
+        spec = get_metric(name, zero_division=1)
+        found = no_signal_warning(spec, y, noise)
+        assert found is not None, name
+        said[name] = found.message
+    assert "divides 0 by 0" not in said["f1"]

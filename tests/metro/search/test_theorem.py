@@ -74,6 +74,10 @@ def test_bisection_with_the_exact_oracle_finds_lambda_star(spec, epsilon, seed):
     assert result.best.train_loss(spec) == pytest.approx(solver.lambda_star, abs=1e-12)
     assert len(result.trace) <= max_bisection_steps(lo, hi, epsilon)
     assert max_bisection_steps(lo, hi, epsilon) == math.ceil(math.log2((hi - lo) / epsilon))
+    # Each step halves its bracket: its lambda is the midpoint (a third's cut took 13 steps
+    # where 20 were due, and none of the tests above noticed).
+    for step in result.trace:
+        assert step.bracket is not None and step.lam == pytest.approx(sum(step.bracket) / 2)
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
