@@ -6,7 +6,19 @@ from metro.search.base import Candidate, LambdaSolver, SearchResult, StepCallbac
 from metro.search.bracket import bracket_search
 from metro.search.config import SearchConfig
 
-__all__ = ["dinkelbach_search"]
+__all__ = ["dinkelbach_search", "next_lambda"]
+
+
+def next_lambda(proposal: float, lam: float, a: float, b: float, epsilon: float) -> float | None:
+    """Dinkelbach's next lambda after the fit at ``lam``: its ratio ``proposal`` = L_S(h) when it
+    lies in the bracket (a, b] (the update lands on b whenever it tightened the bracket, so b
+    itself is allowed), the bracket's midpoint when an inexact fit proposed a lambda outside it,
+    and None (converged) when the proposal is within ``epsilon`` of ``lam``."""
+    if not a < proposal <= b:
+        return (a + b) / 2.0
+    if abs(proposal - lam) <= epsilon:
+        return None
+    return proposal
 
 
 def dinkelbach_search(
@@ -24,13 +36,7 @@ def dinkelbach_search(
     spec = solver.spec
 
     def propose(cand: Candidate, lam: float, a: float, b: float) -> float | None:
-        # The update lands on b whenever it tightened the bracket, so b itself is allowed.
-        proposal = cand.train_loss(spec)
-        if not a < proposal <= b:
-            return (a + b) / 2.0
-        if abs(proposal - lam) <= config.epsilon:
-            return None  # converged
-        return proposal
+        return next_lambda(cand.train_loss(spec), lam, a, b, config.epsilon)
 
     return bracket_search(
         "dinkelbach", solver, propose,

@@ -350,3 +350,24 @@ def test_f1_brute_force_threshold():
     assert f_star == pytest.approx(6 / 7)  # 3 TP, 1 FN
     table = cost_tables(f1(), -f_star, shift="minimal")[0]
     assert table[1, 0] / (table[1, 0] + table[0, 1]) == pytest.approx(f_star / 2, abs=1e-12)
+
+
+def test_a_lagrangian_term_adds_its_weights_on_the_cells():
+    """The constrained search's target: num - lambda den plus each cell times its penalty; a
+    flipped sign on the penalty (it rewarded breaking a constraint) survived every test."""
+    from metro.costs import penalty_cells
+
+    spec = f_beta(1.0)
+    cells = np.array([0.2, 0.1, 0.3, 0.4])
+    recall_floor = np.array([[-1.0, 0.0, 0.8 / 0.2, 0.0]])  # g(cells) >= 0: an illustrative row
+    pen = penalty_cells(recall_floor, np.array([[0.5]]))
+    np.testing.assert_allclose(pen, [[0.5, 0.0, -2.0, 0.0]])
+    plain = empirical_l_lambda(spec, -0.4, cells)
+    with_it = empirical_l_lambda(spec, -0.4, cells, pen[0])
+    assert with_it == pytest.approx(plain + cells @ pen[0])
+    rows = empirical_l_lambda(spec, np.array([-0.4, -0.6]), np.vstack([cells, cells]),
+                              np.vstack([pen, 2 * pen]))  # fmt: skip
+    assert rows[1] - empirical_l_lambda(spec, -0.6, cells) == pytest.approx(2 * cells @ pen[0])
+    # Multipliers are non-negative (a Lagrangian's): a negative one is refused, however small.
+    with pytest.raises(ValueError, match="non-negative"):
+        penalty_cells(recall_floor, np.array([[-0.5]]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.metrics import f1_score, precision_score
+from sklearn.metrics import confusion_matrix, f1_score, precision_score
 from sklearn.model_selection import StratifiedKFold
 
 from metro import MetroClassifier
@@ -76,8 +76,13 @@ def test_a_kept_refinement_reports_the_refined_folds_pooled_metric() -> None:
     assert result.threshold == 0.0
     assert result.selection_loss < ref.loss_before
     # Oracle: refine each fold's chosen fit by hand at the kept temperature, pool, score.
-    pooled = f1_score(*_refined_by_hand(X, y, folds, result, fold_solvers))
+    labels, decisions = _refined_by_hand(X, y, folds, result, fold_solvers)
+    pooled = f1_score(labels, decisions)
     assert -result.selection_loss == pytest.approx(pooled)
+    # The held-out counts users read are the refined folds', cell by cell (fp and fn swapped
+    # passed: their total and the F1 above are the same either way).
+    (tn_, fp_), (fn_, tp_) = confusion_matrix(labels, decisions)
+    assert result.selection_counts == (tp_, fp_, fn_, tn_)
     kept = [loss for (t, loss), scale in zip(ref.losses, ref.scales, strict=True)
             if (scale, t) == (ref.scale, ref.temperature)]  # fmt: skip
     assert kept == [pytest.approx(result.selection_loss)]

@@ -124,3 +124,18 @@ def test_grid_picks_the_best_validation_point():
     best_val = max(s.validation_metric for s in steps)
     assert result.best.validation_loss(spec) == pytest.approx(-best_val)
     assert [s.step for s in steps] == list(range(11))
+
+
+def test_dinkelbach_steps_stay_in_the_bracket_and_stop_within_epsilon():
+    """An exact oracle never proposes a lambda outside the bracket, so the safeguards for an
+    inexact fit were untested: a proposal outside (a, b] falls back to the midpoint (at a, above
+    b), one inside is taken (b itself included), and one within epsilon of lambda stops."""
+    from metro.search.dinkelbach import next_lambda
+
+    a, b, eps = -0.75, -0.375, 2.0**-10  # exact in binary: a step of eps is eps
+    assert next_lambda(-0.625, -0.5, a, b, eps) == -0.625
+    assert next_lambda(b, -0.5, a, b, eps) == b
+    for outside in (a, a - 0.1, b + 0.1):
+        assert next_lambda(outside, -0.5, a, b, eps) == pytest.approx((a + b) / 2)
+    assert next_lambda(-0.5 + eps, -0.5, a, b, eps) is None
+    assert next_lambda(-0.5 + 2 * eps, -0.5, a, b, eps) == pytest.approx(-0.5 + 2 * eps)
