@@ -12,7 +12,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from core.logs import LogFormat, LogLevel
@@ -65,6 +72,9 @@ class Settings(BaseSettings):
     # every prediction asks the database).
     model_ref_cache_seconds: float = Field(default=5.0, ge=0, allow_inf_nan=False)
     readiness_timeout_seconds: float = Field(default=2.0, gt=0, allow_inf_nan=False)
+    # A bearer token /metrics then asks for (Prometheus: `authorization: {credentials: ...}`);
+    # unset, /metrics answers anyone, whose counts are every tenant's together.
+    metrics_token: SecretStr | None = None
 
     # Concurrency of one API process (see docs/operations.md, "Concurrency"). Sync routes run in
     # a pool of ``api_threads``; each holds at most one database connection, and only while it

@@ -205,3 +205,18 @@ def test_made_up_methods_are_counted_as_one_series(client):
     assert "X3Y" not in text
     counted = [line for line in text.splitlines() if line.startswith("metro_http_requests_total{")]
     assert any('method="OTHER"' in c and c.endswith(" 20.0") for c in counted), counted
+
+
+def test_metrics_can_ask_for_an_operators_token(settings, tenant):
+    """/metrics counts every tenant's requests together: where it cannot be kept off the
+    network, METRO_METRICS_TOKEN asks for a bearer token, which no tenant's API key is."""
+    from pydantic import SecretStr
+
+    with _app_with(settings, metrics_token=SecretStr("scrape-me")) as c:
+        for headers in ({}, tenant.headers, {"Authorization": "Bearer scrape-m"}):
+            r = c.get("/metrics", headers=headers)
+            assert r.status_code == 401, headers
+            assert r.headers["www-authenticate"] == "Bearer"
+            assert "METRO_METRICS_TOKEN" in r.json()["detail"]
+        r = c.get("/metrics", headers={"Authorization": "Bearer scrape-me"})
+        assert r.status_code == 200 and "metro_http_requests_total" in r.text

@@ -3,14 +3,17 @@ a gateway should not expose them publicly)."""
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from service.api.deps import bearer_key
+from service.api.problems import problem_responses
 from service.readiness import check_broker, check_database
 
 router = APIRouter(tags=["health"])
@@ -86,9 +89,23 @@ async def readyz(request: Request) -> JSONResponse:
     "/metrics",
     summary="Prometheus metrics",
     response_class=Response,
-    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    responses={
+        200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
+        **problem_responses(401),
+    },
 )
 async def metrics(request: Request) -> Response:
+    """Every tenant's counts together: with METRO_METRICS_TOKEN set, only for that bearer token
+    (an API key is a tenant's, not an operator's, and is not taken here)."""
+    token = request.app.state.settings.metrics_token
+    if token is not None:
+        given = bearer_key(request.headers.get("authorization", "")) or ""
+        if not hmac.compare_digest(given.encode(), token.get_secret_value().encode()):
+            raise HTTPException(
+                status_code=401,
+                detail="/metrics needs the operator's METRO_METRICS_TOKEN as a bearer token",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
     return Response(
         request.app.state.metrics.render(),
         media_type="text/plain; version=0.0.4; charset=utf-8",

@@ -29,6 +29,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_400
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
     if response.status_code == 500:
         response_500 = Problem.from_dict(response.json())
 
@@ -55,6 +60,9 @@ def sync_detailed(
 ) -> Response[Problem | str]:
     """Prometheus metrics
 
+     Every tenant's counts together: with METRO_METRICS_TOKEN set, only for that bearer token
+    (an API key is a tenant's, not an operator's, and is not taken here).
+
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
@@ -78,6 +86,9 @@ def sync(
 ) -> Problem | str | None:
     """Prometheus metrics
 
+     Every tenant's counts together: with METRO_METRICS_TOKEN set, only for that bearer token
+    (an API key is a tenant's, not an operator's, and is not taken here).
+
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
@@ -96,6 +107,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
 ) -> Response[Problem | str]:
     """Prometheus metrics
+
+     Every tenant's counts together: with METRO_METRICS_TOKEN set, only for that bearer token
+    (an API key is a tenant's, not an operator's, and is not taken here).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -117,6 +131,9 @@ async def asyncio(
     client: AuthenticatedClient | Client,
 ) -> Problem | str | None:
     """Prometheus metrics
+
+     Every tenant's counts together: with METRO_METRICS_TOKEN set, only for that bearer token
+    (an API key is a tenant's, not an operator's, and is not taken here).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
