@@ -13,7 +13,7 @@ same class or label:
   regression, argmax / probability 0.5, nothing tuned.
 * :class:`TunedArgmaxLogistic` (multi-class): the multinomial model's log-probabilities plus
   per-class offsets (weights on the probabilities) tuned for the averaged metric on the pooled
-  out-of-fold log-probabilities by :func:`metro.multiclass.tune_offsets`; folds stratified on y.
+  out-of-fold log-probabilities by :func:`metro.argmax.tune_offsets`; folds stratified on y.
 """
 
 from __future__ import annotations

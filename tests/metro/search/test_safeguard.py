@@ -418,18 +418,25 @@ def test_no_signal_is_not_said_of_the_constant_itself():
 
 
 def test_no_signal_blames_zero_division_only_where_flagging_nothing_is_0_over_0():
-    """Precision with zero_division 1 scores flagging nothing 1 (its denominator is tp + fp);
-    F1's denominator holds fn, so flagging nothing is not 0/0 for it: its warning must not
-    blame the convention."""
+    """Precision with zero_division 1 scores flagging nothing 1 (its denominator is tp + fp, 0
+    then): its warning says the convention rewards it. A false-positive rate with zero_division 1
+    is also best flagging nothing, but its denominator holds tn, so flagging nothing is no 0/0
+    there: its warning must not blame the convention."""
+    from metro.metrics import MetricSpec
     from metro.search.safeguard import no_signal_warning
 
     rng = np.random.default_rng(0)
     y = (rng.random(200) < 0.3).astype(int)
     noise = rng.random(200) < 0.05  # flags a few rows at random: no signal
+    fpr = MetricSpec.from_confusion(
+        numerator={"fp": 1}, denominator={"fp": 1, "tn": 1}, greater_is_better=False,
+        zero_division=1, name="fpr",
+    )  # fmt: skip
     said = {}
-    for name in ("precision", "f1"):
-        spec = get_metric(name, zero_division=1)
+    for name, spec in (("precision", get_metric("precision", zero_division=1)), ("fpr", fpr)):
+        assert not constant_decisions(spec, y)[0], name  # flagging nothing is its constant
         found = no_signal_warning(spec, y, noise)
         assert found is not None, name
         said[name] = found.message
-    assert "divides 0 by 0" not in said["f1"]
+    assert "divides 0 by 0" in said["precision"]
+    assert "divides 0 by 0" not in said["fpr"]
