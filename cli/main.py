@@ -342,7 +342,8 @@ def prune_jobs(
             "--older-than",
             metavar="DAYS",
             min=0.0,
-            help="Jobs that finished more than this many days ago.",
+            max=36_500.0,
+            help="Jobs that finished more than this many days ago (0 to 36,500).",
         ),
     ],
     state: Annotated[
@@ -362,6 +363,7 @@ def prune_jobs(
     """Delete finished jobs older than --older-than days, as their owners' DELETE would: rows
     (trace, results, models) and files. Nothing else removes a job its tenant leaves; run it
     from cron for a retention period."""
+    import math
     from datetime import timedelta
 
     from core.db.base import db_now
@@ -369,6 +371,8 @@ def prune_jobs(
     from service.admin import PRUNED_BY_DEFAULT
     from service.admin import prune_jobs as prune
 
+    if math.isnan(older_than):  # a float range lets NaN through
+        _fail("--older-than is a number of days, not nan")
     try:
         states = [JobState(s.strip().lower()) for s in state] if state else PRUNED_BY_DEFAULT
     except ValueError as exc:

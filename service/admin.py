@@ -109,7 +109,7 @@ def prune_jobs(
     when named), oldest first, each as its owner's ``DELETE /v1/jobs/{id}`` deletes it: its
     rows (trace, results, recorded fits, models), then its files in the store. Nothing else
     removes a finished job, so a deployment's tables and store grew with every job its tenants
-    left. ``dry_run``: only what would go. A job deleted or changed meanwhile is skipped. As
+    left. ``dry_run``: only what would go. A job deleted meanwhile is skipped. As
     with a DELETE through another API process, a prediction with a pruned model may still be
     answered for METRO_MODEL_REF_CACHE_SECONDS."""
     unfinished = sorted(s.value for s in states if s not in TERMINAL_STATES)
@@ -117,6 +117,9 @@ def prune_jobs(
         raise ValueError(f"only finished jobs are pruned, not {', '.join(unfinished)} ones")
     if not states:
         raise ValueError("name at least one state to prune")
+    if tenant_name is not None and tenant_id(session, tenant_name) is None:
+        # A misspelt name in a cron line pruned nothing, and said it had done so.
+        raise ValueError(f"no tenant is named {tenant_name.strip()!r}")
     finished = func.coalesce(Job.finished_at, Job.created_at)  # (rows from before finished_at)
     query = (
         select(Job.id, Job.tenant_id, Job.state, finished, Tenant.name)
@@ -136,7 +139,7 @@ def prune_jobs(
         else:
             try:
                 models = len(delete_job(session, owner, job_id))
-            except (NotFoundError, ConflictError):  # deleted, or re-run, meanwhile
+            except (NotFoundError, ConflictError):  # deleted meanwhile (a finished job stays so)
                 continue
             # After the commit, as the API's delete: a failure between the two leaves files no
             # row names, never a row without its files.

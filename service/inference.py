@@ -147,8 +147,10 @@ def same_json(a: Any, b: Any) -> bool:
     0), so a float may come back an int a rounding away."""
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b  # exactly (an int past a float's range cannot be made one)
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0) or a == b
+        return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):

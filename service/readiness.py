@@ -9,25 +9,19 @@ from __future__ import annotations
 import logging
 import urllib.parse
 
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Engine, text
 
 logger = logging.getLogger(__name__)
-
-VERSION_TABLE = "alembic_version"  # alembic's default, which core.db.migrate keeps
 
 
 def check_database(engine: Engine) -> tuple[bool, str]:
     """Reachable, and at this code's schema or a newer one: a database never migrated (or left
     at an older revision) was ready while every API call on it answered 500."""
-    from core.db.migrate import head, known
+    from core.db.migrate import head, known, revision_of
 
     try:
-        # Alembic's table read directly: its MigrationContext logged two INFO lines a probe,
-        # two thirds of an API's log under an orchestrator probing every few seconds.
         with engine.connect() as conn:
-            at = None
-            if inspect(conn).has_table(VERSION_TABLE):
-                at = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
+            at = revision_of(conn)
     except Exception as exc:
         # One line: a probe every few seconds logged a 55-line traceback each time.
         logger.warning("readiness: database unreachable (%s)", type(exc).__name__)

@@ -480,6 +480,7 @@ def test_usage_errors_are_one_line_naming_the_option() -> None:
     cases = [
         (["predict", str(uuid.uuid4())], "error: missing option '--input' / '-i'"),
         (["admin", "create-key"], "error: missing option '--tenant'"),
+        (["admin", "prune-jobs", "--older-than", "1e6"], "error: invalid value for '--older-than'"),
         (["submit", "--n-lambdas", "many"], "error: invalid value for '--n-lambdas'"),
         (["sumbit"], "error: no such command 'sumbit'"),
         (["submit", "--at-least", "recall"], "error: invalid value for '--at-least': 'recall' is"),

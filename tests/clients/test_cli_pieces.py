@@ -978,3 +978,19 @@ def test_a_multinomial_jobs_lines_claim_no_lambda():
     assert lines[0].startswith("trained as one multinomial logistic regression"), lines
     assert not any(line.startswith("METRO chose") for line in lines), lines
     assert any(line.startswith("offsets tuned by F1 (macro)") for line in lines), lines
+
+
+def test_the_upload_hint_is_given_only_where_the_refusal_is_the_uris(tmp_path):
+    """A job file naming a local file by its path: the hint to give it with --dataset went on
+    every 422, a bound out of range among them, where the server had taken the path."""
+    from metro_cli.errors import ApiError
+    from metro_cli.submit import _with_upload_hint
+
+    here = tmp_path / "d.csv"
+    here.write_text("a,y\n1,0\n")
+    spec = {"dataset": {"uri": str(here)}}
+    about_uri = ApiError("Invalid job (422): dataset.uri: local files are not enabled", 422)
+    about_bound = ApiError("Invalid job (422): constraints.0.at_least: 2 is not a rate", 422)
+    assert "give it with --dataset" in str(_with_upload_hint(about_uri, spec))
+    assert _with_upload_hint(about_bound, spec) is about_bound
+    assert _with_upload_hint(about_uri, {"dataset": {"uri": str(tmp_path / "x.csv")}}) is about_uri

@@ -235,3 +235,6 @@ def test_prune_jobs_deletes_old_finished_jobs_as_their_owners_delete_does(
     assert [name for name in jobs if there(name)] == ["recent failed", "running"]
     with pytest.raises(ValueError, match="not running"):
         prune(states=[JobState.RUNNING])
+    # A misspelt tenant in a cron line pruned nothing and said so as a success.
+    with pytest.raises(ValueError, match="no tenant is named 'nobody-at-all'"):
+        prune(tenant_name="nobody-at-all", dry_run=True)

@@ -676,3 +676,12 @@ def test_a_prediction_bodys_form_error_is_said_in_its_own_words(client, tenant, 
     assert r.status_code == 422, r.text
     assert r.json()["errors"][0]["msg"] == "give 'instances', or both 'columns' and 'data'"
     assert "Value error" not in r.text
+
+
+def test_recorded_manifests_are_compared_by_value_and_integers_exactly():
+    from service.inference import same_json
+
+    assert same_json({"t": 1e23, "l": [0.1, -0.0]}, {"t": 10**23, "l": [0.1, 0]})  # via jsonb
+    assert same_json(10**400, 10**400) and not same_json(10**400, 10**400 + 1)
+    assert not same_json({"labels": {"positive": 1}}, {"labels": {"positive": 0}})
+    assert not same_json(True, 1) and not same_json([1, 2], [1, 2, 3])

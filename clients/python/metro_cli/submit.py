@@ -38,7 +38,8 @@ def _with_upload_hint(exc: ApiError, spec: dict[str, Any]) -> ApiError:
     """A job file's dataset URI without a scheme is a path on the server (read only under its
     data roots); where it names a file here, the refusal says how to upload it instead."""
     uri = str((spec.get("dataset") or {}).get("uri") or "")
-    if exc.status != 422 or "://" in uri or not uri or not Path(uri).is_file():
+    about_the_uri = "dataset.uri" in str(exc)  # the 422's summary names its fields
+    if exc.status != 422 or not about_the_uri or "://" in uri or not uri or not Path(uri).is_file():
         return exc
     return ApiError(
         f"{exc} ({uri} is a file on this machine: give it with --dataset {uri}, which uploads "
