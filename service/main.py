@@ -35,8 +35,10 @@ from service.observability import Metrics
 # ignore_columns and warnings; 1.2: search.multiclass, and a result's and a manifest's
 # multiclass; a multinomial job's choices have a null trained_lambda and shift: a 1.1 client
 # reads them, but describes its classes as searched), the major when one is taken away or
-# changes its meaning.
-API_VERSION = "1.2.0"
+# changes its meaning; the patch number when only statuses or headers do (1.2.1: a model
+# download's 304 for an If-None-Match naming its ETag, /metrics' 401 with METRO_METRICS_TOKEN,
+# Cache-Control and Vary on every answer to a key).
+API_VERSION = "1.2.1"
 
 _TAGS = [
     {"name": "jobs", "description": "Submit training jobs and read their progress and results"},
