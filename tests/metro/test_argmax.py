@@ -99,3 +99,20 @@ def test_tuned_offsets_score_what_the_argmax_with_them_decides():
         assert claimed == averaged_score(spec, decided, "macro"), trial
         # never below the rule it starts from (b = 0)
         assert claimed >= averaged_score(spec, class_cells(y, predict_argmax(margins), 4), "macro")
+
+
+def test_an_offset_moves_only_for_a_strict_gain():
+    """On margins with ties (one decimal), class 1's best offset scores what 0 scores: taking it
+    anyway (a step without a gain) moved the decisions on new rows for nothing, and no test
+    noticed. Every offset kept is one whose removal alone costs score."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 40)
+    margins = np.round(rng.normal(size=(40, 3)) + np.eye(3)[y], 1)
+    offsets, tuned = tune_offsets(margins, y, spec=get_metric("f1"))
+    assert tuned == pytest.approx(_macro(margins, y, offsets, 3))
+    moved = np.flatnonzero(offsets)
+    assert moved.size
+    for c in moved:
+        back = offsets.copy()
+        back[c] = 0.0
+        assert _macro(margins, y, back, 3) < tuned, c

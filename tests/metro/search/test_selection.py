@@ -145,3 +145,45 @@ def test_auto_folds_follow_the_size_and_the_strategy():
 def test_bad_selection_settings_are_named(settings, message):
     with pytest.raises(ValueError, match=message):
         SearchConfig(**settings)
+
+
+def _cells_of_f1(f: float) -> np.ndarray:
+    """Confusion fractions (tp, fp, fn, tn) whose F1 is ``f`` (tp = f, fp = fn = 1 - f)."""
+    cells = np.array([f, 1.0 - f, 1.0 - f, 0.0])
+    return cells / cells.sum()
+
+
+class _TiedSolver:
+    """Every lambda scores the same on the held-out rows; the training F1 of fold ``fold`` at
+    grid point i is ``train[i][fold]`` (0 where not given)."""
+
+    def __init__(self, spec, fold: int, train: dict[int, tuple[float, float]], grid) -> None:
+        self.spec, self.fold, self.train, self.grid = spec, fold, train, list(grid)
+
+    def solve(self, lambdas, *, shift, warm_start=None):
+        out = []
+        for lam in lambdas:
+            i = min(range(len(self.grid)), key=lambda k: abs(self.grid[k] - lam))
+            f = self.train.get(i, (0.0, 0.0))[self.fold]
+            out.append(Candidate(
+                lam=float(lam), shift=shift, train_cells=_cells_of_f1(f),
+                validation_cells=np.array([0.3, 0.1, 0.1, 0.5]),
+            ))  # fmt: skip
+        return out
+
+
+def test_a_tie_on_the_held_out_rows_goes_to_the_lower_mean_training_loss():
+    """Grid points 2 and 6 tie with every other on the held-out rows; 2 has the lower mean
+    training loss (F1 0.9 and 0.3 on the folds' training rows), 6 the lower worst one (0.5 and
+    0.5). Nothing asserted the tie-break: by the grid's order alone (point 0) or by the worst
+    fold (point 6), the same tests passed."""
+    from metro.search.grid import grid_lambdas
+
+    spec = f1()
+    config = SearchConfig(n_lambdas=9, shift="minimal", threshold="zero")
+    lo, hi = spec.lambda_range
+    grid = grid_lambdas(lo, hi, 9)
+    train = {2: (0.9, 0.3), 6: (0.5, 0.5)}
+    solvers = [_TiedSolver(spec, fold, train, grid) for fold in (0, 1)]
+    result = grid_search(solvers, config=config)
+    assert result.best_lambda == pytest.approx(grid[2])
