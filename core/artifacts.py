@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import fsspec
@@ -17,7 +18,7 @@ import fsspec
 from core.errors import ServiceError
 
 # The model's file names are the library's: one definition for writer and reader.
-from metro.serialization import MANIFEST_FILE, ONNX_FILE, WEIGHTS_FILE
+from metro.serialization import MANIFEST_FILE, ONNX_FILE, WEIGHTS_FILE, is_url, local_path
 
 __all__ = [
     "MANIFEST_FILE",
@@ -72,6 +73,24 @@ def remove_tree(artifacts_root: str, rel: str) -> None:
         pass
     except Exception:
         logger.warning("could not remove %s", rel, exc_info=True)
+        return
+    _remove_empty_parents(uri, rel)
+
+
+def _remove_empty_parents(uri: str, rel: str) -> None:
+    """On a local store, the folders above a removed one that it leaves empty, up to the root
+    (a deleted model left ``jobs/<id>/model`` and ``jobs/<id>``, two empty folders a job).
+    Object stores have no folders. A folder something was written to meanwhile is not empty,
+    and stays."""
+    if is_url(uri):
+        return
+    folder = Path(local_path(uri))
+    for _ in Path(rel.strip("/")).parents[:-1]:  # each folder of rel above it, not the root
+        folder = folder.parent
+        try:
+            folder.rmdir()
+        except OSError:  # not empty, or gone: nothing above it to do either
+            return
 
 
 def _fs_path(model_uri: str, name: str) -> tuple[Any, str]:

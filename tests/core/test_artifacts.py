@@ -31,3 +31,22 @@ def test_other_bytes_or_none_are_the_stores_fault(tmp_path):
     assert b"".join(open_checked(str(tmp_path), "model.onnx", None)) == NEW  # nothing recorded
     with pytest.raises(ArtifactError, match=r"model\.bin is missing"):
         open_checked(str(tmp_path), "model.bin", None)
+
+
+def test_removing_a_folder_removes_the_empty_folders_above_it(tmp_path):
+    """A deleted model left jobs/<id>/model and jobs/<id>, two empty folders a job, for as long
+    as the store lived; a folder above that still holds something stays, as does the root."""
+    from core.artifacts import remove_tree
+
+    root = tmp_path / "store"
+    kept = root / "jobs" / "b" / "model" / "1"
+    for attempt in (root / "jobs" / "a" / "model" / "1", kept):
+        attempt.mkdir(parents=True)
+        (attempt / "model.safetensors").write_bytes(b"w")
+    remove_tree(str(root), "jobs/a/model/1")
+    assert not (root / "jobs" / "a").exists() and (kept / "model.safetensors").exists()
+    (root / "jobs" / "b" / "fits").mkdir()
+    remove_tree(str(root), "jobs/b/model/1")
+    assert not (root / "jobs" / "b" / "model").exists() and (root / "jobs" / "b" / "fits").exists()
+    remove_tree(str(root), "jobs/b")
+    assert root.is_dir() and list(root.iterdir()) == []
