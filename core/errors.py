@@ -126,9 +126,9 @@ class InsufficientStorageError(ServiceError):
 _NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
-def no_room(exc: BaseException, what: str) -> InsufficientStorageError | None:
+def no_room(exc: BaseException | None, what: str) -> InsufficientStorageError | None:
     """The 507 for an OSError that says the server's storage is full while it kept ``what``
-    ("this upload"); None for any other error."""
+    ("this upload"); None for any other error, or none."""
     if isinstance(exc, OSError) and exc.errno in _NO_ROOM:
         return InsufficientStorageError(
             f"the server has no room left to keep {what} (its storage is full); nothing was "

@@ -139,7 +139,7 @@ class JobQueue:
         engine = make_engine(url.split("+", 1)[1])
         try:
             with engine.begin() as conn:
-                if "kombu_message" not in inspect(conn).get_table_names():
+                if not inspect(conn).has_table("kombu_message"):
                     return 0
                 return int(conn.execute(forget).rowcount or 0)
         except Exception:

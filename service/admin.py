@@ -117,7 +117,8 @@ def prune_jobs(
         raise ValueError(f"only finished jobs are pruned, not {', '.join(unfinished)} ones")
     if not states:
         raise ValueError("name at least one state to prune")
-    if tenant_name is not None and tenant_id(session, tenant_name) is None:
+    owner_id = None if tenant_name is None else tenant_id(session, tenant_name)
+    if tenant_name is not None and owner_id is None:
         # A misspelt name in a cron line pruned nothing, and said it had done so.
         raise ValueError(f"no tenant is named {tenant_name.strip()!r}")
     finished = func.coalesce(Job.finished_at, Job.created_at)  # (rows from before finished_at)
@@ -127,8 +128,8 @@ def prune_jobs(
         .where(Job.state.in_([s.value for s in states]), finished < finished_before)
         .order_by(finished, Job.id)
     )
-    if tenant_name is not None:
-        query = query.where(Tenant.name == tenant_name.strip())
+    if owner_id is not None:
+        query = query.where(Job.tenant_id == owner_id)
     found = session.execute(query).all()
     session.rollback()  # no transaction held while the jobs are deleted one by one
     pruned: list[PrunedJob] = []

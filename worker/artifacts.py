@@ -18,7 +18,7 @@ from metro.serialization import is_url, local_path, write_atomically
 logger = logging.getLogger(__name__)
 
 
-def models_dir(job_id: uuid.UUID | str) -> str:
+def models_dir(job_id: uuid.UUID) -> str:
     """The folder of every model a job's attempts saved (:func:`model_path`)."""
     return f"{job_dir(job_id)}/model"
 

@@ -53,7 +53,7 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
     counts = {"requeued": 0, "failed": 0, "cancelled": 0, "resent": 0}
     # (job, spec, when it was last sent before, the time its send is recorded at)
     to_send: list[tuple[uuid.UUID, dict, datetime | None, datetime]] = []
-    finished: list[str] = []  # failed or cancelled here: their worker is gone
+    finished: list[uuid.UUID] = []  # failed or cancelled here: their worker is gone
 
     with ctx.session() as session:
         now = db_now(session)
@@ -83,19 +83,16 @@ def reconcile(ctx: WorkerContext | None = None, queue: JobQueue | None = None) -
                     due = now - timedelta(seconds=ctx.settings.requeue_after_seconds + 1)
                     to_send.append((job_id, spec, due, now))
                 else:
-                    finished.append(str(job_id))
+                    finished.append(job_id)
         session.commit()
+        # Of those, the jobs a model row names (none should: a job that registers one has
+        # succeeded), whose model files stay.
+        query = select(Model.job_id).where(Model.job_id.in_(finished))
+        with_models = set(session.scalars(query)) if finished else set()
     # What the job's worker would have removed had it written the end itself (JobRun._drop_fits
     # and _fail): its recorded fits and checkpoints serve resuming only, and a finished job never
     # resumes; the model files an attempt saved, or half wrote when it was killed, belong to no
-    # model row (a job that registers one has succeeded) and stayed as long as the job did.
-    with ctx.session() as session:
-        with_models = {
-            str(job_id)
-            for job_id in session.scalars(
-                select(Model.job_id).where(Model.job_id.in_([uuid.UUID(j) for j in finished]))
-            )
-        } if finished else set()  # fmt: skip
+    # model row and stayed as long as the job did.
     for job_id in finished:
         artifacts.remove_tree(ctx.settings.artifacts_uri, artifacts.fits_dir(job_id))
         if job_id not in with_models:

@@ -356,8 +356,7 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        cause = exc.__cause__ if exc.status_code == 400 else None
-        full = no_room(cause, "this request's body") if cause is not None else None
+        full = no_room(exc.__cause__, "this request's body") if exc.status_code == 400 else None
         if full is not None:
             # The body spooled to a full temporary directory (TMPDIR) as it was read: FastAPI's
             # 400 "error parsing the body" blamed the client, and nothing was logged.
