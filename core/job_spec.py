@@ -97,7 +97,7 @@ def build_metric(metric: Mapping[str, Any]) -> Metric:
 
 def metric_average(spec: Mapping[str, Any]) -> str | None:
     """How a job averages its metric over several classes or labels (``"macro"``,
-    ``"weighted"``: :mod:`metro.multiclass`), or None for a binary job."""
+    ``"weighted"``, ``"micro"``: :mod:`metro.multiclass`), or None for a binary job."""
     metric = spec.get("metric")
     average = metric.get("average") if isinstance(metric, Mapping) else None
     return None if average is None else str(average)
@@ -139,28 +139,29 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
     per-label preset, constraints only on multi-label data (each label's), no positive label
     and no binary baselines (it runs its own: :data:`AVERAGED_BASELINES`); a binary job takes no
     ``label_columns``."""
-    from metro.averaging import PER_LABEL_METRICS
+    from metro.averaging import AVERAGES, PER_LABEL_METRICS
     from metro.metrics import MetricSpec, canonical_preset
-    from metro.multiclass import check_argmax_metric
+    from metro.multiclass import MICRO_CONSTRAINTS, check_argmax_metric
 
     dataset = spec.get("dataset") or {}
     average = metric_average(spec)
+    averages = ", ".join(map(repr, AVERAGES))
     if average is None:
         binary = []
         if dataset.get("label_columns") is not None:
             binary.append(
                 SpecFieldError(
                     ("dataset", "label_columns"),
-                    "label_columns (multi-label data) needs metric.average ('macro' or "
-                    "'weighted'): the metric is averaged over the labels",
+                    f"label_columns (multi-label data) needs metric.average ({averages}): the "
+                    "metric is averaged over the labels",
                 )
             )
         if (spec.get("search") or {}).get(MULTICLASS_KEY) == "multinomial":
             binary.append(
                 SpecFieldError(
                     ("search", "multiclass"),
-                    "multinomial trains a multi-class label (metric.average 'macro' or "
-                    "'weighted'); a binary job is one METRO search",
+                    f"multinomial trains a multi-class label (metric.average {averages}); a "
+                    "binary job is one METRO search",
                 )
             )
         return binary
@@ -214,6 +215,8 @@ def averaged_errors(spec: Mapping[str, Any]) -> list[SpecFieldError]:
                 "by an argmax over the classes, which no per-class constraint survives",
             )
         )
+    if spec.get("constraints") and dataset.get("label_columns") is not None and average == "micro":
+        errors.append(SpecFieldError(("constraints",), MICRO_CONSTRAINTS))
     if dataset.get("positive_label") is not None:
         errors.append(
             SpecFieldError(

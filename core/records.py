@@ -370,7 +370,10 @@ class RepeatChoice(BaseModel):
         default=None,
         description="An averaged multi-class job: the offset added to this class's margin "
         "before the argmax (tuned for the average on the pooled held-out margins; 0: the "
-        "one-vs-rest rule); absent for a binary job",
+        "one-vs-rest rule). A micro-averaged multi-label job: the offset added to this label's "
+        "margin, tuned with the other labels' for the pooled metric (0: the label's own "
+        "threshold). Absent for a binary job and for a macro- or weighted-averaged multi-label "
+        "one",
     )
 
     @property
@@ -495,8 +498,9 @@ class ModelManifest(BaseModel):
     )
     decision_rule: str | None = Field(
         default=None,
-        description="Multi-class: tuned (per-class offsets tuned for the average) or ovr; "
-        "per_label for multi-label",
+        description="Multi-class: tuned (per-class offsets tuned for the average) or ovr. "
+        "Multi-label: per_label (each label's own threshold), or tuned (micro average: the "
+        "labels' offsets tuned together for the pooled metric)",
     )
     multiclass: MulticlassTraining | None = Field(
         default=None,
@@ -513,7 +517,9 @@ class ModelManifest(BaseModel):
         default=None, description="Each class's tuned threshold on h (folded into the model)"
     )
     offsets: list[float | None] | None = Field(
-        default=None, description="Each class's offset before the argmax (folded in)"
+        default=None,
+        description="Each class's offset before the argmax, or each label's under a micro "
+        "average (folded in)",
     )
 
 

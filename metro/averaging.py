@@ -5,11 +5,16 @@ each class's ratio metric is the binary preset on them, and ``average`` is the `
 ``sklearn.metrics.f1_score``:
 
 * ``"macro"``: the unweighted mean of the per-class metrics;
-* ``"weighted"``: their mean weighted by each class's support (its number of true rows).
+* ``"weighted"``: their mean weighted by each class's support (its number of true rows);
+* ``"micro"``: the metric of the cells summed over the classes (pooled). For multi-label data this
+  couples the labels (each label's threshold moves the pooled ratio every label is judged by);
+  for multi-class data every wrong row is one false positive and one false negative, so micro
+  F-beta, precision and recall are the accuracy, and micro Jaccard is acc / (2 - acc).
 
-``"micro"`` and ``"samples"`` are refused (micro-F1 pools the cells, which couples the classes even
-for multi-label data; multi-class micro-F1 is accuracy). What is trained for them is in
-:mod:`metro.multiclass`; the argmax's offsets in :mod:`metro.argmax`.
+``"samples"`` (a per-row metric, averaged over the rows) is refused: it is no ratio of the
+confusion cells. What is trained for each average is in :mod:`metro.multiclass`; the argmax's
+offsets in :mod:`metro.argmax`, a multi-label micro average's per-label offsets in
+:mod:`metro.label_offsets`.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ __all__ = [
     "sklearn_average",
 ]
 
-AVERAGES: tuple[str, ...] = ("macro", "weighted")
+AVERAGES: tuple[str, ...] = ("macro", "weighted", "micro")
 # Presets that are a ratio of one class's cells and that sklearn averages over classes.
 PER_LABEL_METRICS: tuple[str, ...] = ("f1", "f_beta", "jaccard", "precision", "recall")
 
@@ -86,8 +91,12 @@ def _weights(cells: np.ndarray, average: str) -> np.ndarray:
 
 
 def averaged_score(spec: MetricSpec, cells: np.ndarray, average: str) -> float | np.ndarray:
-    """The ``average`` of the per-class metrics of ``cells [..., C, 4]``."""
+    """The ``average`` of the per-class metrics of ``cells [..., C, 4]`` (``"micro"``: the
+    metric of their sum over the classes)."""
     cells = np.asarray(cells, dtype=np.float64)
+    if average == "micro":
+        pooled = per_class_scores(spec, cells.sum(axis=-2))
+        return float(pooled) if np.ndim(pooled) == 0 else np.asarray(pooled)
     scores = per_class_scores(spec, cells)
     out = np.sum(scores * _weights(cells, average), axis=-1)
     return float(out) if np.ndim(out) == 0 else np.asarray(out)
@@ -109,8 +118,8 @@ def sklearn_average(
 def _average_message(average: Any) -> str:
     return (
         f"average={average!r} is not supported; use one of {', '.join(map(repr, AVERAGES))} "
-        "(or None for binary y). 'micro' and 'samples' are not trained for yet: micro-F1 pools "
-        "the cells of all classes, which couples them (multi-class micro-F1 is accuracy)"
+        "(or None for binary y). 'samples' is not trained for: a per-row metric averaged over "
+        "the rows is no ratio of the confusion cells"
     )
 
 

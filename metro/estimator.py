@@ -164,7 +164,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         the delivered model is always the refit, and ``refit=False`` is a ``ValueError``.
     training : dict or TrainingConfig, optional
         Trainer settings (optimizer, epochs, learning rate, weight decay, device, ...).
-    average : {"macro", "weighted"} or None, default=None
+    average : {"macro", "weighted", "micro"} or None, default=None
         None: binary y, as always. Set: the ``average`` of ``sklearn.metrics.f1_score`` over the
         classes of a multi-class y (one label per row; a binary y counts as two classes, as in
         scikit-learn) or over the labels of a multi-label indicator matrix Y, trained for by one
@@ -172,7 +172,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         multinomial logistic regression (``multiclass``; see :mod:`metro.multiclass`; per-class
         attributes ``estimators_``, ``lambdas_``, ``thresholds_``, ``best_scores_``,
         ``offsets_``, ``selection_cells_``, and ``multiclass_``, the strategy used;
-        :func:`metro.multiclass.stacked_model` gives the fit as one model).
+        :func:`metro.multiclass.stacked_model` gives the fit as one model). ``"micro"`` is the
+        metric of the cells summed over the classes: for multi-label Y the labels' offsets are
+        then tuned together for it on the pooled held-out margins (:mod:`metro.label_offsets`);
+        for a multi-class y it is the accuracy, which the argmax's offsets are tuned for.
     multiclass : {"per_class", "multinomial"}, default="per_class"
         How a multi-class y is trained with ``average`` set: "per_class", one METRO search per
         class (one-vs-rest) with per-class offsets on their margins tuned for the average on

@@ -5,9 +5,14 @@
 argmax's offsets :mod:`metro.argmax`'s; their names are importable from here too.
 
 **Multi-label** ``Y`` (an ``n x L`` indicator matrix). Each label's metric depends only on its own
-label's cells, and both averages weigh them with constants, so the averaged metric is maximized by
-maximizing every label's metric on its own: L independent binary METRO fits (each with the
-estimator's settings and its own tuned threshold), deciding ``margin_l >= 0`` per label.
+label's cells, and the macro and weighted averages weigh them with constants, so the averaged
+metric is maximized by maximizing every label's metric on its own: L independent binary METRO fits
+(each with the estimator's settings and its own tuned threshold), deciding ``margin_l >= 0`` per
+label. The micro average is one ratio of the cells summed over the labels, which couples them:
+the same L fits, then per-label offsets ``b`` tuned together for the pooled metric on the pooled
+out-of-fold margins (:func:`metro.label_offsets.tune_label_offsets`; ``decision_rule_``
+``"tuned"``), deciding ``margin_l + b_l >= 0``; without folds every label keeps its own threshold
+(``"per_label"``). Constraints are refused with it (the offsets would move each label's floor).
 
 **Multi-class** ``y`` (one label per row, C >= 2 classes). The decision is an argmax, so the
 classes are coupled. One binary METRO fit per class (one-vs-rest, its metric for that class), then
@@ -92,9 +97,11 @@ from metro.averaging import (
     sklearn_average,
 )
 from metro.datasets import float32_features, label_array, strata
+from metro.label_offsets import predict_labels, tune_label_offsets
 from metro.metrics import MetricSpec, canonical_preset, get_metric
 from metro.model_selection import stratified_folds
-from metro.models import ModelSpec, StackedModel, build_model, concatenate
+from metro.models import StackedModel, concatenate
+from metro.multinomial import multinomial_model
 from metro.search.base import FEW_TRUE_POSITIVES, SearchWarning, WarningCode
 from metro.search.class_stack import ClassStack, stacks_classes
 from metro.search.config import AUTO_CV_FOLDS
@@ -168,6 +175,17 @@ def _check_config(est: MetroClassifier) -> None:
         raise ValueError(
             "pos_label does not apply with average=: every class (or label) is scored in turn"
         )
+    if est.constraints and est.average == "micro":
+        raise ValueError(MICRO_CONSTRAINTS)
+
+
+# A micro average's per-label offsets move every label's threshold after its search chose it.
+MICRO_CONSTRAINTS = (
+    "constraints do not apply with average='micro': each label's search holds its own label to "
+    "them, and the micro average then moves every label's threshold together for the pooled "
+    "metric, so no label's floor would be what the delivered model does; use 'macro' or "
+    "'weighted', or fit one binary problem per label"
+)
 
 
 def check_class_rows(counts: np.ndarray, names: Sequence[Any], what: str, n: int) -> None:
@@ -437,6 +455,12 @@ def fit_averaged(
     if target_type == "multilabel-indicator":
         est.decision_rule_ = "per_label"
         est.offsets_ = np.zeros(len(estimators))
+        if average == "micro" and folds is not None:
+            oof = [_oof_margins(e, t, folds) for e, t in zip(estimators, targets, strict=True)]
+            if all(m is not None for m in oof):
+                margins = np.column_stack([m for m in oof if m is not None])
+                _choose_label_offsets(est, margins, indicators, spec=spec)
+                return _gather_class_findings(est)
         counts_ = [e.search_result_.selection_counts for e in estimators]
         est.selection_cells_ = None
         if all(c is not None for c in counts_):
@@ -485,6 +509,22 @@ def _choose_argmax(
     est.selection_cells_ = class_cells(y_idx, predict_argmax(margins, est.offsets_), k)
 
 
+def _choose_label_offsets(
+    est: MetroClassifier, margins: np.ndarray, Y: np.ndarray, *, spec: MetricSpec
+) -> None:
+    """A micro-averaged multi-label fit's per-label offsets, tuned together for the pooled
+    metric on the pooled held-out ``margins`` [n, L] (:func:`metro.label_offsets.
+    tune_label_offsets`): ``offsets_``, ``best_score_``, ``selection_cells_`` (each label's
+    held-out cells there), ``decision_rule_`` ``"tuned"`` and ``per_label_score_`` (the pooled
+    metric of every label's own threshold, the offsets at 0)."""
+    est.per_label_score_ = float(
+        averaged_score(spec, label_cells(Y, predict_labels(margins)), "micro")
+    )
+    est.offsets_, est.best_score_ = tune_label_offsets(margins, Y, spec=spec)
+    est.decision_rule_ = "tuned"
+    est.selection_cells_ = label_cells(Y, predict_labels(margins, est.offsets_))
+
+
 def _add_argmax_warnings(est: MetroClassifier, X: np.ndarray) -> None:
     """Each class's warnings of the argmax chosen (:func:`_choose_argmax`) beyond what its own
     fit found: a part of the average resting on few true positives, a class the delivered model
@@ -512,50 +552,6 @@ def resolve_multiclass(chosen: str, kind: str) -> str:
             f"a {kind} model trains a multi-class y per class: use multiclass='per_class'"
         )
     return str(chosen)
-
-
-def multinomial_model(X: np.ndarray, y_idx: np.ndarray, n_classes: int) -> StackedModel:
-    """A linear :class:`~metro.models.StackedModel` of ``n_classes`` outputs whose scores are
-    the logits of a multinomial logistic regression fitted on ``(X, y_idx)`` (class indices):
-    scikit-learn's ``LogisticRegression(max_iter=1000)`` (C=1, lbfgs) on X standardized by the
-    model's own statistics (:func:`~metro.models.build_model`'s ``X_stats``: population std, a
-    constant feature 1, as ``StandardScaler``), so that the model scores raw rows exactly as the
-    regression does. A class absent from ``y_idx`` (a fold's training part) gets weights 0 and a
-    logit ``ABSENT_LOGIT`` below the others' bias. Two classes: logits ``(0, z)``, the binary
-    regression's log-odds z (the log-softmax is the log-probabilities either way)."""
-    from sklearn.linear_model import LogisticRegression
-
-    flat = np.asarray(X).reshape(X.shape[0], -1)
-    model = build_model(
-        ModelSpec("linear"), input_shape=tuple(X.shape[1:]), n_models=n_classes, X_stats=X
-    )
-    mean = model.mean.double().numpy()
-    std = model.std.double().numpy()
-    z = (flat.astype(np.float64) - mean) / std
-    present = np.unique(y_idx)
-    weight = np.zeros((flat.shape[1], n_classes))
-    bias = np.zeros(n_classes)
-    if present.size >= 2:
-        regression = LogisticRegression(max_iter=1000).fit(z, y_idx)
-        coef, intercept = regression.coef_, regression.intercept_
-        if present.size == 2:  # one row of log-odds for the second class
-            coef = np.vstack([np.zeros_like(coef[0]), coef[0]])
-            intercept = np.array([0.0, intercept[0]])
-        weight[:, present] = coef.T
-        bias[present] = intercept
-    absent = np.setdiff1d(np.arange(n_classes), present)
-    if absent.size:
-        bias[absent] = (bias[present].min() if present.size else 0.0) + ABSENT_LOGIT
-    with torch.no_grad():
-        for name, value in (("weight", weight), ("bias", bias)):
-            param = model.get_parameter(name)
-            param.copy_(torch.as_tensor(value, dtype=param.dtype))
-    return model.eval()
-
-
-# A class a fold's training part lacks: far below every class the regression saw (its
-# log-probability about e^-30, the floor TunedArgmaxLogistic gives it).
-ABSENT_LOGIT = -30.0
 
 
 def _fit_multinomial(est: MetroClassifier, prepared: _Prepared) -> MetroClassifier:

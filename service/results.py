@@ -40,6 +40,14 @@ OFFSETS_NOT_TUNED = (
     "scored where they chose; cross-validation folds (search.cv) tune the offsets."
 )
 
+# The same for a micro-averaged multi-label job: its labels' offsets are tuned together on the
+# pooled out-of-fold margins, so a holdout leaves each label at its own threshold.
+LABEL_OFFSETS_NOT_TUNED = (
+    "Offsets not tuned: the labels chose on a holdout (search.cv null, or bisection and "
+    "Dinkelbach), so each label keeps its own threshold, not one chosen with the others' for "
+    "the micro average; cross-validation folds (search.cv) tune the labels' offsets together."
+)
+
 
 def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
     runs = [
@@ -146,8 +154,11 @@ def _averaged_result(
     selection = _selection(delivered[0], validation) if validation and delivered else None
     notices = []
     multi_class = not (job.spec.get("dataset") or {}).get("label_columns")
-    if multi_class and selection is None and choices and not any(c.n_folds for c in choices):
+    no_folds = bool(choices) and not any(c.n_folds for c in choices)
+    if multi_class and selection is None and no_folds:
         notices.append(ResultNotice(code="offsets_not_tuned", message=OFFSETS_NOT_TUNED))
+    elif not multi_class and average == "micro" and no_folds:
+        notices.append(ResultNotice(code="offsets_not_tuned", message=LABEL_OFFSETS_NOT_TUNED))
     return JobResult(
         job_id=job.id,
         metric=metric.name,

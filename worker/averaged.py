@@ -323,7 +323,8 @@ class AveragedRun:
         )
 
     def _choices(self, repeat: int, est: MetroClassifier) -> list[RepeatChoice]:
-        multiclass = est.target_type_ != "multilabel-indicator"
+        # The argmax's offsets, or a micro average's per-label ones (tuned together).
+        offsets = est.target_type_ != "multilabel-indicator" or est.decision_rule_ == "tuned"
         if est.multiclass_ == "multinomial":
             return self._multinomial_choices(repeat, est)
         choices = []
@@ -336,7 +337,7 @@ class AveragedRun:
                 choice.model_copy(
                     update={
                         "label": self.classes[c],
-                        "offset": float(est.offsets_[c]) if multiclass else None,
+                        "offset": float(est.offsets_[c]) if offsets else None,
                         "warnings": [*choice.warnings, *extra],
                     }
                 )
@@ -393,9 +394,12 @@ class AveragedRun:
             # A multinomial model has no lambda (null), where a number would be made up.
             "class_lambdas": None if est.lambdas_ is None else [_finite(v) for v in est.lambdas_],
             "class_thresholds": [_finite(v) for v in est.thresholds_],
-            # The argmax's per-class offsets; multi-label data has no argmax (null, as in the
-            # result's choices), where a list of zeros claimed a tuned rule.
-            "offsets": [_finite(v) for v in est.offsets_] if multiclass else None,
+            # The argmax's per-class offsets, or a micro average's per-label ones; null for a
+            # multi-label model whose labels keep their own thresholds (as in the result's
+            # choices), where a list of zeros claimed a tuned rule.
+            "offsets": [_finite(v) for v in est.offsets_]
+            if multiclass or est.decision_rule_ == "tuned"
+            else None,
             "warnings": warnings,
             "feature_names": list(dataset.feature_names)
             if dataset.feature_names is not None and dataset.X.ndim == 2

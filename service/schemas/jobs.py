@@ -122,8 +122,10 @@ else:
                 default=None,
                 description="Several classes or labels: the average of the per-class (or "
                 "per-label) metric, as sklearn.metrics.f1_score's average (macro: their plain "
-                "mean; weighted: weighted by each class's true rows), trained for by one METRO "
-                "search per class or label (metro.multiclass). The data's label column then "
+                "mean; weighted: weighted by each class's true rows; micro: the metric of their "
+                "cells summed, which multi-label data trains for with the labels' thresholds "
+                "tuned together and is the accuracy for multi-class data), trained for by one "
+                "METRO search per class or label (metro.multiclass). The data's label column then "
                 "holds the classes (or dataset.label_columns names the 0/1 label columns). "
                 f"Presets: {', '.join(PER_LABEL_METRICS)}. Null: a binary job",
             ),
@@ -616,7 +618,8 @@ class ResultNotice(BaseModel):
     code: Literal["offsets_not_tuned"] = Field(
         description="offsets_not_tuned: a multi-class job whose classes chose on a holdout "
         "(no cross-validation folds), so its model decides by the plain argmax of their margins "
-        "and no average was scored where they chose"
+        "and no average was scored where they chose; or a micro-averaged multi-label job whose "
+        "labels chose on a holdout, so each keeps its own threshold"
     )
     message: str
 

@@ -18,7 +18,7 @@ SKLEARN = {
 
 
 @pytest.mark.parametrize("metric", sorted(SKLEARN))
-@pytest.mark.parametrize("average", ["macro", "weighted"])
+@pytest.mark.parametrize("average", ["macro", "weighted", "micro"])
 @pytest.mark.parametrize("seed", range(4))
 def test_multiclass_average_matches_sklearn(metric, average, seed):
     rng = np.random.default_rng(seed)
@@ -32,7 +32,7 @@ def test_multiclass_average_matches_sklearn(metric, average, seed):
 
 
 @pytest.mark.parametrize("metric", sorted(SKLEARN))
-@pytest.mark.parametrize("average", ["macro", "weighted"])
+@pytest.mark.parametrize("average", ["macro", "weighted", "micro"])
 def test_multilabel_average_matches_sklearn(metric, average):
     rng = np.random.default_rng(1)
     T = rng.integers(0, 2, (60, 5))
@@ -76,7 +76,7 @@ def test_class_cells_are_the_one_vs_rest_cells():
     assert cells.sum(axis=1).tolist() == [6, 6, 6]
 
 
-@pytest.mark.parametrize("average", ["macro", "weighted"])
+@pytest.mark.parametrize("average", ["macro", "weighted", "micro"])
 def test_a_class_with_no_rows_and_no_predictions_is_left_out_as_sklearn_leaves_it(average):
     """A split without class 2, which nothing predicts: scikit-learn averages over the labels
     present (F1 1.0 here), as the job's reported figures must."""
@@ -103,3 +103,39 @@ def test_label_cells_are_sklearns_multilabel_confusion_matrices():
     T, P = rng.integers(0, 2, (40, 5)), rng.integers(0, 2, (40, 5))
     (tn, fp), (fn, tp) = np.moveaxis(multilabel_confusion_matrix(T, P), 0, -1)
     np.testing.assert_array_equal(label_cells(T, P), np.stack([tp, fp, fn, tn], axis=1))
+
+
+@pytest.mark.parametrize("beta", [0.5, 2.0])
+def test_micro_f_beta_pools_the_cells_as_sklearn_does(beta):
+    rng = np.random.default_rng(4)
+    T = rng.integers(0, 2, (70, 4))
+    P = np.where(rng.random((70, 4)) < 0.7, T, 1 - T)
+    spec = get_metric("f_beta", beta=beta)
+    ours = averaged_score(spec, label_cells(T, P), "micro")
+    assert ours == pytest.approx(fbeta_score(T, P, beta=beta, average="micro"))
+
+
+@pytest.mark.parametrize("metric", ["f1", "precision", "recall"])
+def test_multiclass_micro_is_the_accuracy(metric):
+    """Every wrong row of a multi-class prediction is one false positive (of the class it was
+    given) and one false negative (of its own): the pooled ratio is the accuracy."""
+    rng = np.random.default_rng(5)
+    t = rng.integers(0, 4, 90)
+    p = np.where(rng.random(90) < 0.6, t, rng.integers(0, 4, 90))
+    got = averaged_score(get_metric(metric), class_cells(t, p, 4), "micro")
+    assert got == pytest.approx(np.mean(t == p))
+
+
+def test_micro_over_a_stack_of_cells_is_the_pooled_metric_of_each():
+    """[..., C, 4]: the offsets' search scores many candidate cells at once."""
+    rng = np.random.default_rng(6)
+    cells = rng.integers(0, 20, (7, 3, 4)).astype(float)
+    spec = get_metric("f1")
+    got = averaged_score(spec, cells, "micro")
+    expected = [averaged_score(spec, c, "micro") for c in cells]
+    np.testing.assert_allclose(got, expected)
+
+
+def test_samples_is_refused_with_why():
+    with pytest.raises(ValueError, match="'samples' is not trained for"):
+        averaged_score(get_metric("f1"), np.ones((2, 4)), "samples")

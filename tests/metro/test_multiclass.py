@@ -98,11 +98,65 @@ def test_binary_default_unchanged():
     assert a.decision_function(X).shape == (200,) and a.average_ is None
 
 
+def test_micro_multilabel_fit_tunes_the_labels_offsets_together():
+    """average='micro': the same per-label fits as 'macro' (same folds and seed), then offsets
+    tuned on their pooled held-out margins for the pooled F1; best_score_ is the pooled F1 of
+    the held-out cells it reports, never below every label's own threshold's."""
+    from metro.averaging import averaged_score
+
+    X, Y = make_multilabel_classification(n_samples=300, n_features=6, n_classes=4, random_state=2)
+    clf = MetroClassifier(average="micro", random_state=0, **SMALL).fit(X, Y)
+    assert clf.average_ == "micro" and clf.decision_rule_ == "tuned"
+    assert clf.selection_cells_.shape == (4, 4)
+    assert clf.selection_cells_.sum(axis=1).tolist() == [300.0] * 4  # every row held out once
+    assert clf.best_score_ == pytest.approx(
+        averaged_score(clf.metric_, clf.selection_cells_, "micro")
+    )
+    assert clf.best_score_ >= clf.per_label_score_
+    raw = np.column_stack([e.decision_function(X) for e in clf.estimators_])
+    np.testing.assert_allclose(clf.decision_function(X), raw + clf.offsets_, rtol=1e-6, atol=1e-6)
+    assert clf.score(X, Y) == pytest.approx(f1_score(Y, clf.predict(X), average="micro"))
+    macro = MetroClassifier(average="macro", random_state=0, **SMALL).fit(X, Y)
+    np.testing.assert_allclose(macro.decision_function(X), raw, rtol=1e-6, atol=1e-6)
+    with torch.no_grad():
+        stacked = stacked_model(clf)(torch.as_tensor(X, dtype=torch.float32)).numpy()
+    np.testing.assert_allclose(stacked, clf.decision_function(X), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore::metro.search.base.MetroFitWarning")
+def test_micro_multilabel_without_folds_keeps_each_labels_threshold():
+    """A holdout gives no pooled held-out margins to tune on: offsets 0, and best_score_ the
+    pooled F1 of the labels' own held-out counts."""
+    from metro.averaging import averaged_score
+
+    X, Y = make_multilabel_classification(n_samples=200, n_features=6, n_classes=3, random_state=0)
+    clf = MetroClassifier(average="micro", cv=None, random_state=0, **SMALL).fit(X, Y)
+    assert clf.decision_rule_ == "per_label" and clf.offsets_.tolist() == [0.0, 0.0, 0.0]
+    cells = np.array([e.search_result_.selection_counts for e in clf.estimators_])
+    assert clf.best_score_ == pytest.approx(averaged_score(clf.metric_, cells, "micro"))
+
+
+def test_micro_multiclass_is_trained_for_the_accuracy():
+    """Multi-class micro-F1 is the accuracy: the argmax's offsets are tuned for it."""
+    from sklearn.metrics import accuracy_score
+
+    X, y = _iris()
+    clf = MetroClassifier(average="micro", random_state=0, **SMALL).fit(X, y)
+    assert clf.decision_rule_ == "tuned" and clf.best_score_ >= clf.ovr_score_
+    pred = clf.predict(X)
+    assert clf.score(X, y) == pytest.approx(accuracy_score(y, pred))
+    assert clf.score(X, y) == pytest.approx(f1_score(y, pred, average="micro"))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "y", "match"),
     [
-        ({"average": "micro"}, "multiclass", "average='micro' is not supported"),
-        ({"average": "samples"}, "multiclass", "not supported"),
+        ({"average": "samples"}, "multiclass", "average='samples' is not supported"),
+        (
+            {"average": "micro", "constraints": [{"metric": "recall", "at_least": 0.5}]},
+            "multilabel",
+            "constraints do not apply with average='micro'",
+        ),
         ({"average": "macro", "metric": "accuracy"}, "multiclass", "per-label presets"),
         ({"average": "macro", "metric": "balanced_accuracy"}, "multiclass", "per-label presets"),
         (

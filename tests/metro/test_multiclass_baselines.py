@@ -45,4 +45,4 @@ def test_tuned_argmax_is_no_worse_out_of_fold_than_plain_argmax():
     assert tuned.predict(X).shape == (178,)
     assert PlainLogistic().fit(X, y).predict(X).shape == (178,)
     with pytest.raises(ValueError, match="not supported"):
-        TunedArgmaxLogistic(average="micro").fit(X, y)
+        TunedArgmaxLogistic(average="samples").fit(X, y)

@@ -9,7 +9,7 @@ import pytest
 
 from core.db.models import Job, MetricResult
 from service.job_spec import normalize_job_spec
-from service.results import OFFSETS_NOT_TUNED, build_job_result
+from service.results import LABEL_OFFSETS_NOT_TUNED, OFFSETS_NOT_TUNED, build_job_result
 from service.schemas.jobs import JobCreate
 
 LABELS = ("cat", "dog", "eel")
@@ -51,6 +51,8 @@ LABEL_COLUMNS = {"uri": "file:///data/pets.csv", "label_columns": list(LABELS)}
         (ONE_COLUMN, None, "macro", ["offsets_not_tuned"]),  # a holdout: a plain argmax
         (ONE_COLUMN, 5, "macro", []),  # the folds tuned the offsets
         (LABEL_COLUMNS, None, "macro", []),  # labels decide each on its own: no argmax
+        (LABEL_COLUMNS, None, "micro", ["offsets_not_tuned"]),  # not tuned together
+        (LABEL_COLUMNS, 5, "micro", []),  # the folds tuned the labels' offsets
         (ONE_COLUMN, None, None, []),  # binary
     ],
 )
@@ -62,6 +64,8 @@ def test_a_result_says_where_its_model_decides_by_an_untuned_argmax(
     rows = [_row("test")] + ([_row("validation")] if n_folds else [])
     result = build_job_result(_job(dataset, n_folds, average), rows)
     assert [n.code for n in result.notices] == notices
-    if notices:
+    if notices and "label_columns" in dataset:
+        assert result.notices[0].message == LABEL_OFFSETS_NOT_TUNED
+    elif notices:
         assert result.notices[0].message == OFFSETS_NOT_TUNED
         assert result.selection is None

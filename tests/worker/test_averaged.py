@@ -187,6 +187,61 @@ def test_a_multilabel_job_decides_each_label_by_its_sign(pair: Cluster):
     assert body["labels"] == [names[row >= 0].tolist() for row in onnx]
 
 
+def test_a_micro_multilabel_job_delivers_the_offsets_it_tuned_for_the_pooled_metric(
+    pair: Cluster,
+):
+    """metric.average micro over label columns: the labels' offsets, tuned together on the
+    pooled held-out margins, are in the result's classes and choices, in the manifest and in
+    the delivered model (ONNX and the endpoint decide by score + nothing more); the average
+    reported where it chose is the pooled F1 of the counts it reports there."""
+    X, Y = make_multilabel_classification(n_samples=300, n_features=6, n_classes=3, random_state=4)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(6)])
+    for j, name in enumerate(("red", "green", "blue")):
+        frame[name] = Y[:, j]
+    job_id = pair.submit(
+        {"metric": {"preset": "f1", "average": "micro"},
+         "dataset": {"uri": _upload(pair, frame), "label_columns": ["red", "green", "blue"]},
+         **FAST}
+    )  # fmt: skip
+    job = pair.wait_state(job_id, timeout=120)
+    assert job["state"] == "succeeded", job
+    result = pair.client.get(f"/v1/jobs/{job_id}/result", headers=pair.headers).json()
+    offsets = [c["offset"] for c in result["classes"]]
+    assert all(isinstance(o, float) for o in offsets)
+    assert [c["offset"] for c in result["choices"]] == offsets
+    assert result["notices"] == []
+    [validation] = [
+        r for r in result["runs"]
+        if r["method"] == "metro" and r["split"] == "validation" and r["class_index"] is None
+    ]  # fmt: skip
+    tp, fp, fn = (validation["confusion"][k] for k in ("tp", "fp", "fn"))
+    assert validation["value"] == pytest.approx(2 * tp / (2 * tp + fp + fn))
+    [model] = [
+        m
+        for m in pair.client.get("/v1/models", headers=pair.headers).json()["items"]
+        if m["job_id"] == job_id
+    ]
+    assert model["manifest"]["decision"] == "per_label"
+    assert model["manifest"]["decision_rule"] == "tuned"
+    assert model["manifest"]["offsets"] == pytest.approx(offsets)
+    onnx = _onnx_scores(pair, model["id"], X[:30])
+    body = pair.client.post(
+        f"/v1/models/{model['id']}/predict", json={"instances": X[:30].tolist()},
+        headers=pair.headers,
+    ).json()  # fmt: skip
+    names = np.array(["red", "green", "blue"])
+    assert body["labels"] == [names[row >= 0].tolist() for row in onnx]
+    refused = pair.client.post(
+        "/v1/jobs",
+        json={"metric": {"preset": "f1", "average": "micro"},
+              "dataset": job["spec"]["dataset"],
+              "constraints": [{"metric": "recall", "at_least": 0.5}]},
+        headers=pair.headers,
+    )  # fmt: skip
+    assert refused.status_code == 422, refused.text
+    assert "constraints do not apply with average='micro'" in refused.text
+
+
 def test_a_multilabel_npz_upload_trains_each_label_it_names(pair: Cluster):
     import io
 
@@ -343,7 +398,7 @@ def test_averaged_jobs_are_refused_where_they_cannot_run(pair: Cluster):
         "dataset", "label_columns",
     )  # fmt: skip
     refused(
-        {"metric": {"preset": "f1", "average": "micro"}, "dataset": dataset}, "metric", "average"
+        {"metric": {"preset": "f1", "average": "samples"}, "dataset": dataset}, "metric", "average"
     )
     # Each class's recall alone is best predicting that class everywhere: no argmax follows.
     assert "balanced accuracy" in refused(

@@ -1,9 +1,10 @@
 from typing import Literal
 
-Average = Literal["macro", "weighted"]
+Average = Literal["macro", "micro", "weighted"]
 
 AVERAGE_VALUES: set[Average] = {
     "macro",
+    "micro",
     "weighted",
 }
 

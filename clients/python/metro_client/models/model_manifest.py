@@ -98,7 +98,8 @@ class ModelManifest:
     """ argmax: the predicted class is the one with the largest score; per_label: label k is on where score k >= 0
     (null: binary, see threshold) """
     decision_rule: None | str | Unset = UNSET
-    """ Multi-class: tuned (per-class offsets tuned for the average) or ovr; per_label for multi-label """
+    """ Multi-class: tuned (per-class offsets tuned for the average) or ovr. Multi-label: per_label (each label's
+    own threshold), or tuned (micro average: the labels' offsets tuned together for the pooled metric) """
     multiclass: MulticlassTraining | None | Unset = UNSET
     """ Multi-class: how it was trained (search.multiclass): multinomial (one multinomial logistic regression; its
     scores are its logits, no lambda) or per_class (one METRO search per class); absent before this field existed
@@ -108,7 +109,7 @@ class ModelManifest:
     class_thresholds: list[float | None] | None | Unset = UNSET
     """ Each class's tuned threshold on h (folded into the model) """
     offsets: list[float | None] | None | Unset = UNSET
-    """ Each class's offset before the argmax (folded in) """
+    """ Each class's offset before the argmax, or each label's under a micro average (folded in) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

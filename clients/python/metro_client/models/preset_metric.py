@@ -20,10 +20,11 @@ class PresetMetric:
     """ The metric (metro.metrics' presets; case is ignored) """
     average: Average | None | Unset = UNSET
     """ Several classes or labels: the average of the per-class (or per-label) metric, as sklearn.metrics.f1_score's
-    average (macro: their plain mean; weighted: weighted by each class's true rows), trained for by one METRO search
-    per class or label (metro.multiclass). The data's label column then holds the classes (or dataset.label_columns
-    names the 0/1 label columns). Presets: f1, f_beta, jaccard, precision, recall. Null: a binary job. Server
-    default: null """
+    average (macro: their plain mean; weighted: weighted by each class's true rows; micro: the metric of their cells
+    summed, which multi-label data trains for with the labels' thresholds tuned together and is the accuracy for
+    multi-class data), trained for by one METRO search per class or label (metro.multiclass). The data's label
+    column then holds the classes (or dataset.label_columns names the 0/1 label columns). Presets: f1, f_beta,
+    jaccard, precision, recall. Null: a binary job. Server default: null """
     zero_division: float | Unset = UNSET
     """ The score when the ratio is 0/0, as sklearn.metrics' zero_division: precision when nothing is predicted
     positive, recall when no row is positive. 1 makes a precision floor one that flagging nothing meets (the false-
