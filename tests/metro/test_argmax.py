@@ -81,8 +81,21 @@ def test_tune_offsets_validates():
         tune_offsets(np.zeros((3, 1)), np.zeros(3), spec=get_metric("f1"))
     with pytest.raises(ValueError, match="class indices"):
         tune_offsets(np.zeros((3, 2)), np.array([0, 1, 2]), spec=get_metric("f1"))
-    with pytest.raises(ValueError, match="average='micro'"):
-        tune_offsets(np.zeros((3, 2)), np.array([0, 1, 1]), spec=get_metric("f1"), average="micro")
+    with pytest.raises(ValueError, match="average='samples'"):
+        tune_offsets(
+            np.zeros((3, 2)), np.array([0, 1, 1]), spec=get_metric("f1"), average="samples"
+        )
+
+
+def test_offsets_tuned_for_micro_f1_are_tuned_for_the_accuracy():
+    """Multi-class micro-F1 is the accuracy: the offsets tuned for it score the accuracy of the
+    argmax they decide, never below the plain argmax's."""
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 3, size=200)
+    margins = rng.normal(size=(200, 3)) + 0.8 * np.eye(3)[y] + np.array([0.6, 0.0, -0.6])
+    offsets, score = tune_offsets(margins, y, spec=get_metric("f1"), average="micro")
+    assert score == pytest.approx(np.mean(predict_argmax(margins, offsets) == y))
+    assert score >= np.mean(predict_argmax(margins) == y)
 
 
 def test_tuned_offsets_score_what_the_argmax_with_them_decides():
@@ -116,3 +129,39 @@ def test_an_offset_moves_only_for_a_strict_gain():
         back = offsets.copy()
         back[c] = 0.0
         assert _macro(margins, y, back, 3) < tuned, c
+
+
+def _reachable_best(scores, y, b, c, k):
+    """Brute force for one class's offset: every decision an offset of class ``c`` can make is
+    made by one of these offsets (below every cut, above every cut, or halfway between two
+    distinct cuts t_i = max_{d != c} (m_d + b_d) - m_c), scored as predict_argmax decides."""
+    others = scores + b
+    others[:, c] = -np.inf
+    t = np.unique(others.max(axis=1) - scores[:, c])
+    offsets = np.r_[t[0] - 1.0, (t[1:] + t[:-1]) / 2.0, t[-1] + 1.0]
+    trial = b.copy()
+    best = -np.inf
+    for v in offsets:
+        trial[c] = v
+        best = max(best, _macro(scores, y, trial, k))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_one_offset_step_is_exact_where_rows_tie_at_one_cut(seed):
+    """Margins on a 0.5 grid: many rows share a cut value t, and no offset splits them (they go
+    to class c together or not at all). The step's claimed score is the one its offset makes,
+    and the best of every reachable decision; counting a cut inside a tie (a split no offset
+    makes) claimed a score above every reachable one."""
+    rng = np.random.default_rng(seed)
+    k, n = 3, 14
+    y = rng.integers(0, k, n)
+    scores = np.round(2 * (rng.normal(size=(n, k)) + 0.6 * np.eye(k)[y])) / 2
+    b = np.zeros(k)
+    spec = get_metric("f1")
+    for c in range(k):
+        value, claimed = _best_offset(scores, y, b, c, spec, "macro")
+        trial = b.copy()
+        trial[c] = value
+        assert _macro(scores, y, trial, k) == pytest.approx(claimed), c
+        assert claimed == pytest.approx(_reachable_best(scores, y, b, c, k)), c

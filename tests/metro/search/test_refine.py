@@ -398,3 +398,134 @@ def test_the_refinement_makes_at_most_the_fits_it_counts(monkeypatch, anneal) ->
     assert max_refine_fits(config, n_folds=5, model_kind="mlp") == 0
     off = SearchConfig(n_lambdas=7, refine="off")
     assert max_refine_fits(off, n_folds=5, model_kind="linear") == 0
+
+
+# -- the step's rules on stand-in models (what refine_choice decides, and nothing else) --------
+
+
+class _Stub:
+    """A stand-in for a linear model: its scores on the held-out rows and on the training rows."""
+
+    def __init__(self, held, train):
+        self.held, self.train = np.asarray(held, float), np.asarray(train, float)
+        self.spec = type("Spec", (), {"kind": "linear"})()
+
+
+class _Source:
+    def __init__(self, model):
+        self._model = model
+
+    def model(self):
+        return self._model
+
+
+class _StubRefiner:
+    """A solver whose refinement always gives ``refined`` (a Refiner, as refine_choice asks)."""
+
+    def __init__(self, refined):
+        self.refined = refined
+
+    def refine(self, model, *, offset, temperature, sharpen=True):
+        return self.refined
+
+    def held_out_scores(self, model):
+        return model.held
+
+    def training_scores(self, model):
+        return model.train
+
+
+def _flags(n_pos, tp, n_neg, fp):
+    """Scores +1 on the first ``tp`` of ``n_pos`` positives and the first ``fp`` of ``n_neg``
+    negatives (the rows are positives first), -1 elsewhere."""
+    return np.r_[
+        np.where(np.arange(n_pos) < tp, 1.0, -1.0), np.where(np.arange(n_neg) < fp, 1.0, -1.0)
+    ]
+
+
+def _refine_stub(before, after, *, train=None, constraints=(), **settings):
+    """refine_choice on a holdout of 10 positives and 30 negatives, the choice deciding by
+    ``before`` >= 0 (its selection loss as the search judges it) and every refinement by
+    ``after`` >= 0 (on the delivered model's training rows: ``train``)."""
+    from metro.search.base import (
+        Candidate,
+        SearchResult,
+        cells_from_predictions,
+        held_out_counts,
+        judge,
+    )  # fmt: skip
+    from metro.search.refine import refine_choice
+
+    y = np.r_[np.ones(10), np.zeros(30)].astype(int)
+    spec = get_metric("f1").resolve(y)
+    cells = cells_from_predictions(y, (before >= 0)[:, None])[0]
+    choice = Candidate(
+        lam=0.5, shift="minimal", train_cells=cells, validation_cells=cells,
+        handle=_Source(_Stub(before, before)), validation_scores=before, validation_labels=y,
+    )  # fmt: skip
+    loss, threshold = judge(spec, [choice], tune=False)
+    result = SearchResult(
+        strategy="grid", best=choice, threshold=threshold, selection_loss=loss,
+        selection_counts=held_out_counts([choice], threshold), constraints=tuple(constraints),
+        constraints_satisfied=True if constraints else None,
+    )  # fmt: skip
+    config = SearchConfig(
+        refine_temperatures=(0.5,), refine_scale="free", refine_anneal=False,
+        **{"refine_signal": None, "refine_consistency": None, **settings},
+    )  # fmt: skip
+    refined = _Stub(after, after if train is None else train)
+    return refine_choice(
+        result, solvers=[_StubRefiner(refined)], refit_solver=None, config=config, spec=spec,
+        constraints=constraints,
+    ), y  # fmt: skip
+
+
+def test_a_refinement_that_only_ties_the_choice_is_not_kept():
+    """F1 by hand from the cells, 2 tp / (2 tp + fp + fn): the choice (tp 5, fp 0, fn 5) and the
+    refined decisions (tp 6, fp 2, fn 4) both score 10/15 = 12/18 = 2/3 (the refined loss comes
+    out an ulp lower in floating point); and the same decisions as the choice's tie too. A tie
+    keeps the unrefined choice: the step moves the model only for a gain."""
+    before = _flags(10, 5, 30, 0)
+    for after in (_flags(10, 6, 30, 2), before):
+        result, _ = _refine_stub(before, after)
+        step = result.refinement
+        assert [loss for _, loss in step.losses] == [pytest.approx(-2 / 3, abs=1e-15)]
+        assert step.loss_before == pytest.approx(-2 / 3, abs=1e-15)
+        assert not step.kept and result.refined_model is None
+        assert result.threshold == 0.0 and result.selection_counts == (5, 0, 5, 30)
+    # A real gain (tp 7, fp 2: 14/19) is kept: the stand-ins do reach the rule.
+    result, _ = _refine_stub(before, _flags(10, 7, 30, 2))
+    assert result.refinement.kept and result.selection_counts == (7, 2, 3, 28)
+
+
+def test_the_consistency_check_bounds_the_delivered_rate_from_below_too():
+    """The refined models flag 10 of the 40 held-out rows; the delivered one flags 10 of its 81
+    training rows: a rate ratio (10.5 / 82) / (10.5 / 41) = 1/2 exactly, on the bound of the
+    factor 2 (kept: the bound is inclusive). One flagged row fewer is below it: not kept (a
+    delivered model predicting under half the judged rate is as inconsistent as one over
+    twice)."""
+    before, after = _flags(10, 5, 30, 0), _flags(10, 10, 30, 0)
+    on_bound = np.r_[np.ones(10), -np.ones(71)]
+    result, _ = _refine_stub(before, after, train=on_bound, refine_consistency=2.0)
+    step = result.refinement
+    assert step.refit_rate_ratio == 0.5 and step.kept
+    below = np.r_[np.ones(9), -np.ones(72)]
+    result, _ = _refine_stub(before, after, train=below, refine_consistency=2.0)
+    step = result.refinement
+    assert step.refit_rate_ratio == pytest.approx((9.5 / 82) / (10.5 / 41)) and not step.kept
+    assert result.refined_model is None and result.selection_counts == (5, 0, 5, 30)
+
+
+def test_under_constraints_the_signal_check_does_not_drop_a_kept_refinement():
+    """Refined decisions tp 5, fp 10 (F1 10/25 = 0.4) beat the choice's tp 1, fp 5 (2/16) and
+    only tie flagging every row (20/50 = 0.4): without constraints refine_signal drops the step;
+    under constraints it is not asked (the constant need not meet them), and the step is kept."""
+    before, after = _flags(10, 1, 30, 5), _flags(10, 5, 30, 10)
+    free, _ = _refine_stub(before, after, refine_signal=0.9)
+    assert not free.refinement.kept and free.refinement.signal_probability < 0.9
+    y = np.r_[np.ones(10), np.zeros(30)].astype(int)
+    constraints = get_constraints([{"metric": "recall", "at_least": 0.05}], y)
+    result, _ = _refine_stub(before, after, constraints=constraints, refine_signal=0.9)
+    step = result.refinement
+    assert step.feasible == (True,) and step.signal_probability is None
+    assert step.kept and result.selection_counts == (5, 10, 5, 20)

@@ -440,3 +440,161 @@ def test_no_signal_blames_zero_division_only_where_flagging_nothing_is_0_over_0(
         said[name] = found.message
     assert "divides 0 by 0" in said["precision"]
     assert "divides 0 by 0" not in said["fpr"]
+
+
+# -- the fallback under shift="auto", and shrinkage when the choice is the fallback ------------
+
+
+class _ShiftScoreSolver(_ScoreSolver):
+    """As _ScoreSolver, with each lambda's score vector depending on the cost shift too."""
+
+    def solve(self, lambdas, *, shift, warm_start=None):
+        by_shift = self.scores
+        inner = _ScoreSolver(self.spec, lambda lam: by_shift(lam, shift), self.labels, self.rows)
+        return inner.solve(lambdas, shift=shift)
+
+
+class _RecordingRefit:
+    """A refit solver that records what it was asked to fit."""
+
+    def __init__(self, spec):
+        self.spec, self.calls = spec, []
+
+    def solve(self, lambdas, *, shift, warm_start=None, multipliers=None):
+        self.calls.append(([float(v) for v in lambdas], shift, warm_start))
+        cells = np.full(4, 0.25)
+        return [Candidate(lam=float(v), shift=shift, train_cells=cells) for v in lambdas]
+
+
+def _best_supported_fbeta(scores, y, beta):
+    """Brute force: the best F-beta over every threshold h >= t whose counts have at least
+    FEW_TRUE_POSITIVES true positives and flag a tenth of the positives, from the four cells
+    by hand: (1 + b^2) tp / ((1 + b^2) tp + b^2 fn + fp)."""
+    best = -np.inf
+    for t in np.unique(scores):
+        flagged = scores >= t
+        tp = int(np.sum(flagged & (y == 1)))
+        fp, fn = int(flagged.sum()) - tp, int(y.sum()) - tp
+        if tp >= FEW_TRUE_POSITIVES and tp + fp >= MIN_PREDICTED_RATIO * (tp + fn):
+            b2 = beta * beta
+            best = max(best, (1 + b2) * tp / ((1 + b2) * tp + b2 * fn + fp))
+    return best
+
+
+def test_under_shift_auto_the_fallback_is_the_minimal_shifts_fit_and_is_refit_at_that_shift():
+    """shift="auto" fits both shifts; the fallback is the ERM-like point of the weighted logistic
+    loss ("minimal"), whichever shift the choice came from, and the delivered fallback is refit
+    at that shift. Here the choice is a lucky corner of the "paper" shift, and the two shifts'
+    ERM-like fits have different supported bests, so taking the other shift's shows."""
+    rng = np.random.default_rng(0)
+    n = 400
+    labels = np.zeros(n, dtype=int)
+    labels[rng.choice(n, 30, replace=False)] = 1
+    spec = get_metric("f_beta", beta=0.5).resolve(labels)
+    lambdas = grid_lambdas(*spec.lambda_range, N_LAMBDAS)
+    erm = float(lambdas[erm_like_index(spec, lambdas)])
+    weak = rng.normal(size=n) + 1.0 * labels
+    weaker = rng.normal(size=n) + 0.3 * labels
+    lucky = np.full(n, -1.0)
+    lucky[np.flatnonzero(labels)[:3]] = 1.0
+
+    def scores(lam: float, shift: str) -> np.ndarray:
+        if shift == "minimal":
+            return weak
+        return weaker if lam == erm else lucky
+
+    rows = np.array_split(rng.permutation(n), 3)
+    solvers = [_ShiftScoreSolver(spec, scores, labels, r) for r in rows]
+    refit = _RecordingRefit(spec)
+    config = SearchConfig(n_lambdas=N_LAMBDAS, shift="auto")
+    result = run_search(solvers[0], config=config, fold_solvers=solvers, refit_solver=refit)
+
+    pooled_y = np.concatenate([labels[r] for r in rows])
+    minimal = _best_supported_fbeta(np.concatenate([weak[r] for r in rows]), pooled_y, 0.5)
+    paper = _best_supported_fbeta(np.concatenate([weaker[r] for r in rows]), pooled_y, 0.5)
+    assert abs(minimal - paper) > 0.01  # the two shifts' fallbacks tell apart
+    guard = result.safeguard
+    assert guard is not None and guard.reason == "unsupported"
+    assert refit.calls[0][1] == "paper"  # the choice: the lucky corner, of the paper shift
+    assert result.fallback.folds[0].shift == "minimal"
+    assert -guard.fallback_loss == pytest.approx(minimal)
+    assert -result.selection_loss == pytest.approx(minimal)
+    tp, fp, fn, tn = result.selection_counts
+    assert (tp, tp + fn, tp + fp + fn + tn) == (guard.fallback_counts[0], 30, n)
+    # The delivered model: the fallback's lambda refit at the fallback's shift.
+    lams, shift, warm = refit.calls[-1]
+    assert (lams, shift) == ([erm], "minimal") and warm is result.fallback.folds[0]
+    assert result.best.shift == result.trained_shift == "minimal"
+
+
+def _one_strong_point(top: int):
+    """F0.5 on 300 rows (20 positives) in 3 folds: the ERM-like grid point has a signal, every
+    other point none. With ``top``, ``top`` positives sit far above the rest in the ERM-like
+    point's scores (so its best threshold may flag them alone, which is not supported)."""
+    rng = np.random.default_rng(3)
+    n = 300
+    labels = np.zeros(n, dtype=int)
+    labels[rng.choice(n, 20, replace=False)] = 1
+    spec = get_metric("f_beta", beta=0.5).resolve(labels)
+    lambdas = grid_lambdas(*spec.lambda_range, N_LAMBDAS)
+    erm = float(lambdas[erm_like_index(spec, lambdas)])
+    strong = rng.normal(size=n) + (0.8 if top else 3.0) * labels
+    strong[np.flatnonzero(labels)[:top]] = 50.0
+    noise = rng.normal(size=n)
+
+    def scores(lam: float) -> np.ndarray:
+        return strong if lam == erm else noise
+
+    rows = np.array_split(rng.permutation(n), 3)
+    return spec, [_ScoreSolver(spec, scores, labels, r) for r in rows], erm
+
+
+def test_shrinking_does_not_weigh_the_fallback_against_itself():
+    """The choice is the ERM-like fit at its supported best threshold: it is the fallback, so
+    there is nothing to compare (a bootstrap of a choice against itself finds it better with
+    probability 0.5, below any level, and would have 'replaced' it by itself)."""
+    spec, solvers, erm = _one_strong_point(top=0)
+    refit = _RecordingRefit(spec)
+    result = run_search(
+        solvers[0], fold_solvers=solvers, refit_solver=refit,
+        config=SearchConfig(n_lambdas=N_LAMBDAS, shift="minimal", guard="off",
+                            shrink_confidence=0.9),
+    )  # fmt: skip
+    assert result.best is result.fallback.folds[0] and result.best.lam == erm
+    assert result.threshold == pytest.approx(result.fallback.threshold)
+    g = result.safeguard
+    assert g is not None and not g.used and g.reason is None and g.win_probability is None
+    assert len(refit.calls) == 1  # the choice's refit alone: no second refit of the "fallback"
+
+
+def test_shrinking_weighs_the_fallbacks_own_fit_at_another_threshold():
+    """The choice is the ERM-like fit, but at the threshold flagging its 3 top rows alone: the
+    same fit as the fallback's, not the same decisions (the fallback's threshold is a
+    supported one), so the bootstrap weighs the two."""
+    spec, solvers, erm = _one_strong_point(top=3)
+    result = run_search(
+        solvers[0], fold_solvers=solvers,
+        config=SearchConfig(n_lambdas=N_LAMBDAS, shift="minimal", guard="off",
+                            shrink_confidence=0.9),
+    )  # fmt: skip
+    fallback = result.fallback
+    g = result.safeguard
+    assert g.choice_lambda == fallback.lam == erm
+    labels = np.concatenate([c.validation_labels for c in fallback.folds])
+    pooled = np.concatenate([c.validation_scores for c in fallback.folds])
+    choice = pooled >= 50.0  # the 3 top rows: the choice's decisions
+    by_hand = win_probability(spec, labels, choice, pooled >= fallback.threshold)
+    assert fallback.threshold < 50.0 and g.win_probability == pytest.approx(by_hand)
+    assert g.used == (by_hand < 0.9)
+
+
+def test_the_supported_threshold_takes_counts_that_meet_both_bounds_exactly():
+    """5 true positives and no false positive, of 50 positives: 5 flagged, exactly a tenth, and
+    exactly FEW_TRUE_POSITIVES; precision 1 there, below 1 at every lower threshold. Supported
+    (both bounds are inclusive), so it is the threshold taken."""
+    assert FEW_TRUE_POSITIVES == 5 and MIN_PREDICTED_RATIO * 50 == 5
+    y = np.r_[np.ones(5), 0, np.ones(45), np.zeros(200)].astype(int)
+    scores = np.r_[np.full(5, 10.0), 9.0, np.linspace(8.0, 0.0, 245)]
+    threshold, loss, ok = supported_threshold(get_metric("precision"), scores, y)
+    flagged = scores >= threshold
+    assert ok and flagged.sum() == 5 and y[flagged].all() and loss == -1.0
