@@ -33,17 +33,19 @@ from service.observability import Metrics
 _MULTIPART_OVERHEAD = 64 * 1024
 
 # What uvicorn's h11 parser may buffer of a request's head before it gives up with its own
-# text/plain 400 (the app never sees that request). It is set above the app's limit
-# (:func:`parser_header_cap`) so that the app, with a problem+json 400, is what refuses a header
-# section between the two; h11 checks its cap only while the head is incomplete, so a head that
-# arrives in one read reaches the app whatever its size.
-HEADER_HARD_CAP = 1024 * 1024
+# text/plain 400 (the app never sees that request), as a multiple of the app's limit: above it,
+# so that the app, with a problem+json 400, is what refuses a header section between the two (h11
+# checks its cap only while the head is incomplete, so a head that arrives in one read reaches
+# the app whatever its size), and no further: uvicorn gives a head no deadline, so every
+# connection trickling one in held up to this cap (1 MiB each, 300 of them 256 MB, without a key).
+HEADER_CAP_FACTOR = 4
 
 
 def parser_header_cap(settings: Settings) -> int:
-    """``h11_max_incomplete_event_size`` for uvicorn: 1 MiB, or 4 times the app's limit when
-    that is larger, so that the parser's own refusal only ever meets a head far past it."""
-    return max(HEADER_HARD_CAP, 4 * settings.max_request_header_bytes)
+    """``h11_max_incomplete_event_size`` for uvicorn: 4 times the app's limit, so that the
+    parser's own refusal only ever meets a head far past it, and a head still arriving holds
+    no more than that (64 KiB at the default limit)."""
+    return HEADER_CAP_FACTOR * settings.max_request_header_bytes
 
 
 def request_head_bytes(scope: Scope) -> int:

@@ -15,7 +15,7 @@ from core.config import Settings
 from core.datasets.locations import LocationPolicy
 from core.db.base import utcnow
 from core.db.errors import DATABASE_UNAVAILABLE
-from core.errors import InvalidInputError
+from core.errors import FieldError, InvalidInputError
 from core.job_spec import asks_for_gpu, metric_average
 from core.queue import JobQueue
 from core.states import JobState
@@ -106,7 +106,15 @@ def submit_job(
     unknown surrogate or bad parameter is a 422 naming the field, never a job that fails later.
     So is a job past the server's limits (spec size, model parameters, work; see
     docs/operations.md, "Limits on a job")."""
-    nul_errors = fields_with_nul(body.model_dump(mode="json", exclude_unset=True), ("body",))
+    try:
+        given = body.model_dump(mode="json", exclude_unset=True)
+    except ValueError:
+        # pydantic's serializer stops at about 255 levels ("Circular reference detected"), which
+        # a free-form parameter can reach where the JSON reader (about 1,000) did not: a 500.
+        raise InvalidInputError(
+            INVALID_JOB, [FieldError(("body",), "the job is nested too deeply to read")]
+        ) from None
+    nul_errors = fields_with_nul(given, ("body",))
     if nul_errors:
         raise InvalidInputError(INVALID_JOB, nul_errors)
     errors = []
