@@ -23,6 +23,7 @@ import typer
 from metro_cli.app import create_app, run, texts
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 admin_app = typer.Typer(
     help="Administration: tenants, API keys and finished jobs.", no_args_is_help=True
@@ -282,7 +283,11 @@ def create_key(
     from service.admin import create_api_key, tenant_id
 
     with _admin_session() as session:
-        key = create_api_key(session, tenant)
+        try:
+            key = create_api_key(session, tenant)
+        except ValueError as exc:  # a name that is empty, too long or holds control characters
+            err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
+            raise typer.Exit(1) from None
         session.commit()
         owner = tenant_id(session, tenant)
     typer.echo(key)  # alone on stdout: KEY=$(metro admin create-key --tenant acme)
@@ -305,7 +310,7 @@ def list_keys(
     for k in keys:
         revoked = "" if k.revoked_at is None else f"{k.revoked_at:%Y-%m-%d %H:%M:%S}"
         created = f"{k.created_at:%Y-%m-%d %H:%M:%S}"
-        table.add_row(k.tenant, str(k.tenant_id), k.prefix, created, revoked)
+        table.add_row(Text(k.tenant), str(k.tenant_id), k.prefix, created, revoked)
     print_whole(table)  # a row on one line: the id and the prefix are copied, never cut
 
 
@@ -323,15 +328,19 @@ def revoke_key(
         try:
             info = revoke_api_key(session, key)
         except ValueError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}")
+            err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
             raise typer.Exit(1) from None
+    # A tenant's name is text, never markup: "[/]" made the command fail after revoking.
     if info.revoked_at is not None and info.revoked_at < asked:  # said as a new revocation
         console.print(
             f"{info.prefix}... of tenant {info.tenant} was already revoked, "
-            f"at {info.revoked_at:%Y-%m-%d %H:%M:%S}"
-        )
+            f"at {info.revoked_at:%Y-%m-%d %H:%M:%S}",
+            markup=False, highlight=False,
+        )  # fmt: skip
         return
-    console.print(f"revoked {info.prefix}... of tenant {info.tenant}")
+    console.print(
+        f"revoked {info.prefix}... of tenant {info.tenant}", markup=False, highlight=False
+    )
 
 
 @admin_app.command("prune-jobs")

@@ -3,6 +3,8 @@ prune-jobs``)."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -38,15 +40,36 @@ class KeyInfo:
     revoked_at: datetime | None
 
 
+# The tenants table's name column (String(200)): past it PostgreSQL refused the insert with a
+# traceback, while SQLite kept 5,000 characters.
+MAX_TENANT_NAME = 200
+
+
+def check_tenant_name(tenant_name: str) -> str:
+    """``tenant_name`` stripped, or ValueError: empty, longer than MAX_TENANT_NAME, or holding a
+    control or format character (a NUL, an escape, a right-to-left override that shows
+    ``evil\u202eotn`` as another name in every listing)."""
+    name = tenant_name.strip()
+    if not name:
+        raise ValueError("tenant name must not be empty")
+    if len(name) > MAX_TENANT_NAME:
+        raise ValueError(f"tenant name is {len(name)} characters, more than {MAX_TENANT_NAME}")
+    hidden = [ch for ch in name if unicodedata.category(ch).startswith("C")]
+    if hidden:
+        raise ValueError(
+            f"tenant name holds the control or format character {ascii(hidden[0])}: names are "
+            "printable text"
+        )
+    return name
+
+
 def create_api_key(session: Session, tenant_name: str) -> str:
     """Create an API key for ``tenant_name`` (creating the tenant if needed) and return it.
 
     The plaintext key exists only in the return value: the database keeps its SHA-256 (see
     :mod:`service.security`), so a lost key cannot be shown again, only replaced.
     """
-    name = tenant_name.strip()
-    if not name:
-        raise ValueError("tenant name must not be empty")
+    name = check_tenant_name(tenant_name)
     tenant = get_or_create_tenant(session, name)
     key = generate_api_key()
     add_api_key(session, tenant.id, key)

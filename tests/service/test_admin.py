@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
@@ -32,6 +33,22 @@ def test_key_is_returned_once_and_stored_hashed(app, client):
 def test_blank_tenant_name_is_refused(app):
     with app.state.sessionmaker() as session, pytest.raises(ValueError):
         create_api_key(session, "   ")
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("x" * 201, "more than 200"),  # PostgreSQL refused the insert with a traceback
+        ("evil\u202eotn", r"'\u202e'"),  # a right-to-left override: shown as another name
+        ("a\x01b", r"'\x01'"),
+        ("tab\tbed", r"'\t'"),
+    ],
+)
+def test_a_tenant_name_is_printable_text_of_at_most_200_characters(app, name, said):
+    with app.state.sessionmaker() as session, pytest.raises(ValueError, match=re.escape(said)):
+        create_api_key(session, name)
+    with app.state.sessionmaker() as session:
+        assert create_api_key(session, f"Ünïcode [{uuid.uuid4().hex[:6]}] ok").startswith("metro_")
 
 
 def test_list_and_revoke_by_prefix_or_key(app, client):
@@ -120,6 +137,16 @@ def test_admin_commands_end_to_end(tmp_path, monkeypatch):
         assert again.exit_code == 0 and "was already revoked, at " in again.output, again.output
         missing = runner.invoke(cli, ["admin", "revoke-key", "metro_nothing"])
         assert missing.exit_code == 1 and "no API key matches" in missing.output
+        # A name that reads as markup ("[/]" closed a tag rich never opened): listing every
+        # tenant's keys and revoking its key failed after the revocation.
+        odd = runner.invoke(cli, ["admin", "create-key", "--tenant", "[/]"])
+        assert odd.exit_code == 0, odd.output
+        listed = runner.invoke(cli, ["admin", "list-keys"])
+        assert listed.exit_code == 0 and "[/]" in listed.stdout, listed.output
+        revoked = runner.invoke(cli, ["admin", "revoke-key", odd.stdout.strip()[:12]])
+        assert revoked.exit_code == 0 and "of tenant [/]" in revoked.output, revoked.output
+        refused = runner.invoke(cli, ["admin", "create-key", "--tenant", "a\x01b"])
+        assert refused.exit_code == 1 and "control or format character" in refused.stderr
     finally:
         get_settings.cache_clear()
 
