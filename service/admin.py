@@ -4,7 +4,6 @@ prune-jobs``)."""
 from __future__ import annotations
 
 import unicodedata
-
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -57,7 +56,7 @@ def check_tenant_name(tenant_name: str) -> str:
     hidden = [ch for ch in name if unicodedata.category(ch).startswith("C")]
     if hidden:
         raise ValueError(
-            f"tenant name holds the control or format character {ascii(hidden[0])}: names are "
+            f"tenant name holds the control or format character {hidden[0]!a}: names are "
             "printable text"
         )
     return name
