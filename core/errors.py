@@ -111,6 +111,14 @@ class StorageQuotaExceededError(ServiceError):
     public_detail = None
 
 
+def storage_quota_message(needed: int, quota: int) -> str:
+    """A StorageQuotaExceededError's detail: what the tenant's datasets would take."""
+    return (
+        f"the tenant's stored datasets would take {needed} bytes, more than its quota of "
+        f"{quota} bytes; delete datasets (DELETE /v1/datasets/{{id}}) to make room"
+    )
+
+
 class InsufficientStorageError(ServiceError):
     """The server's own storage is full (ENOSPC, EDQUOT): the request was fine, and nothing of
     it was kept. It answered a 500 "an unexpected error occurred", which a client cannot tell

@@ -19,14 +19,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.config import Settings
 from core.db.errors import DATABASE_UNAVAILABLE
+from core.errors import StorageQuotaExceededError, storage_quota_message
 from service.api.deps import (
     KEY_NOT_VALID,
     KEY_REQUIRED,
     PRINCIPAL_STATE,
     bearer_key,
     get_principal,
+    run_in_session,
 )
 from service.api.problems import database_unavailable, documented_methods, documented_template
+from service.crud.datasets import stored_bytes
+from service.crud.tenants import Principal
 from service.observability import Metrics
 
 # Multipart framing (boundaries, part headers, form fields) around an uploaded file.
@@ -169,6 +173,19 @@ class RequireKeyMiddleware:
         """An API operation exists for this path and method (else the app's 404 or 405 stands)."""
         return scope["method"] in documented_methods(scope["app"], scope["path"])
 
+    async def _quota_spent(self, scope: Scope, principal: Principal) -> str | None:
+        """Why an upload (POST /v1/datasets) of a tenant whose stored datasets already fill its
+        quota is refused, before its body is read (FastAPI takes in the whole multipart body,
+        spooled to disk, before the route runs: 33 MB were received for a 413); None for any
+        other request. The route counts again, under the tenant's lock, with the upload's size."""
+        quota = self.settings.max_storage_bytes_per_tenant
+        if not quota or scope["method"] != "POST" or scope["path"].rstrip("/") != "/v1/datasets":
+            return None
+        used = await run_in_session(
+            HTTPConnection(scope), lambda session: stored_bytes(session, principal.tenant_id)
+        )
+        return storage_quota_message(used, quota) if used >= quota else None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
             await self.app(scope, receive, send)
@@ -184,6 +201,7 @@ class RequireKeyMiddleware:
         if key is not None:
             try:
                 principal = await get_principal.principal_for(HTTPConnection(scope), key)
+                spent = None if principal is None else await self._quota_spent(scope, principal)
             except DATABASE_UNAVAILABLE as exc:  # before the app's handlers: answered here
                 said = database_unavailable(scope["method"], scope["path"], exc)
                 retry_after = str(self.settings.database_retry_after_seconds).encode()
@@ -191,6 +209,14 @@ class RequireKeyMiddleware:
                     send, self.settings, scope,
                     status=503, slug="unavailable", title="Service unavailable", detail=said,
                     headers=[(b"retry-after", retry_after), *_close_unread(headers)],
+                )  # fmt: skip
+                return
+            if spent is not None:
+                await send_problem(
+                    send, self.settings, scope,
+                    status=413, slug=StorageQuotaExceededError.slug,
+                    title=StorageQuotaExceededError.title, detail=spent,
+                    headers=_close_unread(headers),
                 )  # fmt: skip
                 return
             if principal is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import uuid
 import zlib
 
@@ -423,6 +424,48 @@ def test_storage_quota_per_tenant(client, tenant, settings, monkeypatch):
     assert r.status_code == 413, r.text
     assert r.json()["type"].endswith("/storage-quota-exceeded")
     assert f"more than its quota of {len(CSV) + 10} bytes" in r.json()["detail"]
+
+
+def test_an_upload_of_a_tenant_at_its_quota_is_refused_before_its_body_is_read(
+    app, make_tenant, client, settings, monkeypatch
+):
+    """FastAPI takes in a whole multipart body before the route runs: the route's "refused
+    before the body is taken in" received all 33 MB of an upload for its 413."""
+    import asyncio
+
+    tenant = make_tenant()
+    monkeypatch.setattr(settings, "max_storage_bytes_per_tenant", len(CSV))
+    assert _upload(client, tenant).status_code == 201  # the quota, to the byte
+    received: list[dict] = []
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        message = {"type": "http.request", "body": b"x" * 65536, "more_body": True}
+        received.append(message)
+        return message
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/v1/datasets", "raw_path": b"/v1/datasets", "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+        "headers": [(b"content-type", b"multipart/form-data; boundary=x"),
+                    (b"content-length", b"33000000"),
+                    (b"authorization", tenant.headers["Authorization"].encode())],
+    }  # fmt: skip
+    asyncio.run(app(scope, receive, send))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    assert start["status"] == 413, body
+    problem = json.loads(body)
+    assert problem["type"].endswith("/storage-quota-exceeded")
+    assert f"more than its quota of {len(CSV)} bytes" in problem["detail"]
+    assert dict(start["headers"])[b"connection"] == b"close"
+    assert received == []
+    # Another request of the tenant is not the upload's: its datasets are still listed.
+    assert client.get("/v1/datasets", headers=tenant.headers).status_code == 200
 
 
 def test_an_upload_that_fills_the_quota_exactly_is_taken(

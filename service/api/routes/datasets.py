@@ -18,7 +18,13 @@ from core.datasets.uploads import (
     staging_dir,
 )
 from core.db.models import Dataset
-from core.errors import FieldError, InvalidInputError, StorageQuotaExceededError, no_room
+from core.errors import (
+    FieldError,
+    InvalidInputError,
+    StorageQuotaExceededError,
+    no_room,
+    storage_quota_message,
+)
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep
 from service.api.problems import problem_responses
 from service.api.routes._paging import CursorQuery, LimitQuery, page_size
@@ -32,13 +38,6 @@ from service.schemas.datasets import DatasetOut
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"], route_class=SessionScopedRoute)
 
 logger = logging.getLogger(__name__)
-
-
-def _quota_message(needed: int, quota: int) -> str:
-    return (
-        f"the tenant's stored datasets would take {needed} bytes, more than its quota of "
-        f"{quota} bytes; delete datasets (DELETE /v1/datasets/{{id}}) to make room"
-    )
 
 
 @router.post(
@@ -134,10 +133,9 @@ def upload_dataset(
     if nul_errors:
         raise InvalidInputError("Invalid dataset", nul_errors)
     store = UploadStore.from_settings(settings)
+    # A tenant whose datasets already fill its quota was refused before the body was read
+    # (service.api.middleware.RequireKeyMiddleware); the upload's own size is counted below.
     quota = settings.max_storage_bytes_per_tenant
-    used = crud.stored_bytes(session, principal.tenant_id)
-    if quota and used >= quota:  # refused before the body is taken in
-        raise StorageQuotaExceededError(_quota_message(used, quota))
     staged = stage_upload(
         file.file,
         filename=file.filename or "",
@@ -164,7 +162,9 @@ def upload_dataset(
             stored_before = crud.location_in_use(session, principal.tenant_id, location)
             if not stored_before and used + staged.size_bytes > quota:
                 session.rollback()  # release the lock now
-                raise StorageQuotaExceededError(_quota_message(used + staged.size_bytes, quota))
+                raise StorageQuotaExceededError(
+                    storage_quota_message(used + staged.size_bytes, quota)
+                )
         # From here until the dataset row is committed, the stored object's row is locked: a
         # concurrent delete of the last dataset holding these bytes either finished before
         # (and the bytes are stored again below) or waits and then sees this dataset.
