@@ -378,7 +378,7 @@ def test_a_job_nested_past_the_serializers_depth_is_a_422(client, tenant):
     for depth in (255, 600):
         nested = '{"a":' * depth + "1" + "}" * depth
         body = (
-            '{"metric": {"preset": "f1", "params": ' + nested + '}, '
+            '{"metric": {"preset": "f1", "params": ' + nested + "}, "
             '"dataset": {"uri": "builtin://breast_cancer"}}'
         )
         r = client.post(
@@ -587,7 +587,6 @@ def test_metro_serve_holds_the_documented_header_limit(served):
     came in pieces with a text/plain 400; the app now refuses both with its problem+json 400,
     up to the parser's hard cap (4 times the limit); past it the parser refuses the head as it
     arrives (its own 400, or a reset), having held no more than the cap."""
-    import socket
 
     limit = 16 * 1024
     status, _, _ = _raw_get(served, limit)
@@ -600,7 +599,7 @@ def test_metro_serve_holds_the_documented_header_limit(served):
         assert json.loads(body)["type"].endswith("/header-too-large")
     try:
         status, _, _ = _raw_get(served, 512 * 1024)
-    except (ConnectionResetError, BrokenPipeError, socket.timeout):
+    except (TimeoutError, ConnectionResetError, BrokenPipeError):
         status = "reset"
     assert status in ("HTTP/1.1 400 Bad Request", "reset")
 
