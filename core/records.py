@@ -144,8 +144,9 @@ class ChoiceWarning(BaseModel):
         "rows does not find the chosen classifier better than predicting every row one class "
         f"with probability {NO_SIGNAL_LEVEL:g}: its lead may be chance; id_like_feature (on "
         "the delivered model's choice): a feature holds a different integer on every row, "
-        "filling a range, as an id or a row number does, and the model may read the rows' "
-        "order from it (dataset.ignore_columns leaves it out)"
+        "filling a range or named as an id (txn_id, customerId), as an id or a row number "
+        "does, and the model may read the rows' order from it (dataset.ignore_columns leaves "
+        "it out)"
     )
     message: str
 

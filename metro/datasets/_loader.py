@@ -9,6 +9,7 @@ float32 features brought together.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -150,10 +151,13 @@ ID_LIKE_MIN_ROWS = 50
 
 def id_like_features(X: Any, feature_names: Sequence[str] | None = None) -> list[str]:
     """The features of a table that look like an id or a row number: integers, a different one
-    on every row, filling a range at most twice the rows (1000, 1001, ... or 1 to n with gaps).
-    A model reads the rows' order from such a column, which in a file sorted by date or by
-    label is a leak (an id sorted with the label scored F1 1.0 on held-out and test rows); a
-    measured feature (a price, a count) is rarely distinct on every row of a dense range."""
+    on every row, and either filling a range at most twice the rows (1000, 1001, ... or 1 to n
+    with gaps) or named as an id (``txn_id``, ``customerId``, ``ID``, ``uuid``: ids sampled
+    from a wider range, as an extract's transaction ids are, filled no range and were trained
+    on without a word). A model reads the rows' order from such a column, which in a file
+    sorted by date or by label is a leak (an id sorted with the label scored F1 1.0 on held-out
+    and test rows); a measured feature (a price, a count) is rarely distinct on every row of a
+    dense range, or named so."""
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[0] < ID_LIKE_MIN_ROWS:
         return []
@@ -163,11 +167,26 @@ def id_like_features(X: Any, feature_names: Sequence[str] | None = None) -> list
         column = X[:, j].astype(np.float64)
         if not np.all(np.isfinite(column)) or not np.all(column == np.round(column)):
             continue
+        name = str(feature_names[j]) if feature_names is not None else None
         low, high = float(column.min()), float(column.max())
-        if high - low + 1 > 2 * n or np.unique(column).size != n:
+        dense = high - low + 1 <= 2 * n
+        if not (dense or (name is not None and _named_as_id(name))):
             continue
-        found.append(str(feature_names[j]) if feature_names is not None else f"column {j}")
+        if np.unique(column).size != n:
+            continue
+        found.append(name if name is not None else f"column {j}")
     return found
+
+
+# A column named as an identifier: "id", "txn_id", "customer-id", "row.id", "customerId",
+# "CustomerID", "uuid", "guid", "idx" (not "paid", "valid" or "acid": the "id" is a word of its
+# own, after a separator or a lower-case letter's capital).
+_ID_WORD = re.compile(r"(?:^|[_\s.\-])(?:id|uuid|guid|idx)$", re.IGNORECASE)
+_ID_CAMEL = re.compile(r"[a-z0-9](?:Id|ID)$")
+
+
+def _named_as_id(name: str) -> bool:
+    return bool(_ID_WORD.search(name) or _ID_CAMEL.search(name))
 
 
 def refuse_ignore_columns(ignore_columns: Sequence[str], what: str) -> None:

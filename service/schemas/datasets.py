@@ -16,8 +16,9 @@ class DatasetWarning(BaseModel):
 
     code: Literal["id_like_feature"] = Field(
         description="id_like_feature: a feature holds a different integer on every row, "
-        "filling a range, as an id or a row number does; a model may read the rows' order from "
-        "it (a job's dataset.ignore_columns, or the upload's, leaves it out)"
+        "filling a range or named as an id (txn_id, customerId), as an id or a row number "
+        "does; a model may read the rows' order from it (a job's dataset.ignore_columns, or "
+        "the upload's, leaves it out)"
     )
     message: str
 

@@ -797,6 +797,13 @@ def test_an_upload_records_its_ignored_columns_and_warns_of_an_id(client, tenant
     assert clean.status_code == 201 and clean.json()["warnings"] == [], clean.text
     unchecked = _upload(client, tenant, content)  # the shape only: nothing to say
     assert unchecked.json()["warnings"] == [] and unchecked.json()["ignore_columns"] is None
+    # Transaction ids sampled from a wide range fill none, but are named as ids.
+    sampled = b"txn_id,x1,y\n" + b"".join(
+        f"{100_000 + 37 * i},{(i * 7) % 5},{i % 2}\n".encode() for i in range(80)
+    )
+    r = _upload(client, tenant, sampled, label_column="y")
+    assert [w["code"] for w in r.json()["warnings"]] == ["id_like_feature"], r.text
+    assert "'txn_id'" in r.json()["warnings"][0]["message"]
 
 
 def test_a_file_part_without_a_file_name_is_told_to_send_one(client, tenant):

@@ -120,3 +120,43 @@ def test_load_dataset_refuses_such_a_column(tmp_path):
     path.write_text("when,y\n" + "\n".join(rows) + "\n")
     with pytest.raises(DataError, match="column 'when' cannot be held in float32"):
         load_dataset(str(path), label_column="y")
+
+
+# -- features that look like an id ----------------------------------------------------------------
+
+
+def _with_column(values: np.ndarray, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.column_stack([values, rng.normal(size=(values.size, 2))])
+
+
+@pytest.mark.parametrize("name", ["txn_id", "customerId", "CustomerID", "ID", "row.id", "uuid"])
+def test_distinct_integers_named_as_an_id_are_id_like_over_any_range(name):
+    """Transaction ids sampled from a range six times the rows (an extract's ids) filled no
+    range and were trained on without a word; named as an id, they are named."""
+    from metro.datasets import id_like_features
+
+    rng = np.random.default_rng(1)
+    ids = rng.choice(np.arange(100_000, 124_000), size=4000, replace=False)
+    for values in (ids, np.sort(ids)):
+        assert id_like_features(_with_column(values), [name, "a", "b"]) == [name]
+
+
+@pytest.mark.parametrize("name", ["paid", "amount_cents", "valid", "PAID", "width"])
+def test_distinct_integers_over_a_wide_range_not_named_as_an_id_are_not(name):
+    """A measurement (amounts in cents, distinct on every row of a sample) is not called an
+    id for being distinct alone; nor is a name that merely ends in the letters i, d."""
+    from metro.datasets import id_like_features
+
+    rng = np.random.default_rng(2)
+    values = rng.choice(np.arange(0, 10_000_000), size=500, replace=False)
+    assert id_like_features(_with_column(values), [name, "a", "b"]) == []
+
+
+def test_an_id_named_column_that_repeats_a_value_is_not_id_like():
+    """A shop id shared by many rows is a category, not the rows' own id."""
+    from metro.datasets import id_like_features
+
+    shops = np.repeat(np.arange(100), 5)
+    assert id_like_features(_with_column(shops), ["shop_id", "a", "b"]) == []
+    assert id_like_features(_with_column(np.arange(500) + 7), None) == ["column 0"]

@@ -26,8 +26,8 @@ class ChoiceWarning:
     even the plain-ERM fallback delivered instead: the data cannot support a choice; no_signal: a paired bootstrap
     over the held-out rows does not find the chosen classifier better than predicting every row one class with
     probability 0.95: its lead may be chance; id_like_feature (on the delivered model's choice): a feature holds a
-    different integer on every row, filling a range, as an id or a row number does, and the model may read the rows'
-    order from it (dataset.ignore_columns leaves it out) """
+    different integer on every row, filling a range or named as an id (txn_id, customerId), as an id or a row number
+    does, and the model may read the rows' order from it (dataset.ignore_columns leaves it out) """
     message: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 

@@ -14,9 +14,9 @@ class DatasetWarning:
     """Something the upload's check found in the data that a job on it should not miss."""
 
     code: Literal["id_like_feature"]
-    """ id_like_feature: a feature holds a different integer on every row, filling a range, as an id or a row number
-    does; a model may read the rows' order from it (a job's dataset.ignore_columns, or the upload's, leaves it out)
-    """
+    """ id_like_feature: a feature holds a different integer on every row, filling a range or named as an id
+    (txn_id, customerId), as an id or a row number does; a model may read the rows' order from it (a job's
+    dataset.ignore_columns, or the upload's, leaves it out) """
     message: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
