@@ -56,9 +56,10 @@ def id_like_warning(X: Any, feature_names: Any = None) -> SearchWarning | None:
     return SearchWarning(
         WarningCode.ID_LIKE_FEATURE,
         f"the feature(s) {shown} hold a different integer on every row, filling a range or "
-        "named as an id: an id or a row number? The model can read the rows' order from it, which in a file sorted "
-        "by date or by label is the answer itself; leave it out of the features (a job's "
-        "dataset.ignore_columns, or drop the column) unless it is a measurement",
+        "named as an id: an id or a row number? The model can read the rows' order from it, "
+        "which in a file sorted by date or by label is the answer itself; leave it out of the "
+        "features (a job's dataset.ignore_columns, or drop the column) unless it is a "
+        "measurement",
     )
 
 
