@@ -288,10 +288,25 @@ class SelectionPoint(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
+# The search that chose (metro.search's SearchResult.strategy).
+SearchRan = TypeAliasType(
+    "SearchRan", Literal["grid", "bisection", "dinkelbach", "constrained-grid", "exact"]
+)
+
+
 class RepeatChoice(BaseModel):
     """What one repeat's lambda search chose. See the glossary in docs/api.md."""
 
     repeat: int
+    strategy: SearchRan | None = Field(
+        default=None,
+        description="The search that chose: grid, bisection or dinkelbach as search.strategy "
+        "asked, constrained-grid under constraints, or exact where the metric's denominator "
+        "does not depend on the predictions (accuracy, recall, balanced and weighted accuracy): "
+        "one cost-sensitive fit is exact, no search over lambda ran, and trained_lambda is that "
+        "fit's lambda, which changes nothing (no estimate of lambda*). Null for a class of a "
+        "multinomial model, and in a result written before this field existed",
+    )
     trained_lambda: float | None = Field(
         description="The lambda this repeat's model was trained at (the refit's); null for a "
         "class of a multinomial model (search.multiclass), which no lambda search trained"
@@ -454,7 +469,12 @@ class ModelManifest(BaseModel):
     job_id: str | None = None
     dataset: str | None = None
     surrogate: dict[str, Any] | None = None
-    search: str | None = Field(default=None, description="The search strategy")
+    search: str | None = Field(
+        default=None,
+        description="The search that chose the delivered model (its choice's strategy: exact "
+        "where the metric needed no search over lambda); search.strategy as asked in a manifest "
+        "written before the choices said it",
+    )
     constraints: list[dict[str, Any]] | None = Field(
         default=None,
         description="Under constraints: each as specified and named, with its value per split "

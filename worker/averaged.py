@@ -409,7 +409,7 @@ class AveragedRun:
             "surrogate": None if est.multiclass_ == "multinomial" else spec.get("surrogate"),
             "search": None
             if est.multiclass_ == "multinomial"
-            else (spec.get("search") or {}).get("strategy"),
+            else choices[0].strategy or (spec.get("search") or {}).get("strategy"),
             "scores": scores,
             "dataset": spec["dataset"]["uri"],
             **averaged_constrained_manifest(spec, records, choices, self.classes),

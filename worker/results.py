@@ -52,6 +52,7 @@ def repeat_choice(repeat: int, spec: MetricSpec, search: SearchResult) -> Repeat
     return RepeatChoice.model_validate(
         {
             "repeat": repeat,
+            "strategy": search.strategy,
             "trained_lambda": search.trained_lambda,
             "shift": search.trained_shift,
             "ratio_reached": search.ratio_reached,

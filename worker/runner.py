@@ -597,7 +597,8 @@ class JobRun:
             "job_id": str(self.job.id),
             "shift": fitted.shift,
             "surrogate": spec.get("surrogate"),
-            "search": (spec.get("search") or {}).get("strategy"),
+            # The search that ran: "exact" where the metric needed none, whatever was asked.
+            "search": choices[0].strategy or (spec.get("search") or {}).get("strategy"),
             "scores": scores,
             "dataset": spec["dataset"]["uri"],
             **constrained_manifest(spec, result, choices[0]),

@@ -42,6 +42,7 @@ def test_end_to_end(pair: Cluster):
     assert result["trained_lambda"] == choice["trained_lambda"] and result["choices"] == [choice]
     assert (choice["selection_split"], choice["n_folds"]) == ("cross-validation", 5)
     assert choice["ratio_reached"] is None  # a grid reaches no ratio
+    assert choice["strategy"] == "grid"
     assert sum(choice["selection_counts"].values()) == 455  # every development row held out once
     assert result["selection"]["mean"] == choice["selection_score"]
     assert (result["metric"], result["metric_display_name"]) == ("f1", "F1")
@@ -374,6 +375,32 @@ CONSTRAINED_JOB = {
 }  # fmt: skip
 
 
+def test_a_metric_that_needs_no_search_says_so_everywhere(pair: Cluster):
+    """Recall's denominator does not depend on the predictions: one fit is exact and no search
+    over lambda runs. The service said "grid, 21 lambdas" and showed that fit's lambda (the
+    middle of the range) as the trained lambda, where the library said "exact"."""
+    job_id = pair.submit(
+        {"metric": {"preset": "balanced_accuracy"},
+         "dataset": {"uri": "builtin://synthetic?n_samples=400&n_features=5&positive_fraction=0.2"},
+         "search": {"n_lambdas": 5, "refine": "off"}, "training": {"max_iter": 40}}
+    )  # fmt: skip
+    job = pair.wait_state(job_id, timeout=120)
+    assert job["state"] == "succeeded", job
+    [choice] = job["choices"]
+    assert choice["strategy"] == "exact"
+    [model] = [
+        m
+        for m in pair.client.get("/v1/models", headers=pair.headers).json()["items"]
+        if m["job_id"] == job_id
+    ]
+    assert model["manifest"]["search"] == "exact"
+    from metro_cli.choices import choices_text
+    from metro_client.models import RepeatChoice
+
+    said = choices_text([RepeatChoice.from_dict(choice)])
+    assert said is not None and said.startswith("exact: one cost-sensitive fit"), said
+
+
 def test_a_constrained_job_reports_what_its_model_does_under_the_constraint(pair: Cluster):
     """The best precision with recall >= 0.8: a grid over lambda and the multiplier, shared by
     the two workers (4 lambdas in shards of 3, at each multiplier), the multipliers recorded
@@ -384,6 +411,7 @@ def test_a_constrained_job_reports_what_its_model_does_under_the_constraint(pair
     job = pair.wait_state(job_id, timeout=120)
     assert job["state"] == "succeeded", job
     [choice] = job["choices"]
+    assert choice["strategy"] == "constrained-grid"
     assert choice["constraints_satisfied"] is True and choice["constraint_values"][0] >= 0.8
     # The tightest recall floor some fit met: met here, so at least the one asked for.
     assert 0.8 <= choice["constraint_reach"][0] <= 1.0

@@ -78,6 +78,10 @@ def choices_text(choices: list[Any]) -> str | None:
     if not choices:
         return None
     first = choices[0]
+    if optional(getattr(first, "strategy", None)) == "exact":
+        # The metric's denominator does not depend on the predictions: one fit is exact, and
+        # its lambda (the middle of the range) is no estimate of anything.
+        return "exact: one cost-sensitive fit (the metric needs no search over λ)"
     text = f"trained λ {fmt(first.trained_lambda)} (shift {first.shift})"
     if len(choices) > 1:
         text += " in repeat 0, the model delivered; each repeat chose: " + ", ".join(

@@ -802,8 +802,11 @@
     let modelText = model.kind || 'linear';
     if (model.kind === 'mlp' && model.hidden) modelText += ` (hidden ${model.hidden.join('×')})`;
     if (model.kind === 'cnn3' && model.channels) modelText += ` (channels ${model.channels.join('/')})`;
-    let searchText = search.strategy || '—';
-    if (search.strategy === 'grid' && search.n_lambdas) searchText += `, ${search.n_lambdas} lambdas`;
+    // exact: the metric's denominator does not depend on the predictions, so one fit was
+    // exact and no search over lambda ran, whatever search.strategy asked.
+    const exact = (job.choices || []).some((c) => c.strategy === 'exact');
+    let searchText = exact ? 'exact (one fit, no search over λ)' : (search.strategy || '—');
+    if (!exact && search.strategy === 'grid' && search.n_lambdas) searchText += `, ${search.n_lambdas} lambdas`;
     // cv: a number of folds, "auto" (5 folds up to 20,000 rows, a holdout above: the choices
     // say which it was) or null (a holdout). It read "auto-fold CV".
     if (typeof search.cv === 'number') searchText += `, ${search.cv}-fold CV`;

@@ -72,6 +72,7 @@ from .refinement import Refinement
 from .refinement_score import RefinementScore
 from .repeat_choice import RepeatChoice
 from .result_notice import ResultNotice
+from .search_ran import SearchRan
 from .search_spec import SearchSpec
 from .search_spec_refine_scale import SearchSpecRefineScale
 from .search_strategy import SearchStrategy
@@ -159,6 +160,7 @@ __all__ = (
     "RefineMode",
     "RepeatChoice",
     "ResultNotice",
+    "SearchRan",
     "SearchSpec",
     "SearchSpecRefineScale",
     "SearchStrategy",

@@ -75,7 +75,8 @@ class ModelManifest:
     dataset: None | str | Unset = UNSET
     surrogate: ManifestSurrogate | None | Unset = UNSET
     search: None | str | Unset = UNSET
-    """ The search strategy """
+    """ The search that chose the delivered model (its choice's strategy: exact where the metric needed no search
+    over lambda); search.strategy as asked in a manifest written before the choices said it """
     constraints: list[ManifestConstraint] | None | Unset = UNSET
     """ Under constraints: each as specified and named, with its value per split (scores; an averaged job's: the
     mean over its classes) and, binary, where the search chose (selection_value) and the tightest bound some fit met

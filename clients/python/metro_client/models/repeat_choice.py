@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.search_ran import SearchRan, check_search_ran
 from ..models.selection_split import SelectionSplit, check_selection_split
 from ..types import UNSET, Unset
 
@@ -43,6 +44,12 @@ class RepeatChoice:
     selection_counts: ConfusionCounts | None
     """ The held-out confusion counts selection_score was computed from """
     warnings: list[ChoiceWarning]
+    strategy: None | SearchRan | Unset = UNSET
+    """ The search that chose: grid, bisection or dinkelbach as search.strategy asked, constrained-grid under
+    constraints, or exact where the metric's denominator does not depend on the predictions (accuracy, recall,
+    balanced and weighted accuracy): one cost-sensitive fit is exact, no search over lambda ran, and trained_lambda
+    is that fit's lambda, which changes nothing (no estimate of lambda*). Null for a class of a multinomial model,
+    and in a result written before this field existed """
     refinement: None | Refinement | Unset = UNSET
     """ The refinement step (null: it did not run: refine off, a network, constraints missed where chosen, or no
     held-out rows). When kept, selection_score is the refined models' and tuned_threshold is 0 (the refined model
@@ -116,6 +123,14 @@ class RepeatChoice:
         for warnings_item_data in self.warnings:
             warnings_item = warnings_item_data.to_dict()
             warnings.append(warnings_item)
+
+        strategy: None | str | Unset
+        if isinstance(self.strategy, Unset):
+            strategy = UNSET
+        elif isinstance(self.strategy, str):
+            strategy = self.strategy
+        else:
+            strategy = self.strategy
 
         refinement: dict[str, Any] | None | Unset
         if isinstance(self.refinement, Unset):
@@ -211,6 +226,8 @@ class RepeatChoice:
                 "warnings": warnings,
             }
         )
+        if strategy is not UNSET:
+            field_dict["strategy"] = strategy
         if refinement is not UNSET:
             field_dict["refinement"] = refinement
         if fallback is not UNSET:
@@ -303,6 +320,23 @@ class RepeatChoice:
             warnings_item = ChoiceWarning.from_dict(warnings_item_data)
 
             warnings.append(warnings_item)
+
+        def _parse_strategy(data: object) -> None | SearchRan | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError(f"got {type(data).__name__}")
+                strategy_type_0 = check_search_ran(data)
+
+                return strategy_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SearchRan | Unset, data)
+
+        strategy = _parse_strategy(d.pop("strategy", UNSET))
 
         def _parse_refinement(data: object) -> None | Refinement | Unset:
             if data is None:
@@ -467,6 +501,7 @@ class RepeatChoice:
             n_folds=n_folds,
             selection_counts=selection_counts,
             warnings=warnings,
+            strategy=strategy,
             refinement=refinement,
             fallback=fallback,
             constraint_values=constraint_values,
