@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 
 from tests.clients.conftest import ROOT, Live, write_training_csv
 
@@ -168,6 +169,21 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     got = metro(live, "download", job_id, "--format", "onnx", "--output", str(by_job))
     assert got.returncode == 0, got.stderr
     assert (by_job / onnx_file.name).read_bytes() == onnx_file.read_bytes()
+    # A folder the library loads as a model (the weights alone were none for it), deciding as
+    # the service's endpoint does; a folder already holding files is not written into.
+    folder = tmp_path / "bundle"
+    got = metro(live, "download", job_id, "--format", "folder", "--output", str(folder))
+    assert got.returncode == 0, got.stderr
+    from metro_cli.download import FOLDER_FILES
+
+    from metro import load_classifier
+    from metro.serialization import MANIFEST_FILE, WEIGHTS_FILE
+
+    assert FOLDER_FILES == (WEIGHTS_FILE, MANIFEST_FILE)
+    loaded = load_classifier(folder)
+    assert (folder / WEIGHTS_FILE).read_bytes() == weights.read_bytes()
+    again = metro(live, "download", job_id, "--format", "folder", "--output", str(folder))
+    assert again.returncode == 1 and "not an empty folder" in again.stderr, again.stderr
 
     # Rows with the label column too, and the features in another order: the model's
     # feature columns are picked by name.
@@ -190,6 +206,9 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     assert "scored 7 rows" in piped.stderr
     by_job_id = metro(live, "predict", job_id, "--input", str(rows))
     assert (by_job_id.returncode, by_job_id.stdout) == (0, piped.stdout), by_job_id.stderr
+    features = [line.split(",")[:-1] for line in lines[1:]]  # the file's own order, y last
+    local = loaded.decision_function(np.array(features, dtype=np.float32))
+    np.testing.assert_allclose(local, [float(r["margin"]) for r in written], rtol=1e-5, atol=1e-5)
 
 
 def test_predict_into_a_pipe_that_closes_early_stops_quietly(live: Live, tmp_path: Path) -> None:

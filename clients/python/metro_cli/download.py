@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -15,13 +16,19 @@ from metro_cli.options import DEFAULT_URL, MODEL_HELP, KeyOption, UrlOption
 from metro_cli.output import say
 
 FORMATS = ("safetensors", "onnx")
+# A folder as the library saves a model (metro.serialization's WEIGHTS_FILE and MANIFEST_FILE),
+# which ``metro.load_classifier(folder)`` reads: the weights alone were no model for it.
+FOLDER = "folder"
+FOLDER_FILES = ("model.safetensors", "manifest.json")
 
 
 def _format(given: str | None, output: str | None) -> str:
     """The format asked for, or the one the output file's suffix names (``-o m.onnx`` was
     written with the safetensors bytes)."""
+    if given == FOLDER:
+        return FOLDER
     if given is not None and given not in FORMATS:
-        raise CliError(f"--format must be safetensors or onnx, not {given!r}")
+        raise CliError(f"--format must be safetensors, onnx or folder, not {given!r}")
     named = Path(output).suffix.lstrip(".").lower() if output else ""
     if named not in FORMATS or (output is not None and Path(output).is_dir()):
         return given or "safetensors"
@@ -37,8 +44,9 @@ def download(
         str | None,
         typer.Option(
             "--format",
-            help="safetensors (weights) or onnx; default: the --output file's suffix says "
-            "which, else safetensors.",
+            help="safetensors (weights), onnx, or folder: model.safetensors and manifest.json "
+            "in a folder, as metro.load_classifier(folder) reads a model; default: the --output "
+            "file's suffix says which, else safetensors.",
             show_default=False,
         ),
     ] = None,
@@ -65,6 +73,9 @@ def download(
     info = api.model(model)
     model_id = info.id
     manifest = info.manifest.to_dict()
+    if format_ == FOLDER:
+        _download_folder(api, model_id, manifest, output)
+        return
     expected = manifest.get("weights_sha256" if format_ == "safetensors" else "onnx_sha256")
     file = api.call(download_model, model_id, format_=format_)
     data = file.payload.read()
@@ -79,3 +90,31 @@ def download(
     except OSError as exc:
         raise CliError(f"cannot write {target}: {exc.strerror or exc}") from None
     say(f"wrote {target} ({len(data)} bytes, sha256 {digest})")
+
+
+def _download_folder(api: Api, model_id: Any, manifest: dict[str, Any], output: str | None) -> None:
+    """The weights (checked against the manifest's digest) and the manifest, as one folder
+    (``--output``, default ``model-<id>``; created, or an empty one), written only once both
+    are in hand."""
+    from metro_client.api.models import download_model
+
+    data = api.call(download_model, model_id, format_="safetensors").payload.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != manifest.get("weights_sha256"):
+        raise CliError(f"the downloaded weights' sha256 {digest} is not the manifest's")
+    folder = Path(output) if output else Path(f"model-{model_id}")
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise CliError(
+            f"cannot write the model into {folder}: it exists and is not an empty folder"
+        )
+    weights_name, manifest_name = FOLDER_FILES
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / weights_name).write_bytes(data)
+        (folder / manifest_name).write_text(json.dumps(manifest, indent=2) + "\n")
+    except OSError as exc:
+        raise CliError(f"cannot write {folder}: {exc.strerror or exc}") from None
+    say(
+        f"wrote {folder}/ ({weights_name}, {len(data)} bytes, sha256 {digest}; {manifest_name}): "
+        "metro.load_classifier reads it"
+    )
