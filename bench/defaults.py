@@ -84,6 +84,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "wd-1e-3": {"training": {"weight_decay": 1e-3}},
     "wd-1e-2": {"training": {"weight_decay": 1e-2}},
     "refine-off": {"refine": "off"},  # the default before the refinement step
+    # An unsupported choice kept where a bootstrap finds it better than the guard's fallback
+    # with probability 0.75 (docs/quality.md, "The guard's fallback against the choice it
+    # replaces").
+    "guard-p75": {"guard_confidence": 0.75},
     # Measured against the default before the schedule (refine-v1): each from the choice.
     "refine-t0.05": {**FREE, "refine_temperatures": (0.05,), "refine_anneal": False},
     "refine-t0.2": {**FREE, "refine_temperatures": (0.2,), "refine_anneal": False},

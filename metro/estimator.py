@@ -140,6 +140,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         refined classifier better than the better constant one (every row positive, or every
         row negative) with at least this probability (None: no such check). Without
         constraints only.
+    guard_confidence : float in [0.5, 1), optional
+        Keep a choice the guard finds unsupported where a paired bootstrap over the held-out
+        rows finds it better than the fallback with at least this probability (None: the
+        fallback replaces it always).
     shrink_confidence : float in [0.5, 1), optional
         Deliver the fallback instead of the choice unless a paired bootstrap over the held-out
         rows finds the choice better with at least this probability (None: never).
@@ -245,6 +249,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         refine_consistency: float | None = _DEFAULT_SEARCH.refine_consistency,
         refine_scale: str = _DEFAULT_SEARCH.refine_scale,
         guard: str = _DEFAULT_SEARCH.guard,
+        guard_confidence: float | None = _DEFAULT_SEARCH.guard_confidence,
         refine_confidence: float | None = _DEFAULT_SEARCH.refine_confidence,
         refine_signal: float | None = _DEFAULT_SEARCH.refine_signal,
         shrink_confidence: float | None = _DEFAULT_SEARCH.shrink_confidence,
@@ -284,6 +289,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.guard = guard
         self.refine_confidence = refine_confidence
         self.refine_signal = refine_signal
+        self.guard_confidence = guard_confidence
         self.shrink_confidence = shrink_confidence
         self.multiclass = multiclass
         self.selection = selection

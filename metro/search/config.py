@@ -118,6 +118,9 @@ class SearchConfig:
       the held-out positives) without trying the fallback first: the grid point whose cost
       table is closest to unweighted (plain ERM) with its threshold tuned among the supported
       ones. ``"off"``: the choice as it is.
+    * ``guard_confidence``: None replaces an unsupported choice by the fallback; a level in
+      [0.5, 1) keeps the choice where a paired bootstrap over the held-out rows finds it better
+      than the fallback with at least that probability.
     * ``refine_confidence``: None keeps the refinement on any held-out gain; a level in
       [0.5, 1) keeps it only when a paired bootstrap over the held-out rows finds it better with
       at least that probability.
@@ -252,6 +255,14 @@ class SearchConfig:
         "with the plain-ERM grid point at a supported threshold first; 'off': the choice as it is",
         choices=GUARDS,
     )
+    guard_confidence: float | None = option(
+        None,
+        "null: a choice the guard finds unsupported gives way to the fallback; a level in "
+        "[0.5, 1) keeps it where a paired bootstrap over the held-out rows finds it better than "
+        "the fallback with at least that probability",
+        ge=0.5,
+        lt=1.0,
+    )
     refine_confidence: float | None = option(
         None,
         "null keeps the refinement on any held-out gain; a level in [0.5, 1) keeps it only when "
@@ -349,7 +360,7 @@ class SearchConfig:
             )
         if self.guard not in GUARDS:
             raise ValueError(f"unknown guard {self.guard!r}; expected one of {', '.join(GUARDS)}")
-        for name in ("refine_confidence", "refine_signal", "shrink_confidence"):
+        for name in ("guard_confidence", "refine_confidence", "refine_signal", "shrink_confidence"):
             level = getattr(self, name)
             if level is not None and not (_is_finite_number(level) and 0.5 <= level < 1.0):
                 raise ValueError(f"{name} must be null or a number in [0.5, 1), got {level!r}")

@@ -265,6 +265,15 @@ def safeguard_choice(
     same = fallback.folds[0] is result.best and math.isclose(fallback.threshold, result.threshold)
     if config.guard == "fallback" and not supported(result.selection_counts):
         reason = "unsupported"
+        decided = None if config.guard_confidence is None or same else held_out_decisions(result)
+        if decided is not None:
+            # The fallback can flag 4 to 15 times the rows of the choice it replaces, and lose
+            # 10 points with it on every split (docs/quality.md): weighed against it first.
+            labels, choice = decided
+            scores = np.concatenate([np.asarray(c.validation_scores) for c in fallback.folds])
+            probability = win_probability(spec, labels, choice, scores >= fallback.threshold)
+            if probability >= config.guard_confidence:
+                reason = None
     elif config.shrink_confidence is not None and not same:
         decided = held_out_decisions(result)
         if decided is not None:

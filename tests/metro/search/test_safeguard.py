@@ -184,6 +184,29 @@ def test_the_guard_replaces_a_choice_resting_on_three_true_positives_by_the_fall
     assert [w.code for w in on.warnings if w.code != WarningCode.LAMBDA_AT_GRID_EDGE] == []
 
 
+def test_a_guard_confidence_keeps_an_unsupported_choice_the_bootstrap_prefers_to_the_fallback():
+    """guard_confidence: the unsupported choice is weighed against the fallback first, by the
+    paired bootstrap over the held-out rows, and kept where it wins with at least that
+    probability; the probability is the one computed from the two sets of pooled decisions."""
+    spec, solvers, erm = _problem(n_pos=30)
+    off = _search(solvers, guard="off")
+    guarded = _search(solvers, guard="fallback")
+    labels, choice = held_out_decisions(off)
+    fallback, fallback_decided = held_out_decisions(guarded)
+    assert np.array_equal(labels, fallback)
+    p = win_probability(spec, labels, choice, fallback_decided)
+    assert 0.51 < p < 0.98  # the lucky corner against a weak real score: ahead, not certain
+    for level, kept in ((p - 0.01, True), (p + 0.01, False)):
+        result = _search(solvers, guard="fallback", guard_confidence=level)
+        assert result.safeguard is not None
+        assert result.safeguard.win_probability == pytest.approx(p)
+        assert (result.safeguard.reason is None) == kept, (level, p)
+        assert result.best.lam == (off.best.lam if kept else erm)
+        assert result.selection_counts == (off if kept else guarded).selection_counts
+    # Without the setting the fallback replaces it, as before, with no bootstrap run.
+    assert guarded.safeguard.reason == "unsupported" and guarded.safeguard.win_probability is None
+
+
 def test_when_no_choice_is_supported_the_fallback_is_delivered_with_a_warning():
     _, solvers, erm = _problem(n_pos=4)  # fewer positives than any supported threshold needs
     result = _search(solvers, guard="fallback")

@@ -77,6 +77,10 @@ class SearchSpec:
     """ 'fallback': a choice whose held-out counts cannot support it (fewer than 5 true positives, or predicted
     positives below a tenth of the held-out positives) is compared with the plain-ERM grid point at a supported
     threshold first; 'off': the choice as it is. Server default: "fallback" """
+    guard_confidence: float | None | Unset = UNSET
+    """ null: a choice the guard finds unsupported gives way to the fallback; a level in [0.5, 1) keeps it where a
+    paired bootstrap over the held-out rows finds it better than the fallback with at least that probability. Server
+    default: null """
     refine_confidence: float | None | Unset = UNSET
     """ null keeps the refinement on any held-out gain; a level in [0.5, 1) keeps it only when a paired bootstrap
     over the held-out rows finds it better with at least that probability. Server default: null """
@@ -167,6 +171,12 @@ class SearchSpec:
         if not isinstance(self.guard, Unset):
             guard = self.guard
 
+        guard_confidence: float | None | Unset
+        if isinstance(self.guard_confidence, Unset):
+            guard_confidence = UNSET
+        else:
+            guard_confidence = self.guard_confidence
+
         refine_confidence: float | None | Unset
         if isinstance(self.refine_confidence, Unset):
             refine_confidence = UNSET
@@ -230,6 +240,8 @@ class SearchSpec:
             field_dict["refine_consistency"] = refine_consistency
         if guard is not UNSET:
             field_dict["guard"] = guard
+        if guard_confidence is not UNSET:
+            field_dict["guard_confidence"] = guard_confidence
         if refine_confidence is not UNSET:
             field_dict["refine_confidence"] = refine_confidence
         if refine_signal is not UNSET:
@@ -354,6 +366,15 @@ class SearchSpec:
         else:
             guard = check_selection_guard(_guard)
 
+        def _parse_guard_confidence(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        guard_confidence = _parse_guard_confidence(d.pop("guard_confidence", UNSET))
+
         def _parse_refine_confidence(data: object) -> float | None | Unset:
             if data is None:
                 return data
@@ -408,6 +429,7 @@ class SearchSpec:
             refine_scale=refine_scale,
             refine_consistency=refine_consistency,
             guard=guard,
+            guard_confidence=guard_confidence,
             refine_confidence=refine_confidence,
             refine_signal=refine_signal,
             shrink_confidence=shrink_confidence,
