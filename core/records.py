@@ -73,12 +73,11 @@ class MetricInfo(BaseModel):
 
     @classmethod
     def of(cls, metric: Metric, *, average: str | None = None) -> MetricInfo:
-        from metro.metrics import MetricSpec, display_name
+        from metro.metrics import spec_display_name
 
-        zero_division = metric.zero_division if isinstance(metric, MetricSpec) else 0.0
         return cls(
             name=metric.name,
-            display_name=display_name(metric.name, zero_division=zero_division, average=average),
+            display_name=spec_display_name(metric, average=average),
             greater_is_better=bool(metric.greater_is_better),
         )
 

@@ -469,18 +469,42 @@ _DISPLAY_NAMES = {
 _F_BETA_NAME = re.compile(r"f_beta\((?P<beta>[^)]+)\)")
 
 
-def display_name(name: str, *, zero_division: float = 0.0, average: str | None = None) -> str:
+def display_name(
+    name: str,
+    *,
+    zero_division: float = 0.0,
+    average: str | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> str:
     """A metric's name as people write it: ``f_beta(2)`` is "F2", ``f_beta(0.5)`` "F0.5",
-    ``f1`` "F1", ``jaccard`` "Jaccard"; a custom metric keeps the name it was given. An average
-    and a ``zero_division`` other than scikit-learn's default 0 follow in parentheses ("F1
-    (macro)", "Precision (zero_division 1)"): the same counts score differently under them. The
-    machine name (``MetricSpec.name``) stays what specs and code match on."""
+    ``f1`` "F1", ``jaccard`` "Jaccard"; a custom metric keeps the name it was given. An average,
+    a ``zero_division`` other than scikit-learn's default 0 and a weighted accuracy's weights
+    other than 1 (``params``) follow in parentheses ("F1 (macro)", "Precision (zero_division
+    1)", "Weighted accuracy (w_fn 20)"): the same counts score differently under them, and jobs
+    with different costs read alike. The machine name (``MetricSpec.name``) stays what specs and
+    code match on."""
     f_beta_name = _F_BETA_NAME.fullmatch(name)
     shown = f"F{f_beta_name['beta']}" if f_beta_name is not None else _DISPLAY_NAMES.get(name, name)
     notes = [average] if average else []
     if zero_division != 0:
         notes.append(f"zero_division {zero_division:g}")
+    if name == "weighted_accuracy":
+        notes += [
+            f"{key} {float(value):g}"
+            for key, value in (params or {}).items()
+            if key.startswith("w_") and float(value) != 1.0
+        ]
     return f"{shown} ({', '.join(notes)})" if notes else shown
+
+
+def spec_display_name(spec: Any, *, average: str | None = None) -> str:
+    """:func:`display_name` of a metric object: its name, ``zero_division`` and parameters."""
+    return display_name(
+        str(spec.name),
+        zero_division=float(getattr(spec, "zero_division", 0.0) or 0.0),
+        average=average,
+        params=getattr(spec, "params", None),
+    )
 
 
 # -- presets -----------------------------------------------------------------------------------

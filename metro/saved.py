@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metro.datasets import label_array
-from metro.metrics import display_name
+from metro.metrics import spec_display_name
 from metro.models import StackedModel
 from metro.serialization import DECISIONS, ModelFormatError, load_model, save_model
 
@@ -45,7 +45,7 @@ def save_classifier(
     # save_model makes the values plain JSON (numpy scalars and arrays, names as text).
     common: dict[str, Any] = {
         "feature_names": getattr(est, "feature_names_in_", None),
-        "metric": {"name": est.metric_.name, "display_name": display_name(est.metric_.name)},
+        "metric": {"name": est.metric_.name, "display_name": spec_display_name(est.metric_)},
         "saved_by": "MetroClassifier.save",
     }
     if averaged:

@@ -868,6 +868,16 @@ def test_a_names_notes_say_the_average_and_a_zero_division_other_than_zero():
     assert display_name("f_beta(2)", average="micro", zero_division=0.5) == (
         "F2 (micro, zero_division 0.5)"
     )
+    # A weighted accuracy's weights: jobs with different costs read alike ("Weighted accuracy").
+    from metro.metrics import spec_display_name
+
+    costly = get_metric("weighted_accuracy", w_fn=20)
+    assert spec_display_name(costly) == "Weighted accuracy (w_fn 20)"
+    assert spec_display_name(get_metric("weighted_accuracy")) == "Weighted accuracy"
+    assert spec_display_name(get_metric("weighted_accuracy", w_fp=0.5, w_fn=3)) == (
+        "Weighted accuracy (w_fp 0.5, w_fn 3)"
+    )
+    assert spec_display_name(get_metric("f_beta", beta=2)) == "F2"
     floor = Constraint(get_metric("precision", zero_division=1), "at_least", 0.7)
     assert floor.name == "precision(zero_division=1) >= 0.7"
     assert Constraint(get_metric("precision"), "at_least", 0.7).name == "precision >= 0.7"

@@ -200,6 +200,11 @@ def test_f_beta_without_beta_says_what_to_give(client, tenant):
     assert r.status_code == 201, r.text
     assert r.json()["spec"]["metric"] == {"preset": "f_beta", "beta": 2.0}
     assert r.json()["spec"]["metric_info"]["display_name"] == "F2"
+    # A weighted accuracy's costs are in its name: jobs with different costs read alike.
+    metric = {"preset": "weighted_accuracy", "w_fn": 20}
+    r = client.post("/v1/jobs", json=job_body(metric=metric), headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["metric_info"]["display_name"] == "Weighted accuracy (w_fn 20)"
 
 
 def test_zero_division_of_a_preset_is_kept_and_bounded(client, tenant):
