@@ -182,6 +182,19 @@ def test_the_command_line_goes_on_top_of_the_job_file():
         spec_from_command_line({}, {}, ["search.cv"], [], [])
 
 
+def test_one_field_given_two_values_on_the_command_line_is_refused():
+    """`--set metric.w_fn=20 --w-fn 5` trained with 20 without a word; the same value twice,
+    or a job file's value under a flag, is fine."""
+    with pytest.raises(CliError, match=r"give metric.w_fn two values \(5.0 and 20\)"):
+        spec_from_command_line({}, {"metric.w_fn": 5.0}, ["metric.w_fn=20"], [], [])
+    with pytest.raises(CliError, match="--set 'search.cv=3' and --set give search.cv two values"):
+        spec_from_command_line({}, {}, ["search.cv=5", "search.cv=3"], [], [])
+    same = spec_from_command_line({}, {"metric.w_fn": 20.0}, ["metric.w_fn=20"], [], [])
+    assert same == {"metric": {"w_fn": 20}}
+    over_file = spec_from_command_line({"metric": {"w_fn": 3}}, {}, ["metric.w_fn=20"], [], [])
+    assert over_file == {"metric": {"w_fn": 20}}
+
+
 def test_a_constraint_flag_may_ask_for_a_confidence():
     built = spec_from_command_line({}, {}, [], ["precision=0.7@0.9", "recall=0.5"], ["fpr=0.1@.95"])
     assert built["constraints"] == [

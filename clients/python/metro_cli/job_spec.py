@@ -160,11 +160,22 @@ def spec_from_command_line(
     for dotted, value in flags.items():
         if dotted != "metric.preset":
             set_path(spec, dotted, value)
+    given_sets: dict[str, Any] = {}
     for item in sets:
         field, sep, value = item.partition("=")
         if not sep or not field:
             raise CliError(f"--set {item!r}: expected FIELD=VALUE")
-        set_path(spec, field.strip(), scalar(value))
+        path, parsed = field.strip(), scalar(value)
+        # One field given twice on the command line, two ways or twice, with two values: the
+        # last one won without a word (--set metric.w_fn=20 --w-fn 5 trained with 20).
+        for name, earlier in (("its flag", flags), ("--set", given_sets)):
+            if path in earlier and path != "metric.preset" and earlier[path] != parsed:
+                raise CliError(
+                    f"--set {item!r} and {name} give {path} two values "
+                    f"({earlier[path]!r} and {parsed!r}): give it once"
+                )
+        given_sets[path] = parsed
+        set_path(spec, path, parsed)
     flagged = [constraint_flag(v, "at_least") for v in at_least]
     flagged += [constraint_flag(v, "at_most") for v in at_most]
     if flagged:
