@@ -34,7 +34,8 @@ err_console = Console(stderr=True)
 
 
 def _fail(message: str, code: int = 1) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {message}")
+    # The message is text, never markup: a tenant's name "[/]" in it was a traceback.
+    err_console.print(Text.assemble(("error: ", "bold red"), message))
     raise typer.Exit(code)
 
 

@@ -111,12 +111,17 @@ class StorageQuotaExceededError(ServiceError):
     public_detail = None
 
 
-def storage_quota_message(needed: int, quota: int) -> str:
-    """A StorageQuotaExceededError's detail: what the tenant's datasets would take."""
-    return (
-        f"the tenant's stored datasets would take {needed} bytes, more than its quota of "
-        f"{quota} bytes; delete datasets (DELETE /v1/datasets/{{id}}) to make room"
+def storage_quota_message(needed: int, quota: int, *, before_upload: bool = False) -> str:
+    """A StorageQuotaExceededError's detail: what the tenant's datasets would take with the
+    upload, or (``before_upload``: refused before its body was read) already take."""
+    said = (
+        f"the tenant's stored datasets already take {needed} bytes, its whole quota of "
+        f"{quota} bytes"
+        if before_upload
+        else f"the tenant's stored datasets would take {needed} bytes, more than its quota of "
+        f"{quota} bytes"
     )
+    return f"{said}; delete datasets (DELETE /v1/datasets/{{id}}) to make room"
 
 
 class InsufficientStorageError(ServiceError):

@@ -53,7 +53,9 @@ def check_tenant_name(tenant_name: str) -> str:
         raise ValueError("tenant name must not be empty")
     if len(name) > MAX_TENANT_NAME:
         raise ValueError(f"tenant name is {len(name)} characters, more than {MAX_TENANT_NAME}")
-    hidden = [ch for ch in name if unicodedata.category(ch).startswith("C")]
+    # C*: controls, format characters (bidi overrides, zero widths), unassigned; Zl and Zp:
+    # line and paragraph separators, which break a listing's line.
+    hidden = [ch for ch in name if unicodedata.category(ch)[0] == "C" or ch in "\u2028\u2029"]
     if hidden:
         raise ValueError(
             f"tenant name holds the control or format character {hidden[0]!a}: names are "
@@ -68,7 +70,10 @@ def create_api_key(session: Session, tenant_name: str) -> str:
     The plaintext key exists only in the return value: the database keeps its SHA-256 (see
     :mod:`service.security`), so a lost key cannot be shown again, only replaced.
     """
-    name = check_tenant_name(tenant_name)
+    name = tenant_name.strip()
+    known = bool(name) and session.scalar(select(Tenant.id).where(Tenant.name == name)) is not None
+    if not known:  # a tenant named before the rule keeps its name, and gets keys
+        name = check_tenant_name(tenant_name)
     tenant = get_or_create_tenant(session, name)
     key = generate_api_key()
     add_api_key(session, tenant.id, key)

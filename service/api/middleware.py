@@ -184,7 +184,7 @@ class RequireKeyMiddleware:
         used = await run_in_session(
             HTTPConnection(scope), lambda session: stored_bytes(session, principal.tenant_id)
         )
-        return storage_quota_message(used, quota) if used >= quota else None
+        return storage_quota_message(used, quota, before_upload=True) if used >= quota else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith("/v1/"):

@@ -182,8 +182,15 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     assert FOLDER_FILES == (WEIGHTS_FILE, MANIFEST_FILE)
     loaded = load_classifier(folder)
     assert (folder / WEIGHTS_FILE).read_bytes() == weights.read_bytes()
+    # Into a directory that holds files, as the file formats write into one: model-<id>/ in
+    # it; a second time that folder is not written over. A new folder may be named dir/.
     again = metro(live, "download", job_id, "--format", "folder", "--output", str(folder))
-    assert again.returncode == 1 and "not an empty folder" in again.stderr, again.stderr
+    assert again.returncode == 0, again.stderr
+    assert load_classifier(folder / f"model-{model_id}").manifest_ == loaded.manifest_
+    third = metro(live, "download", job_id, "--format", "folder", "--output", str(folder))
+    assert third.returncode == 1 and "not an empty folder" in third.stderr, third.stderr
+    fresh = metro(live, "download", job_id, "--format", "folder", "-o", f"{tmp_path}/fresh/")
+    assert fresh.returncode == 0 and (tmp_path / "fresh" / WEIGHTS_FILE).is_file(), fresh.stderr
 
     # Rows with the label column too, and the features in another order: the model's
     # feature columns are picked by name.

@@ -42,6 +42,7 @@ def test_blank_tenant_name_is_refused(app):
         ("evil\u202eotn", r"'\u202e'"),  # a right-to-left override: shown as another name
         ("a\x01b", r"'\x01'"),
         ("tab\tbed", r"'\t'"),
+        ("line\u2028break", r"'\u2028'"),  # a line separator breaks a listing's line
     ],
 )
 def test_a_tenant_name_is_printable_text_of_at_most_200_characters(app, name, said):
@@ -49,6 +50,14 @@ def test_a_tenant_name_is_printable_text_of_at_most_200_characters(app, name, sa
         create_api_key(session, name)
     with app.state.sessionmaker() as session:
         assert create_api_key(session, f"Ünïcode [{uuid.uuid4().hex[:6]}] ok").startswith("metro_")
+
+
+def test_a_tenant_named_before_the_rule_still_gets_keys(app):
+    name = f"old\u202e{uuid.uuid4().hex[:6]}"
+    with app.state.sessionmaker() as session:
+        session.add(Tenant(name=name))
+        session.commit()
+        assert create_api_key(session, name).startswith("metro_")
 
 
 def test_list_and_revoke_by_prefix_or_key(app, client):
@@ -147,6 +156,12 @@ def test_admin_commands_end_to_end(tmp_path, monkeypatch):
         assert revoked.exit_code == 0 and "of tenant [/]" in revoked.output, revoked.output
         refused = runner.invoke(cli, ["admin", "create-key", "--tenant", "a\x01b"])
         assert refused.exit_code == 1 and "control or format character" in refused.stderr
+        # Every command's one-line error prints the name as text ("[/]" was a traceback).
+        pruned = runner.invoke(
+            cli, ["admin", "prune-jobs", "--older-than", "1", "--tenant", "[/x]"]
+        )
+        assert pruned.exit_code == 1, pruned.output
+        assert "no tenant is named '[/x]'" in pruned.stderr, pruned.stderr
     finally:
         get_settings.cache_clear()
 

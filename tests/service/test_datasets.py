@@ -461,7 +461,9 @@ def test_an_upload_of_a_tenant_at_its_quota_is_refused_before_its_body_is_read(
     assert start["status"] == 413, body
     problem = json.loads(body)
     assert problem["type"].endswith("/storage-quota-exceeded")
-    assert f"more than its quota of {len(CSV)} bytes" in problem["detail"]
+    assert (
+        f"already take {len(CSV)} bytes, its whole quota of {len(CSV)} bytes" in (problem["detail"])
+    )
     assert dict(start["headers"])[b"connection"] == b"close"
     assert received == []
     # Another request of the tenant is not the upload's: its datasets are still listed.

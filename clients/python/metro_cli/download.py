@@ -26,6 +26,9 @@ def _format(given: str | None, output: str | None) -> str:
     """The format asked for, or the one the output file's suffix names (``-o m.onnx`` was
     written with the safetensors bytes)."""
     if given == FOLDER:
+        suffix = Path(output).suffix.lstrip(".").lower() if output else ""
+        if suffix in FORMATS:
+            raise CliError(f"--output {output} names a .{suffix} file, but --format is folder")
         return FOLDER
     if given is not None and given not in FORMATS:
         raise CliError(f"--format must be safetensors, onnx or folder, not {given!r}")
@@ -55,7 +58,9 @@ def download(
         typer.Option(
             "--output",
             "-o",
-            help="Where to write it: a file, or a directory (default: model-<id>.<format>).",
+            help="Where to write it: a file, or a directory to write model-<id>.<format> into "
+            "(the default: the current one); with --format folder, the folder to create (or an "
+            "empty one), or a directory with files to create model-<id>/ in.",
         ),
     ] = None,
     url: UrlOption = DEFAULT_URL,
@@ -66,8 +71,9 @@ def download(
 
     format_ = _format(format_, output)
     # Path("models/") drops the slash that says a directory is meant: an absent one was
-    # written as a file of that name.
-    if output is not None and output.endswith(("/", os.sep)) and not Path(output).is_dir():
+    # written as a file of that name (a folder is a directory either way).
+    folder_path = output is not None and output.endswith(("/", os.sep))
+    if format_ != FOLDER and folder_path and not Path(str(output)).is_dir():
         raise CliError(f"cannot write into {output}: no such directory")
     api = Api(url, api_key)
     info = api.model(model)
@@ -93,9 +99,9 @@ def download(
 
 
 def _download_folder(api: Api, model_id: Any, manifest: dict[str, Any], output: str | None) -> None:
-    """The weights (checked against the manifest's digest) and the manifest, as one folder
-    (``--output``, default ``model-<id>``; created, or an empty one), written only once both
-    are in hand."""
+    """The weights (checked against the manifest's digest) and the manifest, as one folder:
+    ``--output`` (created, or an empty one; in a directory holding files, ``model-<id>`` in it;
+    default ``model-<id>``), written only once both are in hand."""
     from metro_client.api.models import download_model
 
     data = api.call(download_model, model_id, format_="safetensors").payload.read()
@@ -103,6 +109,8 @@ def _download_folder(api: Api, model_id: Any, manifest: dict[str, Any], output: 
     if digest != manifest.get("weights_sha256"):
         raise CliError(f"the downloaded weights' sha256 {digest} is not the manifest's")
     folder = Path(output) if output else Path(f"model-{model_id}")
+    if folder.is_dir() and any(folder.iterdir()):  # a directory of files: the model goes in it
+        folder = folder / f"model-{model_id}"
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise CliError(
             f"cannot write the model into {folder}: it exists and is not an empty folder"

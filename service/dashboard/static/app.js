@@ -772,6 +772,9 @@
         ? ['Trained λ', h('span', { id: 'best-lambda' }, 'none (a multinomial logistic regression with tuned offsets)')]
         : perClass
         ? ['Trained λ', h('span', { id: 'best-lambda' }, `one per ${targetWord(job)} (below)`)]
+        // exact: one fit, whose λ (the middle of the range) changes nothing
+        : choices.some((c) => c.strategy === 'exact')
+        ? ['Trained λ', h('span', { id: 'best-lambda' }, 'none: exact (one fit, no search over λ)')]
         : ['Trained λ', [h('span', { class: 'num', id: 'best-lambda' }, fmtLambda(job.best_lambda)),
           delivered ? h('span', { class: 'muted', id: 'trained-shift' }, ` shift ${delivered.shift}${choices.length > 1 ? ' (repeat 0, the model delivered)' : ''}`) : null]],
       // an averaged job chose by its average: the results card has it
