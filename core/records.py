@@ -387,8 +387,8 @@ class RepeatChoice(BaseModel):
         "before the argmax (tuned for the average on the pooled held-out margins; 0: the "
         "one-vs-rest rule). A micro-averaged multi-label job: the offset added to this label's "
         "margin, tuned with the other labels' for the pooled metric (0: the label's own "
-        "threshold). Absent for a binary job and for a macro- or weighted-averaged multi-label "
-        "one",
+        "threshold). Absent for a binary job, for a macro- or weighted-averaged multi-label one, "
+        "and for a micro-averaged one whose labels chose on a holdout (their own thresholds)",
     )
 
     @property

@@ -402,7 +402,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         elif self._search_config().multiclass == "multinomial":
             raise ValueError(
                 "multiclass='multinomial' trains a multi-class y for an averaged metric: pass "
-                "average='macro' or 'weighted' (without average, y is binary and trained by "
+                "average='macro', 'weighted' or 'micro' (without average, y is binary and trained by "
                 "one METRO search)"
             )
         else:

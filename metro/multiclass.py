@@ -404,6 +404,7 @@ def fit_averaged(
     a fold's grid is the stack's (fitted once for every class) and only the other solvers (each
     class's refit) are wrapped."""
     prepared = _prepare(est, X, y)
+    est.ovr_score_ = est.per_label_score_ = None  # set where an argmax or offsets are tuned
     if prepared.target != "multilabel-indicator" and multiclass_strategy(est) == "multinomial":
         return _fit_multinomial(est, prepared)
     est.multiclass_ = "per_class"
@@ -467,6 +468,8 @@ def fit_averaged(
             cells = np.array(counts_, dtype=np.float64)
             est.selection_cells_ = cells
             est.best_score_ = float(averaged_score(spec, cells, average))
+        elif average == "micro":  # no held-out counts to pool: no micro score to report
+            est.best_score_ = float("nan")
         else:  # no held-out counts: each label's score, weighted by its rows as the average is
             support = np.array([float(t.sum()) for t in targets])
             weights = support if average == "weighted" and support.sum() > 0 else None

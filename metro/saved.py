@@ -60,7 +60,9 @@ def save_classifier(
             "multiclass": est.multiclass_ if multiclass else None,
             "class_lambdas": est.lambdas_,  # None for a multinomial model: it has no lambda
             "class_thresholds": est.thresholds_,
-            "offsets": est.offsets_ if multiclass else None,
+            # The argmax's offsets, or a micro average's per-label ones (folded into the stack).
+            "offsets": est.offsets_ if multiclass or est.decision_rule_ == "tuned" else None,
+            "decision_rule": est.decision_rule_,
             "best_score": est.best_score_,
             "warnings": [{"code": w.code, "message": w.message} for w in est.warnings_],
             **_constraints_manifest(est),

@@ -204,7 +204,7 @@ def parse_labels(
         shown = sorted(classes, key=sort_key)
         noun = "class" if len(classes) == 1 else "classes"
         several = (
-            "; a metric over several classes takes an average (macro or weighted)"
+            "; a metric over several classes takes an average (macro, weighted or micro)"
             if len(classes) > 2
             else ""
         )

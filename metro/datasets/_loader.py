@@ -179,14 +179,17 @@ def id_like_features(X: Any, feature_names: Sequence[str] | None = None) -> list
 
 
 # A column named as an identifier: "id", "txn_id", "customer-id", "row.id", "customerId",
-# "CustomerID", "uuid", "guid", "idx" (not "paid", "valid" or "acid": the "id" is a word of its
-# own, after a separator or a lower-case letter's capital).
-_ID_WORD = re.compile(r"(?:^|[_\s.\-])(?:id|uuid|guid|idx)$", re.IGNORECASE)
-_ID_CAMEL = re.compile(r"[a-z0-9](?:Id|ID)$")
+# "CustomerID", "sample_ids", "id_customer", "uuid", "guid", "idx" (not "paid", "valid" or
+# "acid": the "id" is a word of its own, after or before a separator, or a lower-case letter's
+# capital; run-together "userid" is not told from "paid").
+_ID_WORD = re.compile(r"(?:^|[_\s.\-])(?:ids?|uuid|guid|idx)$", re.IGNORECASE)
+_ID_FIRST = re.compile(r"^(?:id|uuid|guid)[_\s.\-]", re.IGNORECASE)  # id_customer, ID_code
+_ID_CAMEL = re.compile(r"[a-z0-9](?:Ids?|IDs?)$")
 
 
 def _named_as_id(name: str) -> bool:
-    return bool(_ID_WORD.search(name) or _ID_CAMEL.search(name))
+    name = name.strip()
+    return bool(_ID_WORD.search(name) or _ID_FIRST.search(name) or _ID_CAMEL.search(name))
 
 
 def refuse_ignore_columns(ignore_columns: Sequence[str], what: str) -> None:

@@ -360,6 +360,11 @@ class SearchConfig:
             )
         if self.guard not in GUARDS:
             raise ValueError(f"unknown guard {self.guard!r}; expected one of {', '.join(GUARDS)}")
+        if self.guard_confidence is not None and self.guard == "off":
+            raise ValueError(
+                "guard_confidence weighs a choice the guard finds unsupported against the "
+                "fallback: it needs guard 'fallback', not 'off'"
+            )
         for name in ("guard_confidence", "refine_confidence", "refine_signal", "shrink_confidence"):
             level = getattr(self, name)
             if level is not None and not (_is_finite_number(level) and 0.5 <= level < 1.0):

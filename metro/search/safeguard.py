@@ -14,7 +14,9 @@ nothing on new rows. This module gives the search a **fallback** and the rules t
   :data:`MIN_PREDICTED_RATIO` of the held-out positives as positive.
 * ``guard="fallback"``: an unsupported choice is replaced by the fallback. When the fallback is
   unsupported too (the held-out rows hold too few positives for any threshold), the fallback is
-  delivered and the result carries the ``no_supported_choice`` warning.
+  delivered and the result carries the ``no_supported_choice`` warning. With
+  ``guard_confidence=p`` the choice is kept where the paired bootstrap finds it better than the
+  fallback with probability at least ``p`` (and at least ``shrink_confidence``, where set).
 * ``shrink_confidence=p``: the choice is replaced by the fallback unless a paired bootstrap over
   the held-out rows finds it better with probability at least ``p``
   (:func:`win_probability`).
@@ -272,7 +274,8 @@ def safeguard_choice(
             labels, choice = decided
             scores = np.concatenate([np.asarray(c.validation_scores) for c in fallback.folds])
             probability = win_probability(spec, labels, choice, scores >= fallback.threshold)
-            if probability >= config.guard_confidence:
+            # Never a lower bar than a supported choice meets under shrink_confidence.
+            if probability >= max(config.guard_confidence, config.shrink_confidence or 0.0):
                 reason = None
     elif config.shrink_confidence is not None and not same:
         decided = held_out_decisions(result)

@@ -98,7 +98,7 @@ def test_binary_default_unchanged():
     assert a.decision_function(X).shape == (200,) and a.average_ is None
 
 
-def test_micro_multilabel_fit_tunes_the_labels_offsets_together():
+def test_micro_multilabel_fit_tunes_the_labels_offsets_together(tmp_path):
     """average='micro': the same per-label fits as 'macro' (same folds and seed), then offsets
     tuned on their pooled held-out margins for the pooled F1; best_score_ is the pooled F1 of
     the held-out cells it reports, never below every label's own threshold's."""
@@ -121,6 +121,14 @@ def test_micro_multilabel_fit_tunes_the_labels_offsets_together():
     with torch.no_grad():
         stacked = stacked_model(clf)(torch.as_tensor(X, dtype=torch.float32)).numpy()
     np.testing.assert_allclose(stacked, clf.decision_function(X), rtol=1e-5, atol=1e-5)
+    # The saved manifest says what the service's does: the offsets folded in, and the rule.
+    clf.save(tmp_path / "micro")
+    manifest = load_classifier(tmp_path / "micro").manifest_
+    assert manifest["decision_rule"] == "tuned"
+    assert manifest["offsets"] == pytest.approx(clf.offsets_.tolist())
+    assert (
+        MetroClassifier(average="macro", random_state=0, **SMALL).fit(X, Y).per_label_score_ is None
+    )
 
 
 @pytest.mark.filterwarnings("ignore::metro.search.base.MetroFitWarning")
@@ -508,7 +516,7 @@ def test_per_class_is_the_default_and_networks_only_take_it():
     with pytest.raises(ValueError, match="unknown multiclass"):
         MetroClassifier(average="macro", multiclass="softmax").fit(X, y)
     # Without average y is binary, one METRO search: multinomial was ignored without a word.
-    with pytest.raises(ValueError, match="pass average='macro' or 'weighted'"):
+    with pytest.raises(ValueError, match="pass average='macro', 'weighted' or 'micro'"):
         MetroClassifier(multiclass="multinomial").fit(X, (y == 1).astype(int))
     # multi-label data is one search per label
     fitted = MetroClassifier(average="macro", n_lambdas=3, refine="off", random_state=0).fit(X, Y)

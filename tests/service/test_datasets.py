@@ -550,7 +550,7 @@ def test_a_binary_job_on_a_column_of_three_classes_is_pointed_to_an_average(clie
     # Not at dataset.positive_label, which the user never set and which would not help.
     assert error["loc"] == ["body", "metric", "average"]
     assert "found 3 classes: ['a', 'b', 'c']" in error["msg"]
-    assert "takes an average (macro or weighted)" in error["msg"]
+    assert "takes an average (macro, weighted or micro)" in error["msg"]
 
 
 def test_the_upload_records_its_label_column_and_classes(client, tenant):

@@ -117,7 +117,7 @@ def test_three_classes_point_to_an_average_and_one_class_does_not():
         parse_labels(["cat", "dog", "fish"])
     assert str(three.value).endswith(
         "found 3 classes: ['cat', 'dog', 'fish']; a metric over several classes takes an "
-        "average (macro or weighted)"
+        "average (macro, weighted or micro)"
     )
     with pytest.raises(DataError) as one:
         parse_labels(["cat", "cat"])

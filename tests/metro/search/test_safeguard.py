@@ -205,6 +205,11 @@ def test_a_guard_confidence_keeps_an_unsupported_choice_the_bootstrap_prefers_to
         assert result.selection_counts == (off if kept else guarded).selection_counts
     # Without the setting the fallback replaces it, as before, with no bootstrap run.
     assert guarded.safeguard.reason == "unsupported" and guarded.safeguard.win_probability is None
+    # Never a lower bar than shrink_confidence sets a supported choice.
+    strict = _search(solvers, guard="fallback", guard_confidence=0.5, shrink_confidence=p + 0.01)
+    assert strict.safeguard.reason == "unsupported" and strict.best.lam == erm
+    with pytest.raises(ValueError, match="needs guard 'fallback'"):
+        SearchConfig(guard="off", guard_confidence=0.75)
 
 
 def test_when_no_choice_is_supported_the_fallback_is_delivered_with_a_warning():

@@ -84,7 +84,8 @@ class RepeatChoice:
     """ An averaged multi-class job: the offset added to this class's margin before the argmax (tuned for the
     average on the pooled held-out margins; 0: the one-vs-rest rule). A micro-averaged multi-label job: the offset
     added to this label's margin, tuned with the other labels' for the pooled metric (0: the label's own threshold).
-    Absent for a binary job and for a macro- or weighted-averaged multi-label one """
+    Absent for a binary job, for a macro- or weighted-averaged multi-label one, and for a micro-averaged one whose
+    labels chose on a holdout (their own thresholds) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
