@@ -402,8 +402,8 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         elif self._search_config().multiclass == "multinomial":
             raise ValueError(
                 "multiclass='multinomial' trains a multi-class y for an averaged metric: pass "
-                "average='macro', 'weighted' or 'micro' (without average, y is binary and trained by "
-                "one METRO search)"
+                "average='macro', 'weighted' or 'micro' (without average, y is binary and "
+                "trained by one METRO search)"
             )
         else:
             self._fit_binary(X, y)

@@ -267,15 +267,16 @@ def safeguard_choice(
     same = fallback.folds[0] is result.best and math.isclose(fallback.threshold, result.threshold)
     if config.guard == "fallback" and not supported(result.selection_counts):
         reason = "unsupported"
-        decided = None if config.guard_confidence is None or same else held_out_decisions(result)
-        if decided is not None:
+        level = config.guard_confidence
+        decided = None if level is None or same else held_out_decisions(result)
+        if level is not None and decided is not None:
             # The fallback can flag 4 to 15 times the rows of the choice it replaces, and lose
             # 10 points with it on every split (docs/quality.md): weighed against it first.
             labels, choice = decided
             scores = np.concatenate([np.asarray(c.validation_scores) for c in fallback.folds])
             probability = win_probability(spec, labels, choice, scores >= fallback.threshold)
             # Never a lower bar than a supported choice meets under shrink_confidence.
-            if probability >= max(config.guard_confidence, config.shrink_confidence or 0.0):
+            if probability >= max(level, config.shrink_confidence or 0.0):
                 reason = None
     elif config.shrink_confidence is not None and not same:
         decided = held_out_decisions(result)
