@@ -140,7 +140,7 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         refined classifier better than the better constant one (every row positive, or every
         row negative) with at least this probability (None: no such check). Without
         constraints only.
-    guard_confidence : float in [0.5, 1), optional
+    guard_confidence : float in [0.5, 1) or None, default=0.75
         Keep a choice the guard finds unsupported where a paired bootstrap over the held-out
         rows finds it better than the fallback with at least this probability (None: the
         fallback replaces it always).

@@ -190,7 +190,7 @@ def test_a_guard_confidence_keeps_an_unsupported_choice_the_bootstrap_prefers_to
     probability; the probability is the one computed from the two sets of pooled decisions."""
     spec, solvers, erm = _problem(n_pos=30)
     off = _search(solvers, guard="off")
-    guarded = _search(solvers, guard="fallback")
+    guarded = _search(solvers, guard="fallback", guard_confidence=None)
     labels, choice = held_out_decisions(off)
     fallback, fallback_decided = held_out_decisions(guarded)
     assert np.array_equal(labels, fallback)
@@ -203,18 +203,26 @@ def test_a_guard_confidence_keeps_an_unsupported_choice_the_bootstrap_prefers_to
         assert (result.safeguard.reason is None) == kept, (level, p)
         assert result.best.lam == (off.best.lam if kept else erm)
         assert result.selection_counts == (off if kept else guarded).selection_counts
-    # Without the setting the fallback replaces it, as before, with no bootstrap run.
-    assert guarded.safeguard.reason == "unsupported" and guarded.safeguard.win_probability is None
+    # Without the setting the fallback replaces it, with no bootstrap run.
+    never = _search(solvers, guard="fallback", guard_confidence=None)
+    assert never.safeguard.reason == "unsupported" and never.safeguard.win_probability is None
+    assert guarded.safeguard.reason == "unsupported" and guarded.best.lam == erm  # p < 0.75
     # Never a lower bar than shrink_confidence sets a supported choice.
     strict = _search(solvers, guard="fallback", guard_confidence=0.5, shrink_confidence=p + 0.01)
     assert strict.safeguard.reason == "unsupported" and strict.best.lam == erm
     with pytest.raises(ValueError, match="needs guard 'fallback'"):
-        SearchConfig(guard="off", guard_confidence=0.75)
+        SearchConfig(guard="off", guard_confidence=0.8)
 
 
 def test_when_no_choice_is_supported_the_fallback_is_delivered_with_a_warning():
     _, solvers, erm = _problem(n_pos=4)  # fewer positives than any supported threshold needs
-    result = _search(solvers, guard="fallback")
+    # By default the choice (3 of the 4 positives, no false positive) is weighed against the
+    # fallback (the same 3, and 51 false): kept, as the bootstrap finds it better, and warned of.
+    kept = _search(solvers, guard="fallback")
+    assert not kept.safeguard.used and kept.safeguard.win_probability >= 0.75
+    assert kept.selection_counts[:2] == (3, 0) and kept.safeguard.fallback_counts[:2] == (3, 51)
+    assert WarningCode.FEW_TRUE_POSITIVES in [w.code for w in kept.warnings]
+    result = _search(solvers, guard="fallback", guard_confidence=None)
     assert result.safeguard.used and not result.safeguard.fallback_supported
     assert result.best.lam == erm
     tp, fp, _, _ = result.selection_counts
@@ -324,10 +332,14 @@ def test_the_default_never_delivers_an_empty_held_out_choice_without_trying_the_
             tried = clf.safeguard_ is not None and clf.safeguard_.used
             assert (tp > 0 and tp + fp > 0) or tried
             if not supported(clf.search_result_.selection_counts):
-                # delivered unsupported only as the fallback, and then the warning says so
-                assert tried
+                # delivered unsupported only as the fallback, or kept over it where the
+                # bootstrap finds it better (guard_confidence), and a warning says which
                 codes = {w.code for w in clf.warnings_}
-                assert WarningCode.NO_SUPPORTED_CHOICE in codes
+                if tried:
+                    assert WarningCode.NO_SUPPORTED_CHOICE in codes
+                else:
+                    assert clf.safeguard_.win_probability >= 0.75
+                    assert WarningCode.FEW_TRUE_POSITIVES in codes
             if tried:
                 # The step refined the choice the fallback replaced: not kept, and it says why.
                 step = clf.refinement_

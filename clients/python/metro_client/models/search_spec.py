@@ -78,9 +78,9 @@ class SearchSpec:
     positives below a tenth of the held-out positives) is compared with the plain-ERM grid point at a supported
     threshold first; 'off': the choice as it is. Server default: "fallback" """
     guard_confidence: float | None | Unset = UNSET
-    """ null: a choice the guard finds unsupported gives way to the fallback; a level in [0.5, 1) keeps it where a
-    paired bootstrap over the held-out rows finds it better than the fallback with at least that probability. Server
-    default: null """
+    """ null: a choice the guard finds unsupported gives way to the fallback; a level in [0.5, 1) (0.75, the
+    default) keeps it where a paired bootstrap over the held-out rows finds it better than the fallback with at
+    least that probability. Server default: 0.75 """
     refine_confidence: float | None | Unset = UNSET
     """ null keeps the refinement on any held-out gain; a level in [0.5, 1) keeps it only when a paired bootstrap
     over the held-out rows finds it better with at least that probability. Server default: null """
