@@ -241,3 +241,35 @@ def add_model(app: Any, service_dirs: dict[str, Path]) -> Callable[..., dict[str
         return {"id": str(model.id), "sha256": digest, "dir": service_dirs["artifacts"] / rel}
 
     return do
+
+
+def post_unread_upload(
+    app: Any, headers: list[tuple[bytes, bytes]], content_length: int
+) -> tuple[dict[str, Any], bytes, list[dict[str, Any]]]:
+    """POST /v1/datasets straight to the ASGI app with a multipart body that never ends: the
+    answer's start message, its body, and every body message the app asked for (none, where it
+    answered before reading the body)."""
+    import asyncio
+
+    received: list[dict[str, Any]] = []
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        message = {"type": "http.request", "body": b"x" * 65536, "more_body": True}
+        received.append(message)
+        return message
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/v1/datasets", "raw_path": b"/v1/datasets", "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+        "headers": [(b"content-type", b"multipart/form-data; boundary=x"),
+                    (b"content-length", str(content_length).encode()), *headers],
+    }  # fmt: skip
+    asyncio.run(app(scope, receive, send))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start, body, received

@@ -431,33 +431,13 @@ def test_an_upload_of_a_tenant_at_its_quota_is_refused_before_its_body_is_read(
 ):
     """FastAPI takes in a whole multipart body before the route runs: the route's "refused
     before the body is taken in" received all 33 MB of an upload for its 413."""
-    import asyncio
+    from tests.service.conftest import post_unread_upload
 
     tenant = make_tenant()
     monkeypatch.setattr(settings, "max_storage_bytes_per_tenant", len(CSV))
     assert _upload(client, tenant).status_code == 201  # the quota, to the byte
-    received: list[dict] = []
-    sent: list[dict] = []
-
-    async def receive() -> dict:
-        message = {"type": "http.request", "body": b"x" * 65536, "more_body": True}
-        received.append(message)
-        return message
-
-    async def send(message: dict) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": "/v1/datasets", "raw_path": b"/v1/datasets", "query_string": b"",
-        "root_path": "", "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
-        "headers": [(b"content-type", b"multipart/form-data; boundary=x"),
-                    (b"content-length", b"33000000"),
-                    (b"authorization", tenant.headers["Authorization"].encode())],
-    }  # fmt: skip
-    asyncio.run(app(scope, receive, send))
-    start = next(m for m in sent if m["type"] == "http.response.start")
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    key = [(b"authorization", tenant.headers["Authorization"].encode())]
+    start, body, received = post_unread_upload(app, key, 33_000_000)
     assert start["status"] == 413, body
     problem = json.loads(body)
     assert problem["type"].endswith("/storage-quota-exceeded")

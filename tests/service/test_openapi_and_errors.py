@@ -308,32 +308,13 @@ def test_a_request_without_a_valid_key_is_refused_before_its_body_is_read(
     """FastAPI reads and parses a body before the key check runs; without a valid key, not a
     byte of it should be taken in (a made-up key had the server read a whole upload, and parse
     a 16 MB prediction request on its event loop, before the 401)."""
-    import asyncio
+    from tests.service.conftest import post_unread_upload
 
-    received: list[dict] = []
-    sent: list[dict] = []
-
-    async def receive() -> dict:
-        message = {"type": "http.request", "body": b"x" * 65536, "more_body": True}
-        received.append(message)
-        return message
-
-    async def send(message: dict) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": "/v1/datasets", "raw_path": b"/v1/datasets", "query_string": b"",
-        "root_path": "", "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
-        "headers": [(b"content-type", b"multipart/form-data; boundary=x"),
-                    (b"content-length", b"1000000"),
-                    *((b"authorization", value) for value in authorization)],
-    }  # fmt: skip
-    asyncio.run(app(scope, receive, send))
-    start = next(m for m in sent if m["type"] == "http.response.start")
+    start, body, received = post_unread_upload(
+        app, [(b"authorization", value) for value in authorization], 1_000_000
+    )
     headers = dict(start["headers"])
     assert start["status"] == 401
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     assert detail in body.decode()
     assert headers[b"content-type"] == b"application/problem+json"
     assert headers[b"www-authenticate"] == b"Bearer"
