@@ -37,8 +37,10 @@ from service.observability import Metrics
 # reads them, but describes its classes as searched), the major when one is taken away or
 # changes its meaning; the patch number when only statuses or headers do (1.2.1: a model
 # download's 304 for an If-None-Match naming its ETag, /metrics' 401 with METRO_METRICS_TOKEN,
-# Cache-Control and Vary on every answer to a key).
-API_VERSION = "1.2.1"
+# Cache-Control and Vary on every answer to a key). 1.3: metric.average "micro",
+# search.guard_confidence, a choice's strategy, and a manifest's search saying the one that ran
+# (a 1.2 client refuses a job whose average is "micro", a value its check does not know).
+API_VERSION = "1.3.0"
 
 _TAGS = [
     {"name": "jobs", "description": "Submit training jobs and read their progress and results"},
