@@ -287,8 +287,7 @@ def create_key(
         try:
             key = create_api_key(session, tenant)
         except ValueError as exc:  # a name that is empty, too long or holds control characters
-            err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
-            raise typer.Exit(1) from None
+            _fail(str(exc))
         session.commit()
         owner = tenant_id(session, tenant)
     typer.echo(key)  # alone on stdout: KEY=$(metro admin create-key --tenant acme)
@@ -329,8 +328,7 @@ def revoke_key(
         try:
             info = revoke_api_key(session, key)
         except ValueError as exc:
-            err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
-            raise typer.Exit(1) from None
+            _fail(str(exc))
     # A tenant's name is text, never markup: "[/]" made the command fail after revoking.
     if info.revoked_at is not None and info.revoked_at < asked:  # said as a new revocation
         console.print(

@@ -124,6 +124,7 @@ __all__ = [
     "class_cells",
     "class_solver",
     "class_solvers",
+    "delivers_offsets",
     "label_cells",
     "multiclass_strategy",
     "multinomial_model",
@@ -526,6 +527,14 @@ def _choose_label_offsets(
     est.offsets_, est.best_score_ = tune_label_offsets(margins, Y, spec=spec)
     est.decision_rule_ = "tuned"
     est.selection_cells_ = label_cells(Y, predict_labels(margins, est.offsets_))
+
+
+def delivers_offsets(est: MetroClassifier) -> bool:
+    """Whether an averaged fit's ``offsets_`` are part of its decision (folded into
+    :func:`stacked_model`): the argmax's of a multi-class fit, or a micro average's per-label
+    ones where they were tuned; a multi-label fit whose labels keep their own thresholds has
+    none to report (its zeros claimed a tuned rule)."""
+    return bool(est.target_type_ != "multilabel-indicator" or est.decision_rule_ == "tuned")
 
 
 def _add_argmax_warnings(est: MetroClassifier, X: np.ndarray) -> None:

@@ -49,7 +49,7 @@ def save_classifier(
         "saved_by": "MetroClassifier.save",
     }
     if averaged:
-        from metro.multiclass import stacked_model
+        from metro.multiclass import delivers_offsets, stacked_model
 
         multiclass = est.target_type_ != "multilabel-indicator"
         manifest = {
@@ -60,8 +60,7 @@ def save_classifier(
             "multiclass": est.multiclass_ if multiclass else None,
             "class_lambdas": est.lambdas_,  # None for a multinomial model: it has no lambda
             "class_thresholds": est.thresholds_,
-            # The argmax's offsets, or a micro average's per-label ones (folded into the stack).
-            "offsets": est.offsets_ if multiclass or est.decision_rule_ == "tuned" else None,
+            "offsets": est.offsets_ if delivers_offsets(est) else None,
             "decision_rule": est.decision_rule_,
             "best_score": est.best_score_,
             "warnings": [{"code": w.code, "message": w.message} for w in est.warnings_],

@@ -71,8 +71,9 @@ def create_api_key(session: Session, tenant_name: str) -> str:
     :mod:`service.security`), so a lost key cannot be shown again, only replaced.
     """
     name = tenant_name.strip()
-    known = bool(name) and session.scalar(select(Tenant.id).where(Tenant.name == name)) is not None
-    if not known:  # a tenant named before the rule keeps its name, and gets keys
+    if (
+        not name or tenant_id(session, name) is None
+    ):  # a tenant named before the rule keeps its name, and gets keys
         name = check_tenant_name(tenant_name)
     tenant = get_or_create_tenant(session, name)
     key = generate_api_key()

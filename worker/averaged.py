@@ -62,7 +62,7 @@ from metro.experiment import (
     TEST_FRACTION,  # a binary job's test share too
     repeat_seed,
 )
-from metro.multiclass import MIN_POSITIVES, check_class_rows, class_margins
+from metro.multiclass import MIN_POSITIVES, check_class_rows, class_margins, delivers_offsets
 from metro.multiclass_baselines import (
     OvRThresholdClassifier,
     PlainLogistic,
@@ -323,8 +323,7 @@ class AveragedRun:
         )
 
     def _choices(self, repeat: int, est: MetroClassifier) -> list[RepeatChoice]:
-        # The argmax's offsets, or a micro average's per-label ones (tuned together).
-        offsets = est.target_type_ != "multilabel-indicator" or est.decision_rule_ == "tuned"
+        offsets = delivers_offsets(est)
         if est.multiclass_ == "multinomial":
             return self._multinomial_choices(repeat, est)
         choices = []
@@ -394,12 +393,8 @@ class AveragedRun:
             # A multinomial model has no lambda (null), where a number would be made up.
             "class_lambdas": None if est.lambdas_ is None else [_finite(v) for v in est.lambdas_],
             "class_thresholds": [_finite(v) for v in est.thresholds_],
-            # The argmax's per-class offsets, or a micro average's per-label ones; null for a
-            # multi-label model whose labels keep their own thresholds (as in the result's
-            # choices), where a list of zeros claimed a tuned rule.
-            "offsets": [_finite(v) for v in est.offsets_]
-            if multiclass or est.decision_rule_ == "tuned"
-            else None,
+            # As in the result's choices (metro.multiclass.delivers_offsets).
+            "offsets": [_finite(v) for v in est.offsets_] if delivers_offsets(est) else None,
             "warnings": warnings,
             "feature_names": list(dataset.feature_names)
             if dataset.feature_names is not None and dataset.X.ndim == 2

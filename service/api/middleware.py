@@ -36,6 +36,13 @@ from service.observability import Metrics
 # Multipart framing (boundaries, part headers, form fields) around an uploaded file.
 _MULTIPART_OVERHEAD = 64 * 1024
 
+
+def _is_upload(scope: Scope) -> bool:
+    """The request is an upload (POST /v1/datasets): its own body limit, and the tenant's
+    storage quota checked before its body is read."""
+    return scope["method"] == "POST" and scope["path"].rstrip("/") == "/v1/datasets"
+
+
 # What uvicorn's h11 parser may buffer of a request's head before it gives up with its own
 # text/plain 400 (the app never sees that request), as a multiple of the app's limit: above it,
 # so that the app, with a problem+json 400, is what refuses a header section between the two (h11
@@ -179,7 +186,7 @@ class RequireKeyMiddleware:
         spooled to disk, before the route runs: 33 MB were received for a 413); None for any
         other request. The route counts again, under the tenant's lock, with the upload's size."""
         quota = self.settings.max_storage_bytes_per_tenant
-        if not quota or scope["method"] != "POST" or scope["path"].rstrip("/") != "/v1/datasets":
+        if not quota or not _is_upload(scope):
             return None
         used = await run_in_session(
             HTTPConnection(scope), lambda session: stored_bytes(session, principal.tenant_id)
@@ -244,7 +251,7 @@ class BodySizeLimitMiddleware:
         self.settings = settings
 
     def _limit(self, scope: Scope) -> int:
-        if scope["method"] == "POST" and scope["path"].rstrip("/") == "/v1/datasets":
+        if _is_upload(scope):
             return self.settings.max_upload_bytes + _MULTIPART_OVERHEAD
         return self.settings.max_request_body_bytes
 

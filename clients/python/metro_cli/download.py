@@ -25,14 +25,13 @@ FOLDER_FILES = ("model.safetensors", "manifest.json")
 def _format(given: str | None, output: str | None) -> str:
     """The format asked for, or the one the output file's suffix names (``-o m.onnx`` was
     written with the safetensors bytes)."""
+    named = Path(output).suffix.lstrip(".").lower() if output else ""
     if given == FOLDER:
-        suffix = Path(output).suffix.lstrip(".").lower() if output else ""
-        if suffix in FORMATS:
-            raise CliError(f"--output {output} names a .{suffix} file, but --format is folder")
+        if named in FORMATS:
+            raise CliError(f"--output {output} names a .{named} file, but --format is folder")
         return FOLDER
     if given is not None and given not in FORMATS:
         raise CliError(f"--format must be safetensors, onnx or folder, not {given!r}")
-    named = Path(output).suffix.lstrip(".").lower() if output else ""
     if named not in FORMATS or (output is not None and Path(output).is_dir()):
         return given or "safetensors"
     if given is not None and given != named:
