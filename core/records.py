@@ -106,10 +106,11 @@ class ConstraintInfo(BaseModel):
 
     @classmethod
     def of(cls, constraint: Constraint) -> ConstraintInfo:
-        from metro.metrics import display_name
+        from metro.metrics import spec_display_name
 
         word = "≥" if constraint.sense == "at_least" else "≤"
-        metric = display_name(constraint.metric.name, zero_division=constraint.metric.zero_division)
+        # The metric object, not its name: a weighted accuracy's costs are part of what it is
+        metric = spec_display_name(constraint.metric)
         return cls(
             name=constraint.name,
             display_name=f"{metric} {word} {constraint.bound:g}",

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from metro.metrics import MetricSpec, PriorDependentMetric, display_name, get_metric
+from metro.metrics import MetricSpec, PriorDependentMetric, get_metric, spec_display_name
 from metro.options import option
 
 __all__ = [
@@ -107,7 +107,7 @@ class Constraint:
             never = (self.sense == "at_least") == (bound > high)
             raise ValueError(
                 f"{self.sense} {bound:g} is outside the range of "
-                f"{display_name(self.metric.name)}, [{low:g}, {high:g}]: "
+                f"{spec_display_name(self.metric)}, [{low:g}, {high:g}]: "
                 + ("no classifier can meet it" if never else "every classifier meets it")
             )
         if self.confidence is not None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from metro.costs import empirical_l_lambda
-from metro.metrics import MetricSpec, display_name
+from metro.metrics import MetricSpec, spec_display_name
 from metro.search.config import SearchConfig
 from metro.trainer import DIVERGENCE_RULE
 
@@ -241,7 +241,7 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
     :data:`FEW_TRUE_POSITIVES` true positives, or a choice the safeguard replaced by a fallback
     that the held-out rows do not support either."""
     out: list[SearchWarning] = []
-    metric = display_name(spec.name)  # F1, F2: as the user names it
+    metric = spec_display_name(spec)  # F1, "Weighted accuracy (w_fn 20)": as the user names it
     lam = result.trained_lambda
     grid = result.grid
     if (

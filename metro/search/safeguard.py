@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from metro.costs import cost_tables
-from metro.metrics import MetricSpec, display_name
+from metro.metrics import MetricSpec, spec_display_name
 from metro.search.base import (
     FEW_TRUE_POSITIVES,
     Candidate,
@@ -352,7 +352,7 @@ def no_signal_warning(
     if probability >= NO_SIGNAL_LEVEL:
         return None
     everyone = "positive" if constant[0] else "negative"
-    metric = display_name(spec.name)  # F1, F2: as the user names it
+    metric = spec_display_name(spec)  # F1, "Weighted accuracy (w_fn 20)": as the user names it
     den = spec.denominator_cells  # (tp, fp, fn, tn)
     if not constant[0] and spec.zero_division != 0 and den[2] == 0 and den[3] == 0:
         # Flagging nothing is 0/0 for this metric, scored by the user's convention: with 1, the

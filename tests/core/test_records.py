@@ -103,7 +103,13 @@ def test_a_fallback_says_why_it_was_delivered(fields: dict[str, Any], message: s
 def test_a_metric_and_a_constraint_are_shown_by_one_record_each() -> None:
     from core.records import ConstraintInfo, MetricInfo
     from metro.constraints import Constraint
-    from metro.metrics import balanced_accuracy, f_beta, false_positive_rate, recall
+    from metro.metrics import (
+        balanced_accuracy,
+        f_beta,
+        false_positive_rate,
+        recall,
+        weighted_accuracy,
+    )
 
     assert MetricInfo.of(f_beta(beta=2.0), average="macro").model_dump() == {
         "name": "f_beta(2)", "display_name": "F2 (macro)", "greater_is_better": True,
@@ -115,6 +121,10 @@ def test_a_metric_and_a_constraint_are_shown_by_one_record_each() -> None:
     assert ConstraintInfo.of(Constraint(false_positive_rate(), "at_most", 0.25)).display_name == (
         "False positive rate ≤ 0.25"
     )
+    # A weighted accuracy's costs are part of its name, in a constraint as in the objective
+    costly = ConstraintInfo.of(Constraint(weighted_accuracy(w_fn=20.0), "at_least", 0.8))
+    assert costly.display_name == "Weighted accuracy (w_fn 20) ≥ 0.8"
+    assert costly.metric_display_name == "Weighted accuracy (w_fn 20)"
     # A stored spec is read back into the same record; a job stored before the display name was
     # recorded gets it from the machine name, one without the record at all reads as "custom".
     stored = {"metric_info": MetricInfo.of(f_beta(beta=2.0)).model_dump()}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metro import SearchConfig, f1, precision
+from metro import SearchConfig, f1, precision, weighted_accuracy
 from metro.search import (
     Candidate,
     FiniteHypothesisSolver,
@@ -123,6 +123,19 @@ def test_a_classifier_that_predicts_one_class_is_warned_about():
     )
     assert WarningCode.PREDICTS_ONE_CLASS in _codes(result)
     assert "negative" in result.warnings[-1].message
+
+
+def test_a_warning_names_the_metric_with_its_costs():
+    """Two weighted accuracies with different costs are different metrics: a warning about
+    one names its costs, as its job and its constraint do."""
+    labels, _ = _labels()
+    spec = weighted_accuracy(w_fn=20.0).resolve(labels)
+    result = grid_search(
+        _folds(spec, lambda lam: np.full(labels.size, -1.0), labels),
+        config=SearchConfig(n_lambdas=3, shift="minimal", threshold="zero"),
+    )
+    messages = [w.message for w in result.warnings]
+    assert messages and all("Weighted accuracy (w_fn 20)" in m for m in messages)
 
 
 def _finite_solver(seed=5):
