@@ -405,6 +405,62 @@ def prune_jobs(
     )
 
 
+@admin_app.command("delete-tenant")
+def delete_tenant(
+    tenant: Annotated[str, typer.Option(help="The tenant to delete, by name.")],
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Delete without asking (scripts); nothing is kept.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count what would be deleted; change nothing.")
+    ] = False,
+) -> None:
+    """Off-board a tenant: revoke its keys, cancel its jobs, delete its jobs, models and
+    datasets (rows and files), then the tenant. Where a worker is still stopping one of its
+    jobs, that job, the datasets it reads and the tenant stay: run it again once the job has
+    ended (exit status 1 until then). Files under METRO_DATA_ROOTS stay (they are yours)."""
+    from core.datasets.storage import UploadStore
+    from service.admin import delete_tenant as delete
+
+    settings = _settings()
+    with _admin_session() as session:
+        try:
+            plan = delete(
+                session, tenant, artifacts_uri=settings.artifacts_uri,
+                remove_bytes=UploadStore.remove, dry_run=True,
+            )  # fmt: skip
+        except ValueError as exc:
+            _fail(str(exc))
+        what = (
+            f"tenant {plan.tenant} ({plan.tenant_id}): {plan.keys_revoked} live key(s), "
+            f"{plan.jobs_cancelled} unfinished job(s), {plan.jobs_deleted} job(s), "
+            f"{plan.models_deleted} model(s), {plan.datasets_deleted} dataset(s)"
+        )
+        if dry_run:
+            console.print(f"would delete {what}", markup=False, highlight=False)
+            return
+        if not yes and not typer.confirm(f"Delete {what}? This cannot be undone", default=False):
+            _fail("nothing deleted")
+        done = delete(
+            session, tenant, artifacts_uri=settings.artifacts_uri, remove_bytes=UploadStore.remove
+        )
+    console.print(
+        f"tenant {done.tenant}: revoked {done.keys_revoked} key(s), cancelled "
+        f"{done.jobs_cancelled} job(s), deleted {done.jobs_deleted} job(s), "
+        f"{done.models_deleted} model(s), {done.datasets_deleted} dataset(s)",
+        markup=False, highlight=False,
+    )  # fmt: skip
+    if not done.removed:
+        why = (
+            f"{done.still_running} job(s) still running: the tenant and what they use stay"
+            if done.still_running
+            # an API process that cached one of its keys took a request meanwhile
+            else "the tenant added data while it was deleted: it stays"
+        )
+        _fail(f"{why}; run this again (once they have ended) to finish")
+    console.print(f"deleted tenant {done.tenant}", markup=False, highlight=False)
+
+
 def _migrate(url: str) -> tuple[str | None, str | None]:
     """``metro migrate``'s upgrade, its failures as one line (each ended in a traceback of 70
     to 160 lines); the schema's revision before and after."""

@@ -1,23 +1,26 @@
 """Operator actions the CLI exposes (``metro admin create-key | list-keys | revoke-key |
-prune-jobs``)."""
+prune-jobs | delete-tenant``)."""
 
 from __future__ import annotations
 
 import unicodedata
 import uuid
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from core.artifacts import job_dir, remove_tree
 from core.db.base import utcnow
-from core.db.models import ApiKey, Job, Model, Tenant
+from core.db.models import ApiKey, Dataset, Job, Model, StoredObject, Tenant
 from core.errors import ConflictError, NotFoundError
 from core.states import TERMINAL_STATES, JobState
-from service.crud.jobs import delete_job
+from service.crud.datasets import delete_dataset
+from service.crud.jobs import cancel_job, delete_job
+from service.crud.models import delete_model
 from service.crud.tenants import add_api_key, get_or_create_tenant
 from service.security import generate_api_key, hash_api_key
 
@@ -175,6 +178,132 @@ def prune_jobs(
             remove_tree(artifacts_uri, job_dir(job_id))
         pruned.append(PrunedJob(job_id, tenant, state, at, int(models)))
     return pruned
+
+
+@dataclass(frozen=True)
+class TenantDeletion:
+    """What ``delete_tenant`` did (or, dry, would do) to one tenant."""
+
+    tenant: str
+    tenant_id: uuid.UUID
+    keys_revoked: int
+    jobs_cancelled: int  # asked to stop: a running one ends at its worker's next step
+    jobs_deleted: int
+    models_deleted: int
+    datasets_deleted: int
+    # Jobs a worker has not yet stopped (and the datasets they read): nothing of theirs was
+    # deleted, and neither was the tenant; the same command again finishes the work.
+    still_running: int
+    removed: bool  # the tenant's row, its keys with it: its name is free
+
+
+def delete_tenant(
+    session: Session,
+    tenant_name: str,
+    *,
+    artifacts_uri: str,
+    remove_bytes: Callable[[str], None],
+    dry_run: bool = False,
+) -> TenantDeletion:
+    """Off-board a tenant: revoke its keys, cancel its unfinished jobs, then delete every job,
+    model and dataset it has (rows, then files, each as its owner's DELETE does: stored bytes
+    another of its datasets still names stay until that one goes) and finally the tenant
+    itself. Jobs that a worker is still stopping are left, with the datasets they read, and
+    so is the tenant: run it again once they have ended (``still_running`` says how many).
+    Idempotent: each step skips what is gone already.
+
+    The keys are revoked first, in their own commit, so the tenant adds nothing while its data
+    goes (an API process that cached a key accepts it for METRO_API_KEY_CACHE_SECONDS more;
+    what it adds meanwhile keeps the tenant, and the next run takes it). The tenant's row goes
+    last, under its lock, and only where no row of the tenant is left. Files it named outside
+    the service's stores (METRO_DATA_ROOTS, METRO_DATA_URI_PREFIXES) are the operator's and
+    stay."""
+    owner = tenant_id(session, tenant_name)
+    if owner is None:
+        raise ValueError(f"no tenant is named {tenant_name.strip()!r}")
+    name = session.get_one(Tenant, owner).name
+
+    def owned(column: Any, *where: Any) -> list[uuid.UUID]:
+        ids = list(session.scalars(select(column).where(*where).order_by(column)))
+        session.rollback()
+        return ids
+
+    live_keys = owned(ApiKey.id, ApiKey.tenant_id == owner, ApiKey.revoked_at.is_(None))
+    unfinished_states = [s.value for s in JobState if s not in TERMINAL_STATES]
+    unfinished = owned(Job.id, Job.tenant_id == owner, Job.state.in_(unfinished_states))
+    if dry_run:  # everything would go unless a worker is still running one of its jobs
+        running = [JobState.RUNNING.value, JobState.CANCELLING.value]
+        busy = owned(Job.id, Job.tenant_id == owner, Job.state.in_(running))
+        jobs = owned(Job.id, Job.tenant_id == owner, Job.id.not_in(busy))
+        models = owned(Model.id, Model.tenant_id == owner)
+        read = select(Job.dataset_id).where(Job.id.in_(busy), Job.dataset_id.is_not(None))
+        datasets = owned(Dataset.id, Dataset.tenant_id == owner, Dataset.id.not_in(read))
+        return TenantDeletion(
+            name, owner, keys_revoked=len(live_keys), jobs_cancelled=len(unfinished),
+            jobs_deleted=len(jobs), models_deleted=len(models), datasets_deleted=len(datasets),
+            still_running=len(busy), removed=not busy,
+        )  # fmt: skip
+
+    if live_keys:
+        now = utcnow()
+        for key in session.scalars(select(ApiKey).where(ApiKey.id.in_(live_keys))):
+            key.revoked_at = now
+        session.commit()
+    for job_id in unfinished:  # a queued job is cancelled at once, a running one asked to stop
+        try:
+            cancel_job(session, owner, job_id)
+        except (ConflictError, NotFoundError):  # it ended meanwhile
+            session.rollback()
+    still = owned(Job.id, Job.tenant_id == owner, Job.state.in_(unfinished_states))
+
+    jobs_deleted = models_deleted = datasets_deleted = 0
+    for job_id in owned(Job.id, Job.tenant_id == owner, Job.state.not_in(unfinished_states)):
+        try:
+            models_deleted += len(delete_job(session, owner, job_id))
+        except (NotFoundError, ConflictError):  # deleted, or (never) restarted, meanwhile
+            session.rollback()
+            continue
+        remove_tree(artifacts_uri, job_dir(job_id))  # after the commit, as the API's delete
+        jobs_deleted += 1
+    for model_id in owned(Model.id, Model.tenant_id == owner, Model.job_id.is_(None)):
+        try:
+            where = delete_model(session, owner, model_id)
+        except NotFoundError:
+            continue
+        remove_tree(artifacts_uri, where)
+        models_deleted += 1
+    for dataset_id in owned(Dataset.id, Dataset.tenant_id == owner):
+        try:
+            delete_dataset(session, owner, dataset_id, remove_bytes=remove_bytes)
+        except NotFoundError:
+            continue
+        except ConflictError:  # read by a job its worker is still stopping
+            session.rollback()
+            continue
+        datasets_deleted += 1
+
+    removed = not still and _remove_if_empty(session, owner)
+    return TenantDeletion(
+        name, owner, keys_revoked=len(live_keys), jobs_cancelled=len(unfinished),
+        jobs_deleted=jobs_deleted, models_deleted=models_deleted,
+        datasets_deleted=datasets_deleted, still_running=len(still), removed=removed,
+    )  # fmt: skip
+
+
+def _remove_if_empty(session: Session, owner: uuid.UUID) -> bool:
+    """Delete the tenant's row and its keys where no job, model, dataset or stored object of it
+    is left, deciding under the row's lock (FOR UPDATE: an upload or a submission holds it
+    FOR NO KEY UPDATE while it adds a row, so one under way finishes first and is seen)."""
+    session.scalar(select(Tenant.id).where(Tenant.id == owner).with_for_update())
+    for table in (Job, Model, Dataset, StoredObject):
+        if session.scalar(select(table.id).where(table.tenant_id == owner).limit(1)) is not None:
+            session.rollback()
+            return False
+    # SQLite enforces no foreign-key cascade: the keys go by name
+    session.execute(delete(ApiKey).where(ApiKey.tenant_id == owner))
+    session.execute(delete(Tenant).where(Tenant.id == owner))
+    session.commit()
+    return True
 
 
 def tenant_id(session: Session, tenant_name: str) -> uuid.UUID | None:

@@ -6,7 +6,7 @@ import re
 import uuid
 
 import pytest
-from sqlalchemy import create_engine, select
+from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
 from core.datasets.locations import LocationPolicy
@@ -162,6 +162,17 @@ def test_admin_commands_end_to_end(tmp_path, monkeypatch):
         )
         assert pruned.exit_code == 1, pruned.output
         assert "no tenant is named '[/x]'" in pruned.stderr, pruned.stderr
+        # Off-boarding asks first; a dry run and --yes do not.
+        dry = runner.invoke(cli, ["admin", "delete-tenant", "--tenant", "[/]", "--dry-run"])
+        assert dry.exit_code == 0 and "would delete tenant [/] (" in dry.stdout, dry.output
+        kept = runner.invoke(cli, ["admin", "delete-tenant", "--tenant", "[/]"], input="n\n")
+        assert kept.exit_code == 1 and "nothing deleted" in kept.stderr, kept.output
+        gone = runner.invoke(cli, ["admin", "delete-tenant", "--tenant", "[/]", "--yes"])
+        assert gone.exit_code == 0 and "deleted tenant [/]" in gone.stdout, gone.output
+        listed = runner.invoke(cli, ["admin", "list-keys"])
+        assert "[/]" not in listed.stdout and "ops" in listed.stdout
+        twice = runner.invoke(cli, ["admin", "delete-tenant", "--tenant", "[/]", "--yes"])
+        assert twice.exit_code == 1 and "no tenant is named '[/]'" in twice.stderr
     finally:
         get_settings.cache_clear()
 
@@ -280,3 +291,87 @@ def test_prune_jobs_deletes_old_finished_jobs_as_their_owners_delete_does(
     # A misspelt tenant in a cron line pruned nothing and said so as a success.
     with pytest.raises(ValueError, match="no tenant is named 'nobody-at-all'"):
         prune(tenant_name="nobody-at-all", dry_run=True)
+
+
+def test_delete_tenant_removes_all_of_one_tenant_and_nothing_of_another(
+    app, client, settings, service_dirs, make_tenant, submit, set_job, add_model
+):
+    """Off-boarding: a tenant that leaves takes its keys, jobs, models, datasets and stored
+    bytes with it. A job its worker is still stopping keeps it (and what that job reads) until
+    the command runs again; another tenant's same bytes, rows and files stay whole."""
+    from core.datasets.storage import UploadStore
+    from core.db.models import Dataset, Job, Model, StoredObject
+    from service.admin import delete_tenant, tenant_id
+    from tests.service.conftest import upload
+
+    a, b = make_tenant(), make_tenant()
+    csv = b"a,b,y\n1.0,2.0,1\n3.0,4.0,0\n5.0,6.0,1\n"
+    ds = {}
+    for name, owner, filename in [("a1", a, "x.csv"), ("a2", a, "y.csv"), ("b", b, "x.csv")]:
+        r = upload(client, owner, csv, filename)  # a's two share their stored bytes
+        assert r.status_code == 201, r.text
+        ds[name] = r.json()
+    queued = submit(a, dataset={"uri": ds["a1"]["uri"]})["id"]
+    running = submit(a, dataset={"uri": ds["a2"]["uri"]})["id"]
+    set_job(running, state="running")
+    done = submit(a)["id"]
+    set_job(done, state="succeeded")
+    b_job = submit(b, dataset={"uri": ds["b"]["uri"]})["id"]
+    for job_id in (done, b_job):
+        (service_dirs["artifacts"] / "jobs" / job_id).mkdir(parents=True)
+        (service_dirs["artifacts"] / "jobs" / job_id / "f.bin").write_bytes(b"fit")
+    loose, b_model = add_model(a), add_model(b)  # a model no job of a's names any more
+
+    def run(dry_run=False):
+        with app.state.sessionmaker() as session:
+            return delete_tenant(
+                session, a.name, artifacts_uri=settings.artifacts_uri,
+                remove_bytes=UploadStore.remove, dry_run=dry_run,
+            )  # fmt: skip
+
+    def left(owner):
+        with app.state.sessionmaker() as session:
+            return {
+                table.__name__: session.scalar(
+                    select(func.count()).select_from(table).where(table.tenant_id == owner.id)
+                )
+                for table in (ApiKey, Job, Model, Dataset, StoredObject)
+            }
+
+    before = left(a)
+    dry = run(dry_run=True)
+    assert (dry.keys_revoked, dry.jobs_cancelled, dry.jobs_deleted) == (1, 2, 2)
+    assert (dry.models_deleted, dry.datasets_deleted, dry.still_running) == (1, 1, 1)
+    assert not dry.removed and left(a) == before  # a dry run changes nothing
+
+    first = run()  # the running job is asked to stop: it and the dataset it reads stay
+    assert (first.keys_revoked, first.jobs_cancelled, first.still_running) == (1, 2, 1)
+    assert (first.jobs_deleted, first.models_deleted, first.datasets_deleted) == (2, 1, 1)
+    assert not first.removed
+    with app.state.sessionmaker() as session:
+        assert session.scalars(select(ApiKey.revoked_at).where(ApiKey.tenant_id == a.id)).all()[0]
+        assert session.get(Job, uuid.UUID(running)).state == "cancelling"
+        assert session.get(Job, uuid.UUID(queued)) is None
+    assert left(a)["Dataset"] == 1 and left(a)["StoredObject"] == 1
+    assert not (service_dirs["artifacts"] / "jobs" / done).exists()
+    assert not loose["dir"].exists()
+
+    set_job(running, state="cancelled")  # its worker stopped
+    second = run()
+    assert second.removed and (second.jobs_deleted, second.datasets_deleted) == (1, 1)
+    assert left(a) == {"ApiKey": 0, "Job": 0, "Model": 0, "Dataset": 0, "StoredObject": 0}
+    assert not (service_dirs["uploads"] / str(a.id)).exists() or not any(
+        (service_dirs["uploads"] / str(a.id)).iterdir()
+    )
+    with app.state.sessionmaker() as session:
+        assert tenant_id(session, a.name) is None  # its name is free
+    with pytest.raises(ValueError, match="no tenant is named"):
+        run()
+
+    # b: untouched, its bytes (the same as a's) included
+    assert left(b) == {"ApiKey": 1, "Job": 1, "Model": 1, "Dataset": 1, "StoredObject": 1}
+    got = client.get(f"/v1/datasets/{ds['b']['id']}", headers=b.headers)
+    assert got.status_code == 200
+    assert client.get(f"/v1/models/{b_model['id']}", headers=b.headers).status_code == 200
+    assert (service_dirs["artifacts"] / "jobs" / b_job / "f.bin").read_bytes() == b"fit"
+    assert any((service_dirs["uploads"] / str(b.id)).iterdir())
