@@ -472,6 +472,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"pos_label={pos!r} is not one of the classes {self.classes_.tolist()}"
             )
+        # The class itself, as y spells it: pos_label=1 for classes [False, True] (or 1.0 for
+        # [0, 1]) made predict return 1/0 (1.0/0.0) instead of the classes, and the saved
+        # manifest's labels (false and 1) read back as other classes than the fit's.
+        pos = self.classes_[int(np.flatnonzero(self.classes_ == pos)[0])]
         self.pos_label_ = pos
         self._negative_label = self.classes_[0] if pos == self.classes_[1] else self.classes_[1]
         said = default_positive(self.classes_.tolist())

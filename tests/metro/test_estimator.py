@@ -572,3 +572,23 @@ def test_an_exact_metric_fits_whatever_lambda_interval_is_given():
     kwargs = dict(metric="accuracy", constraints=floor, training=FAST, random_state=0)
     constrained = MetroClassifier(lambda_min=5.0, **kwargs).fit(X, y)
     assert np.array_equal(constrained.predict(X), MetroClassifier(**kwargs).fit(X, y).predict(X))
+
+
+def test_pos_label_is_the_class_as_y_spells_it():
+    """pos_label=1 for boolean y (1.0 for 0/1 y) is that class: predict returns y's own
+    classes, and a saved model reads back the fit's classes."""
+    import tempfile
+
+    from metro import load_classifier
+
+    X, y = _data(n=200)
+    clf = MetroClassifier(n_lambdas=3, cv=3, refine="off", training=FAST, random_state=0)
+    for labels, given in ((y == 1, 1), (y, 1.0), (y, True)):
+        fitted = clone(clf).set_params(pos_label=given).fit(X, labels)
+        assert fitted.pos_label_ == given and type(fitted.pos_label_) is type(fitted.classes_[1])
+        assert fitted.predict(X).dtype == np.asarray(labels).dtype
+        with tempfile.TemporaryDirectory() as target:
+            fitted.save(target, onnx=False)
+            saved = load_classifier(target)
+        assert saved.classes_.tolist() == fitted.classes_.tolist()
+        assert np.array_equal(saved.predict(X), fitted.predict(X))
