@@ -165,14 +165,27 @@ class SavedClassifier:
                     f"X's columns {given[:10]} are not the ones the model was fitted on, in "
                     f"that order: {list(names)[:10]}"
                 )
-        rows = np.asarray(X, dtype=np.float32)
+        try:
+            rows = np.asarray(X, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            # "could not convert string to float: 'N/A'" named neither the column nor the row
+            raise ValueError(f"X is not numeric: {_first_bad_cell(X, names) or exc}") from None
         shape = tuple(self.model_.input_shape)
         if rows.ndim == 1 or tuple(rows.shape[1:]) != shape:
             raise ValueError(
                 f"X has rows of shape {tuple(rows.shape[1:]) or '()'}; the model takes {shape}"
             )
-        if not np.isfinite(rows).all():
-            raise ValueError("X contains NaN or infinite values")
+        bad = ~np.isfinite(rows)
+        if bad.any():
+            first = np.unravel_index(int(np.argmax(bad)), bad.shape)
+            where = f"row {int(first[0])}"
+            if rows.ndim == 2:
+                col = int(first[1])
+                where += f", column {names[col]!r}" if names is not None else f", column {col}"
+            raise ValueError(
+                f"X contains {int(bad.sum())} NaN or infinite values (first at {where}): fill "
+                "or drop them first; the model was trained on none"
+            )
         return rows
 
     def _scores(self, X: Any) -> np.ndarray:
@@ -201,6 +214,22 @@ class SavedClassifier:
             return self.classes_[np.argmax(scores, axis=1)]
         positive = scores[:, 0] >= self._threshold
         return _labels_of(positive, self.pos_label_, self._negative_label)
+
+
+def _first_bad_cell(X: Any, names: Any) -> str | None:
+    """Where a table's first value that is not a number is: its column (by name where the
+    model has names) and row, and the value."""
+    frame = np.asarray(X, dtype=object)
+    if frame.ndim != 2:
+        return None
+    for i, row in enumerate(frame):
+        for j, value in enumerate(row):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                column = repr(str(names[j])) if names is not None and j < len(names) else str(j)
+                return f"column {column}, row {i} holds {value!r}"
+    return None
 
 
 def _labels_of(positive: np.ndarray, pos_label: Any, neg_label: Any) -> np.ndarray:

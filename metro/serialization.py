@@ -195,8 +195,14 @@ class _Scorer(torch.nn.Module):
         return self.model(x)
 
 
-def export_onnx(model: StackedModel) -> bytes:
+def export_onnx(model: StackedModel, metadata: Mapping[str, Any] | None = None) -> bytes:
     """The model as ONNX bytes: input ``x`` [n, *input_shape] float32, output ``score`` [n, K].
+
+    ``metadata`` (JSON-able values) is written into the graph's ``metadata_props``, each value
+    as JSON text: a table's ``feature_names`` there tell an ONNX Runtime user which column
+    each of ``x``'s positions is (``InferenceSession.get_modelmeta().custom_metadata_map``),
+    where the file alone said nothing of the order, and a retrained model's order follows its
+    new file's columns.
 
     Uses the TorchScript-based exporter (a fraction of a second, no extra packages); falls back
     to the torch.export-based one when that is unavailable.
@@ -220,7 +226,18 @@ def export_onnx(model: StackedModel) -> bytes:
                 dynamic_shapes=({0: torch.export.Dim("n")},), opset_version=_ONNX_OPSET,
                 dynamo=True, verbose=False,
             )  # fmt: skip
-    return buf.getvalue()
+    data = buf.getvalue()
+    given = {k: v for k, v in (metadata or {}).items() if v is not None}
+    if not given:
+        return data
+    import onnx
+
+    proto = onnx.load_from_string(data)
+    for key, value in given.items():
+        entry = proto.metadata_props.add()
+        entry.key = key
+        entry.value = json.dumps(value, sort_keys=True)
+    return proto.SerializeToString()
 
 
 # -- save / load ----------------------------------------------------------------------------------
@@ -287,7 +304,20 @@ def save_model(
 
     weights = save_safetensors(model.tensors())
     digest = hashlib.sha256(weights).hexdigest()
-    onnx_bytes = export_onnx(model) if onnx else None
+    onnx_bytes = (
+        export_onnx(
+            model,
+            {
+                "feature_names": names,
+                "threshold": float(threshold),
+                "labels": _jsonable(shown_labels, "labels"),
+                "classes": _jsonable(classes, "classes"),
+                "decision": given.get("decision"),
+            },
+        )
+        if onnx
+        else None
+    )
     full: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "architecture": model.spec.to_dict(),

@@ -407,6 +407,9 @@ class AveragedRun:
             else choices[0].strategy or (spec.get("search") or {}).get("strategy"),
             "scores": scores,
             "dataset": spec["dataset"]["uri"],
+            # Which data it saw, after the upload is deleted too: the job's data_sha256,
+            # metro.datasets.load_dataset(...).content_sha256 of a local copy.
+            "data_sha256": dataset.content_sha256,
             **averaged_constrained_manifest(spec, records, choices, self.classes),
         }
         model_row = run.save_delivered(stacked_model(est), manifest)

@@ -601,6 +601,9 @@ class JobRun:
             "search": choices[0].strategy or (spec.get("search") or {}).get("strategy"),
             "scores": scores,
             "dataset": spec["dataset"]["uri"],
+            # Which data it saw, after the upload is deleted too: the job's data_sha256,
+            # metro.datasets.load_dataset(...).content_sha256 of a local copy.
+            "data_sha256": dataset.content_sha256,
             **constrained_manifest(spec, result, choices[0]),
         }
         model_row = self.save_delivered(fitted.model, manifest)

@@ -58,6 +58,25 @@ def test_the_onnx_file_it_writes_scores_as_the_estimator(tmp_path):
     [score] = session.run(["score"], {"x": X.to_numpy(np.float32)})
     assert np.allclose(score[:, 0], est.margin(X), atol=1e-5)
     assert np.array_equal(score[:, 0] >= 0, est.predict(X) == est.pos_label_)
+    # The file itself says which column each of x's positions is, and how to decide: a
+    # retrained model's order follows its new file's columns, which the bare graph hid.
+    meta = session.get_modelmeta().custom_metadata_map
+    assert json.loads(meta["feature_names"]) == [f"f{i}" for i in range(5)]
+    assert json.loads(meta["threshold"]) == 0.0
+    assert json.loads(meta["labels"])["positive"] == est.pos_label_
+
+
+def test_a_table_that_cannot_be_scored_is_refused_naming_its_column_and_row(tmp_path):
+    X, y = _binary()
+    loaded = load_classifier(MetroClassifier(**FAST).fit(X, y).save(tmp_path) and tmp_path)
+    text = X.astype({"f2": object})
+    text.loc[3, "f2"] = "N/A"
+    with pytest.raises(ValueError, match=r"column 'f2', row 3 holds 'N/A'"):
+        loaded.predict(text)
+    gap = X.copy()
+    gap.loc[4, "f1"] = np.nan
+    with pytest.raises(ValueError, match=r"1 NaN or infinite values \(first at row 4, column 'f1'\)"):
+        loaded.predict(gap)
 
 
 @pytest.mark.parametrize("kind", ["multiclass", "multilabel"])
