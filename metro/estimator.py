@@ -190,7 +190,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         lambda: ``lambdas_`` is None, ``thresholds_`` zeros, ``estimators_`` empty. Multi-label
         data is always one search per label.
     pos_label : label, optional
-        The positive class; defaults to the greater of the two labels (``classes_[1]``).
+        The positive class. By default, the class the labels name where they do (1 of 0/1 or
+        -1/1, True, and the same spelled as text: "+1", "TRUE"), as a job infers it; otherwise
+        the greater of the two labels (``classes_[1]``), with a warning naming the other.
     random_state : int, optional
         Seeds the split and the trainer. None: the seed ``training`` gives, if it gives one
         (``training={"seed": 3}`` or a TrainingConfig seeds both, as a job's ``training.seed``
@@ -467,7 +469,13 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
                 "MetroClassifier needs exactly two classes in y; "
                 f"got {self.classes_.size} class(es): {self.classes_[:5].tolist()}"
             )
-        pos = self.classes_[1] if self.pos_label is None else self.pos_label
+        said = default_positive(self.classes_.tolist())
+        # Unless given: the class the labels themselves name ("+1" of "+1"/"-1", "TRUE" of
+        # "TRUE"/"false"), as the service infers it (the same CSV trained through a job and
+        # through fit optimised F1 for opposite classes), else the greater label, as
+        # scikit-learn takes it.
+        default = self.classes_[1] if said is None else said
+        pos = default if self.pos_label is None else self.pos_label
         if pos not in self.classes_:
             raise ValueError(
                 f"pos_label={pos!r} is not one of the classes {self.classes_.tolist()}"
@@ -478,11 +486,9 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         pos = self.classes_[int(np.flatnonzero(self.classes_ == pos)[0])]
         self.pos_label_ = pos
         self._negative_label = self.classes_[0] if pos == self.classes_[1] else self.classes_[1]
-        said = default_positive(self.classes_.tolist())
-        if self.pos_label is None and (said is None or said != pos):
+        if self.pos_label is None and said is None:
             # The greater label, as scikit-learn takes it: for 'Yes' and 'no' that is 'no'
-            # ('Y' sorts first), for '+1' and '-1' it is '-1' ('+' sorts first), and F1 was
-            # optimised for the other class without a word.
+            # ('Y' sorts first), and F1 was optimised for the other class without a word.
             chosen, other = (
                 v.item() if isinstance(v, np.generic) else v for v in (pos, self._negative_label)
             )

@@ -1008,3 +1008,20 @@ def test_the_upload_hint_is_given_only_where_the_refusal_is_the_uris(tmp_path):
     assert "give it with --dataset" in str(_with_upload_hint(about_uri, spec))
     assert _with_upload_hint(about_bound, spec) is about_bound
     assert _with_upload_hint(about_uri, {"dataset": {"uri": str(tmp_path / "x.csv")}}) is about_uri
+
+
+def test_result_names_the_positive_label_from_the_models_manifest():
+    """F1 of "fraud" and F1 of "ok" are different numbers: `metro result` says which class
+    the metric (and a constraint) counted as positive; a model of several classes has none."""
+    from types import SimpleNamespace
+
+    from metro_cli.result import positive_label_line
+
+    res = SimpleNamespace(metric="f1", metric_display_name="F1", constraints=[])
+    binary = SimpleNamespace(manifest={"labels": {"positive": "fraud", "negative": "ok"}})
+    assert positive_label_line(binary, res) == (
+        "positive label 'fraud' (negative 'ok'): F1 counts 'fraud' as positive"
+    )
+    res.constraints = [{"name": "recall >= 0.8"}]
+    assert "F1 and the constraints count 'fraud'" in positive_label_line(binary, res)
+    assert positive_label_line(SimpleNamespace(manifest={"classes": [0, 1, 2]}), res) is None

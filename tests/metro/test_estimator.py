@@ -493,14 +493,23 @@ def test_text_labels_without_pos_label_say_which_class_the_metric_is_for():
     it without a word, where the service asks for positive_label."""
     import warnings
 
+    from metro.datasets._labels import default_positive
+
     X, y = _data(n=200)
     text = np.where(y == 1, "Yes", "no")
     clf = MetroClassifier(n_lambdas=3, cv=3, refine="off", training=FAST, random_state=0)
     with pytest.warns(UserWarning, match=r"optimised for 'no', .* pass pos_label='Yes'"):
         clf.fit(X, text)
     assert clf.pos_label_ == "no"
-    with pytest.warns(UserWarning, match=r"optimised for '-1', .* pass pos_label='\+1'"):
-        clone(clf).fit(X, np.where(y == 1, "+1", "-1"))  # '+' sorts first: '-1' is greater
+    # Labels that say which class is positive ("+1", "TRUE") are taken at their word, as the
+    # service takes them: '-1', the greater ('+' sorts first), was the class F1 was for.
+    for spelled, positive in ((("+1", "-1"), "+1"), (("TRUE", "false"), "TRUE")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fitted = clone(clf).fit(X, np.where(y == 1, *spelled))
+        assert fitted.pos_label_ == positive and fitted.predict(X[:1]).dtype.kind == "U"
+        assert not [w for w in caught if "pos_label was not given" in str(w.message)]
+        assert default_positive(list(spelled)) == positive  # the service's rule
     for labels, given in ((y, None), (text, "Yes")):  # 0/1 say it; a given pos_label says it
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
