@@ -468,6 +468,12 @@ class ModelManifest(BaseModel):
     )
     job_id: str | None = None
     dataset: str | None = None
+    data_sha256: str | None = Field(
+        default=None,
+        description="The job's data_sha256: a digest of the features and labels it was trained "
+        "and tested on (metro.datasets.load_dataset(...).content_sha256 of a local copy), which "
+        "names the data after its upload is deleted; absent in a manifest written before it",
+    )
     surrogate: dict[str, Any] | None = None
     search: str | None = Field(
         default=None,

@@ -40,7 +40,9 @@ from service.observability import Metrics
 # Cache-Control and Vary on every answer to a key). 1.3: metric.average "micro",
 # search.guard_confidence, a choice's strategy, and a manifest's search saying the one that ran
 # (a 1.2 client refuses a job whose average is "micro", a value its check does not know).
-API_VERSION = "1.3.0"
+# 1.4: a binary result's labels and a prediction's positive_label (which class the metric
+# counted), a manifest's data_sha256.
+API_VERSION = "1.4.0"
 
 _TAGS = [
     {"name": "jobs", "description": "Submit training jobs and read their progress and results"},

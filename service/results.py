@@ -16,6 +16,7 @@ from service.schemas.jobs import (
     ConstraintInfo,
     ConstraintOut,
     JobResult,
+    ManifestLabels,
     MethodSummary,
     MetricInfo,
     MetricRun,
@@ -49,7 +50,11 @@ LABEL_OFFSETS_NOT_TUNED = (
 )
 
 
-def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
+def build_job_result(
+    job: Job, rows: Sequence[MetricResult], *, labels: ManifestLabels | None = None
+) -> JobResult:
+    """The job's result; ``labels``: a binary job's positive and negative label, from its
+    delivered model (:func:`service.crud.jobs.delivered_labels`)."""
     runs = [
         MetricRun(
             method=r.method,
@@ -85,6 +90,7 @@ def build_job_result(job: Job, rows: Sequence[MetricResult]) -> JobResult:
         summary=method_summaries(rows),
         method_names=method_names(rows),
         runs=runs,
+        labels=labels,
     )
 
 

@@ -21,6 +21,7 @@ from core.errors import (
     QuotaExceededError,
 )
 from core.job_spec import current_spec_hash, spec_hash
+from core.records import ManifestLabels
 from core.states import TERMINAL_STATES, IllegalTransitionError, JobState
 from service.crud.datasets import dataset_exists, unknown_dataset
 from service.crud.pagination import decode_step_cursor, encode_step_cursor, newest_first_page
@@ -267,6 +268,27 @@ def get_result_rows(
         .order_by(MetricResult.method, MetricResult.repeat, MetricResult.split)
     )
     return job, list(rows)
+
+
+def delivered_labels(
+    session: Session, tenant_id: uuid.UUID, job_id: uuid.UUID
+) -> ManifestLabels | None:
+    """A binary job's positive and negative label as its delivered model predicts them (the
+    model manifest's ``labels``: what the worker resolved, where the spec may have left
+    ``positive_label`` to be inferred); None without a model, or for one of several classes."""
+    manifest = session.scalar(
+        select(Model.manifest)
+        .where(Model.job_id == job_id, Model.tenant_id == tenant_id)
+        .order_by(Model.created_at)
+        .limit(1)
+    )
+    labels = (manifest or {}).get("labels")
+    if not isinstance(labels, dict) or (manifest or {}).get("classes") is not None:
+        return None
+    try:
+        return ManifestLabels.model_validate(labels)
+    except ValueError:  # a manifest this version cannot read: say nothing rather than fail
+        return None
 
 
 # -- writes used by the workers (and by tests to stand in for them) -------------------------

@@ -28,6 +28,7 @@ from core.records import (  # noqa: F401 - re-exported: the API's schemas
     ChoiceWarning,
     ConfusionCounts,
     ConstraintInfo,
+    ManifestLabels,
     MetricInfo,
     MulticlassTraining,
     Refinement,
@@ -657,6 +658,12 @@ class JobResult(BaseModel):
         "Parambath et al. (what metro result and the dashboard print)",
     )
     runs: list[MetricRun]
+    labels: ManifestLabels | None = Field(
+        default=None,
+        description="A binary job: the label its metric and constraints count as positive (a "
+        "run's tp and fn are rows of it) and the other, as its delivered model predicts them; "
+        "null for an averaged job (its classes name themselves) or before a model is delivered",
+    )
     average: Average | None = Field(
         default=None, description="An averaged job's averaging (metric.average); null: binary"
     )

@@ -87,6 +87,12 @@ class PredictResponse(BaseModel):
         description="A model of several classes: its classes (or label columns), the order of "
         "each row of class_margins; null for a binary model",
     )
+    positive_label: LabelValue | None = Field(
+        default=None,
+        description="A binary model: the label a margin at or above the threshold predicts, the "
+        "class its metric counted as positive (the manifest's labels.positive); null for a "
+        "model of several classes",
+    )
     class_margins: list[list[float]] | None = Field(
         default=None,
         description="A model of several classes: every class's margin per row (the model's "

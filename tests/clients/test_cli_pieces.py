@@ -1010,18 +1010,29 @@ def test_the_upload_hint_is_given_only_where_the_refusal_is_the_uris(tmp_path):
     assert _with_upload_hint(about_uri, {"dataset": {"uri": str(tmp_path / "x.csv")}}) is about_uri
 
 
-def test_result_names_the_positive_label_from_the_models_manifest():
+def test_result_names_the_positive_label():
     """F1 of "fraud" and F1 of "ok" are different numbers: `metro result` says which class
-    the metric (and a constraint) counted as positive; a model of several classes has none."""
-    from types import SimpleNamespace
-
+    the metric (and a constraint) counted as positive; a job of several classes, or a server
+    that does not say (before 1.4), has no such line."""
     from metro_cli.result import positive_label_line
+    from metro_client.models import JobResult
+    from metro_client.types import UNSET
 
-    res = SimpleNamespace(metric="f1", metric_display_name="F1", constraints=[])
-    binary = SimpleNamespace(manifest={"labels": {"positive": "fraud", "negative": "ok"}})
-    assert positive_label_line(binary, res) == (
+    body = {
+        "job_id": str(uuid.uuid4()), "metric": "f1", "metric_display_name": "F1",
+        "greater_is_better": True, "trained_lambda": -0.5, "shift": "minimal",
+        "lambda_star": -0.5, "selection": None, "choices": [], "constraints": [],
+        "summary": [], "method_names": {}, "runs": [],
+        "labels": {"positive": "fraud", "negative": "ok"},
+    }  # fmt: skip
+    res = JobResult.from_dict(body)
+    assert positive_label_line(res) == (
         "positive label 'fraud' (negative 'ok'): F1 counts 'fraud' as positive"
     )
-    res.constraints = [{"name": "recall >= 0.8"}]
-    assert "F1 and the constraints count 'fraud'" in positive_label_line(binary, res)
-    assert positive_label_line(SimpleNamespace(manifest={"classes": [0, 1, 2]}), res) is None
+    res = JobResult.from_dict({**body, "constraints": [{"name": "recall >= 0.8",
+        "display_name": "Recall ≥ 0.8", "metric_display_name": "Recall", "sense": "at_least",
+        "bound": 0.8, "confidence": None}]})  # fmt: skip
+    assert "F1 and the constraints count 'fraud'" in positive_label_line(res)
+    older = JobResult.from_dict({k: v for k, v in body.items() if k != "labels"})
+    assert older.labels is UNSET and positive_label_line(older) is None
+    assert positive_label_line(JobResult.from_dict({**body, "labels": None})) is None

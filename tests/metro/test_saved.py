@@ -75,7 +75,9 @@ def test_a_table_that_cannot_be_scored_is_refused_naming_its_column_and_row(tmp_
         loaded.predict(text)
     gap = X.copy()
     gap.loc[4, "f1"] = np.nan
-    with pytest.raises(ValueError, match=r"1 NaN or infinite values \(first at row 4, column 'f1'\)"):
+    with pytest.raises(
+        ValueError, match=r"1 NaN or infinite values \(first at row 4, column 'f1'\)"
+    ):
         loaded.predict(gap)
 
 

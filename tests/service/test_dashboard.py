@@ -676,6 +676,13 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     _, tp, fp, fn, tn = RESULTS[("metro", 0, "test")]
     for cell, count in {"tp": tp, "fp": fp, "fn": fn, "tn": tn}.items():
         assert matrix.find("td", data_cell=cell).find(cls="cm-count").text == str(count)
+    # ... its rows and columns named by the classes its model predicts (the result's labels):
+    # "positive" alone did not say which class F1 counted.
+    heads = [" ".join(th.text.split()) for th in matrix.find_all("th")]
+    assert heads == [
+        "Predicted positive (yes)", "Predicted negative (no)",
+        "Actual positive (yes)", "Actual negative (no)",
+    ]  # fmt: skip
 
     # The methods table: mean and sample standard deviation over the repeats, METRO first.
     table = dom.find("table", id="methods-table")

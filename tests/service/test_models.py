@@ -263,9 +263,12 @@ def test_predict_instances(client, tenant, add_model):
     assert out["margins"] == pytest.approx([1.25, -1.75, 0.25])  # h(x), raw
     # One name, one meaning: "scores" is the manifest's metric per split, not a second margins.
     # A binary model has no classes (an averaged job's model answers them and their margins).
-    assert set(out) == {"model_id", "margins", "labels", "classes", "class_margins"}
+    assert set(out) == {
+        "model_id", "margins", "labels", "classes", "class_margins", "positive_label"
+    }  # fmt: skip
     assert out["classes"] is None and out["class_margins"] is None
     assert out["labels"] == ["yes", "no", "yes"]
+    assert out["positive_label"] == "yes"  # which label a margin >= 0 is (F1 counted it)
     assert out["model_id"] == m["id"]
 
 
@@ -275,7 +278,9 @@ def test_the_prediction_schema_says_the_margin_is_a_raw_decision_function(client
     ]
     assert "raw margin h(x)" in props["margins"]["description"]
     assert "not a probability" in props["margins"]["description"]
-    assert set(props) == {"model_id", "margins", "labels", "classes", "class_margins"}
+    assert set(props) == {
+        "model_id", "margins", "labels", "classes", "class_margins", "positive_label"
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ deliveries; cancellation; failures with their reason; two workers sharing one gr
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from pathlib import Path
@@ -121,6 +122,10 @@ def test_end_to_end(pair: Cluster):
     assert manifest["labels"] == {"positive": "malignant", "negative": "benign"} or set(
         manifest["labels"]
     ) == {"positive", "negative"}
+    # Which class F1 counted, said where the numbers are: the result and every prediction
+    # (the spec left positive_label to be inferred); which data, by the job's digest.
+    assert result["labels"] == manifest["labels"]
+    assert manifest["data_sha256"] == job["data_sha256"] is not None
     data = load_dataset("builtin://breast_cancer")
     r = pair.client.post(
         f"/v1/models/{mine[0]['id']}/predict",
@@ -129,12 +134,18 @@ def test_end_to_end(pair: Cluster):
     )
     assert r.status_code == 200, r.text
     labels = r.json()["labels"]
+    assert r.json()["positive_label"] == manifest["labels"]["positive"]
     truth = [data.positive_label if v else data.negative_label for v in data.y[:50]]
     assert np.mean([a == b for a, b in zip(labels, truth, strict=True)]) > 0.9
     onnx = pair.client.get(
         f"/v1/models/{mine[0]['id']}/download", params={"format": "onnx"}, headers=pair.headers
     )
     assert onnx.status_code == 200 and len(onnx.content) > 100
+    import onnxruntime
+
+    meta = onnxruntime.InferenceSession(onnx.content).get_modelmeta().custom_metadata_map
+    assert json.loads(meta["labels"]) == manifest["labels"]
+    assert json.loads(meta["feature_names"]) == manifest["feature_names"]
     print(f"\nsubmit -> first lambda step: {to_first_step:.2f}s")
 
 

@@ -271,26 +271,25 @@ def result(
         say(line)
     for line in warning_lines(job_choices(res), word):
         note(line, style="yellow")  # on stderr, as `watch` writes them
+    positive = positive_label_line(res)
+    if positive:
+        say(positive)
     model = api.job_model(job)
     if model is not None:
-        positive = positive_label_line(model, res)
-        if positive:
-            say(positive)
         say(f"model {model.id}")
 
 
-def positive_label_line(model: Any, res: Any) -> str | None:
-    """Which class the metric (and any constraint) counts as positive, from the delivered
-    model's manifest: F1 of "fraud" and F1 of "ok" are different numbers, and nothing said
-    which one the table held. None for a model of several classes (each is named)."""
-    manifest = optional(getattr(model, "manifest", None))
-    values = manifest.to_dict() if hasattr(manifest, "to_dict") else manifest
-    labels = values.get("labels") if isinstance(values, dict) else None
-    if not isinstance(labels, dict) or set(labels) != {"positive", "negative"}:
+def positive_label_line(res: Any) -> str | None:
+    """Which class the metric (and any constraint) counts as positive (the result's
+    ``labels``, from its delivered model): F1 of "fraud" and F1 of "ok" are different numbers,
+    and nothing said which one the table held. None for a job of several classes (each is
+    named) or a server before 1.4."""
+    labels = optional(getattr(res, "labels", None))
+    if labels is None:
         return None
     name = optional(res.metric_display_name) or res.metric
     bounds = " and the constraints" if optional(res.constraints) else ""
     return (
-        f"positive label {labels['positive']!r} (negative {labels['negative']!r}): "
-        f"{name}{bounds} count{'' if bounds else 's'} {labels['positive']!r} as positive"
+        f"positive label {labels.positive!r} (negative {labels.negative!r}): "
+        f"{name}{bounds} count{'' if bounds else 's'} {labels.positive!r} as positive"
     )

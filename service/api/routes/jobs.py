@@ -305,4 +305,6 @@ def get_job_result(job_id: uuid.UUID, session: SessionDep, principal: PrincipalD
     and mean/std per method (METRO and the requested baselines side by side). 409 until the job
     has succeeded."""
     job, rows = crud.get_result_rows(session, principal.tenant_id, job_id)
-    return build_job_result(job, rows)
+    return build_job_result(
+        job, rows, labels=crud.delivered_labels(session, principal.tenant_id, job.id)
+    )

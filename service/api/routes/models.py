@@ -284,4 +284,5 @@ def _score_loaded(
         labels=prediction.labels,
         classes=None if loaded.classes is None else list(loaded.classes),
         class_margins=prediction.class_margins,
+        positive_label=loaded.positive_label if loaded.classes is None else None,
     )

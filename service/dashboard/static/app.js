@@ -1552,6 +1552,12 @@
         return;
       }
       const c = run.confusion;
+      // A binary job's classes by name (result.labels, from its model): "positive" alone did
+      // not say whether F1 counted fraud or the honest rows. Text, never markup (h sets it).
+      const named = result.labels && !(result.classes || []).length;
+      const side = named
+        ? { positive: `positive (${result.labels.positive})`, negative: `negative (${result.labels.negative})` }
+        : { positive: 'positive', negative: 'negative' };
       const total = c.tp + c.fp + c.fn + c.tn;
       const pct = (n) => (total ? `${((100 * n) / total).toFixed(1)} %` : '');
       const box = (key, label, n, good) => h('td', { class: `cm-cell ${good ? 'cm-good' : 'cm-bad'}`, 'data-cell': key },
@@ -1561,11 +1567,11 @@
         h('table', { class: 'confusion', id: 'confusion-matrix', 'data-method': run.method, 'data-split': run.split, 'data-repeat': run.repeat },
           h('caption', { class: 'sr-only' }, `Confusion matrix of ${methodLabel(run.method)}, ${run.split} split, repeat ${run.repeat}`),
           h('thead', {}, h('tr', {}, h('td', {}),
-            h('th', { scope: 'col' }, 'Predicted positive'), h('th', { scope: 'col' }, 'Predicted negative'))),
+            h('th', { scope: 'col' }, `Predicted ${side.positive}`), h('th', { scope: 'col' }, `Predicted ${side.negative}`))),
           h('tbody', {},
-            h('tr', {}, h('th', { scope: 'row' }, 'Actual positive'),
+            h('tr', {}, h('th', { scope: 'row' }, `Actual ${side.positive}`),
               box('tp', 'TP', c.tp, true), box('fn', 'FN', c.fn, false)),
-            h('tr', {}, h('th', { scope: 'row' }, 'Actual negative'),
+            h('tr', {}, h('th', { scope: 'row' }, `Actual ${side.negative}`),
               box('fp', 'FP', c.fp, false), box('tn', 'TN', c.tn, true)))),
         h('p', { class: 'muted small', id: 'cm-total' }, `${result.metric_display_name || result.metric} = ${fmtNum(run.value)}`,
           run.lambda !== null ? ` at λ = ${fmtLambda(run.lambda)}` : '',

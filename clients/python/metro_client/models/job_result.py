@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..models.class_result import ClassResult
     from ..models.constraint import Constraint
     from ..models.job_result_method_names import JobResultMethodNames
+    from ..models.manifest_labels import ManifestLabels
     from ..models.method_summary import MethodSummary
     from ..models.metric_run import MetricRun
     from ..models.repeat_choice import RepeatChoice
@@ -53,6 +54,10 @@ class JobResult:
     method_names: JobResultMethodNames | Unset = UNSET
     """ Each method of the result as people read it: metro -> METRO, parambath -> Parambath et al. (what metro
     result and the dashboard print) """
+    labels: ManifestLabels | None | Unset = UNSET
+    """ A binary job: the label its metric and constraints count as positive (a run's tp and fn are rows of it) and
+    the other, as its delivered model predicts them; null for an averaged job (its classes name themselves) or
+    before a model is delivered """
     average: Average | None | Unset = UNSET
     """ An averaged job's averaging (metric.average); null: binary """
     classes: list[ClassResult] | None | Unset = UNSET
@@ -67,6 +72,7 @@ class JobResult:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.manifest_labels import ManifestLabels  # noqa: PLC0415
         from ..models.selection_summary import SelectionSummary  # noqa: PLC0415
 
         job_id = str(self.job_id)
@@ -117,6 +123,14 @@ class JobResult:
         method_names: dict[str, Any] | Unset = UNSET
         if not isinstance(self.method_names, Unset):
             method_names = self.method_names.to_dict()
+
+        labels: dict[str, Any] | None | Unset
+        if isinstance(self.labels, Unset):
+            labels = UNSET
+        elif isinstance(self.labels, ManifestLabels):
+            labels = self.labels.to_dict()
+        else:
+            labels = self.labels
 
         average: None | str | Unset
         if isinstance(self.average, Unset):
@@ -174,6 +188,8 @@ class JobResult:
             field_dict["constraints"] = constraints
         if method_names is not UNSET:
             field_dict["method_names"] = method_names
+        if labels is not UNSET:
+            field_dict["labels"] = labels
         if average is not UNSET:
             field_dict["average"] = average
         if classes is not UNSET:
@@ -190,6 +206,7 @@ class JobResult:
         from ..models.class_result import ClassResult  # noqa: PLC0415
         from ..models.constraint import Constraint  # noqa: PLC0415
         from ..models.job_result_method_names import JobResultMethodNames  # noqa: PLC0415
+        from ..models.manifest_labels import ManifestLabels  # noqa: PLC0415
         from ..models.method_summary import MethodSummary  # noqa: PLC0415
         from ..models.metric_run import MetricRun  # noqa: PLC0415
         from ..models.repeat_choice import RepeatChoice  # noqa: PLC0415
@@ -278,6 +295,23 @@ class JobResult:
         else:
             method_names = JobResultMethodNames.from_dict(_method_names)
 
+        def _parse_labels(data: object) -> ManifestLabels | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError(f"got {type(data).__name__}")
+                labels_type_0 = ManifestLabels.from_dict(data)
+
+                return labels_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ManifestLabels | None | Unset, data)
+
+        labels = _parse_labels(d.pop("labels", UNSET))
+
         def _parse_average(data: object) -> Average | None | Unset:
             if data is None:
                 return data
@@ -357,6 +391,7 @@ class JobResult:
             runs=runs,
             constraints=constraints,
             method_names=method_names,
+            labels=labels,
             average=average,
             classes=classes,
             multiclass=multiclass,

@@ -73,6 +73,10 @@ class ModelManifest:
     """ The metric of this model per split (validation, test) """
     job_id: None | str | Unset = UNSET
     dataset: None | str | Unset = UNSET
+    data_sha256: None | str | Unset = UNSET
+    """ The job's data_sha256: a digest of the features and labels it was trained and tested on
+    (metro.datasets.load_dataset(...).content_sha256 of a local copy), which names the data after its upload is
+    deleted; absent in a manifest written before it """
     surrogate: ManifestSurrogate | None | Unset = UNSET
     search: None | str | Unset = UNSET
     """ The search that chose the delivered model (its choice's strategy: exact where the metric needed no search
@@ -278,6 +282,12 @@ class ModelManifest:
         else:
             dataset = self.dataset
 
+        data_sha256: None | str | Unset
+        if isinstance(self.data_sha256, Unset):
+            data_sha256 = UNSET
+        else:
+            data_sha256 = self.data_sha256
+
         surrogate: dict[str, Any] | None | Unset
         if isinstance(self.surrogate, Unset):
             surrogate = UNSET
@@ -465,6 +475,8 @@ class ModelManifest:
             field_dict["job_id"] = job_id
         if dataset is not UNSET:
             field_dict["dataset"] = dataset
+        if data_sha256 is not UNSET:
+            field_dict["data_sha256"] = data_sha256
         if surrogate is not UNSET:
             field_dict["surrogate"] = surrogate
         if search is not UNSET:
@@ -791,6 +803,15 @@ class ModelManifest:
 
         dataset = _parse_dataset(d.pop("dataset", UNSET))
 
+        def _parse_data_sha256(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        data_sha256 = _parse_data_sha256(d.pop("data_sha256", UNSET))
+
         def _parse_surrogate(data: object) -> ManifestSurrogate | None | Unset:
             if data is None:
                 return data
@@ -1093,6 +1114,7 @@ class ModelManifest:
             scores=scores,
             job_id=job_id,
             dataset=dataset,
+            data_sha256=data_sha256,
             surrogate=surrogate,
             search=search,
             constraints=constraints,

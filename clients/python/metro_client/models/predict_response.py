@@ -25,6 +25,9 @@ class PredictResponse:
     classes: list[bool | float | int | str] | None | Unset = UNSET
     """ A model of several classes: its classes (or label columns), the order of each row of class_margins; null for
     a binary model """
+    positive_label: bool | float | int | None | str | Unset = UNSET
+    """ A binary model: the label a margin at or above the threshold predicts, the class its metric counted as
+    positive (the manifest's labels.positive); null for a model of several classes """
     class_margins: list[list[float]] | None | Unset = UNSET
     """ A model of several classes: every class's margin per row (the model's ONNX output 'score', offsets and
     thresholds folded in); null for a binary model """
@@ -62,6 +65,12 @@ class PredictResponse:
         else:
             classes = self.classes
 
+        positive_label: bool | float | int | None | str | Unset
+        if isinstance(self.positive_label, Unset):
+            positive_label = UNSET
+        else:
+            positive_label = self.positive_label
+
         class_margins: list[list[float]] | None | Unset
         if isinstance(self.class_margins, Unset):
             class_margins = UNSET
@@ -86,6 +95,8 @@ class PredictResponse:
         )
         if classes is not UNSET:
             field_dict["classes"] = classes
+        if positive_label is not UNSET:
+            field_dict["positive_label"] = positive_label
         if class_margins is not UNSET:
             field_dict["class_margins"] = class_margins
 
@@ -152,6 +163,15 @@ class PredictResponse:
 
         classes = _parse_classes(d.pop("classes", UNSET))
 
+        def _parse_positive_label(data: object) -> bool | float | int | None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | float | int | None | str | Unset, data)
+
+        positive_label = _parse_positive_label(d.pop("positive_label", UNSET))
+
         def _parse_class_margins(data: object) -> list[list[float]] | None | Unset:
             if data is None:
                 return data
@@ -179,6 +199,7 @@ class PredictResponse:
             margins=margins,
             labels=labels,
             classes=classes,
+            positive_label=positive_label,
             class_margins=class_margins,
         )
 
