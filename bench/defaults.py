@@ -88,6 +88,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # with probability 0.75 (docs/quality.md, "The guard's fallback against the choice it
     # replaces").
     "guard-p75": {"guard_confidence": 0.75},
+    "guard-null": {"guard_confidence": None},  # the default before guard_confidence 0.75
     # Measured against the default before the schedule (refine-v1): each from the choice.
     "refine-t0.05": {**FREE, "refine_temperatures": (0.05,), "refine_anneal": False},
     "refine-t0.2": {**FREE, "refine_temperatures": (0.2,), "refine_anneal": False},
@@ -499,6 +500,17 @@ def fit_predict(
                 # record says which scale a fit delivered.
                 "refined": [step.scale, step.temperature] if step and step.kept else None,
                 "signal": step.signal_probability if step else None,
+                # The guard (None: no fallback was weighed): whether the fallback replaced an
+                # unsupported choice, and guard_confidence's bootstrap win probability.
+                "guard": (
+                    None
+                    if clf.safeguard_ is None
+                    else {
+                        "used": clf.safeguard_.used,
+                        "reason": clf.safeguard_.reason,
+                        "win_probability": clf.safeguard_.win_probability,
+                    }
+                ),
             }
     raise ValueError(f"unknown method {method!r}")
 
