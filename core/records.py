@@ -474,6 +474,12 @@ class ModelManifest(BaseModel):
         "and tested on (metro.datasets.load_dataset(...).content_sha256 of a local copy), which "
         "names the data after its upload is deleted; absent in a manifest written before it",
     )
+    job_spec: dict[str, Any] | None = Field(
+        default=None,
+        description="The job's spec as the service stored it, defaults filled in: POST it to "
+        "/v1/jobs to train the same model again (its training.seed seeds every split and fit); "
+        "absent in a manifest written before it",
+    )
     surrogate: dict[str, Any] | None = None
     search: str | None = Field(
         default=None,

@@ -410,6 +410,9 @@ class AveragedRun:
             # Which data it saw, after the upload is deleted too: the job's data_sha256,
             # metro.datasets.load_dataset(...).content_sha256 of a local copy.
             "data_sha256": dataset.content_sha256,
+            # The job's spec as stored (defaults filled in): POSTed again it trains the same
+            # model, so a downloaded model says how to remake it after its job is deleted.
+            "job_spec": spec,
             **averaged_constrained_manifest(spec, records, choices, self.classes),
         }
         model_row = run.save_delivered(stacked_model(est), manifest)

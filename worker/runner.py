@@ -604,6 +604,9 @@ class JobRun:
             # Which data it saw, after the upload is deleted too: the job's data_sha256,
             # metro.datasets.load_dataset(...).content_sha256 of a local copy.
             "data_sha256": dataset.content_sha256,
+            # The job's spec as stored (defaults filled in): POSTed again it trains the same
+            # model, so a downloaded model says how to remake it after its job is deleted.
+            "job_spec": spec,
             **constrained_manifest(spec, result, choices[0]),
         }
         model_row = self.save_delivered(fitted.model, manifest)

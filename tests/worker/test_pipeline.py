@@ -126,6 +126,8 @@ def test_end_to_end(pair: Cluster):
     # (the spec left positive_label to be inferred); which data, by the job's digest.
     assert result["labels"] == manifest["labels"]
     assert manifest["data_sha256"] == job["data_sha256"] is not None
+    # How to train it again, after the job is deleted too: the spec as stored, defaults filled.
+    assert manifest["job_spec"] == job["spec"] and manifest["job_spec"]["training"]["seed"] == 0
     data = load_dataset("builtin://breast_cancer")
     r = pair.client.post(
         f"/v1/models/{mine[0]['id']}/predict",

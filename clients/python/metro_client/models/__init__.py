@@ -40,6 +40,7 @@ from .manifest_architecture import ManifestArchitecture
 from .manifest_class_constraint import ManifestClassConstraint
 from .manifest_constraint import ManifestConstraint
 from .manifest_constraints_hold import ManifestConstraintsHold
+from .manifest_job_spec import ManifestJobSpec
 from .manifest_labels import ManifestLabels
 from .manifest_metric import ManifestMetric
 from .manifest_scores import ManifestScores
@@ -128,6 +129,7 @@ __all__ = (
     "ManifestClassConstraint",
     "ManifestConstraint",
     "ManifestConstraintsHold",
+    "ManifestJobSpec",
     "ManifestLabels",
     "ManifestMetric",
     "ManifestScores",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..models.manifest_class_constraint import ManifestClassConstraint
     from ..models.manifest_constraint import ManifestConstraint
     from ..models.manifest_constraints_hold import ManifestConstraintsHold
+    from ..models.manifest_job_spec import ManifestJobSpec
     from ..models.manifest_labels import ManifestLabels
     from ..models.manifest_metric import ManifestMetric
     from ..models.manifest_scores import ManifestScores
@@ -77,6 +78,9 @@ class ModelManifest:
     """ The job's data_sha256: a digest of the features and labels it was trained and tested on
     (metro.datasets.load_dataset(...).content_sha256 of a local copy), which names the data after its upload is
     deleted; absent in a manifest written before it """
+    job_spec: ManifestJobSpec | None | Unset = UNSET
+    """ The job's spec as the service stored it, defaults filled in: POST it to /v1/jobs to train the same model
+    again (its training.seed seeds every split and fit); absent in a manifest written before it """
     surrogate: ManifestSurrogate | None | Unset = UNSET
     search: None | str | Unset = UNSET
     """ The search that chose the delivered model (its choice's strategy: exact where the metric needed no search
@@ -121,6 +125,7 @@ class ModelManifest:
         from ..models.fallback import Fallback  # noqa: PLC0415
         from ..models.manifest_architecture import ManifestArchitecture  # noqa: PLC0415
         from ..models.manifest_constraints_hold import ManifestConstraintsHold  # noqa: PLC0415
+        from ..models.manifest_job_spec import ManifestJobSpec  # noqa: PLC0415
         from ..models.manifest_labels import ManifestLabels  # noqa: PLC0415
         from ..models.manifest_metric import ManifestMetric  # noqa: PLC0415
         from ..models.manifest_scores import ManifestScores  # noqa: PLC0415
@@ -287,6 +292,14 @@ class ModelManifest:
             data_sha256 = UNSET
         else:
             data_sha256 = self.data_sha256
+
+        job_spec: dict[str, Any] | None | Unset
+        if isinstance(self.job_spec, Unset):
+            job_spec = UNSET
+        elif isinstance(self.job_spec, ManifestJobSpec):
+            job_spec = self.job_spec.to_dict()
+        else:
+            job_spec = self.job_spec
 
         surrogate: dict[str, Any] | None | Unset
         if isinstance(self.surrogate, Unset):
@@ -477,6 +490,8 @@ class ModelManifest:
             field_dict["dataset"] = dataset
         if data_sha256 is not UNSET:
             field_dict["data_sha256"] = data_sha256
+        if job_spec is not UNSET:
+            field_dict["job_spec"] = job_spec
         if surrogate is not UNSET:
             field_dict["surrogate"] = surrogate
         if search is not UNSET:
@@ -518,6 +533,7 @@ class ModelManifest:
         from ..models.manifest_class_constraint import ManifestClassConstraint  # noqa: PLC0415
         from ..models.manifest_constraint import ManifestConstraint  # noqa: PLC0415
         from ..models.manifest_constraints_hold import ManifestConstraintsHold  # noqa: PLC0415
+        from ..models.manifest_job_spec import ManifestJobSpec  # noqa: PLC0415
         from ..models.manifest_labels import ManifestLabels  # noqa: PLC0415
         from ..models.manifest_metric import ManifestMetric  # noqa: PLC0415
         from ..models.manifest_scores import ManifestScores  # noqa: PLC0415
@@ -811,6 +827,23 @@ class ModelManifest:
             return cast(None | str | Unset, data)
 
         data_sha256 = _parse_data_sha256(d.pop("data_sha256", UNSET))
+
+        def _parse_job_spec(data: object) -> ManifestJobSpec | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError(f"got {type(data).__name__}")
+                job_spec_type_0 = ManifestJobSpec.from_dict(data)
+
+                return job_spec_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ManifestJobSpec | None | Unset, data)
+
+        job_spec = _parse_job_spec(d.pop("job_spec", UNSET))
 
         def _parse_surrogate(data: object) -> ManifestSurrogate | None | Unset:
             if data is None:
@@ -1115,6 +1148,7 @@ class ModelManifest:
             job_id=job_id,
             dataset=dataset,
             data_sha256=data_sha256,
+            job_spec=job_spec,
             surrogate=surrogate,
             search=search,
             constraints=constraints,
