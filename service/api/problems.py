@@ -302,6 +302,26 @@ def _summary(errors: list[dict[str, Any]]) -> str:
     return f"{said} (and {more} more)" if more > 0 else said
 
 
+def _named_cells(errors: list[dict[str, Any]], body: Any) -> list[dict[str, Any]]:
+    """A prediction's cell that is not a number, by its column's name where the body gave the
+    columns (``data.1.0: Input should be a valid number, column 'amount'``): its place alone
+    sent the user counting columns, where the CLI names the column."""
+    columns = body.get("columns") if isinstance(body, dict) else None
+    if not isinstance(columns, list):
+        return errors
+    out = []
+    for error in errors:
+        loc = error["loc"]
+        if (
+            len(loc) == 4 and loc[:2] == ["body", "data"]
+            and isinstance(loc[3], int) and 0 <= loc[3] < len(columns)
+            and isinstance(columns[loc[3]], str)
+        ):  # fmt: skip
+            error = {**error, "msg": f"{error['msg']}, column {_capped(columns[loc[3]], 80)!r}"}
+        out.append(error)
+    return out
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -320,6 +340,7 @@ def install_problem_handlers(app: FastAPI) -> None:
                 ]
             )
         )
+        errors = _named_cells(errors, getattr(exc, "body", None))
         unsupported = _not_sent_as_json(request, errors)
         if unsupported is not None:
             return problem(

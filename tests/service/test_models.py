@@ -330,6 +330,16 @@ def test_predict_standardizes_and_reorders_named_columns(client, tenant, add_mod
     )
     assert r.status_code == 200, r.text
     assert r.json()["margins"] == pytest.approx([2.0 * (5.0 - 1.0) / 2.0 + 3.0])
+    # A cell that is not a number, named by its column (its place alone sent the user counting)
+    bad = client.post(
+        f"/v1/models/{m['id']}/predict",
+        json={"columns": ["b", "a"], "data": [[3.0, 5.0], [1.0, "N/A"]]},
+        headers=tenant.headers,
+    )
+    assert bad.status_code == 422
+    [error] = bad.json()["errors"]
+    assert error["loc"] == ["body", "data", 1, 1] and error["msg"].endswith(", column 'a'")
+    assert "data.1.1: " in bad.json()["detail"] and "column 'a'" in bad.json()["detail"]
 
 
 def test_predict_mlp_matches_torch(client, app, tenant, service_dirs):
