@@ -441,9 +441,11 @@ def delete_tenant(
             return
         if not yes and not typer.confirm(f"Delete {what}? This cannot be undone", default=False):
             _fail("nothing deleted")
+        _stores_reachable(settings)
         done = delete(
-            session, tenant, artifacts_uri=settings.artifacts_uri, remove_bytes=UploadStore.remove
-        )
+            session, tenant, artifacts_uri=settings.artifacts_uri,
+            remove_bytes=UploadStore.remove, key_cache_seconds=settings.api_key_cache_seconds,
+        )  # fmt: skip
     console.print(
         f"tenant {done.tenant}: revoked {done.keys_revoked} key(s), cancelled "
         f"{done.jobs_cancelled} job(s), deleted {done.jobs_deleted} job(s), "
@@ -459,6 +461,24 @@ def delete_tenant(
         )
         _fail(f"{why}; run this again (once they have ended) to finish")
     console.print(f"deleted tenant {done.tenant}", markup=False, highlight=False)
+
+
+def _stores_reachable(settings: Any) -> None:
+    """Refuse to delete where the stores' files are not: run on a host without the upload and
+    artifact volumes, every removal found nothing to remove, and the command said it had
+    deleted the tenant while every byte stayed."""
+    from core.datasets.storage import UploadStore
+    from metro.serialization import is_url, local_path
+
+    for what, root in (
+        ("upload store", UploadStore.from_settings(settings).root),
+        ("artifact store", settings.artifacts_uri),
+    ):
+        if not is_url(root) and not local_path(root).is_dir():
+            _fail(
+                f"the {what} {root} is not on this machine: run this where the API and the "
+                "workers keep their files (nothing deleted)"
+            )
 
 
 def _migrate(url: str) -> tuple[str | None, str | None]:

@@ -662,7 +662,8 @@ class JobResult(BaseModel):
         default=None,
         description="A binary job: the label its metric and constraints count as positive (a "
         "run's tp and fn are rows of it) and the other, as its delivered model predicts them; "
-        "null for an averaged job (its classes name themselves) or before a model is delivered",
+        "null for an averaged job (its classes name themselves), or without a model (none yet, "
+        "or deleted: the labels are read from it)",
     )
     average: Average | None = Field(
         default=None, description="An averaged job's averaging (metric.average); null: binary"

@@ -118,6 +118,11 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
         f"model {model_id}"
     ]
     assert table.stdout.strip().splitlines()[-1] == f"model {model_id}"
+    # ... after the line that says which class F2 counted (the result's labels, from the model)
+    assert raw["labels"] == {"positive": 1, "negative": 0}
+    assert table.stdout.strip().splitlines()[-2] == (
+        "positive label 1 (negative 0): F2 counts 1 as positive"
+    )
     # The refinement step of each repeat, each number labelled with its repeat, in the same
     # numbers as the result's choices.
     outcomes = []
@@ -210,7 +215,7 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     piped = metro(live, "predict", model_id, "--input", str(rows))
     assert piped.returncode == 0, piped.stderr
     assert list(csv.DictReader(piped.stdout.splitlines())) == written
-    assert "scored 7 rows" in piped.stderr
+    assert "scored 7 rows; positive label 1" in " ".join(piped.stderr.split())
     by_job_id = metro(live, "predict", job_id, "--input", str(rows))
     assert (by_job_id.returncode, by_job_id.stdout) == (0, piped.stdout), by_job_id.stderr
     features = [line.split(",")[:-1] for line in lines[1:]]  # the file's own order, y last

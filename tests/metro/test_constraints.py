@@ -519,6 +519,11 @@ def test_a_bound_outside_the_metrics_range_is_refused_in_the_library(spec, said)
     constraints_not_met (at_least 1.5) or searched under a floor every model meets."""
     with pytest.raises(ValueError, match=re.escape(said)):
         get_constraint(spec)
+    # A weighted accuracy is named by its costs: another cost is another metric
+    from metro.metrics import weighted_accuracy
+
+    with pytest.raises(ValueError, match=re.escape("range of Weighted accuracy (w_fn 20), [0")):
+        Constraint(weighted_accuracy(w_fn=20.0), "at_least", 2.0)
 
 
 def test_flagging_nothing_meets_a_floor_equal_to_its_convention():

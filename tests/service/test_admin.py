@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, func, select
@@ -162,7 +163,17 @@ def test_admin_commands_end_to_end(tmp_path, monkeypatch):
         )
         assert pruned.exit_code == 1, pruned.output
         assert "no tenant is named '[/x]'" in pruned.stderr, pruned.stderr
-        # Off-boarding asks first; a dry run and --yes do not.
+        # Off-boarding asks first; a dry run and --yes do not. Where the stores' files are not
+        # (a host without their volumes) it refuses, where each removal found nothing and it
+        # said the tenant was deleted.
+        far = runner.invoke(cli, ["admin", "delete-tenant", "--tenant", "[/]", "--yes"])
+        assert far.exit_code == 1 and "is not on this machine" in far.stderr, far.output
+        for name in ("uploads", "artifacts"):
+            (tmp_path / name).mkdir()
+        monkeypatch.setenv("METRO_UPLOAD_DIR", str(tmp_path / "uploads"))
+        monkeypatch.setenv("METRO_ARTIFACTS_URI", str(tmp_path / "artifacts"))
+        monkeypatch.setenv("METRO_API_KEY_CACHE_SECONDS", "0")
+        get_settings.cache_clear()
         dry = runner.invoke(cli, ["admin", "delete-tenant", "--tenant", "[/]", "--dry-run"])
         assert dry.exit_code == 0 and "would delete tenant [/] (" in dry.stdout, dry.output
         kept = runner.invoke(cli, ["admin", "delete-tenant", "--tenant", "[/]"], input="n\n")
@@ -357,9 +368,24 @@ def test_delete_tenant_removes_all_of_one_tenant_and_nothing_of_another(
     assert not loose["dir"].exists()
 
     set_job(running, state="cancelled")  # its worker stopped
+    # An earlier delete that removed a dataset's row but could not remove its bytes left their
+    # row without a dataset: it kept the tenant for ever ("added data while it was deleted").
+    with app.state.sessionmaker() as session:
+        [(sha, location)] = session.execute(
+            select(Dataset.sha256, Dataset.storage_path).where(Dataset.tenant_id == a.id)
+        ).all()
+
+    orphan = service_dirs["uploads"] / str(a.id) / ("0" * 64 + ".csv")
+    orphan.write_bytes(b"left behind")
+    with app.state.sessionmaker() as session:
+        session.add(StoredObject(
+            tenant_id=a.id, location=str(orphan), sha256="0" * 64, size_bytes=11,
+        ))  # fmt: skip
+        session.commit()
     second = run()
     assert second.removed and (second.jobs_deleted, second.datasets_deleted) == (1, 1)
     assert left(a) == {"ApiKey": 0, "Job": 0, "Model": 0, "Dataset": 0, "StoredObject": 0}
+    assert not orphan.exists() and not Path(location).exists() and sha
     assert not (service_dirs["uploads"] / str(a.id)).exists() or not any(
         (service_dirs["uploads"] / str(a.id)).iterdir()
     )

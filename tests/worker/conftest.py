@@ -162,6 +162,11 @@ class Cluster:
         }
         self.env.update(extra_env or {})
         self.env["PYTHONUNBUFFERED"] = "1"
+        # The test process runs one OpenMP thread (tests/conftest.py) and its children would
+        # inherit it: the workers start with two, so their one thread is the setting's doing
+        # (worker_torch_threads), as the thread test checks.
+        self.env.setdefault("OMP_NUM_THREADS", "2")
+        self.env.setdefault("MKL_NUM_THREADS", "2")
         self.app = create_app(self.settings)
         self.client = TestClient(self.app, raise_server_exceptions=False)
         with self.app.state.sessionmaker() as session:

@@ -234,14 +234,21 @@ def predict(
     names = info.manifest.to_dict().get("feature_names") or None
     rows = read_rows(input_, names)
     scores = score(api, info.id, names, rows, batch_size)
+    # Which label a margin >= the threshold is: the class the model's metric counted.
+    labels = info.manifest.to_dict().get("labels")
+    positive = (
+        f"; positive label {labels['positive']!r}"
+        if isinstance(labels, dict) and "positive" in labels
+        else ""
+    )
     if output is None:  # the CSV alone on stdout, for a pipe or a redirection
         write_scores(sys.stdout, scores)
         sys.stdout.flush()
-        note(f"scored {len(scores.margins)} rows")
+        note(f"scored {len(scores.margins)} rows{positive}")
         return
     try:
         with output.open("w", newline="", encoding="utf-8") as handle:
             write_scores(handle, scores)
     except OSError as exc:
         raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
-    note(f"scored {len(scores.margins)} rows into {output}")
+    note(f"scored {len(scores.margins)} rows into {output}{positive}")

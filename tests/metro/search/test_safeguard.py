@@ -480,6 +480,10 @@ def test_no_signal_blames_zero_division_only_where_flagging_nothing_is_0_over_0(
         said[name] = found.message
     assert "divides 0 by 0" in said["precision"]
     assert "divides 0 by 0" not in said["fpr"]
+    # A weighted accuracy is named with its costs, as its job and its constraint name it
+    costly = get_metric("weighted_accuracy", w_fn=20.0)
+    found = no_signal_warning(costly, y, noise)
+    assert found is not None and "Weighted accuracy (w_fn 20)" in found.message
 
 
 # -- the fallback under shift="auto", and shrinkage when the choice is the fallback ------------
