@@ -328,7 +328,7 @@ def _remove_if_empty(session: Session, owner: uuid.UUID) -> bool:
         if session.scalar(select(table.id).where(table.tenant_id == owner).limit(1)) is not None:
             session.rollback()
             return False
-    # SQLite enforces no foreign-key cascade: the keys go by name
+    # The keys by name, not by a cascade the database may not enforce
     session.execute(delete(ApiKey).where(ApiKey.tenant_id == owner))
     session.execute(delete(Tenant).where(Tenant.id == owner))
     session.commit()
