@@ -439,9 +439,9 @@ def delete_tenant(
         if dry_run:
             console.print(f"would delete {what}", markup=False, highlight=False)
             return
+        _stores_reachable(settings)  # before asking: a yes there would have been for nothing
         if not yes and not typer.confirm(f"Delete {what}? This cannot be undone", default=False):
             _fail("nothing deleted")
-        _stores_reachable(settings)
         done = delete(
             session, tenant, artifacts_uri=settings.artifacts_uri,
             remove_bytes=UploadStore.remove, key_cache_seconds=settings.api_key_cache_seconds,
