@@ -562,7 +562,7 @@ def _assert_constrained_job_page(dom: Node) -> None:
 # -- the test -------------------------------------------------------------------------------
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(180)
 def test_dashboard_job_page_and_list_in_headless_chromium(
     app: Any, tenant: TenantCtx, service_dirs: dict[str, Path], live_server: str,
     tmp_path: Path,
@@ -891,7 +891,7 @@ def _seed_cross_validated(app: Any, tenant: TenantCtx, *, fallback: bool = False
         return str(job.id)
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(180)
 def test_a_cross_validated_chart_draws_each_repeats_pooled_curve_over_faint_folds(
     app: Any, tenant: TenantCtx, live_server: str, tmp_path: Path
 ) -> None:
@@ -979,7 +979,7 @@ def test_a_cross_validated_chart_draws_each_repeats_pooled_curve_over_faint_fold
 FALLBACK_SCORE = 0.0613
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(180)
 def test_a_fallback_is_marked_at_its_own_score_never_the_curves(
     app: Any, tenant: TenantCtx, live_server: str, tmp_path: Path
 ) -> None:
