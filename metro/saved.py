@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metro.datasets import label_array
+from metro.datasets._loader import first_flagged_cell
 from metro.metrics import spec_display_name
 from metro.models import StackedModel
 from metro.serialization import DECISIONS, ModelFormatError, load_model, save_model
@@ -177,11 +178,7 @@ class SavedClassifier:
             )
         bad = ~np.isfinite(rows)
         if bad.any():
-            first = np.unravel_index(int(np.argmax(bad)), bad.shape)
-            where = f"row {int(first[0])}"
-            if rows.ndim == 2:
-                col = int(first[1])
-                where += f", column {names[col]!r}" if names is not None else f", column {col}"
+            where = first_flagged_cell(bad, None if names is None else list(names))
             raise ValueError(
                 f"X contains {int(bad.sum())} NaN or infinite values (first at {where}): fill "
                 "or drop them first; the model was trained on none"

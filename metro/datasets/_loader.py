@@ -103,6 +103,18 @@ def check_float32_precision(
     )
 
 
+def first_flagged_cell(bad: np.ndarray, feature_names: Sequence[str] | None) -> str:
+    """Where the first True of ``bad`` (rows x features, or images) is, as an error names it:
+    "row 5, column 'amount'" (its index without names), "row 2, channel 0, pixel (3, 4)"."""
+    first = np.unravel_index(int(np.argmax(bad)), bad.shape)
+    if bad.ndim == 2:
+        col = int(first[1])
+        where = f"column '{feature_names[col]}'" if feature_names else f"column {col}"
+    else:
+        where = "channel {}, pixel ({}, {})".format(*(int(i) for i in first[1:]))
+    return f"row {int(first[0])}, {where}"
+
+
 def float32_features(X: Any, feature_names: Sequence[str] | None = None) -> np.ndarray:
     """``X`` as the float32 array the models train on: refused, with the location, where a value
     is NaN, infinite or too large for float32, and by :func:`check_float32_precision` where the
@@ -120,13 +132,6 @@ def float32_features(X: Any, feature_names: Sequence[str] | None = None) -> np.n
     if not n_bad:
         check_float32_precision(X, X32, feature_names)
         return X32
-    first = np.unravel_index(int(np.argmax(bad)), bad.shape)
-    row = int(first[0])
-    if X32.ndim == 2:
-        col = int(first[1])
-        where = f"column '{feature_names[col]}'" if feature_names else f"column {col}"
-    else:
-        where = "channel {}, pixel ({}, {})".format(*(int(i) for i in first[1:]))
     n_overflow = 0
     if X.dtype.kind == "f" and X.dtype.itemsize > 4:
         n_overflow = int((bad & np.isfinite(X)).sum())
@@ -139,8 +144,8 @@ def float32_features(X: Any, feature_names: Sequence[str] | None = None) -> np.n
         else ""
     )
     raise DataError(
-        f"features contain {n_bad} NaN or infinite values{too_large} (first at row {row}, "
-        f"{where}){hint}"
+        f"features contain {n_bad} NaN or infinite values{too_large} (first at "
+        f"{first_flagged_cell(bad, feature_names)}){hint}"
     )
 
 
