@@ -90,6 +90,13 @@ class Settings(BaseSettings):
     # keeps working this long at most (0: every request asks the database).
     api_key_cache_seconds: float = Field(default=5.0, ge=0, allow_inf_nan=False)
     api_key_cache_size: int = Field(default=10_000, ge=0)
+    # Guessing keys: after this many unknown or revoked keys from one client address within
+    # auth_failure_window_seconds, that address's requests with a key are refused (429) until
+    # the window ends, without checking the key (0: no limit). Counted per API process, for at
+    # most auth_failure_max_addresses addresses (the oldest forgotten first).
+    auth_failure_limit: int = Field(default=20, ge=0)
+    auth_failure_window_seconds: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    auth_failure_max_addresses: int = Field(default=10_000, ge=1)
     # SIGTERM: requests in flight get this long to finish, then the server stops regardless.
     shutdown_timeout_seconds: int = Field(default=10, ge=0)  # whole seconds: uvicorn takes an int
     # The Retry-After of the 503 answered while the database is unreachable.

@@ -23,10 +23,12 @@ from service.api.middleware import (
     MetricsMiddleware,
     MultipartEndMiddleware,
     RequireKeyMiddleware,
+    SecurityHeadersMiddleware,
 )
 from service.api.openapi import install_openapi, operation_id
 from service.api.problems import install_problem_handlers
 from service.api.routes import dashboard, datasets, health, jobs, models, root
+from service.api.throttle import AuthFailureThrottle
 from service.inference import ModelCache
 from service.observability import Metrics
 
@@ -41,8 +43,9 @@ from service.observability import Metrics
 # search.guard_confidence, a choice's strategy, and a manifest's search saying the one that ran
 # (a 1.2 client refuses a job whose average is "micro", a value its check does not know).
 # 1.4: a binary result's labels and a prediction's positive_label (which class the metric
-# counted), a manifest's data_sha256.
-API_VERSION = "1.4.0"
+# counted), a manifest's data_sha256. 1.4.1: a 429 with Retry-After on every operation taking a
+# key, for a client address that sent too many keys that are not valid.
+API_VERSION = "1.4.1"
 
 _TAGS = [
     {"name": "jobs", "description": "Submit training jobs and read their progress and results"},
@@ -92,6 +95,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.principal_cache = PrincipalCache(
         maxsize=settings.api_key_cache_size, ttl_seconds=settings.api_key_cache_seconds
     )
+    # Wrong API keys per client address (service.api.throttle); tests set its timer.
+    app.state.auth_failures = AuthFailureThrottle.from_settings(settings)
     app.state.metrics = Metrics()
     # How https:// dataset hosts are resolved for the SSRF check; tests swap in a fake.
     app.state.resolver = system_resolver
@@ -108,13 +113,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     # Added last = outermost: an oversized header section is refused before anything looks at
     # the request, an anonymous request before its body is read, the body limit applies before
-    # anything else reads it, and the metrics see every response, the 400s, 401s and 413s
-    # included.
+    # anything else reads it, and the metrics see every response, the 400s, 401s, 413s and
+    # 429s included, each with the security headers.
     app.add_middleware(HeadAsGetMiddleware)  # innermost: the rest see the HEAD it was
     app.add_middleware(MultipartEndMiddleware)
     app.add_middleware(BodySizeLimitMiddleware, settings=settings)
-    app.add_middleware(RequireKeyMiddleware, settings=settings)
+    app.add_middleware(RequireKeyMiddleware, settings=settings, throttle=app.state.auth_failures)
     app.add_middleware(HeaderSizeLimitMiddleware, settings=settings)
+    app.add_middleware(SecurityHeadersMiddleware)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     install_openapi(app)
     return app

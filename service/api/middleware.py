@@ -1,5 +1,6 @@
-"""ASGI middleware: request header and body size limits, anonymous requests refused unread, HEAD
-answered as GET without its body, and Prometheus request metrics.
+"""ASGI middleware: security headers on every answer, request header and body size limits,
+anonymous requests refused unread, repeated wrong keys throttled, HEAD answered as GET without
+its body, and Prometheus request metrics.
 
 All are plain ASGI (not BaseHTTPMiddleware) so that streamed request and response bodies pass
 through without being buffered.
@@ -8,6 +9,7 @@ through without being buffered.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from typing import Any
 
@@ -28,10 +30,16 @@ from service.api.deps import (
     get_principal,
     run_in_session,
 )
+from service.api.headers import SECURITY_HEADERS
 from service.api.problems import database_unavailable, documented_methods, documented_template
+from service.api.throttle import SLUG as THROTTLED_SLUG
+from service.api.throttle import TITLE as THROTTLED_TITLE
+from service.api.throttle import AuthFailureThrottle, client_address
 from service.crud.datasets import stored_bytes
 from service.crud.tenants import Principal
 from service.observability import Metrics
+
+logger = logging.getLogger(__name__)
 
 # Multipart framing (boundaries, part headers, form fields) around an uploaded file.
 _MULTIPART_OVERHEAD = 64 * 1024
@@ -112,6 +120,31 @@ async def send_problem(
     await send({"type": "http.response.body", "body": body})
 
 
+class SecurityHeadersMiddleware:
+    """Add :data:`service.api.headers.SECURITY_HEADERS` to every HTTP answer, the middleware's
+    own 400s, 401s, 413s and 429s included, unless the answer already has its own value for
+    one. Starlette answers an unhandled exception's 500 outside all middleware: that handler
+    (service.api.problems) adds them itself."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    if name not in headers:
+                        headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 class HeaderSizeLimitMiddleware:
     """Refuse a request whose request line and header fields pass ``max_request_header_bytes``
     with a 400 problem, before anything else looks at it (the connection is then closed: its
@@ -171,9 +204,13 @@ class RequireKeyMiddleware:
     principal found is left in the request's state for the route's key check
     (:class:`service.api.deps.ApiKeyAuth`), which then does not look it up again."""
 
-    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+    def __init__(
+        self, app: ASGIApp, settings: Settings, throttle: AuthFailureThrottle | None = None
+    ) -> None:
         self.app = app
         self.settings = settings
+        # Wrong keys counted per client address (service.api.throttle); None: not counted.
+        self.throttle = throttle
 
     @staticmethod
     def _needs_key(scope: Scope) -> bool:
@@ -205,6 +242,18 @@ class RequireKeyMiddleware:
             await self.app(scope, receive, send)  # the app's 404 or 405
             return
         detail = KEY_REQUIRED
+        address = client_address(scope)
+        if key is not None and self.throttle is not None:
+            wait = self.throttle.retry_after(address)
+            if wait is not None:  # the key is not looked up: guessing learns nothing more
+                await send_problem(
+                    send, self.settings, scope,
+                    status=429, slug=THROTTLED_SLUG, title=THROTTLED_TITLE,
+                    detail=f"too many requests with an API key that is not valid came from this "
+                    f"address; try again in {wait} s",
+                    headers=[(b"retry-after", str(wait).encode()), *_close_unread(headers)],
+                )  # fmt: skip
+                return
         if key is not None:
             try:
                 principal = await get_principal.principal_for(HTTPConnection(scope), key)
@@ -234,6 +283,13 @@ class RequireKeyMiddleware:
                 await self.app(scope, receive, send)
                 return
             detail = KEY_NOT_VALID
+            if self.throttle is not None and self.throttle.failed(address):
+                logger.warning(
+                    "%d API keys that are not valid from %s within %g s: its requests with a "
+                    "key are refused until that window ends",
+                    self.throttle.limit, address or "an unknown address",
+                    self.throttle.window_seconds,
+                )  # fmt: skip
         challenge = [(b"www-authenticate", b"Bearer"), *_close_unread(headers)]
         await send_problem(
             send, self.settings, scope,

@@ -4,7 +4,8 @@ FastAPI files every ``responses=`` model under ``application/json``; errors are 
 ``application/problem+json``, so the document is rewritten once to say so (generated clients
 then parse error bodies correctly). Every operation also gets the 400 that the middleware and
 the framework give before any route runs (a header section over the limit; a body that cannot
-be parsed), a 500, and on the API's routes the 503 a database outage gives. File fields also
+be parsed), a 500, and on the API's routes the 503 a database outage gives and the 429 of a
+client address throttled after too many wrong keys. File fields also
 get ``format: binary`` beside 3.1's ``contentMediaType``, for generators that only know the
 former. The committed client in ``clients/python`` is generated
 from this document (``clients/generate.py``).
@@ -72,6 +73,7 @@ _UNAVAILABLE = (
     "Service Unavailable: the database is down, restarting or out of connections for the "
     "moment; the request was fine, retry after the Retry-After seconds"
 )
+_QUOTA = "the tenant already has as many queued, running or cancelling jobs as it may"
 _INTERNAL = "Internal Server Error: an unexpected error, logged on the server"
 
 
@@ -93,6 +95,43 @@ def _add_server_errors(operation: dict[str, Any], path: str) -> None:
             },
             "content": problem_body,
         }
+
+
+_THROTTLED = (
+    "Too Many Requests: too many API keys that are not valid came from this client address "
+    "(METRO_AUTH_FAILURE_LIMIT within METRO_AUTH_FAILURE_WINDOW_SECONDS); requests with a key "
+    "are refused, unchecked, for the Retry-After seconds"
+)
+
+
+def _add_throttled(operation: dict[str, Any], path: str) -> None:
+    """Declare the 429 that the key check answers any API operation taking a key
+    (``service.api.middleware.RequireKeyMiddleware``) while its client address is throttled;
+    beside a route's own 429 (a tenant's job quota) when it has one."""
+    responses = operation.get("responses", {})
+    if not path.startswith("/v1/") or "401" not in responses:
+        return
+    problem_body = {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    throttled = {
+        "description": _THROTTLED,
+        "headers": {
+            "Retry-After": {
+                "description": "Seconds until requests with a key are checked again",
+                "schema": {"type": "integer"},
+            }
+        },
+        "content": problem_body,
+    }
+    own = responses.get("429")
+    if own is not None:
+        throttled["description"] = f"{own['description']}: {_QUOTA}; or {_THROTTLED}"
+        throttled["content"] = own.get("content", problem_body)
+    # In status order among the errors.
+    items = [(status, body) for status, body in responses.items() if status != "429"]
+    at = next((i for i, (status, _) in enumerate(items) if status[0] in "45" and status > "429"),
+              len(items))  # fmt: skip
+    items.insert(at, ("429", throttled))
+    operation["responses"] = dict(items)
 
 
 def _add_null_defaults(schema: dict[str, Any]) -> None:
@@ -147,6 +186,7 @@ def install_openapi(app: FastAPI) -> None:
                         content[PROBLEM_MEDIA_TYPE] = content.pop("application/json")
                 _add_bad_request(operation)
                 _add_server_errors(operation, path)
+                _add_throttled(operation, path)
         _mark_binary_fields(schema)
         _add_null_defaults(schema)
         _add_prediction_limit(schema, app.state.settings.max_predict_rows)

@@ -23,6 +23,7 @@ from starlette.routing import compile_path
 
 from core.db.errors import DATABASE_UNAVAILABLE, is_disk_full, is_lock_conflict
 from core.errors import InvalidInputError, ServiceError, no_room
+from service.api.headers import SECURITY_HEADERS
 from service.schemas.common import UNION_TAGS
 
 logger = logging.getLogger("service.api")
@@ -406,6 +407,8 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unhandled error on %s %s", request.method, request.url.path)
+        # Answered outside the middleware, so without SecurityHeadersMiddleware's headers.
         return problem(
-            request, 500, "internal", "Internal server error", "an unexpected error occurred"
-        )
+            request, 500, "internal", "Internal server error", "an unexpected error occurred",
+            headers=dict(SECURITY_HEADERS),
+        )  # fmt: skip
