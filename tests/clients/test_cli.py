@@ -101,6 +101,9 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
         lines[-1],
     ), lines[-1]
     assert final.startswith(f"job {job_id} succeeded in ") and final.endswith(f"model {model_id}")
+    # The positive label, as `metro result` names it (the model's labels: --positive-label 1).
+    positive = "positive label 1 (negative 0): F2 counts 1 as positive"
+    assert final.endswith(f"; {positive}; model {model_id}"), final
 
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr

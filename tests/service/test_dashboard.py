@@ -733,6 +733,10 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert dom.find(id="sha256-onnx").text == ids["onnx_sha256"] != ids["sha256"]
     facts = [dt.text for dt in dom.find(id="model").find_all("dt")]
     assert "SHA-256 (safetensors)" in facts and "SHA-256 (ONNX)" in facts
+    # Its positive label (the manifest's labels), in `metro result`'s and `metro watch`'s words.
+    assert "Positive label" in facts
+    positive = "'yes' (negative 'no'): F2 counts 'yes' as positive"
+    assert dom.find(id="model-positive").text == positive
     links = {a.attrs["data-format"]: a.attrs["href"] for a in dom.find_all("a", cls="download")}
     assert links == {
         fmt: f"/v1/models/{ids['model']}/download?format={fmt}" for fmt in ("safetensors", "onnx")

@@ -288,7 +288,14 @@ def positive_label_line(res: Any) -> str | None:
     if labels is None:
         return None
     name = optional(res.metric_display_name) or res.metric
-    bounds = " and the constraints" if optional(res.constraints) else ""
+    return labels_line(labels, name, constrained=bool(optional(res.constraints)))
+
+
+def labels_line(labels: Any, name: str, *, constrained: bool) -> str:
+    """The positive-label line (positive label 'fraud' (negative 'ok'): F1 counts 'fraud' as
+    positive); ``labels`` the result's or the model manifest's (positive, negative), as
+    `metro result` and `metro watch` print it and the dashboard's model panel shows it."""
+    bounds = " and the constraints" if constrained else ""
     return (
         f"positive label {labels.positive!r} (negative {labels.negative!r}): "
         f"{name}{bounds} count{'' if bounds else 's'} {labels.positive!r} as positive"

@@ -1594,6 +1594,13 @@
 
   // ---------------------------------------------------------------- model
 
+  // A label as `metro result` prints it (Python's repr): text quoted, numbers and booleans bare.
+  function labelText(value) {
+    if (typeof value === 'string') return `'${value}'`;
+    if (typeof value === 'boolean') return value ? 'True' : 'False';
+    return String(value);
+  }
+
   function drawModel(el, model, job) {
     const children = [h('h2', { id: 'model-title' }, 'Model')];
     if (!model) {
@@ -1640,6 +1647,14 @@
       ['Model ID', h('code', { id: 'model-id' }, model.id)],
       ['Architecture', arch.kind ? `${arch.kind}${arch.hidden && arch.kind === 'mlp' ? ` (hidden ${arch.hidden.join('×')})` : ''}` : '—'],
       ['Features', manifest.n_features !== undefined ? String(manifest.n_features) : '—'],
+      // A binary model's positive label, as `metro result` and `metro watch` say it: F1 of one
+      // class and F1 of the other are different numbers (an averaged model's classes name
+      // themselves).
+      manifest.labels && manifest.labels.positive !== undefined
+        && ['Positive label', h('span', { id: 'model-positive' },
+          `${labelText(manifest.labels.positive)} (negative ${labelText(manifest.labels.negative)}): `
+          + `${metricName(job.spec)}${(job.spec && job.spec.constraints && job.spec.constraints.length) ? ' and the constraints count' : ' counts'} `
+          + `${labelText(manifest.labels.positive)} as positive`)],
       // An averaged model has a λ per class (or label): the results list them.
       // A multinomial model (manifest.multiclass) was trained at no λ at all.
       manifest.multiclass === 'multinomial'
