@@ -90,8 +90,17 @@ def build_job_result(
         summary=method_summaries(rows),
         method_names=method_names(rows),
         runs=runs,
+        validation_in_sample=validation_in_sample(job.spec, rows),
         labels=labels,
     )
+
+
+def validation_in_sample(spec: dict[str, Any], rows: Sequence[MetricResult]) -> bool:
+    """Whether a binary job's validation rows were trained on: with search.refit (true unless
+    the spec says false) every method is refit on training + validation before it is scored
+    there (metro.experiment.run_experiment), so that row is an in-sample figure."""
+    refit = (spec.get("search") or {}).get("refit", True)
+    return bool(refit) and any(r.split == "validation" for r in rows)
 
 
 def method_names(rows: Sequence[MetricResult]) -> dict[str, str]:

@@ -112,14 +112,16 @@ class MultiTargetDataset:
         return digest.hexdigest()
 
 
-def _check_counts(positives: np.ndarray, names: Sequence[Any], what: str, n: int) -> None:
+def _check_counts(
+    positives: np.ndarray, names: Sequence[Any], what: str, n: int, remedy: str
+) -> None:
     for name, k in zip(names, positives.tolist(), strict=True):
         if k < MIN_CLASS_ROWS or n - k < MIN_CLASS_ROWS:
             side, count = ("positive", k) if k < MIN_CLASS_ROWS else ("negative", n - k)
             raise DataError(
                 f"{what} {name!r} has {int(count)} {side} row(s); each {what} needs at least "
                 f"{MIN_CLASS_ROWS} positive and {MIN_CLASS_ROWS} negative rows to train and "
-                "choose on"
+                f"choose on; {remedy.format(name=name)}"
             )
 
 
@@ -153,7 +155,10 @@ def parse_classes(raw: np.ndarray | Sequence[Any]) -> tuple[np.ndarray, tuple[An
     rank[order] = np.arange(len(found))
     y = rank[np.asarray(codes)]
     classes = tuple(found[i] for i in order)
-    _check_counts(np.bincount(y, minlength=len(classes)), classes, "class", int(y.size))
+    _check_counts(
+        np.bincount(y, minlength=len(classes)), classes, "class", int(y.size),
+        "add rows to class {name!r}, or merge it into another class",
+    )  # fmt: skip
     return y, classes
 
 
@@ -176,9 +181,15 @@ def parse_label_matrix(raw: np.ndarray, names: Sequence[str]) -> np.ndarray:
             # already averages over label columns cannot give.
             values = sorted(pd.unique(column.to_numpy(dtype=object)), key=sort_key)
             if len(values) == 1:
+                # Refused rather than trained around: a label's search needs rows on both
+                # sides, and with no positives its F1 and precision are 0/0, which sklearn
+                # fills with zero_division (0 or 1): a convention, not the model, would move
+                # a macro average by 1/L.
                 raise DataError(
-                    f"label column '{name}' holds the one value {values[0]!r}: a label every "
-                    "row has, or none has, tells no rows apart; drop it"
+                    f"label column '{name}' holds the one value {values[0]!r} on all "
+                    f"{len(column)} rows: a label every row has, or none has, tells no rows "
+                    "apart: its search has no rows on one side to train on (and where no row "
+                    f"has it, its F1 and precision are 0/0); leave '{name}' out of label_columns"
                 ) from None
             raise DataError(
                 f"label column '{name}' must hold 0 and 1 (or -1 and 1, false and true): one "
@@ -186,7 +197,10 @@ def parse_label_matrix(raw: np.ndarray, names: Sequence[str]) -> np.ndarray:
             ) from None
         columns.append(y)
     Y = np.column_stack(columns).astype(np.int64)
-    _check_counts(Y.sum(axis=0), list(names), "label", int(Y.shape[0]))
+    _check_counts(
+        Y.sum(axis=0), list(names), "label", int(Y.shape[0]),
+        "add rows of each side, or leave '{name}' out of label_columns",
+    )  # fmt: skip
     return Y
 
 
@@ -242,7 +256,16 @@ def load_multi_target(
     check_rows(int(X.shape[0]), max_rows)
     X32 = float32_features(X, feature_names)
     if label_columns is None:
-        y, classes = parse_classes(raw_y)
+        try:
+            y, classes = parse_classes(raw_y)
+        except DataError as exc:
+            if "at least two classes" not in str(exc):
+                raise
+            # Its own words do not say which column, nor that an average needs classes.
+            raise DataError(
+                f"label column '{label_column}': {exc}; an average is taken over the classes "
+                "of the label column: name one that holds two classes or more"
+            ) from None
         return MultiTargetDataset(
             X=X32, y=y, classes=classes, target="multiclass", feature_names=feature_names,
             source=uri,

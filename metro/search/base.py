@@ -335,11 +335,15 @@ def _reach_hint(result: SearchResult) -> str:
     other constraints met too, where there are several) at the confidence it was judged at:
     what a user would loosen it to."""
     from metro.constraints import judged_confidence
+    from metro.metrics import spec_display_name
 
     parts, uncertified, unreached = [], [], []
     for constraint, reached in zip(result.constraints, result.constraint_reach, strict=False):
+        # Its display name, as the result's constraints and the dashboard name it: a weighted
+        # accuracy's costs are part of what the bound is on ("Weighted accuracy (w_fn 5)").
+        name = spec_display_name(constraint.metric)
         if not math.isfinite(reached):
-            unreached.append(constraint.metric.name)
+            unreached.append(name)
             continue
         word = ">=" if constraint.sense == "at_least" else "<="
         level = judged_confidence(constraint)
@@ -347,9 +351,9 @@ def _reach_hint(result: SearchResult) -> str:
         low, high = constraint.score_range
         if reached == (low if constraint.sense == "at_least" else high):
             # The bound of every fit's value is past the range's end: nothing to loosen to.
-            uncertified.append(f"{constraint.metric.name} at confidence {confidence}")
+            uncertified.append(f"{name} at confidence {confidence}")
             continue
-        parts.append(f"{constraint.metric.name} {word} {reached:.3g} at confidence {confidence}")
+        parts.append(f"{name} {word} {reached:.3g} at confidence {confidence}")
     several = len(result.constraints) > 1
     hint = ""
     if parts:

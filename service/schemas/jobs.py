@@ -658,6 +658,16 @@ class JobResult(BaseModel):
         "Parambath et al. (what metro result and the dashboard print)",
     )
     runs: list[MetricRun]
+    validation_in_sample: bool = Field(
+        default=False,
+        description="Whether the summary's and runs' validation rows are in-sample: true for a "
+        "binary job with search.refit (the default), whose delivered model, and each "
+        "baseline's, was refit on training + validation, so its validation rows were trained on "
+        "(metro result and the dashboard label them 'validation (in-sample)'); the held-out "
+        "number METRO chose by is selection, and test is never seen by any choice. False with "
+        "search.refit false (the model fitted on the training rows alone), and for an averaged "
+        "job, whose METRO validation row is the folds' pooled held-out average (as selection)",
+    )
     labels: ManifestLabels | None = Field(
         default=None,
         description="A binary job: the label its metric and constraints count as positive (a "

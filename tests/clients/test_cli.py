@@ -101,6 +101,9 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
         lines[-1],
     ), lines[-1]
     assert final.startswith(f"job {job_id} succeeded in ") and final.endswith(f"model {model_id}")
+    # The positive label, as `metro result` names it (the model's labels: --positive-label 1).
+    positive = "positive label 1 (negative 0): F2 counts 1 as positive"
+    assert final.endswith(f"; {positive}; model {model_id}"), final
 
     table = metro(live, "result", job_id)
     assert table.returncode == 0, table.stderr
@@ -111,6 +114,12 @@ def test_submit_watch_result_download_predict(live: Live, tmp_path: Path) -> Non
     for split in ("validation", "test"):
         row = next(line for line in table.stdout.splitlines() if split in line)
         assert row.count("±") == 2, row  # mean ± std for both methods, two repeats
+    # The refit (the default) trained every model on the validation rows: the row says so, and
+    # the caption what that means, as the result's validation_in_sample does.
+    assert raw["validation_in_sample"] is True
+    row = next(line for line in table.stdout.splitlines() if "validation" in line)
+    assert "validation (in-sample)" in row, row
+    assert "the refit trained each model on these rows" in " ".join(table.stdout.split())
     assert "F2, higher is better" in table.stdout and "f_beta(2)" not in table.stdout
     assert trained in table.stdout and f"METRO chose by {best[5:]}" in table.stdout
     # The last line names the model, and it is the only line that starts with "model ".

@@ -699,6 +699,13 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
         assert cells[5] == str(REPEATS)
     # METRO has the best test mean here, said as a test figure ("Best" is the selection's)
     assert rows[0].find("th").find(cls="tag").text == "best on test"
+    # Under the refit (the job's default) every model was trained on its validation rows: that
+    # column says it is in-sample, as the result's validation_in_sample and `metro result` do.
+    header = table.find("th", id="methods-validation")
+    assert header.find(id="methods-in-sample").text == "(in-sample)"
+    assert header.attrs["title"].startswith("In-sample: the refit trained each model on these")
+    options = [o.text for o in dom.find("select", id="cm-split").find_all("option")]
+    assert options == ["test", "validation (in-sample)"], options
     # Each row named as the result names its method (method_names; metro result prints these).
     names = [" ".join(r.find("th").text.split()) for r in rows]
     assert [n.removesuffix("best on test").strip() for n in names] == [
@@ -733,6 +740,10 @@ def test_dashboard_job_page_and_list_in_headless_chromium(
     assert dom.find(id="sha256-onnx").text == ids["onnx_sha256"] != ids["sha256"]
     facts = [dt.text for dt in dom.find(id="model").find_all("dt")]
     assert "SHA-256 (safetensors)" in facts and "SHA-256 (ONNX)" in facts
+    # Its positive label (the manifest's labels), in `metro result`'s and `metro watch`'s words.
+    assert "Positive label" in facts
+    positive = "'yes' (negative 'no'): F2 counts 'yes' as positive"
+    assert dom.find(id="model-positive").text == positive
     links = {a.attrs["data-format"]: a.attrs["href"] for a in dom.find_all("a", cls="download")}
     assert links == {
         fmt: f"/v1/models/{ids['model']}/download?format={fmt}" for fmt in ("safetensors", "onnx")

@@ -69,3 +69,30 @@ def test_a_result_says_where_its_model_decides_by_an_untuned_argmax(
     elif notices:
         assert result.notices[0].message == OFFSETS_NOT_TUNED
         assert result.selection is None
+
+
+@pytest.mark.parametrize(
+    ("refit", "average", "in_sample"),
+    [
+        (None, None, True),  # binary, search.refit by default: refit on training + validation
+        (True, None, True),
+        (False, None, False),  # the model fitted on the training rows alone
+        (None, "macro", False),  # METRO's validation row: the folds' pooled held-out average
+    ],
+)
+def test_a_result_says_whether_its_validation_rows_were_trained_on(
+    refit: bool | None, average: str | None, in_sample: bool
+) -> None:
+    """Under a refit every binary method is refit on training + validation and then scored on
+    validation: that row read as held out, though the delivered model was trained on it."""
+    body: dict[str, Any] = {"metric": {"preset": "f1"}, "dataset": ONE_COLUMN}
+    if average is not None:
+        body["metric"]["average"] = average
+    if refit is not None:
+        body["search"] = {"refit": refit, "cv": None}  # no refit needs cv null
+    spec = normalize_job_spec(JobCreate.model_validate(body))
+    job = Job(id=uuid.uuid4(), spec=spec, choices=[])
+    result = build_job_result(job, [_row("validation"), _row("test")])
+    assert result.validation_in_sample is in_sample
+    # Without a validation row there is nothing to call in-sample.
+    assert build_job_result(job, [_row("test")]).validation_in_sample is False

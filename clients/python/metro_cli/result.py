@@ -44,6 +44,22 @@ def _methods_and_splits(result: Any) -> tuple[list[Any], list[str], list[str], i
     return summary, methods, splits, n
 
 
+#: What an in-sample validation row is, where `metro result` names it so.
+IN_SAMPLE_NOTE = (
+    "validation (in-sample): the refit trained each model on these rows too; the held-out "
+    "score METRO chose by is the selection, and test was never seen"
+)
+
+
+def split_name(result: Any, split: str) -> str:
+    """A split as the tables name it: "validation (in-sample)" where the result says its
+    validation rows were trained on (validation_in_sample: a binary job's refit), as the
+    dashboard names it."""
+    if split == "validation" and optional(getattr(result, "validation_in_sample", None)):
+        return "validation (in-sample)"
+    return split
+
+
 def result_table(result: Any) -> Table:
     """Methods side by side (one column each), one row per split: mean ± std over repeats,
     the best method of each split in bold: under constraints, the best among the methods whose
@@ -58,6 +74,8 @@ def result_table(result: Any) -> Table:
     captions = [f"mean ± std over {n} repeat(s)"] if n > 1 else []
     if names:
         captions.append("bold: the best where the constraints held in every repeat")
+    if "validation" in splits and split_name(result, "validation") != "validation":
+        captions.append(IN_SAMPLE_NOTE)
     table = Table(
         title=title, caption="; ".join(captions) or None,
         min_width=len(title) + 4 if names else None,  # the title on one line
@@ -69,7 +87,7 @@ def result_table(result: Any) -> Table:
         cells = {s.method: s for s in summary if s.split == split}
         means = [c.mean for c in cells.values() if not names or _held_throughout(c)]
         best = (max if result.greater_is_better else min)(means) if means else None
-        row = [split]
+        row = [split_name(result, split)]
         for method in methods:
             cell = cells.get(method)
             if cell is None:
@@ -109,13 +127,13 @@ def constraints_table(result: Any, word: str = "class") -> Table | None:
     cells = {(s.method, s.split): s for s in summary}
     for i, label in enumerate(names):
         for split in splits:
-            row = [label, split]
+            row = [label, split_name(result, split)]
             for method in methods:
                 means = optional(getattr(cells.get((method, split)), "constraint_means", None))
                 row.append(fmt(None if not means else optional(means[i]), ".4f"))
             table.add_row(*row)
     for split in splits:
-        row = ["all hold", split]
+        row = ["all hold", split_name(result, split)]
         row += [held_text(cells.get((method, split))) for method in methods]
         table.add_row(*row)
     return table
@@ -288,7 +306,14 @@ def positive_label_line(res: Any) -> str | None:
     if labels is None:
         return None
     name = optional(res.metric_display_name) or res.metric
-    bounds = " and the constraints" if optional(res.constraints) else ""
+    return labels_line(labels, name, constrained=bool(optional(res.constraints)))
+
+
+def labels_line(labels: Any, name: str, *, constrained: bool) -> str:
+    """The positive-label line (positive label 'fraud' (negative 'ok'): F1 counts 'fraud' as
+    positive); ``labels`` the result's or the model manifest's (positive, negative), as
+    `metro result` and `metro watch` print it and the dashboard's model panel shows it."""
+    bounds = " and the constraints" if constrained else ""
     return (
         f"positive label {labels.positive!r} (negative {labels.negative!r}): "
         f"{name}{bounds} count{'' if bounds else 's'} {labels.positive!r} as positive"

@@ -24,6 +24,7 @@ from metro_cli.errors import fail, one_line_errors
 from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
 from metro_cli.output import fmt, note, optional, say
 from metro_cli.progress import averaged, elapsed, follow, multinomial
+from metro_cli.result import labels_line
 
 
 def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) -> None:
@@ -52,6 +53,10 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
         best = selection_text(choices, name)
         if best is not None:
             parts.append(f"best {best}")
+    # In the one line, before the model's id, which stays last for scripts that read it.
+    positive = model_labels_line(model, name, constrained=bool(spec_constraint_names(job)))
+    if positive is not None:
+        parts.append(positive)
     say(
         f"job {job_id} succeeded in {elapsed(job):.1f}s: " + "; ".join(parts)
         + (f"; model {model.id}" if model is not None else "")
@@ -66,6 +71,17 @@ def watch_job(api: Api, job_id: str, *, interval: float, timeout: float | None) 
         say(line)
     for line in warning_lines(choices, word):
         note(line, style="yellow")
+
+
+def model_labels_line(model: Any, name: str, *, constrained: bool) -> str | None:
+    """The delivered binary model's positive label, as `metro result` prints it (from the
+    model's manifest, where the result reads it too); None for an averaged model (its classes
+    name themselves) or no model."""
+    manifest = optional(getattr(model, "manifest", None)) if model is not None else None
+    labels = optional(getattr(manifest, "labels", None)) if manifest is not None else None
+    if labels is None or optional(getattr(labels, "positive", None)) is None:
+        return None
+    return labels_line(labels, name, constrained=constrained)
 
 
 def averaged_text(job: Any, choices: list[Any], name: str, result: Any) -> str:

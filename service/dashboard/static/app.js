@@ -1419,7 +1419,7 @@
     constraints.forEach((c, i) => {
       for (const split of splits) {
         rows.push(h('tr', { 'data-constraint': i, 'data-split': split },
-          h('th', { scope: 'row' }, c.display_name), h('td', {}, split),
+          h('th', { scope: 'row' }, c.display_name), h('td', {}, splitName(result, split)),
           methods.map((m) => {
             const cell = cellOf(m, split);
             const means = cell && cell.constraint_means;
@@ -1429,7 +1429,7 @@
     });
     for (const split of splits) {
       rows.push(h('tr', { class: 'all-hold', 'data-split': split },
-        h('th', { scope: 'row' }, 'All hold'), h('td', {}, split),
+        h('th', { scope: 'row' }, 'All hold'), h('td', {}, splitName(result, split)),
         methods.map((m) => {
           const cell = cellOf(m, split);
           if (!cell || cell.constraints_held === null || cell.constraints_held === undefined) {
@@ -1445,6 +1445,14 @@
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Constraint'), h('th', { scope: 'col' }, 'Split'),
         methods.map((m) => h('th', { scope: 'col', class: 'num' }, methodLabel(m))))),
       h('tbody', {}, rows)));
+  }
+
+  // A split as the tables name it: a binary job's refit trained every model on its validation
+  // rows (result.validation_in_sample), so that row is in-sample, as `metro result` says too.
+  const IN_SAMPLE_TITLE = 'In-sample: the refit trained each model on these rows too; the held-out '
+    + 'score METRO chose by is the selection, and test was never seen';
+  function splitName(result, split) {
+    return split === 'validation' && result.validation_in_sample ? 'validation (in-sample)' : split;
   }
 
   function methodsTable(result) {
@@ -1493,7 +1501,11 @@
       h('thead', {},
         h('tr', {},
           h('th', { scope: 'col', rowspan: 2 }, 'Method'),
-          h('th', { scope: 'colgroup', colspan: 2, class: 'group' }, 'Validation'),
+          h('th', { scope: 'colgroup', colspan: 2, class: 'group', id: 'methods-validation',
+            title: result.validation_in_sample ? IN_SAMPLE_TITLE : null },
+          // On a line of its own: the table fits its half-wide card at 1280 px.
+          'Validation', result.validation_in_sample
+            ? [h('br'), h('span', { class: 'small', id: 'methods-in-sample' }, '(in-sample)')] : null),
           h('th', { scope: 'colgroup', colspan: 2, class: 'group' }, 'Test'),
           h('th', { scope: 'col', rowspan: 2, class: 'num', id: 'methods-lambda',
             title: repeats > 1 ? 'The λ each repeat trained its model at, repeat 0 first' : 'The λ the model was trained at' },
@@ -1526,7 +1538,7 @@
     };
     const [methodLabelEl, methodSel] = select('cm-method', 'Method', methods.map((m) => [m, methodLabel(m)]),
       methods.includes('metro') ? 'metro' : methods[0]);
-    const [splitLabelEl, splitSel] = select('cm-split', 'Split', splits.map((s) => [s, s]), splits[0]);
+    const [splitLabelEl, splitSel] = select('cm-split', 'Split', splits.map((s) => [s, splitName(result, s)]), splits[0]);
     const [repeatLabelEl, repeatSel] = select('cm-repeat', 'Repeat', repeats.map((r) => [r, `repeat ${r}`]), repeats[0]);
     const host = h('div', {});
     const controls = h('div', { class: 'toolbar wrap' }, methodLabelEl, methodSel, splitLabelEl, splitSel,
@@ -1537,7 +1549,7 @@
     function offerSplits() {
       const own = splits.filter((sp) => result.runs.some((r) => r.method === methodSel.value && r.split === sp));
       const current = own.includes(splitSel.value) ? splitSel.value : own[0];
-      fill(splitSel, own.map((sp) => h('option', { value: sp }, sp)));
+      fill(splitSel, own.map((sp) => h('option', { value: sp }, splitName(result, sp))));
       splitSel.value = current;
     }
     methodSel.addEventListener('change', offerSplits);
@@ -1565,7 +1577,7 @@
         h('span', { class: 'cm-label' }, `${label} · ${pct(n)}`));
       fill(host,
         h('table', { class: 'confusion', id: 'confusion-matrix', 'data-method': run.method, 'data-split': run.split, 'data-repeat': run.repeat },
-          h('caption', { class: 'sr-only' }, `Confusion matrix of ${methodLabel(run.method)}, ${run.split} split, repeat ${run.repeat}`),
+          h('caption', { class: 'sr-only' }, `Confusion matrix of ${methodLabel(run.method)}, ${splitName(result, run.split)} split, repeat ${run.repeat}`),
           h('thead', {}, h('tr', {}, h('td', {}),
             h('th', { scope: 'col' }, `Predicted ${side.positive}`), h('th', { scope: 'col' }, `Predicted ${side.negative}`))),
           h('tbody', {},
@@ -1593,6 +1605,13 @@
   }
 
   // ---------------------------------------------------------------- model
+
+  // A label as `metro result` prints it (Python's repr): text quoted, numbers and booleans bare.
+  function labelText(value) {
+    if (typeof value === 'string') return `'${value}'`;
+    if (typeof value === 'boolean') return value ? 'True' : 'False';
+    return String(value);
+  }
 
   function drawModel(el, model, job) {
     const children = [h('h2', { id: 'model-title' }, 'Model')];
@@ -1640,6 +1659,14 @@
       ['Model ID', h('code', { id: 'model-id' }, model.id)],
       ['Architecture', arch.kind ? `${arch.kind}${arch.hidden && arch.kind === 'mlp' ? ` (hidden ${arch.hidden.join('×')})` : ''}` : '—'],
       ['Features', manifest.n_features !== undefined ? String(manifest.n_features) : '—'],
+      // A binary model's positive label, as `metro result` and `metro watch` say it: F1 of one
+      // class and F1 of the other are different numbers (an averaged model's classes name
+      // themselves).
+      manifest.labels && manifest.labels.positive !== undefined
+        && ['Positive label', h('span', { id: 'model-positive' },
+          `${labelText(manifest.labels.positive)} (negative ${labelText(manifest.labels.negative)}): `
+          + `${metricName(job.spec)}${(job.spec && job.spec.constraints && job.spec.constraints.length) ? ' and the constraints count' : ' counts'} `
+          + `${labelText(manifest.labels.positive)} as positive`)],
       // An averaged model has a λ per class (or label): the results list them.
       // A multinomial model (manifest.multiclass) was trained at no λ at all.
       manifest.multiclass === 'multinomial'

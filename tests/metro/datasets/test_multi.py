@@ -36,7 +36,7 @@ def test_parse_classes_sorts_numbers_before_text_and_keeps_rows_aligned():
     ("raw", "message"),
     [
         (["a"] * 6, "at least two classes"),
-        (["a", "a", "b", "b", "c"], "class 'c' has 1 positive row"),
+        (["a", "a", "b", "b", "c"], "class 'c' has 1 positive row.*add rows to class 'c'"),
         ([1.0, np.nan, 2.0, 2.0], "missing or non-finite"),
         (list(range(MAX_CLASSES + 1)) * 2, "more than the limit"),
     ],
@@ -52,8 +52,9 @@ def test_parse_label_matrix_reads_each_column_and_names_a_bad_one():
     assert Y.tolist() == [[1, 1], [0, 0], [1, 0], [0, 1]]
     with pytest.raises(DataError, match="label column 'b'"):
         parse_label_matrix(np.array([[1, 3], [0, 3], [1, 3], [0, 3]]), ["a", "b"])
-    with pytest.raises(DataError, match="label 'a' has 1 positive row"):
+    with pytest.raises(DataError, match="label 'a' has 1 positive row") as few:
         parse_label_matrix(np.array([[1, 1], [0, 0], [0, 1], [0, 0]]), ["a", "b"])
+    assert str(few.value).endswith("add rows of each side, or leave 'a' out of label_columns")
     # A column that is not 0/1 says what one holds, not to give a positive_label or an
     # average, which an averaged job over label columns cannot.
     for column, shown in ((["yes", "no"] * 2, "['no', 'yes']"), ([0, 1, 2, 1], "[0, 1, 2]")):
@@ -131,7 +132,9 @@ def test_a_multilabel_npz_names_its_labels_or_numbers_them(tmp_path):
         load_multi_target(str(named), label_columns=["red", "pink"])
     # Each label is read as a table's label column is (metro.datasets.parse_label_matrix).
     np.savez(tmp_path / "one.npz", X=X, y=np.c_[np.ones(8, int), Y[:, 1]])
-    with pytest.raises(DataError, match="label column '0' holds the one value 1: a label every"):
+    with pytest.raises(
+        DataError, match="label column '0' holds the one value 1 on all 8 rows: a label every"
+    ):
         load_multi_target(str(tmp_path / "one.npz"), label_columns=["0", "1"])
     bad = tmp_path / "bad.npz"
     np.savez(bad, X=X, y=Y, label_names=np.array(["a", "b"]))
@@ -182,3 +185,26 @@ def test_stratify_key_groups_rows_by_their_rarest_label():
                             feature_names=None, source="x")  # fmt: skip
     # label b (2 rows) is rarer than a (4 rows); the row with neither is its own group
     assert stratify_key(ds).tolist() == [0, 1, 1, -1, 0, 0]
+
+
+@pytest.mark.parametrize("value", [0, 1])
+def test_a_label_column_of_one_value_is_refused_naming_it_and_what_to_do(tmp_path, value):
+    # Every row 0 (no positives: F1 and precision 0/0) or every row 1: no search can train it.
+    frame = pd.DataFrame(
+        {"x": np.arange(8.0), "a": [1, 0] * 4, "b": [0, 1, 1, 0] * 2, "c": [value] * 8}
+    )
+    with pytest.raises(DataError) as info:
+        load_multi_target(_table(tmp_path, frame), label_columns=["a", "b", "c"])
+    message = str(info.value)
+    assert message.startswith(f"label column 'c' holds the one value {value} on all 8 rows")
+    assert message.endswith("leave 'c' out of label_columns")
+    # Without it the same file loads (the column left in the features is harmless).
+    assert load_multi_target(_table(tmp_path, frame), label_columns=["a", "b"]).n_classes == 2
+
+
+def test_a_multiclass_label_column_of_one_class_is_refused_naming_it(tmp_path):
+    frame = pd.DataFrame({"x": np.arange(6.0), "kind": ["a"] * 6})
+    with pytest.raises(DataError) as info:
+        load_multi_target(_table(tmp_path, frame), label_column="kind")
+    assert str(info.value).startswith("label column 'kind': labels must have at least two")
+    assert "name one that holds two classes or more" in str(info.value)

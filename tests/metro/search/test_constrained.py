@@ -265,7 +265,7 @@ def test_an_unmet_floor_says_how_far_to_loosen_it():
     (reached,) = result.constraint_reach
     assert reached == pytest.approx(best) and 0.5 < reached < 0.7
     (warning,) = [w for w in result.warnings if w.code == "constraints_not_met"]
-    assert f"precision >= {reached:.3g} at confidence 0.9" in warning.message
+    assert f"Precision >= {reached:.3g} at confidence 0.9" in warning.message
     loosened = {**floor, "at_least": reached - 1e-9}
     met = constrained_grid_search(
         [_TwoShapes()], config=config, constraints=get_constraints([loosened])
@@ -301,7 +301,7 @@ def test_an_uncertifiable_floor_that_flagging_nothing_meets_flags_nothing(confid
     (reached,) = result.constraint_reach  # "few", 8 of 10 right, is the best a flagging fit did
     assert 0.5 < reached < bound
     at = "0.9" if confidence else "0.55 (the default)"
-    assert f"precision >= {reached:.3g} at confidence {at}" in warning.message
+    assert f"Precision (zero_division 1) >= {reached:.3g} at confidence {at}" in warning.message
     # Under the other convention flagging nothing misses the floor: the fallback is a fit that
     # flags rows, delivered as missing it.
     missed = constrained_grid_search(
@@ -367,7 +367,23 @@ def test_a_floor_no_fit_can_certify_is_not_loosened_below_the_metrics_range():
     assert result.constraints_satisfied is False
     assert result.constraint_reach == (0.0,)  # clipped to the range: was negative
     (message,) = [w.message for w in clf.warnings_ if w.code.value == "constraints_not_met"]
-    assert "no fit that flags rows certifies any bound on precision at confidence 0.9" in message
+    assert "no fit that flags rows certifies any bound on Precision at confidence 0.9" in message
     assert ">= -" not in message and "tightest bounds" not in message
     assert "most likely to meet them on new data" in message
     assert "missed them by the least" not in message  # that is the rule without a confidence
+
+
+def test_the_reach_hint_names_a_weighted_accuracy_by_its_display_name_with_its_costs():
+    """A floor on weighted accuracy with a false negative costing 5 that no fit meets: the hint
+    said "weighted_accuracy >= ...", leaving out which costs the bound is on."""
+    rng = np.random.default_rng(0)
+    y = (rng.random(300) < 0.3).astype(np.int64)
+    X = rng.normal(size=(300, 4)).astype(np.float32)
+    X[:, 0] += 0.8 * y
+    floor = {"metric": "weighted_accuracy", "params": {"w_fn": 5.0}, "at_least": 0.99}
+    clf = MetroClassifier(metric="f1", constraints=[floor], n_lambdas=5, random_state=0)
+    clf.fit(X, y)
+    (message,) = [w.message for w in clf.warnings_ if w.code.value == "constraints_not_met"]
+    (reached,) = clf.search_result_.constraint_reach
+    assert f"met: Weighted accuracy (w_fn 5) >= {reached:.3g} at confidence" in message
+    assert "weighted_accuracy >=" not in message

@@ -54,6 +54,13 @@ class JobResult:
     method_names: JobResultMethodNames | Unset = UNSET
     """ Each method of the result as people read it: metro -> METRO, parambath -> Parambath et al. (what metro
     result and the dashboard print) """
+    validation_in_sample: bool | Unset = False
+    """ Whether the summary's and runs' validation rows are in-sample: true for a binary job with search.refit (the
+    default), whose delivered model, and each baseline's, was refit on training + validation, so its validation rows
+    were trained on (metro result and the dashboard label them 'validation (in-sample)'); the held-out number METRO
+    chose by is selection, and test is never seen by any choice. False with search.refit false (the model fitted on
+    the training rows alone), and for an averaged job, whose METRO validation row is the folds' pooled held-out
+    average (as selection) """
     labels: ManifestLabels | None | Unset = UNSET
     """ A binary job: the label its metric and constraints count as positive (a run's tp and fn are rows of it) and
     the other, as its delivered model predicts them; null for an averaged job (its classes name themselves), or
@@ -124,6 +131,8 @@ class JobResult:
         if not isinstance(self.method_names, Unset):
             method_names = self.method_names.to_dict()
 
+        validation_in_sample = self.validation_in_sample
+
         labels: dict[str, Any] | None | Unset
         if isinstance(self.labels, Unset):
             labels = UNSET
@@ -188,6 +197,8 @@ class JobResult:
             field_dict["constraints"] = constraints
         if method_names is not UNSET:
             field_dict["method_names"] = method_names
+        if validation_in_sample is not UNSET:
+            field_dict["validation_in_sample"] = validation_in_sample
         if labels is not UNSET:
             field_dict["labels"] = labels
         if average is not UNSET:
@@ -295,6 +306,8 @@ class JobResult:
         else:
             method_names = JobResultMethodNames.from_dict(_method_names)
 
+        validation_in_sample = d.pop("validation_in_sample", UNSET)
+
         def _parse_labels(data: object) -> ManifestLabels | None | Unset:
             if data is None:
                 return data
@@ -391,6 +404,7 @@ class JobResult:
             runs=runs,
             constraints=constraints,
             method_names=method_names,
+            validation_in_sample=validation_in_sample,
             labels=labels,
             average=average,
             classes=classes,
