@@ -41,8 +41,9 @@ from service.observability import Metrics
 # search.guard_confidence, a choice's strategy, and a manifest's search saying the one that ran
 # (a 1.2 client refuses a job whose average is "micro", a value its check does not know).
 # 1.4: a binary result's labels and a prediction's positive_label (which class the metric
-# counted), a manifest's data_sha256.
-API_VERSION = "1.4.0"
+# counted), a manifest's data_sha256. 1.5: a manifest's feature_ranges and a prediction's
+# out_of_range (the columns of its rows outside them).
+API_VERSION = "1.5.0"
 
 _TAGS = [
     {"name": "jobs", "description": "Submit training jobs and read their progress and results"},
