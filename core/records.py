@@ -405,6 +405,14 @@ class ManifestLabels(BaseModel):
     negative: bool | int | float | str
 
 
+class ManifestFeatureRanges(BaseModel):
+    """A tabular model's training ranges: each feature's least and greatest finite value over
+    the rows the model was trained on, in the order of feature_names (null: no finite value)."""
+
+    min: list[float | None]
+    max: list[float | None]
+
+
 class ManifestSelection(BaseModel):
     """How the delivered model was chosen: repeat 0's choice (see RepeatChoice)."""
 
@@ -435,6 +443,12 @@ class ModelManifest(BaseModel):
     input_shape: list[int] | None = None
     n_features: int | None = None
     feature_names: list[str] | None = None
+    feature_ranges: ManifestFeatureRanges | None = Field(
+        default=None,
+        description="A tabular model's per-feature min and max over the rows it was trained "
+        "on; a prediction names the columns of its rows outside them (out_of_range). Absent "
+        "for image models and in a manifest written before ranges were kept",
+    )
     weights_sha256: str | None = Field(default=None, description="SHA-256 of model.safetensors")
     onnx_sha256: str | None = Field(default=None, description="SHA-256 of model.onnx (null: none)")
     labels: ManifestLabels | None = None

@@ -18,8 +18,11 @@ def write_linear_artifact(
     std: list[float] | None = None,
     onnx: bool = False,
     threshold: float = 0.0,
+    feature_ranges: dict[str, list[float | None]] | None = None,
 ) -> tuple[Path, str, dict[str, Any]]:
-    """A tiny linear model written the way workers write them (metro.serialization)."""
+    """A tiny linear model written the way workers write them (metro.serialization);
+    ``feature_ranges`` as a manifest holds them (none: a manifest written before they were
+    kept)."""
     import torch
 
     from metro.models import ModelSpec, StackedModel
@@ -41,6 +44,7 @@ def write_linear_artifact(
             "lambda_star": -0.42,
             "threshold": threshold,
             "labels": {"positive": "yes", "negative": "no"},
+            "feature_ranges": feature_ranges,
         },
         onnx=onnx,
     )

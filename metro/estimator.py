@@ -19,6 +19,7 @@ from metro.metrics import Metric, MetricSpec, get_metric
 from metro.model_selection import split_indices, stratified_folds
 from metro.models import ModelSpec, StackedModel, get_model_spec
 from metro.options import options_of
+from metro.ranges import FeatureRanges
 from metro.search import (
     LambdaSolver,
     MetroFitWarning,
@@ -225,7 +226,10 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
     it did not run; when kept, ``threshold_`` is 0 and best_score_ is the refined models'
     held-out metric); safeguard_ (the :class:`~metro.search.Safeguard`: whether and why the
     fallback replaced the choice, None where there was no fallback; when it did, the delivered
-    model, ``threshold_``, ``best_lambda_`` and ``best_score_`` are the fallback's).
+    model, ``threshold_``, ``best_lambda_`` and ``best_score_`` are the fallback's);
+    feature_ranges_ (a :class:`~metro.ranges.FeatureRanges`: each feature's least and greatest
+    finite value over the rows the delivered model was trained on, saved in the manifest and
+    checked by :func:`metro.ranges.out_of_range`; None for image inputs).
     """
 
     def __init__(
@@ -567,6 +571,13 @@ class MetroClassifier(ClassifierMixin, BaseEstimator):
         self.constraint_values_: list[float] | np.ndarray = list(result.constraint_values)
         self.constraints_satisfied_ = result.constraints_satisfied
         self.device_ = str(resolve_device(training.device))
+        # The rows the delivered model was trained on: every row where the chosen lambda was
+        # refit (or the refit refined), else the holdout's training rows.
+        role = "refit" if result.final is not None else "main"
+        trained_on = rows[role][0] if role in rows else np.arange(X.shape[0])
+        self.feature_ranges_: FeatureRanges | None = FeatureRanges.of(
+            X if trained_on.size == X.shape[0] else X[trained_on]
+        )
         return self
 
     def _search_rows(

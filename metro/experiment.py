@@ -26,6 +26,7 @@ from metro.device import resolve_device
 from metro.metrics import Metric, MetricSpec
 from metro.model_selection import Splits, split_indices, split_sizes
 from metro.models import ModelSpec, StackedModel
+from metro.ranges import FeatureRanges
 from metro.search import (
     LambdaSolver,
     SearchConfig,
@@ -94,6 +95,8 @@ class FittedMethod:
     threshold: float = 0.0
     lam: float | None = None
     shift: str | None = None
+    # A tabular METRO model's training ranges (the rows it was trained on; None for images).
+    feature_ranges: FeatureRanges | None = None
 
 
 @dataclass
@@ -359,6 +362,9 @@ def run_experiment(
             model=metro_model,
             lam=search_result.trained_lambda,
             shift=search_result.trained_shift,
+            # Refit (or refined after the refit) on training + validation, else the main fit's
+            # training rows.
+            feature_ranges=FeatureRanges.of(X[dev if search_result.final is not None else tr]),
         )
         result.fitted.append(fitted)
         _score(result, setup, fitted, X, y, va, te, device, seconds, theta=None)

@@ -102,6 +102,7 @@ from metro.metrics import MetricSpec, canonical_preset, get_metric
 from metro.model_selection import stratified_folds
 from metro.models import StackedModel, concatenate
 from metro.multinomial import multinomial_model
+from metro.ranges import FeatureRanges
 from metro.search.base import FEW_TRUE_POSITIVES, SearchWarning, WarningCode
 from metro.search.class_stack import ClassStack, stacks_classes
 from metro.search.config import AUTO_CV_FOLDS
@@ -380,6 +381,18 @@ def class_solver(
     return class_solvers(est, X, y)(class_index, role)
 
 
+def _joint_ranges(ranges: Sequence[FeatureRanges | None]) -> FeatureRanges | None:
+    """The ranges of the rows of every class's model together (None for images)."""
+    if not ranges or any(r is None for r in ranges):
+        return None
+    joint = ranges[0]
+    assert joint is not None
+    for other in ranges[1:]:
+        assert other is not None
+        joint = joint.union(other)
+    return joint
+
+
 def fit_averaged(
     est: MetroClassifier,
     X: Any,
@@ -442,6 +455,9 @@ def fit_averaged(
     ]
     est.stacked_fits_ = 0 if stack is None else stack.stacked_fits
     est.estimators_ = estimators
+    # The stack's rows are every class's delivered model's together (each class's refit is on
+    # every row; a holdout's model on its training rows).
+    est.feature_ranges_ = _joint_ranges([e.feature_ranges_ for e in estimators])
     est.average_ = average
     est.target_type_ = target_type
     est.metric_ = spec
@@ -585,6 +601,7 @@ def _fit_multinomial(est: MetroClassifier, prepared: _Prepared) -> MetroClassifi
         )
     est.multiclass_ = "multinomial"
     est.model_ = multinomial_model(X, y_idx, k)
+    est.feature_ranges_ = FeatureRanges.of(X)  # trained on every row given
     est.estimators_ = []
     est.stacked_fits_ = 0
     est.average_ = average

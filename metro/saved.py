@@ -18,6 +18,7 @@ positive label (``threshold`` is 0: the tuned threshold is folded into the model
 from __future__ import annotations
 
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,6 +27,7 @@ from metro.datasets import label_array
 from metro.datasets._loader import first_flagged_cell
 from metro.metrics import spec_display_name
 from metro.models import StackedModel
+from metro.ranges import FeatureRanges, FeatureRangeWarning, RangeReport, out_of_range
 from metro.serialization import DECISIONS, ModelFormatError, load_model, save_model
 
 if TYPE_CHECKING:
@@ -44,8 +46,10 @@ def save_classifier(
     averaged = getattr(est, "average_", None) is not None
     check_is_fitted(est, "estimators_" if averaged else "model_")
     # save_model makes the values plain JSON (numpy scalars and arrays, names as text).
+    ranges = getattr(est, "feature_ranges_", None)
     common: dict[str, Any] = {
         "feature_names": getattr(est, "feature_names_in_", None),
+        "feature_ranges": None if ranges is None else ranges.to_dict(),
         "metric": {"name": est.metric_.name, "display_name": spec_display_name(est.metric_)},
         "saved_by": "MetroClassifier.save",
     }
@@ -129,16 +133,35 @@ class SavedClassifier:
     Attributes: ``classes_`` (binary: the two labels, sorted as scikit-learn sorts them;
     several: the classes or labels in the model's order), ``pos_label_`` (binary),
     ``n_features_in_``, ``feature_names_in_`` (where it was fitted on named columns),
-    ``manifest_`` and ``model_`` (the :class:`~metro.models.StackedModel`).
+    ``feature_ranges_`` (each feature's training min and max, a
+    :class:`~metro.ranges.FeatureRanges`; None for an image model or a file saved before
+    ranges were kept), ``manifest_`` and ``model_`` (the :class:`~metro.models.StackedModel`).
+
+    :meth:`out_of_range` says which columns of X lie outside those ranges. ``predict`` and
+    ``decision_function`` say nothing of it unless ``warn_out_of_range`` is set (then a
+    :class:`~metro.ranges.FeatureRangeWarning` per call that has such values): scikit-learn's
+    estimators do not warn on extrapolation, new data past a training max is often legitimate
+    (this month's largest invoice), and Python shows a warning once per line of code by
+    default, so a per-call warning would be noise in a notebook and silent in a loop.
     """
 
-    def __init__(self, model: StackedModel, manifest: dict[str, Any]) -> None:
+    def __init__(
+        self, model: StackedModel, manifest: dict[str, Any], *, warn_out_of_range: bool = False
+    ) -> None:
         self.model_ = model
         self.manifest_ = manifest
         self.n_features_in_ = int(manifest["n_features"])
+        self.warn_out_of_range = bool(warn_out_of_range)
         names = manifest.get("feature_names")
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
+        given = manifest.get("feature_ranges")
+        # A file saved before ranges were kept has none: read as it is, with no check.
+        self.feature_ranges_: FeatureRanges | None = (
+            None
+            if given is None
+            else FeatureRanges.from_dict(given, n_features=self.n_features_in_)
+        )
         self._threshold = float(manifest.get("threshold") or 0.0)
         self._decision: str | None = manifest.get("decision")
         if manifest.get("classes") is not None:
@@ -188,7 +211,30 @@ class SavedClassifier:
     def _scores(self, X: Any) -> np.ndarray:
         from metro.trainer import predict_scores, require_defined_scores
 
-        return require_defined_scores(predict_scores(self.model_, self._rows(X), device="cpu"))
+        rows = self._rows(X)
+        if self.warn_out_of_range:
+            report = self._range_report(rows)
+            if report:
+                warnings.warn(FeatureRangeWarning(report.message()), stacklevel=3)
+        return require_defined_scores(predict_scores(self.model_, rows, device="cpu"))
+
+    def out_of_range(self, X: Any, *, max_columns: int = 5) -> RangeReport | None:
+        """Which columns of ``X`` hold values outside the model's training ranges, and in how
+        many rows (:func:`metro.ranges.out_of_range`, the ``max_columns`` with most rows);
+        None where the model has no ranges (an image model, or a file saved without them).
+        A range check, not a test of distribution shift."""
+        return self._range_report(self._rows(X), max_columns=max_columns)
+
+    def _range_report(self, rows: np.ndarray, *, max_columns: int = 5) -> RangeReport | None:
+        if self.feature_ranges_ is None or rows.ndim != 2:
+            return None
+        names = getattr(self, "feature_names_in_", None)
+        return out_of_range(
+            rows,
+            self.feature_ranges_,
+            feature_names=None if names is None else list(names),
+            max_columns=max_columns,
+        )
 
     def margin(self, X: Any) -> np.ndarray:
         """h(x) of a binary model (``>= threshold``: the positive label), or the n x K scores
@@ -236,13 +282,24 @@ def _labels_of(positive: np.ndarray, pos_label: Any, neg_label: Any) -> np.ndarr
 
 
 def load_classifier(
-    target: str | os.PathLike[str], *, expected_sha256: str | None = None
+    target: str | os.PathLike[str],
+    *,
+    expected_sha256: str | None = None,
+    warn_out_of_range: bool = False,
 ) -> SavedClassifier:
     """Read a model saved by :meth:`MetroClassifier.save` (or downloaded from the service), its
-    weights checked against the manifest's digest (and ``expected_sha256`` when given)."""
+    weights checked against the manifest's digest (and ``expected_sha256`` when given).
+    ``warn_out_of_range``: ``predict`` and ``decision_function`` issue a
+    :class:`~metro.ranges.FeatureRangeWarning` where X holds values outside the training
+    ranges (:meth:`SavedClassifier.out_of_range` says it on request either way)."""
     model, manifest = load_model(target, expected_sha256=expected_sha256)
     _check_decision(manifest)
-    return SavedClassifier(model, manifest)
+    try:
+        return SavedClassifier(model, manifest, warn_out_of_range=warn_out_of_range)
+    except ValueError as exc:
+        raise ModelFormatError(
+            f"the manifest's feature_ranges are not a saved model's: {exc}"
+        ) from None
 
 
 def _check_decision(manifest: dict[str, Any]) -> None:

@@ -10,7 +10,9 @@ A saved model is three files:
     output ``score`` ``[n, 1]``; optional (``onnx=False``), recorded in the manifest.
 ``manifest.json``
     ``format_version``, ``architecture`` (``ModelSpec.to_dict()``), ``input_shape``,
-    ``n_features``, ``feature_names``, ``metric``, ``lambda_star``, ``threshold``, ``labels``
+    ``n_features``, ``feature_names``, ``feature_ranges`` (a tabular model's: ``{"min": [...],
+    "max": [...]}``, each feature's finite training extremes; absent for images and in files
+    written before they were kept), ``metric``, ``lambda_star``, ``threshold``, ``labels``
     (``{"positive": ..., "negative": ...}``), ``weights_sha256`` (of ``model.safetensors``),
     ``onnx_sha256`` (or null) and any extra keys the caller gives. It is written last, so a
     directory with a manifest is complete.
@@ -202,7 +204,7 @@ def export_onnx(model: StackedModel, metadata: Mapping[str, Any] | None = None) 
     as JSON text: a table's ``feature_names`` there tell an ONNX Runtime user which column
     each of ``x``'s positions is (``InferenceSession.get_modelmeta().custom_metadata_map``),
     where the file alone said nothing of the order, and a retrained model's order follows its
-    new file's columns.
+    new file's columns; its ``feature_ranges``, each column's training min and max.
 
     Uses the TorchScript-based exporter (a fraction of a second, no extra packages); falls back
     to the torch.export-based one when that is unavailable.
@@ -293,6 +295,16 @@ def save_model(
             raise ValueError(
                 f"{len(names)} feature names for a model taking inputs of shape {model.input_shape}"
             )
+    ranges = given.pop("feature_ranges", None)
+    if ranges is not None:
+        from metro.ranges import FeatureRanges
+
+        if len(model.input_shape) != 1:
+            raise ValueError("feature_ranges are kept for tabular models only")
+        try:
+            ranges = FeatureRanges.from_dict(ranges, n_features=n_features).to_dict()
+        except ValueError as exc:
+            raise ValueError(f"feature_ranges: {exc}") from None
     labels = given.pop("labels", None) or {"positive": 1, "negative": 0}
     if not isinstance(labels, Mapping) or set(labels) != {"positive", "negative"}:
         raise ValueError("labels must be a mapping with exactly 'positive' and 'negative'")
@@ -309,6 +321,7 @@ def save_model(
             model,
             {
                 "feature_names": names,
+                "feature_ranges": ranges,
                 "threshold": float(threshold),
                 "labels": _jsonable(shown_labels, "labels"),
                 "classes": _jsonable(classes, "classes"),
@@ -324,6 +337,8 @@ def save_model(
         "input_shape": list(model.input_shape),
         "n_features": n_features,
         "feature_names": names,
+        # Absent, not null, where none were given: a manifest says what it knows.
+        **({} if ranges is None else {"feature_ranges": ranges}),
         "metric": given.pop("metric", None),
         "lambda_star": given.pop("lambda_star", None),
         "threshold": float(threshold),

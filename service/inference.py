@@ -32,6 +32,7 @@ import torch
 
 from core.artifacts import ArtifactError
 from core.errors import FieldError, InvalidInputError
+from metro.ranges import FeatureRanges, RangeReport, out_of_range
 from metro.trainer import FLOAT32_MAX, undefined_score_rows
 
 INVALID_ROWS = "Invalid prediction request"
@@ -104,6 +105,8 @@ class LoadedModel:
     # decides ("argmax" or "per_label"); None for a binary model.
     classes: tuple[Any, ...] | None = None
     decision: str | None = None
+    # A tabular model's training ranges (None: an image model, or a manifest without them).
+    ranges: FeatureRanges | None = None
 
 
 def load_model(
@@ -138,7 +141,19 @@ def load_model(
         linear=LinearScorer.of(module) if module.spec.kind == "linear" else None,
         classes=None if manifest.get("classes") is None else tuple(manifest["classes"]),
         decision=manifest.get("decision"),
+        ranges=_ranges(manifest),
     )
+
+
+def _ranges(manifest: Mapping[str, Any]) -> FeatureRanges | None:
+    """The manifest's feature ranges; None where it has none (written before they were kept)."""
+    given = manifest.get("feature_ranges")
+    if given is None:
+        return None
+    try:
+        return FeatureRanges.from_dict(given, n_features=int(manifest["n_features"]))
+    except ValueError as exc:
+        raise ArtifactError(f"its manifest's feature_ranges are unreadable: {exc}") from None
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -260,11 +275,22 @@ def rows_to_matrix(
 class Prediction:
     """What the prediction endpoint answers: per row its margin and label; for a model of
     several classes also every class's margin (``class_margins``, in the manifest's class
-    order) and, for a binary model, None there."""
+    order) and, for a binary model, None there; and the columns outside the training ranges
+    (``out_of_range``, None where none is)."""
 
     margins: list[float]
     labels: list[Any]
     class_margins: list[list[float]] | None = None
+    out_of_range: RangeReport | None = None
+
+
+def range_report(model: LoadedModel, matrix: np.ndarray) -> RangeReport | None:
+    """The columns of the validated rows outside the model's training ranges (the 5 with the
+    most rows), or None where none is or the model has no ranges."""
+    if model.ranges is None:
+        return None
+    report = out_of_range(matrix, model.ranges, feature_names=model.feature_names)
+    return report if report else None
 
 
 def predict(model: LoadedModel, matrix: np.ndarray, *, field: str = "instances") -> Prediction:
@@ -288,11 +314,14 @@ def predict(model: LoadedModel, matrix: np.ndarray, *, field: str = "instances")
             [FieldError(("body", field, i), f"row {i} has no score: its values overflow the "
                         "model (far outside the scale of the data it was trained on)")],
         )  # fmt: skip
+    report = range_report(model, matrix)
     if model.classes is None:
         values: list[float] = scores[:, 0].tolist()
         positive, negative, threshold = model.positive_label, model.negative_label, model.threshold
         return Prediction(
-            margins=values, labels=[positive if s >= threshold else negative for s in values]
+            margins=values,
+            labels=[positive if s >= threshold else negative for s in values],
+            out_of_range=report,
         )
     classes = model.classes
     best = np.argmax(scores, axis=1)
@@ -305,4 +334,5 @@ def predict(model: LoadedModel, matrix: np.ndarray, *, field: str = "instances")
         margins=scores[np.arange(scores.shape[0]), best].tolist(),
         labels=labels,
         class_margins=scores.tolist(),
+        out_of_range=report,
     )

@@ -44,8 +44,10 @@ from service.observability import Metrics
 # (a 1.2 client refuses a job whose average is "micro", a value its check does not know).
 # 1.4: a binary result's labels and a prediction's positive_label (which class the metric
 # counted), a manifest's data_sha256. 1.4.1: a 429 with Retry-After on every operation taking a
-# key, for a client address that sent too many keys that are not valid.
-API_VERSION = "1.4.1"
+# key, for a client address that sent too many keys that are not valid. 1.5: a manifest's
+# feature_ranges and a prediction's out_of_range (the columns of its rows outside them), a
+# result's validation_in_sample (its validation row scored on rows the model was refitted on).
+API_VERSION = "1.5.0"
 
 _TAGS = [
     {"name": "jobs", "description": "Submit training jobs and read their progress and results"},

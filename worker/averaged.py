@@ -399,6 +399,12 @@ class AveragedRun:
             "feature_names": list(dataset.feature_names)
             if dataset.feature_names is not None and dataset.X.ndim == 2
             else None,
+            # Over the repeat's training rows the delivered model saw (absent for images).
+            **(
+                {"feature_ranges": est.feature_ranges_.to_dict()}
+                if est.feature_ranges_ is not None
+                else {}
+            ),
             "job_id": str(run.job.id),
             # A multinomial model: no surrogate and no lambda search trained it.
             "surrogate": None if est.multiclass_ == "multinomial" else spec.get("surrogate"),

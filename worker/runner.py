@@ -594,6 +594,13 @@ class JobRun:
             "feature_names": list(dataset.feature_names)
             if dataset.feature_names is not None and dataset.X.ndim == 2
             else None,
+            # Each feature's min and max over the rows the model was trained on: the endpoint
+            # names the columns of a request outside them (absent for images).
+            **(
+                {"feature_ranges": fitted.feature_ranges.to_dict()}
+                if fitted.feature_ranges is not None
+                else {}
+            ),
             "job_id": str(self.job.id),
             "shift": fitted.shift,
             "surrogate": spec.get("surrogate"),

@@ -70,6 +70,31 @@ class PredictRequest(BaseModel):
         return self
 
 
+class OutOfRangeColumn(BaseModel):
+    """A feature with values outside the range the model was trained on."""
+
+    column: str | None = Field(
+        description="The feature's name (null where the model was trained without names)"
+    )
+    index: int = Field(description="The feature's position in the model's feature order")
+    rows_outside: int = Field(description="How many of the request's rows are outside")
+    training_min: float = Field(description="The least value of the rows it was trained on")
+    training_max: float = Field(description="The greatest value of the rows it was trained on")
+
+
+class OutOfRangeNotice(BaseModel):
+    """The request's values outside the model's training ranges: a per-feature range check,
+    not a test of distribution shift (rows inside every range can still be unlike the
+    training data)."""
+
+    message: str = Field(description="What was found, in words")
+    columns: list[OutOfRangeColumn] = Field(
+        description="Up to 5 columns with values outside, those with the most rows first"
+    )
+    n_columns: int = Field(description="Every column with a value outside (columns lists 5)")
+    n_rows: int = Field(description="Rows with at least one value outside")
+
+
 class PredictResponse(BaseModel):
     model_id: uuid.UUID
     margins: list[float] = Field(
@@ -97,4 +122,11 @@ class PredictResponse(BaseModel):
         default=None,
         description="A model of several classes: every class's margin per row (the model's "
         "ONNX output 'score', offsets and thresholds folded in); null for a binary model",
+    )
+    out_of_range: OutOfRangeNotice | None = Field(
+        default=None,
+        description="Where rows hold values outside the range of the rows the model was "
+        "trained on (the manifest's feature_ranges): the columns, how many rows, and the "
+        "training min and max; the scores are given all the same. Null where every value is "
+        "inside, or the model has no ranges (an image model, or one trained before 1.5.0)",
     )

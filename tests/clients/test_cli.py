@@ -818,6 +818,21 @@ def test_a_macro_f1_job_from_the_command_line(live: Live, tmp_path: Path) -> Non
         assert f"{test['mean']:.4f}" in row, row
     scored = metro(live, "predict", job_id, "-i", str(path))
     assert scored.returncode == 0, scored.stderr
+    # The averaged model keeps its training ranges too, inside the file's own.
+    headers = {"Authorization": f"Bearer {live.api_key}"}
+    [model] = [m for m in httpx.get(f"{live.url}/v1/models", headers=headers).json()["items"]
+               if m["job_id"] == job_id]  # fmt: skip
+    ranges = model["manifest"]["feature_ranges"]
+    read = X.astype(np.float32)
+    assert len(ranges["min"]) == 4 and all(
+        read[:, j].min() <= low <= high <= read[:, j].max()
+        for j, (low, high) in enumerate(zip(ranges["min"], ranges["max"], strict=True))
+    )
+    far = httpx.post(
+        f"{live.url}/v1/models/{model['id']}/predict", headers=headers,
+        json={"instances": [[ranges["min"][0], ranges["min"][1], 1e4, ranges["max"][3]]]},
+    ).json()["out_of_range"]  # fmt: skip
+    assert [(c["column"], c["rows_outside"]) for c in far["columns"]] == [("c", 1)]
     lines = list(csv.reader(scored.stdout.splitlines()))
     assert lines[0] == ["margin", "label", "margin:setosa", "margin:versicolor", "margin:virginica"]
     assert len(lines) == 151
@@ -863,6 +878,58 @@ def test_columns_that_are_not_features_are_left_out_from_upload_to_predict(
     scored = metro(live, "predict", job_id, "-i", str(path))
     assert scored.returncode == 0, scored.stderr
     assert len(scored.stdout.splitlines()) == 161
+
+
+def test_predict_names_the_columns_outside_the_training_ranges(live: Live, tmp_path: Path) -> None:
+    """A model scores a value 1000 times its training range as readily as any other: the
+    job's manifest keeps each feature's training min and max, the endpoint names the columns
+    of a request outside them, and `metro predict` says so on stderr (the CSV unchanged)."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=160, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=1)  # fmt: skip
+    path = tmp_path / "train.csv"
+    _write_table(path, ["a", "b", "c", "y"],
+                 ([*row, label] for row, label in zip(X, y, strict=True)))  # fmt: skip
+    done = metro(
+        live, "submit", "-d", str(path), "--label-column", "y", "-m", "f1", "--n-lambdas", "3",
+        "--max-iter", "30", "--refine", "off", "--watch",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    job_id = done.stdout.splitlines()[0].strip()
+    headers = {"Authorization": f"Bearer {live.api_key}"}
+    [model] = [m for m in httpx.get(f"{live.url}/v1/models", headers=headers).json()["items"]
+               if m["job_id"] == job_id]  # fmt: skip
+    ranges = model["manifest"]["feature_ranges"]
+    # Over the rows it was trained on (as float32, as the worker reads them): inside the
+    # file's own.
+    low, high = np.array(ranges["min"]), np.array(ranges["max"])
+    read = X.astype(np.float32)
+    assert np.all(read.min(axis=0) <= low) and np.all(high <= read.max(axis=0))
+    assert np.all(low < high)
+    middle = ((low + high) / 2).tolist()
+    url = f"{live.url}/v1/models/{model['id']}/predict"
+    inside = httpx.post(url, headers=headers, json={"instances": [middle, low.tolist()]}).json()
+    assert inside["out_of_range"] is None
+    far = [middle, [middle[0], 1000 * float(np.abs(X[:, 1]).max()), middle[2]], middle]
+    notice = httpx.post(url, headers=headers, json={"instances": far}).json()["out_of_range"]
+    assert notice["n_rows"] == 1 and notice["columns"] == [
+        {"column": "b", "index": 1, "rows_outside": 1, "training_min": ranges["min"][1],
+         "training_max": ranges["max"][1]},
+    ]  # fmt: skip
+
+    calm, loud = tmp_path / "inside.csv", tmp_path / "outside.csv"
+    _write_table(calm, ["a", "b", "c"], [middle, middle])
+    _write_table(loud, ["a", "b", "c"], far)
+    quiet = metro(live, "predict", job_id, "-i", str(calm))
+    assert quiet.returncode == 0 and "outside" not in quiet.stderr, quiet.stderr
+    said = metro(live, "predict", job_id, "-i", str(loud), "--batch-size", "2")
+    assert said.returncode == 0, said.stderr
+    assert len(said.stdout.splitlines()) == 4  # the header and every row, scored all the same
+    [line] = [w for w in said.stderr.splitlines() if "outside" in w]
+    assert line.startswith("warning: 1 of 3 rows hold values outside the range the model was "
+                           "trained on: b (1 rows; trained on ["), line  # fmt: skip
+    assert "a range check, not a drift test" in line
 
 
 def test_a_multilabel_submission_is_refused_at_upload_for_a_label_not_0_or_1(

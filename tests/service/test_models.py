@@ -264,12 +264,14 @@ def test_predict_instances(client, tenant, add_model):
     # One name, one meaning: "scores" is the manifest's metric per split, not a second margins.
     # A binary model has no classes (an averaged job's model answers them and their margins).
     assert set(out) == {
-        "model_id", "margins", "labels", "classes", "class_margins", "positive_label"
+        "model_id", "margins", "labels", "classes", "class_margins", "positive_label",
+        "out_of_range",
     }  # fmt: skip
     assert out["classes"] is None and out["class_margins"] is None
     assert out["labels"] == ["yes", "no", "yes"]
     assert out["positive_label"] == "yes"  # which label a margin >= 0 is (F1 counted it)
     assert out["model_id"] == m["id"]
+    assert out["out_of_range"] is None  # a manifest without ranges: nothing checked
 
 
 def test_the_prediction_schema_says_the_margin_is_a_raw_decision_function(client):
@@ -279,7 +281,8 @@ def test_the_prediction_schema_says_the_margin_is_a_raw_decision_function(client
     assert "raw margin h(x)" in props["margins"]["description"]
     assert "not a probability" in props["margins"]["description"]
     assert set(props) == {
-        "model_id", "margins", "labels", "classes", "class_margins", "positive_label"
+        "model_id", "margins", "labels", "classes", "class_margins", "positive_label",
+        "out_of_range",
     }  # fmt: skip
 
 
@@ -700,3 +703,54 @@ def test_recorded_manifests_are_compared_by_value_and_integers_exactly():
     assert same_json(10**400, 10**400) and not same_json(10**400, 10**400 + 1)
     assert not same_json({"labels": {"positive": 1}}, {"labels": {"positive": 0}})
     assert not same_json(True, 1) and not same_json([1, 2], [1, 2, 3])
+
+
+RANGES = {"min": [0.0, -1.0, None], "max": [1.0, 1.0, None]}
+
+
+def test_a_row_outside_the_training_ranges_is_named_and_still_scored(client, tenant, add_model):
+    m = add_model(tenant, feature_names=["age", "income", "free"], feature_ranges=RANGES)
+    url = f"/v1/models/{m['id']}/predict"
+    inside = [[0.0, 1.0, 5e6], [0.5, -1.0, -5e6]]  # edges are inside; "free" has no range
+    r = client.post(url, json={"instances": inside}, headers=tenant.headers)
+    assert r.status_code == 200, r.text
+    assert r.json()["out_of_range"] is None
+    rows = [[0.5, 0.0, 0.0], [1000.0, 0.0, 0.0], [2.0, -3.0, 0.0], [0.5, 0.5, 0.0]]
+    r = client.post(
+        url, json={"columns": ["income", "age", "free"], "data": [[b, a, c] for a, b, c in rows]},
+        headers=tenant.headers,
+    )  # fmt: skip
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["margins"] == pytest.approx([1.0 * a - 1.0 * b for a, b, _ in rows])
+    notice = body["out_of_range"]
+    assert notice["n_rows"] == 2 and notice["n_columns"] == 2
+    assert notice["columns"] == [
+        {"column": "age", "index": 0, "rows_outside": 2, "training_min": 0.0,
+         "training_max": 1.0},
+        {"column": "income", "index": 1, "rows_outside": 1, "training_min": -1.0,
+         "training_max": 1.0},
+    ]  # fmt: skip
+    assert "2 of 4 row(s)" in notice["message"]
+
+
+def test_a_model_of_unreadable_ranges_is_never_served(app, client, tenant, add_model):
+    """Ranges of another width (the file and the database's copy alike) are a damaged model,
+    not a check skipped."""
+    import json
+
+    from core.db.models import Model
+
+    m = add_model(tenant, feature_ranges={"min": [0.0, 0.0, 0.0], "max": [1.0, 1.0, 1.0]})
+    path = m["dir"] / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["feature_ranges"] = {"min": [0.0], "max": [1.0]}
+    path.write_text(json.dumps(manifest))
+    with app.state.sessionmaker() as session:
+        session.get(Model, uuid.UUID(m["id"])).manifest = manifest
+        session.commit()
+    r = client.post(
+        f"/v1/models/{m['id']}/predict", json={"instances": [[0.5, 0.5, 0.5]]},
+        headers=tenant.headers,
+    )  # fmt: skip
+    assert r.status_code == 500 and r.json()["type"].endswith("/artifact-unavailable"), r.text

@@ -131,6 +131,42 @@ class Scores:
     labels: list[Any] = field(default_factory=list)
     classes: list[Any] | None = None
     class_margins: list[list[float]] | None = None
+    # The server's out_of_range notices, summed over the batches: rows outside per column
+    # (by position: name, rows, training min and max), rows with any value outside, and
+    # whether a batch had more such columns than its notice listed.
+    outside: dict[int, list[Any]] = field(default_factory=dict)
+    rows_outside: int = 0
+    more_columns: bool = False
+
+    def add_notice(self, notice: Any) -> None:
+        listed = list(notice.columns)
+        self.rows_outside += int(notice.n_rows)
+        self.more_columns |= int(notice.n_columns) > len(listed)
+        for c in listed:
+            entry = self.outside.setdefault(
+                int(c.index), [optional(c.column), 0, c.training_min, c.training_max]
+            )
+            entry[1] += int(c.rows_outside)
+
+    def range_note(self) -> str | None:
+        """One line naming the columns outside the training ranges (None: none was)."""
+        if not self.outside:
+            return None
+        ranked = sorted(self.outside.items(), key=lambda kv: (-kv[1][1], kv[0]))
+        shown = ", ".join(
+            f"{name if name is not None else f'column {index}'!s} ({rows} rows; trained on "
+            f"[{low:.6g}, {high:.6g}])"
+            for index, (name, rows, low, high) in ranked[:_NOTED_COLUMNS]
+        )
+        more = len(ranked) > _NOTED_COLUMNS or self.more_columns
+        return (
+            f"warning: {self.rows_outside} of {len(self.margins)} rows hold values outside the "
+            f"range the model was trained on: {shown}{', and more columns' if more else ''}; "
+            "the model extrapolates there (a range check, not a drift test)"
+        )
+
+
+_NOTED_COLUMNS = 5
 
 
 def score(api: Api, model_id: Any, names: list[str] | None, rows: list[list[float]],
@@ -168,6 +204,9 @@ def score(api: Api, model_id: Any, names: list[str] | None, rows: list[list[floa
         if classes is not None:
             out.classes = list(classes)
             out.class_margins = (out.class_margins or []) + list(answer.class_margins)
+        notice = optional(getattr(answer, "out_of_range", None))
+        if notice is not None:
+            out.add_notice(notice)
     return out
 
 
@@ -241,10 +280,13 @@ def predict(
         if isinstance(labels, dict) and "positive" in labels
         else ""
     )
+    outside = scores.range_note()
     if output is None:  # the CSV alone on stdout, for a pipe or a redirection
         write_scores(sys.stdout, scores)
         sys.stdout.flush()
         note(f"scored {len(scores.margins)} rows{positive}")
+        if outside is not None:
+            note(outside)
         return
     try:
         with output.open("w", newline="", encoding="utf-8") as handle:
@@ -252,3 +294,5 @@ def predict(
     except OSError as exc:
         raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
     note(f"scored {len(scores.margins)} rows into {output}{positive}")
+    if outside is not None:
+        note(outside)

@@ -14,6 +14,7 @@ from core import artifacts
 from core.config import Settings
 from core.db.models import Model
 from core.errors import NotFoundError
+from metro.ranges import RangeReport
 from service import inference
 from service.api.caches import ModelRef
 from service.api.deps import PrincipalDep, SessionDep, SettingsDep, run_in_session
@@ -23,7 +24,13 @@ from service.api.routing import SessionScopedRoute
 from service.crud import models as crud
 from service.crud import reads
 from service.schemas.common import Page
-from service.schemas.models import ModelOut, PredictRequest, PredictResponse
+from service.schemas.models import (
+    ModelOut,
+    OutOfRangeColumn,
+    OutOfRangeNotice,
+    PredictRequest,
+    PredictResponse,
+)
 
 router = APIRouter(prefix="/v1/models", tags=["models"], route_class=SessionScopedRoute)
 
@@ -285,4 +292,25 @@ def _score_loaded(
         classes=None if loaded.classes is None else list(loaded.classes),
         class_margins=prediction.class_margins,
         positive_label=loaded.positive_label if loaded.classes is None else None,
+        out_of_range=_notice(prediction.out_of_range),
+    )
+
+
+def _notice(report: RangeReport | None) -> OutOfRangeNotice | None:
+    if report is None:
+        return None
+    return OutOfRangeNotice(
+        message=report.message(),
+        columns=[
+            OutOfRangeColumn(
+                column=c.name,
+                index=c.column,
+                rows_outside=c.rows,
+                training_min=c.min,
+                training_max=c.max,
+            )
+            for c in report.columns
+        ],
+        n_columns=report.n_columns,
+        n_rows=report.n_rows,
     )

@@ -40,6 +40,7 @@ from .manifest_architecture import ManifestArchitecture
 from .manifest_class_constraint import ManifestClassConstraint
 from .manifest_constraint import ManifestConstraint
 from .manifest_constraints_hold import ManifestConstraintsHold
+from .manifest_feature_ranges import ManifestFeatureRanges
 from .manifest_job_spec import ManifestJobSpec
 from .manifest_labels import ManifestLabels
 from .manifest_metric import ManifestMetric
@@ -59,6 +60,8 @@ from .model_spec import ModelSpec
 from .multiclass_mode import MulticlassMode
 from .multiclass_training import MulticlassTraining
 from .optimizer import Optimizer
+from .out_of_range_column import OutOfRangeColumn
+from .out_of_range_notice import OutOfRangeNotice
 from .predict_request import PredictRequest
 from .predict_response import PredictResponse
 from .preset_metric import PresetMetric
@@ -129,6 +132,7 @@ __all__ = (
     "ManifestClassConstraint",
     "ManifestConstraint",
     "ManifestConstraintsHold",
+    "ManifestFeatureRanges",
     "ManifestJobSpec",
     "ManifestLabels",
     "ManifestMetric",
@@ -148,6 +152,8 @@ __all__ = (
     "MulticlassMode",
     "MulticlassTraining",
     "Optimizer",
+    "OutOfRangeColumn",
+    "OutOfRangeNotice",
     "PredictRequest",
     "PredictResponse",
     "PresetMetric",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..models.manifest_class_constraint import ManifestClassConstraint
     from ..models.manifest_constraint import ManifestConstraint
     from ..models.manifest_constraints_hold import ManifestConstraintsHold
+    from ..models.manifest_feature_ranges import ManifestFeatureRanges
     from ..models.manifest_job_spec import ManifestJobSpec
     from ..models.manifest_labels import ManifestLabels
     from ..models.manifest_metric import ManifestMetric
@@ -48,6 +49,10 @@ class ModelManifest:
     input_shape: list[int] | None | Unset = UNSET
     n_features: int | None | Unset = UNSET
     feature_names: list[str] | None | Unset = UNSET
+    feature_ranges: ManifestFeatureRanges | None | Unset = UNSET
+    """ A tabular model's per-feature min and max over the rows it was trained on; a prediction names the columns of
+    its rows outside them (out_of_range). Absent for image models and in a manifest written before ranges were kept
+    """
     weights_sha256: None | str | Unset = UNSET
     """ SHA-256 of model.safetensors """
     onnx_sha256: None | str | Unset = UNSET
@@ -125,6 +130,7 @@ class ModelManifest:
         from ..models.fallback import Fallback  # noqa: PLC0415
         from ..models.manifest_architecture import ManifestArchitecture  # noqa: PLC0415
         from ..models.manifest_constraints_hold import ManifestConstraintsHold  # noqa: PLC0415
+        from ..models.manifest_feature_ranges import ManifestFeatureRanges  # noqa: PLC0415
         from ..models.manifest_job_spec import ManifestJobSpec  # noqa: PLC0415
         from ..models.manifest_labels import ManifestLabels  # noqa: PLC0415
         from ..models.manifest_metric import ManifestMetric  # noqa: PLC0415
@@ -170,6 +176,14 @@ class ModelManifest:
 
         else:
             feature_names = self.feature_names
+
+        feature_ranges: dict[str, Any] | None | Unset
+        if isinstance(self.feature_ranges, Unset):
+            feature_ranges = UNSET
+        elif isinstance(self.feature_ranges, ManifestFeatureRanges):
+            feature_ranges = self.feature_ranges.to_dict()
+        else:
+            feature_ranges = self.feature_ranges
 
         weights_sha256: None | str | Unset
         if isinstance(self.weights_sha256, Unset):
@@ -454,6 +468,8 @@ class ModelManifest:
             field_dict["n_features"] = n_features
         if feature_names is not UNSET:
             field_dict["feature_names"] = feature_names
+        if feature_ranges is not UNSET:
+            field_dict["feature_ranges"] = feature_ranges
         if weights_sha256 is not UNSET:
             field_dict["weights_sha256"] = weights_sha256
         if onnx_sha256 is not UNSET:
@@ -533,6 +549,7 @@ class ModelManifest:
         from ..models.manifest_class_constraint import ManifestClassConstraint  # noqa: PLC0415
         from ..models.manifest_constraint import ManifestConstraint  # noqa: PLC0415
         from ..models.manifest_constraints_hold import ManifestConstraintsHold  # noqa: PLC0415
+        from ..models.manifest_feature_ranges import ManifestFeatureRanges  # noqa: PLC0415
         from ..models.manifest_job_spec import ManifestJobSpec  # noqa: PLC0415
         from ..models.manifest_labels import ManifestLabels  # noqa: PLC0415
         from ..models.manifest_metric import ManifestMetric  # noqa: PLC0415
@@ -611,6 +628,23 @@ class ModelManifest:
             return cast(list[str] | None | Unset, data)
 
         feature_names = _parse_feature_names(d.pop("feature_names", UNSET))
+
+        def _parse_feature_ranges(data: object) -> ManifestFeatureRanges | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError(f"got {type(data).__name__}")
+                feature_ranges_type_0 = ManifestFeatureRanges.from_dict(data)
+
+                return feature_ranges_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ManifestFeatureRanges | None | Unset, data)
+
+        feature_ranges = _parse_feature_ranges(d.pop("feature_ranges", UNSET))
 
         def _parse_weights_sha256(data: object) -> None | str | Unset:
             if data is None:
@@ -1130,6 +1164,7 @@ class ModelManifest:
             input_shape=input_shape,
             n_features=n_features,
             feature_names=feature_names,
+            feature_ranges=feature_ranges,
             weights_sha256=weights_sha256,
             onnx_sha256=onnx_sha256,
             labels=labels,

@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.out_of_range_notice import OutOfRangeNotice
+
 
 T = TypeVar("T", bound="PredictResponse")
 
@@ -31,9 +35,15 @@ class PredictResponse:
     class_margins: list[list[float]] | None | Unset = UNSET
     """ A model of several classes: every class's margin per row (the model's ONNX output 'score', offsets and
     thresholds folded in); null for a binary model """
+    out_of_range: None | OutOfRangeNotice | Unset = UNSET
+    """ Where rows hold values outside the range of the rows the model was trained on (the manifest's
+    feature_ranges): the columns, how many rows, and the training min and max; the scores are given all the same.
+    Null where every value is inside, or the model has no ranges (an image model, or one trained before 1.5.0) """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.out_of_range_notice import OutOfRangeNotice  # noqa: PLC0415
+
         model_id = str(self.model_id)
 
         margins = self.margins
@@ -84,6 +94,14 @@ class PredictResponse:
         else:
             class_margins = self.class_margins
 
+        out_of_range: dict[str, Any] | None | Unset
+        if isinstance(self.out_of_range, Unset):
+            out_of_range = UNSET
+        elif isinstance(self.out_of_range, OutOfRangeNotice):
+            out_of_range = self.out_of_range.to_dict()
+        else:
+            out_of_range = self.out_of_range
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -99,11 +117,15 @@ class PredictResponse:
             field_dict["positive_label"] = positive_label
         if class_margins is not UNSET:
             field_dict["class_margins"] = class_margins
+        if out_of_range is not UNSET:
+            field_dict["out_of_range"] = out_of_range
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.out_of_range_notice import OutOfRangeNotice  # noqa: PLC0415
+
         d = dict(src_dict)
         model_id = UUID(d.pop("model_id"))
 
@@ -194,6 +216,23 @@ class PredictResponse:
 
         class_margins = _parse_class_margins(d.pop("class_margins", UNSET))
 
+        def _parse_out_of_range(data: object) -> None | OutOfRangeNotice | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError(f"got {type(data).__name__}")
+                out_of_range_type_0 = OutOfRangeNotice.from_dict(data)
+
+                return out_of_range_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | OutOfRangeNotice | Unset, data)
+
+        out_of_range = _parse_out_of_range(d.pop("out_of_range", UNSET))
+
         predict_response = cls(
             model_id=model_id,
             margins=margins,
@@ -201,6 +240,7 @@ class PredictResponse:
             classes=classes,
             positive_label=positive_label,
             class_margins=class_margins,
+            out_of_range=out_of_range,
         )
 
         predict_response.additional_properties = d
