@@ -285,7 +285,7 @@ def create_key(
 
     with _admin_session() as session:
         try:
-            key = create_api_key(session, tenant)
+            key = create_api_key(session, tenant, operator=_operator())
         except ValueError as exc:  # a name that is empty, too long or holds control characters
             _fail(str(exc))
         session.commit()
@@ -326,7 +326,7 @@ def revoke_key(
     asked = utcnow()
     with _admin_session() as session:
         try:
-            info = revoke_api_key(session, key)
+            info = revoke_api_key(session, key, operator=_operator())
         except ValueError as exc:
             _fail(str(exc))
     # A tenant's name is text, never markup: "[/]" made the command fail after revoking.
@@ -390,7 +390,7 @@ def prune_jobs(
         try:
             pruned = prune(
                 session, finished_before=before, artifacts_uri=_settings().artifacts_uri,
-                states=states, tenant_name=tenant, dry_run=dry_run,
+                states=states, tenant_name=tenant, dry_run=dry_run, operator=_operator(),
             )  # fmt: skip
         except ValueError as exc:
             _fail(str(exc))
@@ -445,6 +445,7 @@ def delete_tenant(
         done = delete(
             session, tenant, artifacts_uri=settings.artifacts_uri,
             remove_bytes=UploadStore.remove, key_cache_seconds=settings.api_key_cache_seconds,
+            operator=_operator(),
         )  # fmt: skip
     console.print(
         f"tenant {done.tenant}: revoked {done.keys_revoked} key(s), cancelled "
@@ -461,6 +462,51 @@ def delete_tenant(
         )
         _fail(f"{why}; run this again (once they have ended) to finish")
     console.print(f"deleted tenant {done.tenant}", markup=False, highlight=False)
+
+
+@admin_app.command("audit-log")
+def audit_log(
+    tenant: Annotated[
+        str | None, typer.Option(help="Only this tenant's records (a deleted one's too).")
+    ] = None,
+    limit: Annotated[
+        int, typer.Option(min=1, max=100_000, help="The newest this many records (1 to 100,000).")
+    ] = 50,
+) -> None:
+    """What operators did with `metro admin`, newest first: keys created and revoked, jobs
+    pruned, tenants deleted; when (UTC), by whom (user@host), on which tenant, and what."""
+    import json
+
+    from service.admin import audit_log as read_log
+
+    with _admin_session() as session:
+        entries = read_log(session, tenant_name=tenant, limit=limit)
+    from metro_cli.listing import print_whole
+
+    table = Table("at (UTC)", "action", "operator", "tenant", "tenant id", "detail")
+    for e in entries:
+        table.add_row(
+            f"{e.at:%Y-%m-%d %H:%M:%S}", e.action.value, Text(e.operator or "(not recorded)"),
+            Text(e.tenant or "(all tenants)"), "" if e.tenant_id is None else str(e.tenant_id),
+            Text(json.dumps(e.detail, separators=(",", ":"))),
+        )  # fmt: skip
+    print_whole(table)
+
+
+def _operator() -> str:
+    """Who runs this command, for the audit record: the login name and this machine's name,
+    and under sudo the user who ran sudo ("root (sudo by alice)@host")."""
+    import getpass
+    import socket
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for the uid (a container's arbitrary user)
+        user = f"uid {os.getuid()}"
+    by = os.environ.get("SUDO_USER")
+    if by and by != user:
+        user = f"{user} (sudo by {by})"
+    return f"{user}@{socket.gethostname()}"[:255]
 
 
 def _stores_reachable(settings: Any) -> None:

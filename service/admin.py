@@ -1,5 +1,9 @@
 """Operator actions the CLI exposes (``metro admin create-key | list-keys | revoke-key |
-prune-jobs | delete-tenant``)."""
+prune-jobs | delete-tenant | audit-log``).
+
+Each action that changes something writes an audit record (:class:`core.db.models.AdminRecord`:
+when, who, which tenant, what it did) in its own transaction where it has one, so no change is
+committed without its record. ``operator`` is who ran it, as the command line finds them."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import time
 import unicodedata
 import uuid
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +20,16 @@ from sqlalchemy.orm import Session
 
 from core.artifacts import job_dir, remove_tree
 from core.db.base import utcnow
-from core.db.models import ApiKey, Dataset, Job, Model, StoredObject, Tenant
+from core.db.models import (
+    AdminAction,
+    AdminRecord,
+    ApiKey,
+    Dataset,
+    Job,
+    Model,
+    StoredObject,
+    Tenant,
+)
 from core.errors import ConflictError, NotFoundError
 from core.states import TERMINAL_STATES, JobState
 from service.crud.datasets import delete_dataset, remove_unused_bytes
@@ -28,6 +41,8 @@ from service.security import generate_api_key, hash_api_key
 # What prune_jobs deletes unless told otherwise: jobs that delivered no model. A succeeded job's
 # models may still be predicted with, so pruning them is asked for by name.
 PRUNED_BY_DEFAULT = (JobState.FAILED, JobState.CANCELLED)
+# The most job ids one audit record lists (a record's size stays bounded; its count is whole).
+MAX_RECORDED_IDS = 1000
 
 
 @dataclass(frozen=True)
@@ -68,7 +83,7 @@ def check_tenant_name(tenant_name: str) -> str:
     return name
 
 
-def create_api_key(session: Session, tenant_name: str) -> str:
+def create_api_key(session: Session, tenant_name: str, *, operator: str | None = None) -> str:
     """Create an API key for ``tenant_name`` (creating the tenant if needed) and return it.
 
     The plaintext key exists only in the return value: the database keeps its SHA-256 (see
@@ -81,7 +96,11 @@ def create_api_key(session: Session, tenant_name: str) -> str:
         name = check_tenant_name(tenant_name)
     tenant = get_or_create_tenant(session, name)
     key = generate_api_key()
-    add_api_key(session, tenant.id, key)
+    stored = add_api_key(session, tenant.id, key)
+    _record(
+        session, AdminAction.CREATE_KEY, operator=operator, tenant=tenant,
+        detail={"prefix": stored.prefix},
+    )  # fmt: skip
     session.commit()
     return key
 
@@ -95,7 +114,7 @@ def list_api_keys(session: Session, tenant_name: str | None = None) -> list[KeyI
     return [_info(key, tenant) for key, tenant in rows]
 
 
-def revoke_api_key(session: Session, key_or_prefix: str) -> KeyInfo:
+def revoke_api_key(session: Session, key_or_prefix: str, *, operator: str | None = None) -> KeyInfo:
     """Revoke one key, named by the key itself or by the prefix ``list_api_keys`` shows. The API
     refuses it once its key cache lets go of it (``METRO_API_KEY_CACHE_SECONDS``). Revoking a
     revoked key changes nothing; a prefix that matches no key, or several, is an error."""
@@ -113,10 +132,15 @@ def revoke_api_key(session: Session, key_or_prefix: str) -> KeyInfo:
             f"{len(matches)} API keys share the prefix {text!r}; revoke with the full key"
         )
     key = matches[0]
-    if key.revoked_at is None:
+    tenant = session.get_one(Tenant, key.tenant_id)
+    if key.revoked_at is None:  # a revocation of a revoked key changes nothing, and is not one
         key.revoked_at = utcnow()
+        _record(
+            session, AdminAction.REVOKE_KEY, operator=operator, tenant=tenant,
+            detail={"prefix": key.prefix},
+        )  # fmt: skip
         session.commit()
-    return _info(key, session.get_one(Tenant, key.tenant_id))
+    return _info(key, tenant)
 
 
 @dataclass(frozen=True)
@@ -136,6 +160,7 @@ def prune_jobs(
     states: Collection[JobState] = PRUNED_BY_DEFAULT,
     tenant_name: str | None = None,
     dry_run: bool = False,
+    operator: str | None = None,
 ) -> list[PrunedJob]:
     """Delete the jobs in ``states`` that finished before ``finished_before`` (of one tenant,
     when named), oldest first, each as its owner's ``DELETE /v1/jobs/{id}`` deletes it: its
@@ -178,6 +203,21 @@ def prune_jobs(
             # row names, never a row without its files.
             remove_tree(artifacts_uri, job_dir(job_id))
         pruned.append(PrunedJob(job_id, tenant, state, at, int(models)))
+    if pruned and not dry_run:
+        # One record for the run, after it: each job's delete commits on its own (no
+        # transaction spans them), so a run cut short has deleted jobs it does not list.
+        _record(
+            session, AdminAction.PRUNE_JOBS, operator=operator,
+            tenant_name=None if tenant_name is None else tenant_name.strip(), tenant_id=owner_id,
+            detail={
+                "jobs": len(pruned),
+                "models": sum(job.models for job in pruned),
+                "states": sorted(s.value for s in states),
+                "finished_before": finished_before.isoformat(),
+                "job_ids": [str(job.id) for job in pruned[:MAX_RECORDED_IDS]],
+            },
+        )  # fmt: skip
+        session.commit()
     return pruned
 
 
@@ -206,6 +246,7 @@ def delete_tenant(
     remove_bytes: Callable[[str], None],
     dry_run: bool = False,
     key_cache_seconds: float = 0.0,
+    operator: str | None = None,
 ) -> TenantDeletion:
     """Off-board a tenant: revoke its keys, cancel its unfinished jobs, then delete every job,
     model and dataset it has (rows, then files, each as its owner's DELETE does: stored bytes
@@ -247,11 +288,19 @@ def delete_tenant(
             still_running=len(busy), removed=not busy,
         )  # fmt: skip
 
+    # On record before anything changes, in the keys' commit: a run cut short after it is
+    # still known to have begun (the record of its end says what it did).
+    tenant_row = session.get_one(Tenant, owner)
+    _record(
+        session, AdminAction.DELETE_TENANT, operator=operator, tenant=tenant_row,
+        detail={"phase": "started", "keys_revoked": len(live_keys)},
+    )  # fmt: skip
     if live_keys:
         now = utcnow()
         for key in session.scalars(select(ApiKey).where(ApiKey.id.in_(live_keys))):
             key.revoked_at = now
-        session.commit()
+    session.commit()
+    if live_keys:
         # Until every API process's key cache lets go of the keys, a request may still be
         # taken in the tenant's name: its writes would keep the tenant, or (once it is gone)
         # end in a foreign-key error, a 500.
@@ -306,11 +355,18 @@ def delete_tenant(
             session.rollback()
 
     removed = not still and _remove_if_empty(session, owner)
-    return TenantDeletion(
+    deletion = TenantDeletion(
         name, owner, keys_revoked=len(live_keys), jobs_cancelled=len(unfinished),
         jobs_deleted=jobs_deleted, models_deleted=models_deleted,
         datasets_deleted=datasets_deleted, still_running=len(still), removed=removed,
     )  # fmt: skip
+    counts = {k: v for k, v in asdict(deletion).items() if k not in ("tenant", "tenant_id")}
+    _record(
+        session, AdminAction.DELETE_TENANT, operator=operator, tenant_name=name,
+        tenant_id=owner, detail={"phase": "finished", **counts},
+    )  # fmt: skip
+    session.commit()
+    return deletion
 
 
 def _remove_if_empty(session: Session, owner: uuid.UUID) -> bool:
@@ -345,3 +401,61 @@ def _info(key: ApiKey, tenant: Tenant) -> KeyInfo:
         id=key.id, tenant=tenant.name, tenant_id=tenant.id, prefix=key.prefix,
         created_at=key.created_at, revoked_at=key.revoked_at,
     )  # fmt: skip
+
+
+def _record(
+    session: Session,
+    action: AdminAction,
+    *,
+    operator: str | None,
+    tenant: Tenant | None = None,
+    tenant_name: str | None = None,
+    tenant_id: uuid.UUID | None = None,
+    detail: dict[str, Any],
+) -> None:
+    """Add an audit record to the session's transaction (the caller commits it with the
+    change it records)."""
+    if tenant is not None:
+        tenant_name, tenant_id = tenant.name, tenant.id
+    session.add(
+        AdminRecord(
+            action=action.value, operator=operator, tenant_name=tenant_name,
+            tenant_id=tenant_id, detail=detail,
+        )
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One audit record as ``metro admin audit-log`` shows it."""
+
+    at: datetime
+    action: AdminAction
+    operator: str | None
+    tenant: str | None
+    tenant_id: uuid.UUID | None
+    detail: dict[str, Any]
+
+
+def audit_log(
+    session: Session, *, tenant_name: str | None = None, limit: int = 50
+) -> list[AuditEntry]:
+    """The newest ``limit`` audit records, newest first (of one tenant, by name, when named:
+    a deleted tenant's records included)."""
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+    query = select(AdminRecord).order_by(AdminRecord.at.desc(), AdminRecord.id.desc())
+    if tenant_name is not None:
+        query = query.where(AdminRecord.tenant_name == tenant_name.strip())
+    rows = session.scalars(query.limit(limit)).all()
+    return [
+        AuditEntry(
+            at=r.at,
+            action=AdminAction(r.action),
+            operator=r.operator,
+            tenant=r.tenant_name,
+            tenant_id=r.tenant_id,
+            detail=dict(r.detail),
+        )
+        for r in rows
+    ]

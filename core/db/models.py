@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -300,3 +301,40 @@ class WorkerBeat(Base):
     name: Mapped[str] = mapped_column(String(255), primary_key=True)
     queues: Mapped[str] = mapped_column(String(255))  # the kinds it serves: "cpu" or "gpu,cpu"
     seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AdminAction(StrEnum):
+    """What an audit record (:class:`AdminRecord`) says an operator did."""
+
+    CREATE_KEY = "create-key"
+    REVOKE_KEY = "revoke-key"
+    PRUNE_JOBS = "prune-jobs"
+    DELETE_TENANT = "delete-tenant"
+
+
+_ADMIN_ACTIONS = ", ".join(f"'{a.value}'" for a in AdminAction)
+
+
+class AdminRecord(Base):
+    """One operator action of ``metro admin`` (a key created or revoked, jobs pruned, a tenant
+    deleted): when, by whom, on which tenant, and what it did. Kept when the tenant is gone (no
+    foreign key: its id and name are copied), so an off-boarding stays on record; written in the
+    action's own transaction where there is one, so a change is never left without its record."""
+
+    __tablename__ = "admin_records"
+    __table_args__ = (
+        CheckConstraint(f"action IN ({_ADMIN_ACTIONS})", name="action"),
+        Index("ix_admin_records_at", "at", "id"),
+        Index("ix_admin_records_tenant", "tenant_name", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+    action: Mapped[str] = mapped_column(String(32))
+    # Who ran it, as the machine knows them ("alice@host", "root (sudo by alice)@host"); null
+    # where the caller did not say (the library called directly, not the command line).
+    operator: Mapped[str | None] = mapped_column(String(255), default=None)
+    tenant_name: Mapped[str | None] = mapped_column(String(200), default=None)
+    tenant_id: Mapped[uuid.UUID | None] = mapped_column(default=None)
+    # What it did: counts, ids, a key's prefix (never a key).
+    detail: Mapped[dict[str, Any]] = mapped_column(PortableJSON, default=dict)

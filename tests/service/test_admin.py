@@ -401,3 +401,101 @@ def test_delete_tenant_removes_all_of_one_tenant_and_nothing_of_another(
     assert client.get(f"/v1/models/{b_model['id']}", headers=b.headers).status_code == 200
     assert (service_dirs["artifacts"] / "jobs" / b_job / "f.bin").read_bytes() == b"fit"
     assert any((service_dirs["uploads"] / str(b.id)).iterdir())
+
+
+def test_each_admin_change_is_on_record_with_who_did_it(
+    app, client, settings, service_dirs, make_tenant, submit, set_job
+):
+    """An off-boarding left nothing saying who deleted the tenant, when, or what went: each
+    `metro admin` change writes an audit record, which outlives the tenant it names."""
+    from datetime import timedelta
+
+    from core.db.base import utcnow
+    from core.db.models import AdminAction
+    from service.admin import audit_log, delete_tenant, prune_jobs
+
+    name = f"audited-{uuid.uuid4().hex[:6]}"
+    with app.state.sessionmaker() as session:
+        key = create_api_key(session, name, operator="alice@ops-1")
+        revoke_api_key(session, key[:12], operator="bob@ops-2")
+        revoke_api_key(session, key, operator="bob@ops-2")  # changes nothing: no record
+        owner = session.scalars(select(Tenant).where(Tenant.name == name)).one()
+        mine = audit_log(session, tenant_name=name)
+    assert [(e.action, e.operator) for e in mine] == [
+        (AdminAction.REVOKE_KEY, "bob@ops-2"), (AdminAction.CREATE_KEY, "alice@ops-1"),
+    ]  # fmt: skip
+    assert all(e.detail == {"prefix": key[:12]} and e.tenant_id == owner.id for e in mine)
+    assert all(key not in repr(e) for e in mine)  # the secret is not kept
+
+    tenant = make_tenant()
+    failed = submit(tenant)["id"]
+    set_job(failed, state="failed", finished_at=utcnow() - timedelta(days=9))
+    with app.state.sessionmaker() as session:
+        pruned = prune_jobs(
+            session, finished_before=utcnow() - timedelta(days=1), tenant_name=tenant.name,
+            artifacts_uri=settings.artifacts_uri, operator="carol@cron",
+        )  # fmt: skip
+        assert [str(j.id) for j in pruned] == [failed]
+        nothing = prune_jobs(
+            session, finished_before=utcnow() - timedelta(days=1), tenant_name=tenant.name,
+            artifacts_uri=settings.artifacts_uri, operator="carol@cron",
+        )  # fmt: skip
+        assert nothing == []  # a run that deleted nothing writes nothing
+        record, created = audit_log(session, tenant_name=tenant.name)
+    assert created.action == AdminAction.CREATE_KEY and created.operator is None  # make_tenant's
+    assert record.action == AdminAction.PRUNE_JOBS and record.operator == "carol@cron"
+    assert record.detail["jobs"] == 1 and record.detail["job_ids"] == [failed]
+    assert record.detail["states"] == ["cancelled", "failed"]
+
+    with app.state.sessionmaker() as session:
+        dry = delete_tenant(
+            session, tenant.name, artifacts_uri=settings.artifacts_uri,
+            remove_bytes=lambda location: None, dry_run=True, operator="dave@ops-3",
+        )  # fmt: skip
+        assert dry.removed and len(audit_log(session, tenant_name=tenant.name)) == 2  # dry: none
+        done = delete_tenant(
+            session, tenant.name, artifacts_uri=settings.artifacts_uri,
+            remove_bytes=lambda location: None, operator="dave@ops-3",
+        )  # fmt: skip
+        assert done.removed
+        assert session.scalars(select(Tenant).where(Tenant.name == tenant.name)).first() is None
+        finished, started, _, _ = audit_log(session, tenant_name=tenant.name)
+        newest = audit_log(session, limit=2)
+    assert [started.detail["phase"], finished.detail["phase"]] == ["started", "finished"]
+    assert {started.action, finished.action} == {AdminAction.DELETE_TENANT}
+    assert finished.operator == "dave@ops-3" and finished.detail["removed"] is True
+    assert finished.detail["keys_revoked"] == started.detail["keys_revoked"] == 1
+    assert [e.detail.get("phase") for e in newest] == ["finished", "started"]
+    with app.state.sessionmaker() as session, pytest.raises(ValueError, match="at least 1"):
+        audit_log(session, limit=0)
+
+
+def test_audit_log_from_the_command_line_names_the_operator(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from cli.main import app as cli
+    from core.config import get_settings
+
+    monkeypatch.setenv("METRO_DATABASE_URL", f"sqlite:///{tmp_path / 'metro.db'}")
+    monkeypatch.setenv("SUDO_USER", "erin")
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        assert runner.invoke(cli, ["migrate"]).exit_code == 0
+        key = runner.invoke(cli, ["admin", "create-key", "--tenant", "[b]ank"]).stdout.strip()
+        assert runner.invoke(cli, ["admin", "create-key", "--tenant", "other"]).exit_code == 0
+        assert runner.invoke(cli, ["admin", "revoke-key", key[:12]]).exit_code == 0
+        shown = runner.invoke(cli, ["admin", "audit-log", "--tenant", "[b]ank"])
+        assert shown.exit_code == 0, shown.output
+        rows = [line for line in shown.stdout.splitlines() if "-key" in line]
+        assert [("revoke-key" in r, "create-key" in r) for r in rows] == [
+            (True, False), (False, True),
+        ]  # fmt: skip
+        assert all("(sudo by erin)@" in r and "[b]ank" in r and key[:12] in r for r in rows)
+        assert key not in shown.stdout
+        every = runner.invoke(cli, ["admin", "audit-log", "--limit", "2"])
+        assert every.exit_code == 0 and "other" in every.stdout and "[b]ank" in every.stdout
+        bad = runner.invoke(cli, ["admin", "audit-log", "--limit", "0"])
+        assert bad.exit_code == 2
+    finally:
+        get_settings.cache_clear()

@@ -16,7 +16,7 @@ from tests.service.conftest import job_body
 
 TABLES = {
     "tenants", "api_keys", "datasets", "jobs", "lambda_steps", "metric_results", "models",
-    "job_fits", "stored_objects", "workers",
+    "job_fits", "stored_objects", "workers", "admin_records",
 }  # fmt: skip
 
 
@@ -34,7 +34,7 @@ def test_postgres_upgrade_from_empty_and_downgrade_to_base(create_pg_database):
     assert migrate.current(url) is None
     migrate.upgrade(url)
     assert _tables(url) == TABLES | {"alembic_version"}
-    assert migrate.current(url) == "0010"
+    assert migrate.current(url) == "0011"
     migrate.downgrade(url, "base")
     assert _tables(url) == {"alembic_version"}
     assert migrate.current(url) is None
