@@ -278,20 +278,38 @@ def migrate_cmd() -> None:
 @admin_app.command("create-key")
 def create_key(
     tenant: Annotated[str, typer.Option(help="Tenant name (created if missing).")],
+    expires_in: Annotated[
+        float | None,
+        typer.Option(
+            "--expires-in",
+            metavar="DAYS",
+            max=36_500.0,
+            help="Refuse the key this many days from now (more than 0, at most 36,500), as if "
+            "revoked. Default: until revoked.",
+        ),
+    ] = None,
 ) -> None:
     """Create an API key for a tenant and print it (it is shown only once). The tenant's id,
-    what {tenant} stands for in METRO_DATA_ROOTS and METRO_DATA_URI_PREFIXES, goes to stderr."""
+    what {tenant} stands for in METRO_DATA_ROOTS and METRO_DATA_URI_PREFIXES, goes to stderr,
+    with the key's expiry where it has one."""
+    from datetime import timedelta
+
+    from core.db.base import utcnow
     from service.admin import create_api_key, tenant_id
 
+    if expires_in is not None and not (expires_in > 0):  # NaN too: a float range lets it by
+        _fail(f"--expires-in is a number of days more than 0, not {expires_in:g}")
+    expires_at = None if expires_in is None else utcnow() + timedelta(days=expires_in)
     with _admin_session() as session:
         try:
-            key = create_api_key(session, tenant, operator=_operator())
+            key = create_api_key(session, tenant, operator=_operator(), expires_at=expires_at)
         except ValueError as exc:  # a name that is empty, too long or holds control characters
             _fail(str(exc))
         session.commit()
         owner = tenant_id(session, tenant)
     typer.echo(key)  # alone on stdout: KEY=$(metro admin create-key --tenant acme)
-    err_console.print(f"tenant {tenant.strip()}: id {owner}", highlight=False, markup=False)
+    until = "" if expires_at is None else f"; the key expires {expires_at:%Y-%m-%d %H:%M:%S} UTC"
+    err_console.print(f"tenant {tenant.strip()}: id {owner}{until}", highlight=False, markup=False)
 
 
 @admin_app.command("list-keys")
@@ -299,18 +317,19 @@ def list_keys(
     tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys.")] = None,
 ) -> None:
     """List API keys: tenant, tenant id (what {tenant} stands for in METRO_DATA_ROOTS), prefix,
-    created, revoked (the keys themselves are not stored)."""
+    created, revoked, expires (the keys themselves are not stored)."""
     from service.admin import list_api_keys
 
     with _admin_session() as session:
         keys = list_api_keys(session, tenant)
     from metro_cli.listing import print_whole
 
-    table = Table("tenant", "tenant id", "prefix", "created", "revoked")
+    table = Table("tenant", "tenant id", "prefix", "created", "revoked", "expires")
     for k in keys:
         revoked = "" if k.revoked_at is None else f"{k.revoked_at:%Y-%m-%d %H:%M:%S}"
         created = f"{k.created_at:%Y-%m-%d %H:%M:%S}"
-        table.add_row(Text(k.tenant), str(k.tenant_id), k.prefix, created, revoked)
+        expires = "" if k.expires_at is None else f"{k.expires_at:%Y-%m-%d %H:%M:%S}"
+        table.add_row(Text(k.tenant), str(k.tenant_id), k.prefix, created, revoked, expires)
     print_whole(table)  # a row on one line: the id and the prefix are copied, never cut
 
 

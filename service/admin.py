@@ -56,6 +56,7 @@ class KeyInfo:
     prefix: str
     created_at: datetime
     revoked_at: datetime | None
+    expires_at: datetime | None = None  # refused from then on; None: until revoked
 
 
 # The tenants table's name column (String(200)): past it PostgreSQL refused the insert with a
@@ -83,12 +84,21 @@ def check_tenant_name(tenant_name: str) -> str:
     return name
 
 
-def create_api_key(session: Session, tenant_name: str, *, operator: str | None = None) -> str:
+def create_api_key(
+    session: Session,
+    tenant_name: str,
+    *,
+    operator: str | None = None,
+    expires_at: datetime | None = None,
+) -> str:
     """Create an API key for ``tenant_name`` (creating the tenant if needed) and return it.
 
     The plaintext key exists only in the return value: the database keeps its SHA-256 (see
     :mod:`service.security`), so a lost key cannot be shown again, only replaced.
+    ``expires_at``: refused from then on, as if revoked (None: until revoked).
     """
+    if expires_at is not None and (expires_at.tzinfo is None or expires_at <= utcnow()):
+        raise ValueError("a key's expiry must be a time to come, with its time zone")
     name = tenant_name.strip()
     if (
         not name or tenant_id(session, name) is None
@@ -96,11 +106,11 @@ def create_api_key(session: Session, tenant_name: str, *, operator: str | None =
         name = check_tenant_name(tenant_name)
     tenant = get_or_create_tenant(session, name)
     key = generate_api_key()
-    stored = add_api_key(session, tenant.id, key)
-    _record(
-        session, AdminAction.CREATE_KEY, operator=operator, tenant=tenant,
-        detail={"prefix": stored.prefix},
-    )  # fmt: skip
+    stored = add_api_key(session, tenant.id, key, expires_at=expires_at)
+    detail: dict[str, Any] = {"prefix": stored.prefix}
+    if expires_at is not None:
+        detail["expires_at"] = expires_at.isoformat()
+    _record(session, AdminAction.CREATE_KEY, operator=operator, tenant=tenant, detail=detail)
     session.commit()
     return key
 
@@ -399,7 +409,7 @@ def tenant_id(session: Session, tenant_name: str) -> uuid.UUID | None:
 def _info(key: ApiKey, tenant: Tenant) -> KeyInfo:
     return KeyInfo(
         id=key.id, tenant=tenant.name, tenant_id=tenant.id, prefix=key.prefix,
-        created_at=key.created_at, revoked_at=key.revoked_at,
+        created_at=key.created_at, revoked_at=key.revoked_at, expires_at=key.expires_at,
     )  # fmt: skip
 
 

@@ -57,6 +57,9 @@ class ApiKey(Base):
     prefix: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+    # Refused from then on, as if revoked (null: until revoked). Rotation by policy: a key made
+    # with a life cannot be forgotten in a client for years.
+    expires_at: Mapped[datetime | None] = mapped_column(default=None)
 
     tenant: Mapped[Tenant] = relationship(back_populates="api_keys")
 

@@ -1,4 +1,4 @@
-"""admin records: an audit trail of what operators did with ``metro admin``
+"""admin records: an audit trail of what operators did with ``metro admin``; keys that expire
 
 Revision ID: 0011
 Revises: 0010
@@ -8,7 +8,9 @@ Creating and revoking keys, pruning jobs and deleting a tenant left no trace but
 after an off-boarding nothing said who deleted the tenant, when, or what went with it. Each
 such action now writes a row of ``admin_records`` (when, who, which tenant, what it did), in the
 action's own transaction where it has one. The rows name the tenant by copy, not by a foreign
-key, so they outlive it. A downgrade drops the table and the trail with it.
+key, so they outlive it. An API key may now be given a life (``api_keys.expires_at``; null:
+until revoked, as every key before). A downgrade drops the table and the trail with it, and the
+keys' expiry: keys that had one are then valid until revoked.
 """
 
 from __future__ import annotations
@@ -48,9 +50,13 @@ def upgrade() -> None:
     )
     op.create_index("ix_admin_records_at", "admin_records", ["at", "id"])
     op.create_index("ix_admin_records_tenant", "admin_records", ["tenant_name", "at"])
+    with op.batch_alter_table("api_keys") as batch:
+        batch.add_column(sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("api_keys") as batch:
+        batch.drop_column("expires_at")
     op.drop_index("ix_admin_records_tenant", table_name="admin_records")
     op.drop_index("ix_admin_records_at", table_name="admin_records")
     op.drop_table("admin_records")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core.db.base import utcnow
 from core.db.models import ApiKey, Tenant
 from service.security import display_prefix, hash_api_key
 
@@ -56,19 +58,30 @@ def lock_tenant(session: Session, tenant_id: uuid.UUID) -> None:
         )
 
 
-def add_api_key(session: Session, tenant_id: uuid.UUID, key: str) -> ApiKey:
-    api_key = ApiKey(tenant_id=tenant_id, key_hash=hash_api_key(key), prefix=display_prefix(key))
+def add_api_key(
+    session: Session, tenant_id: uuid.UUID, key: str, *, expires_at: datetime | None = None
+) -> ApiKey:
+    api_key = ApiKey(
+        tenant_id=tenant_id, key_hash=hash_api_key(key), prefix=display_prefix(key),
+        expires_at=expires_at,
+    )  # fmt: skip
     session.add(api_key)
     session.flush()
     return api_key
 
 
 def authenticate_hash(session: Session, key_hash: str) -> Principal | None:
-    """The principal of the unrevoked key whose SHA-256 is ``key_hash``, or None."""
+    """The principal of the key whose SHA-256 is ``key_hash``, where it is neither revoked nor
+    expired; None otherwise. (An API process's key cache may still accept a key for
+    METRO_API_KEY_CACHE_SECONDS past its expiry, as past its revocation.)"""
     row = session.execute(
         select(ApiKey.id, Tenant.id, Tenant.name)
         .join(Tenant, Tenant.id == ApiKey.tenant_id)
-        .where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))
+        .where(
+            ApiKey.key_hash == key_hash,
+            ApiKey.revoked_at.is_(None),
+            or_(ApiKey.expires_at.is_(None), ApiKey.expires_at > utcnow()),
+        )
     ).first()
     if row is None:
         return None

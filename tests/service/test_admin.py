@@ -482,7 +482,18 @@ def test_audit_log_from_the_command_line_names_the_operator(tmp_path, monkeypatc
     try:
         runner = CliRunner()
         assert runner.invoke(cli, ["migrate"]).exit_code == 0
-        key = runner.invoke(cli, ["admin", "create-key", "--tenant", "[b]ank"]).stdout.strip()
+        made = runner.invoke(
+            cli, ["admin", "create-key", "--tenant", "[b]ank", "--expires-in", "30"]
+        )
+        assert made.exit_code == 0 and "; the key expires 20" in made.stderr, made.output
+        key = made.stdout.strip()
+        for days in ("0", "-1", "nan"):
+            refused = runner.invoke(
+                cli, ["admin", "create-key", "--tenant", "x", "--expires-in", days]
+            )
+            assert refused.exit_code != 0 and "--expires-in" in refused.output, refused.output
+        listed = runner.invoke(cli, ["admin", "list-keys", "--tenant", "[b]ank"])
+        assert "expires" in listed.stdout and listed.stdout.count(" 20") >= 2, listed.stdout
         assert runner.invoke(cli, ["admin", "create-key", "--tenant", "other"]).exit_code == 0
         assert runner.invoke(cli, ["admin", "revoke-key", key[:12]]).exit_code == 0
         shown = runner.invoke(cli, ["admin", "audit-log", "--tenant", "[b]ank"])
@@ -499,3 +510,39 @@ def test_audit_log_from_the_command_line_names_the_operator(tmp_path, monkeypatc
         assert bad.exit_code == 2
     finally:
         get_settings.cache_clear()
+
+
+def test_a_key_given_a_life_is_refused_once_it_has_expired(app, client):
+    """Keys lived until revoked, so one forgotten in a client stayed good for years: a key can
+    now be given an expiry, after which it is refused as a revoked one is."""
+    from datetime import UTC, datetime, timedelta
+
+    from core.db.base import utcnow
+    from service.admin import audit_log
+
+    name = f"expiring-{uuid.uuid4().hex[:6]}"
+    soon = utcnow() + timedelta(days=30)
+    with app.state.sessionmaker() as session:
+        key = create_api_key(session, name, expires_at=soon)
+        forever = create_api_key(session, name)
+        listed = {k.prefix: k for k in list_api_keys(session, name)}
+        [created, _] = audit_log(session, tenant_name=name)
+    assert listed[key[:12]].expires_at == soon and listed[forever[:12]].expires_at is None
+    assert created.detail["expires_at"] == soon.isoformat()
+    for k in (key, forever):
+        assert client.get("/v1/jobs", headers={"Authorization": f"Bearer {k}"}).status_code == 200
+
+    with app.state.sessionmaker() as session:  # its time comes
+        stored = session.scalars(select(ApiKey).where(ApiKey.key_hash == hash_api_key(key))).one()
+        stored.expires_at = utcnow() - timedelta(seconds=1)
+        session.commit()
+    r = client.get("/v1/jobs", headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 401 and r.json()["detail"] == "the API key is not valid", r.text
+    assert client.get("/v1/jobs", headers={"Authorization": f"Bearer {forever}"}).status_code == 200
+
+    with app.state.sessionmaker() as session:
+        for when in (utcnow() - timedelta(minutes=1), datetime(2099, 1, 1)):  # past; no zone
+            with pytest.raises(ValueError, match="a time to come, with its time zone"):
+                create_api_key(session, name, expires_at=when)
+        assert len(list_api_keys(session, name)) == 2  # nothing made by the refusals
+    assert datetime(2099, 1, 1, tzinfo=UTC) > soon
