@@ -309,7 +309,9 @@ def create_key(
         owner = tenant_id(session, tenant)
     typer.echo(key)  # alone on stdout: KEY=$(metro admin create-key --tenant acme)
     until = "" if expires_at is None else f"; the key expires {expires_at:%Y-%m-%d %H:%M:%S} UTC"
-    err_console.print(f"tenant {tenant.strip()}: id {owner}{until}", highlight=False, markup=False)
+    err_console.print(
+        f"tenant {tenant.strip()}: id {owner}{until}", highlight=False, markup=False, soft_wrap=True
+    )
 
 
 @admin_app.command("list-keys")

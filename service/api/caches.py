@@ -22,6 +22,7 @@ from typing import Any
 
 from cachetools import TTLCache
 
+from core.db.base import utcnow
 from service.crud.tenants import Principal
 
 
@@ -39,7 +40,11 @@ class PrincipalCache:
         if not self.enabled:
             return None
         with self._lock:
-            return self._entries.get(key_hash)
+            principal = self._entries.get(key_hash)
+        until = None if principal is None else principal.expires_at
+        if until is not None and until <= utcnow():
+            return None  # its key expired: it is checked again (and refused)
+        return principal
 
     def put(self, key_hash: str, principal: Principal) -> None:
         # Only valid keys are cached: a flood of wrong keys cannot evict the right ones.

@@ -22,6 +22,8 @@ class Principal:
     tenant_id: uuid.UUID
     tenant_name: str
     api_key_id: uuid.UUID
+    # The key's expiry (None: until revoked), so that a cached principal ends with it.
+    expires_at: datetime | None = None
 
 
 def get_or_create_tenant(session: Session, name: str) -> Tenant:
@@ -72,10 +74,9 @@ def add_api_key(
 
 def authenticate_hash(session: Session, key_hash: str) -> Principal | None:
     """The principal of the key whose SHA-256 is ``key_hash``, where it is neither revoked nor
-    expired; None otherwise. (An API process's key cache may still accept a key for
-    METRO_API_KEY_CACHE_SECONDS past its expiry, as past its revocation.)"""
+    expired; None otherwise."""
     row = session.execute(
-        select(ApiKey.id, Tenant.id, Tenant.name)
+        select(ApiKey.id, Tenant.id, Tenant.name, ApiKey.expires_at)
         .join(Tenant, Tenant.id == ApiKey.tenant_id)
         .where(
             ApiKey.key_hash == key_hash,
@@ -85,5 +86,7 @@ def authenticate_hash(session: Session, key_hash: str) -> Principal | None:
     ).first()
     if row is None:
         return None
-    key_id, tenant_id, tenant_name = row
-    return Principal(tenant_id=tenant_id, tenant_name=tenant_name, api_key_id=key_id)
+    key_id, tenant_id, tenant_name, expires_at = row
+    return Principal(
+        tenant_id=tenant_id, tenant_name=tenant_name, api_key_id=key_id, expires_at=expires_at
+    )
