@@ -199,6 +199,23 @@ def tasks() -> dict[str, Loader]:
 # -- methods ------------------------------------------------------------------------------------
 
 
+def class_guards(clf: Any) -> list[dict[str, Any] | None]:
+    """Per class (or label) of a per-class fit, what its guard did, as ``bench/defaults.py``
+    records it for one binary fit (None: no fallback was weighed; a multinomial fit has no
+    per-class searches and records an empty list): only a fit that weighed a fallback can
+    change with ``search.guard_confidence``."""
+    return [
+        None
+        if e.safeguard_ is None
+        else {
+            "used": e.safeguard_.used,
+            "reason": e.safeguard_.reason,
+            "win_probability": e.safeguard_.win_probability,
+        }
+        for e in clf.estimators_
+    ]
+
+
 def fit_predict(group: str, seed: int, X: np.ndarray, y: np.ndarray, X_test: np.ndarray) -> dict:
     """{method: (predictions, what it chose)} for the methods of ``group``."""
     from metro import MetroClassifier
@@ -225,6 +242,7 @@ def fit_predict(group: str, seed: int, X: np.ndarray, y: np.ndarray, X_test: np.
                     e.refinement_ is not None and e.refinement_.temperature is not None
                     for e in clf.estimators_
                 ),
+                "guard": class_guards(clf),
             }
             out = {"metro": (clf.predict(X_test), chosen)}
             if not multilabel:

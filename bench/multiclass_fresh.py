@@ -120,5 +120,8 @@ if __name__ == "__main__":
             print(k)
     elif command == "run":
         run()
+    elif command == "rerun":  # python bench/multiclass_fresh.py rerun OUT [METHOD ...]: in order
+        methods = tuple(sys.argv[3:]) or METHODS
+        mo.run_in_order([p for p in plan() if p[3] in methods], Path(sys.argv[2]))
     else:
         report()

@@ -177,6 +177,8 @@ def run_one(task, size, seed, method, avg):
         t0 = time.perf_counter()
         try:
             if method == "metro":
+                from multiclass import class_guards
+
                 from metro import MetroClassifier
 
                 clf = MetroClassifier(metric="f1", average=avg, random_state=seed).fit(X_tr, y_tr)
@@ -208,6 +210,7 @@ def run_one(task, size, seed, method, avg):
                 rec["best_score"] = clf.best_score_
                 rec["best_scores"] = clf.best_scores_.tolist()
                 rec["rule"] = clf.decision_rule_
+                rec["guard"] = class_guards(clf)
                 rec["fit_warnings"] = [f"{w.code}: {w.message}" for w in clf.warnings_]
                 rec["selection_cells"] = (
                     None
@@ -234,19 +237,21 @@ def _work(args: tuple) -> dict:
     return run_one(*args)
 
 
-def run(methods: tuple[str, ...], out: Path) -> None:
-    """Every (task, size, seed, method) of the rule not yet in ``out``, 2 processes."""
-    import multiprocessing as mp
-
-    ts = json.loads((RESULTS / "multiclass-outside-tasks.json").read_text())
-    tasks = [f"r:{t['package']}/{t['item']}" for t in ts] + ["wine", "iris"]
-    small = {f"r:{t['package']}/{t['item']}" for t in ts if int(t["n"] * 0.75) > 300}
+def _done(out: Path) -> set[tuple]:
     done = set()
     if out.exists():
         for line in out.read_text().splitlines():
             r = json.loads(line)
             done.add((r["task"], r["size"], r["seed"], r["method"]))
-    plan = [
+    return done
+
+
+def plan(methods: tuple[str, ...], done: set[tuple] = frozenset()) -> list[tuple]:
+    """The rule's (task, size, seed, method, avg) runs in its order, less those in ``done``."""
+    ts = json.loads((RESULTS / "multiclass-outside-tasks.json").read_text())
+    tasks = [f"r:{t['package']}/{t['item']}" for t in ts] + ["wine", "iris"]
+    small = {f"r:{t['package']}/{t['item']}" for t in ts if int(t["n"] * 0.75) > 300}
+    return [
         (task, size, seed, method, "macro")
         for method in methods
         for task in tasks
@@ -255,8 +260,29 @@ def run(methods: tuple[str, ...], out: Path) -> None:
         for seed in range(5)
         if (task, size, seed, method) not in done
     ]
+
+
+def run_in_order(runs: list[tuple], out: Path) -> None:
+    """``runs`` not yet in ``out``, one at a time in their order (a rerun that may be stopped
+    for time stops at a point of the rule's order, not wherever two processes had got to)."""
+    done = _done(out)
+    with out.open("a") as sink:
+        for args in runs:
+            if args[:4] in done:
+                continue
+            rec = run_one(*args)
+            sink.write(json.dumps(rec) + "\n")
+            sink.flush()
+            print(*args[:4], rec.get("f1"), f"{rec['seconds']:.1f}s", flush=True)
+
+
+def run(methods: tuple[str, ...], out: Path) -> None:
+    """Every (task, size, seed, method) of the rule not yet in ``out``, 2 processes."""
+    import multiprocessing as mp
+
+    runs = plan(methods, _done(out))
     with out.open("a") as sink, mp.get_context("spawn").Pool(2, maxtasksperchild=20) as pool:
-        for rec in pool.imap_unordered(_work, plan):
+        for rec in pool.imap_unordered(_work, runs):
             sink.write(json.dumps(rec) + "\n")
             sink.flush()
             print(rec["task"], rec["size"], rec["seed"], rec["method"], rec.get("f1"), flush=True)
@@ -300,5 +326,7 @@ if __name__ == "__main__":
             print(k)
     elif command == "run":  # python bench/multiclass_outside.py run [METHOD ...]
         run(tuple(sys.argv[2:]) or METHODS, RESULTS / "multiclass-outside-new.jsonl")
+    elif command == "rerun":  # python bench/multiclass_outside.py rerun OUT [METHOD ...]
+        run_in_order(plan(tuple(sys.argv[3:]) or METHODS), Path(sys.argv[2]))
     else:  # the README's and docs/quality.md's numbers: METRO now against the stored baselines
         report(RESULTS / "multiclass-outside.jsonl", RESULTS / "multiclass-outside-before.jsonl")
