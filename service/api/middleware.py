@@ -45,10 +45,22 @@ logger = logging.getLogger(__name__)
 _MULTIPART_OVERHEAD = 64 * 1024
 
 
+def route_path(scope: Scope) -> str:
+    """The path the router matches: ``path`` less ``root_path`` where it begins with it. Run
+    under ``uvicorn --root-path /api`` every path is "/api/v1/...", which the router routes as
+    "/v1/..." (Starlette strips the root path): read raw, the key check saw no API path and
+    let a wrong key through uncounted to the route's own check, after the body was read."""
+    path: str = scope["path"]
+    root = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
+        return path[len(root) :] or "/"
+    return path
+
+
 def _is_upload(scope: Scope) -> bool:
     """The request is an upload (POST /v1/datasets): its own body limit, and the tenant's
     storage quota checked before its body is read."""
-    return scope["method"] == "POST" and scope["path"].rstrip("/") == "/v1/datasets"
+    return scope["method"] == "POST" and route_path(scope).rstrip("/") == "/v1/datasets"
 
 
 # What uvicorn's h11 parser may buffer of a request's head before it gives up with its own
@@ -215,7 +227,7 @@ class RequireKeyMiddleware:
     @staticmethod
     def _needs_key(scope: Scope) -> bool:
         """An API operation exists for this path and method (else the app's 404 or 405 stands)."""
-        return scope["method"] in documented_methods(scope["app"], scope["path"])
+        return scope["method"] in documented_methods(scope["app"], route_path(scope))
 
     async def _quota_spent(self, scope: Scope, principal: Principal) -> str | None:
         """Why an upload (POST /v1/datasets) of a tenant whose stored datasets already fill its
@@ -231,7 +243,7 @@ class RequireKeyMiddleware:
         return storage_quota_message(used, quota, before_upload=True) if used >= quota else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
+        if scope["type"] != "http" or not route_path(scope).startswith("/v1/"):
             await self.app(scope, receive, send)
             return
         # The first Authorization field, as the route's check (Starlette's headers) reads it.
@@ -279,10 +291,8 @@ class RequireKeyMiddleware:
                 scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
                 await self.app(scope, receive, private_answer(send))
                 return
-            if not self._needs_key(scope):  # no such operation: its 404 or 405 as for anyone
-                await self.app(scope, receive, send)
-                return
-            detail = KEY_NOT_VALID
+            # Counted on every path: a wrong key's 404 or 405 lacks the private headers a right
+            # key's has, so uncounted, a path with no operation was an unlimited oracle.
             if self.throttle is not None and self.throttle.failed(address):
                 logger.warning(
                     "%d API keys that are not valid from %s within %g s: its requests with a "
@@ -290,6 +300,10 @@ class RequireKeyMiddleware:
                     self.throttle.limit, address or "an unknown address",
                     self.throttle.window_seconds,
                 )  # fmt: skip
+            if not self._needs_key(scope):  # no such operation: its 404 or 405 as for anyone
+                await self.app(scope, receive, send)
+                return
+            detail = KEY_NOT_VALID
         challenge = [(b"www-authenticate", b"Bearer"), *_close_unread(headers)]
         await send_problem(
             send, self.settings, scope,

@@ -121,6 +121,37 @@ def test_a_right_key_resets_no_count(throttled_app, clock, tenant):
     assert b.get("/v1/jobs", headers=tenant.headers).status_code == 429
 
 
+@pytest.mark.parametrize(("method", "path"), [("GET", "/v1/no-such-thing"), ("PUT", "/v1/jobs")])
+def test_a_wrong_key_counts_where_no_operation_is(throttled_app, clock, tenant, method, path):
+    """A path or method with no operation answers a right key's 404 or 405 with the private
+    headers and a wrong key's without them, so the key is told apart there too: its wrong keys
+    count as anywhere else."""
+    a = client_from(throttled_app, "198.51.100.20")
+    right = a.request(method, path, headers=tenant.headers)
+    wrong = a.request(method, path, headers=WRONG)
+    assert right.status_code == wrong.status_code != 401
+    assert right.headers.get("cache-control") != wrong.headers.get("cache-control")
+    for _ in range(LIMIT - 1):
+        assert a.request(method, path, headers=WRONG).status_code == wrong.status_code
+    assert a.request(method, path, headers=WRONG).status_code == 429
+    assert a.get("/v1/jobs", headers=tenant.headers).status_code == 429
+
+
+def test_a_root_path_does_not_take_requests_past_the_count(throttled_app, clock, tenant):
+    """Under ``uvicorn --root-path /api`` each path arrives as "/api/v1/..." (the router strips
+    the root path): the key check still sees an API path, answers before the route, counts."""
+    a = TestClient(
+        throttled_app, raise_server_exceptions=False, client=("198.51.100.21", 40000),
+        root_path="/api",
+    )  # fmt: skip
+    assert a.get("/api/v1/jobs", headers=tenant.headers).status_code == 200
+    for _ in range(LIMIT):
+        assert a.get("/api/v1/jobs", headers=WRONG).status_code == 401
+    refused = a.get("/api/v1/jobs", headers=tenant.headers)
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["instance"] == "/api/v1/jobs"
+
+
 def test_the_document_declares_the_429_on_each_operation_taking_a_key(throttled_app):
     schema = client_from(throttled_app, "198.51.100.11").get("/openapi.json").json()
     for path, item in schema["paths"].items():
