@@ -200,35 +200,70 @@ def prune_jobs(
     found = session.execute(query).all()
     session.rollback()  # no transaction held while the jobs are deleted one by one
     pruned: list[PrunedJob] = []
-    for job_id, owner, state, at, tenant in found:
-        if dry_run:
-            models = session.scalar(select(func.count()).where(Model.job_id == job_id)) or 0
-            session.rollback()
-        else:
+    try:
+        for job_id, owner, state, at, tenant in found:
+            if dry_run:
+                models = session.scalar(select(func.count()).where(Model.job_id == job_id)) or 0
+                session.rollback()
+                pruned.append(PrunedJob(job_id, tenant, state, at, int(models)))
+                continue
             try:
                 models = len(delete_job(session, owner, job_id))
             except (NotFoundError, ConflictError):  # deleted meanwhile (a finished job stays so)
                 continue
+            # Listed once its rows are gone, before its files: a store that refuses them
+            # (the error below ends the run) leaves a deletion that is still on record.
+            pruned.append(PrunedJob(job_id, tenant, state, at, int(models)))
             # After the commit, as the API's delete: a failure between the two leaves files no
             # row names, never a row without its files.
             remove_tree(artifacts_uri, job_dir(job_id))
-        pruned.append(PrunedJob(job_id, tenant, state, at, int(models)))
+    except BaseException as exc:
+        if pruned and not dry_run:
+            # Each job's delete committed on its own: the jobs deleted before the error are
+            # gone, and go on record (the record says the run was cut short, and by what).
+            session.rollback()
+            _record_prune(
+                session, pruned, operator=operator, tenant_name=tenant_name, owner_id=owner_id,
+                states=states, finished_before=finished_before,
+                interrupted=f"{type(exc).__name__}: {exc}"[:500],
+            )  # fmt: skip
+        raise
     if pruned and not dry_run:
-        # One record for the run, after it: each job's delete commits on its own (no
-        # transaction spans them), so a run cut short has deleted jobs it does not list.
-        _record(
-            session, AdminAction.PRUNE_JOBS, operator=operator,
-            tenant_name=None if tenant_name is None else tenant_name.strip(), tenant_id=owner_id,
-            detail={
-                "jobs": len(pruned),
-                "models": sum(job.models for job in pruned),
-                "states": sorted(s.value for s in states),
-                "finished_before": finished_before.isoformat(),
-                "job_ids": [str(job.id) for job in pruned[:MAX_RECORDED_IDS]],
-            },
+        # One record for the run, after it (no transaction spans the jobs' deletes; an error
+        # part-way records those deleted before it, above).
+        _record_prune(
+            session, pruned, operator=operator, tenant_name=tenant_name, owner_id=owner_id,
+            states=states, finished_before=finished_before,
         )  # fmt: skip
-        session.commit()
     return pruned
+
+
+def _record_prune(
+    session: Session,
+    pruned: list[PrunedJob],
+    *,
+    operator: str | None,
+    tenant_name: str | None,
+    owner_id: uuid.UUID | None,
+    states: Collection[JobState],
+    finished_before: datetime,
+    interrupted: str | None = None,
+) -> None:
+    detail: dict[str, Any] = {
+        "jobs": len(pruned),
+        "models": sum(job.models for job in pruned),
+        "states": sorted(s.value for s in states),
+        "finished_before": finished_before.isoformat(),
+        "job_ids": [str(job.id) for job in pruned[:MAX_RECORDED_IDS]],
+    }
+    if interrupted is not None:
+        detail["interrupted"] = interrupted
+    _record(
+        session, AdminAction.PRUNE_JOBS, operator=operator,
+        tenant_name=None if tenant_name is None else tenant_name.strip(), tenant_id=owner_id,
+        detail=detail,
+    )  # fmt: skip
+    session.commit()
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
 from core.datasets.locations import LocationPolicy
-from core.db.models import ApiKey, Tenant
+from core.db.models import ApiKey, Job, Tenant
 from service.admin import create_api_key, list_api_keys, revoke_api_key
 from service.security import hash_api_key
 
@@ -468,6 +468,45 @@ def test_each_admin_change_is_on_record_with_who_did_it(
     assert [e.detail.get("phase") for e in newest] == ["finished", "started"]
     with app.state.sessionmaker() as session, pytest.raises(ValueError, match="at least 1"):
         audit_log(session, limit=0)
+
+
+def test_a_prune_cut_short_keeps_the_jobs_it_deleted_on_record(
+    app, settings, make_tenant, submit, set_job, monkeypatch
+):
+    """Each job's delete commits on its own: when the store refuses the second job's files,
+    the first job (and the second's rows) are gone, and the run's record must say so."""
+    from datetime import timedelta
+
+    import service.admin as admin
+    from core.db.base import utcnow
+    from core.db.models import AdminAction
+
+    tenant = make_tenant()
+    jobs = []
+    for days in (9, 8, 7):
+        job_id = submit(tenant)["id"]
+        set_job(job_id, state="failed", finished_at=utcnow() - timedelta(days=days))
+        jobs.append(job_id)
+    removed: list[str] = []
+
+    def refusing(uri: str, where: str) -> None:
+        if removed:
+            raise PermissionError(f"the store refused {where}")
+        removed.append(where)
+
+    monkeypatch.setattr(admin, "remove_tree", refusing)
+    with app.state.sessionmaker() as session:
+        with pytest.raises(PermissionError):
+            admin.prune_jobs(
+                session, finished_before=utcnow() - timedelta(days=1), tenant_name=tenant.name,
+                artifacts_uri=settings.artifacts_uri, operator="carol@cron",
+            )  # fmt: skip
+        left = {str(i) for i in session.scalars(select(Job.id).where(Job.tenant_id == tenant.id))}
+        record = admin.audit_log(session, tenant_name=tenant.name, limit=1)[0]
+    assert left == {jobs[2]}  # the first two jobs' rows are gone
+    assert record.action == AdminAction.PRUNE_JOBS and record.operator == "carol@cron"
+    assert record.detail["job_ids"] == jobs[:2] and record.detail["jobs"] == 2
+    assert "PermissionError" in record.detail["interrupted"]
 
 
 def test_audit_log_from_the_command_line_names_the_operator(tmp_path, monkeypatch):
