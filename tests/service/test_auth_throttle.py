@@ -152,6 +152,22 @@ def test_a_root_path_does_not_take_requests_past_the_count(throttled_app, clock,
     assert refused.json()["instance"] == "/api/v1/jobs"
 
 
+def test_an_upload_under_a_root_path_has_the_upload_limit(settings, tenant):
+    """The body limit knows an upload by its route path: under a root path "/api/v1/datasets"
+    got the 16 MiB limit of every other request, not the upload's 256 MiB."""
+    app = create_app(
+        settings.model_copy(update={"max_request_body_bytes": 4096, "max_upload_bytes": 65536})
+    )
+    try:
+        client = TestClient(app, raise_server_exceptions=False, root_path="/api")
+        csv = b"a,b,y\n" + b"".join(b"%d,%d,%d\n" % (i, i % 7, i % 2) for i in range(2000))
+        assert 4096 < len(csv) < 65536
+        r = client.post("/api/v1/datasets", files={"file": ("d.csv", csv)}, headers=tenant.headers)
+        assert r.status_code == 201, r.text
+    finally:
+        app.state.engine.dispose()
+
+
 def test_the_document_declares_the_429_on_each_operation_taking_a_key(throttled_app):
     schema = client_from(throttled_app, "198.51.100.11").get("/openapi.json").json()
     for path, item in schema["paths"].items():
