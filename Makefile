@@ -8,9 +8,11 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # Test processes (pytest-xdist), a file each at a time: most of the suite's longest tests wait on
-# servers and workers they start, so two processes use both cores of the CI machine (serial:
-# 620 s, two: 514 s, measured on it). TEST_WORKERS=0 runs in one process.
-TEST_WORKERS ?= 2
+# servers and workers they start (the suite's ~960 s of CPU filled 60% of two cores' time with
+# two processes), so four keep the CI machine's two cores busier: 2,340 tests in 767 s with
+# four, 792 s with three, 816-941 s with two (2026-11-29/30, on it). TEST_WORKERS=0 runs in one
+# process.
+TEST_WORKERS ?= 4
 
 .PHONY: run test lint typecheck clean
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 # One PyTorch (OpenMP) thread per test process, and per process a test starts (servers, workers,
-# the CLI inherit the variable). The suite runs two processes on a two-core machine
+# the CLI inherit the variable). The suite runs four processes on a two-core machine
 # (`make test`); with a thread per core each, their threads spun waiting for each other: the
 # estimator's tests took 267 s beside another busy process and 151 s with one thread, for the
 # same results. A variable already set (a developer's choice) is kept.
