@@ -54,7 +54,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from defaults import TEST_FRACTION, THETAS, add_suite_option, load, suite_out, tasks
+from defaults import TEST_FRACTION, THETAS, UNSEEN, add_suite_option, load, suite_out, tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/constrained.json"
@@ -203,7 +203,8 @@ def run_cell(task: str, problem_name: str, method: str, seeds: int) -> dict[str,
     from metro.metrics import confusion_fractions, get_metric
 
     problem = PROBLEMS[problem_name]
-    X, y = tasks()[task].load()
+    # tasks() holds the main and fresh suites; the unseen suite is asked for by name.
+    X, y = {**tasks(), **tasks(UNSEEN)}[task].load()
     record: dict[str, Any] = {
         "task": task, "problem": problem_name, "method": method, "n_rows": len(y),
         "n_features": int(X.shape[1]), "positive_fraction": float(y.mean()),

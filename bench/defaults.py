@@ -189,9 +189,7 @@ def tasks(suite: str | None = None) -> dict[str, Task]:
     if suite not in (None, *SUITES, UNSEEN):
         raise ValueError(f"suite must be one of {(*SUITES, UNSEEN)}, not {suite!r}")
     if suite == UNSEEN:
-        return {
-            t.name: Task(t.name, _rtask(t.package, t.item)) for t in frozen_tasks(unseen=True)
-        }
+        return {t.name: Task(t.name, _rtask(t.package, t.item)) for t in frozen_tasks(unseen=True)}
     fresh = [Task(t.name, _rtask(t.package, t.item)) for t in frozen_tasks(fresh=True)]
     if suite == "fresh":
         return {t.name: t for t in fresh}
