@@ -256,6 +256,7 @@ USERS = {
     "watch",
     "cancel",
     "result",
+    "compare",
     "download",
     "predict",
     "jobs",

@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 import typer
 from rich.markup import escape
 
+from metro_cli.compare import compare
 from metro_cli.download import download
 from metro_cli.listing import datasets, delete, jobs, models
 from metro_cli.output import err_console, flat
@@ -34,6 +35,7 @@ COMMANDS = (
     watch,
     cancel,
     result,
+    compare,
     download,
     predict,
     jobs,
