@@ -754,3 +754,38 @@ def test_a_model_of_unreadable_ranges_is_never_served(app, client, tenant, add_m
         headers=tenant.headers,
     )  # fmt: skip
     assert r.status_code == 500 and r.json()["type"].endswith("/artifact-unavailable"), r.text
+
+
+def _damage_manifest(app, m, **changes):
+    """Write changed manifest keys into the model's file and the database's copy alike (the
+    load compares the two: damage in one only is a mismatch, not this)."""
+    import json
+
+    from core.db.models import Model
+
+    path = m["dir"] / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest.update(changes)
+    path.write_text(json.dumps(manifest))
+    with app.state.sessionmaker() as session:
+        session.get(Model, uuid.UUID(m["id"])).manifest = manifest
+        session.commit()
+
+
+def test_a_manifest_of_null_n_features_is_an_artifact_error(app, client, tenant, add_model, caplog):
+    """A null n_features beside its ranges ended the prediction in int(None)'s TypeError (an
+    unhandled 500): the manifest is refused as one whose n_features does not match its
+    input_shape is, an artifact error whose log line names the field."""
+    import logging
+
+    m = add_model(tenant, feature_ranges={"min": [0.0, 0.0, 0.0], "max": [1.0, 1.0, 1.0]})
+    _damage_manifest(app, m, n_features=None)
+    app.state.model_cache.clear()
+    with caplog.at_level(logging.ERROR):
+        r = client.post(
+            f"/v1/models/{m['id']}/predict", json={"instances": [[0.5, 0.5, 0.5]]},
+            headers=tenant.headers,
+        )  # fmt: skip
+    assert r.status_code == 500 and r.json()["type"].endswith("/artifact-unavailable"), r.text
+    logged = " ".join(rec.getMessage() for rec in caplog.records)
+    assert "n_features is not a number: None" in logged and "TypeError" not in logged
