@@ -146,7 +146,9 @@ class ChoiceWarning(BaseModel):
         "the delivered model's choice): a feature holds a different integer on every row, "
         "filling a range or named as an id (txn_id, customerId), as an id or a row number "
         "does, and the model may read the rows' order from it (dataset.ignore_columns leaves "
-        "it out)"
+        "it out); offsets_not_tuned (a micro-averaged multi-label job's label): its "
+        "out-of-fold margins could not be rebuilt from the folds, so the labels' offsets were "
+        "not tuned together and each keeps its own threshold"
     )
     message: str
 

@@ -479,6 +479,11 @@ def fit_averaged(
                 margins = np.column_stack([m for m in oof if m is not None])
                 _choose_label_offsets(est, margins, indicators, spec=spec)
                 return _gather_class_findings(est)
+            # Folds, but not every label's held-out margins: the offsets, tuned together or
+            # not at all, are not, and that was said only for a holdout (the service's notice).
+            for c, m in enumerate(oof):
+                if m is None:
+                    est.class_warnings_[c].append(_offsets_not_tuned_warning())
         counts_ = [e.search_result_.selection_counts for e in estimators]
         est.selection_cells_ = None
         if all(c is not None for c in counts_):
@@ -543,6 +548,18 @@ def _choose_label_offsets(
     est.offsets_, est.best_score_ = tune_label_offsets(margins, Y, spec=spec)
     est.decision_rule_ = "tuned"
     est.selection_cells_ = label_cells(Y, predict_labels(margins, est.offsets_))
+
+
+def _offsets_not_tuned_warning() -> SearchWarning:
+    """A micro-averaged multi-label fit's ``offsets_not_tuned``, on each label whose
+    out-of-fold margins could not be rebuilt from its search's folds."""
+    return SearchWarning(
+        WarningCode.OFFSETS_NOT_TUNED,
+        "its out-of-fold margins could not be rebuilt from its search's folds (no held-out "
+        "scores kept for every fold, or not the folds the labels share), so the labels' "
+        "offsets were not tuned together for the micro average: each label keeps its own "
+        "threshold",
+    )
 
 
 def delivers_offsets(est: MetroClassifier) -> bool:

@@ -404,7 +404,11 @@ def load_model(
             f"a saved model holds {'one model' if classes is None else 'one model per class'}, "
             f"this one {model.n_models}"
         )
-    if int(manifest.get("n_features", -1)) != math.prod(shape):
+    n_features = manifest.get("n_features")
+    # Checked as written: int(None), a null in the file, ended in a TypeError (a bare 500).
+    if isinstance(n_features, bool) or not isinstance(n_features, int):
+        raise ModelFormatError(f"the manifest's n_features is not a number: {n_features!r}")
+    if n_features != math.prod(shape):
         raise ModelFormatError("n_features does not match input_shape")
     return model, manifest
 

@@ -199,6 +199,18 @@ def prune_jobs(
         query = query.where(Job.tenant_id == owner_id)
     found = session.execute(query).all()
     session.rollback()  # no transaction held while the jobs are deleted one by one
+
+    def record(jobs: list[PrunedJob], *, phase: str, interrupted: str | None = None) -> None:
+        _record_prune(
+            session, jobs, operator=operator, tenant_name=tenant_name, owner_id=owner_id,
+            states=states, finished_before=finished_before, phase=phase, interrupted=interrupted,
+        )  # fmt: skip
+
+    if found and not dry_run:
+        # On record before the first job goes, in its own commit: a run killed part-way
+        # (SIGKILL, the machine lost) writes no end record, and so left no record at all.
+        listed = [PrunedJob(job_id, name, state, at, 0) for job_id, _, state, at, name in found]
+        record(listed, phase="started")
     pruned: list[PrunedJob] = []
     try:
         for job_id, owner, state, at, tenant in found:
@@ -218,23 +230,17 @@ def prune_jobs(
             # row names, never a row without its files.
             remove_tree(artifacts_uri, job_dir(job_id))
     except BaseException as exc:
-        if pruned and not dry_run:
+        if found and not dry_run:
             # Each job's delete committed on its own: the jobs deleted before the error are
             # gone, and go on record (the record says the run was cut short, and by what).
             session.rollback()
-            _record_prune(
-                session, pruned, operator=operator, tenant_name=tenant_name, owner_id=owner_id,
-                states=states, finished_before=finished_before,
-                interrupted=f"{type(exc).__name__}: {exc}"[:500],
-            )  # fmt: skip
+            record(pruned, phase="finished", interrupted=f"{type(exc).__name__}: {exc}"[:500])
         raise
-    if pruned and not dry_run:
-        # One record for the run, after it (no transaction spans the jobs' deletes; an error
-        # part-way records those deleted before it, above).
-        _record_prune(
-            session, pruned, operator=operator, tenant_name=tenant_name, owner_id=owner_id,
-            states=states, finished_before=finished_before,
-        )  # fmt: skip
+    if found and not dry_run:
+        # The run's end, with what it deleted (no transaction spans the jobs' deletes; an
+        # error part-way records those deleted before it, above). Written also where every
+        # job went meanwhile: the started record has its end.
+        record(pruned, phase="finished")
     return pruned
 
 
@@ -247,15 +253,20 @@ def _record_prune(
     owner_id: uuid.UUID | None,
     states: Collection[JobState],
     finished_before: datetime,
+    phase: str,
     interrupted: str | None = None,
 ) -> None:
+    """A prune run's record: as it starts (``phase`` "started"), the jobs it found to delete;
+    as it ends ("finished"), the jobs it deleted and their models."""
     detail: dict[str, Any] = {
+        "phase": phase,
         "jobs": len(pruned),
-        "models": sum(job.models for job in pruned),
         "states": sorted(s.value for s in states),
         "finished_before": finished_before.isoformat(),
         "job_ids": [str(job.id) for job in pruned[:MAX_RECORDED_IDS]],
     }
+    if phase != "started":  # counted as each job goes
+        detail["models"] = sum(job.models for job in pruned)
     if interrupted is not None:
         detail["interrupted"] = interrupted
     _record(

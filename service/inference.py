@@ -19,6 +19,7 @@ weights, and if it ever did the new digest would miss the cache instead of servi
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import uuid
@@ -36,6 +37,8 @@ from metro.ranges import FeatureRanges, RangeReport, out_of_range
 from metro.trainer import FLOAT32_MAX, undefined_score_rows
 
 INVALID_ROWS = "Invalid prediction request"
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -141,19 +144,26 @@ def load_model(
         linear=LinearScorer.of(module) if module.spec.kind == "linear" else None,
         classes=None if manifest.get("classes") is None else tuple(manifest["classes"]),
         decision=manifest.get("decision"),
-        ranges=_ranges(manifest),
+        ranges=_ranges(manifest, model_uri),
     )
 
 
-def _ranges(manifest: Mapping[str, Any]) -> FeatureRanges | None:
-    """The manifest's feature ranges; None where it has none (written before they were kept)."""
+def _ranges(manifest: Mapping[str, Any], model_uri: str) -> FeatureRanges | None:
+    """The manifest's feature ranges; None where it has none (written before they were kept)
+    or they are unreadable. The ranges only inform (``out_of_range``), so a damaged record
+    skips that check, with a warning in the log at each load, rather than refusing every
+    prediction of a model whose weights and decision are intact (it was a 500 per request)."""
     given = manifest.get("feature_ranges")
     if given is None:
         return None
     try:
         return FeatureRanges.from_dict(given, n_features=int(manifest["n_features"]))
     except ValueError as exc:
-        raise ArtifactError(f"its manifest's feature_ranges are unreadable: {exc}") from None
+        logger.warning(
+            "model %s: its manifest's feature_ranges are unreadable (%s); its predictions are "
+            "scored without the range check", model_uri, exc,
+        )  # fmt: skip
+        return None
 
 
 def same_json(a: Any, b: Any) -> bool:

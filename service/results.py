@@ -49,6 +49,15 @@ LABEL_OFFSETS_NOT_TUNED = (
     "the micro average; cross-validation folds (search.cv) tune the labels' offsets together."
 )
 
+# The same where there were folds, but some label's out-of-fold margins could not be rebuilt
+# from them (its choice carries the warning of the same code): said for a holdout only, this
+# left the labels untuned without a word.
+LABEL_OFFSETS_NOT_REBUILT = (
+    "Offsets not tuned: the out-of-fold margins of {labels} could not be rebuilt from the "
+    "search's folds, so each label keeps its own threshold, not one chosen with the others' "
+    "for the micro average."
+)
+
 
 def build_job_result(
     job: Job, rows: Sequence[MetricResult], *, labels: ManifestLabels | None = None
@@ -174,6 +183,20 @@ def _averaged_result(
         notices.append(ResultNotice(code="offsets_not_tuned", message=OFFSETS_NOT_TUNED))
     elif not multi_class and average == "micro" and no_folds:
         notices.append(ResultNotice(code="offsets_not_tuned", message=LABEL_OFFSETS_NOT_TUNED))
+    elif not multi_class and average == "micro" and delivered:
+        unbuilt = [
+            repr(c.label)
+            for c in delivered
+            if any(w.code == "offsets_not_tuned" for w in c.warnings)
+        ]
+        if unbuilt:
+            labels = ("label " if len(unbuilt) == 1 else "labels ") + ", ".join(unbuilt)
+            notices.append(
+                ResultNotice(
+                    code="offsets_not_tuned",
+                    message=LABEL_OFFSETS_NOT_REBUILT.format(labels=labels),
+                )
+            )
     return JobResult(
         job_id=job.id,
         metric=metric.name,

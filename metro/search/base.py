@@ -189,6 +189,7 @@ class WarningCode(StrEnum):
     NO_SUPPORTED_CHOICE = "no_supported_choice"
     NO_SIGNAL = "no_signal"
     ID_LIKE_FEATURE = "id_like_feature"
+    OFFSETS_NOT_TUNED = "offsets_not_tuned"
 
 
 @dataclass(frozen=True)

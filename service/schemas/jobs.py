@@ -620,7 +620,9 @@ class ResultNotice(BaseModel):
         description="offsets_not_tuned: a multi-class job whose classes chose on a holdout "
         "(no cross-validation folds), so its model decides by the plain argmax of their margins "
         "and no average was scored where they chose; or a micro-averaged multi-label job whose "
-        "labels chose on a holdout, so each keeps its own threshold"
+        "labels chose on a holdout, or some of whose labels' out-of-fold margins could not be "
+        "rebuilt from the folds (their choices carry the warning offsets_not_tuned), so each "
+        "label keeps its own threshold"
     )
     message: str
 

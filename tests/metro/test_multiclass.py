@@ -144,6 +144,38 @@ def test_micro_multilabel_without_folds_keeps_each_labels_threshold():
     assert clf.best_score_ == pytest.approx(averaged_score(clf.metric_, cells, "micro"))
 
 
+def test_micro_multilabel_whose_margins_cannot_be_rebuilt_says_so(monkeypatch):
+    """Folds, but one label's out-of-fold margins cannot be rebuilt: the offsets are not tuned
+    (each label keeps its own threshold), which went unsaid (only a holdout's was said, by the
+    service). Constructed: no natural data was found that triggers it, so the piece that
+    rebuilds the margins (metro.multiclass._oof_margins) is made to fail for the second label
+    (its second call); the others' are rebuilt as usual."""
+    import metro.multiclass as multiclass
+
+    rebuild = multiclass._oof_margins
+    calls: list[int] = []
+
+    def failing_for_the_second(*args, **kwargs):
+        calls.append(1)
+        return None if len(calls) == 2 else rebuild(*args, **kwargs)
+
+    monkeypatch.setattr(multiclass, "_oof_margins", failing_for_the_second)
+    X, Y = make_multilabel_classification(n_samples=300, n_features=6, n_classes=3, random_state=2)
+    with pytest.warns(MetroFitWarning) as issued:
+        clf = MetroClassifier(average="micro", random_state=0, **SMALL).fit(X, Y)
+    assert len(calls) == 3 and clf.n_splits_ > 0  # folds, and every label's margins asked for
+    assert clf.decision_rule_ == "per_label" and clf.offsets_.tolist() == [0.0, 0.0, 0.0]
+    codes = [[w.code for w in ws] for ws in clf.class_warnings_]
+    assert WarningCode.OFFSETS_NOT_TUNED in codes[1]
+    assert WarningCode.OFFSETS_NOT_TUNED not in codes[0] + codes[2]
+    said = [
+        str(w.message)
+        for w in issued
+        if isinstance(w.message, MetroFitWarning) and w.message.code == "offsets_not_tuned"
+    ]
+    assert len(said) == 1 and said[0].startswith("offsets_not_tuned: label 1: its out-of-fold")
+
+
 def test_micro_multiclass_is_trained_for_the_accuracy():
     """Multi-class micro-F1 is the accuracy: the argmax's offsets are tuned for it."""
     from sklearn.metrics import accuracy_score

@@ -181,3 +181,23 @@ def test_a_multilabel_fit_keeps_the_ranges_of_every_row(tmp_path):
     manifest = est.save(tmp_path, onnx=False)
     assert manifest["decision"] == "per_label"
     assert manifest["feature_ranges"]["max"] == everything.max(axis=0).tolist()
+
+
+def test_a_manifest_of_unreadable_ranges_loads_says_so_and_checks_nothing(tmp_path):
+    """Ranges of another width refused the whole model (ModelFormatError), though its weights
+    and decision are intact and the ranges only inform: it loads, predicts as saved, and the
+    load warns once that the range check is off."""
+    X, y = _binary()
+    est = MetroClassifier(**FAST).fit(X, y)
+    est.save(tmp_path)
+    path = tmp_path / MANIFEST_FILE
+    damaged = json.loads(path.read_text())
+    damaged["feature_ranges"] = {"min": [0.0], "max": [1.0]}
+    path.write_text(json.dumps(damaged))
+    with pytest.warns(UserWarning, match="feature_ranges are unreadable") as said:
+        loaded = load_classifier(tmp_path, warn_out_of_range=True)
+    assert len(said) == 1 and said[0].filename == __file__  # the caller's line
+    assert loaded.feature_ranges_ is None and loaded.out_of_range(X * 1000) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.array_equal(loaded.predict(X), est.predict(X))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, func, select
@@ -440,26 +441,30 @@ def test_each_admin_change_is_on_record_with_who_did_it(
             session, finished_before=utcnow() - timedelta(days=1), tenant_name=tenant.name,
             artifacts_uri=settings.artifacts_uri, operator="carol@cron",
         )  # fmt: skip
-        assert nothing == []  # a run that deleted nothing writes nothing
-        record, created = audit_log(session, tenant_name=tenant.name)
+        assert nothing == []  # a run that found nothing to delete writes nothing
+        record, begun, created = audit_log(session, tenant_name=tenant.name)
     assert created.action == AdminAction.CREATE_KEY and created.operator is None  # make_tenant's
-    assert record.action == AdminAction.PRUNE_JOBS and record.operator == "carol@cron"
-    assert record.detail["jobs"] == 1 and record.detail["job_ids"] == [failed]
-    assert record.detail["states"] == ["cancelled", "failed"]
+    assert {record.action, begun.action} == {AdminAction.PRUNE_JOBS}
+    assert record.operator == begun.operator == "carol@cron"
+    assert [begun.detail["phase"], record.detail["phase"]] == ["started", "finished"]
+    assert record.detail["jobs"] == begun.detail["jobs"] == 1
+    assert record.detail["job_ids"] == begun.detail["job_ids"] == [failed]
+    assert record.detail["models"] == 0 and "models" not in begun.detail  # counted as they go
+    assert record.detail["states"] == begun.detail["states"] == ["cancelled", "failed"]
 
     with app.state.sessionmaker() as session:
         dry = delete_tenant(
             session, tenant.name, artifacts_uri=settings.artifacts_uri,
             remove_bytes=lambda location: None, dry_run=True, operator="dave@ops-3",
         )  # fmt: skip
-        assert dry.removed and len(audit_log(session, tenant_name=tenant.name)) == 2  # dry: none
+        assert dry.removed and len(audit_log(session, tenant_name=tenant.name)) == 3  # dry: none
         done = delete_tenant(
             session, tenant.name, artifacts_uri=settings.artifacts_uri,
             remove_bytes=lambda location: None, operator="dave@ops-3",
         )  # fmt: skip
         assert done.removed
         assert session.scalars(select(Tenant).where(Tenant.name == tenant.name)).first() is None
-        finished, started, _, _ = audit_log(session, tenant_name=tenant.name)
+        finished, started, _, _, _ = audit_log(session, tenant_name=tenant.name)
         newest = audit_log(session, limit=2)
     assert [started.detail["phase"], finished.detail["phase"]] == ["started", "finished"]
     assert {started.action, finished.action} == {AdminAction.DELETE_TENANT}
@@ -507,6 +512,56 @@ def test_a_prune_cut_short_keeps_the_jobs_it_deleted_on_record(
     assert record.action == AdminAction.PRUNE_JOBS and record.operator == "carol@cron"
     assert record.detail["job_ids"] == jobs[:2] and record.detail["jobs"] == 2
     assert "PermissionError" in record.detail["interrupted"]
+    assert record.detail["phase"] == "finished"
+
+
+def test_a_prune_killed_part_way_has_begun_on_record(
+    app, settings, make_tenant, submit, set_job, monkeypatch
+):
+    """A run killed with SIGKILL writes no end record: its "started" record, committed before
+    the first job goes, is all that says jobs were deleted, and by whom. Seen here from another
+    session at the moment the first job is deleted (the kill itself cannot be caught); a dry
+    run writes nothing."""
+    from datetime import timedelta
+
+    import service.admin as admin
+    from core.db.base import utcnow
+    from core.db.models import AdminAction
+
+    tenant = make_tenant()
+    jobs = []
+    for days in (9, 8):
+        job_id = submit(tenant)["id"]
+        set_job(job_id, state="failed", finished_at=utcnow() - timedelta(days=days))
+        jobs.append(job_id)
+    seen: list[list[admin.AuditEntry]] = []
+    deleting = admin.delete_job
+
+    def watched(session: Any, owner: Any, job_id: Any) -> Any:
+        if not seen:
+            with app.state.sessionmaker() as other:
+                seen.append(admin.audit_log(other, tenant_name=tenant.name))
+        return deleting(session, owner, job_id)
+
+    monkeypatch.setattr(admin, "delete_job", watched)
+    with app.state.sessionmaker() as session:
+        dry = admin.prune_jobs(
+            session, finished_before=utcnow() - timedelta(days=1), tenant_name=tenant.name,
+            artifacts_uri=settings.artifacts_uri, operator="carol@cron", dry_run=True,
+        )  # fmt: skip
+        assert [str(j.id) for j in dry] == jobs
+        assert [e.action for e in admin.audit_log(session, tenant_name=tenant.name)] == [
+            AdminAction.CREATE_KEY
+        ]  # make_tenant's only
+        admin.prune_jobs(
+            session, finished_before=utcnow() - timedelta(days=1), tenant_name=tenant.name,
+            artifacts_uri=settings.artifacts_uri, operator="carol@cron",
+        )  # fmt: skip
+    (before_any,) = seen
+    started = before_any[0]
+    assert started.action == AdminAction.PRUNE_JOBS and started.operator == "carol@cron"
+    assert started.detail["phase"] == "started" and started.detail["job_ids"] == jobs
+    assert started.detail["jobs"] == 2
 
 
 def test_audit_log_from_the_command_line_names_the_operator(tmp_path, monkeypatch):

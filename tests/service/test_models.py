@@ -734,23 +734,60 @@ def test_a_row_outside_the_training_ranges_is_named_and_still_scored(client, ten
     assert "2 of 4 row(s)" in notice["message"]
 
 
-def test_a_model_of_unreadable_ranges_is_never_served(app, client, tenant, add_model):
-    """Ranges of another width (the file and the database's copy alike) are a damaged model,
-    not a check skipped."""
+def _damage_manifest(app, m, **changes):
+    """Write changed manifest keys into the model's file and the database's copy alike (the
+    load compares the two: damage in one only is a mismatch, not this)."""
     import json
 
     from core.db.models import Model
 
-    m = add_model(tenant, feature_ranges={"min": [0.0, 0.0, 0.0], "max": [1.0, 1.0, 1.0]})
     path = m["dir"] / "manifest.json"
     manifest = json.loads(path.read_text())
-    manifest["feature_ranges"] = {"min": [0.0], "max": [1.0]}
+    manifest.update(changes)
     path.write_text(json.dumps(manifest))
     with app.state.sessionmaker() as session:
         session.get(Model, uuid.UUID(m["id"])).manifest = manifest
         session.commit()
-    r = client.post(
-        f"/v1/models/{m['id']}/predict", json={"instances": [[0.5, 0.5, 0.5]]},
-        headers=tenant.headers,
-    )  # fmt: skip
+
+
+def test_a_model_of_unreadable_ranges_is_scored_without_the_range_check(
+    app, client, tenant, add_model, caplog
+):
+    """Ranges of another width (the file and the database's copy alike) made every prediction
+    of the model a 500, though its weights and decision are intact and the ranges only inform:
+    its rows are scored, the range check skipped, and the log says so once per load."""
+    import logging
+
+    m = add_model(tenant, feature_ranges={"min": [0.0, 0.0, 0.0], "max": [1.0, 1.0, 1.0]})
+    _damage_manifest(app, m, feature_ranges={"min": [0.0], "max": [1.0]})
+    app.state.model_cache.clear()
+    url = f"/v1/models/{m['id']}/predict"
+    far = [[50.0, 2.0, 4.0]]  # outside the ranges it was written with: not checked now
+    with caplog.at_level(logging.WARNING, logger="service.inference"):
+        for _ in range(2):
+            r = client.post(url, json={"instances": far}, headers=tenant.headers)
+            assert r.status_code == 200, r.text
+            assert r.json()["margins"] == pytest.approx([50.0 - 2.0 + 0.5 * 4.0])
+            assert r.json()["out_of_range"] is None
+    said = [rec.getMessage() for rec in caplog.records if rec.name == "service.inference"]
+    assert len(said) == 1, said  # the second request was answered by the loaded model
+    assert "feature_ranges are unreadable" in said[0] and "has 1 features" in said[0]
+
+
+def test_a_manifest_of_null_n_features_is_an_artifact_error(app, client, tenant, add_model, caplog):
+    """A null n_features beside its ranges ended the prediction in int(None)'s TypeError (an
+    unhandled 500): the manifest is refused as one whose n_features does not match its
+    input_shape is, an artifact error whose log line names the field."""
+    import logging
+
+    m = add_model(tenant, feature_ranges={"min": [0.0, 0.0, 0.0], "max": [1.0, 1.0, 1.0]})
+    _damage_manifest(app, m, n_features=None)
+    app.state.model_cache.clear()
+    with caplog.at_level(logging.ERROR):
+        r = client.post(
+            f"/v1/models/{m['id']}/predict", json={"instances": [[0.5, 0.5, 0.5]]},
+            headers=tenant.headers,
+        )  # fmt: skip
     assert r.status_code == 500 and r.json()["type"].endswith("/artifact-unavailable"), r.text
+    logged = " ".join(rec.getMessage() for rec in caplog.records)
+    assert "n_features is not a number: None" in logged and "TypeError" not in logged

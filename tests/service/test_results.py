@@ -71,6 +71,23 @@ def test_a_result_says_where_its_model_decides_by_an_untuned_argmax(
         assert result.selection is None
 
 
+def test_a_micro_result_whose_labels_margins_were_not_rebuilt_says_so() -> None:
+    """Folds, but one label's out-of-fold margins could not be rebuilt (its choice carries the
+    library's offsets_not_tuned warning, its offset is null): the labels' offsets were not
+    tuned, which was said for a holdout only. The notice names the label."""
+    job = _job(LABEL_COLUMNS, 5, "micro")
+    warned = {"code": "offsets_not_tuned", "message": "its out-of-fold margins ..."}
+    job.choices = [
+        {**c, "offset": None, "warnings": [warned] if c["label"] == "dog" else []}
+        for c in job.choices
+    ]
+    result = build_job_result(job, [_row("test"), _row("validation")])
+    assert [n.code for n in result.notices] == ["offsets_not_tuned"]
+    message = result.notices[0].message
+    assert "label 'dog'" in message and "cat" not in message and "folds" in message
+    assert message != LABEL_OFFSETS_NOT_TUNED  # not the holdout's reason
+
+
 @pytest.mark.parametrize(
     ("refit", "average", "in_sample"),
     [

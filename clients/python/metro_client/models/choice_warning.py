@@ -27,7 +27,9 @@ class ChoiceWarning:
     over the held-out rows does not find the chosen classifier better than predicting every row one class with
     probability 0.95: its lead may be chance; id_like_feature (on the delivered model's choice): a feature holds a
     different integer on every row, filling a range or named as an id (txn_id, customerId), as an id or a row number
-    does, and the model may read the rows' order from it (dataset.ignore_columns leaves it out) """
+    does, and the model may read the rows' order from it (dataset.ignore_columns leaves it out); offsets_not_tuned
+    (a micro-averaged multi-label job's label): its out-of-fold margins could not be rebuilt from the folds, so the
+    labels' offsets were not tuned together and each keeps its own threshold """
     message: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 

@@ -7,6 +7,7 @@ ChoiceWarningCode = Literal[
     "lambda_at_grid_edge",
     "no_signal",
     "no_supported_choice",
+    "offsets_not_tuned",
     "predicts_one_class",
 ]
 
@@ -17,6 +18,7 @@ CHOICE_WARNING_CODE_VALUES: set[ChoiceWarningCode] = {
     "lambda_at_grid_edge",
     "no_signal",
     "no_supported_choice",
+    "offsets_not_tuned",
     "predicts_one_class",
 }
 

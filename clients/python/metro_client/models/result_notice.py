@@ -19,7 +19,9 @@ class ResultNotice:
     code: Literal["offsets_not_tuned"]
     """ offsets_not_tuned: a multi-class job whose classes chose on a holdout (no cross-validation folds), so its
     model decides by the plain argmax of their margins and no average was scored where they chose; or a micro-
-    averaged multi-label job whose labels chose on a holdout, so each keeps its own threshold """
+    averaged multi-label job whose labels chose on a holdout, or some of whose labels' out-of-fold margins could not
+    be rebuilt from the folds (their choices carry the warning offsets_not_tuned), so each label keeps its own
+    threshold """
     message: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
