@@ -240,3 +240,43 @@ def test_a_job_not_found_or_of_another_tenant_is_not_found(server):
     assert run.output.startswith(f"error: job A ({elsewhere}): Not found (404)"), run.output
     run = _run(a, "not-a-uuid")
     assert run.exit_code == 1 and "'not-a-uuid' is not a job B id" in run.output, run.output
+
+
+def test_different_constraints_are_said_and_shown(server):
+    """Two jobs of one metric under different floors: METRO's objective under a precision floor
+    and without one are not the same problem, and the comparison says so (as `metro result`'s
+    title names the constraints)."""
+    a, b = _add(server, OLD), _add(server, NEW)
+    floor = {"name": "precision >= 0.7", "display_name": "Precision ≥ 0.7",
+             "metric_display_name": "Precision", "sense": "at_least", "bound": 0.7,
+             "confidence": None}  # fmt: skip
+    server.results[b]["constraints"] = [floor]
+    run = _run(a, b)
+    assert run.exit_code == 0, run.output
+    text = " ".join(run.output.split())
+    assert "DIFFERENT constraints: A has none, B Precision ≥ 0.7" in text, run.output
+    both = json.loads(_run(a, b, "--json").output)
+    assert both["same_constraints"] is False
+    assert both["a"]["constraints"] == [] and both["b"]["constraints"] == ["Precision ≥ 0.7"]
+    server.results[a]["constraints"] = [floor]
+    text = " ".join(_run(a, b).output.split())
+    assert "DIFFERENT constraints" not in text and "same constraints: Precision ≥ 0.7" in text
+
+
+@pytest.mark.parametrize(
+    ("other", "shown"),
+    [
+        (("precision", "Precision (zero_division 1)"), "Precision (zero_division 1)"),
+        (("weighted_accuracy", "Weighted accuracy (w_fn 20)"), "Weighted accuracy (w_fn 20)"),
+    ],
+)
+def test_one_metric_name_with_other_parameters_is_a_different_metric(server, other, shown):
+    """The machine name alone does not tell a metric: precision with zero_division 1 scores the
+    same counts differently, and so does a weighted accuracy with other costs."""
+    base = (other[0], other[0].replace("_", " ").capitalize())
+    a = _add(server, OLD, metric=base)
+    b = _add(server, NEW, metric=other)
+    both = json.loads(_run(a, b, "--json").output)
+    assert both["same_metric"] is False and both["metro_test_difference"] is None
+    text = " ".join(_run(a, b).output.split())
+    assert f"DIFFERENT metrics: A measured {base[1]}, B {shown}" in text and "B - A" not in text

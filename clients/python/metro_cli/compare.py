@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from metro_cli.api import TERMINAL_STATES, Api, parse_uuid
-from metro_cli.choices import job_choices, spec_of
+from metro_cli.choices import job_choices, result_constraint_names, spec_of
 from metro_cli.errors import ApiError, CliError, one_line_errors
 from metro_cli.options import DEFAULT_URL, KeyOption, UrlOption
 from metro_cli.output import console, fmt, optional, say
@@ -98,6 +98,7 @@ def job_fields(job: Any, result: Any, model: Any | None, dataset: Any | None) ->
         "metric_display_name": optional(result.metric_display_name) or result.metric,
         "average": optional(getattr(result, "average", None)),
         "greater_is_better": bool(result.greater_is_better),
+        "constraints": result_constraint_names(result),
         "dataset_uri": job.dataset_uri,
         "dataset_filename": None if dataset is None else dataset.filename,
         "data_sha256": optional(job.data_sha256) or manifest.get("data_sha256"),
@@ -120,7 +121,10 @@ def comparison(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Both jobs' fields, whether they measured the same metric on the same data, and METRO's
     test difference B - A (null where the metrics differ: a difference of two metrics' values
     means nothing)."""
-    same_metric = (a["metric"], a["average"]) == (b["metric"], b["average"])
+    # The display name too: one machine name scores the same counts differently under another
+    # zero_division or a weighted accuracy's other costs, and only the display name says so.
+    keys = ("metric", "metric_display_name", "average", "greater_is_better")
+    same_metric = all(a[k] == b[k] for k in keys)
     digests = (a["data_sha256"], b["data_sha256"])
     same_data = None if None in digests else digests[0] == digests[1]
     tests = [(x["scores"].get("metro") or {}).get("test") for x in (a, b)]
@@ -131,6 +135,8 @@ def comparison(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         "a": a,
         "b": b,
         "same_metric": same_metric,
+        # a floor changes the problem METRO solved: its objective is not free to rise past it
+        "same_constraints": a["constraints"] == b["constraints"],
         "same_data": same_data,
         "same_positive_label": a["positive_label"] == b["positive_label"],
         "metro_test_difference": difference,
@@ -164,6 +170,7 @@ def comparison_table(both: dict[str, Any], results: tuple[Any, Any]) -> Table:
 
     row("job", lambda x: x["job_id"])
     row("metric", lambda x: x["metric_display_name"])
+    row("constraints", lambda x: ", ".join(x["constraints"]) or "-")
     row("dataset", _dataset_text)
     # the digest's start tells two apart; --json gives it whole
     row("data_sha256", lambda x: f"{x['data_sha256'][:16]}…" if x["data_sha256"] else "-")
@@ -200,6 +207,15 @@ def verdict_lines(both: dict[str, Any]) -> list[str]:
         lines.append(
             f"DIFFERENT metrics: A measured {a['metric_display_name']}, B "
             f"{b['metric_display_name']}: their values are not comparable, no difference shown"
+        )
+    if both["same_constraints"]:
+        if a["constraints"]:
+            lines.append(f"same constraints: {', '.join(a['constraints'])}")
+    else:
+        under = [", ".join(x["constraints"]) or "none" for x in (a, b)]
+        lines.append(
+            f"DIFFERENT constraints: A has {under[0]}, B {under[1]}: their scores answer two "
+            "different problems"
         )
     if both["same_data"] is None:
         missing = " and ".join(w for w, x in (("A", a), ("B", b)) if x["data_sha256"] is None)
