@@ -326,11 +326,17 @@ def list_keys(
         keys = list_api_keys(session, tenant)
     from metro_cli.listing import print_whole
 
+    from core.db.base import utcnow
+
+    now = utcnow()
     table = Table("tenant", "tenant id", "prefix", "created", "revoked", "expires")
     for k in keys:
         revoked = "" if k.revoked_at is None else f"{k.revoked_at:%Y-%m-%d %H:%M:%S}"
         created = f"{k.created_at:%Y-%m-%d %H:%M:%S}"
         expires = "" if k.expires_at is None else f"{k.expires_at:%Y-%m-%d %H:%M:%S}"
+        if k.expires_at is not None and k.expires_at <= now:
+            # refused as a revoked key is, though its revoked column is empty: said so here
+            expires += " (expired)"
         table.add_row(Text(k.tenant), str(k.tenant_id), k.prefix, created, revoked, expires)
     print_whole(table)  # a row on one line: the id and the prefix are copied, never cut
 

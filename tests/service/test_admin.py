@@ -642,3 +642,44 @@ def test_a_key_given_a_life_is_refused_once_it_has_expired(app, client, monkeypa
                 create_api_key(session, name, expires_at=when)
         assert len(list_api_keys(session, name)) == 2  # nothing made by the refusals
     assert datetime(2099, 1, 1, tzinfo=UTC) > soon
+
+
+def test_list_keys_says_which_keys_have_expired(tmp_path, monkeypatch):
+    """An expired key is refused as a revoked one is, but its revoked column is empty: the
+    listing showed only its expiry time, so telling a live key from a dead one meant comparing
+    that time (in UTC) with the clock."""
+    from datetime import timedelta
+
+    from sqlalchemy import update
+    from typer.testing import CliRunner
+
+    from cli.main import app as cli
+    from core.config import get_settings
+    from core.db.base import utcnow
+
+    url = f"sqlite:///{tmp_path / 'metro.db'}"
+    monkeypatch.setenv("METRO_DATABASE_URL", url)
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        assert runner.invoke(cli, ["migrate"]).exit_code == 0
+        made = [
+            runner.invoke(cli, ["admin", "create-key", "--tenant", "ops", "--expires-in", "30"])
+            for _ in range(2)
+        ]
+        assert all(m.exit_code == 0 for m in made), [m.output for m in made]
+        dead, live = (m.stdout.strip() for m in made)
+        with Session(create_engine(url)) as session:
+            session.execute(
+                update(ApiKey)
+                .where(ApiKey.key_hash == hash_api_key(dead))
+                .values(expires_at=utcnow() - timedelta(hours=1))
+            )
+            session.commit()
+        listed = runner.invoke(cli, ["admin", "list-keys", "--tenant", "ops"])
+        assert listed.exit_code == 0, listed.output
+        [dead_row] = [line for line in listed.stdout.splitlines() if dead[:12] in line]
+        [live_row] = [line for line in listed.stdout.splitlines() if live[:12] in line]
+        assert "(expired)" in dead_row and "(expired)" not in live_row, listed.stdout
+    finally:
+        get_settings.cache_clear()
