@@ -293,7 +293,7 @@ class RequireKeyMiddleware:
                 return
             # Counted on every path: a wrong key's 404 or 405 lacks the private headers a right
             # key's has, so uncounted, a path with no operation was an unlimited oracle.
-            if self.throttle is not None and self.throttle.failed(address):
+            if self.throttle is not None and self.throttle.failed(address, key):
                 logger.warning(
                     "%d API keys that are not valid from %s within %g s: its requests with a "
                     "key are refused until that window ends",

@@ -1,12 +1,17 @@
 """Failed key checks counted per client address, to slow down guessing API keys.
 
-A client address that sent ``limit`` unknown or revoked keys within ``window_seconds`` (counted
-from the first of them) is refused, for what is left of that window, on every request that
-carries a key: the key is not even looked up, so guessing costs the server nothing more and
-learns nothing. A valid key resets nothing, neither its own address's count (a client holding
-one valid key could otherwise interleave it to guess on) nor anyone else's. Requests without a
-key are not counted and never refused here: they are a 401 as before, and /healthz, /readyz and
-/metrics are outside /v1 and never pass through the check.
+A client address that sent ``limit`` different unknown, revoked or expired keys within
+``window_seconds`` (counted from the first of them) is refused, for what is left of that window,
+on every request that carries a key: the key is not even looked up, so guessing costs the server
+nothing more and learns nothing. A valid key resets nothing, neither its own address's count (a
+client holding one valid key could otherwise interleave it to guess on) nor anyone else's.
+Requests without a key are not counted and never refused here: they are a 401 as before, and
+/healthz, /readyz and /metrics are outside /v1 and never pass through the check.
+
+The same wrong key sent again counts once: guessing needs a new key each time, while a client
+left with a revoked or expired key retries that one key, and behind a shared address (a NAT, a
+proxy) counting its retries locked every other client there out, every window, for as long as
+it ran. Only the first 8 bytes of each key's SHA-256 are kept, and at most ``limit`` of them.
 
 The counts are this process's memory: with several API processes each counts on its own, so a
 client may send ``limit`` wrong keys to each before all refuse it. At most ``max_addresses`` are
@@ -16,6 +21,7 @@ touches the counts (the key check runs in ASGI middleware), so there is no lock.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections import OrderedDict
@@ -47,9 +53,10 @@ class AuthFailureThrottle:
         self.window_seconds = window_seconds
         self.max_addresses = max_addresses
         self.timer = timer  # tests replace it with a clock of their own
-        # address -> (start of its window, failures in it); ordered by window start, oldest
-        # first (a new window moves its address to the end), so expired ones are at the front.
-        self._failures: OrderedDict[str, tuple[float, int]] = OrderedDict()
+        # address -> (start of its window, the different wrong keys in it, as digests); ordered
+        # by window start, oldest first (a new window moves its address to the end), so expired
+        # ones are at the front.
+        self._failures: OrderedDict[str, tuple[float, set[bytes]]] = OrderedDict()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> AuthFailureThrottle:
@@ -70,17 +77,19 @@ class AuthFailureThrottle:
         entry = self._failures.get(address)
         if entry is None:
             return None
-        start, count = entry
+        start, keys = entry
         left = start + self.window_seconds - self.timer()
-        if count < self.limit or left <= 0:
+        if len(keys) < self.limit or left <= 0:
             return None
         return max(1, math.ceil(left))
 
-    def failed(self, address: str) -> bool:
-        """Count an unknown or revoked key from ``address``; True when this one reached the
-        limit (the address is refused from now on until its window ends)."""
+    def failed(self, address: str, key: str) -> bool:
+        """Count ``key``, unknown, revoked or expired, from ``address`` (a key already counted
+        in the window counts no more); True when this one reached the limit (the address is
+        refused from now on until its window ends)."""
         if not self.limit:
             return False
+        digest = hashlib.sha256(key.encode()).digest()[:8]
         now = self.timer()
         self._forget_expired(now)
         entry = self._failures.get(address)
@@ -88,11 +97,13 @@ class AuthFailureThrottle:
             self._failures.pop(address, None)
             while len(self._failures) >= self.max_addresses:
                 self._failures.popitem(last=False)
-            self._failures[address] = (now, 1)
+            self._failures[address] = (now, {digest})
             return self.limit == 1
-        start, count = entry
-        self._failures[address] = (start, count + 1)
-        return count + 1 == self.limit
+        keys = entry[1]
+        if digest in keys or len(keys) >= self.limit:
+            return False
+        keys.add(digest)
+        return len(keys) == self.limit
 
     def _forget_expired(self, now: float) -> None:
         while self._failures:

@@ -18,6 +18,11 @@ WINDOW = 30.0
 WRONG = {"Authorization": "Bearer metro_this-key-was-never-issued"}
 
 
+def wrong(i: int) -> dict[str, str]:
+    """Another key that was never issued for each ``i`` (a key sent again counts once)."""
+    return {"Authorization": f"Bearer metro_guess-{i}"}
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -69,8 +74,8 @@ def test_wrong_keys_lock_out_even_a_right_key_until_the_window_passes(
 ):
     a = client_from(throttled_app, "198.51.100.7")
     b = client_from(throttled_app, "198.51.100.8")
-    for _ in range(LIMIT):
-        assert a.get("/v1/jobs", headers=WRONG).status_code == 401
+    for i in range(LIMIT):
+        assert a.get("/v1/jobs", headers=wrong(i)).status_code == 401
     assert len(lookups) == LIMIT
 
     clock.now += 10
@@ -110,14 +115,14 @@ def test_a_right_key_resets_no_count(throttled_app, clock, tenant):
     success does not clear another address's count."""
     a = client_from(throttled_app, "198.51.100.9")
     b = client_from(throttled_app, "198.51.100.10")
-    for _ in range(LIMIT - 1):
-        assert a.get("/v1/jobs", headers=WRONG).status_code == 401
-        assert b.get("/v1/jobs", headers=WRONG).status_code == 401
+    for i in range(LIMIT - 1):
+        assert a.get("/v1/jobs", headers=wrong(i)).status_code == 401
+        assert b.get("/v1/jobs", headers=wrong(i)).status_code == 401
     assert a.get("/v1/jobs", headers=tenant.headers).status_code == 200
     assert b.get("/v1/jobs", headers=tenant.headers).status_code == 200
-    assert a.get("/v1/jobs", headers=WRONG).status_code == 401  # the LIMIT-th
+    assert a.get("/v1/jobs", headers=wrong(LIMIT)).status_code == 401  # the LIMIT-th
     assert a.get("/v1/jobs", headers=tenant.headers).status_code == 429
-    assert b.get("/v1/jobs", headers=WRONG).status_code == 401
+    assert b.get("/v1/jobs", headers=wrong(LIMIT)).status_code == 401
     assert b.get("/v1/jobs", headers=tenant.headers).status_code == 429
 
 
@@ -128,11 +133,11 @@ def test_a_wrong_key_counts_where_no_operation_is(throttled_app, clock, tenant, 
     count as anywhere else."""
     a = client_from(throttled_app, "198.51.100.20")
     right = a.request(method, path, headers=tenant.headers)
-    wrong = a.request(method, path, headers=WRONG)
-    assert right.status_code == wrong.status_code != 401
-    assert right.headers.get("cache-control") != wrong.headers.get("cache-control")
-    for _ in range(LIMIT - 1):
-        assert a.request(method, path, headers=WRONG).status_code == wrong.status_code
+    wrong_answer = a.request(method, path, headers=wrong(0))
+    assert right.status_code == wrong_answer.status_code != 401
+    assert right.headers.get("cache-control") != wrong_answer.headers.get("cache-control")
+    for i in range(1, LIMIT):
+        assert a.request(method, path, headers=wrong(i)).status_code == wrong_answer.status_code
     assert a.request(method, path, headers=WRONG).status_code == 429
     assert a.get("/v1/jobs", headers=tenant.headers).status_code == 429
 
@@ -145,8 +150,8 @@ def test_a_root_path_does_not_take_requests_past_the_count(throttled_app, clock,
         root_path="/api",
     )  # fmt: skip
     assert a.get("/api/v1/jobs", headers=tenant.headers).status_code == 200
-    for _ in range(LIMIT):
-        assert a.get("/api/v1/jobs", headers=WRONG).status_code == 401
+    for i in range(LIMIT):
+        assert a.get("/api/v1/jobs", headers=wrong(i)).status_code == 401
     refused = a.get("/api/v1/jobs", headers=tenant.headers)
     assert refused.status_code == 429, refused.text
     assert refused.json()["instance"] == "/api/v1/jobs"
@@ -191,8 +196,8 @@ def test_the_document_declares_the_429_on_each_operation_taking_a_key(throttled_
 def test_a_limit_of_zero_counts_nothing():
     clock = Clock()
     throttle = AuthFailureThrottle(limit=0, window_seconds=60, max_addresses=10, timer=clock)
-    for _ in range(1000):
-        assert throttle.failed("192.0.2.1") is False
+    for i in range(1000):
+        assert throttle.failed("192.0.2.1", f"k{i}") is False
     assert throttle.retry_after("192.0.2.1") is None
     assert len(throttle) == 0
 
@@ -200,14 +205,14 @@ def test_a_limit_of_zero_counts_nothing():
 def test_the_window_counts_from_its_first_failure():
     clock = Clock()
     throttle = AuthFailureThrottle(limit=3, window_seconds=60, max_addresses=10, timer=clock)
-    assert throttle.failed("192.0.2.1") is False
+    assert throttle.failed("192.0.2.1", "k1") is False
     clock.now += 40
-    assert throttle.failed("192.0.2.1") is False
+    assert throttle.failed("192.0.2.1", "k2") is False
     clock.now += 20  # the first failure's window is over: this one starts a new window
-    assert throttle.failed("192.0.2.1") is False
-    assert throttle.failed("192.0.2.1") is False
+    assert throttle.failed("192.0.2.1", "k3") is False
+    assert throttle.failed("192.0.2.1", "k4") is False
     assert throttle.retry_after("192.0.2.1") is None
-    assert throttle.failed("192.0.2.1") is True  # the third of the new window
+    assert throttle.failed("192.0.2.1", "k5") is True  # the third of the new window
     assert throttle.retry_after("192.0.2.1") == 60
     clock.now += 59.2
     assert throttle.retry_after("192.0.2.1") == 1
@@ -219,17 +224,17 @@ def test_memory_is_bounded_the_oldest_address_forgotten_first():
     clock = Clock()
     throttle = AuthFailureThrottle(limit=2, window_seconds=60, max_addresses=3, timer=clock)
     for address in ("192.0.2.1", "192.0.2.2", "192.0.2.3"):
-        throttle.failed(address)
-        throttle.failed(address)
+        throttle.failed(address, "k1")
+        throttle.failed(address, "k2")
         clock.now += 1
     assert all(throttle.retry_after(f"192.0.2.{i}") for i in (1, 2, 3))
-    throttle.failed("192.0.2.4")
+    throttle.failed("192.0.2.4", "k1")
     assert len(throttle) == 3
     assert throttle.retry_after("192.0.2.1") is None  # forgotten: the oldest window
     assert throttle.retry_after("192.0.2.2") is not None
     # Expired windows go first, whatever the cap.
     clock.now += 59.5
-    throttle.failed("192.0.2.5")
+    throttle.failed("192.0.2.5", "k1")
     assert len(throttle) == 2  # .4 (started 3 s after .1) is still inside its window
 
 
@@ -245,3 +250,26 @@ def test_bad_arguments_are_refused(kwargs, said):
     args = {"limit": 5, "window_seconds": 60.0, "max_addresses": 10, **kwargs}
     with pytest.raises(ValueError, match=said):
         AuthFailureThrottle(**args)
+
+
+def test_a_key_sent_again_counts_once(throttled_app, clock, tenant, lookups):
+    """A client left with a revoked or expired key retries that one key: behind an address
+    other clients share (a NAT, a proxy), counting each retry locked them all out, window
+    after window. Guessing needs a new key each time, and every new one still counts."""
+    a = client_from(throttled_app, "198.51.100.30")
+    stale = {"Authorization": "Bearer metro_revoked-long-ago"}
+    for _ in range(5 * LIMIT):
+        assert a.get("/v1/jobs", headers=stale).status_code == 401
+    assert a.get("/v1/jobs", headers=tenant.headers).status_code == 200  # its neighbours work
+    for i in range(LIMIT - 1):  # with the stale key, LIMIT different wrong keys
+        assert a.get("/v1/jobs", headers=wrong(100 + i)).status_code == 401
+    assert a.get("/v1/jobs", headers=tenant.headers).status_code == 429
+
+
+def test_the_same_key_is_one_failure():
+    throttle = AuthFailureThrottle(limit=2, window_seconds=60, max_addresses=10, timer=Clock())
+    for _ in range(50):
+        assert throttle.failed("192.0.2.9", "metro_same") is False
+    assert throttle.retry_after("192.0.2.9") is None
+    assert throttle.failed("192.0.2.9", "metro_other") is True
+    assert throttle.retry_after("192.0.2.9") == 60
