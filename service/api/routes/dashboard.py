@@ -15,19 +15,19 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from core.errors import NotFoundError
+from service.api.headers import SECURITY_HEADERS
 from service.dashboard import STATIC_DIR, STATIC_FILES
 
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
 
-# Everything from this origin, nothing inline, no framing: the page handles an API key.
+# Every answer's headers, with a full policy in place of frame-ancestors alone: everything from
+# this origin, nothing inline, no framing (the page handles an API key).
 _SECURITY_HEADERS = {
+    **SECURITY_HEADERS,
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
 }
 
 
