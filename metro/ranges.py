@@ -96,6 +96,16 @@ class FeatureRanges:
         return {"min": listed(self.low), "max": listed(self.high)}
 
     @classmethod
+    def of_manifest(cls, manifest: Mapping[str, Any]) -> FeatureRanges | None:
+        """A saved model's ranges: None where its manifest has none (an image model, or a file
+        written before they were kept); a ``ValueError`` where they are not readable as its
+        ``n_features`` columns' (each reader decides what a damaged record costs)."""
+        given = manifest.get("feature_ranges")
+        if given is None:
+            return None
+        return cls.from_dict(given, n_features=int(manifest["n_features"]))
+
+    @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, n_features: int | None = None) -> FeatureRanges:
         """Read :meth:`to_dict`'s form back (a ``ValueError`` where it is not that form)."""
         if not isinstance(data, Mapping) or set(data) != {"min", "max"}:

@@ -155,23 +155,19 @@ class SavedClassifier:
         names = manifest.get("feature_names")
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
-        given = manifest.get("feature_ranges")
         # A file saved before ranges were kept has none: read as it is, with no check. Damaged
         # ones (another width) are not the model's either: the ranges only inform, so the
         # model still predicts, without the check, and says so once, here (it refused to load).
         self.feature_ranges_: FeatureRanges | None = None
-        if given is not None:
-            try:
-                self.feature_ranges_ = FeatureRanges.from_dict(
-                    given, n_features=self.n_features_in_
-                )
-            except ValueError as exc:
-                warnings.warn(
-                    f"the manifest's feature_ranges are unreadable ({exc}): the model predicts "
-                    "without the range check (out_of_range says None)",
-                    UserWarning,
-                    stacklevel=3,
-                )
+        try:
+            self.feature_ranges_ = FeatureRanges.of_manifest(manifest)
+        except ValueError as exc:
+            warnings.warn(
+                f"the manifest's feature_ranges are unreadable ({exc}): the model predicts "
+                "without the range check (out_of_range says None)",
+                UserWarning,
+                stacklevel=3,
+            )
         self._threshold = float(manifest.get("threshold") or 0.0)
         self._decision: str | None = manifest.get("decision")
         if manifest.get("classes") is not None:

@@ -153,11 +153,8 @@ def _ranges(manifest: Mapping[str, Any], model_uri: str) -> FeatureRanges | None
     or they are unreadable. The ranges only inform (``out_of_range``), so a damaged record
     skips that check, with a warning in the log at each load, rather than refusing every
     prediction of a model whose weights and decision are intact (it was a 500 per request)."""
-    given = manifest.get("feature_ranges")
-    if given is None:
-        return None
     try:
-        return FeatureRanges.from_dict(given, n_features=int(manifest["n_features"]))
+        return FeatureRanges.of_manifest(manifest)
     except ValueError as exc:
         logger.warning(
             "model %s: its manifest's feature_ranges are unreadable (%s); its predictions are "
