@@ -6,9 +6,11 @@ For every problem of ``bench/constrained.py``: how many fits' floors held on tes
 the change per fit (mean, Wilcoxon p), how many fits and cells changed, the cells that fell or
 rose most, and how many fits were delivered as meeting the floor. A results file may hold only
 some seeds of a cell (``--before`` may be given twice: seeds 0-1 and 2-4 of one suite are joined
-in the order given); fits are paired by seed.
+in the order given); ``--rerun`` files hold cells rerun with the code before, which replace
+those of ``--before`` (a stored record older than the code before the change); fits are paired
+by seed.
 
-    python bench/constrained_rule.py --after new.json --before old.json \\
+    python bench/constrained_rule.py --after new.json --before old.json [--rerun rerun.json] \\
         --threshold bench/results/constrained-fresh.json [--cells]
 """
 
@@ -92,10 +94,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--after", type=Path, action="append", required=True)
     parser.add_argument("--before", type=Path, action="append", required=True)
+    parser.add_argument("--rerun", type=Path, action="append", default=[])
     parser.add_argument("--threshold", type=Path, action="append", required=True)
     parser.add_argument("--cells", action="store_true", help="every fit that changed, by cell")
     args = parser.parse_args(argv)
-    print(report(joined(args.after), joined(args.before), joined(args.threshold), args.cells))
+    before = joined(args.before)
+    for path in args.rerun:
+        before.update(json.loads(path.read_text())["cells"])
+    print(report(joined(args.after), before, joined(args.threshold), args.cells))
     return 0
 
 
