@@ -21,7 +21,6 @@ touches the counts (the key check runs in ASGI middleware), so there is no lock.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections import OrderedDict
@@ -29,6 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.config import Settings
+from service.security import hash_api_key
 
 SLUG = "too-many-failed-keys"
 TITLE = "Too many failed authentications"
@@ -56,7 +56,7 @@ class AuthFailureThrottle:
         # address -> (start of its window, the different wrong keys in it, as digests); ordered
         # by window start, oldest first (a new window moves its address to the end), so expired
         # ones are at the front.
-        self._failures: OrderedDict[str, tuple[float, set[bytes]]] = OrderedDict()
+        self._failures: OrderedDict[str, tuple[float, set[str]]] = OrderedDict()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> AuthFailureThrottle:
@@ -89,7 +89,7 @@ class AuthFailureThrottle:
         refused from now on until its window ends)."""
         if not self.limit:
             return False
-        digest = hashlib.sha256(key.encode()).digest()[:8]
+        digest = hash_api_key(key)[:16]  # its first 8 bytes, as the key table's hash has them
         now = self.timer()
         self._forget_expired(now)
         entry = self._failures.get(address)
