@@ -31,6 +31,7 @@ from service.api.routes import dashboard, datasets, health, jobs, models, root
 from service.api.throttle import AuthFailureThrottle
 from service.inference import ModelCache
 from service.observability import Metrics
+from service.readiness import prepare
 
 # The API's version, in the OpenAPI document and so in the generated client's (`metro --version`):
 # the minor number moves when answers or requests gain fields (1.1: an upload's label_columns,
@@ -67,6 +68,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.api_threads
         # What a killed API process was receiving: nothing else removes it.
         remove_stale_staged(staging_dir(settings))
+        # In a thread: it reads files and imports modules (service.readiness.prepare).
+        await anyio.to_thread.run_sync(prepare, settings.effective_broker_url)
         yield
         engine.dispose()
 

@@ -14,6 +14,21 @@ from sqlalchemy import Engine, text
 logger = logging.getLogger(__name__)
 
 
+def prepare(broker_url: str) -> None:
+    """Pay the checks' one-time costs at start-up, not in the first probe: reading this code's
+    migrations (0.43 s on a quiet machine, and more than the readiness timeout of 1 s on a loaded
+    one) and importing the broker's client. A fresh replica's first probes answered "timed out"
+    for both checks while they did it. Never raises: a failure here is the probe's to report."""
+    from core.db.migrate import head
+
+    try:
+        head()
+        if urllib.parse.urlsplit(broker_url).scheme.lower() in ("redis", "rediss"):
+            import redis  # noqa: F401
+    except Exception as exc:
+        logger.warning("readiness: preparing the checks failed (%s)", type(exc).__name__)
+
+
 def check_database(engine: Engine) -> tuple[bool, str]:
     """Reachable, and at this code's schema or a newer one: a database never migrated (or left
     at an older revision) was ready while every API call on it answered 500."""
