@@ -141,6 +141,8 @@ def fit_predict(
                 "feasible_cv": clf.constraints_satisfied_,
                 "refined": bool(step is not None and step.kept),
                 "certainty": _certainty(clf.search_result_, cons),
+                # What the fit warned of (constraint_uncertain: a floor met on too few rows).
+                "warnings": sorted({w.code.value for w in clf.warnings_}),
             }
         # With a confidence, the floor must hold on a new sample as large as one fold's
         # held-out part, as METRO's search asks (metro.search.constrained).

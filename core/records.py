@@ -148,7 +148,11 @@ class ChoiceWarning(BaseModel):
         "does, and the model may read the rows' order from it (dataset.ignore_columns leaves "
         "it out); offsets_not_tuned (a micro-averaged multi-label job's label): its "
         "out-of-fold margins could not be rebuilt from the folds, so the labels' offsets were "
-        "not tuned together and each keeps its own threshold"
+        "not tuned together and each keeps its own threshold; constraint_uncertain: a "
+        "constraint the choice met (a proportion: precision, recall, false-positive rate) "
+        "rests on so few held-out rows that a new sample of one fold's size meets it with a "
+        "probability below the confidence it was judged at (computed exactly; the message "
+        "gives it)"
     )
     message: str
 

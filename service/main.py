@@ -48,7 +48,9 @@ from service.readiness import prepare
 # key, for a client address that sent too many keys that are not valid. 1.5: a manifest's
 # feature_ranges and a prediction's out_of_range (the columns of its rows outside them), a
 # result's validation_in_sample (its validation row scored on rows the model was refitted on).
-API_VERSION = "1.5.0"
+# 1.6: a choice's warning code constraint_uncertain (and offsets_not_tuned, added after 1.5.0
+# without a bump): a 1.5 client refuses a result carrying one, a value its check does not know.
+API_VERSION = "1.6.0"
 
 _TAGS = [
     {"name": "jobs", "description": "Submit training jobs and read their progress and results"},

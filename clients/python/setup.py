@@ -7,7 +7,7 @@ long_description = (here / "README.md").read_text(encoding="utf-8")
 
 setup(
     name="metro-client",
-    version="1.5.0",
+    version="1.6.0",
     description="A client library for accessing METRO training service, and its `metro` command line",
     long_description=long_description,
     long_description_content_type="text/markdown",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -190,6 +190,7 @@ class WarningCode(StrEnum):
     NO_SIGNAL = "no_signal"
     ID_LIKE_FEATURE = "id_like_feature"
     OFFSETS_NOT_TUNED = "offsets_not_tuned"
+    CONSTRAINT_UNCERTAIN = "constraint_uncertain"
 
 
 @dataclass(frozen=True)
@@ -314,6 +315,54 @@ def diagnose(result: SearchResult, spec: MetricSpec) -> list[SearchWarning]:
                 + "): loosen a bound, or give more data"
                 + _reach_hint(result)
                 + _flag_nothing_hint(result.constraints),
+            )
+        )
+    if result.constraints_satisfied and counts is not None:
+        out.extend(_uncertain_constraints(result, counts))
+    return out
+
+
+def _uncertain_constraints(
+    result: SearchResult, counts: tuple[int, int, int, int]
+) -> list[SearchWarning]:
+    """A constraint the choice met whose exact chance of holding on a new sample of one fold's
+    size is below the confidence it was judged at. Feasibility is judged by a normal
+    approximation (:meth:`metro.constraints.Constraint.prediction_bounds`), which on a handful
+    of trials is generous: precision 1 of 1 clears 0.7 at 0.55, though a new sample meets 0.7
+    with probability 0.13 (:meth:`~metro.constraints.Constraint.log_certainties` computes it
+    exactly below 50 expected trials). Refusing such choices cost held floors on the benchmark
+    (docs/quality.md, "The few-trial feasibility fix"), so the choice stands and this says what
+    it rests on."""
+    from metro.constraints import judged_confidence
+
+    cells = np.asarray(counts, dtype=np.float64)
+    n = int(cells.sum())
+    if n <= 0:
+        return []
+    fraction = 1.0 / result.n_folds if result.n_folds else 1.0
+    out: list[SearchWarning] = []
+    for constraint in result.constraints:
+        if not constraint.is_proportion or constraint.at_range_end:
+            continue  # the normal bound is the whole judgement there (or the estimate is)
+        level = judged_confidence(constraint)
+        judged = replace(constraint, confidence=level)
+        chance = math.exp(float(judged.log_certainties(cells / n, n, new_fraction=fraction)[0]))
+        if chance >= level - 1e-9:
+            continue
+        k = round(float(cells @ constraint.score_numerator_cells))
+        m = round(float(cells @ constraint.metric.denominator_cells))
+        word = ">=" if constraint.sense == "at_least" else "<="
+        name = f"{spec_display_name(constraint.metric)} {word} {constraint.bound:g}"
+        sample = "one fold's held-out rows" if result.n_folds else "the validation rows"
+        out.append(
+            SearchWarning(
+                WarningCode.CONSTRAINT_UNCERTAIN,
+                f"{name} was met on the held-out rows ({k} of the {m} rows it counts), but a "
+                f"new sample the size of {sample}, which would hold about {m * fraction:.3g} "
+                f"rows it counts, meets it with probability {chance:.2f}, below the {level:g} "
+                "it was judged at: it rests on too few rows, and new data will miss it more "
+                "often than that confidence says (more data, or a looser bound, would make it "
+                "hold)",
             )
         )
     return out

@@ -158,3 +158,78 @@ def test_sequential_searches_tell_the_trained_lambda_from_the_ratio_reached(sear
     a, b = result.bracket
     assert result.ratio_reached == pytest.approx((a + b) / 2)
     assert result.grid is None and result.selection_split == "train"
+
+
+def _met(counts, constraints, n_folds=5):
+    from metro.search.base import SearchResult
+
+    best = Candidate(lam=0.0, shift="minimal", train_cells=np.full(4, 0.25))
+    return SearchResult(
+        strategy="grid", best=best, constraints=tuple(constraints), constraints_satisfied=True,
+        selection_counts=counts, n_folds=n_folds,
+    )  # fmt: skip
+
+
+def _new_sample_chance(k, m, n, fraction, bound, draws=400_000, seed=0):
+    """Brute force: a new sample of round(n * fraction) rows, each counted by the precision with
+    probability m / n (binomial trials), its successes binomial at a rate drawn from the Jeffreys
+    posterior Beta(k + 1/2, m - k + 1/2); the floor met where successes / trials >= bound, and
+    missed with no trial (zero_division 0)."""
+    rng = np.random.default_rng(seed)
+    trials = rng.binomial(round(n * fraction), m / n, size=draws)
+    rate = rng.beta(k + 0.5, m - k + 0.5, size=draws)
+    hits = rng.binomial(trials, rate)
+    return float(np.mean((trials > 0) & (hits >= bound * trials - 1e-12)))
+
+
+@pytest.mark.parametrize(
+    ("counts", "uncertain"),
+    [((1, 0, 51, 207), True), ((2, 0, 50, 207), True), ((30, 8, 20, 200), False)],
+)
+def test_a_floor_met_on_a_handful_of_rows_is_warned_about_with_its_chance(counts, uncertain):
+    """The search certifies a floor by a normal approximation, which on one predicted positive
+    (precision 1 of 1) clears 0.7 at the default 0.55; the exact chance that a new fold-sized
+    sample meets it is 0.13 (docs/quality.md). The choice is kept and the warning gives that
+    chance, checked here by simulation."""
+    from metro.constraints import get_constraints
+    from metro.search.base import diagnose
+
+    cons = get_constraints([{"metric": "precision", "at_least": 0.7}])
+    found = [w for w in diagnose(_met(counts, cons), f1()) if w.code == "constraint_uncertain"]
+    assert bool(found) == uncertain
+    tp, fp = counts[0], counts[1]
+    chance = _new_sample_chance(tp, tp + fp, sum(counts), 1 / 5, 0.7)
+    if uncertain:
+        (warning,) = found
+        assert f"({tp} of the {tp + fp} rows it counts)" in warning.message
+        shown = float(warning.message.split("probability ")[1].split(",")[0])
+        assert shown == pytest.approx(chance, abs=0.011)
+        assert "below the 0.55 it was judged at" in warning.message
+    else:
+        assert chance > 0.55
+
+
+def test_no_uncertain_floor_is_reported_where_it_was_missed_or_judged_otherwise():
+    """Not where the constraints were missed (constraints_not_met says so), not for a recall
+    floor met on enough positives, not for a bound at the range's end (judged on the estimate),
+    and not for a ratio that is no proportion (its normal bound is the whole judgement)."""
+    from metro.constraints import get_constraints
+    from metro.search.base import diagnose
+
+    def codes(result):
+        return {w.code for w in diagnose(result, f1())}
+
+    cons = get_constraints([{"metric": "precision", "at_least": 0.7}])
+    missed = _met((1, 0, 51, 207), cons)
+    missed.constraints_satisfied = False
+    assert WarningCode.CONSTRAINT_UNCERTAIN not in codes(missed)
+    recall = get_constraints([{"metric": "recall", "at_least": 0.8}])
+    assert WarningCode.CONSTRAINT_UNCERTAIN not in codes(_met((240, 200, 10, 800), recall))
+    # 9 of 10 positives found: a new sample meets recall 0.8 with probability 0.66, above 0.55
+    assert WarningCode.CONSTRAINT_UNCERTAIN not in codes(_met((9, 20, 1, 200), recall))
+    # 4 of 4: certified by the normal bound (0.95), met by a new sample with probability 0.48
+    assert WarningCode.CONSTRAINT_UNCERTAIN in codes(_met((4, 20, 0, 200), recall))
+    everything = get_constraints([{"metric": "recall", "at_least": 1.0}])
+    assert WarningCode.CONSTRAINT_UNCERTAIN not in codes(_met((10, 20, 0, 200), everything))
+    f1_floor = get_constraints([{"metric": "f1", "at_least": 0.5}])
+    assert WarningCode.CONSTRAINT_UNCERTAIN not in codes(_met((2, 0, 2, 200), f1_floor))

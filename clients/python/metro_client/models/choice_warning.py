@@ -29,7 +29,10 @@ class ChoiceWarning:
     different integer on every row, filling a range or named as an id (txn_id, customerId), as an id or a row number
     does, and the model may read the rows' order from it (dataset.ignore_columns leaves it out); offsets_not_tuned
     (a micro-averaged multi-label job's label): its out-of-fold margins could not be rebuilt from the folds, so the
-    labels' offsets were not tuned together and each keeps its own threshold """
+    labels' offsets were not tuned together and each keeps its own threshold; constraint_uncertain: a constraint the
+    choice met (a proportion: precision, recall, false-positive rate) rests on so few held-out rows that a new
+    sample of one fold's size meets it with a probability below the confidence it was judged at (computed exactly;
+    the message gives it) """
     message: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 

@@ -1,6 +1,7 @@
 from typing import Literal
 
 ChoiceWarningCode = Literal[
+    "constraint_uncertain",
     "constraints_not_met",
     "few_true_positives",
     "id_like_feature",
@@ -12,6 +13,7 @@ ChoiceWarningCode = Literal[
 ]
 
 CHOICE_WARNING_CODE_VALUES: set[ChoiceWarningCode] = {
+    "constraint_uncertain",
     "constraints_not_met",
     "few_true_positives",
     "id_like_feature",
