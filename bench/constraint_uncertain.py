@@ -5,7 +5,8 @@ only there). Reads results of ``bench/constrained.py`` run with the code that re
 fit's warning codes.
 
     python bench/constraint_uncertain.py bench/results/constrained-uncertain-main.json \\
-        bench/results/constrained-uncertain-fresh.json bench/results/constrained-uncertain-unseen.json
+        bench/results/constrained-uncertain-fresh.json \\
+        bench/results/constrained-uncertain-unseen.json
 """
 
 from __future__ import annotations
