@@ -2,8 +2,9 @@
 ``s3://bucket/prefix`` for workers on several machines).
 
 ``jobs/<job id>/model/<attempt>/``  the trained model (metro.serialization), per attempt
-``jobs/<job id>/fits/<key>.safetensors``  a fitted stack of the search (resume, shared grids)
-``jobs/<job id>/fits/<key>.ckpt.*``  the last trainer checkpoint of a fit in progress
+``jobs/<job id>/fits/<key>.<writer>.safetensors``  a fitted stack of the search (resume,
+shared grids), one file per writer; the fit's row names the one recorded
+``jobs/<job id>/fits/<key>.ckpt.safetensors``  the last trainer checkpoint of a fit in progress
 """
 
 from __future__ import annotations
@@ -59,6 +60,15 @@ def fits_dir(job_id: uuid.UUID | str) -> str:
 
 def fit_path(job_id: uuid.UUID, key: str, suffix: str = ".safetensors") -> str:
     return f"{fits_dir(job_id)}/{key.replace('/', '_')}{suffix}"
+
+
+def fit_weights_path(job_id: uuid.UUID, key: str) -> str:
+    """Where one writer stores a fit's weights: a name of its own, as an attempt's model has
+    (:func:`model_path`). Two workers can fit the same shard (one stalled past its lease while
+    another took it over); at one shared path the second to finish wrote over the bytes the
+    first had recorded, and where the two fits differed in their last bits (another machine, a
+    GPU) every later load of the fit failed its digest and the job failed with it."""
+    return fit_path(job_id, key, f".{uuid.uuid4().hex[:12]}.safetensors")
 
 
 def full_uri(root: str, rel: str) -> str:

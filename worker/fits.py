@@ -58,6 +58,10 @@ BROKER_ERRORS: tuple[type[Exception], ...] = (BrokerUnreachable, ConnectionError
 FittingSolver = TrainerSolver | FoldStackSolver
 
 _POLL_SECONDS = 0.2
+# A trainer checkpoint: one object (FitRunner._save_checkpoint), its scalars as JSON bytes in a
+# uint8 tensor of this name beside the trainer's tensors.
+_CHECKPOINT = ".ckpt.safetensors"
+_SCALARS = "__checkpoint_scalars__"
 # Trainer checkpoints are taken every this many optimizer steps (and saved at most every
 # METRO_CHECKPOINT_SECONDS). Only SGD fits are checkpointed: resuming one repeats the
 # uninterrupted fit bit for bit (checked on CPU and CUDA), which L-BFGS's resume does not do at
@@ -84,6 +88,9 @@ class FitRunner:
         self.job_id = job_id
         self.lease = lease
         self.root = ctx.settings.artifacts_uri
+        # Whether the last fit :meth:`train` made is the one recorded (False: another worker's
+        # fit of the same shard was recorded first, and is the one to use).
+        self.recorded = False
 
     def train(
         self,
@@ -142,13 +149,17 @@ class FitRunner:
         from safetensors.torch import save as save_safetensors
 
         data = save_safetensors(fit.model.tensors())
-        rel = artifacts.fit_path(self.job_id, key)
+        rel = artifacts.fit_weights_path(self.job_id, key)
         artifacts.put_bytes(self.root, rel, data)
-        store.complete_fit(
+        self.recorded = store.complete_fit(
             self.ctx, self.job_id, key, artifact=rel, sha256=hashlib.sha256(data).hexdigest(),
             surrogate_loss=[float(v) for v in fit.surrogate_loss],
             seconds=time.perf_counter() - started,
         )  # fmt: skip
+        if not self.recorded:
+            # Another worker's fit of this shard was recorded first: its file is the fit now.
+            logger.info("fit %s of job %s was recorded by another worker first", key, self.job_id)
+            artifacts.remove_tree(self.root, rel)
         return fit
 
     def load(self, row: store.FitRow, inner: FittingSolver) -> StackedModel:
@@ -163,18 +174,18 @@ class FitRunner:
 
     # -- trainer checkpoints: tensors as safetensors, scalars as JSON ---------------------------
     def _save_checkpoint(self, key: str, checkpoint: dict[str, Any]) -> None:
+        """One object: the tensors with the scalars (the step, the optimizer's counters) in its
+        metadata. As two files (tensors, then scalars) a worker killed between the two writes
+        left the tensors of one step beside the scalars of the one before, and the next attempt
+        resumed from that pair: an extra epoch trained, a fit unlike the uninterrupted one."""
         from safetensors.torch import save as save_safetensors
 
         try:
             tensors = {k: v.detach().cpu().contiguous() for k, v in checkpoint["tensors"].items()}
-            artifacts.put_bytes(
-                self.root, artifacts.fit_path(self.job_id, key, ".ckpt.safetensors"),
-                save_safetensors(tensors),
-            )  # fmt: skip
-            artifacts.put_bytes(
-                self.root, artifacts.fit_path(self.job_id, key, ".ckpt.json"),
-                json.dumps(checkpoint["scalars"]).encode(),
-            )  # fmt: skip
+            scalars = json.dumps(checkpoint["scalars"]).encode()
+            tensors[_SCALARS] = torch.frombuffer(bytearray(scalars), dtype=torch.uint8)
+            data = save_safetensors(tensors)
+            artifacts.put_bytes(self.root, artifacts.fit_path(self.job_id, key, _CHECKPOINT), data)
         except Exception:
             logger.warning("could not save a checkpoint of fit %s", key, exc_info=True)
 
@@ -182,16 +193,14 @@ class FitRunner:
         from safetensors.torch import load as load_safetensors
 
         try:
-            scalars = artifacts.get_bytes(
-                self.root, artifacts.fit_path(self.job_id, key, ".ckpt.json")
-            )
-            tensors = artifacts.get_bytes(
-                self.root, artifacts.fit_path(self.job_id, key, ".ckpt.safetensors")
-            )
-            if scalars is None or tensors is None:
+            data = artifacts.get_bytes(self.root, artifacts.fit_path(self.job_id, key, _CHECKPOINT))
+            if data is None:
                 return None
-            loaded: dict[str, torch.Tensor] = load_safetensors(tensors)
-            return {"tensors": loaded, "scalars": json.loads(scalars)}
+            loaded: dict[str, torch.Tensor] = load_safetensors(data)
+            scalars = loaded.pop(_SCALARS, None)
+            if scalars is None:
+                return None
+            return {"tensors": loaded, "scalars": json.loads(scalars.numpy().tobytes())}
         except Exception:
             logger.warning("could not read the checkpoint of fit %s", key, exc_info=True)
             return None
@@ -371,10 +380,17 @@ class RecordedSolver:
                         self.inner, key, chunk, shift=shift, warm_start=warm_start,
                         on_event=self._step_reporter(chunk.size * self.per_lambda), multipliers=mu,
                     )  # fmt: skip
+                    model, losses = fit.model, fit.surrogate_loss
+                    if not ledger.runner.recorded:
+                        # Taken over while it trained, and the other worker's fit recorded
+                        # first: use that one, as every later replay of the search will.
+                        latest = store.get_fit(ctx, ledger.job_id, key)
+                        assert latest is not None and latest.surrogate_loss is not None
+                        model = ledger.runner.load(latest, self.inner)
+                        losses = np.asarray(latest.surrogate_loss, dtype=np.float64)
                     done[key] = self.inner.adopt(
-                        fit.model, chunk, shift=shift, surrogate_loss=fit.surrogate_loss,
-                        multipliers=mu,
-                    )  # fmt: skip
+                        model, chunk, shift=shift, surrogate_loss=losses, multipliers=mu
+                    )
                     ledger.trained += 1
                 else:
                     helped = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -247,3 +248,110 @@ def test_a_helper_removes_the_fits_of_a_job_that_finished_while_it_wrote(make_cl
     _set(cluster, job_id, state="cancelled")
     _drop_fits_if_finished(ctx, uuid.UUID(job_id))
     assert artifacts.get_bytes(root, late) is None
+
+
+def test_a_shard_fitted_twice_keeps_the_recorded_bytes_and_the_second_uses_them(make_cluster):
+    """Two workers can fit one shard (one stalled past its lease, another took it over). The
+    second to finish wrote its bytes over the file the first had recorded: where the two fits
+    differed in a bit (another machine, a GPU), every later load failed its digest and the job
+    failed. Each writer now has a file of its own; the second's is removed and it uses the
+    recorded fit, as a replay does."""
+    from worker import artifacts
+    from worker.fits import FitLedger
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    setup = prepare_repeat(
+        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
+        surrogate=get_surrogate("logistic"), model=ModelSpec("mlp", hidden=(8,)),
+        training=TrainingConfig(optimizer="sgd", epochs=3, batch_size=128), repeat=0,
+    )  # fmt: skip
+    lambdas = np.array([-0.8, -0.4])
+    job_id = uuid.UUID(cluster.submit())  # a job row for the fit to belong to (no worker runs)
+    key = "r0/main/c0/s0"
+    store.ensure_fits(ctx, job_id, [
+        {"key": key, "repeat": 0, "role": "main", "shift": "minimal",
+         "lambdas": lambdas.tolist(), "shareable": True},
+    ])  # fmt: skip
+    first = FitRunner(ctx, job_id, Lease(ctx, job_id, "a", holds_job=False))
+    recorded = first.train(setup.solver("main"), key, lambdas, shift="minimal", warm_start=None)
+    assert first.recorded
+    row = store.get_fit(ctx, job_id, key)
+    assert row is not None and row.artifact is not None
+    kept = artifacts.get_bytes(ctx.settings.artifacts_uri, row.artifact)
+
+    # The late one fits the same shard to other bits (here: another seed).
+    other = prepare_repeat(
+        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
+        surrogate=get_surrogate("logistic"), model=ModelSpec("mlp", hidden=(8,)),
+        training=TrainingConfig(optimizer="sgd", epochs=3, batch_size=128, seed=7), repeat=0,
+    )  # fmt: skip
+    late = FitRunner(ctx, job_id, Lease(ctx, job_id, "b", holds_job=False))
+    mine = late.train(other.solver("main"), key, lambdas, shift="minimal", warm_start=None)
+    assert not late.recorded
+    assert any(
+        not torch.equal(tensor, recorded.model.tensors()[name])
+        for name, tensor in mine.model.tensors().items()
+    )
+    assert artifacts.get_bytes(ctx.settings.artifacts_uri, row.artifact) == kept
+    loaded = late.load(store.get_fit(ctx, job_id, key), setup.solver("main"))  # no digest error
+    for name, tensor in recorded.model.tensors().items():
+        assert torch.equal(loaded.tensors()[name], tensor), name
+    fits = cluster.app.state.settings.artifacts_uri
+    names = sorted(p.name for p in (Path(fits) / artifacts.fits_dir(job_id)).iterdir())
+    assert names == [Path(row.artifact).name]  # the late writer's file is gone
+
+    # Through a ledger: a worker whose claim was taken over and whose fit lost the race
+    # continues with the recorded fit, the one a replay of the search loads.
+    store.ensure_fits(ctx, job_id, [
+        {"key": "r0/main/c1/s0", "repeat": 0, "role": "main", "shift": "minimal",
+         "lambdas": lambdas.tolist(), "shareable": True},
+    ])  # fmt: skip
+    ledger = FitLedger(
+        ctx, job_id, "c", Lease(ctx, job_id, "c", holds_job=False), shard_size=8,
+        request_help=lambda n: None,
+    )  # fmt: skip
+    real_train = ledger.runner.train
+
+    def train_while_another_records(inner, key, chunk, **kwargs):
+        # the other worker finishes first, with the first setup's fit
+        FitRunner(ctx, job_id, Lease(ctx, job_id, "d", holds_job=False)).train(
+            setup.solver("main"), key, chunk, shift="minimal", warm_start=None
+        )
+        return real_train(other.solver("main"), key, chunk, **kwargs)
+
+    ledger.runner.train = train_while_another_records  # type: ignore[method-assign]
+    (a, b) = ledger.wrap(setup, "main", setup.solver("main")).solve(lambdas, shift="minimal")
+    direct = setup.solver("main").solve(lambdas, shift="minimal")
+    assert np.array_equal(a.validation_cells, direct[0].validation_cells)
+    assert np.array_equal(b.validation_cells, direct[1].validation_cells)
+
+
+def test_a_checkpoint_is_one_object_with_its_step(make_cluster):
+    """Tensors and scalars in one write: as two files, a worker killed between the writes left
+    one step's tensors beside the step before's scalars, and the resume trained an extra
+    epoch."""
+    from worker import artifacts
+
+    cluster = make_cluster(checkpoint_seconds=1e-9)
+    ctx = _solo_context(cluster)
+    setup = prepare_repeat(
+        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
+        surrogate=get_surrogate("logistic"), model=ModelSpec("mlp", hidden=(8,)),
+        training=TrainingConfig(optimizer="sgd", epochs=12, batch_size=128), repeat=0,
+    )  # fmt: skip
+    job_id = uuid.uuid4()
+    runner = FitRunner(ctx, job_id, Lease(ctx, job_id, "t", holds_job=False))
+
+    def crash_at_epoch_5(event):
+        if event.step == 5:
+            raise Crash
+
+    with pytest.raises(Crash):
+        runner.train(setup.solver("main"), "r0/main/c0/s0", np.array([-0.5]), shift="minimal",
+                     warm_start=None, on_event=crash_at_epoch_5)  # fmt: skip
+    folder = Path(ctx.settings.artifacts_uri) / artifacts.fits_dir(job_id)
+    assert sorted(p.name for p in folder.iterdir()) == ["r0_main_c0_s0.ckpt.safetensors"]
+    checkpoint = runner._load_checkpoint("r0/main/c0/s0")
+    assert checkpoint is not None and checkpoint["scalars"]["step"] == 4
+    assert "__checkpoint_scalars__" not in checkpoint["tensors"]
