@@ -74,7 +74,9 @@ FIT_TRANSITIONS: dict[FitState, frozenset[FitState]] = {
     FitState.PENDING: frozenset({FitState.RUNNING, FitState.DONE}),
     # running -> running: a fit whose lease expired is claimed again.
     FitState.RUNNING: frozenset({FitState.RUNNING, FitState.DONE}),
-    FitState.DONE: frozenset(),
+    # done -> pending: a fit whose stored weights are gone or damaged is fitted again (a fit
+    # is the same wherever it is computed; failing the job would throw the rest away).
+    FitState.DONE: frozenset({FitState.PENDING}),
 }
 
 

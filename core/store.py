@@ -662,6 +662,29 @@ def complete_fit(
         return done
 
 
+def reopen_fit(ctx: StoreContext, job_id: uuid.UUID, key: str, *, sha256: str | None) -> bool:
+    """Put a done fit whose stored weights are gone or do not match ``sha256`` (the digest its
+    row recorded) back to pending, to be fitted again. Compare-and-set on that digest: of
+    several workers that found the same file damaged, one reopens the fit, and a fit recorded
+    again meanwhile (another digest) stays done."""
+    with ctx.session() as session:
+        reopened = move_fit(
+            session,
+            job_id,
+            key,
+            sources=(FitState.DONE,),
+            to=FitState.PENDING,
+            where=(JobFit.sha256 == sha256,) if sha256 is not None else (),
+            artifact=None,
+            sha256=None,
+            surrogate_loss=None,
+            seconds=None,
+            updated_at=db_now(session),
+        )
+        session.commit()
+        return reopened
+
+
 # -- the reconciler ----------------------------------------------------------------------------
 def recover_expired_job(
     session: Session,

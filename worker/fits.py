@@ -358,6 +358,7 @@ class RecordedSolver:
         helped = False  # a shard of this grid fitted by another worker
 
         done: dict[str, list[Candidate]] = {}
+        reopened: set[str] = set()  # fits whose stored weights were lost, put back to fit again
         while len(done) < len(keys):
             progressed = False
             for key, chunk, mu in zip(keys, chunks, chunk_mus, strict=True):
@@ -367,8 +368,19 @@ class RecordedSolver:
                 latest = store.get_fit(ctx, ledger.job_id, key)
                 assert latest is not None
                 if latest.state == FitState.DONE:
+                    try:
+                        model = ledger.runner.load(latest, self.inner)
+                    except FitStoreError as exc:
+                        # The store lost or damaged its bytes: fit it again rather than fail
+                        # the job (it comes back pending, and this loop claims it). Once: a
+                        # store that loses what was just written fails the job with the error.
+                        if key in reopened:
+                            raise
+                        logger.warning("job %s: %s; fitting it again", ledger.job_id, exc)
+                        store.reopen_fit(ctx, ledger.job_id, key, sha256=latest.sha256)
+                        reopened.add(key)
+                        continue
                     helped = helped or rows[key].state != FitState.DONE  # done since it began
-                    model = ledger.runner.load(latest, self.inner)
                     assert latest.surrogate_loss is not None
                     done[key] = self.inner.adopt(
                         model, chunk, shift=shift, surrogate_loss=latest.surrogate_loss,

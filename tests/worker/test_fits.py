@@ -355,3 +355,50 @@ def test_a_checkpoint_is_one_object_with_its_step(make_cluster):
     checkpoint = runner._load_checkpoint("r0/main/c0/s0")
     assert checkpoint is not None and checkpoint["scalars"]["step"] == 4
     assert "__checkpoint_scalars__" not in checkpoint["tensors"]
+
+
+def test_a_fit_whose_stored_weights_are_lost_is_fitted_again(make_cluster, monkeypatch):
+    """A replay that finds a recorded fit's file gone, or its bytes not those recorded, fits it
+    again (the job failed before: "missing or corrupt"), to the same candidates."""
+    from worker import artifacts
+    from worker.fits import FitLedger, FitStoreError
+
+    cluster = make_cluster()
+    ctx = _solo_context(cluster)
+    setup = prepare_repeat(
+        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
+        surrogate=get_surrogate("logistic"), model=ModelSpec("mlp", hidden=(8,)),
+        training=TrainingConfig(optimizer="sgd", epochs=3, batch_size=128), repeat=0,
+    )  # fmt: skip
+    lambdas = np.array([-0.9, -0.6, -0.3, -0.1])
+    job_id = uuid.UUID(cluster.submit())
+    root = ctx.settings.artifacts_uri
+
+    def attempt(token: str):
+        ledger = FitLedger(
+            ctx, job_id, token, Lease(ctx, job_id, token, holds_job=False), shard_size=2,
+            request_help=lambda n: None,
+        )  # fmt: skip
+        return ledger, ledger.wrap(setup, "main", setup.solver("main")).solve(
+            lambdas, shift="minimal"
+        )
+
+    first, fitted = attempt("first")
+    assert (first.trained, first.loaded) == (2, 0)
+    s0, s1 = (store.get_fit(ctx, job_id, f"r0/main/c0/s{i}") for i in (0, 1))
+    assert s0 is not None and s1 is not None and s0.artifact and s1.artifact
+    artifacts.remove_tree(root, s0.artifact)  # gone
+    artifacts.put_bytes(root, s1.artifact, b"not the recorded bytes")  # damaged
+    second, replayed = attempt("second")
+    assert (second.trained, second.loaded) == (2, 0)
+    for got, want in zip(replayed, fitted, strict=True):
+        assert np.array_equal(got.validation_cells, want.validation_cells)
+    third, again = attempt("third")
+    assert (third.trained, third.loaded) == (0, 2)  # recorded again, and loaded
+
+    # A fit found lost again after it was put back (another worker recorded it anew, and the
+    # store lost that too) fails the search with the error instead of going round.
+    monkeypatch.setattr(artifacts, "get_bytes", lambda root, rel: None)
+    monkeypatch.setattr(store, "reopen_fit", lambda *args, **kwargs: True)  # stays done
+    with pytest.raises(FitStoreError, match="missing or corrupt"):
+        attempt("fourth")
