@@ -393,7 +393,7 @@ def test_a_fit_whose_stored_weights_are_lost_is_fitted_again(make_cluster, monke
     assert (second.trained, second.loaded) == (2, 0)
     for got, want in zip(replayed, fitted, strict=True):
         assert np.array_equal(got.validation_cells, want.validation_cells)
-    third, again = attempt("third")
+    third, _ = attempt("third")
     assert (third.trained, third.loaded) == (0, 2)  # recorded again, and loaded
 
     # A fit found lost again after it was put back (another worker recorded it anew, and the
