@@ -74,8 +74,10 @@ FIT_TRANSITIONS: dict[FitState, frozenset[FitState]] = {
     FitState.PENDING: frozenset({FitState.RUNNING, FitState.DONE}),
     # running -> running: a fit whose lease expired is claimed again.
     FitState.RUNNING: frozenset({FitState.RUNNING, FitState.DONE}),
-    # done -> pending: a fit whose stored weights are gone or damaged is fitted again (a fit
-    # is the same wherever it is computed; failing the job would throw the rest away).
+    # done -> pending: a fit whose stored weights are gone or damaged is fitted again rather
+    # than failing the job (the same fit bit for bit on the same kind of machine; elsewhere it
+    # may differ in its last bits, and a later step that depends on it then says the job's
+    # search changed, as before).
     FitState.DONE: frozenset({FitState.PENDING}),
 }
 

@@ -662,11 +662,13 @@ def complete_fit(
         return done
 
 
-def reopen_fit(ctx: StoreContext, job_id: uuid.UUID, key: str, *, sha256: str | None) -> bool:
-    """Put a done fit whose stored weights are gone or do not match ``sha256`` (the digest its
-    row recorded) back to pending, to be fitted again. Compare-and-set on that digest: of
-    several workers that found the same file damaged, one reopens the fit, and a fit recorded
-    again meanwhile (another digest) stays done."""
+def reopen_fit(
+    ctx: StoreContext, job_id: uuid.UUID, key: str, *, artifact: str | None, sha256: str | None
+) -> bool:
+    """Put a done fit whose stored weights (the file ``artifact``, its digest ``sha256``, as the
+    row recorded them) are gone or damaged back to pending, to be fitted again. Compare-and-set
+    on both: of several workers that found the same file damaged, one reopens the fit, and a
+    fit recorded again meanwhile (another writer's file, whatever its digest) stays done."""
     with ctx.session() as session:
         reopened = move_fit(
             session,
@@ -674,7 +676,10 @@ def reopen_fit(ctx: StoreContext, job_id: uuid.UUID, key: str, *, sha256: str | 
             key,
             sources=(FitState.DONE,),
             to=FitState.PENDING,
-            where=(JobFit.sha256 == sha256,) if sha256 is not None else (),
+            where=(
+                JobFit.artifact.is_(None) if artifact is None else JobFit.artifact == artifact,
+                JobFit.sha256.is_(None) if sha256 is None else JobFit.sha256 == sha256,
+            ),
             artifact=None,
             sha256=None,
             surrogate_loss=None,

@@ -19,9 +19,9 @@ def prepare(broker_url: str) -> None:
     migrations (0.43 s on a quiet machine, and more than the readiness timeout of 1 s on a loaded
     one) and importing the broker's client. A fresh replica's first probes answered "timed out"
     for both checks while they did it. Never raises: a failure here is the probe's to report."""
-    from core.db.migrate import head
-
     try:
+        from core.db.migrate import head
+
         head()
         if urllib.parse.urlsplit(broker_url).scheme.lower() in ("redis", "rediss"):
             import redis  # noqa: F401

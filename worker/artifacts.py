@@ -58,7 +58,7 @@ def fits_dir(job_id: uuid.UUID | str) -> str:
     return f"{job_dir(job_id)}/fits"
 
 
-def fit_path(job_id: uuid.UUID, key: str, suffix: str = ".safetensors") -> str:
+def fit_path(job_id: uuid.UUID, key: str, suffix: str) -> str:
     return f"{fits_dir(job_id)}/{key.replace('/', '_')}{suffix}"
 
 

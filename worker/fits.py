@@ -174,8 +174,8 @@ class FitRunner:
 
     # -- trainer checkpoints: tensors as safetensors, scalars as JSON ---------------------------
     def _save_checkpoint(self, key: str, checkpoint: dict[str, Any]) -> None:
-        """One object: the tensors with the scalars (the step, the optimizer's counters) in its
-        metadata. As two files (tensors, then scalars) a worker killed between the two writes
+        """One object: the tensors with the scalars (the step, the optimizer's counters) as
+        JSON bytes in one more tensor (``_SCALARS``). As two files (tensors, then scalars) a worker killed between the two writes
         left the tensors of one step beside the scalars of the one before, and the next attempt
         resumed from that pair: an extra epoch trained, a fit unlike the uninterrupted one."""
         from safetensors.torch import save as save_safetensors
@@ -377,7 +377,9 @@ class RecordedSolver:
                         if key in reopened:
                             raise
                         logger.warning("job %s: %s; fitting it again", ledger.job_id, exc)
-                        store.reopen_fit(ctx, ledger.job_id, key, sha256=latest.sha256)
+                        store.reopen_fit(
+                            ctx, ledger.job_id, key, artifact=latest.artifact, sha256=latest.sha256
+                        )
                         reopened.add(key)
                         continue
                     helped = helped or rows[key].state != FitState.DONE  # done since it began
@@ -392,18 +394,17 @@ class RecordedSolver:
                         self.inner, key, chunk, shift=shift, warm_start=warm_start,
                         on_event=self._step_reporter(chunk.size * self.per_lambda), multipliers=mu,
                     )  # fmt: skip
-                    model, losses = fit.model, fit.surrogate_loss
+                    ledger.trained += 1
                     if not ledger.runner.recorded:
                         # Taken over while it trained, and the other worker's fit recorded
-                        # first: use that one, as every later replay of the search will.
-                        latest = store.get_fit(ctx, ledger.job_id, key)
-                        assert latest is not None and latest.surrogate_loss is not None
-                        model = ledger.runner.load(latest, self.inner)
-                        losses = np.asarray(latest.surrogate_loss, dtype=np.float64)
+                        # first: the next pass takes that one (loads it, or puts it back if
+                        # its file is lost), as every later replay of the search will.
+                        progressed = True
+                        continue
                     done[key] = self.inner.adopt(
-                        model, chunk, shift=shift, surrogate_loss=losses, multipliers=mu
-                    )
-                    ledger.trained += 1
+                        fit.model, chunk, shift=shift, surrogate_loss=fit.surrogate_loss,
+                        multipliers=mu,
+                    )  # fmt: skip
                 else:
                     helped = True
                     continue  # another worker holds it: come back to it

@@ -345,6 +345,8 @@ def _uncertain_constraints(
         if not constraint.is_proportion or constraint.at_range_end:
             continue  # the normal bound is the whole judgement there (or the estimate is)
         level = judged_confidence(constraint)
+        if level <= 0.5:
+            continue  # judged on the estimate alone, as asked (confidence 0.5): no margin
         judged = replace(constraint, confidence=level)
         chance = math.exp(float(judged.log_certainties(cells / n, n, new_fraction=fraction)[0]))
         if chance >= level - 1e-9:

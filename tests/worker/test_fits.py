@@ -240,7 +240,7 @@ def test_a_helper_removes_the_fits_of_a_job_that_finished_while_it_wrote(make_cl
     job_id = _insert_job(cluster, {"metric": {"preset": "f1"},
                                    "dataset": {"uri": "builtin://breast_cancer"}})  # fmt: skip
     root = ctx.settings.artifacts_uri
-    late = artifacts.fit_path(uuid.UUID(job_id), "r0/main/c0/s3", ".ckpt.json")
+    late = artifacts.fit_path(uuid.UUID(job_id), "r0/main/c0/s3", ".ckpt.safetensors")
     _set(cluster, job_id, state="running")
     artifacts.put_bytes(root, late, b"{}")
     _drop_fits_if_finished(ctx, uuid.UUID(job_id))
@@ -303,10 +303,7 @@ def test_a_shard_fitted_twice_keeps_the_recorded_bytes_and_the_second_uses_them(
 
     # Through a ledger: a worker whose claim was taken over and whose fit lost the race
     # continues with the recorded fit, the one a replay of the search loads.
-    store.ensure_fits(ctx, job_id, [
-        {"key": "r0/main/c1/s0", "repeat": 0, "role": "main", "shift": "minimal",
-         "lambdas": lambdas.tolist(), "shareable": True},
-    ])  # fmt: skip
+    job_id = uuid.UUID(cluster.submit())
     ledger = FitLedger(
         ctx, job_id, "c", Lease(ctx, job_id, "c", holds_job=False), shard_size=8,
         request_help=lambda n: None,
@@ -325,6 +322,43 @@ def test_a_shard_fitted_twice_keeps_the_recorded_bytes_and_the_second_uses_them(
     direct = setup.solver("main").solve(lambdas, shift="minimal")
     assert np.array_equal(a.validation_cells, direct[0].validation_cells)
     assert np.array_equal(b.validation_cells, direct[1].validation_cells)
+    assert (ledger.trained, ledger.loaded) == (1, 1)
+
+    # And where the store then loses the recorded file, the next pass puts the fit back and
+    # fits it itself (the job failed here: the loser loaded the recorded fit directly).
+    job_id = uuid.UUID(cluster.submit())
+    ledger = FitLedger(
+        ctx, job_id, "e", Lease(ctx, job_id, "e", holds_job=False), shard_size=8,
+        request_help=lambda n: None,
+    )  # fmt: skip
+    real_train = ledger.runner.train
+    calls = []
+
+    def lose_the_race_then_the_file(inner, key, chunk, **kwargs):
+        calls.append(key)
+        if len(calls) > 1:  # fitting it again, after the fit was put back
+            return real_train(inner, key, chunk, **kwargs)
+        FitRunner(ctx, job_id, Lease(ctx, job_id, "f", holds_job=False)).train(
+            setup.solver("main"), key, chunk, shift="minimal", warm_start=None
+        )
+        recorded_file = store.get_fit(ctx, job_id, key).artifact
+        artifacts.remove_tree(ctx.settings.artifacts_uri, recorded_file)
+        return real_train(other.solver("main"), key, chunk, **kwargs)
+
+    ledger.runner.train = lose_the_race_then_the_file  # type: ignore[method-assign]
+    (a, b) = ledger.wrap(setup, "main", setup.solver("main")).solve(lambdas, shift="minimal")
+    assert calls == ["r0/main/c0/s0", "r0/main/c0/s0"]
+    assert (ledger.trained, ledger.loaded) == (2, 0)
+    assert np.array_equal(a.validation_cells, direct[0].validation_cells)
+    assert np.array_equal(b.validation_cells, direct[1].validation_cells)
+
+    # A fit put back is one whose file and digest are still those the row names: a worker
+    # holding an older reading of the row (the same digest, another writer's file) leaves it.
+    row = store.get_fit(ctx, job_id, "r0/main/c0/s0")
+    assert row is not None and row.state == "done"
+    assert not store.reopen_fit(ctx, job_id, row.key, artifact="elsewhere", sha256=row.sha256)
+    assert store.reopen_fit(ctx, job_id, row.key, artifact=row.artifact, sha256=row.sha256)
+    assert store.get_fit(ctx, job_id, row.key).state == "pending"
 
 
 def test_a_checkpoint_is_one_object_with_its_step(make_cluster):

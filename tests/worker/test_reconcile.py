@@ -108,7 +108,7 @@ def test_reconciler_requeues_fails_and_resends(make_cluster):
 
     # Each held job has recorded a fit; the ones the reconciler ends can never resume from it.
     held = (lost, spent, stopping, alive)
-    fit = {j: artifacts.fit_path(uuid.UUID(j), "r0/search/0/0") for j in held}
+    fit = {j: artifacts.fit_weights_path(uuid.UUID(j), "r0/search/0/0") for j in held}
     root = ctx.settings.artifacts_uri
     for rel in fit.values():
         artifacts.put_bytes(root, rel, b"fit")

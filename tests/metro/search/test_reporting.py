@@ -231,5 +231,8 @@ def test_no_uncertain_floor_is_reported_where_it_was_missed_or_judged_otherwise(
     assert WarningCode.CONSTRAINT_UNCERTAIN in codes(_met((4, 20, 0, 200), recall))
     everything = get_constraints([{"metric": "recall", "at_least": 1.0}])
     assert WarningCode.CONSTRAINT_UNCERTAIN not in codes(_met((10, 20, 0, 200), everything))
+    # asked to judge on the estimate alone (confidence 0.5): no margin, and no warning
+    asked = get_constraints([{"metric": "recall", "at_least": 0.7, "confidence": 0.5}])
+    assert WarningCode.CONSTRAINT_UNCERTAIN not in codes(_met((7, 20, 3, 200), asked))
     f1_floor = get_constraints([{"metric": "f1", "at_least": 0.5}])
     assert WarningCode.CONSTRAINT_UNCERTAIN not in codes(_met((2, 0, 2, 200), f1_floor))
