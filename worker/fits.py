@@ -175,9 +175,10 @@ class FitRunner:
     # -- trainer checkpoints: tensors as safetensors, scalars as JSON ---------------------------
     def _save_checkpoint(self, key: str, checkpoint: dict[str, Any]) -> None:
         """One object: the tensors with the scalars (the step, the optimizer's counters) as
-        JSON bytes in one more tensor (``_SCALARS``). As two files (tensors, then scalars) a worker killed between the two writes
-        left the tensors of one step beside the scalars of the one before, and the next attempt
-        resumed from that pair: an extra epoch trained, a fit unlike the uninterrupted one."""
+        JSON bytes in one more tensor (``_SCALARS``). As two files (tensors, then scalars) a
+        worker killed between the two writes left the tensors of one step beside the scalars
+        of the one before, and the next attempt resumed from that pair: an extra epoch
+        trained, a fit unlike the uninterrupted one."""
         from safetensors.torch import save as save_safetensors
 
         try:
