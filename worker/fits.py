@@ -172,7 +172,7 @@ class FitRunner:
             inner.model_spec, tuple(inner.X.shape[1:]), load_safetensors(data)
         )
 
-    # -- trainer checkpoints: tensors as safetensors, scalars as JSON ---------------------------
+    # -- trainer checkpoints: one safetensors object, its scalars as JSON bytes inside ---------
     def _save_checkpoint(self, key: str, checkpoint: dict[str, Any]) -> None:
         """One object: the tensors with the scalars (the step, the optimizer's counters) as
         JSON bytes in one more tensor (``_SCALARS``). As two files (tensors, then scalars) a
