@@ -676,10 +676,7 @@ def reopen_fit(
             key,
             sources=(FitState.DONE,),
             to=FitState.PENDING,
-            where=(
-                JobFit.artifact.is_(None) if artifact is None else JobFit.artifact == artifact,
-                JobFit.sha256.is_(None) if sha256 is None else JobFit.sha256 == sha256,
-            ),
+            where=(JobFit.artifact == artifact, JobFit.sha256 == sha256),  # None: IS NULL
             artifact=None,
             sha256=None,
             surrogate_loss=None,

@@ -142,13 +142,17 @@ class Constraint:
         return float(low), float(high)
 
     @property
+    def symbol(self) -> str:
+        """``>=`` for at_least, ``<=`` for at_most."""
+        return ">=" if self.sense == "at_least" else "<="
+
+    @property
     def name(self) -> str:
         """``precision >= 0.7``; ``precision(zero_division=1) >= 0.7`` under the other
         convention for 0/0, which a floor's meaning depends on."""
-        word = ">=" if self.sense == "at_least" else "<="
         zero_division = self.metric.zero_division
         metric = self.metric.name + (f"(zero_division={zero_division:g})" if zero_division else "")
-        return f"{metric} {word} {self.bound:g}"
+        return f"{metric} {self.symbol} {self.bound:g}"
 
     @property
     def missed_by_flagging_nothing(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -333,7 +333,7 @@ def _uncertain_constraints(
     exactly below 50 expected trials). Refusing such choices cost held floors on the benchmark
     (docs/quality.md, "The few-trial feasibility fix"), so the choice stands and this says what
     it rests on."""
-    from metro.constraints import judged_confidence
+    from metro.search.constrained import judged_constraints
 
     cells = np.asarray(counts, dtype=np.float64)
     n = int(cells.sum())
@@ -341,20 +341,19 @@ def _uncertain_constraints(
         return []
     fraction = 1.0 / result.n_folds if result.n_folds else 1.0
     out: list[SearchWarning] = []
-    for constraint in result.constraints:
+    for constraint in judged_constraints(result.constraints):
         if not constraint.is_proportion or constraint.at_range_end:
             continue  # the normal bound is the whole judgement there (or the estimate is)
-        level = judged_confidence(constraint)
-        if level <= 0.5:
+        level = constraint.confidence  # judged_constraints gives every one its level
+        if level is None or level <= 0.5:
             continue  # judged on the estimate alone, as asked (confidence 0.5): no margin
-        judged = replace(constraint, confidence=level)
-        chance = math.exp(float(judged.log_certainties(cells / n, n, new_fraction=fraction)[0]))
+        log_chance = constraint.log_certainties(cells / n, n, new_fraction=fraction)[0]
+        chance = math.exp(float(log_chance))
         if chance >= level - 1e-9:
             continue
         k = round(float(cells @ constraint.score_numerator_cells))
         m = round(float(cells @ constraint.metric.denominator_cells))
-        word = ">=" if constraint.sense == "at_least" else "<="
-        name = f"{spec_display_name(constraint.metric)} {word} {constraint.bound:g}"
+        name = f"{spec_display_name(constraint.metric)} {constraint.symbol} {constraint.bound:g}"
         sample = "one fold's held-out rows" if result.n_folds else "the validation rows"
         out.append(
             SearchWarning(
@@ -397,7 +396,6 @@ def _reach_hint(result: SearchResult) -> str:
         if not math.isfinite(reached):
             unreached.append(name)
             continue
-        word = ">=" if constraint.sense == "at_least" else "<="
         level = judged_confidence(constraint)
         confidence = f"{level:g}" + ("" if constraint.confidence is not None else " (the default)")
         low, high = constraint.score_range
@@ -405,7 +403,7 @@ def _reach_hint(result: SearchResult) -> str:
             # The bound of every fit's value is past the range's end: nothing to loosen to.
             uncertified.append(f"{name} at confidence {confidence}")
             continue
-        parts.append(f"{name} {word} {reached:.3g} at confidence {confidence}")
+        parts.append(f"{name} {constraint.symbol} {reached:.3g} at confidence {confidence}")
     several = len(result.constraints) > 1
     hint = ""
     if parts:
