@@ -88,9 +88,6 @@ class FitRunner:
         self.job_id = job_id
         self.lease = lease
         self.root = ctx.settings.artifacts_uri
-        # Whether the last fit :meth:`train` made is the one recorded (False: another worker's
-        # fit of the same shard was recorded first, and is the one to use).
-        self.recorded = False
 
     def train(
         self,
@@ -102,7 +99,10 @@ class FitRunner:
         warm_start: Candidate | None,
         on_event: Callable[[TrainingEvent], None] | None = None,
         multipliers: np.ndarray | None = None,
-    ) -> FitResult:
+    ) -> tuple[FitResult, bool]:
+        """Fit ``key`` (from its last checkpoint where there is one) and record it. Returns the
+        fit and whether it is the one recorded (False: another worker's fit of the same shard,
+        taken over while this one trained, was recorded first, and is the one to use)."""
         started = time.perf_counter()
         optimizer = inner.config.resolve_optimizer(inner.model_spec)
         every = (
@@ -151,16 +151,16 @@ class FitRunner:
         data = save_safetensors(fit.model.tensors())
         rel = artifacts.fit_weights_path(self.job_id, key)
         artifacts.put_bytes(self.root, rel, data)
-        self.recorded = store.complete_fit(
+        recorded = store.complete_fit(
             self.ctx, self.job_id, key, artifact=rel, sha256=hashlib.sha256(data).hexdigest(),
             surrogate_loss=[float(v) for v in fit.surrogate_loss],
             seconds=time.perf_counter() - started,
         )  # fmt: skip
-        if not self.recorded:
+        if not recorded:
             # Another worker's fit of this shard was recorded first: its file is the fit now.
             logger.info("fit %s of job %s was recorded by another worker first", key, self.job_id)
             artifacts.remove_tree(self.root, rel)
-        return fit
+        return fit, recorded
 
     def load(self, row: store.FitRow, inner: FittingSolver) -> StackedModel:
         from safetensors.torch import load as load_safetensors
@@ -391,12 +391,12 @@ class RecordedSolver:
                     )  # fmt: skip
                     ledger.loaded += 1
                 elif store.claim_fit(ctx, ledger.job_id, key, ledger.token):
-                    fit = ledger.runner.train(
+                    fit, recorded = ledger.runner.train(
                         self.inner, key, chunk, shift=shift, warm_start=warm_start,
                         on_event=self._step_reporter(chunk.size * self.per_lambda), multipliers=mu,
                     )  # fmt: skip
                     ledger.trained += 1
-                    if not ledger.runner.recorded:
+                    if not recorded:
                         # Taken over while it trained, and the other worker's fit recorded
                         # first: the next pass takes that one (loads it, or puts it back if
                         # its file is lost), as every later replay of the search will.

@@ -28,17 +28,45 @@ class Crash(Exception):  # noqa: N818 - a simulated crash, not an error of the c
     pass
 
 
+def _mlp_setup(*, surrogate: str = "logistic", **training):
+    """A repeat of builtin breast_cancer with a small MLP, trained as ``training`` says."""
+    return prepare_repeat(
+        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
+        surrogate=get_surrogate(surrogate), model=ModelSpec("mlp", hidden=(8,)),
+        training=TrainingConfig(**training), repeat=0,
+    )  # fmt: skip
+
+
+def _runner(ctx, job_id: uuid.UUID, token: str) -> FitRunner:
+    """A fit runner under a lease of its own (a worker fitting shards, not holding the job)."""
+    return FitRunner(ctx, job_id, Lease(ctx, job_id, token, holds_job=False))
+
+
+def _ledger(ctx, job_id: uuid.UUID, token: str, *, shard_size: int):
+    """An attempt's ledger that asks no one for help."""
+    from worker.fits import FitLedger
+
+    return FitLedger(
+        ctx, job_id, token, Lease(ctx, job_id, token, holds_job=False), shard_size=shard_size,
+        request_help=lambda n: None,
+    )  # fmt: skip
+
+
+def _record_shard(ctx, job_id: uuid.UUID, key: str, lambdas: np.ndarray) -> None:
+    """The row of one shareable grid shard of ``lambdas`` (as the job's worker records it)."""
+    store.ensure_fits(ctx, job_id, [
+        {"key": key, "repeat": 0, "role": "main", "shift": "minimal",
+         "lambdas": lambdas.tolist(), "shareable": True},
+    ])  # fmt: skip
+
+
 def test_interrupted_sgd_fit_resumes_from_its_checkpoint(make_cluster):
     cluster = make_cluster(checkpoint_seconds=1e-9)  # save at every epoch
     ctx = _solo_context(cluster)
-    setup = prepare_repeat(
-        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
-        surrogate=get_surrogate("logistic"), model=ModelSpec("mlp", hidden=(8,)),
-        training=TrainingConfig(optimizer="sgd", epochs=12, batch_size=128), repeat=0,
-    )  # fmt: skip
+    setup = _mlp_setup(optimizer="sgd", epochs=12, batch_size=128)
     lambdas = np.array([-0.8, -0.4])
     job_id = uuid.uuid4()
-    runner = FitRunner(ctx, job_id, Lease(ctx, job_id, "t", holds_job=False))
+    runner = _runner(ctx, job_id, "t")
 
     def crash_at_epoch_7(event):
         if event.step == 7:
@@ -48,7 +76,7 @@ def test_interrupted_sgd_fit_resumes_from_its_checkpoint(make_cluster):
         runner.train(setup.solver("main"), "r0/main/c0/s0", lambdas, shift="minimal",
                      warm_start=None, on_event=crash_at_epoch_7)  # fmt: skip
     seen: list[int] = []
-    resumed = runner.train(
+    resumed, _ = runner.train(
         setup.solver("main"), "r0/main/c0/s0", lambdas, shift="minimal", warm_start=None,
         on_event=lambda e: seen.append(e.step),
     )  # fmt: skip
@@ -64,20 +92,13 @@ def test_a_diverged_fit_is_stored_and_loaded_as_diverged(make_cluster):
     # metro reports a blown-up fit's loss as +inf; JSON (and Postgres's json) has no infinity.
     cluster = make_cluster()
     ctx = _solo_context(cluster)
-    setup = prepare_repeat(
-        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
-        surrogate=get_surrogate("exponential"), model=ModelSpec("mlp", hidden=(8,)),
-        training=TrainingConfig(optimizer="sgd", epochs=2, batch_size=16, lr=1e3), repeat=0,
-    )  # fmt: skip
+    setup = _mlp_setup(surrogate="exponential", optimizer="sgd", epochs=2, batch_size=16, lr=1e3)
     lambdas = np.array([-0.8, -0.4])
     job_id = uuid.UUID(cluster.submit())  # a job row for the fit to belong to (no worker runs)
     key = "r0/main/c0/s0"
-    store.ensure_fits(ctx, job_id, [
-        {"key": key, "repeat": 0, "role": "main", "shift": "minimal",
-         "lambdas": lambdas.tolist(), "shareable": True},
-    ])  # fmt: skip
-    runner = FitRunner(ctx, job_id, Lease(ctx, job_id, "t", holds_job=False))
-    fit = runner.train(setup.solver("main"), key, lambdas, shift="minimal", warm_start=None)
+    _record_shard(ctx, job_id, key, lambdas)
+    runner = _runner(ctx, job_id, "t")
+    fit, _ = runner.train(setup.solver("main"), key, lambdas, shift="minimal", warm_start=None)
     assert fit.diverged.all()
     (raw,) = [f for f in cluster.rows(JobFit, str(job_id)) if f.key == key]
     assert raw.state == "done" and raw.surrogate_loss == [None, None]
@@ -208,10 +229,7 @@ def test_a_stacked_fold_grid_is_recorded_as_one_fit_per_shard_and_replayed(
     lambdas = np.array(sorted(s.lambda_ for s in folded if s.fold == 0))
 
     def attempt(token: str) -> tuple[FitLedger, list]:
-        ledger = FitLedger(
-            ctx, second, token, Lease(ctx, second, token, holds_job=False), shard_size=8,
-            request_help=lambda n: None,
-        )  # fmt: skip
+        ledger = _ledger(ctx, second, token, shard_size=8)
         solver = ledger.wrap(setup, "folds3", setup.solver("folds3"))
         return ledger, solver.solve(lambdas, shift="minimal")
 
@@ -257,38 +275,30 @@ def test_a_shard_fitted_twice_keeps_the_recorded_bytes_and_the_second_uses_them(
     failed. Each writer now has a file of its own; the second's is removed and it uses the
     recorded fit, as a replay does."""
     from worker import artifacts
-    from worker.fits import FitLedger
 
     cluster = make_cluster()
     ctx = _solo_context(cluster)
-    setup = prepare_repeat(
-        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
-        surrogate=get_surrogate("logistic"), model=ModelSpec("mlp", hidden=(8,)),
-        training=TrainingConfig(optimizer="sgd", epochs=3, batch_size=128), repeat=0,
-    )  # fmt: skip
+    setup = _mlp_setup(optimizer="sgd", epochs=3, batch_size=128)
     lambdas = np.array([-0.8, -0.4])
     job_id = uuid.UUID(cluster.submit())  # a job row for the fit to belong to (no worker runs)
     key = "r0/main/c0/s0"
-    store.ensure_fits(ctx, job_id, [
-        {"key": key, "repeat": 0, "role": "main", "shift": "minimal",
-         "lambdas": lambdas.tolist(), "shareable": True},
-    ])  # fmt: skip
-    first = FitRunner(ctx, job_id, Lease(ctx, job_id, "a", holds_job=False))
-    recorded = first.train(setup.solver("main"), key, lambdas, shift="minimal", warm_start=None)
-    assert first.recorded
+    _record_shard(ctx, job_id, key, lambdas)
+    first = _runner(ctx, job_id, "a")
+    recorded, is_recorded = first.train(
+        setup.solver("main"), key, lambdas, shift="minimal", warm_start=None
+    )
+    assert is_recorded
     row = store.get_fit(ctx, job_id, key)
     assert row is not None and row.artifact is not None
     kept = artifacts.get_bytes(ctx.settings.artifacts_uri, row.artifact)
 
     # The late one fits the same shard to other bits (here: another seed).
-    other = prepare_repeat(
-        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
-        surrogate=get_surrogate("logistic"), model=ModelSpec("mlp", hidden=(8,)),
-        training=TrainingConfig(optimizer="sgd", epochs=3, batch_size=128, seed=7), repeat=0,
-    )  # fmt: skip
-    late = FitRunner(ctx, job_id, Lease(ctx, job_id, "b", holds_job=False))
-    mine = late.train(other.solver("main"), key, lambdas, shift="minimal", warm_start=None)
-    assert not late.recorded
+    other = _mlp_setup(optimizer="sgd", epochs=3, batch_size=128, seed=7)
+    late = _runner(ctx, job_id, "b")
+    mine, is_recorded = late.train(
+        other.solver("main"), key, lambdas, shift="minimal", warm_start=None
+    )
+    assert not is_recorded
     assert any(
         not torch.equal(tensor, recorded.model.tensors()[name])
         for name, tensor in mine.model.tensors().items()
@@ -304,15 +314,12 @@ def test_a_shard_fitted_twice_keeps_the_recorded_bytes_and_the_second_uses_them(
     # Through a ledger: a worker whose claim was taken over and whose fit lost the race
     # continues with the recorded fit, the one a replay of the search loads.
     job_id = uuid.UUID(cluster.submit())
-    ledger = FitLedger(
-        ctx, job_id, "c", Lease(ctx, job_id, "c", holds_job=False), shard_size=8,
-        request_help=lambda n: None,
-    )  # fmt: skip
+    ledger = _ledger(ctx, job_id, "c", shard_size=8)
     real_train = ledger.runner.train
 
     def train_while_another_records(inner, key, chunk, **kwargs):
         # the other worker finishes first, with the first setup's fit
-        FitRunner(ctx, job_id, Lease(ctx, job_id, "d", holds_job=False)).train(
+        _runner(ctx, job_id, "d").train(
             setup.solver("main"), key, chunk, shift="minimal", warm_start=None
         )
         return real_train(other.solver("main"), key, chunk, **kwargs)
@@ -327,10 +334,7 @@ def test_a_shard_fitted_twice_keeps_the_recorded_bytes_and_the_second_uses_them(
     # And where the store then loses the recorded file, the next pass puts the fit back and
     # fits it itself (the job failed here: the loser loaded the recorded fit directly).
     job_id = uuid.UUID(cluster.submit())
-    ledger = FitLedger(
-        ctx, job_id, "e", Lease(ctx, job_id, "e", holds_job=False), shard_size=8,
-        request_help=lambda n: None,
-    )  # fmt: skip
+    ledger = _ledger(ctx, job_id, "e", shard_size=8)
     real_train = ledger.runner.train
     calls = []
 
@@ -338,7 +342,7 @@ def test_a_shard_fitted_twice_keeps_the_recorded_bytes_and_the_second_uses_them(
         calls.append(key)
         if len(calls) > 1:  # fitting it again, after the fit was put back
             return real_train(inner, key, chunk, **kwargs)
-        FitRunner(ctx, job_id, Lease(ctx, job_id, "f", holds_job=False)).train(
+        _runner(ctx, job_id, "f").train(
             setup.solver("main"), key, chunk, shift="minimal", warm_start=None
         )
         recorded_file = store.get_fit(ctx, job_id, key).artifact
@@ -369,13 +373,9 @@ def test_a_checkpoint_is_one_object_with_its_step(make_cluster):
 
     cluster = make_cluster(checkpoint_seconds=1e-9)
     ctx = _solo_context(cluster)
-    setup = prepare_repeat(
-        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
-        surrogate=get_surrogate("logistic"), model=ModelSpec("mlp", hidden=(8,)),
-        training=TrainingConfig(optimizer="sgd", epochs=12, batch_size=128), repeat=0,
-    )  # fmt: skip
+    setup = _mlp_setup(optimizer="sgd", epochs=12, batch_size=128)
     job_id = uuid.uuid4()
-    runner = FitRunner(ctx, job_id, Lease(ctx, job_id, "t", holds_job=False))
+    runner = _runner(ctx, job_id, "t")
 
     def crash_at_epoch_5(event):
         if event.step == 5:
@@ -395,24 +395,17 @@ def test_a_fit_whose_stored_weights_are_lost_is_fitted_again(make_cluster, monke
     """A replay that finds a recorded fit's file gone, or its bytes not those recorded, fits it
     again (the job failed before: "missing or corrupt"), to the same candidates."""
     from worker import artifacts
-    from worker.fits import FitLedger, FitStoreError
+    from worker.fits import FitStoreError
 
     cluster = make_cluster()
     ctx = _solo_context(cluster)
-    setup = prepare_repeat(
-        load_dataset("builtin://breast_cancer"), metric=get_metric("f1"),
-        surrogate=get_surrogate("logistic"), model=ModelSpec("mlp", hidden=(8,)),
-        training=TrainingConfig(optimizer="sgd", epochs=3, batch_size=128), repeat=0,
-    )  # fmt: skip
+    setup = _mlp_setup(optimizer="sgd", epochs=3, batch_size=128)
     lambdas = np.array([-0.9, -0.6, -0.3, -0.1])
     job_id = uuid.UUID(cluster.submit())
     root = ctx.settings.artifacts_uri
 
     def attempt(token: str):
-        ledger = FitLedger(
-            ctx, job_id, token, Lease(ctx, job_id, token, holds_job=False), shard_size=2,
-            request_help=lambda n: None,
-        )  # fmt: skip
+        ledger = _ledger(ctx, job_id, token, shard_size=2)
         return ledger, ledger.wrap(setup, "main", setup.solver("main")).solve(
             lambdas, shift="minimal"
         )
